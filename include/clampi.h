@@ -1,0 +1,7 @@
+/* clampi: a caching and locality layer for MPI. Umbrella header: include this one. */
+#ifndef CLAMPI_H
+#define CLAMPI_H
+
+#include <clampi/rma.h>   /* RMA get cache: CMPI_Win_*, CMPI_Get, ... */
+
+#endif

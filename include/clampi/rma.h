@@ -1,0 +1,127 @@
+/* clampi RMA get cache: the CLaMPI interface (CMPI_*).
+ *
+ * The seed's signatures are kept exactly. A CMPI_Win is a small handle whose first
+ * member is the underlying MPI_Win, so code written for the original CLaMPI release,
+ * which passes `w.win` to other MPI calls, compiles unchanged.
+ *
+ * Every function returns MPI_SUCCESS or an MPI error code. Errors are raised through
+ * the window's error handler (through MPI_COMM_WORLD's for a null or freed window, and
+ * through the communicator's at creation), so with MPI_ERRORS_RETURN the call returns
+ * the code and changes nothing.
+ *
+ * Synchronization: clampi completes cached gets, elides empty flushes and applies the
+ * window mode's invalidation rule only in the CMPI_ synchronization calls. RMA issued
+ * directly on `w.win` (MPI_Put, MPI_Get, ...) must be completed with the MPI
+ * synchronization calls on `w.win`, and does not invalidate the cache.
+ */
+#ifndef CLAMPI_RMA_H
+#define CLAMPI_RMA_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CLAMPI_VERSION_MAJOR 0
+#define CLAMPI_VERSION_MINOR 1
+
+/* ---- window modes: MPI_Info_set(info, CLAMPI_MODE, CLAMPI_ALWAYS_CACHE) ---------- */
+#define CLAMPI_MODE          "clampi_mode"
+#define CLAMPI_TRANSPARENT   "transparent"   /* default: cache lives until the next flush or epoch end */
+#define CLAMPI_ALWAYS_CACHE  "always_cache"  /* window is read-only: never invalidated */
+#define CLAMPI_USER_DEFINED  "user_defined"  /* invalidated only by CMPI_Win_invalidate */
+#define CLAMPI_OFF           "off"           /* no caching: every get goes to MPI */
+
+/* ---- other info keys (strongest source; then CLAMPI_* environment, then defaults) - */
+#define CLAMPI_INDEX_SIZE    "clampi_index_size"   /* index entries, e.g. "65536" */
+#define CLAMPI_BUFFER_SIZE   "clampi_buffer_size"  /* cache bytes, e.g. "64M" (K, M, G suffixes) */
+#define CLAMPI_SHM_DIRECT    "clampi_shm_direct"   /* "true"/"false": load/store for same-node targets */
+
+/* The CLaMPI window handle. `win` is the MPI window and stays valid for raw MPI calls. */
+typedef struct CMPI_Win {
+    MPI_Win win;
+    uint32_t slot;      /* clampi's registry slot for this window */
+    uint32_t serial;    /* detects use of a freed window through a stale copy */
+} CMPI_Win;
+
+/* Per-window statistics (this rank only). */
+typedef struct CMPI_Win_stats {
+    uint64_t gets;            /* CMPI_Get calls that were valid */
+    uint64_t hits;            /* served from the cache (including sub-range hits) */
+    uint64_t subrange_hits;   /* of hits: the get lay strictly inside a cached range */
+    uint64_t inflight_hits;   /* duplicates of a get still in flight: filled at flush, no network get */
+    uint64_t misses;          /* cacheable gets that went to the network */
+    uint64_t bypassed;        /* not cacheable (non-contiguous type, too large, uncached window) */
+    uint64_t direct;          /* served by load/store from a same-node target's shared memory */
+    uint64_t bytes_saved;     /* bytes not moved over the network thanks to hits and in-flight hits */
+    uint64_t bytes_fetched;   /* bytes the window's gets moved over the network */
+    uint64_t evictions;       /* entries evicted (capacity + conflict) */
+    uint64_t conflict_evictions; /* of evictions: the index had no room (cuckoo cycle) */
+    uint64_t capacity_evictions; /* of evictions: the buffer had no room */
+    uint64_t failed_inserts;  /* completed gets that could not be cached */
+    uint64_t invalidations;   /* whole-cache invalidations */
+    uint64_t adaptations;     /* index/buffer resizes */
+    uint64_t flushes;         /* CMPI flush / flush_all calls */
+    uint64_t flushes_elided;  /* of flushes: nothing outstanding, no MPI call made */
+    uint64_t puts;            /* CMPI_Put and CMPI_Accumulate calls */
+    uint64_t index_entries;   /* current index size (entries) */
+    uint64_t buffer_bytes;    /* current cache buffer size (bytes); 0 if uncached */
+    uint64_t cached_entries;  /* entries in the cache now */
+    uint64_t cached_bytes;    /* bytes of data in the cache now */
+} CMPI_Win_stats;
+
+/* ---- window creation and destruction (collective) ------------------------------ */
+/* Like MPI_Win_create; the info may carry CLAMPI_MODE and the size keys. */
+int CMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                    MPI_Comm comm, CMPI_Win *win);
+/* Like MPI_Win_allocate. Same-node ranks' memory is allocated in node-shared memory
+ * where the MPI allows it, so gets to those ranks are served by a direct copy. */
+int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                      void *baseptr, CMPI_Win *win);
+/* Frees the window and its cache; prints the stats line if CLAMPI_STATS is set. */
+int CMPI_Win_free(CMPI_Win *win);
+
+/* ---- communication ------------------------------------------------------------- */
+/* Like MPI_Get; served from the cache when the bytes are cached (exact or sub-range),
+ * from a get already in flight in this epoch (filled at flush), or from the network. */
+int CMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, CMPI_Win win);
+/* Like MPI_Put / MPI_Accumulate; the cached bytes they may overwrite are invalidated. */
+int CMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, CMPI_Win win);
+int CMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, CMPI_Win win);
+
+/* ---- synchronization ----------------------------------------------------------- */
+/* Completes this rank's operations to `rank` (all ranks); returns at once, without a
+ * network round trip, when none are outstanding. Transparent mode invalidates here. */
+int CMPI_Win_flush(int rank, CMPI_Win win);
+int CMPI_Win_flush_all(CMPI_Win win);
+int CMPI_Win_flush_local(int rank, CMPI_Win win);
+int CMPI_Win_flush_local_all(CMPI_Win win);
+int CMPI_Win_lock(int lock_type, int rank, int assert, CMPI_Win win);
+int CMPI_Win_unlock(int rank, CMPI_Win win);
+int CMPI_Win_lock_all(int assert, CMPI_Win win);
+int CMPI_Win_unlock_all(CMPI_Win win);
+int CMPI_Win_fence(int assert, CMPI_Win win);
+int CMPI_Win_start(MPI_Group group, int assert, CMPI_Win win);
+int CMPI_Win_complete(CMPI_Win win);
+int CMPI_Win_post(MPI_Group group, int assert, CMPI_Win win);
+int CMPI_Win_wait(CMPI_Win win);
+
+/* Drops every cached entry of the window (any mode; the only invalidation point of
+ * CLAMPI_USER_DEFINED windows). Gets in flight complete normally but are not cached. */
+int CMPI_Win_invalidate(CMPI_Win win);
+
+/* ---- statistics ---------------------------------------------------------------- */
+int CMPI_Win_get_stats(CMPI_Win win, CMPI_Win_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

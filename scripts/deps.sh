@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages clampi needs to build, test and benchmark, if missing.
+set -euo pipefail
+pkgs=(build-essential cmake ninja-build pkg-config
+      openmpi-bin libopenmpi-dev mpich libmpich-dev
+      valgrind python3 python3-matplotlib)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "clampi: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
