@@ -20,6 +20,14 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#ifndef CLAMPI_API
+#if defined(__GNUC__)
+#define CLAMPI_API __attribute__((visibility("default")))
+#else
+#define CLAMPI_API
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -74,52 +82,52 @@ typedef struct CMPI_Win_stats {
 
 /* ---- window creation and destruction (collective) ------------------------------ */
 /* Like MPI_Win_create; the info may carry CLAMPI_MODE and the size keys. */
-int CMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+CLAMPI_API int CMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
                     MPI_Comm comm, CMPI_Win *win);
 /* Like MPI_Win_allocate. Same-node ranks' memory is allocated in node-shared memory
  * where the MPI allows it, so gets to those ranks are served by a direct copy. */
-int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+CLAMPI_API int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                       void *baseptr, CMPI_Win *win);
 /* Frees the window and its cache; prints the stats line if CLAMPI_STATS is set. */
-int CMPI_Win_free(CMPI_Win *win);
+CLAMPI_API int CMPI_Win_free(CMPI_Win *win);
 
 /* ---- communication ------------------------------------------------------------- */
 /* Like MPI_Get; served from the cache when the bytes are cached (exact or sub-range),
  * from a get already in flight in this epoch (filled at flush), or from the network. */
-int CMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+CLAMPI_API int CMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int target_count,
              MPI_Datatype target_datatype, CMPI_Win win);
 /* Like MPI_Put / MPI_Accumulate; the cached bytes they may overwrite are invalidated. */
-int CMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+CLAMPI_API int CMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int target_count,
              MPI_Datatype target_datatype, CMPI_Win win);
-int CMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+CLAMPI_API int CMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                     int target_rank, MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Op op, CMPI_Win win);
 
 /* ---- synchronization ----------------------------------------------------------- */
 /* Completes this rank's operations to `rank` (all ranks); returns at once, without a
  * network round trip, when none are outstanding. Transparent mode invalidates here. */
-int CMPI_Win_flush(int rank, CMPI_Win win);
-int CMPI_Win_flush_all(CMPI_Win win);
-int CMPI_Win_flush_local(int rank, CMPI_Win win);
-int CMPI_Win_flush_local_all(CMPI_Win win);
-int CMPI_Win_lock(int lock_type, int rank, int assert, CMPI_Win win);
-int CMPI_Win_unlock(int rank, CMPI_Win win);
-int CMPI_Win_lock_all(int assert, CMPI_Win win);
-int CMPI_Win_unlock_all(CMPI_Win win);
-int CMPI_Win_fence(int assert, CMPI_Win win);
-int CMPI_Win_start(MPI_Group group, int assert, CMPI_Win win);
-int CMPI_Win_complete(CMPI_Win win);
-int CMPI_Win_post(MPI_Group group, int assert, CMPI_Win win);
-int CMPI_Win_wait(CMPI_Win win);
+CLAMPI_API int CMPI_Win_flush(int rank, CMPI_Win win);
+CLAMPI_API int CMPI_Win_flush_all(CMPI_Win win);
+CLAMPI_API int CMPI_Win_flush_local(int rank, CMPI_Win win);
+CLAMPI_API int CMPI_Win_flush_local_all(CMPI_Win win);
+CLAMPI_API int CMPI_Win_lock(int lock_type, int rank, int assert, CMPI_Win win);
+CLAMPI_API int CMPI_Win_unlock(int rank, CMPI_Win win);
+CLAMPI_API int CMPI_Win_lock_all(int assert, CMPI_Win win);
+CLAMPI_API int CMPI_Win_unlock_all(CMPI_Win win);
+CLAMPI_API int CMPI_Win_fence(int assert, CMPI_Win win);
+CLAMPI_API int CMPI_Win_start(MPI_Group group, int assert, CMPI_Win win);
+CLAMPI_API int CMPI_Win_complete(CMPI_Win win);
+CLAMPI_API int CMPI_Win_post(MPI_Group group, int assert, CMPI_Win win);
+CLAMPI_API int CMPI_Win_wait(CMPI_Win win);
 
 /* Drops every cached entry of the window (any mode; the only invalidation point of
  * CLAMPI_USER_DEFINED windows). Gets in flight complete normally but are not cached. */
-int CMPI_Win_invalidate(CMPI_Win win);
+CLAMPI_API int CMPI_Win_invalidate(CMPI_Win win);
 
 /* ---- statistics ---------------------------------------------------------------- */
-int CMPI_Win_get_stats(CMPI_Win win, CMPI_Win_stats *stats);
+CLAMPI_API int CMPI_Win_get_stats(CMPI_Win win, CMPI_Win_stats *stats);
 
 #ifdef __cplusplus
 }

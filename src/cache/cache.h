@@ -1,0 +1,67 @@
+/* The get cache engine: (target, offset, length) -> bytes. MPI-free.
+ *
+ * Index (cuckoo hash on (target, offset)) for the exact-start hit path, a range tree for
+ * sub-range hits and for invalidating the ranges a write overlaps, a byte buffer with a
+ * coalescing allocator for the data, and an LRU list for eviction. Index and buffer can
+ * be resized while running (clampi_cache_resize), dropping what is cached. */
+#ifndef CLAMPI_CACHE_CACHE_H
+#define CLAMPI_CACHE_CACHE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache/buffer.h"
+#include "cache/index.h"
+#include "cache/ranges.h"
+
+typedef struct clampi_cache_entry {
+    uint64_t offset, length;
+    uint64_t last_use;       /* cache clock at the last hit or insert */
+    unsigned char *data;     /* in the buffer */
+    uint32_t target;
+    uint32_t lru_prev, lru_next; /* LRU list, most recent at head; also the free list */
+} clampi_cache_entry;
+
+typedef struct clampi_cache_counters {
+    uint64_t hits, subrange_hits, lookups_missed;
+    uint64_t inserts, failed_inserts, too_large;
+    uint64_t evictions, conflict_evictions, capacity_evictions, write_invalidated;
+    uint64_t invalidations, resizes;
+} clampi_cache_counters;
+
+typedef struct clampi_cache {
+    clampi_index index;
+    clampi_buffer buffer;
+    clampi_ranges ranges;
+    clampi_cache_entry *entries; /* one per index slot */
+    size_t nentries;             /* index slots = entry capacity */
+    uint32_t free_head;          /* free entry ids, linked through lru_next */
+    uint32_t lru_head, lru_tail;
+    size_t count;                /* entries cached */
+    size_t bytes;                /* data bytes cached */
+    uint64_t clock;
+    clampi_cache_counters c;
+} clampi_cache;
+
+enum { CLAMPI_CACHE_OK = 0, CLAMPI_CACHE_NOMEM = -1, CLAMPI_CACHE_TOO_LARGE = -2, CLAMPI_CACHE_NOSPACE = -3 };
+
+/* Sets up index and buffer. Returns CLAMPI_CACHE_OK, or NOMEM (the cache is then empty
+ * and every lookup misses, every insert fails). */
+int clampi_cache_init(clampi_cache *c, size_t index_entries, size_t buffer_bytes);
+void clampi_cache_destroy(clampi_cache *c);
+int clampi_cache_usable(const clampi_cache *c);
+
+/* Bytes cached for [offset, offset+length) at target, or NULL. Counts the hit and
+ * refreshes the entry's recency. `length` > 0. */
+const void *clampi_cache_lookup(clampi_cache *c, uint32_t target, uint64_t offset, uint64_t length);
+/* Caches a copy of src as [offset, offset+length) at target, evicting as needed.
+ * TOO_LARGE (longer than the buffer can ever hold) changes nothing. */
+int clampi_cache_insert(clampi_cache *c, uint32_t target, uint64_t offset, uint64_t length, const void *src);
+/* Drops every entry. */
+void clampi_cache_invalidate(clampi_cache *c);
+/* Drops every entry overlapping [offset, offset+length) at target; returns how many. */
+size_t clampi_cache_invalidate_range(clampi_cache *c, uint32_t target, uint64_t offset, uint64_t length);
+/* Drops everything and rebuilds with new sizes; on NOMEM the old sizes stay in force. */
+int clampi_cache_resize(clampi_cache *c, size_t index_entries, size_t buffer_bytes);
+/* The largest length clampi_cache_insert accepts. */
+size_t clampi_cache_max_entry(const clampi_cache *c);
+#endif

@@ -1,0 +1,62 @@
+#include "rma/datatype.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+clampi_type_info clampi_type_memo[CLAMPI_TYPE_MEMO];
+
+/* Attribute values on derived types: the contiguity verdict, computed once. */
+#define VERDICT_CONTIGUOUS ((void *)(intptr_t)1)
+#define VERDICT_GAPPY ((void *)(intptr_t)2)
+static int verdict_keyval = MPI_KEYVAL_INVALID;
+
+/* Does one element's data cover [true_lb, true_lb + true_extent) exactly once? When
+ * size == true_extent, that holds iff unpacking `size` marked bytes with the type marks
+ * every byte of the extent (each byte written once, none missed). */
+static int element_covers_extent(MPI_Datatype type, MPI_Aint size, MPI_Aint true_lb, MPI_Aint true_extent) {
+    if (size != true_extent) return 0;
+    unsigned char *packed = malloc((size_t)size), *span = calloc(1, (size_t)true_extent);
+    int ok = 0;
+    if (packed && span) {
+        memset(packed, 0xff, (size_t)size);
+        int pos = 0;
+        if (size <= INT32_MAX &&
+            MPI_Unpack(packed, (int)size, &pos, span - true_lb, 1, type, MPI_COMM_SELF) == MPI_SUCCESS) {
+            ok = 1;
+            for (MPI_Aint i = 0; i < true_extent; i++)
+                if (span[i] != 0xff) { ok = 0; break; }
+        }
+    }
+    free(packed);
+    free(span);
+    return ok;
+}
+
+int clampi_type_info_slow(MPI_Datatype type, clampi_type_info *ti) {
+    if (type == MPI_DATATYPE_NULL) return -1;
+    int ni, na, nd, combiner;
+    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return -1;
+    int size;
+    MPI_Aint lb;
+    if (MPI_Type_size(type, &size) != MPI_SUCCESS || MPI_Type_get_extent(type, &lb, &ti->extent) != MPI_SUCCESS ||
+        MPI_Type_get_true_extent(type, &ti->true_lb, &ti->true_extent) != MPI_SUCCESS)
+        return -1;
+    ti->type = type;
+    ti->size = size;
+    if (combiner == MPI_COMBINER_NAMED) {
+        ti->element_contiguous = size == ti->true_extent;
+        if (size > 0) clampi_type_memo[clampi_type_memo_slot(type)] = *ti;
+        return 0;
+    }
+    if (verdict_keyval == MPI_KEYVAL_INVALID)
+        MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &verdict_keyval, NULL);
+    void *verdict = NULL;
+    int found = 0;
+    if (verdict_keyval != MPI_KEYVAL_INVALID) MPI_Type_get_attr(type, verdict_keyval, &verdict, &found);
+    if (!found) {
+        verdict = element_covers_extent(type, size, ti->true_lb, ti->true_extent) ? VERDICT_CONTIGUOUS : VERDICT_GAPPY;
+        if (verdict_keyval != MPI_KEYVAL_INVALID) MPI_Type_set_attr(type, verdict_keyval, verdict);
+    }
+    ti->element_contiguous = verdict == VERDICT_CONTIGUOUS;
+    return 0;
+}

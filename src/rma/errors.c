@@ -1,0 +1,49 @@
+#include "rma/errors.h"
+
+static const struct {
+    int mpi_class;
+    const char *message;
+} error_table[CLAMPI_NERRORS] = {
+    [CLAMPI_E_WIN] = {MPI_ERR_WIN, "clampi: invalid window (null, freed, or not created by CMPI_Win_create/allocate)"},
+    [CLAMPI_E_RANK] = {MPI_ERR_RANK, "clampi: target rank out of range for the window's group"},
+    [CLAMPI_E_COUNT] = {MPI_ERR_COUNT, "clampi: negative count"},
+    [CLAMPI_E_DISP] = {MPI_ERR_DISP, "clampi: negative target displacement"},
+    [CLAMPI_E_RANGE] = {MPI_ERR_RMA_RANGE, "clampi: access past the end of the target's window"},
+    [CLAMPI_E_TYPE] = {MPI_ERR_TYPE, "clampi: invalid datatype (null or not committed)"},
+    [CLAMPI_E_TYPE_MISMATCH] = {MPI_ERR_TYPE, "clampi: origin and target data sizes differ"},
+    [CLAMPI_E_INFO] = {MPI_ERR_INFO_VALUE, "clampi: invalid clampi info value or CLAMPI_* environment variable"},
+    [CLAMPI_E_ARG] = {MPI_ERR_ARG, "clampi: invalid argument"},
+    [CLAMPI_E_NOMEM] = {MPI_ERR_NO_MEM, "clampi: out of memory"},
+};
+
+static int codes[CLAMPI_NERRORS];
+static int registered;
+
+int clampi_error_code(clampi_error e) {
+    if (!registered) {
+        registered = 1;
+        for (int i = 0; i < CLAMPI_NERRORS; i++) {
+            int code;
+            if (MPI_Add_error_code(error_table[i].mpi_class, &code) == MPI_SUCCESS &&
+                MPI_Add_error_string(code, (char *)error_table[i].message) == MPI_SUCCESS)
+                codes[i] = code;
+            else
+                codes[i] = error_table[i].mpi_class; /* still the right class */
+        }
+    }
+    return codes[e];
+}
+
+int clampi_raise_win(const clampi_win *w, clampi_error e) {
+    int code = clampi_error_code(e);
+    MPI_Win_call_errhandler(w->win, code);
+    return code;
+}
+
+int clampi_raise_comm(MPI_Comm comm, clampi_error e) {
+    int code = clampi_error_code(e);
+    MPI_Comm_call_errhandler(comm, code);
+    return code;
+}
+
+int clampi_raise_nowin(clampi_error e) { return clampi_raise_comm(MPI_COMM_WORLD, e); }

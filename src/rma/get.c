@@ -1,0 +1,77 @@
+/* CMPI_Get: the cache's front door.
+ *
+ * In order: same-node target with shared memory -> direct copy; bytes cached -> copy
+ * from the cache; bytes inside a get still in flight -> copied from it at flush (no
+ * second network get); otherwise MPI_Get into the user's buffer, remembered so the
+ * flush that completes it can enter the bytes in the cache. */
+#include <string.h>
+
+#include "rma/access.h"
+
+static int network_get(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype origin_type,
+                       int target, MPI_Aint disp, int target_count, MPI_Datatype target_type, uint64_t bytes) {
+    int rc = MPI_Get(origin_addr, origin_count, origin_type, target, disp, target_count, target_type, w->win);
+    if (rc != MPI_SUCCESS) return rc;
+    clampi_win_mark_outstanding(w, target);
+    w->n.bytes_fetched += bytes;
+    return MPI_SUCCESS;
+}
+
+int CMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, CMPI_Win win) {
+    clampi_win *w = clampi_registry_find(win);
+    if (__builtin_expect(!w, 0)) return clampi_raise_nowin(CLAMPI_E_WIN);
+    if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;
+    clampi_access a;
+    int err = clampi_access_check(w, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                                  target_datatype, &a);
+    if (__builtin_expect(err >= 0, 0)) return clampi_raise_win(w, (clampi_error)err);
+    w->n.gets++;
+    const uint64_t bytes = a.target.bytes;
+    if (bytes == 0) return MPI_SUCCESS;
+    unsigned char *dst = (unsigned char *)origin_addr + a.origin.lo;
+    const int contiguous = a.origin.contiguous && a.target.contiguous;
+
+    if (w->target_shm && w->target_shm[target_rank] && contiguous) {
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        memcpy(dst, w->target_shm[target_rank] + a.offset, bytes);
+        w->n.direct++;
+        return MPI_SUCCESS;
+    }
+    if (!a.target.contiguous || w->opts.mode == CLAMPI_MODE_OFF) {
+        w->n.bypassed++;
+        return network_get(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                           target_datatype, bytes);
+    }
+    if (w->caches_data) {
+        const void *cached = clampi_cache_lookup(&w->cache, (uint32_t)target_rank, a.offset, bytes);
+        if (cached) {
+            if (a.origin.contiguous) {
+                memcpy(dst, cached, bytes);
+            } else { /* scatter the cached bytes into the origin layout */
+                int pos = 0;
+                MPI_Unpack(cached, (int)bytes, &pos, origin_addr, origin_count, origin_datatype, MPI_COMM_SELF);
+            }
+            w->n.bytes_saved += bytes;
+            return MPI_SUCCESS;
+        }
+    }
+    if (!a.origin.contiguous) {
+        w->n.bypassed++;
+        return network_get(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                           target_datatype, bytes);
+    }
+    uint32_t source = clampi_inflight_find(&w->inflight, (uint32_t)target_rank, a.offset, bytes);
+    if (source != CLAMPI_INFLIGHT_NONE && clampi_inflight_add_copy(&w->inflight, source, a.offset, bytes, dst) == 0) {
+        w->n.inflight_hits++;
+        w->n.bytes_saved += bytes;
+        return MPI_SUCCESS;
+    }
+    int rc = network_get(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                         target_datatype, bytes);
+    if (rc != MPI_SUCCESS) return rc;
+    w->n.misses++;
+    int cacheable = w->caches_data && clampi_cache_usable(&w->cache) && bytes <= clampi_cache_max_entry(&w->cache);
+    clampi_inflight_add_fill(&w->inflight, (uint32_t)target_rank, a.offset, bytes, dst, cacheable);
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,36 @@
+/* Per-window options: every knob of the RMA cache, read in one place.
+ * Strongest first: window info key > CLAMPI_* environment variable > compile-time default. */
+#ifndef CLAMPI_RMA_OPTIONS_H
+#define CLAMPI_RMA_OPTIONS_H
+#include <mpi.h>
+#include <stddef.h>
+
+#ifndef CLAMPI_DEFAULT_INDEX_ENTRIES
+#define CLAMPI_DEFAULT_INDEX_ENTRIES 16384
+#endif
+#ifndef CLAMPI_DEFAULT_BUFFER_BYTES
+#define CLAMPI_DEFAULT_BUFFER_BYTES (16u << 20)
+#endif
+
+typedef enum clampi_mode {
+    CLAMPI_MODE_TRANSPARENT, /* cache lives until the next flush / epoch end: only in-flight dedup */
+    CLAMPI_MODE_ALWAYS,      /* never invalidated */
+    CLAMPI_MODE_USER,        /* invalidated by CMPI_Win_invalidate */
+    CLAMPI_MODE_OFF          /* pass-through */
+} clampi_mode;
+
+typedef struct clampi_win_options {
+    clampi_mode mode;
+    size_t index_entries;
+    size_t buffer_bytes;
+    int shm_direct;          /* serve same-node targets by load/store when possible */
+} clampi_win_options;
+
+/* Fills opts from defaults, environment and info (info may be MPI_INFO_NULL).
+ * Returns MPI_SUCCESS, or MPI_ERR_INFO_VALUE with *bad_key naming the offending key. */
+int clampi_options_read(MPI_Info info, clampi_win_options *opts, const char **bad_key);
+/* "transparent", "always_cache", ... */
+const char *clampi_mode_name(clampi_mode mode);
+/* Whether CLAMPI_STATS is set (read once). */
+int clampi_options_stats_enabled(void);
+#endif

@@ -1,0 +1,150 @@
+/* Synchronization: every call forwards to MPI, then completes clampi's gets in flight
+ * (their bytes may enter the cache only now) and applies the mode's invalidation rule.
+ * Transparent windows keep no completed data, so each flush and epoch end leaves them
+ * empty: that is their invalidation. Flushes with nothing outstanding are elided. */
+#include "rma/access.h"
+
+static void fill_cache(void *ctx, uint32_t target, uint64_t offset, uint64_t length, const void *data) {
+    clampi_win *w = ctx;
+    clampi_cache_insert(&w->cache, target, offset, length, data);
+}
+
+/* Gets to target are complete at the origin. */
+static void gets_done(clampi_win *w, int target) {
+    clampi_inflight_complete(&w->inflight, (uint32_t)target, w->caches_data ? fill_cache : NULL, w);
+}
+
+/* Everything to target is complete at the target too. */
+static void target_done(clampi_win *w, int target) {
+    gets_done(w, target);
+    if (w->outstanding[target] == 0) return;
+    w->outstanding[target] = 0;
+    for (uint32_t i = 0; i < w->ndirty; i++)
+        if (w->dirty_targets[i] == (uint32_t)target) { w->dirty_targets[i] = w->dirty_targets[--w->ndirty]; break; }
+}
+
+static void all_done(clampi_win *w) {
+    clampi_inflight_complete_all(&w->inflight, w->caches_data ? fill_cache : NULL, w);
+    for (uint32_t i = 0; i < w->ndirty; i++) w->outstanding[w->dirty_targets[i]] = 0;
+    w->ndirty = 0;
+}
+
+#define FIND_WIN(w, win)                            \
+    clampi_win *w = clampi_registry_find(win);      \
+    if (!w) return clampi_raise_nowin(CLAMPI_E_WIN)
+#define CHECK_RANK(w, rank) \
+    if ((rank) < 0 || (rank) >= (w)->nranks) return clampi_raise_win(w, CLAMPI_E_RANK)
+
+int CMPI_Win_flush(int rank, CMPI_Win win) {
+    FIND_WIN(w, win);
+    CHECK_RANK(w, rank);
+    w->n.flushes++;
+    if (w->outstanding[rank] == 0 && !clampi_inflight_pending(&w->inflight, (uint32_t)rank)) {
+        w->n.flushes_elided++;
+        return MPI_SUCCESS;
+    }
+    int rc = MPI_Win_flush(rank, w->win);
+    if (rc == MPI_SUCCESS) target_done(w, rank);
+    return rc;
+}
+
+int CMPI_Win_flush_all(CMPI_Win win) {
+    FIND_WIN(w, win);
+    w->n.flushes++;
+    if (w->ndirty == 0 && w->inflight.live == 0) {
+        w->n.flushes_elided++;
+        return MPI_SUCCESS;
+    }
+    int rc = MPI_Win_flush_all(w->win);
+    if (rc == MPI_SUCCESS) all_done(w);
+    return rc;
+}
+
+/* Local completion finishes gets (their data is at the origin) but not puts at their
+ * target, so the target stays outstanding for a later flush. */
+int CMPI_Win_flush_local(int rank, CMPI_Win win) {
+    FIND_WIN(w, win);
+    CHECK_RANK(w, rank);
+    w->n.flushes++;
+    if (w->outstanding[rank] == 0) {
+        w->n.flushes_elided++;
+        return MPI_SUCCESS;
+    }
+    int rc = MPI_Win_flush_local(rank, w->win);
+    if (rc == MPI_SUCCESS) gets_done(w, rank);
+    return rc;
+}
+
+int CMPI_Win_flush_local_all(CMPI_Win win) {
+    FIND_WIN(w, win);
+    w->n.flushes++;
+    if (w->ndirty == 0) {
+        w->n.flushes_elided++;
+        return MPI_SUCCESS;
+    }
+    int rc = MPI_Win_flush_local_all(w->win);
+    if (rc == MPI_SUCCESS) clampi_inflight_complete_all(&w->inflight, w->caches_data ? fill_cache : NULL, w);
+    return rc;
+}
+
+int CMPI_Win_lock(int lock_type, int rank, int assert, CMPI_Win win) {
+    FIND_WIN(w, win);
+    CHECK_RANK(w, rank);
+    return MPI_Win_lock(lock_type, rank, assert, w->win);
+}
+
+int CMPI_Win_unlock(int rank, CMPI_Win win) {
+    FIND_WIN(w, win);
+    CHECK_RANK(w, rank);
+    int rc = MPI_Win_unlock(rank, w->win);
+    if (rc == MPI_SUCCESS) target_done(w, rank);
+    return rc;
+}
+
+int CMPI_Win_lock_all(int assert, CMPI_Win win) {
+    FIND_WIN(w, win);
+    return MPI_Win_lock_all(assert, w->win);
+}
+
+int CMPI_Win_unlock_all(CMPI_Win win) {
+    FIND_WIN(w, win);
+    int rc = MPI_Win_unlock_all(w->win);
+    if (rc == MPI_SUCCESS) all_done(w);
+    return rc;
+}
+
+int CMPI_Win_fence(int assert, CMPI_Win win) {
+    FIND_WIN(w, win);
+    int rc = MPI_Win_fence(assert, w->win);
+    if (rc == MPI_SUCCESS) all_done(w);
+    return rc;
+}
+
+int CMPI_Win_start(MPI_Group group, int assert, CMPI_Win win) {
+    FIND_WIN(w, win);
+    return MPI_Win_start(group, assert, w->win);
+}
+
+int CMPI_Win_complete(CMPI_Win win) {
+    FIND_WIN(w, win);
+    int rc = MPI_Win_complete(w->win);
+    if (rc == MPI_SUCCESS) all_done(w);
+    return rc;
+}
+
+int CMPI_Win_post(MPI_Group group, int assert, CMPI_Win win) {
+    FIND_WIN(w, win);
+    return MPI_Win_post(group, assert, w->win);
+}
+
+int CMPI_Win_wait(CMPI_Win win) {
+    FIND_WIN(w, win);
+    return MPI_Win_wait(w->win);
+}
+
+int CMPI_Win_invalidate(CMPI_Win win) {
+    FIND_WIN(w, win);
+    clampi_cache_invalidate(&w->cache);
+    clampi_inflight_forget_all(&w->inflight);
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,101 @@
+/* Cache storage allocator: allocation, coalescing, fragmentation. */
+#include <stdint.h>
+#include <string.h>
+
+#include "cache/buffer.h"
+#include "check.h"
+
+static void test_alloc_and_bounds(void) {
+    clampi_buffer b;
+    CHECK(clampi_buffer_init(&b, 4096) == 0);
+    CHECK(clampi_buffer_max_request(&b) == 4096 - 16);
+    CHECK(clampi_buffer_alloc(&b, 4096) == NULL);          /* larger than the region */
+    void *all = clampi_buffer_alloc(&b, clampi_buffer_max_request(&b));
+    CHECK(all != NULL);                                     /* exactly the region fits */
+    CHECK(clampi_buffer_alloc(&b, 1) == NULL);
+    clampi_buffer_free(&b, all);
+    CHECK(clampi_buffer_largest_free(&b) == 4096 - 16);
+    void *p = clampi_buffer_alloc(&b, 1);
+    CHECK(p && ((uintptr_t)p % CLAMPI_BUFFER_ALIGN) == 0);
+    memset(p, 0xab, 1);
+    clampi_buffer_destroy(&b);
+}
+
+static void test_coalescing(void) {
+    clampi_buffer b;
+    CHECK(clampi_buffer_init(&b, 1 << 16) == 0);
+    void *a = clampi_buffer_alloc(&b, 1000), *m = clampi_buffer_alloc(&b, 1000), *c = clampi_buffer_alloc(&b, 1000);
+    void *tail = clampi_buffer_alloc(&b, 1000); /* keeps a, m, c away from the free end */
+    CHECK(a && m && c && tail);
+    size_t blocks_before = clampi_buffer_free_blocks(&b);
+    clampi_buffer_free(&b, a);
+    clampi_buffer_free(&b, c);
+    CHECK_EQ_INT(clampi_buffer_free_blocks(&b), blocks_before + 2); /* two separate holes */
+    /* Freeing the middle merges all three into one hole. */
+    CHECK(clampi_buffer_hole_if_freed(&b, m) >= 3000);
+    clampi_buffer_free(&b, m);
+    CHECK_EQ_INT(clampi_buffer_free_blocks(&b), blocks_before + 1); /* the merged hole + the free tail */
+    void *big = clampi_buffer_alloc(&b, 3000); /* fits only in the merged hole */
+    CHECK(big == a);
+    clampi_buffer_free(&b, big);
+    clampi_buffer_free(&b, tail);
+    CHECK_EQ_INT(clampi_buffer_free_blocks(&b), 1);
+    CHECK_EQ_INT(clampi_buffer_largest_free(&b), clampi_buffer_max_request(&b));
+    CHECK_EQ_INT(b.used, 0);
+    clampi_buffer_destroy(&b);
+}
+
+static void test_fragmentation(void) {
+    clampi_buffer b;
+    CHECK(clampi_buffer_init(&b, 1 << 20) == 0);
+    void *p[600];
+    int n = 0;
+    while (n < 600 && (p[n] = clampi_buffer_alloc(&b, 2000)) != NULL) n++;
+    CHECK(n > 500 && n < 600); /* the buffer is full */
+    for (int i = 0; i < n; i += 2) clampi_buffer_free(&b, p[i]); /* every other block */
+    /* Half the memory is free, but in 2000-byte holes: a 4000-byte request fails. */
+    CHECK(clampi_buffer_largest_free(&b) < 4000);
+    CHECK(clampi_buffer_alloc(&b, 4000) == NULL);
+    void *q = clampi_buffer_alloc(&b, 2000);
+    CHECK(q != NULL); /* a hole is reused */
+    clampi_buffer_free(&b, q);
+    for (int i = 1; i < n; i += 2) clampi_buffer_free(&b, p[i]);
+    CHECK_EQ_INT(clampi_buffer_free_blocks(&b), 1);
+    clampi_buffer_destroy(&b);
+}
+
+/* Random alloc/free against a shadow: blocks never overlap, all memory comes back. */
+static void test_random(void) {
+    clampi_buffer b;
+    CHECK(clampi_buffer_init(&b, 1 << 18) == 0);
+    enum { N = 256 };
+    unsigned char *p[N] = {0};
+    size_t len[N] = {0};
+    uint64_t rng = 42;
+    for (int step = 0; step < 200000; step++) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        int i = (int)((rng >> 33) % N);
+        if (p[i]) {
+            for (size_t k = 0; k < len[i]; k++) CHECK(p[i][k] == (unsigned char)i);
+            clampi_buffer_free(&b, p[i]);
+            p[i] = NULL;
+        } else {
+            len[i] = 1 + (rng >> 40) % 5000;
+            p[i] = clampi_buffer_alloc(&b, len[i]);
+            if (p[i]) memset(p[i], i, len[i]);
+        }
+    }
+    for (int i = 0; i < N; i++) clampi_buffer_free(&b, p[i]);
+    CHECK_EQ_INT(b.used, 0);
+    CHECK_EQ_INT(clampi_buffer_free_blocks(&b), 1);
+    clampi_buffer_destroy(&b);
+}
+
+int main(void) {
+    test_alloc_and_bounds();
+    test_coalescing();
+    test_fragmentation();
+    test_random();
+    puts("buffer: ok");
+    return 0;
+}
