@@ -83,9 +83,7 @@ int clampi_cache_usable(const clampi_cache *c) { return c->nentries > 0; }
 
 size_t clampi_cache_max_entry(const clampi_cache *c) { return clampi_buffer_max_request(&c->buffer); }
 
-const void *clampi_cache_lookup(clampi_cache *c, uint32_t target, uint64_t offset, uint64_t length) {
-    if (!c->nentries) return NULL;
-    uint32_t id = clampi_index_lookup(&c->index, target, offset);
+const void *clampi_cache_lookup_slow(clampi_cache *c, uint32_t target, uint64_t offset, uint64_t length, uint32_t id) {
     if (id != NONE && c->entries[id].length >= length) {
         c->c.hits++;
     } else {

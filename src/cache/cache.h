@@ -50,9 +50,22 @@ int clampi_cache_init(clampi_cache *c, size_t index_entries, size_t buffer_bytes
 void clampi_cache_destroy(clampi_cache *c);
 int clampi_cache_usable(const clampi_cache *c);
 
+/* Sub-range lookup and LRU update: the part of clampi_cache_lookup not inlined. */
+const void *clampi_cache_lookup_slow(clampi_cache *c, uint32_t target, uint64_t offset, uint64_t length, uint32_t id);
+
 /* Bytes cached for [offset, offset+length) at target, or NULL. Counts the hit and
- * refreshes the entry's recency. `length` > 0. */
-const void *clampi_cache_lookup(clampi_cache *c, uint32_t target, uint64_t offset, uint64_t length);
+ * refreshes the entry's recency. `length` > 0. Inline: the exact-start hit on the most
+ * recently used entry is the hot path of a cached get. */
+static inline const void *clampi_cache_lookup(clampi_cache *c, uint32_t target, uint64_t offset, uint64_t length) {
+    if (!c->nentries) return NULL;
+    uint32_t id = clampi_index_lookup(&c->index, target, offset);
+    if (id == c->lru_head && id != CLAMPI_INDEX_NONE && c->entries[id].length >= length) {
+        c->c.hits++;
+        c->entries[id].last_use = ++c->clock;
+        return c->entries[id].data;
+    }
+    return clampi_cache_lookup_slow(c, target, offset, length, id);
+}
 /* Caches a copy of src as [offset, offset+length) at target, evicting as needed.
  * TOO_LARGE (longer than the buffer can ever hold) changes nothing. */
 int clampi_cache_insert(clampi_cache *c, uint32_t target, uint64_t offset, uint64_t length, const void *src);

@@ -43,8 +43,10 @@ int clampi_type_info_slow(MPI_Datatype type, clampi_type_info *ti) {
         return -1;
     ti->type = type;
     ti->size = size;
+    ti->dense = 0;
     if (combiner == MPI_COMBINER_NAMED) {
         ti->element_contiguous = size == ti->true_extent;
+        ti->dense = ti->element_contiguous && size > 0 && ti->extent == size && ti->true_lb == 0;
         if (size > 0) clampi_type_memo[clampi_type_memo_slot(type)] = *ti;
         return 0;
     }
@@ -58,5 +60,6 @@ int clampi_type_info_slow(MPI_Datatype type, clampi_type_info *ti) {
         if (verdict_keyval != MPI_KEYVAL_INVALID) MPI_Type_set_attr(type, verdict_keyval, verdict);
     }
     ti->element_contiguous = verdict == VERDICT_CONTIGUOUS;
+    ti->dense = ti->element_contiguous && size > 0 && ti->extent == size && ti->true_lb == 0;
     return 0;
 }

@@ -12,6 +12,7 @@ typedef struct clampi_type_info {
     MPI_Aint extent;      /* stride between elements */
     MPI_Aint true_lb, true_extent;
     int element_contiguous; /* one element's bytes form a gap-free, overlap-free run */
+    int dense;            /* size == extent == true_extent, true_lb == 0: count elements are one run */
 } clampi_type_info;
 
 typedef struct clampi_layout {
@@ -42,6 +43,7 @@ static inline int clampi_type_info_get(MPI_Datatype type, const clampi_type_info
 /* Layout of count elements. count >= 0. */
 static inline void clampi_layout_of(const clampi_type_info *ti, int count, clampi_layout *l) {
     l->bytes = (uint64_t)ti->size * (uint64_t)count;
+    if (ti->dense) { l->lo = 0; l->span = l->bytes; l->contiguous = 1; return; }
     if (count == 0 || ti->size == 0) { l->lo = 0; l->span = 0; l->contiguous = 1; l->bytes = 0; return; }
     MPI_Aint reach = (MPI_Aint)(count - 1) * ti->extent;
     l->lo = ti->true_lb + (reach < 0 ? reach : 0);
