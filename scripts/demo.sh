@@ -5,6 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-scripts/build.sh openmpi build/openmpi -DCLAMPI_BUILD_TESTS=OFF
-bench/run_get_bench.sh build/openmpi --ops 1000 --trials 5
-bench/hit_path_cost.sh build/openmpi/bench/hit_path_cost
+scripts/build.sh openmpi build/demo-openmpi -DCLAMPI_BUILD_TESTS=OFF -DCLAMPI_BUILD_BENCH=ON
+bench/run_get_bench.sh build/demo-openmpi --ops 1000 --trials 5
+bench/hit_path_cost.sh build/demo-openmpi/bench/hit_path_cost

@@ -16,11 +16,11 @@ run_suite() {  # run_suite NAME BUILD_DIR MPI [cmake args] -- [ctest args]
   scripts/build.sh "$mpi" "$dir" "${cargs[@]}"
   (cd "$dir" && ctest --output-on-failure --timeout 600 "${targs[@]}") || status=1
 }
-run_suite "Open MPI" build/openmpi openmpi
-run_suite "MPICH" build/mpich mpich
+run_suite "Open MPI" build/openmpi openmpi -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=ON -DCLAMPI_SANITIZE=OFF
+run_suite "MPICH" build/mpich mpich -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=ON -DCLAMPI_SANITIZE=OFF
 # Sanitizers: the engine unit tests and the MPI tests, against MPICH (Open MPI's own
 # allocations at init trip LeakSanitizer, so leaks are not checked inside MPI runs).
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  run_suite "ASan+UBSan (MPICH)" build/asan-mpich mpich -DCLAMPI_SANITIZE=ON -DCLAMPI_BUILD_BENCH=OFF -- -LE nosan
+  run_suite "ASan+UBSan (MPICH)" build/asan-mpich mpich -DCLAMPI_SANITIZE=ON -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=OFF -- -LE nosan
 if [ $status -eq 0 ]; then echo "clampi: all test suites passed"; else echo "clampi: some tests FAILED"; fi
 exit $status
