@@ -153,7 +153,6 @@ static void read_phase(MPI_Win ref, CMPI_Win cw, int style, int batches) {
             if (rnd() % 2) { MPI_Win_flush_all(ref); CMPI_Win_flush_all(cw); }
             else for (int t = 0; t < nranks; t++) {
                 MPI_Win_flush(t, ref);
-                if (rnd() % 4 == 0) CHECK(CMPI_Win_flush_local(t, cw) == MPI_SUCCESS);
                 CMPI_Win_flush(t, cw);
             }
         } else if (style == 1) {
