@@ -20,7 +20,7 @@ run_suite "Open MPI" build/openmpi openmpi -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUIL
 run_suite "MPICH" build/mpich mpich -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=ON -DCLAMPI_SANITIZE=OFF
 # Sanitizers: the engine unit tests and the MPI tests, against MPICH (Open MPI's own
 # allocations at init trip LeakSanitizer, so leaks are not checked inside MPI runs).
-ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
   run_suite "ASan+UBSan (MPICH)" build/asan-mpich mpich -DCLAMPI_SANITIZE=ON -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=OFF -- -LE nosan
 if [ $status -eq 0 ]; then echo "clampi: all test suites passed"; else echo "clampi: some tests FAILED"; fi
 exit $status
