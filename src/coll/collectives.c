@@ -103,7 +103,7 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
                              (stage_send && !(in_place && kind == KIND_ALLTOALL));
         if (optional_stage && B > o->staged_max)
             f |= CLAMPI_SLOT_DELEGATE; /* large blocks: the MPI library is faster */
-        else if (stage_send && st->scr_bytes >= scratch_need) {
+        else if (stage_send && st->scr_base != NULL && st->scr_bytes >= scratch_need) {
             memcpy(st->scr_base[me], my_send, sendlen); /* speculative: scratch is free */
             f |= CLAMPI_SLOT_SEND_STAGED;
         }
@@ -130,13 +130,16 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
     *handled = 1;
     if (mismatch)
         return coll_raise(comm, MPI_ERR_TRUNCATE); /* every rank reports it: nobody hangs */
-    if (late_stage) { /* scratch was too small: grow it (collective), stage, resync */
+    if (staging && !(st->scr_base != NULL && st->scr_bytes >= scratch_need)) {
+        /* scratch too small (the same on every rank): grow it collectively; nobody has
+         * staged speculatively then, so stage now and resynchronize */
         err = clampi_coll_scratch_ensure(st, scratch_need);
         if (err != MPI_SUCCESS)
             return coll_raise(comm, err);
         if (!(f & CLAMPI_SLOT_SEND_HEAP))
             memcpy(st->scr_base[me], my_send, sendlen);
-        clampi_coll_barrier(st);
+        if (late_stage)
+            clampi_coll_barrier(st);
     }
 
     /* where each rank's send data and receive buffer are, in this process */

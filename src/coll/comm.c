@@ -163,10 +163,10 @@ void clampi_coll_barrier(clampi_coll_comm *st)
 
 int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes)
 {
-    if (st->scr_bytes >= bytes)
+    if (st->scr_base != NULL && st->scr_bytes >= bytes)
         return MPI_SUCCESS;
     size_t want = st->scr_bytes * 2 > bytes ? st->scr_bytes * 2 : bytes;
-    want = (want + 4095) & ~(size_t)4095;
+    want = want < 4096 ? 4096 : (want + 4095) & ~(size_t)4095;
     scratch_free(st);
     MPI_Info info;
     MPI_Info_create(&info);
