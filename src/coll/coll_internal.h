@@ -23,6 +23,7 @@ typedef struct clampi_coll_options {
     size_t staged_max;    /* CLAMPI_COLL_STAGED_MAX: largest block staged through scratch */
     size_t direct_max;    /* CLAMPI_COLL_DIRECT_MAX: largest block on the direct path */
     int spin;             /* CLAMPI_COLL_SPIN: busy polls before sched_yield in waits */
+    int spin_oversub;     /* CLAMPI_COLL_SPIN_OVERSUB: the same when oversubscribed (0) */
     CMPIX_Coll_algo algo; /* CLAMPI_COLL_ALGO=morton|naive|mpi: what AUTO means (morton) */
 } clampi_coll_options;
 const clampi_coll_options *clampi_coll_options_get(void);
@@ -59,7 +60,8 @@ typedef struct clampi_coll_slot {
     int32_t pad0;
     uint64_t recv_off;
     uint64_t bytes;     /* bytes per block */
-    uint64_t pad[3];
+    uint64_t seq;       /* call number this announcement belongs to; stored last (release) */
+    uint64_t pad[2];
 } clampi_coll_slot;
 _Static_assert(sizeof(clampi_coll_slot) == CLAMPI_COLL_LINE, "slot is one cache line");
 
@@ -77,8 +79,15 @@ typedef struct clampi_coll_ctl {
     char pad0[CLAMPI_COLL_LINE - 8];
     uint64_t generation;                 /* barrier: completed rounds */
     char pad1[CLAMPI_COLL_LINE - 8];
-    clampi_coll_slot slots[];            /* [2][size]: double-buffered by call parity */
+    clampi_coll_slot slots[];            /* [2][size] slots, double-buffered by call parity,
+                                            then [size] "done" lines (clampi_coll_done) */
 } clampi_coll_ctl;
+
+/* One rank's completion flag: the last call whose copies it has finished. */
+typedef struct clampi_coll_done {
+    uint64_t seq;
+    char pad[CLAMPI_COLL_LINE - 8];
+} clampi_coll_done;
 
 typedef struct clampi_coll_comm {
     int intranode;        /* the communicator lies within one node (and is an intracomm) */
@@ -87,7 +96,8 @@ typedef struct clampi_coll_comm {
     MPI_Win ctl_win;
     clampi_coll_ctl *ctl;
     uint64_t gen;         /* barrier rounds this rank has completed */
-    uint64_t calls;       /* shared-path calls (slot parity) */
+    uint64_t calls;       /* shared-path calls so far (slot sequence numbers, parity) */
+    clampi_coll_done *done; /* [size] completion flags in the control block */
     int oversubscribed;   /* more processes in comm than CPUs: yield while waiting */
     clampi_coll_cell *morton;  /* this rank's segment of the Morton schedule (size cells) */
     clampi_coll_cell *naive;   /* this rank's row */
@@ -99,8 +109,15 @@ typedef struct clampi_coll_comm {
 /* State of comm, created at the first call (collective over comm). NULL + *err on
  * failure. */
 clampi_coll_comm *clampi_coll_comm_get(MPI_Comm comm, int *err);
-/* Node barrier over the control block (flag/counter scheme, acquire/release). */
+/* Node barrier over the control block (counter scheme, acquire/release). */
 void clampi_coll_barrier(clampi_coll_comm *st);
+/* Publishes this rank's slot for call seq (fields first, then seq with release). */
+void clampi_coll_publish(clampi_coll_comm *st, clampi_coll_slot *slots, const clampi_coll_slot *mine,
+                         uint64_t seq);
+/* Waits until every rank has published its slot for call seq (acquire). */
+void clampi_coll_wait_slots(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq);
+/* Marks this rank's copies of call seq done and waits for every rank's. */
+void clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq);
 /* Makes each rank's scratch at least bytes (collective over comm; consistent sizes). */
 int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes);
 

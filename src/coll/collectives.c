@@ -109,10 +109,10 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
         }
     }
     s.flags = f;
-    const int parity = (int)(st->calls++ & 1);
-    clampi_coll_slot *slots = &st->ctl->slots[(size_t)parity * (size_t)P];
-    slots[me] = s;
-    clampi_coll_barrier(st); /* A: every send buffer is filled, every slot published */
+    const uint64_t seq = ++st->calls;
+    clampi_coll_slot *slots = &st->ctl->slots[(size_t)(seq & 1) * (size_t)P];
+    clampi_coll_publish(st, slots, &s, seq);
+    clampi_coll_wait_slots(st, slots, seq); /* A: every send buffer filled, slots published */
 
     int any_delegate = 0, mismatch = 0, staging = 0, late_stage = 0;
     for (int i = 0; i < P; i++) {
@@ -166,7 +166,7 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
                 memcpy(d, src[c], B);
         }
     }
-    clampi_coll_barrier(st); /* B: every block has been written */
+    clampi_coll_done_wait(st, seq); /* B: every block has been written */
     if (!(f & CLAMPI_SLOT_RECV_HEAP))
         memcpy(recvbuf, st->scr_base[me] + sendlen, recvlen);
     if (staging)

@@ -35,8 +35,16 @@ static void state_free(clampi_coll_comm *st)
     free(st);
 }
 
+/* one-entry lookup cache: the last communicator used by this thread */
+static __thread MPI_Comm last_comm = MPI_COMM_NULL;
+static __thread clampi_coll_comm *last_st;
+
 static int comm_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
+    if (last_st == attr) {
+        last_comm = MPI_COMM_NULL;
+        last_st = NULL;
+    }
     state_free(attr);
     return MPI_SUCCESS;
 }
@@ -87,7 +95,8 @@ static clampi_coll_comm *state_create(MPI_Comm comm, int *err)
     st->intranode = 1;
     st->shm = node; /* same processes, same rank order (key 0 keeps comm order) */
     MPI_Aint bytes = st->rank == 0
-        ? (MPI_Aint)(sizeof(clampi_coll_ctl) + 2 * (size_t)st->size * sizeof(clampi_coll_slot))
+        ? (MPI_Aint)(sizeof(clampi_coll_ctl) + 2 * (size_t)st->size * sizeof(clampi_coll_slot) +
+                     (size_t)st->size * sizeof(clampi_coll_done))
         : 0;
     void *mine;
     *err = MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, st->shm, &mine, &st->ctl_win);
@@ -101,6 +110,7 @@ static clampi_coll_comm *state_create(MPI_Comm comm, int *err)
     MPI_Win_shared_query(st->ctl_win, 0, &sz, &du, &st->ctl);
     if (st->rank == 0)
         memset(st->ctl, 0, (size_t)bytes);
+    st->done = (clampi_coll_done *)&st->ctl->slots[2 * (size_t)st->size];
     st->oversubscribed = st->size > cpus_online();
     st->morton = malloc((size_t)st->size * sizeof *st->morton);
     st->naive = malloc((size_t)st->size * sizeof *st->naive);
@@ -118,6 +128,8 @@ static clampi_coll_comm *state_create(MPI_Comm comm, int *err)
 clampi_coll_comm *clampi_coll_comm_get(MPI_Comm comm, int *err)
 {
     *err = MPI_SUCCESS;
+    if (comm == last_comm && last_st != NULL)
+        return last_st;
     if (comm_keyval == MPI_KEYVAL_INVALID) {
         MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete, &comm_keyval, NULL);
         MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
@@ -126,11 +138,13 @@ clampi_coll_comm *clampi_coll_comm_get(MPI_Comm comm, int *err)
     void *attr;
     int found = 0;
     MPI_Comm_get_attr(comm, comm_keyval, &attr, &found);
-    if (found)
-        return attr;
-    clampi_coll_comm *st = state_create(comm, err);
-    if (st != NULL)
+    clampi_coll_comm *st = found ? attr : state_create(comm, err);
+    if (st != NULL && !found)
         MPI_Comm_set_attr(comm, comm_keyval, st);
+    if (st != NULL) {
+        last_comm = comm;
+        last_st = st;
+    }
     return st;
 }
 
@@ -143,6 +157,48 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/* Waits until *flag reaches at least want: spins (pause), then sched_yield. When the node
+ * is oversubscribed the process we wait for needs our CPU, so we yield at once
+ * (CLAMPI_COLL_SPIN_OVERSUB polls first). Futex sleeping was measured and is slower on
+ * this kind of machine (wake-up costs tens of microseconds under KVM). */
+static inline void wait_geq(clampi_coll_comm *st, const uint64_t *flag, uint64_t want)
+{
+    const clampi_coll_options *o = clampi_coll_options_get();
+    int spin = st->oversubscribed ? o->spin_oversub : o->spin;
+    for (int i = 0; __atomic_load_n(flag, __ATOMIC_ACQUIRE) < want; i++) {
+        if (i < spin)
+            cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
+void clampi_coll_publish(clampi_coll_comm *st, clampi_coll_slot *slots, const clampi_coll_slot *mine,
+                         uint64_t seq)
+{
+    clampi_coll_slot *d = &slots[st->rank];
+    d->flags = mine->flags;
+    d->send_seg = mine->send_seg;
+    d->send_off = mine->send_off;
+    d->recv_seg = mine->recv_seg;
+    d->recv_off = mine->recv_off;
+    d->bytes = mine->bytes;
+    __atomic_store_n(&d->seq, seq, __ATOMIC_RELEASE);
+}
+
+void clampi_coll_wait_slots(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq)
+{
+    for (int i = 0; i < st->size; i++)
+        wait_geq(st, &slots[i].seq, seq); /* a slot holds seq or seq - 2 */
+}
+
+void clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq)
+{
+    __atomic_store_n(&st->done[st->rank].seq, seq, __ATOMIC_RELEASE);
+    for (int i = 0; i < st->size; i++)
+        wait_geq(st, &st->done[i].seq, seq);
+}
+
 void clampi_coll_barrier(clampi_coll_comm *st)
 {
     clampi_coll_ctl *ctl = st->ctl;
@@ -150,15 +206,9 @@ void clampi_coll_barrier(clampi_coll_comm *st)
     if (__atomic_add_fetch(&ctl->arrive, 1, __ATOMIC_ACQ_REL) == (uint64_t)st->size) {
         __atomic_store_n(&ctl->arrive, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&ctl->generation, g + 1, __ATOMIC_RELEASE);
-        return;
+            return;
     }
-    int spin = st->oversubscribed ? 0 : clampi_coll_options_get()->spin;
-    for (int i = 0; __atomic_load_n(&ctl->generation, __ATOMIC_ACQUIRE) == g; i++) {
-        if (i < spin)
-            cpu_relax();
-        else
-            sched_yield();
-    }
+    wait_geq(st, &ctl->generation, g + 1);
 }
 
 int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes)

@@ -3,10 +3,24 @@
 
 #include <stdlib.h>
 
+/* The common predefined types: contiguous by definition, no MPI calls needed. */
+static int common_predefined(MPI_Datatype t)
+{
+    return t == MPI_BYTE || t == MPI_CHAR || t == MPI_INT || t == MPI_DOUBLE || t == MPI_FLOAT ||
+           t == MPI_LONG || t == MPI_UNSIGNED || t == MPI_UNSIGNED_LONG || t == MPI_LONG_LONG ||
+           t == MPI_UNSIGNED_LONG_LONG || t == MPI_SHORT || t == MPI_UNSIGNED_SHORT ||
+           t == MPI_UNSIGNED_CHAR || t == MPI_SIGNED_CHAR || t == MPI_INT8_T || t == MPI_INT16_T ||
+           t == MPI_INT32_T || t == MPI_INT64_T || t == MPI_UINT8_T || t == MPI_UINT16_T ||
+           t == MPI_UINT32_T || t == MPI_UINT64_T || t == MPI_C_BOOL || t == MPI_AINT ||
+           t == MPI_C_DOUBLE_COMPLEX || t == MPI_C_FLOAT_COMPLEX;
+}
+
 int clampi_coll_type_contiguous(MPI_Datatype t)
 {
     if (t == MPI_DATATYPE_NULL)
         return 0;
+    if (common_predefined(t))
+        return 1;
     int size;
     MPI_Aint lb, ext, tlb, text;
     if (MPI_Type_size(t, &size) != MPI_SUCCESS)

@@ -48,6 +48,7 @@ const clampi_coll_options *clampi_coll_options_get(void)
         opts.staged_max = clampi_coll_parse_size(getenv("CLAMPI_COLL_STAGED_MAX"), (size_t)64 << 10);
         opts.direct_max = clampi_coll_parse_size(getenv("CLAMPI_COLL_DIRECT_MAX"), SIZE_MAX);
         opts.spin = (int)clampi_coll_parse_size(getenv("CLAMPI_COLL_SPIN"), 256);
+        opts.spin_oversub = (int)clampi_coll_parse_size(getenv("CLAMPI_COLL_SPIN_OVERSUB"), 0);
         const char *a = getenv("CLAMPI_COLL_ALGO");
         opts.algo = CMPIX_COLL_MORTON;
         if (a && !strcasecmp(a, "naive"))
