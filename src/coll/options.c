@@ -45,7 +45,7 @@ const clampi_coll_options *clampi_coll_options_get(void)
         opts.coll = parse_switch(getenv("CLAMPI_COLL"), 1);
         opts.shmem_alloc = parse_switch(getenv("CLAMPI_SHMEM_ALLOC"), 1);
         opts.heap_size = clampi_coll_parse_size(getenv("CLAMPI_HEAP_SIZE"), (size_t)256 << 20);
-        opts.staged_max = clampi_coll_parse_size(getenv("CLAMPI_COLL_STAGED_MAX"), (size_t)64 << 10);
+        opts.staged_max = clampi_coll_parse_size(getenv("CLAMPI_COLL_STAGED_MAX"), (size_t)32 << 10);
         opts.direct_max = clampi_coll_parse_size(getenv("CLAMPI_COLL_DIRECT_MAX"), SIZE_MAX);
         opts.spin = (int)clampi_coll_parse_size(getenv("CLAMPI_COLL_SPIN"), 256);
         opts.spin_oversub = (int)clampi_coll_parse_size(getenv("CLAMPI_COLL_SPIN_OVERSUB"), 0);
