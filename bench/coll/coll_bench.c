@@ -103,6 +103,8 @@ int main(int argc, char **argv)
     MPI_Get_library_version(version, &vlen);
     char *nl = strchr(version, '\n');
     if (nl) *nl = 0;
+    for (char *c = version; *c; c++) /* JSON-safe */
+        if ((unsigned char)*c < 32 || *c == '"' || *c == '\\') *c = ' ';
     FILE *jf = NULL;
     if (rank == 0 && json) {
         jf = fopen(json, "w");

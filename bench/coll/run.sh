@@ -20,6 +20,7 @@ for mpi in openmpi mpich; do
     max=1M; factor=2
     [ "$P" -ge 8 ] && factor=4
     [ "$P" -ge 16 ] && max=256K
+    [ $mpi = mpich ] && [ "$P" -gt "$ncpu" ] && { max=64K; factor=4; }
     if [ "$P" -le "$ncpu" ]; then label="P=$P on $ncpu cores, not oversubscribed"; else label="P=$P on $ncpu cores, OVERSUBSCRIBED"; fi
     echo "=== $mpi $label ==="
     "${launcher[@]}" -n "$P" "$bin" --max $max --factor $factor --json "$out/${mpi}_p$P.json" --label "$label" | tee "$out/${mpi}_p$P.txt"
@@ -29,4 +30,5 @@ if [ -z "${SKIP_CACHEGRIND:-}" ]; then
   echo "=== cachegrind: naive vs Morton, alltoall, P=4 (Open MPI) ==="
   "$here/cachegrind.sh" "$root/build/openmpi" 4 | tee "$out/cachegrind.txt"
 fi
-python3 "$here/plot.py" "$out"
+py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3   # Debian python3-matplotlib
+"$py" "$here/plot.py" "$out"
