@@ -3,5 +3,6 @@
 #define CLAMPI_H
 
 #include <clampi/rma.h>   /* RMA get cache: CMPI_Win_*, CMPI_Get, ... */
+#include <clampi/coll.h>  /* collectives on a shared heap: CMPI_Alltoall, CMPI_Alloc_mem, ... */
 
 #endif

@@ -1,0 +1,141 @@
+/* clampi collectives: internal interface shared by the src/coll sources and the entry points a
+ * transparent (PMPI) preload will call. Not installed. */
+#ifndef CLAMPI_COLL_INTERNAL_H
+#define CLAMPI_COLL_INTERNAL_H
+
+#include <clampi/coll.h>
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coll/engine/arena.h"
+#include "coll/engine/morton.h"
+
+/* Internal symbols the preload library needs stay visible (libclampi is built with
+ * hidden visibility). */
+#define CLAMPI_COLL_EXPORT __attribute__((visibility("default")))
+
+/* ---- options: read once from the environment (options.c) ------------------------ */
+typedef struct clampi_coll_options {
+    int coll;             /* CLAMPI_COLL=on|off: shared-heap collectives (default on) */
+    int shmem_alloc;      /* CLAMPI_SHMEM_ALLOC=on|off: CMPI_Alloc_mem from the heap (on) */
+    size_t heap_size;     /* CLAMPI_HEAP_SIZE: heap bytes per process (256M) */
+    size_t staged_max;    /* CLAMPI_COLL_STAGED_MAX: largest block staged through scratch */
+    size_t direct_max;    /* CLAMPI_COLL_DIRECT_MAX: largest block on the direct path */
+    int spin;             /* CLAMPI_COLL_SPIN: busy polls before sched_yield in waits */
+    int spin_oversub;     /* CLAMPI_COLL_SPIN_OVERSUB: the same when oversubscribed (0) */
+    CMPIX_Coll_algo algo; /* CLAMPI_COLL_ALGO=morton|naive|mpi: what AUTO means (morton) */
+} clampi_coll_options;
+const clampi_coll_options *clampi_coll_options_get(void);
+/* Parses "123", "64K", "4M", "1G"; returns def when s is NULL or malformed. */
+size_t clampi_coll_parse_size(const char *s, size_t def);
+
+/* ---- shared heap (heap.c) -------------------------------------------------------- */
+/* Creates the world-node heap if needed: collective over MPI_COMM_WORLD. */
+int clampi_coll_heap_ensure(size_t bytes_per_process);
+/* 1 once the heap exists in this process. */
+int clampi_coll_heap_ready(void);
+/* If [p, p+n) lies in one segment of the heap: *seg, *off and 1; else 0. */
+int clampi_coll_heap_locate(const void *p, size_t n, int32_t *seg, uint64_t *off);
+/* Address in this process of offset off in segment seg. */
+char *clampi_coll_heap_addr(int32_t seg, uint64_t off);
+/* World-node communicator of the heap (MPI_COMM_NULL before creation). */
+MPI_Comm clampi_coll_heap_comm(void);
+/* Allocation entry points used by CMPI_Alloc_mem and the preload's MPI_Alloc_mem:
+ * *handled = 0 means "not served; call PMPI_Alloc_mem / PMPI_Free_mem". */
+CLAMPI_COLL_EXPORT int clampi_coll_alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr, int *handled);
+CLAMPI_COLL_EXPORT int clampi_coll_free_mem(void *base, int *handled);
+/* Frees the heap (called at MPI_Finalize through an MPI_COMM_SELF attribute). */
+void clampi_coll_heap_teardown(void);
+
+/* ---- per-communicator state (comm.c) --------------------------------------------- */
+enum { CLAMPI_COLL_LINE = 64 };
+
+/* One rank's announcement at the start of a shared-path collective. */
+typedef struct clampi_coll_slot {
+    uint32_t flags;     /* CLAMPI_SLOT_* */
+    int32_t send_seg;   /* heap segment of the send data, if SEND_HEAP */
+    uint64_t send_off;
+    int32_t recv_seg;
+    int32_t pad0;
+    uint64_t recv_off;
+    uint64_t bytes;     /* bytes per block */
+    uint64_t seq;       /* call number this announcement belongs to; stored last (release) */
+    uint64_t pad[2];
+} clampi_coll_slot;
+_Static_assert(sizeof(clampi_coll_slot) == CLAMPI_COLL_LINE, "slot is one cache line");
+
+enum {
+    CLAMPI_SLOT_DELEGATE = 1u << 0,  /* this rank cannot use the shared path */
+    CLAMPI_SLOT_SEND_HEAP = 1u << 1, /* send data readable in the heap */
+    CLAMPI_SLOT_RECV_HEAP = 1u << 2, /* receive buffer writable in the heap */
+    CLAMPI_SLOT_SEND_STAGED = 1u << 3, /* send data already copied into scratch */
+    CLAMPI_SLOT_IN_PLACE = 1u << 4,
+};
+
+/* Shared control block of one communicator (rank 0's segment of the control window). */
+typedef struct clampi_coll_ctl {
+    uint64_t arrive;                     /* barrier: arrivals in this round */
+    char pad0[CLAMPI_COLL_LINE - 8];
+    uint64_t generation;                 /* barrier: completed rounds */
+    char pad1[CLAMPI_COLL_LINE - 8];
+    clampi_coll_slot slots[];            /* [2][size] slots, double-buffered by call parity,
+                                            then [size] "done" lines (clampi_coll_done) */
+} clampi_coll_ctl;
+
+/* One rank's completion flag: the last call whose copies it has finished. */
+typedef struct clampi_coll_done {
+    uint64_t seq;
+    char pad[CLAMPI_COLL_LINE - 8];
+} clampi_coll_done;
+
+typedef struct clampi_coll_comm {
+    int intranode;        /* the communicator lies within one node (and is an intracomm) */
+    int size, rank;
+    MPI_Comm shm;         /* node communicator = comm's processes (if intranode) */
+    MPI_Win ctl_win;
+    clampi_coll_ctl *ctl;
+    uint64_t gen;         /* barrier rounds this rank has completed */
+    uint64_t calls;       /* shared-path calls so far (slot sequence numbers, parity) */
+    clampi_coll_done *done; /* [size] completion flags in the control block */
+    int oversubscribed;   /* more processes in comm than CPUs: yield while waiting */
+    clampi_coll_cell *morton;  /* this rank's segment of the Morton schedule (size cells) */
+    clampi_coll_cell *naive;   /* this rank's row */
+    MPI_Win scr_win;      /* staging scratch: each rank owns scr_bytes */
+    size_t scr_bytes;
+    char **scr_base;      /* [size]: each rank's scratch in this process */
+} clampi_coll_comm;
+
+/* State of comm, created at the first call (collective over comm). NULL + *err on
+ * failure. */
+clampi_coll_comm *clampi_coll_comm_get(MPI_Comm comm, int *err);
+/* Node barrier over the control block (counter scheme, acquire/release). */
+void clampi_coll_barrier(clampi_coll_comm *st);
+/* Publishes this rank's slot for call seq (fields first, then seq with release). */
+void clampi_coll_publish(clampi_coll_comm *st, clampi_coll_slot *slots, const clampi_coll_slot *mine,
+                         uint64_t seq);
+/* Waits until every rank has published its slot for call seq (acquire). */
+void clampi_coll_wait_slots(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq);
+/* Marks this rank's copies of call seq done and waits for every rank's. */
+void clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq);
+/* Makes each rank's scratch at least bytes (collective over comm; consistent sizes). */
+int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes);
+
+/* ---- collectives (alltoall.c) ---------------------------------------------------- */
+/* Entry points for CMPI_* and the preload: *handled = 0 means nothing was done and the
+ * caller must call the MPI library's collective (all ranks agree on it). */
+CLAMPI_COLL_EXPORT int clampi_coll_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                            void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                            MPI_Comm comm, CMPIX_Coll_algo algo, int *handled);
+CLAMPI_COLL_EXPORT int clampi_coll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                             void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                             MPI_Comm comm, CMPIX_Coll_algo algo, int *handled);
+
+/* Contiguity of a datatype for the shared path: 1 if count elements are size*count
+ * contiguous bytes starting at the buffer address. */
+int clampi_coll_type_contiguous(MPI_Datatype t);
+
+/* Path counters (stats.c). */
+extern CMPIX_Coll_stats clampi_coll_stats;
+
+#endif

@@ -1,0 +1,242 @@
+/* Alltoall and Allgather on the shared heap: announce, agree, copy along the schedule
+ * (Morton or naive), synchronize. See docs/coll.md for the protocol. */
+#include "coll/coll_internal.h"
+
+#include <alloca.h>
+#include <stdlib.h>
+#include <string.h>
+
+CMPIX_Coll_stats clampi_coll_stats;
+
+enum { KIND_ALLTOALL = 0, KIND_ALLGATHER = 1 };
+
+static int check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (comm == MPI_COMM_NULL)
+        return MPI_ERR_COMM;
+    if (recvbuf == MPI_IN_PLACE)
+        return MPI_ERR_BUFFER;
+    if (recvcount < 0)
+        return MPI_ERR_COUNT;
+    if (recvtype == MPI_DATATYPE_NULL)
+        return MPI_ERR_TYPE;
+    if (sendbuf != MPI_IN_PLACE) {
+        if (sendcount < 0)
+            return MPI_ERR_COUNT;
+        if (sendtype == MPI_DATATYPE_NULL)
+            return MPI_ERR_TYPE;
+        int ss, rs;
+        MPI_Type_size(sendtype, &ss);
+        MPI_Type_size(recvtype, &rs);
+        if ((long long)sendcount * ss != (long long)recvcount * rs)
+            return MPI_ERR_TRUNCATE; /* every block of a rank has both sizes */
+        if (sendbuf == NULL && (long long)sendcount * ss > 0)
+            return MPI_ERR_BUFFER;
+    }
+    return MPI_SUCCESS;
+}
+
+static int coll_raise(MPI_Comm comm, int err)
+{
+    MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, err);
+    return err;
+}
+
+static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                    CMPIX_Coll_algo algo, int *handled)
+{
+    const clampi_coll_options *o = clampi_coll_options_get();
+    *handled = 0;
+    if (!o->coll)
+        return MPI_SUCCESS;
+    int err = check_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (err != MPI_SUCCESS) {
+        *handled = 1;
+        return coll_raise(comm, err);
+    }
+    if (algo == CMPIX_COLL_AUTO)
+        algo = o->algo;
+    if (algo == CMPIX_COLL_MPI)
+        return MPI_SUCCESS;
+    clampi_coll_comm *st = clampi_coll_comm_get(comm, &err);
+    if (st == NULL) {
+        *handled = 1;
+        return coll_raise(comm, err);
+    }
+    if (!st->intranode)
+        return MPI_SUCCESS;
+
+    const int P = st->size, me = st->rank;
+    const int in_place = sendbuf == MPI_IN_PLACE;
+    int rsize;
+    MPI_Type_size(recvtype, &rsize);
+    const size_t B = (size_t)recvcount * (size_t)rsize;
+    const size_t recvlen = (size_t)P * B;
+    const size_t sendlen = kind == KIND_ALLTOALL ? (size_t)P * B : B;
+    const size_t scratch_need = sendlen + recvlen;
+    const char *my_send = in_place ? (kind == KIND_ALLTOALL ? recvbuf : (char *)recvbuf + (size_t)me * B)
+                                   : sendbuf;
+
+    clampi_coll_slot s;
+    memset(&s, 0, sizeof s);
+    s.bytes = B;
+    uint32_t f = in_place ? CLAMPI_SLOT_IN_PLACE : 0;
+    if (!clampi_coll_type_contiguous(recvtype) || (!in_place && !clampi_coll_type_contiguous(sendtype)) ||
+        B > o->direct_max)
+        f |= CLAMPI_SLOT_DELEGATE;
+    if (!(f & CLAMPI_SLOT_DELEGATE)) {
+        if (clampi_coll_heap_locate(recvbuf, recvlen, &s.recv_seg, &s.recv_off))
+            f |= CLAMPI_SLOT_RECV_HEAP;
+        if (!in_place) {
+            if (clampi_coll_heap_locate(sendbuf, sendlen, &s.send_seg, &s.send_off))
+                f |= CLAMPI_SLOT_SEND_HEAP;
+        } else if (kind == KIND_ALLGATHER && (f & CLAMPI_SLOT_RECV_HEAP)) {
+            f |= CLAMPI_SLOT_SEND_HEAP; /* own block of the receive buffer */
+            s.send_seg = s.recv_seg;
+            s.send_off = s.recv_off + (uint64_t)me * B;
+        }
+        /* in-place alltoall always stages its send data (blocks would be overwritten) */
+        int stage_send = !(f & CLAMPI_SLOT_SEND_HEAP);
+        int optional_stage = (!(f & CLAMPI_SLOT_RECV_HEAP)) ||
+                             (stage_send && !(in_place && kind == KIND_ALLTOALL));
+        if (optional_stage && B > o->staged_max)
+            f |= CLAMPI_SLOT_DELEGATE; /* large blocks: the MPI library is faster */
+        else if (stage_send && st->scr_base != NULL && st->scr_bytes >= scratch_need) {
+            memcpy(st->scr_base[me], my_send, sendlen); /* speculative: scratch is free */
+            f |= CLAMPI_SLOT_SEND_STAGED;
+        }
+    }
+    s.flags = f;
+    const uint64_t seq = ++st->calls;
+    clampi_coll_slot *slots = &st->ctl->slots[(size_t)(seq & 1) * (size_t)P];
+    clampi_coll_publish(st, slots, &s, seq);
+    clampi_coll_wait_slots(st, slots, seq); /* A: every send buffer filled, slots published */
+
+    int any_delegate = 0, mismatch = 0, staging = 0, late_stage = 0;
+    for (int i = 0; i < P; i++) {
+        uint32_t fi = slots[i].flags;
+        any_delegate |= (fi & CLAMPI_SLOT_DELEGATE) != 0;
+        mismatch |= slots[i].bytes != B;
+        int ss = !(fi & CLAMPI_SLOT_SEND_HEAP);
+        staging |= ss || !(fi & CLAMPI_SLOT_RECV_HEAP);
+        late_stage |= ss && !(fi & CLAMPI_SLOT_SEND_STAGED);
+    }
+    if (any_delegate) {
+        clampi_coll_stats.delegated++;
+        return MPI_SUCCESS; /* every rank saw the same slots: all delegate */
+    }
+    *handled = 1;
+    if (mismatch)
+        return coll_raise(comm, MPI_ERR_TRUNCATE); /* every rank reports it: nobody hangs */
+    if (staging && !(st->scr_base != NULL && st->scr_bytes >= scratch_need)) {
+        /* scratch too small (the same on every rank): grow it collectively; nobody has
+         * staged speculatively then, so stage now and resynchronize */
+        err = clampi_coll_scratch_ensure(st, scratch_need);
+        if (err != MPI_SUCCESS)
+            return coll_raise(comm, err);
+        if (!(f & CLAMPI_SLOT_SEND_HEAP))
+            memcpy(st->scr_base[me], my_send, sendlen);
+        if (late_stage)
+            clampi_coll_barrier(st);
+    }
+
+    /* where each rank's send data and receive buffer are, in this process */
+    const char **src = (const char **)alloca(sizeof(char *) * (size_t)P);
+    char **dst = (char **)alloca(sizeof(char *) * (size_t)P);
+    for (int i = 0; i < P; i++) {
+        const clampi_coll_slot *si = &slots[i];
+        src[i] = (si->flags & CLAMPI_SLOT_SEND_HEAP) ? clampi_coll_heap_addr(si->send_seg, si->send_off)
+                                                     : st->scr_base[i];
+        dst[i] = (si->flags & CLAMPI_SLOT_RECV_HEAP) ? clampi_coll_heap_addr(si->recv_seg, si->recv_off)
+                                                     : st->scr_base[i] + sendlen;
+    }
+    const clampi_coll_cell *cells = algo == CMPIX_COLL_NAIVE ? st->naive : st->morton;
+    if (kind == KIND_ALLTOALL) {
+        for (int k = 0; k < P; k++) {
+            uint32_t r = cells[k].r, c = cells[k].c;
+            memcpy(dst[r] + (size_t)c * B, src[c] + (size_t)r * B, B);
+        }
+    } else {
+        for (int k = 0; k < P; k++) {
+            uint32_t r = cells[k].r, c = cells[k].c;
+            char *d = dst[r] + (size_t)c * B;
+            if (d != src[c])
+                memcpy(d, src[c], B);
+        }
+    }
+    clampi_coll_done_wait(st, seq); /* B: every block has been written */
+    if (!(f & CLAMPI_SLOT_RECV_HEAP))
+        memcpy(recvbuf, st->scr_base[me] + sendlen, recvlen);
+    if (staging)
+        clampi_coll_stats.staged++;
+    else
+        clampi_coll_stats.direct++;
+    return MPI_SUCCESS;
+}
+
+int clampi_coll_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, CMPIX_Coll_algo algo,
+                         int *handled)
+{
+    return coll_run(KIND_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                    algo, handled);
+}
+
+int clampi_coll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm, CMPIX_Coll_algo algo,
+                          int *handled)
+{
+    return coll_run(KIND_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                    algo, handled);
+}
+
+/* ---- public API ------------------------------------------------------------------ */
+CLAMPI_API int CMPIX_Alltoall_algo(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                   CMPIX_Coll_algo algo)
+{
+    int handled;
+    int err = clampi_coll_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, algo,
+                                   &handled);
+    if (!handled)
+        err = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return err;
+}
+
+CLAMPI_API int CMPIX_Allgather_algo(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                    CMPIX_Coll_algo algo)
+{
+    int handled;
+    int err = clampi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, algo,
+                                    &handled);
+    if (!handled)
+        err = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return err;
+}
+
+CLAMPI_API int CMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return CMPIX_Alltoall_algo(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                               CMPIX_COLL_AUTO);
+}
+
+CLAMPI_API int CMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                              int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return CMPIX_Allgather_algo(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                CMPIX_COLL_AUTO);
+}
+
+CLAMPI_API int CMPIX_Coll_get_stats(CMPIX_Coll_stats *stats)
+{
+    if (stats == NULL) {
+        MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_ARG);
+        return MPI_ERR_ARG;
+    }
+    *stats = clampi_coll_stats;
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,241 @@
+/* Per-communicator state of the shared-path collectives, cached as an attribute on the
+ * communicator (freed with it): the node check, a control window with the barrier and
+ * the announcement slots, this rank's schedules and the staging scratch window. */
+#include "coll/coll_internal.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int comm_keyval = MPI_KEYVAL_INVALID;
+static int self_keyval = MPI_KEYVAL_INVALID;
+
+static void scratch_free(clampi_coll_comm *st)
+{
+    if (st->scr_win != MPI_WIN_NULL)
+        MPI_Win_free(&st->scr_win);
+    free(st->scr_base);
+    st->scr_base = NULL;
+    st->scr_bytes = 0;
+}
+
+static void state_free(clampi_coll_comm *st)
+{
+    if (st == NULL)
+        return;
+    if (st->intranode) {
+        scratch_free(st);
+        if (st->ctl_win != MPI_WIN_NULL)
+            MPI_Win_free(&st->ctl_win);
+        MPI_Comm_free(&st->shm);
+    }
+    free(st->morton);
+    free(st->naive);
+    free(st);
+}
+
+/* one-entry lookup cache: the last communicator used by this thread */
+static __thread MPI_Comm last_comm = MPI_COMM_NULL;
+static __thread clampi_coll_comm *last_st;
+
+static int comm_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    if (last_st == attr) {
+        last_comm = MPI_COMM_NULL;
+        last_st = NULL;
+    }
+    state_free(attr);
+    return MPI_SUCCESS;
+}
+
+/* At MPI_Finalize (MPI_COMM_SELF's attributes are deleted first) free MPI_COMM_WORLD's
+ * state while MPI still works. */
+static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    if (comm_keyval != MPI_KEYVAL_INVALID)
+        MPI_Comm_delete_attr(MPI_COMM_WORLD, comm_keyval);
+    return MPI_SUCCESS;
+}
+
+static int cpus_online(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static clampi_coll_comm *state_create(MPI_Comm comm, int *err)
+{
+    clampi_coll_comm *st = calloc(1, sizeof *st);
+    if (st == NULL) {
+        *err = MPI_ERR_NO_MEM;
+        return NULL;
+    }
+    st->shm = MPI_COMM_NULL;
+    st->ctl_win = MPI_WIN_NULL;
+    st->scr_win = MPI_WIN_NULL;
+    MPI_Comm_size(comm, &st->size);
+    MPI_Comm_rank(comm, &st->rank);
+    int inter = 0;
+    MPI_Comm_test_inter(comm, &inter);
+    if (inter)
+        return st; /* intercommunicators: always the MPI library */
+    MPI_Comm node;
+    *err = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    if (*err != MPI_SUCCESS) {
+        free(st);
+        return NULL;
+    }
+    int nsize;
+    MPI_Comm_size(node, &nsize);
+    if (nsize != st->size) { /* spans nodes: every rank sees a smaller node comm */
+        MPI_Comm_free(&node);
+        return st;
+    }
+    st->intranode = 1;
+    st->shm = node; /* same processes, same rank order (key 0 keeps comm order) */
+    MPI_Aint bytes = st->rank == 0
+        ? (MPI_Aint)(sizeof(clampi_coll_ctl) + 2 * (size_t)st->size * sizeof(clampi_coll_slot) +
+                     (size_t)st->size * sizeof(clampi_coll_done))
+        : 0;
+    void *mine;
+    *err = MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, st->shm, &mine, &st->ctl_win);
+    if (*err != MPI_SUCCESS) {
+        st->ctl_win = MPI_WIN_NULL;
+        state_free(st);
+        return NULL;
+    }
+    MPI_Aint sz;
+    int du;
+    MPI_Win_shared_query(st->ctl_win, 0, &sz, &du, &st->ctl);
+    if (st->rank == 0)
+        memset(st->ctl, 0, (size_t)bytes);
+    st->done = (clampi_coll_done *)&st->ctl->slots[2 * (size_t)st->size];
+    st->oversubscribed = st->size > cpus_online();
+    st->morton = malloc((size_t)st->size * sizeof *st->morton);
+    st->naive = malloc((size_t)st->size * sizeof *st->naive);
+    if (!st->morton || !st->naive) {
+        state_free(st);
+        *err = MPI_ERR_NO_MEM;
+        return NULL;
+    }
+    clampi_coll_morton_segment((uint32_t)st->size, (uint32_t)st->rank, st->morton);
+    clampi_coll_naive_segment((uint32_t)st->size, (uint32_t)st->rank, st->naive);
+    MPI_Barrier(st->shm); /* rank 0 has zeroed the control block */
+    return st;
+}
+
+clampi_coll_comm *clampi_coll_comm_get(MPI_Comm comm, int *err)
+{
+    *err = MPI_SUCCESS;
+    if (comm == last_comm && last_st != NULL)
+        return last_st;
+    if (comm_keyval == MPI_KEYVAL_INVALID) {
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete, &comm_keyval, NULL);
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
+        MPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL);
+    }
+    void *attr;
+    int found = 0;
+    MPI_Comm_get_attr(comm, comm_keyval, &attr, &found);
+    clampi_coll_comm *st = found ? attr : state_create(comm, err);
+    if (st != NULL && !found)
+        MPI_Comm_set_attr(comm, comm_keyval, st);
+    if (st != NULL) {
+        last_comm = comm;
+        last_st = st;
+    }
+    return st;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Waits until *flag reaches at least want: spins (pause), then sched_yield. When the node
+ * is oversubscribed the process we wait for needs our CPU, so we yield at once
+ * (CLAMPI_COLL_SPIN_OVERSUB polls first). Futex sleeping was measured and is slower on
+ * this kind of machine (wake-up costs tens of microseconds under KVM). */
+static inline void wait_geq(clampi_coll_comm *st, const uint64_t *flag, uint64_t want)
+{
+    const clampi_coll_options *o = clampi_coll_options_get();
+    int spin = st->oversubscribed ? o->spin_oversub : o->spin;
+    for (int i = 0; __atomic_load_n(flag, __ATOMIC_ACQUIRE) < want; i++) {
+        if (i < spin)
+            cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
+void clampi_coll_publish(clampi_coll_comm *st, clampi_coll_slot *slots, const clampi_coll_slot *mine,
+                         uint64_t seq)
+{
+    clampi_coll_slot *d = &slots[st->rank];
+    d->flags = mine->flags;
+    d->send_seg = mine->send_seg;
+    d->send_off = mine->send_off;
+    d->recv_seg = mine->recv_seg;
+    d->recv_off = mine->recv_off;
+    d->bytes = mine->bytes;
+    __atomic_store_n(&d->seq, seq, __ATOMIC_RELEASE);
+}
+
+void clampi_coll_wait_slots(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq)
+{
+    for (int i = 0; i < st->size; i++)
+        wait_geq(st, &slots[i].seq, seq); /* a slot holds seq or seq - 2 */
+}
+
+void clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq)
+{
+    __atomic_store_n(&st->done[st->rank].seq, seq, __ATOMIC_RELEASE);
+    for (int i = 0; i < st->size; i++)
+        wait_geq(st, &st->done[i].seq, seq);
+}
+
+void clampi_coll_barrier(clampi_coll_comm *st)
+{
+    clampi_coll_ctl *ctl = st->ctl;
+    uint64_t g = st->gen++;
+    if (__atomic_add_fetch(&ctl->arrive, 1, __ATOMIC_ACQ_REL) == (uint64_t)st->size) {
+        __atomic_store_n(&ctl->arrive, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&ctl->generation, g + 1, __ATOMIC_RELEASE);
+            return;
+    }
+    wait_geq(st, &ctl->generation, g + 1);
+}
+
+int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes)
+{
+    if (st->scr_base != NULL && st->scr_bytes >= bytes)
+        return MPI_SUCCESS;
+    size_t want = st->scr_bytes * 2 > bytes ? st->scr_bytes * 2 : bytes;
+    want = want < 4096 ? 4096 : (want + 4095) & ~(size_t)4095;
+    scratch_free(st);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    void *mine;
+    int err = MPI_Win_allocate_shared((MPI_Aint)want, 1, info, st->shm, &mine, &st->scr_win);
+    MPI_Info_free(&info);
+    if (err != MPI_SUCCESS) {
+        st->scr_win = MPI_WIN_NULL;
+        return err;
+    }
+    st->scr_base = malloc((size_t)st->size * sizeof *st->scr_base);
+    if (st->scr_base == NULL)
+        return MPI_ERR_NO_MEM;
+    for (int i = 0; i < st->size; i++) {
+        MPI_Aint sz;
+        int du;
+        MPI_Win_shared_query(st->scr_win, i, &sz, &du, &st->scr_base[i]);
+    }
+    st->scr_bytes = want;
+    return MPI_SUCCESS;
+}

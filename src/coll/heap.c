@@ -1,0 +1,217 @@
+/* The node-wide shared heap: one MPI_Win_allocate_shared window over MPI_COMM_WORLD's
+ * node communicator, one segment per process, each managed by an arena (arena.c) that
+ * only its owner allocates from. CMPI_Alloc_mem / CMPI_Free_mem live here. */
+#include "coll/coll_internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct {
+    int ready;
+    MPI_Comm node;        /* MPI_COMM_WORLD's node communicator */
+    MPI_Win win;
+    int nseg;
+    char **seg_base;      /* [nseg] segment start in this process */
+    size_t *seg_size;
+    int me;
+    clampi_coll_arena arena; /* my segment */
+    unsigned long fallbacks;
+    pthread_mutex_t lock;
+} heap = { .node = MPI_COMM_NULL, .win = MPI_WIN_NULL, .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int self_keyval = MPI_KEYVAL_INVALID;
+
+static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    clampi_coll_heap_teardown();
+    return MPI_SUCCESS;
+}
+
+int clampi_coll_heap_ready(void) { return heap.ready; }
+MPI_Comm clampi_coll_heap_comm(void) { return heap.node; }
+
+int clampi_coll_heap_ensure(size_t bytes)
+{
+    if (heap.ready)
+        return MPI_SUCCESS;
+    if (bytes == 0)
+        bytes = clampi_coll_options_get()->heap_size;
+    bytes = (bytes + 4095) & ~(size_t)4095;
+    int err = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &heap.node);
+    if (err != MPI_SUCCESS)
+        return err;
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    void *mine = NULL;
+    err = MPI_Win_allocate_shared((MPI_Aint)bytes, 1, info, heap.node, &mine, &heap.win);
+    MPI_Info_free(&info);
+    if (err != MPI_SUCCESS) {
+        MPI_Comm_free(&heap.node);
+        return err;
+    }
+    MPI_Comm_size(heap.node, &heap.nseg);
+    MPI_Comm_rank(heap.node, &heap.me);
+    heap.seg_base = calloc((size_t)heap.nseg, sizeof *heap.seg_base);
+    heap.seg_size = calloc((size_t)heap.nseg, sizeof *heap.seg_size);
+    for (int i = 0; i < heap.nseg; i++) {
+        MPI_Aint sz;
+        int du;
+        void *b;
+        MPI_Win_shared_query(heap.win, i, &sz, &du, &b);
+        heap.seg_base[i] = b;
+        heap.seg_size[i] = (size_t)sz;
+    }
+    clampi_coll_arena_init(&heap.arena, heap.seg_base[heap.me], heap.seg_size[heap.me]);
+    /* free the window before MPI_Finalize tears down the MPI library */
+    if (self_keyval == MPI_KEYVAL_INVALID)
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
+    MPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL);
+    heap.ready = 1;
+    return MPI_SUCCESS;
+}
+
+void clampi_coll_heap_teardown(void)
+{
+    if (!heap.ready)
+        return;
+    heap.ready = 0;
+    MPI_Win_free(&heap.win);
+    MPI_Comm_free(&heap.node);
+    free(heap.seg_base);
+    free(heap.seg_size);
+    heap.seg_base = NULL;
+    heap.seg_size = NULL;
+    memset(&heap.arena, 0, sizeof heap.arena);
+}
+
+int clampi_coll_heap_locate(const void *p, size_t n, int32_t *seg, uint64_t *off)
+{
+    if (!heap.ready || p == NULL)
+        return 0;
+    const char *c = p;
+    /* own segment first: the common case */
+    for (int k = 0; k < heap.nseg; k++) {
+        int i = (heap.me + k) % heap.nseg;
+        const char *b = heap.seg_base[i];
+        if (b != NULL && c >= b && c < b + heap.seg_size[i] && n <= (size_t)(b + heap.seg_size[i] - c)) {
+            *seg = i;
+            *off = (uint64_t)(c - b);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+char *clampi_coll_heap_addr(int32_t seg, uint64_t off)
+{
+    return heap.seg_base[seg] + off;
+}
+
+int clampi_coll_alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr, int *handled)
+{
+    *handled = 0;
+    if (!clampi_coll_options_get()->shmem_alloc || size < 0)
+        return MPI_SUCCESS;
+    if (!heap.ready) {
+        int err = clampi_coll_heap_ensure(0);
+        if (err != MPI_SUCCESS)
+            return MPI_SUCCESS; /* no heap: the caller falls back to MPI_Alloc_mem */
+    }
+    pthread_mutex_lock(&heap.lock);
+    void *p = clampi_coll_arena_alloc(&heap.arena, (size_t)size);
+    if (p == NULL)
+        heap.fallbacks++;
+    pthread_mutex_unlock(&heap.lock);
+    if (p != NULL) {
+        *(void **)baseptr = p;
+        *handled = 1;
+    }
+    return MPI_SUCCESS;
+}
+
+int clampi_coll_free_mem(void *base, int *handled)
+{
+    *handled = 0;
+    if (!heap.ready || base == NULL)
+        return MPI_SUCCESS;
+    const char *c = base;
+    const char *b = heap.seg_base[heap.me];
+    if (c >= b && c < b + heap.seg_size[heap.me]) {
+        *handled = 1;
+        pthread_mutex_lock(&heap.lock);
+        int rc = clampi_coll_arena_free(&heap.arena, base);
+        pthread_mutex_unlock(&heap.lock);
+        return rc == 0 ? MPI_SUCCESS : MPI_ERR_ARG;
+    }
+    int32_t seg;
+    uint64_t off;
+    if (clampi_coll_heap_locate(base, 1, &seg, &off)) {
+        *handled = 1; /* another process's heap memory: not ours to free */
+        return MPI_ERR_ARG;
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---- public API ------------------------------------------------------------------ */
+CLAMPI_API int CMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+    if (size < 0 || baseptr == NULL) {
+        int err = size < 0 ? MPI_ERR_SIZE : MPI_ERR_ARG;
+        MPI_Comm_call_errhandler(MPI_COMM_WORLD, err);
+        return err;
+    }
+    int handled;
+    int err = clampi_coll_alloc_mem(size, info, baseptr, &handled);
+    if (err == MPI_SUCCESS && !handled)
+        err = PMPI_Alloc_mem(size, info, baseptr);
+    if (err != MPI_SUCCESS)
+        MPI_Comm_call_errhandler(MPI_COMM_WORLD, err);
+    return err;
+}
+
+CLAMPI_API int CMPI_Free_mem(void *base)
+{
+    int handled;
+    int err = clampi_coll_free_mem(base, &handled);
+    if (err == MPI_SUCCESS && !handled)
+        err = PMPI_Free_mem(base);
+    if (err != MPI_SUCCESS)
+        MPI_Comm_call_errhandler(MPI_COMM_WORLD, err);
+    return err;
+}
+
+CLAMPI_API int CMPIX_Heap_init(MPI_Aint bytes_per_process)
+{
+    if (bytes_per_process < 0) {
+        MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_SIZE);
+        return MPI_ERR_SIZE;
+    }
+    int err = clampi_coll_heap_ensure((size_t)bytes_per_process);
+    if (err != MPI_SUCCESS)
+        MPI_Comm_call_errhandler(MPI_COMM_WORLD, err);
+    return err;
+}
+
+CLAMPI_API int CMPIX_Heap_info_get(CMPIX_Heap_info *info)
+{
+    if (info == NULL) {
+        MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_ARG);
+        return MPI_ERR_ARG;
+    }
+    memset(info, 0, sizeof *info);
+    int err = clampi_coll_heap_ensure(0);
+    if (err != MPI_SUCCESS) {
+        MPI_Comm_call_errhandler(MPI_COMM_WORLD, err);
+        return err;
+    }
+    pthread_mutex_lock(&heap.lock);
+    info->enabled = clampi_coll_options_get()->shmem_alloc;
+    info->capacity = heap.arena.size;
+    info->in_use = heap.arena.in_use;
+    info->largest_free = clampi_coll_arena_largest_free(&heap.arena);
+    info->fallbacks = heap.fallbacks;
+    pthread_mutex_unlock(&heap.lock);
+    return MPI_SUCCESS;
+}
