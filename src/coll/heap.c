@@ -41,6 +41,8 @@ int clampi_coll_heap_ensure(size_t bytes)
     int err = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &heap.node);
     if (err != MPI_SUCCESS)
         return err;
+    /* a failed shared allocation (e.g. Open MPI with osc pt2pt only) is a fallback, not an abort */
+    MPI_Comm_set_errhandler(heap.node, MPI_ERRORS_RETURN);
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "true");

@@ -160,3 +160,10 @@ clampi_win *clampi_registry_lookup_mpi(MPI_Win win) {
         }
     }
 }
+
+void clampi_registry_for_each_mapped(void (*fn)(const clampi_win *w)) {
+    pthread_mutex_lock(&registry_lock);
+    for (uint32_t i = 0; i < MAP_CAP; i++)
+        if (map[i].key != KEY_EMPTY && map[i].key != KEY_TOMB) fn(map[i].w);
+    pthread_mutex_unlock(&registry_lock);
+}

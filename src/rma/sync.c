@@ -116,6 +116,16 @@ int clampi_win_unlock_all(clampi_win *w) { EPOCH_END(w, PMPI_Win_unlock_all(w->w
 int clampi_win_fence(clampi_win *w, int assert) { EPOCH_END(w, PMPI_Win_fence(assert, w->win)); }
 int clampi_win_complete(clampi_win *w) { EPOCH_END(w, PMPI_Win_complete(w->win)); }
 
+/* MPI_Win_sync orders memory accesses (unified model, shared windows): in transparent
+ * mode a get issued before it no longer serves duplicates issued after it. */
+int clampi_win_sync(clampi_win *w) {
+    clampi_win_enter(w);
+    int rc = PMPI_Win_sync(w->win);
+    if (rc == MPI_SUCCESS && w->opts.mode == CLAMPI_MODE_TRANSPARENT) clampi_inflight_forget_all(&w->inflight);
+    clampi_win_leave(w);
+    return rc;
+}
+
 void clampi_win_invalidate(clampi_win *w) {
     clampi_win_enter(w);
     clampi_cache_invalidate(&w->cache);

@@ -76,6 +76,8 @@ void clampi_registry_remove(CMPI_Win h);
 int clampi_registry_map(clampi_win *w);      /* 0, or -1 if the table is full */
 void clampi_registry_unmap(clampi_win *w);
 clampi_win *clampi_registry_lookup_mpi(MPI_Win win);
+/* Calls fn on every mapped window (MPI_Finalize's stats lines). */
+void clampi_registry_for_each_mapped(void (*fn)(const clampi_win *w));
 
 /* An MPI operation to target was issued (flush elision bookkeeping). */
 static inline void clampi_win_mark_outstanding(clampi_win *w, int target) {
@@ -122,5 +124,6 @@ int clampi_win_unlock(clampi_win *w, int rank);
 int clampi_win_unlock_all(clampi_win *w);
 int clampi_win_fence(clampi_win *w, int assert);
 int clampi_win_complete(clampi_win *w);
+int clampi_win_sync(clampi_win *w);
 void clampi_win_invalidate(clampi_win *w);
 #endif
