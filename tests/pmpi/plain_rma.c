@@ -3,7 +3,7 @@
  * and without LD_PRELOAD=libclampi_pmpi.so and requires identical lines.
  * Usage: plain_rma PATTERN [ITERS]
  * Patterns: lock_flush lock_all fence pscw dynamic shared dtype rget accumulate mutex
- *           counter readonly */
+ *           counter readonly infokey */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -309,6 +309,44 @@ static void readonly(int use_rget) {
     CHECK(MPI_Win_free(&win));
 }
 
+/* The CMPI info key on a plain MPI_Win_create (plain strings: no clampi header), read
+ * back with MPI_Win_get_info, then switched off with MPI_Win_set_info. */
+static void infokey(void) {
+    int *mem = malloc(N * sizeof(int));
+    fill(mem, 0);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "clampi_mode", "always_cache");
+    MPI_Win win;
+    CHECK(MPI_Win_create(mem, N * sizeof(int), sizeof(int), info, MPI_COMM_WORLD, &win));
+    MPI_Info_free(&info);
+    MPI_Info used;
+    CHECK(MPI_Win_get_info(win, &used));
+    char v[64] = "(none)";
+    int flag = 0;
+    MPI_Info_get(used, "clampi_mode", 63, v, &flag);
+    printf("info rank=%d clampi_mode=%s\n", me, v);
+    MPI_Info_free(&used);
+    MPI_Barrier(MPI_COMM_WORLD);
+    long long sum = 0;
+    for (int it = 0; it < iters; it++) {
+        CHECK(MPI_Win_lock_all(0, win));
+        for (int t = 0; t < np; t++) sum += read_target(win, t, 0);
+        CHECK(MPI_Win_unlock_all(win));
+    }
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "clampi_mode", "off");
+    CHECK(MPI_Win_set_info(win, info));
+    MPI_Info_free(&info);
+    CHECK(MPI_Win_lock_all(0, win));
+    for (int t = 0; t < np; t++) sum += read_target(win, t, 0);
+    CHECK(MPI_Win_unlock_all(win));
+    result("sum", sum);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(MPI_Win_free(&win));
+    free(mem);
+}
+
 /* Accumulate family: sums into every target, reads back. */
 static void accumulate(void) {
     long long *mem;
@@ -435,6 +473,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(p, "accumulate")) accumulate();
     else if (!strcmp(p, "mutex")) mutex();
     else if (!strcmp(p, "counter")) counter();
+    else if (!strcmp(p, "infokey")) infokey();
     else {
         fprintf(stderr, "unknown pattern %s\n", p);
         MPI_Abort(MPI_COMM_WORLD, 1);

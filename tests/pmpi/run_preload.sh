@@ -5,7 +5,9 @@
 # Usage: run_preload.sh MPIEXEC FLAVOR NP PRELOAD_LIB EXPECT [MPIEXEC_FLAGS...] -- PROGRAM [ARGS...]
 #   FLAVOR: openmpi | mpich (how LD_PRELOAD reaches the ranks, not mpiexec itself)
 #   EXPECT: hits (hits + inflight_hits > 0), direct (direct > 0), active (stats lines only),
-#           none (no stats required: the program creates no window, or CLAMPI_MODE=off)
+#           none (no stats required: the program creates no window), off (no stats line:
+#           CLAMPI_MODE=off is a pure pass-through)
+# CLAMPI_TEST_OUTPUT_REGEX (optional): an extended regex the preloaded run's stdout must match.
 set -uo pipefail
 mpiexec=$1 flavor=$2 np=$3 lib=$4 expect=$5; shift 5
 flags=()
@@ -41,6 +43,10 @@ case $expect in
   direct) [ "$direct" -gt 0 ] || { echo "FAIL: expected direct (shared-memory) gets"; echo "$stats"; exit 1; } ;;
   active) [ -n "$stats" ] || { echo "FAIL: the preload printed no stats line"; exit 1; } ;;
   none) ;;
+  off) [ -z "$stats" ] || { echo "FAIL: CLAMPI_MODE=off printed stats"; exit 1; } ;;
   *) echo "bad EXPECT $expect"; exit 2 ;;
 esac
+if [ -n "${CLAMPI_TEST_OUTPUT_REGEX:-}" ] && ! grep -Eq "$CLAMPI_TEST_OUTPUT_REGEX" "$out/preload.out"; then
+  echo "FAIL: preloaded output does not match $CLAMPI_TEST_OUTPUT_REGEX"; cat "$out/preload.out"; exit 1
+fi
 exit 0
