@@ -142,17 +142,27 @@ PRELOAD_API int MPI_Win_free(MPI_Win *win) {
 }
 
 /* ---- gets ---------------------------------------------------------------------------- */
+/* Not inlined into MPI_Get, so that the pass-through cases stay a tail call. */
+static __attribute__((noinline)) int cached_get(clampi_win *w, void *origin_addr, int origin_count,
+                                                 MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                                                 int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+    int served;
+    int rc = clampi_win_get(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                            target_datatype, NULL, &served);
+    if (__builtin_expect(rc >= 0, 1)) return rc;
+    return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                    target_datatype, win);
+}
+
 PRELOAD_API int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
     clampi_win *w;
-    if (__builtin_expect(active && target_rank != MPI_PROC_NULL, 1) && (w = find(win))) {
-        int served;
-        int rc = clampi_win_get(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                                target_count, target_datatype, NULL, &served);
-        if (__builtin_expect(rc >= 0, 1)) return rc;
-    }
-    return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                    target_datatype, win);
+    if (__builtin_expect(!active || target_rank == MPI_PROC_NULL, 0) || !(w = find(win)) ||
+        __atomic_load_n(&w->passthrough, __ATOMIC_RELAXED))
+        return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                        target_datatype, win);
+    return cached_get(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                      target_datatype, win);
 }
 
 /* A get served locally still owes the program a request: a generalized request,

@@ -67,18 +67,17 @@ void clampi_registry_remove(CMPI_Win h) {
  * registry_lock and bump map_seq around each change (odd while changing); readers take
  * no lock: they probe with relaxed atomic loads and retry if map_seq moved. A reader only
  * ever dereferences the state of a window it is using, which cannot be freed meanwhile. */
-#define MAP_CAP 4096u
+#define MAP_CAP CLAMPI_MAP_CAP
 #define KEY_EMPTY 0u
 #define KEY_TOMB 1u
-static struct { uint64_t key; clampi_win *w; } map[MAP_CAP];
-static unsigned map_seq, map_used, map_tombs;
+#define map clampi_registry_map_slots
+#define map_seq clampi_registry_map_seq
+clampi_map_slot map[MAP_CAP];
+unsigned map_seq;
+static unsigned map_used, map_tombs;
 
-static uint64_t win_key(MPI_Win win) {
-    uint64_t k = 0;
-    memcpy(&k, &win, sizeof win < sizeof k ? sizeof win : sizeof k);
-    return k;
-}
-static uint32_t map_home(uint64_t k) { return (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> 52) & (MAP_CAP - 1); }
+#define win_key clampi_registry_win_key
+#define map_home clampi_registry_map_home
 
 static void map_put(uint64_t k, clampi_win *w) {
     for (uint32_t i = map_home(k);; i = (i + 1) & (MAP_CAP - 1)) {
@@ -95,7 +94,7 @@ static void map_put(uint64_t k, clampi_win *w) {
 
 /* Drops tombstones by re-inserting every live entry (inside a write section). */
 static void map_rebuild(void) {
-    static struct { uint64_t key; clampi_win *w; } live[MAP_CAP];
+    static clampi_map_slot live[MAP_CAP];
     unsigned n = 0;
     for (uint32_t i = 0; i < MAP_CAP; i++) {
         uint64_t k = __atomic_load_n(&map[i].key, __ATOMIC_RELAXED);
@@ -142,23 +141,6 @@ void clampi_registry_unmap(clampi_win *w) {
         }
     }
     pthread_mutex_unlock(&registry_lock);
-}
-
-clampi_win *clampi_registry_lookup_mpi(MPI_Win win) {
-    uint64_t k = win_key(win);
-    for (;;) {
-        unsigned seq = __atomic_load_n(&map_seq, __ATOMIC_ACQUIRE);
-        clampi_win *found = NULL;
-        if (!(seq & 1)) {
-            for (uint32_t i = map_home(k), n = 0; n < MAP_CAP; i = (i + 1) & (MAP_CAP - 1), n++) {
-                uint64_t cur = __atomic_load_n(&map[i].key, __ATOMIC_RELAXED);
-                if (cur == KEY_EMPTY) break;
-                if (cur == k) { found = __atomic_load_n(&map[i].w, __ATOMIC_RELAXED); break; }
-            }
-            __atomic_thread_fence(__ATOMIC_ACQUIRE);
-            if (__atomic_load_n(&map_seq, __ATOMIC_RELAXED) == seq) return found;
-        }
-    }
 }
 
 void clampi_registry_for_each_mapped(void (*fn)(const clampi_win *w)) {

@@ -79,6 +79,7 @@ int clampi_win_attach(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint 
         w->opts = *opts;
         w->opts.mode = allowed_mode(w, opts);
         w->caches_data = mode_caches(w->opts.mode);
+        w->passthrough = w->opts.mode == CLAMPI_MODE_OFF;
         int provided = MPI_THREAD_SINGLE;
         MPI_Query_thread(&provided);
         w->mt = provided == MPI_THREAD_MULTIPLE;
@@ -156,6 +157,7 @@ void clampi_win_reconfigure(clampi_win *w, const clampi_win_options *opts) {
     }
     w->opts = next;
     w->caches_data = mode_caches(next.mode);
+    __atomic_store_n(&w->passthrough, next.mode == CLAMPI_MODE_OFF, __ATOMIC_RELAXED);
     setup_cache(w);
     clampi_win_leave(w);
 }

@@ -31,6 +31,8 @@ typedef struct clampi_win {
                                  calls it does not know straight through) */
     int dynamic;              /* MPI_Win_create_dynamic: displacements are absolute addresses */
     int mt;                   /* MPI_THREAD_MULTIPLE: every operation takes `lock` */
+    int passthrough;          /* mode off: the preload sends gets straight to MPI (atomic:
+                                 read without the lock, changed by clampi_win_reconfigure) */
     pthread_mutex_t lock;
 
     MPI_Aint *target_size;    /* per target: window bytes */
@@ -75,7 +77,35 @@ void clampi_registry_remove(CMPI_Win h);
  * windows). Windows that do not fit are found through the window attribute instead. */
 int clampi_registry_map(clampi_win *w);      /* 0, or -1 if the table is full */
 void clampi_registry_unmap(clampi_win *w);
-clampi_win *clampi_registry_lookup_mpi(MPI_Win win);
+#define CLAMPI_MAP_CAP 4096u
+typedef struct clampi_map_slot { uint64_t key; clampi_win *w; } clampi_map_slot;
+extern clampi_map_slot clampi_registry_map_slots[CLAMPI_MAP_CAP];
+extern unsigned clampi_registry_map_seq;
+static inline uint64_t clampi_registry_win_key(MPI_Win win) {
+    uint64_t k = 0;
+    __builtin_memcpy(&k, &win, sizeof win < sizeof k ? sizeof win : sizeof k);
+    return k;
+}
+static inline uint32_t clampi_registry_map_home(uint64_t k) {
+    return (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> 52) & (CLAMPI_MAP_CAP - 1);
+}
+/* Inline: it is on the preload's path of every call. */
+static inline clampi_win *clampi_registry_lookup_mpi(MPI_Win win) {
+    const uint64_t k = clampi_registry_win_key(win);
+    for (;;) {
+        unsigned seq = __atomic_load_n(&clampi_registry_map_seq, __ATOMIC_ACQUIRE);
+        clampi_win *found = NULL;
+        if (!(seq & 1)) {
+            for (uint32_t i = clampi_registry_map_home(k), n = 0; n < CLAMPI_MAP_CAP; i = (i + 1) & (CLAMPI_MAP_CAP - 1), n++) {
+                uint64_t cur = __atomic_load_n(&clampi_registry_map_slots[i].key, __ATOMIC_RELAXED);
+                if (cur == 0) break; /* empty */
+                if (cur == k) { found = __atomic_load_n(&clampi_registry_map_slots[i].w, __ATOMIC_RELAXED); break; }
+            }
+            __atomic_thread_fence(__ATOMIC_ACQUIRE);
+            if (__atomic_load_n(&clampi_registry_map_seq, __ATOMIC_RELAXED) == seq) return found;
+        }
+    }
+}
 /* Calls fn on every mapped window (MPI_Finalize's stats lines). */
 void clampi_registry_for_each_mapped(void (*fn)(const clampi_win *w));
 
