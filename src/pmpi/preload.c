@@ -278,54 +278,30 @@ PRELOAD_API int MPI_Compare_and_swap(const void *origin_addr, const void *compar
 #define RANK_OR_PASS(rank, call) \
     if ((rank) < 0 || (rank) >= w->nranks) return call
 
-PRELOAD_API int MPI_Win_flush(int rank, MPI_Win win) {
-    WIN_OR_PASS(PMPI_Win_flush(rank, win));
-    RANK_OR_PASS(rank, PMPI_Win_flush(rank, win));
-    return clampi_win_flush(w, rank);
-}
-
-PRELOAD_API int MPI_Win_flush_all(MPI_Win win) {
-    WIN_OR_PASS(PMPI_Win_flush_all(win));
-    return clampi_win_flush_all(w);
-}
-
-PRELOAD_API int MPI_Win_flush_local(int rank, MPI_Win win) {
-    WIN_OR_PASS(PMPI_Win_flush_local(rank, win));
-    RANK_OR_PASS(rank, PMPI_Win_flush_local(rank, win));
-    return clampi_win_flush_local(w, rank);
-}
-
-PRELOAD_API int MPI_Win_flush_local_all(MPI_Win win) {
-    WIN_OR_PASS(PMPI_Win_flush_local_all(win));
-    return clampi_win_flush_local_all(w);
-}
-
-PRELOAD_API int MPI_Win_unlock(int rank, MPI_Win win) {
-    WIN_OR_PASS(PMPI_Win_unlock(rank, win));
-    RANK_OR_PASS(rank, PMPI_Win_unlock(rank, win));
-    return clampi_win_unlock(w, rank);
-}
-
-PRELOAD_API int MPI_Win_unlock_all(MPI_Win win) {
-    WIN_OR_PASS(PMPI_Win_unlock_all(win));
-    return clampi_win_unlock_all(w);
-}
+/* MPI_NAME(win) -> fn(w);  MPI_NAME(rank, win) -> fn(w, rank) */
+#define WRAP_WIN(NAME, fn)                                  \
+    PRELOAD_API int MPI_##NAME(MPI_Win win) {               \
+        WIN_OR_PASS(PMPI_##NAME(win));                      \
+        return fn(w);                                       \
+    }
+#define WRAP_RANK(NAME, fn)                                 \
+    PRELOAD_API int MPI_##NAME(int rank, MPI_Win win) {     \
+        WIN_OR_PASS(PMPI_##NAME(rank, win));                \
+        RANK_OR_PASS(rank, PMPI_##NAME(rank, win));         \
+        return fn(w, rank);                                 \
+    }
+WRAP_RANK(Win_flush, clampi_win_flush)
+WRAP_RANK(Win_flush_local, clampi_win_flush_local)
+WRAP_RANK(Win_unlock, clampi_win_unlock)
+WRAP_WIN(Win_flush_all, clampi_win_flush_all)
+WRAP_WIN(Win_flush_local_all, clampi_win_flush_local_all)
+WRAP_WIN(Win_unlock_all, clampi_win_unlock_all)
+WRAP_WIN(Win_complete, clampi_win_complete)
+WRAP_WIN(Win_sync, clampi_win_sync) /* in transparent mode: no in-flight sharing across it */
 
 PRELOAD_API int MPI_Win_fence(int assert, MPI_Win win) {
     WIN_OR_PASS(PMPI_Win_fence(assert, win));
     return clampi_win_fence(w, assert);
-}
-
-PRELOAD_API int MPI_Win_complete(MPI_Win win) {
-    WIN_OR_PASS(PMPI_Win_complete(win));
-    return clampi_win_complete(w);
-}
-
-/* MPI_Win_sync orders memory (unified model, shared windows): in transparent mode no get
- * issued before it may serve a duplicate issued after it. */
-PRELOAD_API int MPI_Win_sync(MPI_Win win) {
-    WIN_OR_PASS(PMPI_Win_sync(win));
-    return clampi_win_sync(w);
 }
 
 /* Epoch openings and the target side of PSCW change nothing clampi keeps: they are

@@ -140,27 +140,25 @@ void clampi_win_invalidate(clampi_win *w) {
 #define CHECK_RANK(w, rank) \
     if ((rank) < 0 || (rank) >= (w)->nranks) return clampi_raise_win(w, CLAMPI_E_RANK)
 
-int CMPI_Win_flush(int rank, CMPI_Win win) {
-    FIND_WIN(w, win);
-    CHECK_RANK(w, rank);
-    return clampi_win_flush(w, rank);
-}
-
-int CMPI_Win_flush_all(CMPI_Win win) {
-    FIND_WIN(w, win);
-    return clampi_win_flush_all(w);
-}
-
-int CMPI_Win_flush_local(int rank, CMPI_Win win) {
-    FIND_WIN(w, win);
-    CHECK_RANK(w, rank);
-    return clampi_win_flush_local(w, rank);
-}
-
-int CMPI_Win_flush_local_all(CMPI_Win win) {
-    FIND_WIN(w, win);
-    return clampi_win_flush_local_all(w);
-}
+/* CMPI_NAME(win) -> fn(w);  CMPI_NAME(rank, win) -> fn(w, rank) */
+#define CMPI_WIN(NAME, fn)              \
+    int CMPI_##NAME(CMPI_Win win) {     \
+        FIND_WIN(w, win);               \
+        return fn(w);                   \
+    }
+#define CMPI_RANK(NAME, fn)                     \
+    int CMPI_##NAME(int rank, CMPI_Win win) {   \
+        FIND_WIN(w, win);                       \
+        CHECK_RANK(w, rank);                    \
+        return fn(w, rank);                     \
+    }
+CMPI_RANK(Win_flush, clampi_win_flush)
+CMPI_RANK(Win_flush_local, clampi_win_flush_local)
+CMPI_RANK(Win_unlock, clampi_win_unlock)
+CMPI_WIN(Win_flush_all, clampi_win_flush_all)
+CMPI_WIN(Win_flush_local_all, clampi_win_flush_local_all)
+CMPI_WIN(Win_unlock_all, clampi_win_unlock_all)
+CMPI_WIN(Win_complete, clampi_win_complete)
 
 int CMPI_Win_lock(int lock_type, int rank, int assert, CMPI_Win win) {
     FIND_WIN(w, win);
@@ -168,20 +166,9 @@ int CMPI_Win_lock(int lock_type, int rank, int assert, CMPI_Win win) {
     return PMPI_Win_lock(lock_type, rank, assert, w->win);
 }
 
-int CMPI_Win_unlock(int rank, CMPI_Win win) {
-    FIND_WIN(w, win);
-    CHECK_RANK(w, rank);
-    return clampi_win_unlock(w, rank);
-}
-
 int CMPI_Win_lock_all(int assert, CMPI_Win win) {
     FIND_WIN(w, win);
     return PMPI_Win_lock_all(assert, w->win);
-}
-
-int CMPI_Win_unlock_all(CMPI_Win win) {
-    FIND_WIN(w, win);
-    return clampi_win_unlock_all(w);
 }
 
 int CMPI_Win_fence(int assert, CMPI_Win win) {
@@ -192,11 +179,6 @@ int CMPI_Win_fence(int assert, CMPI_Win win) {
 int CMPI_Win_start(MPI_Group group, int assert, CMPI_Win win) {
     FIND_WIN(w, win);
     return PMPI_Win_start(group, assert, w->win);
-}
-
-int CMPI_Win_complete(CMPI_Win win) {
-    FIND_WIN(w, win);
-    return clampi_win_complete(w);
 }
 
 int CMPI_Win_post(MPI_Group group, int assert, CMPI_Win win) {
