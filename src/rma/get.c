@@ -108,7 +108,17 @@ static inline __attribute__((always_inline)) int get_locked(clampi_win *w, void 
 }
 
 int clampi_win_get(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype origin_type, int target,
-                   MPI_Aint disp, int target_count, MPI_Datatype target_type, MPI_Request *rreq, int *served) {
+                   MPI_Aint disp, int target_count, MPI_Datatype target_type) {
+    int served;
+    clampi_win_enter(w);
+    int rc = get_locked(w, origin_addr, origin_count, origin_type, target, disp, target_count, target_type, NULL,
+                        &served);
+    clampi_win_leave(w);
+    return rc;
+}
+
+int clampi_win_rget(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype origin_type, int target,
+                    MPI_Aint disp, int target_count, MPI_Datatype target_type, MPI_Request *rreq, int *served) {
     clampi_win_enter(w);
     int rc = get_locked(w, origin_addr, origin_count, origin_type, target, disp, target_count, target_type, rreq,
                         served);

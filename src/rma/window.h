@@ -134,10 +134,13 @@ void clampi_win_reconfigure(clampi_win *w, const clampi_win_options *opts);
  * call to MPI unchanged so that MPI reports it). */
 #define CLAMPI_ARG_ERROR(e) (-1 - (int)(e))
 #define CLAMPI_ARG_ERROR_CODE(rc) ((clampi_error)(-1 - (rc)))
-/* MPI_Get (rreq == NULL) or MPI_Rget. For MPI_Rget, *served = 1 when the data was copied
- * locally (cache or shared memory; no request was started), else *rreq is MPI's request. */
+/* MPI_Get. */
 int clampi_win_get(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype origin_type, int target,
-                   MPI_Aint disp, int target_count, MPI_Datatype target_type, MPI_Request *rreq, int *served);
+                   MPI_Aint disp, int target_count, MPI_Datatype target_type);
+/* MPI_Rget: *served = 1 when the data was copied locally (cache or shared memory; no
+ * request was started), else *rreq is MPI's request. */
+int clampi_win_rget(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype origin_type, int target,
+                    MPI_Aint disp, int target_count, MPI_Datatype target_type, MPI_Request *rreq, int *served);
 /* A write or atomic: clampi_win_write_begin checks the target range and locks the window
  * (returns -1, or CLAMPI_ARG_ERROR unlocked); the caller issues the MPI call, then
  * clampi_win_write_end drops the cached bytes it may overwrite and unlocks. */
