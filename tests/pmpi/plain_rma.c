@@ -3,7 +3,7 @@
  * and without LD_PRELOAD=libclampi_pmpi.so and requires identical lines.
  * Usage: plain_rma PATTERN [ITERS]
  * Patterns: lock_flush lock_all fence pscw dynamic shared dtype rget accumulate mutex
- *           counter readonly infokey */
+ *           counter readonly infokey dynamic_optin */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -197,6 +197,41 @@ static void dynamic(void) {
     }
     free(addr);
     CHECK(MPI_Win_free(&win));
+}
+
+/* Dynamic window whose program opts in to caching by info key (plain strings): memory
+ * stays attached for the window's lifetime, so always_cache is correct. */
+static void dynamic_optin(void) {
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "clampi_mode", "always_cache");
+    MPI_Info_set(info, "clampi_dynamic_cache", "true");
+    MPI_Win win;
+    CHECK(MPI_Win_create_dynamic(info, MPI_COMM_WORLD, &win));
+    MPI_Info_free(&info);
+    int *mem = malloc(N * sizeof(int));
+    fill(mem, 0);
+    CHECK(MPI_Win_attach(win, mem, N * sizeof(int)));
+    MPI_Aint *addr = malloc(np * sizeof *addr), mine;
+    MPI_Get_address(mem, &mine);
+    MPI_Allgather(&mine, 1, MPI_AINT, addr, 1, MPI_AINT, MPI_COMM_WORLD);
+    long long sum = 0;
+    for (int it = 0; it < iters; it++) {
+        CHECK(MPI_Win_lock_all(0, win));
+        for (int t = 0; t < np; t++) {
+            int buf[N];
+            for (int i = 0; i < N; i += 16) CHECK(MPI_Get(&buf[i], 16, MPI_INT, t, addr[t] + i * (MPI_Aint)sizeof(int), 16, MPI_INT, win));
+            CHECK(MPI_Win_flush(t, win));
+            for (int i = 0; i < N; i++) sum += buf[i] * (long long)(it + 1);
+        }
+        CHECK(MPI_Win_unlock_all(win));
+    }
+    result("sum", sum);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(MPI_Win_detach(win, mem));
+    CHECK(MPI_Win_free(&win));
+    free(mem);
+    free(addr);
 }
 
 /* Shared-memory window: stores by the owner, MPI_Win_sync + barrier, gets by others. */
@@ -474,6 +509,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(p, "mutex")) mutex();
     else if (!strcmp(p, "counter")) counter();
     else if (!strcmp(p, "infokey")) infokey();
+    else if (!strcmp(p, "dynamic_optin")) dynamic_optin();
     else {
         fprintf(stderr, "unknown pattern %s\n", p);
         MPI_Abort(MPI_COMM_WORLD, 1);
