@@ -22,5 +22,11 @@ run_suite "MPICH" build/mpich mpich -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH
 # allocations at init trip LeakSanitizer, so leaks are not checked inside MPI runs).
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
   run_suite "ASan+UBSan (MPICH)" build/asan-mpich mpich -DCLAMPI_SANITIZE=ON -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=OFF -- -LE nosan
+# ThreadSanitizer on the threaded tests only (label tsan; suppressions for MPI/UCX frames in
+# tests/pmpi/tsan.supp; the tests set UCX_MEM_EVENTS=no: UCX's madvise hook crashes TSan).
+# CLAMPI_TEST_TSAN=0 skips it.
+if [ "${CLAMPI_TEST_TSAN:-1}" = 1 ]; then
+  run_suite "TSan (MPICH, threaded tests)" build/tsan-mpich mpich -DCLAMPI_TSAN=ON -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=OFF -- -L tsan
+fi
 if [ $status -eq 0 ]; then echo "clampi: all test suites passed"; else echo "clampi: some tests FAILED"; fi
 exit $status

@@ -46,6 +46,7 @@ extern "C" {
 #define CLAMPI_INDEX_SIZE    "clampi_index_size"   /* index entries, e.g. "65536" */
 #define CLAMPI_BUFFER_SIZE   "clampi_buffer_size"  /* cache bytes, e.g. "64M" (K, M, G suffixes) */
 #define CLAMPI_SHM_DIRECT    "clampi_shm_direct"   /* "true"/"false": load/store for same-node targets */
+#define CLAMPI_DYNAMIC_CACHE "clampi_dynamic_cache" /* "true": allow caching modes on a dynamic window */
 
 /* The CLaMPI window handle. `win` is the MPI window and stays valid for raw MPI calls. */
 typedef struct CMPI_Win {
@@ -125,6 +126,12 @@ CLAMPI_API int CMPI_Win_wait(CMPI_Win win);
 /* Drops every cached entry of the window (any mode; the only invalidation point of
  * CLAMPI_USER_DEFINED windows). Gets in flight complete normally but are not cached. */
 CLAMPI_API int CMPI_Win_invalidate(CMPI_Win win);
+
+/* Drops every cached entry of an MPI window managed by the transparent preload
+ * (libclampi_pmpi) or created with CMPI_Win_*: the invalidation call of user-defined
+ * windows in programs that use plain MPI_Win handles. A no-op returning MPI_SUCCESS for
+ * any other window, so the program also runs without the preload. */
+CLAMPI_API int CMPI_Invalidate(MPI_Win win);
 
 /* ---- statistics ---------------------------------------------------------------- */
 CLAMPI_API int CMPI_Win_get_stats(CMPI_Win win, CMPI_Win_stats *stats);

@@ -14,7 +14,7 @@ static int self_keyval = MPI_KEYVAL_INVALID;
 static void scratch_free(clampi_coll_comm *st)
 {
     if (st->scr_win != MPI_WIN_NULL)
-        MPI_Win_free(&st->scr_win);
+        PMPI_Win_free(&st->scr_win);
     free(st->scr_base);
     st->scr_base = NULL;
     st->scr_bytes = 0;
@@ -27,7 +27,7 @@ static void state_free(clampi_coll_comm *st)
     if (st->intranode) {
         scratch_free(st);
         if (st->ctl_win != MPI_WIN_NULL)
-            MPI_Win_free(&st->ctl_win);
+            PMPI_Win_free(&st->ctl_win);
         MPI_Comm_free(&st->shm);
     }
     free(st->morton);
@@ -99,7 +99,7 @@ static clampi_coll_comm *state_create(MPI_Comm comm, int *err)
                      (size_t)st->size * sizeof(clampi_coll_done))
         : 0;
     void *mine;
-    *err = MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, st->shm, &mine, &st->ctl_win);
+    *err = PMPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, st->shm, &mine, &st->ctl_win);
     if (*err != MPI_SUCCESS) {
         st->ctl_win = MPI_WIN_NULL;
         state_free(st);
@@ -222,7 +222,7 @@ int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes)
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
     void *mine;
-    int err = MPI_Win_allocate_shared((MPI_Aint)want, 1, info, st->shm, &mine, &st->scr_win);
+    int err = PMPI_Win_allocate_shared((MPI_Aint)want, 1, info, st->shm, &mine, &st->scr_win);
     MPI_Info_free(&info);
     if (err != MPI_SUCCESS) {
         st->scr_win = MPI_WIN_NULL;

@@ -1,14 +1,17 @@
 #include "rma/datatype.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-clampi_type_info clampi_type_memo[CLAMPI_TYPE_MEMO];
 
 /* Attribute values on derived types: the contiguity verdict, computed once. */
 #define VERDICT_CONTIGUOUS ((void *)(intptr_t)1)
 #define VERDICT_GAPPY ((void *)(intptr_t)2)
 static int verdict_keyval = MPI_KEYVAL_INVALID;
+static pthread_once_t verdict_once = PTHREAD_ONCE_INIT;
+static void verdict_keyval_create(void) {
+    MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &verdict_keyval, NULL);
+}
 
 /* Does one element's data cover [true_lb, true_lb + true_extent) exactly once? When
  * size == true_extent, that holds iff unpacking `size` marked bytes with the type marks
@@ -32,7 +35,7 @@ static int element_covers_extent(MPI_Datatype type, MPI_Aint size, MPI_Aint true
     return ok;
 }
 
-int clampi_type_info_slow(MPI_Datatype type, clampi_type_info *ti) {
+int clampi_type_info_slow(clampi_type_info *memo, MPI_Datatype type, clampi_type_info *ti) {
     if (type == MPI_DATATYPE_NULL) return -1;
     int ni, na, nd, combiner;
     if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return -1;
@@ -47,11 +50,10 @@ int clampi_type_info_slow(MPI_Datatype type, clampi_type_info *ti) {
     if (combiner == MPI_COMBINER_NAMED) {
         ti->element_contiguous = size == ti->true_extent;
         ti->dense = ti->element_contiguous && size > 0 && ti->extent == size && ti->true_lb == 0;
-        if (size > 0) clampi_type_memo[clampi_type_memo_slot(type)] = *ti;
+        if (size > 0) memo[clampi_type_memo_slot(type)] = *ti;
         return 0;
     }
-    if (verdict_keyval == MPI_KEYVAL_INVALID)
-        MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &verdict_keyval, NULL);
+    pthread_once(&verdict_once, verdict_keyval_create);
     void *verdict = NULL;
     int found = 0;
     if (verdict_keyval != MPI_KEYVAL_INVALID) MPI_Type_get_attr(type, verdict_keyval, &verdict, &found);

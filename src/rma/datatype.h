@@ -1,6 +1,7 @@
 /* Where the bytes of (count, datatype) lie, and whether they are one contiguous run.
- * Predefined types are memoized by handle (their handles never change); derived types
- * carry their verdict as an MPI attribute, so the analysis runs once per type. */
+ * Predefined types are memoized by handle (their handles never change) in a small table
+ * per window (so it is guarded by the window lock under MPI_THREAD_MULTIPLE); derived
+ * types carry their verdict as an MPI attribute, so the analysis runs once per type. */
 #ifndef CLAMPI_RMA_DATATYPE_H
 #define CLAMPI_RMA_DATATYPE_H
 #include <mpi.h>
@@ -23,9 +24,9 @@ typedef struct clampi_layout {
 } clampi_layout;
 
 #define CLAMPI_TYPE_MEMO 64
-extern clampi_type_info clampi_type_memo[CLAMPI_TYPE_MEMO];
 
-int clampi_type_info_slow(MPI_Datatype type, clampi_type_info *ti);
+/* Fills ti; memoizes predefined types in memo[CLAMPI_TYPE_MEMO]. 0 or -1. */
+int clampi_type_info_slow(clampi_type_info *memo, MPI_Datatype type, clampi_type_info *ti);
 
 static inline unsigned clampi_type_memo_slot(MPI_Datatype type) {
     uint64_t h = (uint64_t)(uintptr_t)type * 0x9E3779B97F4A7C15ull;
@@ -33,15 +34,16 @@ static inline unsigned clampi_type_memo_slot(MPI_Datatype type) {
 }
 
 /* Returns 0, or -1 for MPI_DATATYPE_NULL / an invalid type. */
-static inline int clampi_type_info_get(MPI_Datatype type, const clampi_type_info **ti, clampi_type_info *scratch) {
-    const clampi_type_info *m = &clampi_type_memo[clampi_type_memo_slot(type)];
+static inline __attribute__((always_inline)) int clampi_type_info_get(clampi_type_info *memo, MPI_Datatype type, const clampi_type_info **ti,
+                                       clampi_type_info *scratch) {
+    const clampi_type_info *m = &memo[clampi_type_memo_slot(type)];
     if (m->type == type && m->size > 0) { *ti = m; return 0; }
     *ti = scratch;
-    return clampi_type_info_slow(type, scratch);
+    return clampi_type_info_slow(memo, type, scratch);
 }
 
 /* Layout of count elements. count >= 0. */
-static inline void clampi_layout_of(const clampi_type_info *ti, int count, clampi_layout *l) {
+static inline __attribute__((always_inline)) void clampi_layout_of(const clampi_type_info *ti, int count, clampi_layout *l) {
     l->bytes = (uint64_t)ti->size * (uint64_t)count;
     if (ti->dense) { l->lo = 0; l->span = l->bytes; l->contiguous = 1; return; }
     if (count == 0 || ti->size == 0) { l->lo = 0; l->span = 0; l->contiguous = 1; l->bytes = 0; return; }

@@ -1,5 +1,7 @@
 #include "rma/errors.h"
 
+#include <pthread.h>
+
 static const struct {
     int mpi_class;
     const char *message;
@@ -17,20 +19,21 @@ static const struct {
 };
 
 static int codes[CLAMPI_NERRORS];
-static int registered;
+static pthread_once_t registered = PTHREAD_ONCE_INIT;
+
+static void register_codes(void) {
+    for (int i = 0; i < CLAMPI_NERRORS; i++) {
+        int code;
+        if (MPI_Add_error_code(error_table[i].mpi_class, &code) == MPI_SUCCESS &&
+            MPI_Add_error_string(code, (char *)error_table[i].message) == MPI_SUCCESS)
+            codes[i] = code;
+        else
+            codes[i] = error_table[i].mpi_class; /* still the right class */
+    }
+}
 
 int clampi_error_code(clampi_error e) {
-    if (!registered) {
-        registered = 1;
-        for (int i = 0; i < CLAMPI_NERRORS; i++) {
-            int code;
-            if (MPI_Add_error_code(error_table[i].mpi_class, &code) == MPI_SUCCESS &&
-                MPI_Add_error_string(code, (char *)error_table[i].message) == MPI_SUCCESS)
-                codes[i] = code;
-            else
-                codes[i] = error_table[i].mpi_class; /* still the right class */
-        }
-    }
+    pthread_once(&registered, register_codes);
     return codes[e];
 }
 

@@ -1,5 +1,6 @@
 #include "rma/options.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,7 +8,7 @@
 #include "common/parse.h"
 
 /* One row per knob: info key, environment variable. */
-enum { OPT_MODE, OPT_INDEX, OPT_BUFFER, OPT_SHM, NOPTS };
+enum { OPT_MODE, OPT_INDEX, OPT_BUFFER, OPT_SHM, OPT_DYNAMIC, NOPTS };
 static const struct {
     const char *info_key, *env;
 } option_table[NOPTS] = {
@@ -15,7 +16,10 @@ static const struct {
     [OPT_INDEX] = {CLAMPI_INDEX_SIZE, "CLAMPI_INDEX_SIZE"},
     [OPT_BUFFER] = {CLAMPI_BUFFER_SIZE, "CLAMPI_BUFFER_SIZE"},
     [OPT_SHM] = {CLAMPI_SHM_DIRECT, "CLAMPI_SHM_DIRECT"},
+    [OPT_DYNAMIC] = {CLAMPI_DYNAMIC_CACHE, "CLAMPI_DYNAMIC_CACHE"},
 };
+/* Process-wide settings (no info key): CLAMPI_STATS, CLAMPI_WINDOW_MODES; the preload's
+ * and the collectives' switches are read in src/pmpi/preload.c and src/coll/options.c. */
 
 static const char *mode_names[] = {
     [CLAMPI_MODE_TRANSPARENT] = CLAMPI_TRANSPARENT,
@@ -38,6 +42,7 @@ static int parse_one(int opt, const char *value, clampi_win_options *o) {
     case OPT_INDEX: return clampi_parse_size(value, &o->index_entries);
     case OPT_BUFFER: return clampi_parse_size(value, &o->buffer_bytes);
     case OPT_SHM: return clampi_parse_bool(value, &o->shm_direct);
+    case OPT_DYNAMIC: return clampi_parse_bool(value, &o->dynamic_cache);
     }
     return -1;
 }
@@ -47,6 +52,12 @@ int clampi_options_read(MPI_Info info, clampi_win_options *o, const char **bad_k
     o->index_entries = CLAMPI_DEFAULT_INDEX_ENTRIES;
     o->buffer_bytes = CLAMPI_DEFAULT_BUFFER_BYTES;
     o->shm_direct = 1;
+    o->dynamic_cache = 0;
+    clampi_mode unused;
+    if (clampi_options_window_mode("", &unused) < 0) {
+        *bad_key = "CLAMPI_WINDOW_MODES";
+        return MPI_ERR_INFO_VALUE;
+    }
     for (int opt = 0; opt < NOPTS; opt++) {
         const char *env = getenv(option_table[opt].env);
         if (env && *env && parse_one(opt, env, o) != 0) {
@@ -63,6 +74,58 @@ int clampi_options_read(MPI_Info info, clampi_win_options *o, const char **bad_k
         }
     }
     return MPI_SUCCESS;
+}
+
+int clampi_options_update(MPI_Info info, clampi_win_options *o, const char **bad_key) {
+    clampi_win_options next = *o;
+    for (int opt = 0; info != MPI_INFO_NULL && opt < NOPTS; opt++) {
+        char value[256];
+        int flag = 0;
+        MPI_Info_get(info, option_table[opt].info_key, (int)sizeof value - 1, value, &flag);
+        if (flag && parse_one(opt, value, &next) != 0) {
+            *bad_key = option_table[opt].info_key;
+            return MPI_ERR_INFO_VALUE;
+        }
+    }
+    *o = next;
+    return MPI_SUCCESS;
+}
+
+void clampi_options_to_info(const clampi_win_options *o, MPI_Info info) {
+    char v[32];
+    MPI_Info_set(info, CLAMPI_MODE, (char *)clampi_mode_name(o->mode));
+    snprintf(v, sizeof v, "%zu", o->index_entries);
+    MPI_Info_set(info, CLAMPI_INDEX_SIZE, v);
+    snprintf(v, sizeof v, "%zu", o->buffer_bytes);
+    MPI_Info_set(info, CLAMPI_BUFFER_SIZE, v);
+    MPI_Info_set(info, CLAMPI_SHM_DIRECT, o->shm_direct ? "true" : "false");
+    MPI_Info_set(info, CLAMPI_DYNAMIC_CACHE, o->dynamic_cache ? "true" : "false");
+}
+
+/* Scans "name:mode,name:mode" for name (an empty name only validates). */
+int clampi_options_window_mode(const char *name, clampi_mode *mode) {
+    const char *s = getenv("CLAMPI_WINDOW_MODES");
+    if (!s || !*s) return 0;
+    int found = 0;
+    while (*s) {
+        const char *comma = strchr(s, ','), *end = comma ? comma : s + strlen(s);
+        const char *colon = memchr(s, ':', (size_t)(end - s));
+        if (!colon || colon == s) return -1;
+        char m[32];
+        size_t mlen = (size_t)(end - colon - 1);
+        if (mlen == 0 || mlen >= sizeof m) return -1;
+        memcpy(m, colon + 1, mlen);
+        m[mlen] = 0;
+        clampi_mode parsed;
+        if (parse_mode(m, &parsed) != 0) return -1;
+        if (!found && strlen(name) == (size_t)(colon - s) && !strncmp(s, name, (size_t)(colon - s))) {
+            *mode = parsed;
+            found = 1;
+        }
+        if (!comma) break;
+        s = comma + 1;
+    }
+    return found;
 }
 
 int clampi_options_stats_enabled(void) {

@@ -24,11 +24,19 @@ typedef struct clampi_win_options {
     size_t index_entries;
     size_t buffer_bytes;
     int shm_direct;          /* serve same-node targets by load/store when possible */
+    int dynamic_cache;       /* dynamic windows may use caching modes (opt-in, see window.c) */
 } clampi_win_options;
 
 /* Fills opts from defaults, environment and info (info may be MPI_INFO_NULL).
  * Returns MPI_SUCCESS, or MPI_ERR_INFO_VALUE with *bad_key naming the offending key. */
 int clampi_options_read(MPI_Info info, clampi_win_options *opts, const char **bad_key);
+/* Applies only the clampi keys present in info (MPI_Win_set_info); same errors. */
+int clampi_options_update(MPI_Info info, clampi_win_options *opts, const char **bad_key);
+/* Adds the window's clampi keys to info (MPI_Win_get_info). */
+void clampi_options_to_info(const clampi_win_options *opts, MPI_Info info);
+/* CLAMPI_WINDOW_MODES="graph:always_cache,tree:user_defined": 1 and *mode if the window
+ * name is listed, 0 if not, -1 if the variable is malformed. */
+int clampi_options_window_mode(const char *name, clampi_mode *mode);
 /* "transparent", "always_cache", ... */
 const char *clampi_mode_name(clampi_mode mode);
 /* Whether CLAMPI_STATS is set (read once). */

@@ -1,8 +1,12 @@
 /* Synchronization: every call forwards to MPI, then completes clampi's gets in flight
  * (their bytes may enter the cache only now) and applies the mode's invalidation rule.
  * Transparent windows keep no completed data, so each flush and epoch end leaves them
- * empty: that is their invalidation. Flushes with nothing outstanding are elided. */
+ * empty: that is their invalidation. Flushes with nothing outstanding are elided.
+ * The clampi_win_* functions are shared with the preload; they hold the window lock
+ * across the MPI call, so a get issued by another thread meanwhile cannot be taken for
+ * complete by the bookkeeping that follows it. */
 #include "rma/access.h"
+#include "rma/errors.h"
 
 static void fill_cache(void *ctx, uint32_t target, uint64_t offset, uint64_t length, const void *data) {
     clampi_win *w = ctx;
@@ -29,122 +33,174 @@ static void all_done(clampi_win *w) {
     w->ndirty = 0;
 }
 
+/* Nothing of this rank's is outstanding to rank: the MPI flush can be skipped. */
+static inline int flush_elidable(clampi_win *w, int rank) {
+    return w->elide_flushes && w->outstanding[rank] == 0 && !clampi_inflight_pending(&w->inflight, (uint32_t)rank);
+}
+
+int clampi_win_flush(clampi_win *w, int rank) {
+    clampi_win_enter(w);
+    w->n.flushes++;
+    int rc = MPI_SUCCESS;
+    if (flush_elidable(w, rank)) {
+        w->n.flushes_elided++;
+    } else {
+        rc = PMPI_Win_flush(rank, w->win);
+        if (rc == MPI_SUCCESS) target_done(w, rank);
+    }
+    clampi_win_leave(w);
+    return rc;
+}
+
+int clampi_win_flush_all(clampi_win *w) {
+    clampi_win_enter(w);
+    w->n.flushes++;
+    int rc = MPI_SUCCESS;
+    if (w->elide_flushes && w->ndirty == 0 && w->inflight.live == 0) {
+        w->n.flushes_elided++;
+    } else {
+        rc = PMPI_Win_flush_all(w->win);
+        if (rc == MPI_SUCCESS) all_done(w);
+    }
+    clampi_win_leave(w);
+    return rc;
+}
+
+/* Local completion finishes gets (their data is at the origin) but not puts at their
+ * target, so the target stays outstanding for a later flush. */
+int clampi_win_flush_local(clampi_win *w, int rank) {
+    clampi_win_enter(w);
+    w->n.flushes++;
+    int rc = MPI_SUCCESS;
+    if (w->elide_flushes && w->outstanding[rank] == 0) {
+        w->n.flushes_elided++;
+    } else {
+        rc = PMPI_Win_flush_local(rank, w->win);
+        if (rc == MPI_SUCCESS) gets_done(w, rank);
+    }
+    clampi_win_leave(w);
+    return rc;
+}
+
+int clampi_win_flush_local_all(clampi_win *w) {
+    clampi_win_enter(w);
+    w->n.flushes++;
+    int rc = MPI_SUCCESS;
+    if (w->elide_flushes && w->ndirty == 0) {
+        w->n.flushes_elided++;
+    } else {
+        rc = PMPI_Win_flush_local_all(w->win);
+        if (rc == MPI_SUCCESS) clampi_inflight_complete_all(&w->inflight, w->caches_data ? fill_cache : NULL, w);
+    }
+    clampi_win_leave(w);
+    return rc;
+}
+
+int clampi_win_unlock(clampi_win *w, int rank) {
+    clampi_win_enter(w);
+    int rc = PMPI_Win_unlock(rank, w->win);
+    if (rc == MPI_SUCCESS) target_done(w, rank);
+    clampi_win_leave(w);
+    return rc;
+}
+
+/* Epoch ends (unlock_all, fence, complete): everything is complete. */
+#define EPOCH_END(w, call)                  \
+    clampi_win_enter(w);                    \
+    int rc = call;                          \
+    if (rc == MPI_SUCCESS) all_done(w);     \
+    clampi_win_leave(w);                    \
+    return rc
+
+int clampi_win_unlock_all(clampi_win *w) { EPOCH_END(w, PMPI_Win_unlock_all(w->win)); }
+int clampi_win_fence(clampi_win *w, int assert) { EPOCH_END(w, PMPI_Win_fence(assert, w->win)); }
+int clampi_win_complete(clampi_win *w) { EPOCH_END(w, PMPI_Win_complete(w->win)); }
+
+/* MPI_Win_sync orders memory accesses (unified model, shared windows): in transparent
+ * mode a get issued before it no longer serves duplicates issued after it. */
+int clampi_win_sync(clampi_win *w) {
+    clampi_win_enter(w);
+    int rc = PMPI_Win_sync(w->win);
+    if (rc == MPI_SUCCESS && w->opts.mode == CLAMPI_MODE_TRANSPARENT) clampi_inflight_forget_all(&w->inflight);
+    clampi_win_leave(w);
+    return rc;
+}
+
+void clampi_win_invalidate(clampi_win *w) {
+    clampi_win_enter(w);
+    clampi_cache_invalidate(&w->cache);
+    clampi_inflight_forget_all(&w->inflight);
+    clampi_win_leave(w);
+}
+
+/* ---- CMPI_ API -------------------------------------------------------------------- */
 #define FIND_WIN(w, win)                            \
     clampi_win *w = clampi_registry_find(win);      \
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN)
 #define CHECK_RANK(w, rank) \
     if ((rank) < 0 || (rank) >= (w)->nranks) return clampi_raise_win(w, CLAMPI_E_RANK)
 
-int CMPI_Win_flush(int rank, CMPI_Win win) {
-    FIND_WIN(w, win);
-    CHECK_RANK(w, rank);
-    w->n.flushes++;
-    if (w->outstanding[rank] == 0 && !clampi_inflight_pending(&w->inflight, (uint32_t)rank)) {
-        w->n.flushes_elided++;
-        return MPI_SUCCESS;
+/* CMPI_NAME(win) -> fn(w);  CMPI_NAME(rank, win) -> fn(w, rank) */
+#define CMPI_WIN(NAME, fn)              \
+    int CMPI_##NAME(CMPI_Win win) {     \
+        FIND_WIN(w, win);               \
+        return fn(w);                   \
     }
-    int rc = MPI_Win_flush(rank, w->win);
-    if (rc == MPI_SUCCESS) target_done(w, rank);
-    return rc;
-}
-
-int CMPI_Win_flush_all(CMPI_Win win) {
-    FIND_WIN(w, win);
-    w->n.flushes++;
-    if (w->ndirty == 0 && w->inflight.live == 0) {
-        w->n.flushes_elided++;
-        return MPI_SUCCESS;
+#define CMPI_RANK(NAME, fn)                     \
+    int CMPI_##NAME(int rank, CMPI_Win win) {   \
+        FIND_WIN(w, win);                       \
+        CHECK_RANK(w, rank);                    \
+        return fn(w, rank);                     \
     }
-    int rc = MPI_Win_flush_all(w->win);
-    if (rc == MPI_SUCCESS) all_done(w);
-    return rc;
-}
-
-/* Local completion finishes gets (their data is at the origin) but not puts at their
- * target, so the target stays outstanding for a later flush. */
-int CMPI_Win_flush_local(int rank, CMPI_Win win) {
-    FIND_WIN(w, win);
-    CHECK_RANK(w, rank);
-    w->n.flushes++;
-    if (w->outstanding[rank] == 0) {
-        w->n.flushes_elided++;
-        return MPI_SUCCESS;
-    }
-    int rc = MPI_Win_flush_local(rank, w->win);
-    if (rc == MPI_SUCCESS) gets_done(w, rank);
-    return rc;
-}
-
-int CMPI_Win_flush_local_all(CMPI_Win win) {
-    FIND_WIN(w, win);
-    w->n.flushes++;
-    if (w->ndirty == 0) {
-        w->n.flushes_elided++;
-        return MPI_SUCCESS;
-    }
-    int rc = MPI_Win_flush_local_all(w->win);
-    if (rc == MPI_SUCCESS) clampi_inflight_complete_all(&w->inflight, w->caches_data ? fill_cache : NULL, w);
-    return rc;
-}
+CMPI_RANK(Win_flush, clampi_win_flush)
+CMPI_RANK(Win_flush_local, clampi_win_flush_local)
+CMPI_RANK(Win_unlock, clampi_win_unlock)
+CMPI_WIN(Win_flush_all, clampi_win_flush_all)
+CMPI_WIN(Win_flush_local_all, clampi_win_flush_local_all)
+CMPI_WIN(Win_unlock_all, clampi_win_unlock_all)
+CMPI_WIN(Win_complete, clampi_win_complete)
 
 int CMPI_Win_lock(int lock_type, int rank, int assert, CMPI_Win win) {
     FIND_WIN(w, win);
     CHECK_RANK(w, rank);
-    return MPI_Win_lock(lock_type, rank, assert, w->win);
-}
-
-int CMPI_Win_unlock(int rank, CMPI_Win win) {
-    FIND_WIN(w, win);
-    CHECK_RANK(w, rank);
-    int rc = MPI_Win_unlock(rank, w->win);
-    if (rc == MPI_SUCCESS) target_done(w, rank);
-    return rc;
+    return PMPI_Win_lock(lock_type, rank, assert, w->win);
 }
 
 int CMPI_Win_lock_all(int assert, CMPI_Win win) {
     FIND_WIN(w, win);
-    return MPI_Win_lock_all(assert, w->win);
-}
-
-int CMPI_Win_unlock_all(CMPI_Win win) {
-    FIND_WIN(w, win);
-    int rc = MPI_Win_unlock_all(w->win);
-    if (rc == MPI_SUCCESS) all_done(w);
-    return rc;
+    return PMPI_Win_lock_all(assert, w->win);
 }
 
 int CMPI_Win_fence(int assert, CMPI_Win win) {
     FIND_WIN(w, win);
-    int rc = MPI_Win_fence(assert, w->win);
-    if (rc == MPI_SUCCESS) all_done(w);
-    return rc;
+    return clampi_win_fence(w, assert);
 }
 
 int CMPI_Win_start(MPI_Group group, int assert, CMPI_Win win) {
     FIND_WIN(w, win);
-    return MPI_Win_start(group, assert, w->win);
-}
-
-int CMPI_Win_complete(CMPI_Win win) {
-    FIND_WIN(w, win);
-    int rc = MPI_Win_complete(w->win);
-    if (rc == MPI_SUCCESS) all_done(w);
-    return rc;
+    return PMPI_Win_start(group, assert, w->win);
 }
 
 int CMPI_Win_post(MPI_Group group, int assert, CMPI_Win win) {
     FIND_WIN(w, win);
-    return MPI_Win_post(group, assert, w->win);
+    return PMPI_Win_post(group, assert, w->win);
 }
 
 int CMPI_Win_wait(CMPI_Win win) {
     FIND_WIN(w, win);
-    return MPI_Win_wait(w->win);
+    return PMPI_Win_wait(w->win);
 }
 
 int CMPI_Win_invalidate(CMPI_Win win) {
     FIND_WIN(w, win);
-    clampi_cache_invalidate(&w->cache);
-    clampi_inflight_forget_all(&w->inflight);
+    clampi_win_invalidate(w);
+    return MPI_SUCCESS;
+}
+
+/* For programs run under the preload (plain MPI_Win handles). A window clampi does not
+ * manage has nothing cached: success, so the program also runs without the preload. */
+int CMPI_Invalidate(MPI_Win win) {
+    clampi_win *w = win == MPI_WIN_NULL ? NULL : clampi_registry_lookup_mpi(win);
+    if (w) clampi_win_invalidate(w);
     return MPI_SUCCESS;
 }

@@ -1,4 +1,5 @@
 /* Window creation and destruction: CMPI_Win_create, CMPI_Win_allocate, CMPI_Win_free. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +8,8 @@
 #include "rma/stats.h"
 #include "rma/window.h"
 
-static void release(clampi_win *w) {
+void clampi_win_release(clampi_win *w) {
+    if (w->mt) pthread_mutex_destroy(&w->lock);
     clampi_cache_destroy(&w->cache);
     clampi_inflight_destroy(&w->inflight);
     free(w->target_size);
@@ -27,7 +29,7 @@ static int all_agree(MPI_Comm comm, int ok) {
 
 /* Collective part common to both creation calls: options are read and agreed on
  * before any window exists, so a bad value anywhere fails everywhere, cleanly. */
-static int read_options(MPI_Info info, MPI_Comm comm, clampi_win_options *opts) {
+int clampi_win_read_options(MPI_Info info, MPI_Comm comm, clampi_win_options *opts) {
     const char *bad_key = NULL;
     int local = clampi_options_read(info, opts, &bad_key) == MPI_SUCCESS;
     if (!local) fprintf(stderr, "clampi: invalid value for %s\n", bad_key);
@@ -40,39 +42,75 @@ static int check_comm_args(MPI_Comm comm, MPI_Aint size, int disp_unit, const vo
     return MPI_SUCCESS;
 }
 
-/* Builds the clampi state for an existing MPI window (collective over comm). */
-static int attach_state(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint size, int disp_unit,
-                        const clampi_win_options *opts, CMPI_Win *handle) {
+/* Caching modes on a dynamic window need the program's opt-in: clampi caches by (target,
+ * absolute address) and cannot see a detach (and a later attach of other memory at the
+ * same address) at the target. Transparent mode keeps nothing past a flush, so it is safe. */
+static clampi_mode allowed_mode(const clampi_win *w, const clampi_win_options *o) {
+    if (w->dynamic && (o->mode == CLAMPI_MODE_ALWAYS || o->mode == CLAMPI_MODE_USER) && !o->dynamic_cache)
+        return CLAMPI_MODE_TRANSPARENT;
+    return o->mode;
+}
+
+static int mode_caches(clampi_mode m) { return m == CLAMPI_MODE_ALWAYS || m == CLAMPI_MODE_USER; }
+
+/* The cache of a caching mode, allocated on first need. */
+static void setup_cache(clampi_win *w) {
+    const clampi_win_options *opts = &w->opts;
+    if (!w->caches_data || clampi_cache_usable(&w->cache)) return;
+    clampi_cache_counters kept = w->cache.c;
+    if (clampi_cache_init(&w->cache, opts->index_entries, opts->buffer_bytes) != CLAMPI_CACHE_OK) {
+        static int warned;
+        if (!__atomic_fetch_add(&warned, 1, __ATOMIC_RELAXED))
+            fprintf(stderr, "clampi: rank %d: cannot allocate a %zu-byte cache with %zu index entries; "
+                    "the window works uncached\n", w->rank, opts->buffer_bytes, opts->index_entries);
+    }
+    w->cache.c = kept;
+}
+
+int clampi_win_attach(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint size, int disp_unit, int dynamic,
+                      const clampi_win_options *opts, clampi_win **out) {
     clampi_win *w = calloc(1, sizeof *w);
     int ok = w != NULL;
     if (w) {
         w->win = mpi_win;
         w->shm_win = shm_win;
+        w->dynamic = dynamic;
+        w->elide_flushes = 1;
         w->opts = *opts;
-        w->caches_data = opts->mode == CLAMPI_MODE_ALWAYS || opts->mode == CLAMPI_MODE_USER;
+        w->opts.mode = allowed_mode(w, opts);
+        w->caches_data = mode_caches(w->opts.mode);
+        w->passthrough = w->opts.mode == CLAMPI_MODE_OFF;
+        int provided = MPI_THREAD_SINGLE;
+        MPI_Query_thread(&provided);
+        w->mt = provided == MPI_THREAD_MULTIPLE;
+        if (w->mt && pthread_mutex_init(&w->lock, NULL) != 0) w->mt = 0, ok = 0;
         MPI_Comm_rank(comm, &w->rank);
         MPI_Comm_size(comm, &w->nranks);
         w->target_size = malloc(w->nranks * sizeof *w->target_size);
         w->target_disp_unit = malloc(w->nranks * sizeof *w->target_disp_unit);
         w->outstanding = calloc(w->nranks, sizeof *w->outstanding);
         w->dirty_targets = malloc(w->nranks * sizeof *w->dirty_targets);
-        ok = w->target_size && w->target_disp_unit && w->outstanding && w->dirty_targets &&
+        ok = ok && w->target_size && w->target_disp_unit && w->outstanding && w->dirty_targets &&
              clampi_inflight_init(&w->inflight, (uint32_t)w->nranks) == 0;
     }
     /* Agree first: the allgathers below are collective and must run on every rank. */
     if (!all_agree(comm, ok)) {
-        if (w) release(w);
+        if (w) clampi_win_release(w);
         return MPI_ERR_NO_MEM;
     }
-    MPI_Aint my_size = size;
-    MPI_Allgather(&my_size, 1, MPI_AINT, w->target_size, 1, MPI_AINT, comm);
-    MPI_Allgather(&disp_unit, 1, MPI_INT, w->target_disp_unit, 1, MPI_INT, comm);
-    if (w->caches_data && clampi_cache_init(&w->cache, opts->index_entries, opts->buffer_bytes) != CLAMPI_CACHE_OK) {
-        static int warned;
-        if (!warned++)
-            fprintf(stderr, "clampi: rank %d: cannot allocate a %zu-byte cache with %zu index entries; "
-                    "the window works uncached\n", w->rank, opts->buffer_bytes, opts->index_entries);
+    if (dynamic) {
+        /* Displacements are absolute addresses: any address is in range for clampi (MPI
+         * checks attachment), disp_unit is 1. */
+        for (int i = 0; i < w->nranks; i++) {
+            w->target_size[i] = (MPI_Aint)(INTPTR_MAX / 2);
+            w->target_disp_unit[i] = 1;
+        }
+    } else {
+        MPI_Aint my_size = size;
+        PMPI_Allgather(&my_size, 1, MPI_AINT, w->target_size, 1, MPI_AINT, comm);
+        PMPI_Allgather(&disp_unit, 1, MPI_INT, w->target_disp_unit, 1, MPI_INT, comm);
     }
+    setup_cache(w);
     if (shm_win != MPI_WIN_NULL) {
         /* Same-node ranks' memory can be read directly: map their bases. */
         MPI_Group g_comm, g_node;
@@ -101,11 +139,41 @@ static int attach_state(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Ain
         MPI_Group_free(&g_comm);
         MPI_Group_free(&g_node);
     }
-    int rc = clampi_registry_add(w, handle);
+    *out = w;
+    return MPI_SUCCESS;
+}
+
+void clampi_win_reconfigure(clampi_win *w, const clampi_win_options *opts) {
+    clampi_win_enter(w);
+    clampi_win_options next = *opts;
+    next.mode = allowed_mode(w, opts);
+    int sizes_changed = next.index_entries != w->opts.index_entries || next.buffer_bytes != w->opts.buffer_bytes;
+    /* Gets in flight still complete (and fill their duplicates) but are not cached. */
+    clampi_inflight_forget_all(&w->inflight);
+    if (clampi_cache_usable(&w->cache)) {
+        if (!mode_caches(next.mode)) clampi_cache_invalidate(&w->cache);
+        else if (sizes_changed) clampi_cache_resize(&w->cache, next.index_entries, next.buffer_bytes);
+        else if (next.mode != w->opts.mode) clampi_cache_invalidate(&w->cache);
+    }
+    w->opts = next;
+    w->caches_data = mode_caches(next.mode);
+    __atomic_store_n(&w->passthrough, next.mode == CLAMPI_MODE_OFF, __ATOMIC_RELAXED);
+    setup_cache(w);
+    clampi_win_leave(w);
+}
+
+/* attach + registry: the CMPI_Win handle. */
+static int attach_state(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint size, int disp_unit,
+                        const clampi_win_options *opts, CMPI_Win *handle) {
+    clampi_win *w;
+    int rc = clampi_win_attach(mpi_win, shm_win, comm, size, disp_unit, 0, opts, &w);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = clampi_registry_add(w, handle);
     if (rc != MPI_SUCCESS) {
-        release(w);
+        clampi_win_release(w);
         return rc;
     }
+    clampi_registry_map(w); /* CMPI_Invalidate(w.win) finds it (best effort) */
     return MPI_SUCCESS;
 }
 
@@ -113,13 +181,13 @@ int CMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
     int rc = check_comm_args(comm, size, disp_unit, win);
     if (rc != MPI_SUCCESS) return rc;
     clampi_win_options opts;
-    if (!read_options(info, comm, &opts)) return clampi_raise_comm(comm, CLAMPI_E_INFO);
+    if (!clampi_win_read_options(info, comm, &opts)) return clampi_raise_comm(comm, CLAMPI_E_INFO);
     MPI_Win mpi_win;
-    rc = MPI_Win_create(base, size, disp_unit, info, comm, &mpi_win);
+    rc = PMPI_Win_create(base, size, disp_unit, info, comm, &mpi_win);
     if (rc != MPI_SUCCESS) return rc;
     rc = attach_state(mpi_win, MPI_WIN_NULL, comm, size, disp_unit, &opts, win);
     if (rc != MPI_SUCCESS) {
-        MPI_Win_free(&mpi_win);
+        PMPI_Win_free(&mpi_win);
         return clampi_raise_comm(comm, CLAMPI_E_NOMEM);
     }
     return MPI_SUCCESS;
@@ -139,10 +207,10 @@ static int allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm
     MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
     /* Some MPI configurations cannot allocate shared windows (e.g. Open MPI with only
      * the osc pt2pt component): that is not an error, just no shortcut. */
-    int ok = MPI_Win_allocate_shared(size, disp_unit, info, node, base, shm_win) == MPI_SUCCESS;
+    int ok = PMPI_Win_allocate_shared(size, disp_unit, info, node, base, shm_win) == MPI_SUCCESS;
     MPI_Comm_free(&node);
     if (!all_agree(comm, ok)) {
-        if (ok) MPI_Win_free(shm_win);
+        if (ok) PMPI_Win_free(shm_win);
         return 0;
     }
     if (one_node) {
@@ -151,10 +219,10 @@ static int allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm
         *mpi_win = *shm_win;
         return 1;
     }
-    ok = MPI_Win_create(*base, size, disp_unit, info, comm, mpi_win) == MPI_SUCCESS;
+    ok = PMPI_Win_create(*base, size, disp_unit, info, comm, mpi_win) == MPI_SUCCESS;
     if (!all_agree(comm, ok)) {
-        if (ok) MPI_Win_free(mpi_win);
-        MPI_Win_free(shm_win);
+        if (ok) PMPI_Win_free(mpi_win);
+        PMPI_Win_free(shm_win);
         return 0;
     }
     return 1;
@@ -165,17 +233,17 @@ int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
     if (rc == MPI_SUCCESS && !baseptr) rc = clampi_raise_comm(comm, CLAMPI_E_ARG);
     if (rc != MPI_SUCCESS) return rc;
     clampi_win_options opts;
-    if (!read_options(info, comm, &opts)) return clampi_raise_comm(comm, CLAMPI_E_INFO);
+    if (!clampi_win_read_options(info, comm, &opts)) return clampi_raise_comm(comm, CLAMPI_E_INFO);
     MPI_Win mpi_win = MPI_WIN_NULL, shm_win = MPI_WIN_NULL;
     void *base = NULL;
     if (!(opts.shm_direct && allocate_shared(size, disp_unit, info, comm, &base, &mpi_win, &shm_win))) {
-        rc = MPI_Win_allocate(size, disp_unit, info, comm, &base, &mpi_win);
+        rc = PMPI_Win_allocate(size, disp_unit, info, comm, &base, &mpi_win);
         if (rc != MPI_SUCCESS) return rc;
     }
     rc = attach_state(mpi_win, shm_win, comm, size, disp_unit, &opts, win);
     if (rc != MPI_SUCCESS) {
-        MPI_Win_free(&mpi_win);
-        if (shm_win != MPI_WIN_NULL && shm_win != mpi_win) MPI_Win_free(&shm_win);
+        PMPI_Win_free(&mpi_win);
+        if (shm_win != MPI_WIN_NULL && shm_win != mpi_win) PMPI_Win_free(&shm_win);
         return clampi_raise_comm(comm, CLAMPI_E_NOMEM);
     }
     *(void **)baseptr = base;
@@ -188,11 +256,12 @@ int CMPI_Win_free(CMPI_Win *win) {
     if (clampi_options_stats_enabled()) clampi_stats_print(w);
     MPI_Win shm = w->shm_win;
     MPI_Win mpi_win = w->win;
-    int rc = MPI_Win_free(&mpi_win);
+    int rc = PMPI_Win_free(&mpi_win);
     if (rc != MPI_SUCCESS) return rc; /* the window stays usable */
-    if (shm != MPI_WIN_NULL && shm != w->win) MPI_Win_free(&shm);
+    if (shm != MPI_WIN_NULL && shm != w->win) PMPI_Win_free(&shm);
+    clampi_registry_unmap(w);
     clampi_registry_remove(*win);
-    release(w);
+    clampi_win_release(w);
     win->win = MPI_WIN_NULL;
     win->slot = 0;
     win->serial = 0;

@@ -2,11 +2,13 @@
 #ifndef CLAMPI_RMA_WINDOW_H
 #define CLAMPI_RMA_WINDOW_H
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "cache/cache.h"
 #include "cache/inflight.h"
 #include "clampi/rma.h"
+#include "rma/datatype.h"
 #include "rma/options.h"
 
 /* Counters kept by the MPI-facing layer; the engine keeps its own (cache.c). Both are
@@ -24,6 +26,14 @@ typedef struct clampi_win {
     int rank, nranks;
     clampi_win_options opts;
     int caches_data;          /* mode keeps completed gets (always-cache, user-defined) */
+    int elide_flushes;        /* flushes with nothing outstanding skip MPI (CMPI windows: clampi
+                                 sees every operation; not under the preload, which passes
+                                 calls it does not know straight through) */
+    int dynamic;              /* MPI_Win_create_dynamic: displacements are absolute addresses */
+    int mt;                   /* MPI_THREAD_MULTIPLE: every operation takes `lock` */
+    int passthrough;          /* mode off: the preload sends gets straight to MPI (atomic:
+                                 read without the lock, changed by clampi_win_reconfigure) */
+    pthread_mutex_t lock;
 
     MPI_Aint *target_size;    /* per target: window bytes */
     int *target_disp_unit;    /* per target: displacement unit */
@@ -36,7 +46,16 @@ typedef struct clampi_win {
     clampi_cache cache;
     clampi_inflight inflight;
     clampi_win_counters n;
+    clampi_type_info type_memo[CLAMPI_TYPE_MEMO]; /* predefined types seen (under `lock`) */
 } clampi_win;
+
+/* The window lock: only taken under MPI_THREAD_MULTIPLE (one predictable branch else). */
+static inline void clampi_win_enter(clampi_win *w) {
+    if (__builtin_expect(w->mt, 0)) pthread_mutex_lock(&w->lock);
+}
+static inline void clampi_win_leave(clampi_win *w) {
+    if (__builtin_expect(w->mt, 0)) pthread_mutex_unlock(&w->lock);
+}
 
 /* The registry: CMPI_Win handle -> state; NULL for null, freed or foreign handles.
  * Inline: it is on every call's path. */
@@ -53,8 +72,91 @@ static inline clampi_win *clampi_registry_find(CMPI_Win h) {
 int clampi_registry_add(clampi_win *w, CMPI_Win *h);
 void clampi_registry_remove(CMPI_Win h);
 
+/* MPI_Win -> state, for the preload and CMPI_Invalidate(MPI_Win): a fixed open-addressing
+ * table read without locks (a seqlock guards against concurrent creation/free of other
+ * windows). Windows that do not fit are found through the window attribute instead. */
+int clampi_registry_map(clampi_win *w);      /* 0, or -1 if the table is full */
+void clampi_registry_unmap(clampi_win *w);
+#define CLAMPI_MAP_CAP 4096u
+typedef struct clampi_map_slot { uint64_t key; clampi_win *w; } clampi_map_slot;
+extern clampi_map_slot clampi_registry_map_slots[CLAMPI_MAP_CAP];
+extern unsigned clampi_registry_map_seq;
+static inline uint64_t clampi_registry_win_key(MPI_Win win) {
+    uint64_t k = 0;
+    __builtin_memcpy(&k, &win, sizeof win < sizeof k ? sizeof win : sizeof k);
+    return k;
+}
+static inline uint32_t clampi_registry_map_home(uint64_t k) {
+    return (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> 52) & (CLAMPI_MAP_CAP - 1);
+}
+/* Inline: it is on the preload's path of every call. */
+static inline clampi_win *clampi_registry_lookup_mpi(MPI_Win win) {
+    const uint64_t k = clampi_registry_win_key(win);
+    for (;;) {
+        unsigned seq = __atomic_load_n(&clampi_registry_map_seq, __ATOMIC_ACQUIRE);
+        clampi_win *found = NULL;
+        if (!(seq & 1)) {
+            for (uint32_t i = clampi_registry_map_home(k), n = 0; n < CLAMPI_MAP_CAP; i = (i + 1) & (CLAMPI_MAP_CAP - 1), n++) {
+                uint64_t cur = __atomic_load_n(&clampi_registry_map_slots[i].key, __ATOMIC_RELAXED);
+                if (cur == 0) break; /* empty */
+                if (cur == k) { found = __atomic_load_n(&clampi_registry_map_slots[i].w, __ATOMIC_RELAXED); break; }
+            }
+            __atomic_thread_fence(__ATOMIC_ACQUIRE);
+            if (__atomic_load_n(&clampi_registry_map_seq, __ATOMIC_RELAXED) == seq) return found;
+        }
+    }
+}
+/* Calls fn on every mapped window (MPI_Finalize's stats lines). */
+void clampi_registry_for_each_mapped(void (*fn)(const clampi_win *w));
+
 /* An MPI operation to target was issued (flush elision bookkeeping). */
 static inline void clampi_win_mark_outstanding(clampi_win *w, int target) {
     if (w->outstanding[target]++ == 0) w->dirty_targets[w->ndirty++] = (uint32_t)target;
 }
+
+/* ---- window life cycle (window.c), shared by CMPI_Win_* and the preload -------------- */
+/* Reads options (info > environment > defaults) and agrees on them over comm. Returns 1
+ * if every rank read valid values. */
+int clampi_win_read_options(MPI_Info info, MPI_Comm comm, clampi_win_options *opts);
+/* Builds clampi state for an existing MPI window (collective over comm). shm_win: the
+ * node-shared window behind it (may be win itself) or MPI_WIN_NULL. size < 0 with
+ * dynamic: a dynamic window. Returns MPI_SUCCESS or MPI_ERR_NO_MEM (on every rank). */
+int clampi_win_attach(MPI_Win win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint size, int disp_unit, int dynamic,
+                      const clampi_win_options *opts, clampi_win **out);
+/* Frees the state (no MPI call). */
+void clampi_win_release(clampi_win *w);
+/* Changes the window's options at run time (mode, sizes): drops what is cached. Local. */
+void clampi_win_reconfigure(clampi_win *w, const clampi_win_options *opts);
+
+/* ---- operations (get.c, write.c, sync.c) ----------------------------------------------
+ * They take the window lock themselves. A return value below 0 is CLAMPI_ARG_ERROR(e):
+ * the arguments are invalid and nothing was done (CMPI_ raises e, the preload hands the
+ * call to MPI unchanged so that MPI reports it). */
+#define CLAMPI_ARG_ERROR(e) (-1 - (int)(e))
+#define CLAMPI_ARG_ERROR_CODE(rc) ((clampi_error)(-1 - (rc)))
+/* MPI_Get. */
+int clampi_win_get(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype origin_type, int target,
+                   MPI_Aint disp, int target_count, MPI_Datatype target_type);
+/* MPI_Rget: *served = 1 when the data was copied locally (cache or shared memory; no
+ * request was started), else *rreq is MPI's request. */
+int clampi_win_rget(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype origin_type, int target,
+                    MPI_Aint disp, int target_count, MPI_Datatype target_type, MPI_Request *rreq, int *served);
+/* A write or atomic: clampi_win_write_begin checks the target range and locks the window
+ * (returns -1, or CLAMPI_ARG_ERROR unlocked); the caller issues the MPI call, then
+ * clampi_win_write_end drops the cached bytes it may overwrite and unlocks. */
+struct clampi_access;
+int clampi_win_write_begin(clampi_win *w, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
+                           int target_count, MPI_Datatype target_type, struct clampi_access *a);
+int clampi_win_write_end(clampi_win *w, int target, const struct clampi_access *a, int rc);
+/* Synchronization: MPI call plus clampi's bookkeeping (rank already checked). */
+int clampi_win_flush(clampi_win *w, int rank);
+int clampi_win_flush_all(clampi_win *w);
+int clampi_win_flush_local(clampi_win *w, int rank);
+int clampi_win_flush_local_all(clampi_win *w);
+int clampi_win_unlock(clampi_win *w, int rank);
+int clampi_win_unlock_all(clampi_win *w);
+int clampi_win_fence(clampi_win *w, int assert);
+int clampi_win_complete(clampi_win *w);
+int clampi_win_sync(clampi_win *w);
+void clampi_win_invalidate(clampi_win *w);
 #endif

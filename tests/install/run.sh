@@ -10,6 +10,7 @@ trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 libdir=$(ls -d "$work"/prefix/lib*/ | head -1)
 test -f "$libdir/libclampi.so" && test -f "$libdir/libclampi.a" && test -f "$work/prefix/include/clampi.h"
+test -f "$libdir/libclampi_pmpi.so"  # the transparent preload, next to libclampi
 
 # pkg-config
 PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --exists clampi

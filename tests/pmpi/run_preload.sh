@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs an unmodified MPI program twice, plainly and with libclampi_pmpi preloaded, and
+# requires identical "result" lines; with the preload, CLAMPI_STATS lines must show that
+# the layer was active and, with EXPECT, that it really saved network gets.
+# Usage: run_preload.sh MPIEXEC FLAVOR NP PRELOAD_LIB EXPECT [MPIEXEC_FLAGS...] -- PROGRAM [ARGS...]
+#   FLAVOR: openmpi | mpich (how LD_PRELOAD reaches the ranks, not mpiexec itself)
+#   EXPECT: hits (hits + inflight_hits > 0), direct (direct > 0), active (stats lines only),
+#           none (no stats required: the program creates no window), off (no stats line:
+#           CLAMPI_MODE=off is a pure pass-through)
+# CLAMPI_TEST_OUTPUT_REGEX (optional): an extended regex the preloaded run's stdout must match.
+set -uo pipefail
+mpiexec=$1 flavor=$2 np=$3 lib=$4 expect=$5; shift 5
+flags=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do flags+=("$1"); shift; done
+shift
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+if [ "$flavor" = openmpi ]; then
+  pre=(-x LD_PRELOAD="$lib" -x CLAMPI_STATS=1)
+else
+  pre=(-genv LD_PRELOAD "$lib" -genv CLAMPI_STATS 1)
+fi
+run() {  # run NAME [mpiexec args]
+  local name=$1; shift
+  if ! timeout 240 "$mpiexec" -n "$np" "${flags[@]}" "$@" >"$out/$name.out" 2>"$out/$name.err"; then
+    echo "FAIL: $name run exited with an error"; cat "$out/$name.out" "$out/$name.err"; exit 1
+  fi
+  grep '^result' "$out/$name.out" | sort >"$out/$name.res"
+}
+run plain "$@"
+run preload "${pre[@]}" "$@"
+if [ ! -s "$out/plain.res" ]; then echo "FAIL: no result lines"; cat "$out/plain.out" "$out/plain.err"; exit 1; fi
+if ! diff "$out/plain.res" "$out/preload.res" >"$out/diff"; then
+  echo "FAIL: results differ with the preload"; cat "$out/diff"; cat "$out/preload.err"; exit 1
+fi
+stats=$(grep '^clampi: rank=' "$out/preload.out")
+sum_field() { echo "$stats" | grep -o " $1=[0-9]*" | cut -d= -f2 | awk '{s+=$1} END {print s+0}'; }
+gets=$(sum_field gets); hits=$(sum_field hits); inflight=$(sum_field inflight_hits); direct=$(sum_field direct)
+echo "$(wc -l <"$out/plain.res") result lines identical; preload stats: windows=$(echo -n "$stats" | grep -c '^') gets=$gets hits=$hits inflight_hits=$inflight direct=$direct"
+grep -i 'clampi' "$out/preload.err" && { echo "FAIL: clampi wrote to stderr"; exit 1; }
+case $expect in
+  hits) [ $((hits + inflight)) -gt 0 ] || { echo "FAIL: expected cache hits"; echo "$stats"; exit 1; } ;;
+  direct) [ "$direct" -gt 0 ] || { echo "FAIL: expected direct (shared-memory) gets"; echo "$stats"; exit 1; } ;;
+  active) [ -n "$stats" ] || { echo "FAIL: the preload printed no stats line"; exit 1; } ;;
+  none) ;;
+  off) [ -z "$stats" ] || { echo "FAIL: CLAMPI_MODE=off printed stats"; exit 1; } ;;
+  *) echo "bad EXPECT $expect"; exit 2 ;;
+esac
+if [ -n "${CLAMPI_TEST_OUTPUT_REGEX:-}" ] && ! grep -Eq "$CLAMPI_TEST_OUTPUT_REGEX" "$out/preload.out"; then
+  echo "FAIL: preloaded output does not match $CLAMPI_TEST_OUTPUT_REGEX"; cat "$out/preload.out"; exit 1
+fi
+exit 0
