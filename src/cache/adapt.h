@@ -1,0 +1,57 @@
+/* Adaptive sizing of a get cache's index and buffer. MPI-free.
+ *
+ * The policy watches the cache's own counters over observation periods (a period is
+ * `period` cache lookups) and decides new sizes at the end of each period:
+ *  - grow the index when conflict evictions are a noticeable share of the inserts
+ *    (x2, or x4 when they are a quarter or more);
+ *  - grow the buffer on capacity evictions and failed inserts (same factors), and at
+ *    once to hold 8 of the longest refused get when gets were too large to cache;
+ *  - keep the index large enough for the buffer at the observed mean get size
+ *    (load factor at most 1/2 when the buffer is full);
+ *  - shrink (halve down to 4x what is in use) only after `quiet_periods` consecutive
+ *    periods in steady state (no evictions, no failures, few inserts) with less than
+ *    1/16 of the index and of the buffer in use: hysteresis, so sizes do not oscillate.
+ * Every size stays within [min, max]. Applying a decision (clampi_adapt_step) moves
+ * the cached entries into the resized cache; none are lost unless they no longer fit. */
+#ifndef CLAMPI_CACHE_ADAPT_H
+#define CLAMPI_CACHE_ADAPT_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache/cache.h"
+
+typedef struct clampi_adapt_limits {
+    size_t min_index, max_index;     /* index entries */
+    size_t min_buffer, max_buffer;   /* buffer bytes */
+    uint64_t period;                 /* cache lookups per observation period */
+    unsigned quiet_periods;          /* steady, under-used periods before a shrink */
+} clampi_adapt_limits;
+
+#define CLAMPI_ADAPT_DEFAULT_LIMITS {1024, (size_t)1 << 22, (size_t)64 << 10, (size_t)1 << 30, 1024, 8}
+
+typedef struct clampi_adapt {
+    clampi_adapt_limits lim;
+    clampi_cache_counters last; /* the cache's counters when this period began */
+    unsigned quiet;             /* consecutive periods that qualified for a shrink */
+    uint64_t grows, shrinks;    /* decisions applied */
+} clampi_adapt;
+
+enum { CLAMPI_ADAPT_KEEP = 0, CLAMPI_ADAPT_GROW = 1, CLAMPI_ADAPT_SHRINK = 2 };
+
+/* Starts observing c. lim NULL: CLAMPI_ADAPT_DEFAULT_LIMITS. */
+void clampi_adapt_init(clampi_adapt *a, const clampi_adapt_limits *lim, const clampi_cache *c);
+
+/* Whether an observation period is over (cheap: call it at flush points). */
+static inline int clampi_adapt_due(const clampi_adapt *a, const clampi_cache *c) {
+    return c->c.hits + c->c.lookups_missed - a->last.hits - a->last.lookups_missed >= a->lim.period;
+}
+
+/* Ends the current period: decides KEEP, GROW or SHRINK and the new sizes (the current
+ * ones for KEEP). Pure: changes only a's observation state. */
+int clampi_adapt_decide(clampi_adapt *a, const clampi_cache *c, size_t *index_entries, size_t *buffer_bytes);
+
+/* If a period is over, decides and applies the decision to c (keeping cached entries;
+ * with `drop` set, the cache is emptied instead, for callers about to invalidate).
+ * Returns the decision applied (KEEP when the resize could not get memory). */
+int clampi_adapt_step(clampi_adapt *a, clampi_cache *c, int drop);
+#endif
