@@ -15,6 +15,9 @@ void clampi_adapt_init(clampi_adapt *a, const clampi_adapt_limits *lim, const cl
     static const clampi_adapt_limits defaults = CLAMPI_ADAPT_DEFAULT_LIMITS;
     memset(a, 0, sizeof *a);
     a->lim = lim ? *lim : defaults;
+    /* A smaller starting size lowers the floor: never shrink below where we started. */
+    if (c->nentries && c->nentries < a->lim.min_index) a->lim.min_index = c->nentries;
+    if (c->buffer.capacity && c->buffer.capacity < a->lim.min_buffer) a->lim.min_buffer = c->buffer.capacity;
     if (a->lim.period == 0) a->lim.period = 1;
     a->last = c->c;
 }

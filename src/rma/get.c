@@ -82,6 +82,7 @@ int CMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, 
     if (rc != MPI_SUCCESS) return rc;
     w->n.misses++;
     int cacheable = w->caches_data && clampi_cache_usable(&w->cache) && bytes <= clampi_cache_max_entry(&w->cache);
+    if (!cacheable && w->caches_data && clampi_cache_usable(&w->cache)) clampi_cache_note_too_large(&w->cache, bytes);
     clampi_inflight_add_fill(&w->inflight, (uint32_t)target_rank, a.offset, bytes, dst, cacheable);
     return MPI_SUCCESS;
 }

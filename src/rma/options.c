@@ -7,7 +7,7 @@
 #include "common/parse.h"
 
 /* One row per knob: info key, environment variable. */
-enum { OPT_MODE, OPT_INDEX, OPT_BUFFER, OPT_SHM, NOPTS };
+enum { OPT_MODE, OPT_INDEX, OPT_BUFFER, OPT_SHM, OPT_ADAPT, NOPTS };
 static const struct {
     const char *info_key, *env;
 } option_table[NOPTS] = {
@@ -15,6 +15,7 @@ static const struct {
     [OPT_INDEX] = {CLAMPI_INDEX_SIZE, "CLAMPI_INDEX_SIZE"},
     [OPT_BUFFER] = {CLAMPI_BUFFER_SIZE, "CLAMPI_BUFFER_SIZE"},
     [OPT_SHM] = {CLAMPI_SHM_DIRECT, "CLAMPI_SHM_DIRECT"},
+    [OPT_ADAPT] = {CLAMPI_ADAPTIVE, "CLAMPI_ADAPTIVE"},
 };
 
 static const char *mode_names[] = {
@@ -38,6 +39,7 @@ static int parse_one(int opt, const char *value, clampi_win_options *o) {
     case OPT_INDEX: return clampi_parse_size(value, &o->index_entries);
     case OPT_BUFFER: return clampi_parse_size(value, &o->buffer_bytes);
     case OPT_SHM: return clampi_parse_bool(value, &o->shm_direct);
+    case OPT_ADAPT: return clampi_parse_bool(value, &o->adaptive);
     }
     return -1;
 }
@@ -47,6 +49,7 @@ int clampi_options_read(MPI_Info info, clampi_win_options *o, const char **bad_k
     o->index_entries = CLAMPI_DEFAULT_INDEX_ENTRIES;
     o->buffer_bytes = CLAMPI_DEFAULT_BUFFER_BYTES;
     o->shm_direct = 1;
+    o->adaptive = 1;
     for (int opt = 0; opt < NOPTS; opt++) {
         const char *env = getenv(option_table[opt].env);
         if (env && *env && parse_one(opt, env, o) != 0) {

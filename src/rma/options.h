@@ -24,6 +24,7 @@ typedef struct clampi_win_options {
     size_t index_entries;
     size_t buffer_bytes;
     int shm_direct;          /* serve same-node targets by load/store when possible */
+    int adaptive;            /* adapt index and buffer sizes at run time (sizes above are the start) */
 } clampi_win_options;
 
 /* Fills opts from defaults, environment and info (info may be MPI_INFO_NULL).

@@ -9,9 +9,15 @@ static void fill_cache(void *ctx, uint32_t target, uint64_t offset, uint64_t len
     clampi_cache_insert(&w->cache, target, offset, length, data);
 }
 
+/* Completed gets have entered the cache: the adaptive scheme's observation point. */
+static void maybe_adapt(clampi_win *w) {
+    if (w->opts.adaptive && w->caches_data) clampi_adapt_step(&w->adapt, &w->cache, 0);
+}
+
 /* Gets to target are complete at the origin. */
 static void gets_done(clampi_win *w, int target) {
     clampi_inflight_complete(&w->inflight, (uint32_t)target, w->caches_data ? fill_cache : NULL, w);
+    maybe_adapt(w);
 }
 
 /* Everything to target is complete at the target too. */
@@ -25,6 +31,7 @@ static void target_done(clampi_win *w, int target) {
 
 static void all_done(clampi_win *w) {
     clampi_inflight_complete_all(&w->inflight, w->caches_data ? fill_cache : NULL, w);
+    maybe_adapt(w);
     for (uint32_t i = 0; i < w->ndirty; i++) w->outstanding[w->dirty_targets[i]] = 0;
     w->ndirty = 0;
 }
@@ -144,6 +151,7 @@ int CMPI_Win_wait(CMPI_Win win) {
 
 int CMPI_Win_invalidate(CMPI_Win win) {
     FIND_WIN(w, win);
+    if (w->opts.adaptive && w->caches_data) clampi_adapt_step(&w->adapt, &w->cache, 1); /* free: all is dropped */
     clampi_cache_invalidate(&w->cache);
     clampi_inflight_forget_all(&w->inflight);
     return MPI_SUCCESS;

@@ -73,6 +73,7 @@ static int attach_state(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Ain
             fprintf(stderr, "clampi: rank %d: cannot allocate a %zu-byte cache with %zu index entries; "
                     "the window works uncached\n", w->rank, opts->buffer_bytes, opts->index_entries);
     }
+    clampi_adapt_init(&w->adapt, NULL, &w->cache);
     if (shm_win != MPI_WIN_NULL) {
         /* Same-node ranks' memory can be read directly: map their bases. */
         MPI_Group g_comm, g_node;

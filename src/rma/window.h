@@ -4,6 +4,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "cache/adapt.h"
 #include "cache/cache.h"
 #include "cache/inflight.h"
 #include "clampi/rma.h"
@@ -34,6 +35,7 @@ typedef struct clampi_win {
     uint32_t ndirty;
 
     clampi_cache cache;
+    clampi_adapt adapt;       /* sizing policy state (used when opts.adaptive) */
     clampi_inflight inflight;
     clampi_win_counters n;
 } clampi_win;
