@@ -22,9 +22,11 @@ void clampi_adapt_init(clampi_adapt *a, const clampi_adapt_limits *lim, const cl
     a->last = c->c;
 }
 
-/* Growth factor for an event count out of n inserts: 1 (none), 2, or 4. */
+/* Growth factor for an event count out of n inserts: 1 (under 2 %: noise), 2, 4, or 8
+ * (half or more: thrashing, converge fast). */
 static size_t growth(uint64_t events, uint64_t n) {
-    if (events * 50 <= n) return 1;        /* under 2 %: noise */
+    if (events * 50 <= n) return 1;
+    if (events * 2 >= n) return 8;
     return events * 4 >= n ? 4 : 2;
 }
 

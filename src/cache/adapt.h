@@ -2,8 +2,8 @@
  *
  * The policy watches the cache's own counters over observation periods (a period is
  * `period` cache lookups) and decides new sizes at the end of each period:
- *  - grow the index when conflict evictions are a noticeable share of the inserts
- *    (x2, or x4 when they are a quarter or more);
+ *  - grow the index when conflict evictions are a noticeable share (2 %) of the inserts
+ *    (x2; x4 from a quarter; x8 from a half: thrashing must end fast);
  *  - grow the buffer on capacity evictions and failed inserts (same factors), and at
  *    once to hold 8 of the longest refused get when gets were too large to cache;
  *  - keep the index large enough for the buffer at the observed mean get size
@@ -27,7 +27,7 @@ typedef struct clampi_adapt_limits {
     unsigned quiet_periods;          /* steady, under-used periods before a shrink */
 } clampi_adapt_limits;
 
-#define CLAMPI_ADAPT_DEFAULT_LIMITS {1024, (size_t)1 << 22, (size_t)64 << 10, (size_t)1 << 30, 1024, 8}
+#define CLAMPI_ADAPT_DEFAULT_LIMITS {1024, (size_t)1 << 22, (size_t)64 << 10, (size_t)1 << 30, 256, 16}
 
 typedef struct clampi_adapt {
     clampi_adapt_limits lim;
