@@ -175,7 +175,9 @@ int main(int argc, char **argv) {
     /* The uncached baseline's window: plain MPI. */
     int32_t *mbase;
     MPI_Win mw;
-    MPI_Win_allocate((MPI_Aint)(nlocal_adj * 4), 4, MPI_INFO_NULL, MPI_COMM_WORLD, &mbase, &mw);
+    /* size rounded up to 64 bytes: MPICH 4.0's MPI_Win_allocate misplaces the targets
+     * after a rank whose size is not a multiple of 16 */
+    MPI_Win_allocate((MPI_Aint)((nlocal_adj * 4 + 63) & ~63), 4, MPI_INFO_NULL, MPI_COMM_WORLD, &mbase, &mw);
     memcpy(mbase, g.adj + g.row[x.lo], (size_t)nlocal_adj * 4);
     x.local = mbase;
     if (!verify) { free(g.adj); g.adj = NULL; } /* from here on, remote lists come only through gets */
