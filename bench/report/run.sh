@@ -27,7 +27,7 @@ else shm_flags=(); tcp_flags=(-env UCX_TLS tcp); fi
 if [ $quick = 1 ]; then
   ranks=(2 4); trials=3; lcc_base=8; bh_per_rank=64; bh_steps=1; gb_ops=200; study_trials=3
 else
-  ranks=(2 4 8); trials=3; lcc_base=9; bh_per_rank=128; bh_steps=2; gb_ops=400; study_trials=3
+  ranks=(2 4 8); trials=3; lcc_base=9; bh_per_rank=128; bh_steps=2; gb_ops=400; study_trials=5
 fi
 # LCC weak scaling: scale = lcc_base + log2(ranks), edge factor 16 (2^lcc_base vertices per rank).
 # Barnes-Hut weak scaling: bh_per_rank bodies per rank, theta 0.5.

@@ -11,6 +11,13 @@ static size_t pow2_at_least(size_t n) {
 
 static size_t clamp(size_t v, size_t lo, size_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+/* A period long enough to judge, short enough that a too-small cache grows fast. */
+static uint64_t period_for(const clampi_adapt *a, const clampi_cache *c) {
+    uint64_t p = c->nentries / 4;
+    if (p < 32) p = 32;
+    return p < a->lim.period ? p : a->lim.period;
+}
+
 void clampi_adapt_init(clampi_adapt *a, const clampi_adapt_limits *lim, const clampi_cache *c) {
     static const clampi_adapt_limits defaults = CLAMPI_ADAPT_DEFAULT_LIMITS;
     memset(a, 0, sizeof *a);
@@ -20,6 +27,7 @@ void clampi_adapt_init(clampi_adapt *a, const clampi_adapt_limits *lim, const cl
     if (c->buffer.capacity && c->buffer.capacity < a->lim.min_buffer) a->lim.min_buffer = c->buffer.capacity;
     if (a->lim.period == 0) a->lim.period = 1;
     a->last = c->c;
+    a->period = period_for(a, c);
 }
 
 /* Growth factor for an event count out of n inserts: 1 (under 2 %: noise), 2, 4, or 8
@@ -101,5 +109,6 @@ int clampi_adapt_step(clampi_adapt *a, clampi_cache *c, int drop) {
     if (d == CLAMPI_ADAPT_GROW) a->grows++;
     else a->shrinks++;
     a->last = c->c;
+    a->period = period_for(a, c);
     return d;
 }

@@ -1,7 +1,8 @@
 /* Adaptive sizing of a get cache's index and buffer. MPI-free.
  *
  * The policy watches the cache's own counters over observation periods (a period is
- * `period` cache lookups) and decides new sizes at the end of each period:
+ * `period` cache lookups, fewer for a small cache so that a too-small start is left
+ * quickly) and decides new sizes at the end of each period:
  *  - grow the index when conflict evictions are a noticeable share (2 %) of the inserts
  *    (x2; x4 from a quarter; x8 from a half: thrashing must end fast);
  *  - grow the buffer on capacity evictions and failed inserts (same factors), and at
@@ -23,7 +24,8 @@
 typedef struct clampi_adapt_limits {
     size_t min_index, max_index;     /* index entries */
     size_t min_buffer, max_buffer;   /* buffer bytes */
-    uint64_t period;                 /* cache lookups per observation period */
+    uint64_t period;                 /* cache lookups per observation period (at most; a
+                                        small cache is observed over nentries/4, >= 32) */
     unsigned quiet_periods;          /* steady, under-used periods before a shrink */
 } clampi_adapt_limits;
 
@@ -32,6 +34,7 @@ typedef struct clampi_adapt_limits {
 typedef struct clampi_adapt {
     clampi_adapt_limits lim;
     clampi_cache_counters last; /* the cache's counters when this period began */
+    uint64_t period;            /* lookups in the current period */
     unsigned quiet;             /* consecutive periods that qualified for a shrink */
     uint64_t grows, shrinks;    /* decisions applied */
 } clampi_adapt;
@@ -43,7 +46,7 @@ void clampi_adapt_init(clampi_adapt *a, const clampi_adapt_limits *lim, const cl
 
 /* Whether an observation period is over (cheap: call it at flush points). */
 static inline int clampi_adapt_due(const clampi_adapt *a, const clampi_cache *c) {
-    return c->c.hits + c->c.lookups_missed - a->last.hits - a->last.lookups_missed >= a->lim.period;
+    return c->c.hits + c->c.lookups_missed - a->last.hits - a->last.lookups_missed >= a->period;
 }
 
 /* Ends the current period: decides KEEP, GROW or SHRINK and the new sizes (the current
