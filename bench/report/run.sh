@@ -7,12 +7,15 @@
 # Writes raw JSON to bench/results/report/raw/, then report.json, PNG plots and
 # summary.md (bench/report/plot.py).
 #
-# Usage: bench/report/run.sh [--quick] [BUILD_DIR]    (default build/openmpi)
+# Usage: bench/report/run.sh [--quick] [--only REGEX] [BUILD_DIR]    (default build/openmpi)
+#   --only: run just the jobs whose name matches (e.g. '^study-'); plots use every raw file.
 # TCP runs set CLAMPI_SHM_DIRECT=0: on one machine, clampi would otherwise serve
 # same-node targets by direct copy; with it off, TCP stands in for a network.
 set -euo pipefail
-quick=0
-if [ "${1:-}" = "--quick" ]; then quick=1; shift; fi
+quick=0; only=.
+while [ $# -gt 0 ]; do
+  case $1 in --quick) quick=1; shift ;; --only) only=$2; shift 2 ;; *) break ;; esac
+done
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build/openmpi}" && pwd)
 out=$root/bench/results/report
@@ -55,6 +58,9 @@ done
 add "study-lcc-tcp-np4|tcp|4|lcc --scale $((lcc_base + 2)) --edgefactor 16 --trials $study_trials ${study_lcc[*]}"
 add "study-bh-tcp-np4|tcp|4|bh --bodies-per-rank $bh_per_rank --steps $((bh_steps + 2)) --theta 0.5 --trials $study_trials ${study_bh[*]}"
 
+selected=()
+for job in "${jobs[@]}"; do [[ ${job%%|*} =~ $only ]] && selected+=("$job"); done
+jobs=("${selected[@]}")
 total=${#jobs[@]}
 start=$(date +%s)
 echo "clampi report: $total runs ($flavor, build $build), results in $out"

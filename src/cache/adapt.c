@@ -38,7 +38,8 @@ static size_t growth(uint64_t events, uint64_t n) {
     return events * 4 >= n ? 4 : 2;
 }
 
-int clampi_adapt_decide(clampi_adapt *a, const clampi_cache *c, size_t *index_entries, size_t *buffer_bytes) {
+int clampi_adapt_decide(clampi_adapt *a, const clampi_cache *c, int epoch_end, size_t *index_entries,
+                        size_t *buffer_bytes) {
     const clampi_cache_counters *now = &c->c, *was = &a->last;
     const uint64_t lookups = now->hits + now->lookups_missed - was->hits - was->lookups_missed;
     const uint64_t inserts = now->inserts - was->inserts;
@@ -82,13 +83,16 @@ int clampi_adapt_decide(clampi_adapt *a, const clampi_cache *c, size_t *index_en
     }
 
     /* Shrinking: only in steady state (no evictions or failures, inserts a small share
-     * of the lookups) and with both dimensions mostly idle, for several periods. */
-    const int steady = conflicts + capacity + nospace + too_large == 0 && inserts * 8 <= lookups;
+     * of the lookups) and with both dimensions mostly idle, for several periods; or at
+     * the end of an epoch (the cache is about to be emptied, so the resize costs no
+     * data) in which nothing was evicted and what the epoch cached was mostly idle room. */
+    const int clean = conflicts + capacity + nospace + too_large == 0;
+    const int steady = clean && inserts * 8 <= lookups;
     const int idle = c->count * 16 < cur_index && c->bytes * 16 < cur_buffer;
     a->quiet = steady && idle ? a->quiet + 1 : 0;
     *index_entries = cur_index;
     *buffer_bytes = cur_buffer;
-    if (a->quiet < a->lim.quiet_periods) return CLAMPI_ADAPT_KEEP;
+    if (a->quiet < a->lim.quiet_periods && !(epoch_end && clean && idle)) return CLAMPI_ADAPT_KEEP;
     a->quiet = 0;
     index = clamp(pow2_at_least(c->count * 4 > cur_index / 2 ? cur_index / 2 : c->count * 4), a->lim.min_index, cur_index);
     buffer = clamp(pow2_at_least(c->bytes * 4 > cur_buffer / 2 ? cur_buffer / 2 : c->bytes * 4), a->lim.min_buffer,
@@ -99,12 +103,14 @@ int clampi_adapt_decide(clampi_adapt *a, const clampi_cache *c, size_t *index_en
     return CLAMPI_ADAPT_SHRINK;
 }
 
-int clampi_adapt_step(clampi_adapt *a, clampi_cache *c, int drop) {
-    if (!clampi_cache_usable(c) || !clampi_adapt_due(a, c)) return CLAMPI_ADAPT_KEEP;
+int clampi_adapt_step(clampi_adapt *a, clampi_cache *c, int epoch_end) {
+    if (!clampi_cache_usable(c)) return CLAMPI_ADAPT_KEEP;
+    const uint64_t seen = c->c.hits + c->c.lookups_missed - a->last.hits - a->last.lookups_missed;
+    if (seen < (epoch_end ? 32 : a->period)) return CLAMPI_ADAPT_KEEP; /* too little seen to judge */
     size_t index, buffer;
-    int d = clampi_adapt_decide(a, c, &index, &buffer);
+    int d = clampi_adapt_decide(a, c, epoch_end, &index, &buffer);
     if (d == CLAMPI_ADAPT_KEEP) return d;
-    int rc = drop ? clampi_cache_resize(c, index, buffer) : clampi_cache_resize_keep(c, index, buffer);
+    int rc = epoch_end ? clampi_cache_resize(c, index, buffer) : clampi_cache_resize_keep(c, index, buffer);
     if (rc != CLAMPI_CACHE_OK) return CLAMPI_ADAPT_KEEP;
     if (d == CLAMPI_ADAPT_GROW) a->grows++;
     else a->shrinks++;

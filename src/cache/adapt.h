@@ -9,9 +9,11 @@
  *    once to hold 8 of the longest refused get when gets were too large to cache;
  *  - keep the index large enough for the buffer at the observed mean get size
  *    (load factor at most 1/2 when the buffer is full);
- *  - shrink (halve down to 4x what is in use) only after `quiet_periods` consecutive
- *    periods in steady state (no evictions, no failures, few inserts) with less than
- *    1/16 of the index and of the buffer in use: hysteresis, so sizes do not oscillate.
+ *  - shrink (down to 4x what is in use) only after `quiet_periods` consecutive periods
+ *    in steady state (no evictions, no failures, few inserts) with less than 1/16 of
+ *    the index and of the buffer in use: hysteresis, so sizes do not oscillate; or at an
+ *    epoch end (the cache is being invalidated, the resize costs nothing) when the
+ *    epoch evicted nothing and used less than 1/16 of both.
  * Every size stays within [min, max]. Applying a decision (clampi_adapt_step) moves
  * the cached entries into the resized cache; none are lost unless they no longer fit. */
 #ifndef CLAMPI_CACHE_ADAPT_H
@@ -49,12 +51,15 @@ static inline int clampi_adapt_due(const clampi_adapt *a, const clampi_cache *c)
     return c->c.hits + c->c.lookups_missed - a->last.hits - a->last.lookups_missed >= a->period;
 }
 
-/* Ends the current period: decides KEEP, GROW or SHRINK and the new sizes (the current
- * ones for KEEP). Pure: changes only a's observation state. */
-int clampi_adapt_decide(clampi_adapt *a, const clampi_cache *c, size_t *index_entries, size_t *buffer_bytes);
+/* Ends the current period (epoch_end: and the epoch, the cache is about to be emptied):
+ * decides KEEP, GROW or SHRINK and the new sizes (the current ones for KEEP). Pure:
+ * changes only a's observation state. */
+int clampi_adapt_decide(clampi_adapt *a, const clampi_cache *c, int epoch_end, size_t *index_entries,
+                        size_t *buffer_bytes);
 
-/* If a period is over, decides and applies the decision to c (keeping cached entries;
- * with `drop` set, the cache is emptied instead, for callers about to invalidate).
- * Returns the decision applied (KEEP when the resize could not get memory). */
-int clampi_adapt_step(clampi_adapt *a, clampi_cache *c, int drop);
+/* If a period is over, decides and applies the decision to c, keeping the cached
+ * entries. With epoch_end (callers about to invalidate the cache): decides on what was
+ * seen so far (at least 32 lookups) and empties the cache instead. Returns the decision
+ * applied (KEEP when the resize could not get memory). */
+int clampi_adapt_step(clampi_adapt *a, clampi_cache *c, int epoch_end);
 #endif

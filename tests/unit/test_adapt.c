@@ -102,6 +102,24 @@ static void test_oversized_shrinks_with_hysteresis(void) {
     clampi_cache_destroy(&c);
 }
 
+/* At an epoch end (invalidation) an oversized cache shrinks at once, for free; an epoch
+ * with evictions or too few lookups does not shrink it. */
+static void test_epoch_end_shrinks(void) {
+    clampi_cache c;
+    clampi_adapt a;
+    CHECK(clampi_cache_init(&c, 1 << 16, 64 << 20) == CLAMPI_CACHE_OK);
+    clampi_adapt_init(&a, &lim, &c);
+    for (int i = 0; i < 20; i++) access(&c, 0, (uint64_t)i * 128, 64);
+    CHECK_EQ_INT(clampi_adapt_step(&a, &c, 1), CLAMPI_ADAPT_KEEP); /* 20 lookups: too few */
+    for (int i = 0; i < 100; i++) access(&c, 0, (uint64_t)(i % 40) * 128, 64);
+    CHECK_EQ_INT(clampi_adapt_step(&a, &c, 1), CLAMPI_ADAPT_SHRINK);
+    CHECK(c.nentries < (1 << 16) && c.buffer.capacity < (64 << 20));
+    CHECK(c.nentries >= 4 * 40 && c.buffer.capacity >= 4 * 40 * 64);
+    CHECK_EQ_INT(c.count, 0); /* emptied: the caller invalidates */
+    CHECK_EQ_INT(a.shrinks, 1);
+    clampi_cache_destroy(&c);
+}
+
 static void test_limits_and_decide_is_stable(void) {
     clampi_cache c;
     clampi_adapt a;
@@ -116,7 +134,7 @@ static void test_limits_and_decide_is_stable(void) {
     /* a period with nothing going on: KEEP */
     size_t ix, bb;
     a.last = c.c;
-    CHECK_EQ_INT(clampi_adapt_decide(&a, &c, &ix, &bb), CLAMPI_ADAPT_KEEP);
+    CHECK_EQ_INT(clampi_adapt_decide(&a, &c, 0, &ix, &bb), CLAMPI_ADAPT_KEEP);
     CHECK_EQ_INT(ix, c.nentries);
     CHECK_EQ_INT(bb, c.buffer.capacity);
     clampi_cache_destroy(&c);
@@ -145,6 +163,7 @@ int main(void) {
     test_small_buffer_grows();
     test_too_large_grows_buffer();
     test_oversized_shrinks_with_hysteresis();
+    test_epoch_end_shrinks();
     test_limits_and_decide_is_stable();
     test_resize_keep_and_drop();
     return 0;
