@@ -26,7 +26,7 @@ void clampi_adapt_init(clampi_adapt *a, const clampi_adapt_limits *lim, const cl
     if (c->nentries && c->nentries < a->lim.min_index) a->lim.min_index = c->nentries;
     if (c->buffer.capacity && c->buffer.capacity < a->lim.min_buffer) a->lim.min_buffer = c->buffer.capacity;
     if (a->lim.period == 0) a->lim.period = 1;
-    a->last = c->c;
+    a->last = a->epoch = c->c;
     a->period = period_for(a, c);
 }
 
@@ -38,8 +38,21 @@ static size_t growth(uint64_t events, uint64_t n) {
     return events * 4 >= n ? 4 : 2;
 }
 
-int clampi_adapt_decide(clampi_adapt *a, const clampi_cache *c, int epoch_end, size_t *index_entries,
-                        size_t *buffer_bytes) {
+/* The shrunk sizes for what c holds now: 4x the use, within [min, current]. */
+static void shrunk(const clampi_adapt *a, const clampi_cache *c, size_t *index, size_t *buffer) {
+    const size_t cur_index = c->nentries, cur_buffer = c->buffer.capacity;
+    *index = clamp(pow2_at_least(c->count * 4 > cur_index / 2 ? cur_index / 2 : c->count * 4), a->lim.min_index, cur_index);
+    *buffer = clamp(pow2_at_least(c->bytes * 4 > cur_buffer / 2 ? cur_buffer / 2 : c->bytes * 4), a->lim.min_buffer,
+                    cur_buffer);
+}
+
+static int idle(const clampi_cache *c) { return c->count * 16 < c->nentries && c->bytes * 16 < c->buffer.capacity; }
+
+static uint64_t trouble(const clampi_cache_counters *now, const clampi_cache_counters *was) {
+    return now->evictions - was->evictions + now->failed_inserts - was->failed_inserts;
+}
+
+int clampi_adapt_decide(clampi_adapt *a, const clampi_cache *c, size_t *index_entries, size_t *buffer_bytes) {
     const clampi_cache_counters *now = &c->c, *was = &a->last;
     const uint64_t lookups = now->hits + now->lookups_missed - was->hits - was->lookups_missed;
     const uint64_t inserts = now->inserts - was->inserts;
@@ -83,32 +96,40 @@ int clampi_adapt_decide(clampi_adapt *a, const clampi_cache *c, int epoch_end, s
     }
 
     /* Shrinking: only in steady state (no evictions or failures, inserts a small share
-     * of the lookups) and with both dimensions mostly idle, for several periods; or at
-     * the end of an epoch (the cache is about to be emptied, so the resize costs no
-     * data) in which nothing was evicted and what the epoch cached was mostly idle room. */
-    const int clean = conflicts + capacity + nospace + too_large == 0;
-    const int steady = clean && inserts * 8 <= lookups;
-    const int idle = c->count * 16 < cur_index && c->bytes * 16 < cur_buffer;
-    a->quiet = steady && idle ? a->quiet + 1 : 0;
+     * of the lookups) and with both dimensions mostly idle, for several periods. */
+    const int steady = trouble(now, was) == 0 && inserts * 8 <= lookups;
+    a->quiet = steady && idle(c) ? a->quiet + 1 : 0;
     *index_entries = cur_index;
     *buffer_bytes = cur_buffer;
-    if (a->quiet < a->lim.quiet_periods && !(epoch_end && clean && idle)) return CLAMPI_ADAPT_KEEP;
+    if (a->quiet < a->lim.quiet_periods) return CLAMPI_ADAPT_KEEP;
     a->quiet = 0;
-    index = clamp(pow2_at_least(c->count * 4 > cur_index / 2 ? cur_index / 2 : c->count * 4), a->lim.min_index, cur_index);
-    buffer = clamp(pow2_at_least(c->bytes * 4 > cur_buffer / 2 ? cur_buffer / 2 : c->bytes * 4), a->lim.min_buffer,
-                   cur_buffer);
+    shrunk(a, c, &index, &buffer);
     if (index == cur_index && buffer == cur_buffer) return CLAMPI_ADAPT_KEEP;
     *index_entries = index;
     *buffer_bytes = buffer;
     return CLAMPI_ADAPT_SHRINK;
 }
 
+/* At an epoch end the cache is about to be emptied, so a resize costs no data: shrink at
+ * once if the epoch (at least 32 lookups) evicted nothing and used under 1/16. */
+static int epoch_decide(clampi_adapt *a, const clampi_cache *c, size_t *index, size_t *buffer) {
+    const clampi_cache_counters *now = &c->c, *was = &a->epoch;
+    const uint64_t lookups = now->hits + now->lookups_missed - was->hits - was->lookups_missed;
+    const int quiet = lookups >= 32 && trouble(now, was) == 0 && idle(c);
+    a->epoch = *now;
+    if (!quiet) return CLAMPI_ADAPT_KEEP;
+    shrunk(a, c, index, buffer);
+    return *index < c->nentries || *buffer < c->buffer.capacity ? CLAMPI_ADAPT_SHRINK : CLAMPI_ADAPT_KEEP;
+}
+
 int clampi_adapt_step(clampi_adapt *a, clampi_cache *c, int epoch_end) {
     if (!clampi_cache_usable(c)) return CLAMPI_ADAPT_KEEP;
-    const uint64_t seen = c->c.hits + c->c.lookups_missed - a->last.hits - a->last.lookups_missed;
-    if (seen < (epoch_end ? 32 : a->period)) return CLAMPI_ADAPT_KEEP; /* too little seen to judge */
     size_t index, buffer;
-    int d = clampi_adapt_decide(a, c, epoch_end, &index, &buffer);
+    int d = epoch_end ? epoch_decide(a, c, &index, &buffer) : CLAMPI_ADAPT_KEEP;
+    if (d == CLAMPI_ADAPT_KEEP) {
+        if (!clampi_adapt_due(a, c)) return CLAMPI_ADAPT_KEEP;
+        d = clampi_adapt_decide(a, c, &index, &buffer);
+    }
     if (d == CLAMPI_ADAPT_KEEP) return d;
     int rc = epoch_end ? clampi_cache_resize(c, index, buffer) : clampi_cache_resize_keep(c, index, buffer);
     if (rc != CLAMPI_CACHE_OK) return CLAMPI_ADAPT_KEEP;

@@ -36,6 +36,7 @@ typedef struct clampi_adapt_limits {
 typedef struct clampi_adapt {
     clampi_adapt_limits lim;
     clampi_cache_counters last; /* the cache's counters when this period began */
+    clampi_cache_counters epoch; /* ... and at the last epoch end (invalidation) */
     uint64_t period;            /* lookups in the current period */
     unsigned quiet;             /* consecutive periods that qualified for a shrink */
     uint64_t grows, shrinks;    /* decisions applied */
@@ -51,15 +52,13 @@ static inline int clampi_adapt_due(const clampi_adapt *a, const clampi_cache *c)
     return c->c.hits + c->c.lookups_missed - a->last.hits - a->last.lookups_missed >= a->period;
 }
 
-/* Ends the current period (epoch_end: and the epoch, the cache is about to be emptied):
- * decides KEEP, GROW or SHRINK and the new sizes (the current ones for KEEP). Pure:
- * changes only a's observation state. */
-int clampi_adapt_decide(clampi_adapt *a, const clampi_cache *c, int epoch_end, size_t *index_entries,
-                        size_t *buffer_bytes);
+/* Ends the current period: decides KEEP, GROW or SHRINK and the new sizes (the current
+ * ones for KEEP). Pure: changes only a's observation state. */
+int clampi_adapt_decide(clampi_adapt *a, const clampi_cache *c, size_t *index_entries, size_t *buffer_bytes);
 
 /* If a period is over, decides and applies the decision to c, keeping the cached
- * entries. With epoch_end (callers about to invalidate the cache): decides on what was
- * seen so far (at least 32 lookups) and empties the cache instead. Returns the decision
- * applied (KEEP when the resize could not get memory). */
+ * entries. With epoch_end (callers about to invalidate the cache): first judges the
+ * epoch (shrink if it evicted nothing and used under 1/16), and a resize empties the
+ * cache. Returns the decision applied (KEEP when the resize could not get memory). */
 int clampi_adapt_step(clampi_adapt *a, clampi_cache *c, int epoch_end);
 #endif

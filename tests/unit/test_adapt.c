@@ -134,7 +134,7 @@ static void test_limits_and_decide_is_stable(void) {
     /* a period with nothing going on: KEEP */
     size_t ix, bb;
     a.last = c.c;
-    CHECK_EQ_INT(clampi_adapt_decide(&a, &c, 0, &ix, &bb), CLAMPI_ADAPT_KEEP);
+    CHECK_EQ_INT(clampi_adapt_decide(&a, &c, &ix, &bb), CLAMPI_ADAPT_KEEP);
     CHECK_EQ_INT(ix, c.nentries);
     CHECK_EQ_INT(bb, c.buffer.capacity);
     clampi_cache_destroy(&c);
