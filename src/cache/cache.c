@@ -39,9 +39,8 @@ static void lru_push_front(clampi_cache *c, uint32_t id) {
 
 static void reset_entries(clampi_cache *c) {
     c->lru_head = c->lru_tail = NONE;
-    c->free_head = c->nentries ? 0 : NONE;
-    for (size_t i = 0; i < c->nentries; i++)
-        c->entries[i].lru_next = i + 1 < c->nentries ? (uint32_t)(i + 1) : NONE;
+    c->free_head = NONE;
+    c->fresh = 0;
     c->count = 0;
     c->bytes = 0;
 }
@@ -166,6 +165,10 @@ int clampi_cache_insert(clampi_cache *c, uint32_t target, uint64_t offset, uint6
         uint32_t v = capacity_victim(c, length);
         if (v == NONE) { c->c.failed_inserts++; return CLAMPI_CACHE_NOSPACE; }
         evict(c, v, 0);
+    }
+    if (c->free_head == NONE && c->fresh < c->nentries) { /* take a never-used id */
+        c->entries[c->fresh].lru_next = NONE;
+        c->free_head = c->fresh++;
     }
     if (c->free_head == NONE) evict(c, c->lru_tail, 1); /* every index slot is in use */
     uint32_t id = c->free_head;

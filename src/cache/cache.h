@@ -36,7 +36,9 @@ typedef struct clampi_cache {
     clampi_ranges ranges;
     clampi_cache_entry *entries; /* one per index slot */
     size_t nentries;             /* index slots = entry capacity */
-    uint32_t free_head;          /* free entry ids, linked through lru_next */
+    uint32_t free_head;          /* freed entry ids, linked through lru_next */
+    uint32_t fresh;              /* ids >= fresh were never used (not touched: a large,
+                                    mostly idle cache costs no page faults) */
     uint32_t lru_head, lru_tail;
     size_t count;                /* entries cached */
     size_t bytes;                /* data bytes cached */
