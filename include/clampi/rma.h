@@ -47,6 +47,7 @@ extern "C" {
 #define CLAMPI_BUFFER_SIZE   "clampi_buffer_size"  /* cache bytes, e.g. "64M" (K, M, G suffixes) */
 #define CLAMPI_SHM_DIRECT    "clampi_shm_direct"   /* "true"/"false": load/store for same-node targets */
 #define CLAMPI_DYNAMIC_CACHE "clampi_dynamic_cache" /* "true": allow caching modes on a dynamic window */
+#define CLAMPI_ADAPTIVE      "clampi_adaptive"     /* "true"/"false": adapt index and buffer sizes at run time */
 
 /* The CLaMPI window handle. `win` is the MPI window and stays valid for raw MPI calls. */
 typedef struct CMPI_Win {
@@ -79,6 +80,8 @@ typedef struct CMPI_Win_stats {
     uint64_t buffer_bytes;    /* current cache buffer size (bytes); 0 if uncached */
     uint64_t cached_entries;  /* entries in the cache now */
     uint64_t cached_bytes;    /* bytes of data in the cache now */
+    uint64_t adapt_grows;     /* of adaptations: the adaptive scheme grew index and/or buffer */
+    uint64_t adapt_shrinks;   /* of adaptations: the adaptive scheme shrank them */
 } CMPI_Win_stats;
 
 /* ---- window creation and destruction (collective) ------------------------------ */

@@ -39,9 +39,8 @@ static void lru_push_front(clampi_cache *c, uint32_t id) {
 
 static void reset_entries(clampi_cache *c) {
     c->lru_head = c->lru_tail = NONE;
-    c->free_head = c->nentries ? 0 : NONE;
-    for (size_t i = 0; i < c->nentries; i++)
-        c->entries[i].lru_next = i + 1 < c->nentries ? (uint32_t)(i + 1) : NONE;
+    c->free_head = NONE;
+    c->fresh = 0;
     c->count = 0;
     c->bytes = 0;
 }
@@ -151,8 +150,7 @@ int clampi_cache_insert(clampi_cache *c, uint32_t target, uint64_t offset, uint6
     if (!c->nentries) { c->c.failed_inserts++; return CLAMPI_CACHE_NOMEM; }
     if (length == 0) return CLAMPI_CACHE_OK;
     if (length > clampi_cache_max_entry(c)) {
-        c->c.too_large++;
-        c->c.failed_inserts++;
+        clampi_cache_note_too_large(c, length);
         return CLAMPI_CACHE_TOO_LARGE;
     }
     /* Already covered (another get completed the same bytes first): nothing to add. */
@@ -167,6 +165,10 @@ int clampi_cache_insert(clampi_cache *c, uint32_t target, uint64_t offset, uint6
         uint32_t v = capacity_victim(c, length);
         if (v == NONE) { c->c.failed_inserts++; return CLAMPI_CACHE_NOSPACE; }
         evict(c, v, 0);
+    }
+    if (c->free_head == NONE && c->fresh < c->nentries) { /* take a never-used id */
+        c->entries[c->fresh].lru_next = NONE;
+        c->free_head = c->fresh++;
     }
     if (c->free_head == NONE) evict(c, c->lru_tail, 1); /* every index slot is in use */
     uint32_t id = c->free_head;
@@ -190,7 +192,14 @@ int clampi_cache_insert(clampi_cache *c, uint32_t target, uint64_t offset, uint6
     c->count++;
     c->bytes += length;
     c->c.inserts++;
+    c->c.bytes_inserted += length;
     return CLAMPI_CACHE_OK;
+}
+
+void clampi_cache_note_too_large(clampi_cache *c, uint64_t length) {
+    c->c.too_large++;
+    c->c.failed_inserts++;
+    if (length > c->c.max_refused) c->c.max_refused = length;
 }
 
 void clampi_cache_invalidate(clampi_cache *c) {
@@ -216,14 +225,28 @@ size_t clampi_cache_invalidate_range(clampi_cache *c, uint32_t target, uint64_t 
     return total;
 }
 
-int clampi_cache_resize(clampi_cache *c, size_t index_entries, size_t buffer_bytes) {
+static int rebuild(clampi_cache *c, size_t index_entries, size_t buffer_bytes, int keep) {
     clampi_cache next;
     memset(&next, 0, sizeof next);
     if (build(&next, index_entries, buffer_bytes) != CLAMPI_CACHE_OK) return CLAMPI_CACHE_NOMEM;
-    next.c = c->c;
     next.clock = c->clock;
+    /* Moving entries is not caching new data: the counters stay those of c. */
+    for (uint32_t id = keep ? c->lru_tail : NONE; id != NONE; id = c->entries[id].lru_prev) {
+        const clampi_cache_entry *e = &c->entries[id];
+        if (e->length <= clampi_cache_max_entry(&next))
+            clampi_cache_insert(&next, e->target, e->offset, e->length, e->data);
+    }
+    next.c = c->c;
     release_all(c);
     *c = next;
     c->c.resizes++;
     return CLAMPI_CACHE_OK;
+}
+
+int clampi_cache_resize(clampi_cache *c, size_t index_entries, size_t buffer_bytes) {
+    return rebuild(c, index_entries, buffer_bytes, 0);
+}
+
+int clampi_cache_resize_keep(clampi_cache *c, size_t index_entries, size_t buffer_bytes) {
+    return rebuild(c, index_entries, buffer_bytes, 1);
 }

@@ -26,6 +26,8 @@ typedef struct clampi_cache_counters {
     uint64_t inserts, failed_inserts, too_large;
     uint64_t evictions, conflict_evictions, capacity_evictions, write_invalidated;
     uint64_t invalidations, resizes;
+    uint64_t bytes_inserted;     /* data bytes of successful inserts (mean get size) */
+    uint64_t max_refused;        /* longest length refused as too large */
 } clampi_cache_counters;
 
 typedef struct clampi_cache {
@@ -34,7 +36,9 @@ typedef struct clampi_cache {
     clampi_ranges ranges;
     clampi_cache_entry *entries; /* one per index slot */
     size_t nentries;             /* index slots = entry capacity */
-    uint32_t free_head;          /* free entry ids, linked through lru_next */
+    uint32_t free_head;          /* freed entry ids, linked through lru_next */
+    uint32_t fresh;              /* ids >= fresh were never used (not touched: a large,
+                                    mostly idle cache costs no page faults) */
     uint32_t lru_head, lru_tail;
     size_t count;                /* entries cached */
     size_t bytes;                /* data bytes cached */
@@ -75,6 +79,12 @@ void clampi_cache_invalidate(clampi_cache *c);
 size_t clampi_cache_invalidate_range(clampi_cache *c, uint32_t target, uint64_t offset, uint64_t length);
 /* Drops everything and rebuilds with new sizes; on NOMEM the old sizes stay in force. */
 int clampi_cache_resize(clampi_cache *c, size_t index_entries, size_t buffer_bytes);
+/* Like clampi_cache_resize, but moves the cached entries into the new index and buffer
+ * (least recent first, so recency order survives); what no longer fits is dropped. */
+int clampi_cache_resize_keep(clampi_cache *c, size_t index_entries, size_t buffer_bytes);
+/* Records that a get of `length` bytes could not be cached because it is larger than
+ * the buffer can hold (for callers that check clampi_cache_max_entry themselves). */
+void clampi_cache_note_too_large(clampi_cache *c, uint64_t length);
 /* The largest length clampi_cache_insert accepts. */
 size_t clampi_cache_max_entry(const clampi_cache *c);
 #endif

@@ -103,6 +103,7 @@ static inline __attribute__((always_inline)) int get_locked(clampi_win *w, void 
     if (rc != MPI_SUCCESS) return rc;
     w->n.misses++;
     int cacheable = w->caches_data && clampi_cache_usable(&w->cache) && bytes <= clampi_cache_max_entry(&w->cache);
+    if (!cacheable && w->caches_data && clampi_cache_usable(&w->cache)) clampi_cache_note_too_large(&w->cache, bytes);
     clampi_inflight_add_fill(&w->inflight, (uint32_t)target_rank, a.offset, bytes, dst, cacheable);
     return MPI_SUCCESS;
 }

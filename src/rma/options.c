@@ -8,7 +8,7 @@
 #include "common/parse.h"
 
 /* One row per knob: info key, environment variable. */
-enum { OPT_MODE, OPT_INDEX, OPT_BUFFER, OPT_SHM, OPT_DYNAMIC, NOPTS };
+enum { OPT_MODE, OPT_INDEX, OPT_BUFFER, OPT_SHM, OPT_DYNAMIC, OPT_ADAPT, NOPTS };
 static const struct {
     const char *info_key, *env;
 } option_table[NOPTS] = {
@@ -17,6 +17,7 @@ static const struct {
     [OPT_BUFFER] = {CLAMPI_BUFFER_SIZE, "CLAMPI_BUFFER_SIZE"},
     [OPT_SHM] = {CLAMPI_SHM_DIRECT, "CLAMPI_SHM_DIRECT"},
     [OPT_DYNAMIC] = {CLAMPI_DYNAMIC_CACHE, "CLAMPI_DYNAMIC_CACHE"},
+    [OPT_ADAPT] = {CLAMPI_ADAPTIVE, "CLAMPI_ADAPTIVE"},
 };
 /* Process-wide settings (no info key): CLAMPI_STATS, CLAMPI_WINDOW_MODES; the preload's
  * and the collectives' switches are read in src/pmpi/preload.c and src/coll/options.c. */
@@ -43,6 +44,7 @@ static int parse_one(int opt, const char *value, clampi_win_options *o) {
     case OPT_BUFFER: return clampi_parse_size(value, &o->buffer_bytes);
     case OPT_SHM: return clampi_parse_bool(value, &o->shm_direct);
     case OPT_DYNAMIC: return clampi_parse_bool(value, &o->dynamic_cache);
+    case OPT_ADAPT: return clampi_parse_bool(value, &o->adaptive);
     }
     return -1;
 }
@@ -53,6 +55,7 @@ int clampi_options_read(MPI_Info info, clampi_win_options *o, const char **bad_k
     o->buffer_bytes = CLAMPI_DEFAULT_BUFFER_BYTES;
     o->shm_direct = 1;
     o->dynamic_cache = 0;
+    o->adaptive = 1;
     clampi_mode unused;
     if (clampi_options_window_mode("", &unused) < 0) {
         *bad_key = "CLAMPI_WINDOW_MODES";

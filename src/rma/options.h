@@ -25,6 +25,7 @@ typedef struct clampi_win_options {
     size_t buffer_bytes;
     int shm_direct;          /* serve same-node targets by load/store when possible */
     int dynamic_cache;       /* dynamic windows may use caching modes (opt-in, see window.c) */
+    int adaptive;            /* adapt index and buffer sizes at run time (sizes above are the start) */
 } clampi_win_options;
 
 /* Fills opts from defaults, environment and info (info may be MPI_INFO_NULL).

@@ -30,6 +30,8 @@ void clampi_stats_collect(const clampi_win *w, CMPI_Win_stats *s) {
     s->buffer_bytes = w->cache.buffer.capacity;
     s->cached_entries = w->cache.count;
     s->cached_bytes = w->cache.bytes;
+    s->adapt_grows = w->adapt.grows;
+    s->adapt_shrinks = w->adapt.shrinks;
 }
 
 void clampi_stats_print(const clampi_win *w) {
@@ -44,14 +46,15 @@ void clampi_stats_print(const clampi_win *w) {
     printf("clampi: rank=%d win=%s mode=%s gets=%llu hits=%llu subrange_hits=%llu inflight_hits=%llu "
            "misses=%llu bypassed=%llu direct=%llu bytes_saved=%llu bytes_fetched=%llu evictions=%llu "
            "conflict_evictions=%llu capacity_evictions=%llu failed_inserts=%llu invalidations=%llu "
-           "adaptations=%llu flushes=%llu flushes_elided=%llu puts=%llu index_entries=%llu buffer_bytes=%llu\n",
+           "adaptations=%llu adapt_grows=%llu adapt_shrinks=%llu flushes=%llu flushes_elided=%llu puts=%llu index_entries=%llu buffer_bytes=%llu\n",
            w->rank, name, clampi_mode_name(w->opts.mode), (unsigned long long)s.gets, (unsigned long long)s.hits,
            (unsigned long long)s.subrange_hits, (unsigned long long)s.inflight_hits, (unsigned long long)s.misses,
            (unsigned long long)s.bypassed, (unsigned long long)s.direct, (unsigned long long)s.bytes_saved,
            (unsigned long long)s.bytes_fetched, (unsigned long long)s.evictions,
            (unsigned long long)s.conflict_evictions, (unsigned long long)s.capacity_evictions,
            (unsigned long long)s.failed_inserts, (unsigned long long)s.invalidations,
-           (unsigned long long)s.adaptations, (unsigned long long)s.flushes, (unsigned long long)s.flushes_elided,
+           (unsigned long long)s.adaptations, (unsigned long long)s.adapt_grows,
+           (unsigned long long)s.adapt_shrinks, (unsigned long long)s.flushes, (unsigned long long)s.flushes_elided,
            (unsigned long long)s.puts, (unsigned long long)s.index_entries, (unsigned long long)s.buffer_bytes);
     fflush(stdout);
 }

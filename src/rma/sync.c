@@ -13,9 +13,15 @@ static void fill_cache(void *ctx, uint32_t target, uint64_t offset, uint64_t len
     clampi_cache_insert(&w->cache, target, offset, length, data);
 }
 
+/* Completed gets have entered the cache: the adaptive scheme's observation point. */
+static void maybe_adapt(clampi_win *w) {
+    if (w->opts.adaptive && w->caches_data) clampi_adapt_step(&w->adapt, &w->cache, 0);
+}
+
 /* Gets to target are complete at the origin. */
 static void gets_done(clampi_win *w, int target) {
     clampi_inflight_complete(&w->inflight, (uint32_t)target, w->caches_data ? fill_cache : NULL, w);
+    maybe_adapt(w);
 }
 
 /* Everything to target is complete at the target too. */
@@ -29,9 +35,22 @@ static void target_done(clampi_win *w, int target) {
 
 static void all_done(clampi_win *w) {
     clampi_inflight_complete_all(&w->inflight, w->caches_data ? fill_cache : NULL, w);
+    maybe_adapt(w);
     for (uint32_t i = 0; i < w->ndirty; i++) w->outstanding[w->dirty_targets[i]] = 0;
     w->ndirty = 0;
 }
+
+/* A flush with nothing outstanding makes no MPI call, so a rank whose gets all hit
+ * would never enter MPI. With software-progressed one-sided transports (Open MPI's
+ * osc/pt2pt, e.g. over TCP) other ranks' gets to it would then wait until it does: so
+ * every 64th elided flush still pokes MPI's progress engine (a cheap MPI_Iprobe). */
+static void elided(clampi_win *w) {
+    if ((++w->n.flushes_elided & 63) == 0) {
+        int flag;
+        PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+    }
+}
+
 
 /* Nothing of this rank's is outstanding to rank: the MPI flush can be skipped. */
 static inline int flush_elidable(clampi_win *w, int rank) {
@@ -43,7 +62,7 @@ int clampi_win_flush(clampi_win *w, int rank) {
     w->n.flushes++;
     int rc = MPI_SUCCESS;
     if (flush_elidable(w, rank)) {
-        w->n.flushes_elided++;
+        elided(w);
     } else {
         rc = PMPI_Win_flush(rank, w->win);
         if (rc == MPI_SUCCESS) target_done(w, rank);
@@ -57,7 +76,7 @@ int clampi_win_flush_all(clampi_win *w) {
     w->n.flushes++;
     int rc = MPI_SUCCESS;
     if (w->elide_flushes && w->ndirty == 0 && w->inflight.live == 0) {
-        w->n.flushes_elided++;
+        elided(w);
     } else {
         rc = PMPI_Win_flush_all(w->win);
         if (rc == MPI_SUCCESS) all_done(w);
@@ -73,7 +92,7 @@ int clampi_win_flush_local(clampi_win *w, int rank) {
     w->n.flushes++;
     int rc = MPI_SUCCESS;
     if (w->elide_flushes && w->outstanding[rank] == 0) {
-        w->n.flushes_elided++;
+        elided(w);
     } else {
         rc = PMPI_Win_flush_local(rank, w->win);
         if (rc == MPI_SUCCESS) gets_done(w, rank);
@@ -87,7 +106,7 @@ int clampi_win_flush_local_all(clampi_win *w) {
     w->n.flushes++;
     int rc = MPI_SUCCESS;
     if (w->elide_flushes && w->ndirty == 0) {
-        w->n.flushes_elided++;
+        elided(w);
     } else {
         rc = PMPI_Win_flush_local_all(w->win);
         if (rc == MPI_SUCCESS) clampi_inflight_complete_all(&w->inflight, w->caches_data ? fill_cache : NULL, w);
@@ -128,6 +147,7 @@ int clampi_win_sync(clampi_win *w) {
 
 void clampi_win_invalidate(clampi_win *w) {
     clampi_win_enter(w);
+    if (w->opts.adaptive && w->caches_data) clampi_adapt_step(&w->adapt, &w->cache, 1); /* free: all is dropped */
     clampi_cache_invalidate(&w->cache);
     clampi_inflight_forget_all(&w->inflight);
     clampi_win_leave(w);

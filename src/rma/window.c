@@ -65,6 +65,7 @@ static void setup_cache(clampi_win *w) {
                     "the window works uncached\n", w->rank, opts->buffer_bytes, opts->index_entries);
     }
     w->cache.c = kept;
+    clampi_adapt_init(&w->adapt, NULL, &w->cache);
 }
 
 int clampi_win_attach(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint size, int disp_unit, int dynamic,
@@ -237,7 +238,9 @@ int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
     MPI_Win mpi_win = MPI_WIN_NULL, shm_win = MPI_WIN_NULL;
     void *base = NULL;
     if (!(opts.shm_direct && allocate_shared(size, disp_unit, info, comm, &base, &mpi_win, &shm_win))) {
-        rc = PMPI_Win_allocate(size, disp_unit, info, comm, &base, &mpi_win);
+        /* Rounded up: MPICH 4.0's MPI_Win_allocate misplaces the targets that follow a
+         * rank whose size is not a multiple of 16 (gets read the wrong bytes). */
+        rc = PMPI_Win_allocate((size + 63) & ~(MPI_Aint)63, disp_unit, info, comm, &base, &mpi_win);
         if (rc != MPI_SUCCESS) return rc;
     }
     rc = attach_state(mpi_win, shm_win, comm, size, disp_unit, &opts, win);

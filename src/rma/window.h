@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "cache/adapt.h"
 #include "cache/cache.h"
 #include "cache/inflight.h"
 #include "clampi/rma.h"
@@ -44,6 +45,7 @@ typedef struct clampi_win {
     uint32_t ndirty;
 
     clampi_cache cache;
+    clampi_adapt adapt;       /* sizing policy state (used when opts.adaptive) */
     clampi_inflight inflight;
     clampi_win_counters n;
     clampi_type_info type_memo[CLAMPI_TYPE_MEMO]; /* predefined types seen (under `lock`) */
