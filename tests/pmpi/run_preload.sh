@@ -15,14 +15,18 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do flags+=("$1"); shift; done
 shift
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+# MPICH over TCP: each job goes through the finalize-hang guard (tests/CMakeLists.txt),
+# whose preloaded marker library must stay ahead of the clampi preload.
+guard=()
+[ -n "${CLAMPI_GUARD:-}" ] && guard=("$CLAMPI_GUARD" "$np" "$CLAMPI_GUARD_MARK")
 if [ "$flavor" = openmpi ]; then
   pre=(-x LD_PRELOAD="$lib" -x CLAMPI_STATS=1)
 else
-  pre=(-genv LD_PRELOAD "$lib" -genv CLAMPI_STATS 1)
+  pre=(-genv LD_PRELOAD "${CLAMPI_GUARD_MARK:+$CLAMPI_GUARD_MARK:}$lib" -genv CLAMPI_STATS 1)
 fi
 run() {  # run NAME [mpiexec args]
   local name=$1; shift
-  if ! timeout 240 "$mpiexec" -n "$np" "${flags[@]}" "$@" >"$out/$name.out" 2>"$out/$name.err"; then
+  if ! timeout 240 "${guard[@]}" "$mpiexec" -n "$np" "${flags[@]}" "$@" >"$out/$name.out" 2>"$out/$name.err"; then
     echo "FAIL: $name run exited with an error"; cat "$out/$name.out" "$out/$name.err"; exit 1
   fi
   grep '^result' "$out/$name.out" | sort >"$out/$name.res"
