@@ -81,7 +81,13 @@ static void manage(MPI_Win win, MPI_Win shm, MPI_Comm comm, MPI_Aint size, int d
     if (win_keyval == MPI_KEYVAL_INVALID ||
         clampi_win_attach(win, shm, comm, size, disp_unit, dynamic, opts, &w) != MPI_SUCCESS)
         return;
-    w->elide_flushes = 0; /* MPI calls clampi does not see may be outstanding */
+    /* The MPI-4 large-count RMA calls (MPI_Get_c, ...) are not wrapped: with an MPI that
+     * has them, an operation clampi does not see may be outstanding at any flush. */
+#ifdef CLAMPI_MPI_HAS_LARGE_COUNT_RMA
+    w->elide_flushes = CLAMPI_ELIDE_NEVER;
+#else
+    w->elide_flushes = CLAMPI_ELIDE_WHILE_CACHING;
+#endif
     if (MPI_Win_set_attr(win, win_keyval, w) != MPI_SUCCESS) {
         clampi_win_release(w);
         return;
