@@ -18,16 +18,17 @@ if "$mpiexec" --version 2>&1 | grep -Eq "Open MPI|OpenRTE"; then
   flavor=openmpi; flags=(--oversubscribe); tcp=(--mca btl tcp,self --mca osc pt2pt)
   pre() { echo "-x LD_PRELOAD=$lib -x $1"; }
 else
-  flavor=mpich; flags=(); tcp=(-genv UCX_TLS tcp)
+  flavor=mpich; flags=(-genv PMPI_BENCH_SPIN 1); tcp=(-genv UCX_TLS tcp)
   pre() { echo "-genv LD_PRELOAD $lib -genv ${1%%=*} ${1#*=}"; }
 fi
 shm_flags=("${flags[@]}")
 field() { grep -o " $1=[0-9.]*" | head -1 | cut -d= -f2; }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+median() { grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 run() {  # run FIELD PRELOAD_ENV(or -) ARGS...
   local f=$1 env=$2; shift 2
   local p=(); [ "$env" != - ] && read -r -a p <<<"$(pre "$env")"
-  "$mpiexec" -n 2 "${flags[@]}" "${p[@]}" "$bin" "$@" | field "$f"
+  # a run that hangs (MPICH + UCX tcp sometimes does in MPI_Finalize) is dropped
+  { timeout 120 "$mpiexec" -n 2 "${flags[@]}" "${p[@]}" "$bin" "$@" || true; } | { field "$f" || true; }
 }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 echo "== overhead: ns per 8-byte get, 2 ranks, shared memory ($flavor, $trials alternating trials)"

@@ -81,7 +81,13 @@ static void manage(MPI_Win win, MPI_Win shm, MPI_Comm comm, MPI_Aint size, int d
     if (win_keyval == MPI_KEYVAL_INVALID ||
         clampi_win_attach(win, shm, comm, size, disp_unit, dynamic, opts, &w) != MPI_SUCCESS)
         return;
-    w->elide_flushes = 0; /* MPI calls clampi does not see may be outstanding */
+    /* The MPI-4 large-count RMA calls (MPI_Get_c, ...) are not wrapped: with an MPI that
+     * has them, an operation clampi does not see may be outstanding at any flush. */
+#ifdef CLAMPI_MPI_HAS_LARGE_COUNT_RMA
+    w->elide_flushes = CLAMPI_ELIDE_NEVER;
+#else
+    w->elide_flushes = CLAMPI_ELIDE_WHILE_CACHING;
+#endif
     if (MPI_Win_set_attr(win, win_keyval, w) != MPI_SUCCESS) {
         clampi_win_release(w);
         return;
@@ -89,50 +95,37 @@ static void manage(MPI_Win win, MPI_Win shm, MPI_Comm comm, MPI_Aint size, int d
     if (clampi_registry_map(w) != 0) __atomic_fetch_add(&unmapped, 1, __ATOMIC_RELAXED);
 }
 
+/* The body of every creation call: options agreed on, MPI's call, clampi state. */
+#define CREATE_WINDOW(pmpi_call, shm, size, disp_unit, dynamic)                          \
+    clampi_win_options o;                                                              \
+    int rc = active ? creation_options(info, comm, &o) : MPI_SUCCESS;                  \
+    if (!active || rc == MPI_ERR_COMM) return pmpi_call;                               \
+    if (rc != MPI_SUCCESS) return rc;                                                  \
+    rc = pmpi_call;                                                                    \
+    if (rc == MPI_SUCCESS) manage(*win, shm, comm, size, disp_unit, dynamic, &o);      \
+    return rc
+
 PRELOAD_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
-    clampi_win_options o;
-    int rc = active ? creation_options(info, comm, &o) : MPI_SUCCESS;
-    if (!active || rc == MPI_ERR_COMM) return PMPI_Win_create(base, size, disp_unit, info, comm, win);
-    if (rc != MPI_SUCCESS) return rc;
-    rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
-    if (rc == MPI_SUCCESS) manage(*win, MPI_WIN_NULL, comm, size, disp_unit, 0, &o);
-    return rc;
+    CREATE_WINDOW(PMPI_Win_create(base, size, disp_unit, info, comm, win), MPI_WIN_NULL, size, disp_unit, 0);
 }
 
 PRELOAD_API int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                                  MPI_Win *win) {
-    clampi_win_options o;
-    int rc = active ? creation_options(info, comm, &o) : MPI_SUCCESS;
-    if (!active || rc == MPI_ERR_COMM) return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
-    if (rc != MPI_SUCCESS) return rc;
-    rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
-    if (rc == MPI_SUCCESS) manage(*win, MPI_WIN_NULL, comm, size, disp_unit, 0, &o);
-    return rc;
+    CREATE_WINDOW(PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win), MPI_WIN_NULL, size, disp_unit, 0);
 }
 
 /* Shared windows: gets to any rank of the window are a direct copy from its memory
  * (always fresh; legal since MPI_Get may read at any time before its completion). */
 PRELOAD_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                                         MPI_Win *win) {
-    clampi_win_options o;
-    int rc = active ? creation_options(info, comm, &o) : MPI_SUCCESS;
-    if (!active || rc == MPI_ERR_COMM) return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
-    if (rc != MPI_SUCCESS) return rc;
-    rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
-    if (rc == MPI_SUCCESS) manage(*win, o.shm_direct ? *win : MPI_WIN_NULL, comm, size, disp_unit, 0, &o);
-    return rc;
+    CREATE_WINDOW(PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win),
+                  o.shm_direct ? *win : MPI_WIN_NULL, size, disp_unit, 0);
 }
 
 /* Dynamic windows: cached by (target, absolute address); caching modes need the
  * clampi_dynamic_cache opt-in (see clampi_win_attach). */
 PRELOAD_API int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
-    clampi_win_options o;
-    int rc = active ? creation_options(info, comm, &o) : MPI_SUCCESS;
-    if (!active || rc == MPI_ERR_COMM) return PMPI_Win_create_dynamic(info, comm, win);
-    if (rc != MPI_SUCCESS) return rc;
-    rc = PMPI_Win_create_dynamic(info, comm, win);
-    if (rc == MPI_SUCCESS) manage(*win, MPI_WIN_NULL, comm, 0, 1, 1, &o);
-    return rc;
+    CREATE_WINDOW(PMPI_Win_create_dynamic(info, comm, win), MPI_WIN_NULL, 0, 1, 1);
 }
 
 PRELOAD_API int MPI_Win_free(MPI_Win *win) {

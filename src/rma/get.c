@@ -1,4 +1,5 @@
-/* CMPI_Get: the cache's front door.
+/* CMPI_Get, and clampi_win_get / clampi_win_rget for the preload's MPI_Get / MPI_Rget:
+ * the cache's front door.
  *
  * In order: same-node target with shared memory -> direct copy; bytes cached -> copy
  * from the cache; bytes inside a get still in flight -> copied from it at flush (no

@@ -51,10 +51,14 @@ static void elided(clampi_win *w) {
     }
 }
 
+/* Under the preload, transparent windows keep every flush (programs flush to drive progress). */
+static inline int may_elide(const clampi_win *w) {
+    return w->elide_flushes == CLAMPI_ELIDE_ALWAYS || (w->elide_flushes == CLAMPI_ELIDE_WHILE_CACHING && w->caches_data);
+}
 
 /* Nothing of this rank's is outstanding to rank: the MPI flush can be skipped. */
 static inline int flush_elidable(clampi_win *w, int rank) {
-    return w->elide_flushes && w->outstanding[rank] == 0 && !clampi_inflight_pending(&w->inflight, (uint32_t)rank);
+    return may_elide(w) && w->outstanding[rank] == 0 && !clampi_inflight_pending(&w->inflight, (uint32_t)rank);
 }
 
 int clampi_win_flush(clampi_win *w, int rank) {
@@ -75,7 +79,7 @@ int clampi_win_flush_all(clampi_win *w) {
     clampi_win_enter(w);
     w->n.flushes++;
     int rc = MPI_SUCCESS;
-    if (w->elide_flushes && w->ndirty == 0 && w->inflight.live == 0) {
+    if (may_elide(w) && w->ndirty == 0 && w->inflight.live == 0) {
         elided(w);
     } else {
         rc = PMPI_Win_flush_all(w->win);
@@ -91,7 +95,7 @@ int clampi_win_flush_local(clampi_win *w, int rank) {
     clampi_win_enter(w);
     w->n.flushes++;
     int rc = MPI_SUCCESS;
-    if (w->elide_flushes && w->outstanding[rank] == 0) {
+    if (may_elide(w) && w->outstanding[rank] == 0) {
         elided(w);
     } else {
         rc = PMPI_Win_flush_local(rank, w->win);
@@ -105,7 +109,7 @@ int clampi_win_flush_local_all(clampi_win *w) {
     clampi_win_enter(w);
     w->n.flushes++;
     int rc = MPI_SUCCESS;
-    if (w->elide_flushes && w->ndirty == 0) {
+    if (may_elide(w) && w->ndirty == 0) {
         elided(w);
     } else {
         rc = PMPI_Win_flush_local_all(w->win);

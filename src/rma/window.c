@@ -76,7 +76,7 @@ int clampi_win_attach(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint 
         w->win = mpi_win;
         w->shm_win = shm_win;
         w->dynamic = dynamic;
-        w->elide_flushes = 1;
+        w->elide_flushes = CLAMPI_ELIDE_ALWAYS;
         w->opts = *opts;
         w->opts.mode = allowed_mode(w, opts);
         w->caches_data = mode_caches(w->opts.mode);
@@ -151,6 +151,10 @@ void clampi_win_reconfigure(clampi_win *w, const clampi_win_options *opts) {
     int sizes_changed = next.index_entries != w->opts.index_entries || next.buffer_bytes != w->opts.buffer_bytes;
     /* Gets in flight still complete (and fill their duplicates) but are not cached. */
     clampi_inflight_forget_all(&w->inflight);
+    /* An off window's gets may have gone straight to MPI (preload): the next flushes must
+     * not be elided. */
+    if (w->opts.mode == CLAMPI_MODE_OFF)
+        for (int t = 0; t < w->nranks; t++) clampi_win_mark_outstanding(w, t);
     if (clampi_cache_usable(&w->cache)) {
         if (!mode_caches(next.mode)) clampi_cache_invalidate(&w->cache);
         else if (sizes_changed) clampi_cache_resize(&w->cache, next.index_entries, next.buffer_bytes);

@@ -20,6 +20,12 @@ typedef struct clampi_win_counters {
     uint64_t flushes, flushes_elided, puts;
 } clampi_win_counters;
 
+/* When a flush with nothing outstanding may skip MPI. CMPI windows: always (clampi sees
+ * every operation). Preload: only while the window caches (always-cache, user-defined:
+ * read-only phases, so no flush there is needed to drive MPI progress for incoming
+ * writes) and only if every RMA call of the MPI is wrapped; never in transparent mode. */
+enum { CLAMPI_ELIDE_NEVER, CLAMPI_ELIDE_ALWAYS, CLAMPI_ELIDE_WHILE_CACHING };
+
 typedef struct clampi_win {
     MPI_Win win;              /* the user's window (CMPI_Win.win) */
     MPI_Win shm_win;          /* node-shared allocation behind win, or MPI_WIN_NULL */
@@ -27,9 +33,7 @@ typedef struct clampi_win {
     int rank, nranks;
     clampi_win_options opts;
     int caches_data;          /* mode keeps completed gets (always-cache, user-defined) */
-    int elide_flushes;        /* flushes with nothing outstanding skip MPI (CMPI windows: clampi
-                                 sees every operation; not under the preload, which passes
-                                 calls it does not know straight through) */
+    int elide_flushes;        /* flushes with nothing outstanding skip MPI: CLAMPI_ELIDE_* */
     int dynamic;              /* MPI_Win_create_dynamic: displacements are absolute addresses */
     int mt;                   /* MPI_THREAD_MULTIPLE: every operation takes `lock` */
     int passthrough;          /* mode off: the preload sends gets straight to MPI (atomic:
