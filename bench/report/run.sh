@@ -56,7 +56,7 @@ for np in "${ranks[@]}"; do
   done
 done
 add "study-lcc-tcp-np4|tcp|4|lcc --scale $((lcc_base + 2)) --edgefactor 16 --trials $study_trials ${study_lcc[*]}"
-add "study-bh-tcp-np4|tcp|4|bh --bodies-per-rank $bh_per_rank --steps $((bh_steps + 2)) --theta 0.5 --trials $study_trials ${study_bh[*]}"
+add "study-bh-tcp-np4|tcp|4|bh --bodies-per-rank $bh_per_rank --steps $((bh_steps + 4)) --theta 0.5 --trials $study_trials ${study_bh[*]}"
 
 selected=()
 for job in "${jobs[@]}"; do [[ ${job%%|*} =~ $only ]] && selected+=("$job"); done
