@@ -41,6 +41,8 @@ int clampi_coll_heap_locate(const void *p, size_t n, int32_t *seg, uint64_t *off
 char *clampi_coll_heap_addr(int32_t seg, uint64_t off);
 /* World-node communicator of the heap (MPI_COMM_NULL before creation). */
 MPI_Comm clampi_coll_heap_comm(void);
+/* CMPI_Alloc_mem calls served by MPI_Alloc_mem so far (heap off, full or not created). */
+unsigned long clampi_coll_heap_fallbacks(void);
 /* Allocation entry points used by CMPI_Alloc_mem and the preload's MPI_Alloc_mem:
  * *handled = 0 means "not served; call PMPI_Alloc_mem / PMPI_Free_mem". */
 CLAMPI_COLL_EXPORT int clampi_coll_alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr, int *handled);
@@ -135,7 +137,10 @@ CLAMPI_COLL_EXPORT int clampi_coll_allgather(const void *sendbuf, int sendcount,
  * contiguous bytes starting at the buffer address. */
 int clampi_coll_type_contiguous(MPI_Datatype t);
 
-/* Path counters (stats.c). */
+/* Path counters (collectives.c). */
 extern CMPIX_Coll_stats clampi_coll_stats;
+/* One machine-readable line "clampi: coll rank=R direct=.. staged=.. delegated=.. heap_fallbacks=.."
+ * (the preload prints it at MPI_Finalize when CLAMPI_STATS is set). */
+void clampi_coll_stats_print(void);
 
 #endif

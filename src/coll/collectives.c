@@ -3,6 +3,7 @@
 #include "coll/coll_internal.h"
 
 #include <alloca.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -229,6 +230,16 @@ CLAMPI_API int CMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype s
 {
     return CMPIX_Allgather_algo(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                 CMPIX_COLL_AUTO);
+}
+
+void clampi_coll_stats_print(void)
+{
+    int rank = -1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    printf("clampi: coll rank=%d direct=%lu staged=%lu delegated=%lu heap_fallbacks=%lu\n", rank,
+           clampi_coll_stats.direct, clampi_coll_stats.staged, clampi_coll_stats.delegated,
+           clampi_coll_heap_fallbacks());
+    fflush(stdout);
 }
 
 CLAMPI_API int CMPIX_Coll_get_stats(CMPIX_Coll_stats *stats)

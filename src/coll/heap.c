@@ -30,6 +30,7 @@ static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
 
 int clampi_coll_heap_ready(void) { return heap.ready; }
 MPI_Comm clampi_coll_heap_comm(void) { return heap.node; }
+unsigned long clampi_coll_heap_fallbacks(void) { return heap.fallbacks; }
 
 int clampi_coll_heap_ensure(size_t bytes)
 {

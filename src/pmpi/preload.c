@@ -411,6 +411,9 @@ PRELOAD_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype s
 /* ---- finalize ------------------------------------------------------------------------ */
 /* Windows the program never freed still get their stats line. */
 PRELOAD_API int MPI_Finalize(void) {
-    if (active && clampi_options_stats_enabled()) clampi_registry_for_each_mapped(clampi_stats_print);
+    if (active && clampi_options_stats_enabled()) {
+        clampi_registry_for_each_mapped(clampi_stats_print);
+        clampi_coll_stats_print();
+    }
     return PMPI_Finalize();
 }

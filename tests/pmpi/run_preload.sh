@@ -6,7 +6,8 @@
 #   FLAVOR: openmpi | mpich (how LD_PRELOAD reaches the ranks, not mpiexec itself)
 #   EXPECT: hits (hits + inflight_hits > 0), direct (direct > 0), active (stats lines only),
 #           none (no stats required: the program creates no window), off (no stats line:
-#           CLAMPI_MODE=off is a pure pass-through)
+#           CLAMPI_MODE=off is a pure pass-through), coll (collectives took clampi's shared
+#           path: "clampi: coll" lines show direct > 0), nocoll (they all went to MPI)
 # CLAMPI_TEST_OUTPUT_REGEX (optional): an extended regex the preloaded run's stdout must match.
 set -uo pipefail
 mpiexec=$1 flavor=$2 np=$3 lib=$4 expect=$5; shift 5
@@ -47,6 +48,17 @@ case $expect in
   direct) [ "$direct" -gt 0 ] || { echo "FAIL: expected direct (shared-memory) gets"; echo "$stats"; exit 1; } ;;
   active) [ -n "$stats" ] || { echo "FAIL: the preload printed no stats line"; exit 1; } ;;
   none) ;;
+  coll|nocoll)
+    cstats=$(grep '^clampi: coll rank=' "$out/preload.out")
+    [ "$(echo -n "$cstats" | grep -c '^')" -eq "$np" ] || { echo "FAIL: expected $np coll stats lines"; echo "$cstats"; exit 1; }
+    cdirect=$(echo "$cstats" | grep -o ' direct=[0-9]*' | cut -d= -f2 | awk '{s+=$1} END {print s+0}')
+    cstaged=$(echo "$cstats" | grep -o ' staged=[0-9]*' | cut -d= -f2 | awk '{s+=$1} END {print s+0}')
+    echo "preload coll stats: direct=$cdirect staged=$cstaged"
+    if [ "$expect" = coll ]; then
+      [ "$cdirect" -gt 0 ] || { echo "FAIL: no collective took the shared-heap path"; echo "$cstats"; exit 1; }
+    else
+      [ $((cdirect + cstaged)) -eq 0 ] || { echo "FAIL: collectives took clampi's path while switched off"; echo "$cstats"; exit 1; }
+    fi ;;
   off) [ -z "$stats" ] || { echo "FAIL: CLAMPI_MODE=off printed stats"; exit 1; } ;;
   *) echo "bad EXPECT $expect"; exit 2 ;;
 esac
