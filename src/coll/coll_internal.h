@@ -11,10 +11,6 @@
 #include "coll/engine/arena.h"
 #include "coll/engine/morton.h"
 
-/* Internal symbols the preload library needs stay visible (libclampi is built with
- * hidden visibility). */
-#define CLAMPI_COLL_EXPORT __attribute__((visibility("default")))
-
 /* ---- options: read once from the environment (options.c) ------------------------ */
 typedef struct clampi_coll_options {
     int coll;             /* CLAMPI_COLL=on|off: shared-heap collectives (default on) */
@@ -45,8 +41,8 @@ MPI_Comm clampi_coll_heap_comm(void);
 unsigned long clampi_coll_heap_fallbacks(void);
 /* Allocation entry points used by CMPI_Alloc_mem and the preload's MPI_Alloc_mem:
  * *handled = 0 means "not served; call PMPI_Alloc_mem / PMPI_Free_mem". */
-CLAMPI_COLL_EXPORT int clampi_coll_alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr, int *handled);
-CLAMPI_COLL_EXPORT int clampi_coll_free_mem(void *base, int *handled);
+int clampi_coll_alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr, int *handled);
+int clampi_coll_free_mem(void *base, int *handled);
 /* Frees the heap (called at MPI_Finalize through an MPI_COMM_SELF attribute). */
 void clampi_coll_heap_teardown(void);
 
@@ -126,10 +122,10 @@ int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes);
 /* ---- collectives (alltoall.c) ---------------------------------------------------- */
 /* Entry points for CMPI_* and the preload: *handled = 0 means nothing was done and the
  * caller must call the MPI library's collective (all ranks agree on it). */
-CLAMPI_COLL_EXPORT int clampi_coll_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+int clampi_coll_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                             void *recvbuf, int recvcount, MPI_Datatype recvtype,
                                             MPI_Comm comm, CMPIX_Coll_algo algo, int *handled);
-CLAMPI_COLL_EXPORT int clampi_coll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+int clampi_coll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                              void *recvbuf, int recvcount, MPI_Datatype recvtype,
                                              MPI_Comm comm, CMPIX_Coll_algo algo, int *handled);
 
