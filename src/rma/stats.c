@@ -56,7 +56,13 @@ void clampi_stats_print(const clampi_win *w) {
     CLAMPI_STATS_LINE_FIELDS(CLAMPI_STATS_PRINT_FIELD)
 #undef CLAMPI_STATS_PRINT_FIELD
 #undef CLAMPI_STATS_LINE_FIELDS
-    puts(line);
+    /* One write with its newline: MPI launchers may leave stdout unbuffered, and a line
+     * written in pieces can interleave with other ranks' output. */
+    if (n > 0 && (size_t)n < sizeof line - 1) {
+        line[n] = '\n';
+        line[n + 1] = '\0';
+    }
+    fputs(line, stdout);
     fflush(stdout);
 }
 
