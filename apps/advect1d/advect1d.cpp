@@ -39,7 +39,24 @@ static const char *const kVariant = "baseline";
 #error "define one of ADVECT1D_BASELINE, ADVECT1D_FIRST_TOUCH, ADVECT1D_NUMA_ALLOCATOR"
 #endif
 
+#if defined(__has_include)
+#if __has_include(<clampi/locality.h>)
+#include <clampi/locality.h>   // CLAMPI_LOCALITY_NAME: names a structure for clampi-locality
+#endif
+#endif
+
 namespace {
+
+// Names the structure for clampi-locality explicitly (the tracer also names it from the
+// allocating source line); nothing without <clampi/locality.h>.
+inline void name_structure(const void *p, const char *name) {
+#if defined(CLAMPI_LOCALITY_NAME)
+  CLAMPI_LOCALITY_NAME(p, name);
+#else
+  (void)p;
+  (void)name;
+#endif
+}
 
 constexpr std::size_t kGhosts = 2;   // Beam-Warming reads u[i-1] and u[i-2]
 constexpr double kPi = 3.14159265358979323846;
@@ -79,25 +96,16 @@ struct Block {
   }
 };
 
-// The first touch of a fresh field. With the first-touch and allocator builds, each thread
-// writes the z planes it will update in the solver (same loop, same static schedule).
-void allocate_field(Field &f, std::size_t n, const Block &b) {
-#if defined(ADVECT1D_BASELINE)
-  (void)b;
-  f.resize(n);                                     // seed Fig. 2: the master touches it all
-#elif defined(ADVECT1D_FIRST_TOUCH)
-  f.reserve(n);                                    // seed Fig. 3: memory without touching it
-  double *p = f.data();
-  const std::size_t plane = n / b.nz;
+#if defined(ADVECT1D_FIRST_TOUCH)
+// Seed Fig. 3: each thread writes the z planes it will update in the solver (same loop,
+// same static schedule) before anything else touches the reserved memory.
+void parallel_first_touch(double *p, std::size_t n, std::size_t nz) {
+  const std::size_t plane = n / nz;
 #pragma omp parallel for schedule(static)
-  for (std::size_t iZ = 0; iZ < b.nz; iZ++)
+  for (std::size_t iZ = 0; iZ < nz; iZ++)
     std::memset(p + iZ * plane, 0, plane * sizeof(double));
-  f.resize(n);                                     // sets size(); the pages are placed already
-#else
-  (void)b;
-  f = Field(n);                                    // seed Fig. 4: the allocator touches in parallel
-#endif
 }
+#endif
 
 bool parse(int argc, char **argv, Options &o, std::string &err) {
   for (int i = 1; i < argc; i++) {
@@ -211,11 +219,48 @@ int main(int argc, char **argv) {
   const long steps = o.t_end > 0 ? static_cast<long>(std::ceil(o.t_end / (o.cfl * dx))) : 0;
   const double c = steps > 0 ? o.t_end / static_cast<double>(steps) / dx : 0.0;   // exact CFL number
 
-  Field u, uNew, sendBuf, recvBuf;
-  allocate_field(u, b.points, b);
-  allocate_field(uNew, b.points, b);
-  allocate_field(sendBuf, b.ny * b.nz * kGhosts, b);
-  allocate_field(recvBuf, b.ny * b.nz * kGhosts, b);
+  // The four structures, allocated where they are declared so that the tracer names them
+  // from the source line (one structure per line).
+  const std::size_t halo = b.ny * b.nz * kGhosts;
+#if defined(ADVECT1D_BASELINE)
+  // seed Fig. 2: resize() zero-fills on the master thread, which so touches every page first
+  Field u;
+  u.resize(b.points);
+  Field uNew;
+  uNew.resize(b.points);
+  Field sendBuf;
+  sendBuf.resize(halo);
+  Field recvBuf;
+  recvBuf.resize(halo);
+#elif defined(ADVECT1D_FIRST_TOUCH)
+  // seed Fig. 3: reserve (no touch), parallel first touch, resize (pages are placed already)
+  Field u;
+  u.reserve(b.points);
+  parallel_first_touch(u.data(), b.points, b.nz);
+  u.resize(b.points);
+  Field uNew;
+  uNew.reserve(b.points);
+  parallel_first_touch(uNew.data(), b.points, b.nz);
+  uNew.resize(b.points);
+  Field sendBuf;
+  sendBuf.reserve(halo);
+  parallel_first_touch(sendBuf.data(), halo, b.nz);
+  sendBuf.resize(halo);
+  Field recvBuf;
+  recvBuf.reserve(halo);
+  parallel_first_touch(recvBuf.data(), halo, b.nz);
+  recvBuf.resize(halo);
+#else
+  // seed Fig. 4: the allocator first-touches in parallel with the loops' static schedule
+  Field u(b.points);
+  Field uNew(b.points);
+  Field sendBuf(halo);
+  Field recvBuf(halo);
+#endif
+  name_structure(u.data(), "u");
+  name_structure(uNew.data(), "uNew");
+  name_structure(sendBuf.data(), "sendBuf");
+  name_structure(recvBuf.data(), "recvBuf");
 
   // u(x, 0) = u0(x) at cell centres; ghosts start at the boundary value 0
 #pragma omp parallel for schedule(static)
