@@ -21,6 +21,7 @@ Exit status: 0 on success, 1 on bad input (nothing written), 2 on bad usage.
 import argparse
 import csv
 import html
+import io
 import json
 import os
 import re
@@ -66,7 +67,7 @@ class RankData:
 
 def _parse_int(text, what, where):
     try:
-        return int(text, 0)
+        return int(text)
     except (TypeError, ValueError):
         raise ReportError(f"{where}: {what} is not an integer: {text!r}") from None
 
@@ -107,12 +108,13 @@ def read_csv(path, rank):
                 for name, t in (("alloc.thread", alloc_thread), ("firsttouch.thread", ft_thread)):
                     if t < -1:
                         raise ReportError(f"{where}: {name} must be a thread id or -1, got {t}")
-                counts = []
-                for i, text in enumerate(row[len(FIXED_COLUMNS):]):
-                    c = _parse_int(text.strip(), f"T{i}", where)
-                    if c < 0:
-                        raise ReportError(f"{where}: T{i} is negative: {c}")
-                    counts.append(c)
+                try:
+                    counts = [int(x) for x in row[len(FIXED_COLUMNS):]]
+                except ValueError:      # find the culprit for the message
+                    counts = [_parse_int(x.strip(), f"T{i}", where) for i, x in enumerate(row[len(FIXED_COLUMNS):])]
+                if counts and min(counts) < 0:
+                    i = next(i for i, c in enumerate(counts) if c < 0)
+                    raise ReportError(f"{where}: T{i} is negative: {counts[i]}")
                 data.pages.append(Page(rank, address, alloc_thread, row[2].strip() or "?", ft_thread,
                                        row[4].strip() or "?", row[5].strip() or "?", counts))
     except OSError as e:
@@ -208,6 +210,9 @@ class Threads:
         self.multi = len(ranks) > 1
         self.keys = [(d.rank, t) for d in ranks for t in range(d.nthreads)]
         self.index = {k: i for i, k in enumerate(self.keys)}
+        self.base = {}              # rank -> global index of its thread 0 (threads are contiguous)
+        for d in ranks:
+            self.base[d.rank] = self.index.get((d.rank, 0), len(self.keys))
 
     def name(self, g):
         r, t = self.keys[g]
@@ -336,14 +341,19 @@ def merge_pages(ranks, threads):
         views.sort(key=lambda p: p.rank)
         mp = MergedPage()
         mp.views = views
-        counts = defaultdict(int)
-        for p in views:
-            for t, c in enumerate(p.counts):
-                if c:
-                    counts[threads.index[(p.rank, t)]] += c
-        mp.counts = dict(counts)
+        if len(views) == 1:
+            base = threads.base[views[0].rank]
+            mp.counts = {base + t: c for t, c in enumerate(views[0].counts) if c}
+        else:
+            counts = defaultdict(int)
+            for p in views:
+                base = threads.base[p.rank]
+                for t, c in enumerate(p.counts):
+                    if c:
+                        counts[base + t] += c
+            mp.counts = dict(counts)
         first = next((p for p in views if p.ft_thread >= 0), None)
-        mp.ft = threads.index[(first.rank, first.ft_thread)] if first else -1
+        mp.ft = threads.base[first.rank] + first.ft_thread if first else -1
         mp.ft_location = first.ft_location if first else "?"
         named = next((p for p in views if p.struct != "?"), views[0])
         mp.struct = named.struct
@@ -409,8 +419,11 @@ class Acc:
         self.accesses += total
         self.local += local
         self.node_local += node_local
-        self.by_thread.update(mp.counts)
-        self.ranks.update(p.rank for p in mp.views)
+        by_thread = self.by_thread
+        for t, c in mp.counts.items():
+            by_thread[t] += c
+        for p in mp.views:
+            self.ranks.add(p.rank)
         if mp.alloc_location != "?":
             self.alloc_locations[mp.alloc_location] += 1
         if mp.ft >= 0:
@@ -664,22 +677,18 @@ def plot_structures(plt, rep, path):
 
 
 def pages_csv(page_rows, threads):
-    out = ["rank,address,struct.name,firsttouch.thread,firsttouch.location,accesses,locality_pct,"
-           "first_touch_correct,node_locality_pct,ranks"]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["rank", "address", "struct.name", "firsttouch.thread", "firsttouch.location", "accesses",
+                "locality_pct", "first_touch_correct", "node_locality_pct", "ranks"])
     for mp, total, local, correct, node_local in page_rows:
         v = mp.views[0]
-        loc = pct(local, total)
-        nl = pct(node_local, total)
-        row = [str(v.rank), f"0x{v.address:x}", mp.struct, threads.name(mp.ft) if mp.ft >= 0 else "-1",
-               mp.ft_location, str(total), "" if loc is None else f"{loc:.2f}",
-               "" if correct is None else ("1" if correct else "0"), "" if nl is None else f"{nl:.2f}",
-               " ".join(str(p.rank) for p in mp.views)]
-        out.append(",".join(_csv_field(x) for x in row))
-    return "\n".join(out) + "\n"
-
-
-def _csv_field(x):
-    return '"' + x.replace('"', '""') + '"' if any(ch in x for ch in ',"\n') else x
+        w.writerow([v.rank, f"0x{v.address:x}", mp.struct, threads.name(mp.ft) if mp.ft >= 0 else "-1",
+                    mp.ft_location, total, f"{100.0 * local / total:.2f}" if total else "",
+                    "" if correct is None else int(correct),
+                    f"{100.0 * node_local / total:.2f}" if total else "",
+                    " ".join(str(p.rank) for p in mp.views)])
+    return buf.getvalue()
 
 
 def index_html(summary, have_png, source):
