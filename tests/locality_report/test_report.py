@@ -127,6 +127,15 @@ class ReportTest(unittest.TestCase):
         self.assertEqual((o["pages"], o["pages_with_accesses"]), (2, 1))
         self.assertEqual((o["locality_pct"], o["first_touch_correctness_pct"]), (100.0, 100.0))
 
+    def test_allocations_scope_leaves_out_untracked_pages(self):
+        # a stack page (alloc.thread -1) with bad locality does not count for "allocations"
+        self.write_rank(0, [("0x1000", 0, "a.c:1", 0, "a.c:2", "x", 9, 1),
+                            ("0x9000", -1, "?", 1, "a.c:5", "[stack T0]", 10, 0)], 2)
+        self.run_report()
+        self.assertEqual(self.rep["allocations"]["locality_pct"], 90.0)
+        self.assertEqual(self.rep["allocations"]["pages"], 1)
+        self.assertEqual(self.rep["overall"]["locality_pct"], 45.0)
+
     # ---- load imbalance, Eq. 1 --------------------------------------------------------
     def test_lambda_from_known_split(self):
         # L = (100, 100, 100, 300): max/avg = 300/150 -> lambda = 100 %

@@ -516,6 +516,7 @@ def describe_shared(name, pages, threads):
 def analyse(ranks, threads, node_of, nodes_note):
     merged = merge_pages(ranks, threads)
     overall = Acc()
+    allocated = Acc()      # pages of tracked allocations (>= --min-size): the program's own data
     structs = defaultdict(Acc)
     shared = defaultdict(list)
     nthreads = len(threads)
@@ -524,6 +525,8 @@ def analyse(ranks, threads, node_of, nodes_note):
     for mp in merged:
         total, local, correct, node_local = page_metrics(mp, node_of)
         overall.add(mp, total, local, correct, node_local)
+        if any(p.alloc_thread >= 0 for p in mp.views):
+            allocated.add(mp, total, local, correct, node_local)
         structs[structure_key(mp, threads.multi)].add(mp, total, local, correct, node_local)
         if mp.shared_file is not None:
             shared[f"{mp.struct} ({mp.shared_file})"].append(mp)
@@ -574,6 +577,7 @@ def analyse(ranks, threads, node_of, nodes_note):
         "counts": modes[0] if len(modes) == 1 else modes,
         "page_size": ranks[0].meta.get("page_size", 4096),
         "overall": overall.summary(),
+        "allocations": allocated.summary(),
         "nodes": {"map": {threads.name(g): n for g, n in sorted(node_of.items())}, "source": nodes_note,
                   "count": len(set(node_of.values()))},
         "load_imbalance": lam,
@@ -587,7 +591,7 @@ def analyse(ranks, threads, node_of, nodes_note):
 # ---------------------------------------------------------------- output -----------------
 
 def summary_text(rep, warnings):
-    o = rep["overall"]
+    o, a = rep["overall"], rep["allocations"]
     lines = [f"clampi-locality report: {len(rep['ranks'])} rank{'s' if len(rep['ranks']) != 1 else ''}, "
              f"{len(rep['threads'])} threads, {o['pages']} pages, {o['accesses']:,} accesses "
              f"(counts: {rep['counts']})",
@@ -596,6 +600,9 @@ def summary_text(rep, warnings):
              f"first-touch correctness:     {fmt_pct(o['first_touch_correctness_pct'])}  "
              f"({o['first_touch_correct_pages']} of {o['pages_with_accesses']} pages first touched "
              f"by the thread that uses them most)",
+             f"  in tracked allocations:    locality {fmt_pct(a['locality_pct'])}, first-touch correctness "
+             f"{fmt_pct(a['first_touch_correctness_pct'])}  ({a['pages']} pages of allocations >= --min-size; "
+             f"the rest is static data, stacks, libraries)",
              f"node-level locality:         {fmt_pct(o['node_locality_pct'])}  "
              f"({rep['nodes']['count']} node{'s' if rep['nodes']['count'] != 1 else ''}; {rep['nodes']['source']})"]
     lam = rep["load_imbalance"]
