@@ -1,0 +1,87 @@
+/* Access sampling, AutoNUMA style: every period a helper thread re-protects randomly
+ * chosen touched pages; the next access to such a page faults and counts one sample for
+ * the faulting thread (fault.c). A page is chosen with probability q = pages/touched per
+ * round, so samples / mean(q) estimates the number of periods in which that thread was
+ * the first to access the page after re-protection (the reported count). */
+#define _GNU_SOURCE
+#include "locality/sample/sample.h"
+
+#include <sys/mman.h>
+#include <time.h>
+
+#define MAX_OUTSTANDING 8192 /* bounds the extra VMAs (vm.max_map_count is 65530) */
+
+static uint64_t xorshift(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *s = x;
+}
+
+static void round_once(uint64_t *rng)
+{
+    size_t n = atomic_load(&ls.tab.ntouched);
+    if (n > ls.tab.page_cap)
+        n = ls.tab.page_cap;
+    if (n == 0)
+        return;
+    size_t budget = ls.pages_per_round < n ? ls.pages_per_round : n;
+    size_t armed = 0;
+    for (size_t k = 0; k < budget && atomic_load(&ls.outstanding) < MAX_OUTSTANDING; k++) {
+        clampi_lpage *p = clampi_ltab_slot(&ls.tab, ls.tab.touched[xorshift(rng) % n]);
+        const clampi_lalloc *a = &ls.allocs[p->alloc];
+        uint32_t st = CLAMPI_LP_OPEN;
+        if (a->freed || p->prot == PROT_NONE)
+            continue;
+        if (!atomic_compare_exchange_strong(&p->state, &st, CLAMPI_LP_SAMPLED))
+            continue;
+        atomic_fetch_add(&ls.outstanding, 1);
+        if (mprotect((void *)atomic_load(&p->key), ls.sys_page, PROT_NONE) != 0) {
+            st = CLAMPI_LP_SAMPLED;
+            if (atomic_compare_exchange_strong(&p->state, &st, CLAMPI_LP_OPEN))
+                atomic_fetch_sub(&ls.outstanding, 1);
+            continue;
+        }
+        armed++;
+    }
+    atomic_fetch_add(&ls.rounds, 1);
+    atomic_fetch_add(&ls.protected_pages, armed);
+    atomic_fetch_add(&ls.prob_sum_micro, (uint64_t)(1e6 * (double)budget / (double)n));
+}
+
+static void *sampler_main(void *arg)
+{
+    (void)arg;
+    uint64_t rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)ls.pid;
+    struct timespec ts = {.tv_sec = ls.period_ms / 1000, .tv_nsec = (long)(ls.period_ms % 1000) * 1000000L};
+    while (!atomic_load(&ls.sampler_stop)) {
+        nanosleep(&ts, NULL);
+        if (!atomic_load(&ls.sampler_stop))
+            round_once(&rng);
+    }
+    return NULL;
+}
+
+void ls_sampler_start(void)
+{
+    if (ls.period_ms == 0 || ls.pages_per_round == 0)
+        return;
+    ls.sampler_running = ls_spawn_helper(&ls.sampler, sampler_main, NULL) == 0;
+}
+
+void ls_sampler_stop(void)
+{
+    atomic_store(&ls.sampler_stop, 1);
+    if (ls.sampler_running) {
+        pthread_join(ls.sampler, NULL);
+        ls.sampler_running = 0;
+    }
+}
+
+double ls_count_scale(void)
+{
+    uint64_t r = atomic_load(&ls.rounds), q = atomic_load(&ls.prob_sum_micro);
+    return q ? (double)r * 1e6 / (double)q : 1.0;
+}
