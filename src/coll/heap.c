@@ -2,6 +2,7 @@
  * node communicator, one segment per process, each managed by an arena (arena.c) that
  * only its owner allocates from. CMPI_Alloc_mem / CMPI_Free_mem live here. */
 #include "coll/coll_internal.h"
+#include "numa/numa_internal.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -66,6 +67,7 @@ int clampi_coll_heap_ensure(size_t bytes)
         heap.seg_base[i] = b;
         heap.seg_size[i] = (size_t)sz;
     }
+    clampi_numa_touch_own(heap.seg_base[heap.me], heap.seg_size[heap.me]); /* placed by its owner */
     clampi_coll_arena_init(&heap.arena, heap.seg_base[heap.me], heap.seg_size[heap.me]);
     /* free the window before MPI_Finalize tears down the MPI library */
     if (self_keyval == MPI_KEYVAL_INVALID)

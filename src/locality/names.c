@@ -58,6 +58,21 @@ int clampi_locality_name_from_line(const char *s, char *out, size_t n)
             return 1;
         break;
     }
+    /* an allocator's output argument: MPI_Win_allocate_shared(..., &base, &win);
+     * MPI_Alloc_mem(n, info, &buf) */
+    if (((p = strstr(s, "alloc")) || (p = strstr(s, "Alloc"))) && (p = strchr(p, '(')) && (p = strchr(p, '&')) &&
+        p[1] != '&') {
+        p++;
+        while (*p == ' ' || *p == '(')
+            p++;
+        int k = 0;
+        while (ident_char((unsigned char)p[k]))
+            k++;
+        if (k && !isdigit((unsigned char)p[0])) {
+            snprintf(out, n, "%.*s", k, p);
+            return 1;
+        }
+    }
     /* u.resize(n), u.reserve(n), u.assign(...) */
     static const char *const methods[] = {".resize(", ".reserve(", ".assign(", ".push_back(", ".emplace_back(", ".insert("};
     for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++)

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -23,6 +24,36 @@ extern void __libc_free(void *);
 __thread int ls_in_lib __attribute__((tls_model("initial-exec")));
 
 #define ARENA_BYTES (1ull << 40)
+
+/* glibc's own text: its internal buffers (getcwd, opendir, stdio) are filled by system
+ * calls, which fail with EFAULT on protected pages instead of faulting: never tracked. */
+static uintptr_t libc_lo, libc_hi;
+
+static void find_libc(void)
+{
+    Dl_info di;
+    if (!dladdr((void *)__libc_malloc, &di) || !di.dli_fname)
+        return;
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return;
+    char line[1024], path[512];
+    unsigned long lo, hi;
+    const char *base = strrchr(di.dli_fname, '/');
+    base = base ? base : di.dli_fname; /* "/libc.so.6": /lib and /usr/lib are the same */
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %511s", &lo, &hi, path) != 3)
+            continue;
+        size_t pl = strlen(path), bl = strlen(base);
+        if (pl >= bl && strcmp(path + pl - bl, base) == 0) {
+            if (!libc_lo || lo < libc_lo)
+                libc_lo = lo;
+            if (hi > libc_hi)
+                libc_hi = hi;
+        }
+    }
+    fclose(f);
+}
 #define MAX_ALLOCS (1u << 18)
 
 void *ls_real_mmap(void *addr, size_t len, int prot, int flags, int fd, long off)
@@ -54,6 +85,7 @@ int ls_alloc_init(void)
     ls.scratch = idx + 2 * MAX_ALLOCS;
     ls.arena_lo = ls.arena_next = (uintptr_t)arena;
     ls.arena_hi = ls.arena_lo + ARENA_BYTES;
+    find_libc();
     /* backtrace() loads libgcc_s (and allocates) on its first call: do it now. */
     void *f[2];
     ls_in_lib = 1;
@@ -138,6 +170,8 @@ static clampi_lalloc *arena_alloc_at(const void *p)
 static void *track(size_t size, size_t align, int kind, void *ret0)
 {
     if (!atomic_load_explicit(&ls.ready, memory_order_acquire) || ls_in_lib || size < ls.min_size || size == 0)
+        return NULL;
+    if ((uintptr_t)ret0 >= libc_lo && (uintptr_t)ret0 < libc_hi)
         return NULL;
     if (align < ls.page_size)
         align = ls.page_size;

@@ -266,6 +266,29 @@ LS_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f)
     return real_fread(buf, size, n, f);
 }
 
+LS_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+    REAL(recvmsg);
+    for (size_t i = 0; msg && i < msg->msg_iovlen; i++)
+        ls_touch_range(msg->msg_iov[i].iov_base, msg->msg_iov[i].iov_len, (uintptr_t)__builtin_return_address(0));
+    return real_recvmsg(fd, msg, flags);
+}
+
+LS_EXPORT char *getcwd(char *buf, size_t n)
+{
+    REAL(getcwd);
+    if (buf)
+        ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
+    return real_getcwd(buf, n);
+}
+
+LS_EXPORT ssize_t readlink(const char *path, char *buf, size_t n)
+{
+    REAL(readlink);
+    ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
+    return real_readlink(path, buf, n);
+}
+
 LS_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
     REAL(write);

@@ -257,7 +257,13 @@ const char *ls_resolve_alloc_loc(const clampi_lalloc *a, void *arg, char *buf, s
     (void)arg;
     int k;
     const res *r = alloc_site(a, &k);
-    return r ? format(r, k, buf, n) : NULL;
+    if (r)
+        return format(r, k, buf, n);
+    /* inside a library (MPI's own buffers): its innermost known line, else unknown */
+    for (int i = 0; i < a->nframes; i++)
+        if ((r = find(a->frames[i] - 1)) && r->n > 0)
+            return format(r, 0, buf, n);
+    return "?";
 }
 
 static int source_line(const char *path, int line, char *buf, size_t n)
@@ -281,9 +287,17 @@ const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t
     int k;
     const res *r = alloc_site(a, &k);
     char src[1024];
-    if (!r || !source_line(r->path[k], r->line[k], src, sizeof src))
+    if (r && source_line(r->path[k], r->line[k], src, sizeof src) && clampi_locality_name_from_line(src, buf, n))
+        return buf;
+    if (r || a->nframes == 0)
+        return NULL; /* alloc@file.c:123 */
+    /* no source line in the program: alloc@<library> */
+    const module *m = module_of(a->frames[0]);
+    if (!m)
         return NULL;
-    return clampi_locality_name_from_line(src, buf, n) ? buf : NULL;
+    const char *b = strrchr(m->path, '/');
+    snprintf(buf, n, "alloc@%s", b ? b + 1 : m->path);
+    return buf;
 }
 
 /* CLAMPI_LOCALITY_NAME(ptr, name) from <clampi/locality.h> lands here under the sampler
