@@ -67,7 +67,6 @@ int clampi_coll_heap_ensure(size_t bytes)
         heap.seg_base[i] = b;
         heap.seg_size[i] = (size_t)sz;
     }
-    clampi_numa_touch_own(heap.seg_base[heap.me], heap.seg_size[heap.me]); /* placed by its owner */
     clampi_coll_arena_init(&heap.arena, heap.seg_base[heap.me], heap.seg_size[heap.me]);
     /* free the window before MPI_Finalize tears down the MPI library */
     if (self_keyval == MPI_KEYVAL_INVALID)
@@ -130,6 +129,7 @@ int clampi_coll_alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr, int *hand
         heap.fallbacks++;
     pthread_mutex_unlock(&heap.lock);
     if (p != NULL) {
+        clampi_numa_touch_own(p, (size_t)size); /* placed by its owner, not by a peer's first read */
         *(void **)baseptr = p;
         *handled = 1;
     }

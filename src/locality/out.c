@@ -259,10 +259,13 @@ static void csv_page(const clampi_lout *o, clampi_lw *w, const clampi_lalloc *a,
     clampi_lw_str(w, ",");
     clampi_lw_str(w, name);
     for (int t = 0; t < o->nthreads; t++) {
-        uint64_t n = 0;
-        for (uintptr_t s = page; s < page + o->page_size; s += o->sys_page)
-            n += clampi_ltab_count_get(o->tab, s, t);
-        uint64_t est = (uint64_t)((double)n * o->count_scale + 0.5);
+        double n = 0;
+        for (uintptr_t s = page; s < page + o->page_size; s += o->sys_page) {
+            uint64_t c = clampi_ltab_count_get(o->tab, s, t);
+            const clampi_lpage *rec = c && o->count_factor ? clampi_ltab_find(o->tab, s) : NULL;
+            n += (double)c * (rec ? o->count_factor(rec, o->arg) : o->count_scale);
+        }
+        uint64_t est = (uint64_t)(n + 0.5);
         if (t < CLAMPI_LTAB_MAX_THREADS)
             thread_acc[t] += est;
         clampi_lw_str(w, ",");

@@ -55,7 +55,8 @@ typedef struct clampi_lout {
     const uint64_t *thread_work;
     const char *work_unit;      /* "cpu_ns" */
     const clampi_ltab *tab;
-    double count_scale;         /* reported count = round(samples * count_scale) */
+    double count_scale;         /* reported count = round(samples * factor), factor = */
+    double (*count_factor)(const clampi_lpage *rec, void *arg); /* this, or count_scale */
     const clampi_lalloc *allocs;
     size_t nallocs;
     uint32_t *scratch;          /* nallocs entries, for sorting */

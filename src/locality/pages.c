@@ -31,6 +31,7 @@ void clampi_ltab_init(clampi_ltab *t, void *mem, size_t max_pages, size_t max_co
     t->counts = (clampi_lcount *)(t->pages + t->page_cap);
     t->touched = (uint32_t *)(t->counts + t->count_cap);
     atomic_init(&t->ntouched, 0);
+    atomic_init(&t->npages, 0);
     atomic_init(&t->seq, 0);
     atomic_init(&t->dropped, 0);
 }
@@ -51,17 +52,21 @@ clampi_lpage *clampi_ltab_find(const clampi_ltab *t, uintptr_t page)
 clampi_lpage *clampi_ltab_get(clampi_ltab *t, uintptr_t page)
 {
     size_t mask = t->page_cap - 1;
-    /* Keep a quarter free: probe sequences stay short. */
-    for (size_t i = mix(page) & mask, n = 0; n < t->page_cap - t->page_cap / 4; i = (i + 1) & mask, n++) {
+    for (size_t i = mix(page) & mask, n = 0; n < t->page_cap; i = (i + 1) & mask, n++) {
         clampi_lpage *p = &t->pages[i];
         uintptr_t k = atomic_load_explicit(&p->key, memory_order_acquire);
         if (k == 0) {
+            /* Keep a quarter free: probe sequences stay short. */
+            if (atomic_fetch_add(&t->npages, 1) >= t->page_cap - t->page_cap / 4) {
+                atomic_fetch_sub(&t->npages, 1);
+                break;
+            }
             /* Fields are written before the key is published; a loser of the CAS reads
              * the winner's key and goes on comparing. */
             if (atomic_compare_exchange_strong_explicit(&p->key, &k, page, memory_order_acq_rel,
-                                                        memory_order_acquire)) {
+                                                        memory_order_acquire))
                 return p;
-            }
+            atomic_fetch_sub(&t->npages, 1);
         }
         if (k == page)
             return p;

@@ -32,6 +32,9 @@ typedef struct clampi_lpage {
                                  * touch happened in a leaf function such as memset */
     uint64_t ft_seq;            /* global first-touch order (1, 2, ...); 0 = not touched */
     uint64_t ft_ns;             /* CLOCK_REALTIME of the first touch (orders ranks) */
+    _Atomic uint64_t arm_ns;    /* CLOCK_MONOTONIC when the sampler last re-protected it */
+    _Atomic uint64_t delay_sum_ns; /* sum over samples of (fault time - arm_ns) */
+    _Atomic uint64_t delay_n;   /* samples taken (the counters hold who took them) */
 } clampi_lpage;
 
 typedef struct clampi_lcount {
@@ -46,6 +49,7 @@ typedef struct clampi_ltab {
     size_t count_cap;           /* power of two */
     uint32_t *touched;          /* page slots in first-touch order, for the sampler */
     _Atomic size_t ntouched;
+    _Atomic size_t npages;      /* records in use (at most 3/4 of page_cap) */
     _Atomic uint64_t seq;
     _Atomic uint64_t dropped;   /* records or counters lost to a full table */
 } clampi_ltab;

@@ -14,7 +14,10 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <ucontext.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "locality/out.h"
 
 extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 
@@ -56,6 +59,17 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* A sample's delay: how long the page stayed protected before this access (sampler.c). */
+static void note_delay(clampi_lpage *p)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    uint64_t armed = atomic_load(&p->arm_ns), delay = now > armed ? now - armed : 0;
+    atomic_fetch_add(&p->delay_sum_ns, delay);
+    atomic_fetch_add(&p->delay_n, 1);
+}
+
 /* One access by this thread to a tracked page. Returns 1 when the access may be retried
  * (page opened, or another thread is opening it), 0 when the page is not protected by us
  * (a genuine fault). */
@@ -82,6 +96,7 @@ static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, uintptr_t
         if (!atomic_compare_exchange_strong(&p->state, &st, CLAMPI_LP_BUSY))
             return 1;
         clampi_ltab_count_add(&ls.tab, page, tid, 1);
+        note_delay(p);
         atomic_fetch_add(&ls.samples, 1);
         atomic_fetch_sub(&ls.outstanding, 1);
         mprotect((void *)page, ls.sys_page, p->prot);
@@ -154,8 +169,15 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
         }
     }
     retry_addr = 0;
-    if (app_segv.sa_handler == SIG_DFL || app_segv.sa_handler == SIG_IGN)
+    if (app_segv.sa_handler == SIG_DFL || app_segv.sa_handler == SIG_IGN) {
+        char msg[160] = "clampi-locality: SIGSEGV at ", h[24];
+        strcat(msg, clampi_lfmt_hex(h, sizeof h, (uintptr_t)si->si_addr));
+        strcat(msg, " (instruction ");
+        strcat(msg, clampi_lfmt_hex(h, sizeof h, fault_ip(uc)));
+        strcat(msg, "): the program's own fault; writing partial output\n");
+        (void)!syscall(SYS_write, 2, msg, strlen(msg));
         die_with(sig);
+    }
     else if (app_segv.sa_flags & SA_SIGINFO)
         app_segv.sa_sigaction(sig, si, uc);
     else

@@ -46,6 +46,15 @@ LS_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
             a.file_off = (uint64_t)off;
         }
     }
+    /* The kernel may hand out addresses of an earlier, unmapped mapping: its pages start
+     * over (untouched), or their first faults would look like the program's own. */
+    for (uintptr_t pg = a.map_start; pg < a.map_start + a.map_size; pg += ls.sys_page) {
+        clampi_lpage *rec = clampi_ltab_find(&ls.tab, pg);
+        if (rec) {
+            rec->ft_seq = 0;
+            atomic_store(&rec->state, CLAMPI_LP_UNTOUCHED);
+        }
+    }
     pthread_mutex_lock(&ls.alloc_lock);
     uint32_t i = ls_alloc_add(&a, 0);
     pthread_mutex_unlock(&ls.alloc_lock);

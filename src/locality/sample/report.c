@@ -11,7 +11,6 @@
 static void extra_json(clampi_lw *w, void *arg)
 {
     (void)arg;
-    double scale = ls_count_scale();
     clampi_lw_str(w, ",\n  \"sampling\": {\"method\": \"page re-protection\", \"period_ms\": ");
     clampi_lw_u64(w, ls.period_ms);
     clampi_lw_str(w, ", \"pages_per_round\": ");
@@ -22,9 +21,9 @@ static void extra_json(clampi_lw *w, void *arg)
     clampi_lw_u64(w, atomic_load(&ls.protected_pages));
     clampi_lw_str(w, ", \"samples\": ");
     clampi_lw_u64(w, atomic_load(&ls.samples));
-    clampi_lw_str(w, ", \"count_scale_milli\": ");
-    clampi_lw_u64(w, (uint64_t)(scale * 1000.0 + 0.5));
-    clampi_lw_str(w, ", \"count_unit\": \"sampling periods in which the thread accessed the page\"}");
+    clampi_lw_str(w, ", \"arm_interval_ns\": ");
+    clampi_lw_u64(w, atomic_load(&ls.arm_interval_ns));
+    clampi_lw_str(w, ", \"count_unit\": \"estimated access bursts: sample share x re-protection interval / fault delay\"}");
     /* first touches of pages in shared mappings, in wall-clock time, so that a report
      * over several ranks can tell which rank touched a shared page first */
     clampi_lw_str(w, ",\n  \"shared_firsttouch_ns\": {");
@@ -62,7 +61,7 @@ void ls_write_output(int complete, int has_status, int status, const char *signa
         .mode = "sample", .counts = "sampled", .page_size = ls.page_size, .sys_page = ls.sys_page,
         .min_size = ls.min_size, .complete = complete, .has_exit_status = has_status,
         .exit_status = status, .signal = signame, .nthreads = nthreads, .thread_work = work,
-        .work_unit = "cpu_ns", .tab = &ls.tab, .count_scale = ls_count_scale(),
+        .work_unit = "cpu_ns", .tab = &ls.tab, .count_scale = 1.0, .count_factor = ls_count_factor,
         .allocs = ls.allocs, .nallocs = atomic_load(&ls.nallocs), .scratch = ls.scratch,
         .extra = extra_json,
     };

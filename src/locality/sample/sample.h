@@ -69,7 +69,7 @@ typedef struct ls_state {
     _Atomic int sampler_stop;
     int sampler_running;
     _Atomic uint64_t rounds, samples, protected_pages;
-    _Atomic uint64_t prob_sum_micro; /* sum over rounds of the per-page sampling probability, x1e6 */
+    _Atomic uint64_t arm_interval_ns; /* expected time between two re-protections of a page */
     _Atomic int outstanding;         /* pages re-protected and not yet faulted */
 
     int argc;
@@ -100,7 +100,7 @@ void ls_open_page(clampi_lpage *p, uintptr_t page, int prot);
 /* sampler.c */
 void ls_sampler_start(void);
 void ls_sampler_stop(void);
-double ls_count_scale(void);
+double ls_count_factor(const clampi_lpage *rec, void *arg); /* samples -> estimated accesses */
 
 /* report.c */
 void ls_write_output(int complete, int has_status, int status, const char *signame, int resolve);

@@ -1,8 +1,11 @@
 /* Access sampling, AutoNUMA style: every period a helper thread re-protects randomly
- * chosen touched pages; the next access to such a page faults and counts one sample for
- * the faulting thread (fault.c). A page is chosen with probability q = pages/touched per
- * round, so samples / mean(q) estimates the number of periods in which that thread was
- * the first to access the page after re-protection (the reported count). */
+ * chosen touched pages; the next access to such a page faults and is a sample for the
+ * faulting thread (fault.c). Which thread faults first estimates how the page's accesses
+ * split among threads; how soon it faults after re-protection (delay d) estimates how
+ * often the page is accessed. A page is re-protected about every I = period / q (q =
+ * pages per round / touched pages), so one sample stands for I / d accesses: the
+ * estimate the CSV reports. It counts access bursts (a loop's visits to the page), not
+ * single loads and stores: pages are weighted by how often they are used. */
 #define _GNU_SOURCE
 #include "locality/sample/sample.h"
 
@@ -29,6 +32,10 @@ static void round_once(uint64_t *rng)
         return;
     size_t budget = ls.pages_per_round < n ? ls.pages_per_round : n;
     size_t armed = 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    atomic_store(&ls.arm_interval_ns, (uint64_t)((double)ls.period_ms * 1e6 * (double)n / (double)budget));
     for (size_t k = 0; k < budget && atomic_load(&ls.outstanding) < MAX_OUTSTANDING; k++) {
         clampi_lpage *p = clampi_ltab_slot(&ls.tab, ls.tab.touched[xorshift(rng) % n]);
         const clampi_lalloc *a = &ls.allocs[p->alloc];
@@ -38,6 +45,7 @@ static void round_once(uint64_t *rng)
         if (!atomic_compare_exchange_strong(&p->state, &st, CLAMPI_LP_SAMPLED))
             continue;
         atomic_fetch_add(&ls.outstanding, 1);
+        atomic_store(&p->arm_ns, now);
         if (mprotect((void *)atomic_load(&p->key), ls.sys_page, PROT_NONE) != 0) {
             st = CLAMPI_LP_SAMPLED;
             if (atomic_compare_exchange_strong(&p->state, &st, CLAMPI_LP_OPEN))
@@ -48,7 +56,6 @@ static void round_once(uint64_t *rng)
     }
     atomic_fetch_add(&ls.rounds, 1);
     atomic_fetch_add(&ls.protected_pages, armed);
-    atomic_fetch_add(&ls.prob_sum_micro, (uint64_t)(1e6 * (double)budget / (double)n));
 }
 
 static void *sampler_main(void *arg)
@@ -80,8 +87,13 @@ void ls_sampler_stop(void)
     }
 }
 
-double ls_count_scale(void)
+double ls_count_factor(const clampi_lpage *rec, void *arg)
 {
-    uint64_t r = atomic_load(&ls.rounds), q = atomic_load(&ls.prob_sum_micro);
-    return q ? (double)r * 1e6 / (double)q : 1.0;
+    (void)arg;
+    uint64_t n = atomic_load(&rec->delay_n), sum = atomic_load(&rec->delay_sum_ns);
+    double mean = n ? (double)sum / (double)n : 0;
+    if (mean < 1000.0)
+        mean = 1000.0; /* signal delivery: about a microsecond */
+    double f = (double)atomic_load(&ls.arm_interval_ns) / mean;
+    return f < 1.0 ? 1.0 : f;
 }
