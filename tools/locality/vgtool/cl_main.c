@@ -1,0 +1,330 @@
+/* clampi-locality: a Valgrind tool that counts every load and store of every
+ * thread per memory page, records the first touch of each page (thread and
+ * source line) and the allocation it belongs to, and writes numalize-style CSV
+ * plus a JSON summary at exit (docs/locality-format.md). */
+#include "pub_tool_basics.h"
+#include "pub_tool_tooliface.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_machine.h"
+#include "pub_tool_options.h"
+#include "pub_tool_replacemalloc.h"
+#include "pub_tool_threadstate.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_vkiscnums.h"
+#include "pub_tool_vki.h"
+#include "valgrind.h"
+#include "clampi/locality.h"
+#include "cl_global.h"
+
+/* ---------------- options ---------------- */
+
+UWord cl_page_size = 4096;
+UInt cl_page_shift = 12;
+SizeT cl_min_size = 0;   /* 0 = one page */
+const HChar *cl_out_dir = "clampi-locality.out";
+Int cl_rank = -1;
+
+static Long opt_page_size = 4096, opt_min_size = -1, opt_rank = -1;
+
+static Bool cl_process_cmd_line_option(const HChar *arg)
+{
+    if VG_BINT_CLO(arg, "--page-size", opt_page_size, 1, 1L << 30) {}
+    else if VG_BINT_CLO(arg, "--min-size", opt_min_size, 0, 1L << 62) {}
+    else if VG_BINT_CLO(arg, "--rank", opt_rank, 0, 1L << 30) {}
+    else if VG_STR_CLO(arg, "--out-dir", cl_out_dir) {}
+    else return VG_(replacement_malloc_process_cmd_line_option)(arg);
+    return True;
+}
+
+static void cl_print_usage(void)
+{
+    VG_(printf)(
+        "    --page-size=<n>     page size in bytes, a power of two [4096]\n"
+        "    --min-size=<n>      smallest allocation tracked as a structure [page size]\n"
+        "    --out-dir=<dir>     directory for rank<R>.csv and rank<R>.json [clampi-locality.out]\n"
+        "    --rank=<r>          rank in the file names [OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, 0]\n");
+}
+
+static void cl_print_debug_usage(void) { VG_(printf)("    (none)\n"); }
+
+static Int rank_from_env(void)
+{
+    static const HChar *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", NULL};
+    for (Int i = 0; vars[i]; i++) {
+        const HChar *v = VG_(getenv)(vars[i]);
+        if (v && *v) return (Int)VG_(strtoll10)(v, NULL);
+    }
+    return 0;
+}
+
+/* ---------------- threads ---------------- */
+
+ThreadStats *cl_cur;
+Int cl_nthreads;
+static ThreadStats **threads;   /* by our id */
+static Int *tid_to_id;          /* by Valgrind ThreadId (slots are reused) */
+static ULong insn_counter;      /* instructions of cl_cur not yet added to it */
+
+ThreadStats *cl_thread(Int id) { return threads[id]; }
+
+Int cl_thread_id_of(ThreadId tid)
+{
+    return (tid >= 1 && tid < VG_N_THREADS && tid_to_id) ? tid_to_id[tid] : -1;
+}
+
+/* Accesses before the first thread is known (none in practice) go here. */
+static ULong dummy_count;
+
+static void cl_thread_created(ThreadId parent, ThreadId child)
+{
+    ThreadStats *t = VG_(malloc)("cl.thread", sizeof *t);
+    t->id = cl_nthreads;
+    t->last_page = (UWord)-1;
+    t->last_count = &dummy_count;
+    t->insns = 0;
+    cl_count_map_init(&t->counts);
+    threads = VG_(realloc)("cl.threads", threads, (cl_nthreads + 1) * sizeof *threads);
+    threads[cl_nthreads++] = t;
+    tid_to_id[child] = t->id;
+}
+
+/* Thread stacks, as Valgrind knows them when each thread starts: pages first
+ * touched before the owner ran (pthread_create writes the new thread's TCB) are
+ * attributed at exit (cl_thread_stack_of). */
+typedef struct { Addr lo, hi; Int id; } StackRange;
+static StackRange *stacks;
+static Int n_stacks;
+
+static void cl_thread_first_insn(ThreadId tid)
+{
+    Addr hi = VG_(thread_get_stack_max)(tid);
+    SizeT size = VG_(thread_get_stack_size)(tid);
+    if (!hi || !size) return;
+    stacks = VG_(realloc)("cl.stacks", stacks, (n_stacks + 1) * sizeof *stacks);
+    stacks[n_stacks].lo = hi - size + 1;
+    stacks[n_stacks].hi = hi;
+    stacks[n_stacks].id = cl_thread_id_of(tid);
+    n_stacks++;
+}
+
+Int cl_thread_stack_of(Addr a)
+{
+    for (Int i = n_stacks - 1; i >= 0; i--)
+        if (a >= stacks[i].lo && a <= stacks[i].hi) return stacks[i].id;
+    return -1;
+}
+
+static void cl_start_client_code(ThreadId tid, ULong blocks_done)
+{
+    Int id = cl_thread_id_of(tid);
+    ThreadStats *t = id >= 0 ? threads[id] : NULL;
+    if (t == cl_cur || !t) return;
+    if (cl_cur) cl_cur->insns += insn_counter;
+    insn_counter = 0;
+    cl_cur = t;
+}
+
+/* ---------------- syscalls: exit status, mmap, munmap ---------------- */
+
+Bool cl_exited;
+Int cl_exit_status;
+
+static void cl_pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
+{
+    if (sysno == __NR_exit_group) {
+        cl_exited = True;
+        cl_exit_status = (Int)(args[0] & 0xff);
+    }
+}
+
+static void cl_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs, SysRes res)
+{
+    if (sr_isError(res)) return;
+    if (sysno == __NR_munmap) {
+        cl_alloc_unmap(args[0], args[1]);
+        return;
+    }
+    if (sysno != __NR_mmap) return;
+    Addr start = sr_Res(res);
+    SizeT len = args[1];
+    UWord prot = args[2], flags = args[3];
+    Int fd = (Int)args[4];
+    /* Allocations only: no reservations (PROT_NONE), no thread stacks, no
+     * MAP_FIXED placements (the loader mapping libraries), no private file maps. */
+    if (prot == VKI_PROT_NONE || (flags & (VKI_MAP_FIXED | 0x20000 /* MAP_STACK */))) return;
+    Bool anon = (flags & VKI_MAP_ANONYMOUS) != 0, shared = (flags & VKI_MAP_SHARED) != 0;
+    if (!anon && !shared) return;
+    if (!anon) {   /* the file behind fd names the physical pages across processes */
+        HChar link[64], file[4096];
+        VG_(snprintf)(link, sizeof link, "/proc/self/fd/%d", fd);
+        SSizeT n = VG_(readlink)(link, file, sizeof file - 1);
+        if (n > 0) {
+            file[n] = 0;
+            cl_mapping_add(start, len, file, args[5]);
+        }
+    }
+    if (len >= cl_min_size) cl_alloc_track(tid, start, len, "mmap", NULL);
+}
+
+/* ---------------- client requests ---------------- */
+
+static Bool cl_handle_client_request(ThreadId tid, UWord *args, UWord *ret)
+{
+    if (!VG_IS_TOOL_USERREQ('C', 'L', args[0])) return False;
+    if (args[0] == CLAMPI_LOCALITY_REQ_NAME) {
+        HChar name[128];
+        const HChar *src = (const HChar *)args[2];
+        Int i = 0;
+        for (; src && src[i] && i < (Int)sizeof name - 1; i++) name[i] = src[i];
+        name[i] = 0;
+        if (i > 0) cl_alloc_name(tid, args[1], name);
+        *ret = 0;
+        return True;
+    }
+    return False;
+}
+
+/* ---------------- instrumentation ---------------- */
+
+static void add_access(IRSB *sb, IRExpr *addr, Int size, IRExpr *guard)
+{
+    IRExpr **argv = mkIRExprVec_2(addr, mkIRExpr_HWord((HWord)size));
+    IRDirty *di = unsafeIRDirty_0_N(2, "cl_on_access", VG_(fnptr_to_fnentry)(cl_on_access), argv);
+    if (guard) di->guard = guard;
+    addStmtToIRSB(sb, IRStmt_Dirty(di));
+}
+
+/* insn_counter += n, inline (no call). */
+static void add_insns(IRSB *sb, UInt *pending)
+{
+    if (*pending == 0) return;
+    IRTemp old = newIRTemp(sb->tyenv, Ity_I64), new = newIRTemp(sb->tyenv, Ity_I64);
+    IRExpr *where = mkIRExpr_HWord((HWord)&insn_counter);
+    addStmtToIRSB(sb, IRStmt_WrTmp(old, IRExpr_Load(Iend_LE, Ity_I64, where)));
+    addStmtToIRSB(sb, IRStmt_WrTmp(new, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(old),
+                                                     IRExpr_Const(IRConst_U64(*pending)))));
+    addStmtToIRSB(sb, IRStmt_Store(Iend_LE, where, IRExpr_RdTmp(new)));
+    *pending = 0;
+}
+
+static IRSB *cl_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout *layout,
+                           const VexGuestExtents *vge, const VexArchInfo *archinfo_host,
+                           IRType gWordTy, IRType hWordTy)
+{
+    IRSB *out = deepCopyIRSBExceptStmts(in);
+    IRTypeEnv *tyenv = in->tyenv;
+    Int i = 0;
+    UInt pending = 0;   /* instructions seen since the counter was last bumped */
+    while (i < in->stmts_used && in->stmts[i]->tag != Ist_IMark) addStmtToIRSB(out, in->stmts[i++]);
+    for (; i < in->stmts_used; i++) {
+        IRStmt *st = in->stmts[i];
+        if (!st || st->tag == Ist_NoOp) continue;
+        switch (st->tag) {
+        case Ist_IMark:
+            pending++;
+            break;
+        case Ist_WrTmp:
+            if (st->Ist.WrTmp.data->tag == Iex_Load) {
+                IRExpr *ld = st->Ist.WrTmp.data;
+                add_access(out, ld->Iex.Load.addr, sizeofIRType(ld->Iex.Load.ty), NULL);
+            }
+            break;
+        case Ist_Store:
+            add_access(out, st->Ist.Store.addr, sizeofIRType(typeOfIRExpr(tyenv, st->Ist.Store.data)), NULL);
+            break;
+        case Ist_StoreG: {
+            IRStoreG *sg = st->Ist.StoreG.details;
+            add_access(out, sg->addr, sizeofIRType(typeOfIRExpr(tyenv, sg->data)), sg->guard);
+            break;
+        }
+        case Ist_LoadG: {
+            IRLoadG *lg = st->Ist.LoadG.details;
+            IRType ty = Ity_INVALID, wide = Ity_INVALID;
+            typeOfIRLoadGOp(lg->cvt, &wide, &ty);
+            add_access(out, lg->addr, sizeofIRType(ty), lg->guard);
+            break;
+        }
+        case Ist_Dirty: {
+            IRDirty *d = st->Ist.Dirty.details;
+            if (d->mFx == Ifx_Read || d->mFx == Ifx_Modify) add_access(out, d->mAddr, d->mSize, NULL);
+            if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify) add_access(out, d->mAddr, d->mSize, NULL);
+            break;
+        }
+        case Ist_CAS: {   /* a read and a write, as a load-modify-store */
+            IRCAS *cas = st->Ist.CAS.details;
+            Int size = sizeofIRType(typeOfIRExpr(tyenv, cas->dataLo)) * (cas->dataHi ? 2 : 1);
+            add_access(out, cas->addr, size, NULL);
+            add_access(out, cas->addr, size, NULL);
+            break;
+        }
+        case Ist_LLSC: {
+            IRType ty = st->Ist.LLSC.storedata ? typeOfIRExpr(tyenv, st->Ist.LLSC.storedata)
+                                               : typeOfIRTemp(tyenv, st->Ist.LLSC.result);
+            add_access(out, st->Ist.LLSC.addr, sizeofIRType(ty), NULL);
+            break;
+        }
+        case Ist_Exit:   /* the instructions so far ran whether or not the exit is taken */
+            add_insns(out, &pending);
+            break;
+        default:
+            break;
+        }
+        addStmtToIRSB(out, st);
+    }
+    add_insns(out, &pending);
+    return out;
+}
+
+/* ---------------- init / fini ---------------- */
+
+static Int initial_pid;
+
+static void cl_post_clo_init(void)
+{
+    if (opt_page_size < 1 || (opt_page_size & (opt_page_size - 1)) != 0) {
+        VG_(fmsg_bad_option)("--page-size", "must be a power of two (got %lld)\n", opt_page_size);
+    }
+    cl_page_size = (UWord)opt_page_size;
+    cl_page_shift = (UInt)VG_(log2_64)((ULong)cl_page_size);
+    cl_min_size = opt_min_size >= 0 ? (SizeT)opt_min_size : cl_page_size;
+    cl_rank = opt_rank >= 0 ? (Int)opt_rank : rank_from_env();
+    tid_to_id = VG_(malloc)("cl.tids", (VG_N_THREADS + 1) * sizeof(Int));
+    for (UInt i = 0; i <= VG_N_THREADS; i++) tid_to_id[i] = -1;
+    initial_pid = VG_(getpid)();
+    cl_pages_init();
+    cl_alloc_init();
+}
+
+static void cl_fini(Int exitcode)
+{
+    if (cl_cur) cl_cur->insns += insn_counter;
+    insn_counter = 0;
+    if (VG_(getpid)() != initial_pid) return;   /* a forked child: the parent writes */
+    cl_write_output();
+}
+
+void cl_alloc_register_malloc(void);
+
+static void cl_pre_clo_init(void)
+{
+    VG_(details_name)("clampi-locality");
+    VG_(details_version)("1");
+    VG_(details_description)("per-page memory access locality of threads");
+    VG_(details_copyright_author)("clampi project");
+    VG_(details_bug_reports_to)("the clampi project");
+    VG_(details_avg_translation_sizeB)(400);
+    VG_(basic_tool_funcs)(cl_post_clo_init, cl_instrument, cl_fini);
+    VG_(needs_command_line_options)(cl_process_cmd_line_option, cl_print_usage, cl_print_debug_usage);
+    VG_(needs_client_requests)(cl_handle_client_request);
+    VG_(needs_syscall_wrapper)(cl_pre_syscall, cl_post_syscall);
+    cl_alloc_register_malloc();
+    VG_(track_pre_thread_ll_create)(cl_thread_created);
+    VG_(track_start_client_code)(cl_start_client_code);
+    VG_(track_pre_thread_first_insn)(cl_thread_first_insn);
+}
+
+VG_DETERMINE_INTERFACE_VERSION(cl_pre_clo_init)

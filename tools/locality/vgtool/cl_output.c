@@ -1,0 +1,402 @@
+/* At exit: resolve source locations and structure names, then write
+ * DIR/rank<R>.csv and DIR/rank<R>.json (each to .tmp, then renamed). */
+#include "pub_tool_basics.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_debuginfo.h"
+#include "pub_tool_execontext.h"
+#include "pub_tool_clientstate.h"
+#include "pub_tool_xarray.h"
+#include "pub_tool_vki.h"
+#include "cl_global.h"
+#include "cl_srcname.h"
+
+/* ---------------- source locations ---------------- */
+
+typedef struct {
+    ExeContext *ec;
+    HChar short_loc[128];   /* "file.c:123" or "?" */
+    HChar path[512];        /* source file, for reading the line; "" if unknown */
+    UInt line;
+} Loc;
+
+static Loc *locs;
+static Word n_locs, cap_locs;
+
+static Bool starts_with(const HChar *s, const HChar *prefix)
+{
+    return s && VG_(strncmp)(s, prefix, VG_(strlen)(prefix)) == 0;
+}
+
+/* Frames of the C library, the C++ runtime, system headers (inlined STL code),
+ * Valgrind's preloads and clampi itself do not count as "the program". */
+static Bool is_system_frame(DiEpoch ep, Addr ip, const HChar *dir, const HChar *file)
+{
+    const HChar *obj, *fn;
+    if (VG_(get_objname)(ep, ip, &obj) &&
+        (starts_with(obj, "/lib") || starts_with(obj, "/usr/lib") || VG_(strstr)(obj, "vgpreload_")))
+        return True;
+    const HChar *where = (file && file[0] == '/') ? file : dir;
+    if (starts_with(where, "/usr/include") || starts_with(where, "/usr/lib") || starts_with(where, "/usr/src"))
+        return True;
+    if (VG_(get_fnname)(ep, ip, &fn) &&
+        (starts_with(fn, "clampi_") || starts_with(fn, "clampi::") || starts_with(fn, "CMPI_") ||
+         starts_with(fn, "cmpi_")))
+        return True;
+    return False;
+}
+
+typedef struct { Loc *out; Bool found_program, found_any; } FrameWalk;
+
+static void set_loc(Loc *l, const HChar *dir, const HChar *file, UInt line)
+{
+    VG_(snprintf)(l->short_loc, sizeof l->short_loc, "%s:%u", VG_(basename)(file), line);
+    if (file[0] == '/' || !dir || !dir[0])
+        VG_(snprintf)(l->path, sizeof l->path, "%s", file);
+    else
+        VG_(snprintf)(l->path, sizeof l->path, "%s/%s", dir, file);
+    l->line = line;
+}
+
+static void visit_frame(UInt n, DiEpoch ep, Addr ip, void *opaque)
+{
+    FrameWalk *w = opaque;
+    const HChar *file, *dir;
+    UInt line;
+    if (w->found_program || !VG_(get_filename_linenum)(ep, ip, &file, &dir, &line)) return;
+    if (!is_system_frame(ep, ip, dir, file)) {
+        set_loc(w->out, dir, file, line);
+        w->found_program = True;
+    } else if (!w->found_any) {
+        set_loc(w->out, dir, file, line);
+        w->found_any = True;
+    }
+}
+
+static const Loc *resolve(ExeContext *ec)
+{
+    static const Loc unknown = {NULL, "?", "", 0};
+    if (!ec) return &unknown;
+    for (Word i = n_locs - 1; i >= 0 && i >= n_locs - 8; i--)   /* recent ones repeat */
+        if (locs[i].ec == ec) return &locs[i];
+    for (Word i = 0; i < n_locs; i++)
+        if (locs[i].ec == ec) return &locs[i];
+    if (n_locs == cap_locs) {
+        cap_locs = cap_locs ? 2 * cap_locs : 256;
+        locs = VG_(realloc)("cl.locs", locs, cap_locs * sizeof(Loc));
+    }
+    Loc *l = &locs[n_locs++];
+    *l = unknown;
+    l->ec = ec;
+    FrameWalk w = {l, False, False};
+    VG_(apply_ExeContext)(visit_frame, &w, ec);
+    return l;
+}
+
+/* ---------------- source lines ---------------- */
+
+typedef struct { HChar *path; HChar *text; Int len; } SrcFile;
+static SrcFile srcs[32];
+static Int n_srcs;
+
+static const SrcFile *load_source(const HChar *path)
+{
+    for (Int i = 0; i < n_srcs; i++)
+        if (VG_(strcmp)(srcs[i].path, path) == 0) return &srcs[i];
+    if (n_srcs == (Int)(sizeof srcs / sizeof srcs[0])) return NULL;
+    SrcFile *f = &srcs[n_srcs++];
+    f->path = VG_(strdup)("cl.src", path);
+    f->text = NULL;
+    f->len = 0;
+    SysRes r = VG_(open)(path, VKI_O_RDONLY, 0);
+    if (sr_isError(r)) return f;
+    Int fd = (Int)sr_Res(r), cap = 1 << 16;
+    f->text = VG_(malloc)("cl.src", cap + 1);
+    for (;;) {
+        if (f->len == cap) {
+            if (cap >= (8 << 20)) break;   /* 8 MiB of source is enough */
+            cap *= 2;
+            f->text = VG_(realloc)("cl.src", f->text, cap + 1);
+        }
+        Int got = VG_(read)(fd, f->text + f->len, cap - f->len);
+        if (got <= 0) break;
+        f->len += got;
+    }
+    f->text[f->len] = 0;
+    VG_(close)(fd);
+    return f;
+}
+
+/* Copies line number `line` (1-based) of path into buf; False if unreadable. */
+static Bool source_line(const HChar *path, UInt line, HChar *buf, Int cap)
+{
+    const SrcFile *f = path[0] ? load_source(path) : NULL;
+    if (!f || !f->text || line == 0) return False;
+    const HChar *p = f->text, *end = f->text + f->len;
+    for (UInt l = 1; l < line && p < end; p++)
+        if (*p == '\n') l++;
+    if (p >= end) return False;
+    Int n = 0;
+    while (p < end && *p != '\n' && n < cap - 1) buf[n++] = *p++;
+    buf[n] = 0;
+    return True;
+}
+
+static Bool ends_with_continuation(const HChar *s)
+{
+    Int n = (Int)VG_(strlen)(s);
+    while (n > 0 && VG_(isspace)(s[n - 1])) n--;
+    return n > 0 && (s[n - 1] == '=' || s[n - 1] == '(' || s[n - 1] == ',');
+}
+
+/* The structure name of a tracked allocation (contract: variable from the
+ * source line, else alloc@file:line). */
+static void alloc_name(const Alloc *al, HChar *out, Int cap)
+{
+    if (al->user_name) {
+        VG_(snprintf)(out, cap, "%s", al->user_name);
+        return;
+    }
+    const Loc *l = resolve(al->where);
+    HChar line[512], prev[512], joined[1024];
+    if (source_line(l->path, l->line, line, sizeof line)) {
+        if (cl_srcname_from_line(line, out, cap)) return;
+        if (l->line > 1 && source_line(l->path, l->line - 1, prev, sizeof prev) && ends_with_continuation(prev)) {
+            VG_(snprintf)(joined, sizeof joined, "%s %s", prev, line);
+            if (cl_srcname_from_line(joined, out, cap)) return;
+        }
+    }
+    if (l->line) VG_(snprintf)(out, cap, "alloc@%s", l->short_loc);
+    else VG_(snprintf)(out, cap, "?");
+}
+
+/* CSV fields must not contain separators. */
+static void csv_clean(HChar *s)
+{
+    for (; *s; s++)
+        if (*s == ',' || *s == '"' || *s == '\n' || *s == '\r') *s = '_';
+}
+
+static void json_str(VgFile *f, const HChar *s)
+{
+    VG_(fprintf)(f, "\"");
+    for (; s && *s; s++) {
+        UChar c = (UChar)*s;
+        if (c == '"' || c == '\\') VG_(fprintf)(f, "\\%c", c);
+        else if (c < 0x20) VG_(fprintf)(f, "\\u%04x", (UInt)c);
+        else VG_(fprintf)(f, "%c", c);
+    }
+    VG_(fprintf)(f, "\"");
+}
+
+/* ---------------- the page table as rows ---------------- */
+
+/* Pages of tracked allocations that nobody touched are reported too (with
+ * zero counts); very large ones only up to this many pages. */
+#define MAX_UNTOUCHED_PAGES_PER_ALLOC (1UL << 18)
+
+static void add_untouched_pages(void)
+{
+    for (Word i = 0; i < cl_alloc_count(); i++) {
+        Alloc *al = cl_alloc_at(i);
+        UWord first = al->start >> cl_page_shift, last = (al->start + al->size - 1) >> cl_page_shift;
+        if (last - first + 1 > MAX_UNTOUCHED_PAGES_PER_ALLOC) last = first + MAX_UNTOUCHED_PAGES_PER_ALLOC - 1;
+        for (UWord pg = first; pg <= last; pg++) {
+            PageInfo *p = cl_page_get(pg);
+            if (p->ft_thread < 0) p->alloc = al;   /* latest allocation wins */
+        }
+    }
+}
+
+static Word *page_order;
+static Int cmp_page_order(const void *a, const void *b)
+{
+    UWord pa = cl_page_at(*(const Word *)a)->page, pb = cl_page_at(*(const Word *)b)->page;
+    return pa < pb ? -1 : pa > pb ? 1 : 0;
+}
+
+/* counts[row * nthreads + t] */
+static ULong *count_matrix(void)
+{
+    Int nt = cl_nthreads;
+    ULong *m = VG_(calloc)("cl.matrix", (SizeT)cl_page_count() * nt + 1, sizeof(ULong));
+    for (Int t = 0; t < nt; t++) {
+        CountMap *cm = &cl_thread(t)->counts;
+        for (UWord i = 0; i <= cm->mask; i++) {
+            if (cm->slots[i].page == (UWord)-1) continue;
+            PageInfo *p = cl_page_lookup(cm->slots[i].page);
+            tl_assert(p);
+            m[(p - cl_page_at(0)) * nt + t] += cm->slots[i].count;
+        }
+    }
+    return m;
+}
+
+static void page_struct_name(PageInfo *p, HChar *out, Int cap)
+{
+    if (!p->alloc && p->stack_of < 0 && !p->datasym) p->stack_of = cl_thread_stack_of(p->page << cl_page_shift);
+    if (p->alloc) alloc_name(p->alloc, out, cap);
+    else if (p->stack_of >= 0) VG_(snprintf)(out, cap, "[stack T%d]", p->stack_of);
+    else if (p->datasym) VG_(snprintf)(out, cap, "%s", p->datasym);
+    else VG_(snprintf)(out, cap, "?");
+    csv_clean(out);
+}
+
+/* ---------------- files ---------------- */
+
+static VgFile *open_tmp(const HChar *path)
+{
+    HChar tmp[4200];
+    VG_(snprintf)(tmp, sizeof tmp, "%s.tmp", path);
+    VgFile *f = VG_(fopen)(tmp, VKI_O_CREAT | VKI_O_WRONLY | VKI_O_TRUNC, 0644);
+    if (!f) VG_(umsg)("clampi-locality: cannot write %s (does the directory %s exist?)\n", tmp, cl_out_dir);
+    return f;
+}
+
+static void commit_tmp(VgFile *f, const HChar *path)
+{
+    HChar tmp[4200];
+    VG_(fclose)(f);
+    VG_(snprintf)(tmp, sizeof tmp, "%s.tmp", path);
+    if (VG_(rename)(tmp, path) != 0) VG_(umsg)("clampi-locality: cannot rename %s to %s\n", tmp, path);
+}
+
+static void write_csv(const HChar *path, const ULong *m, ULong *thread_total)
+{
+    VgFile *f = open_tmp(path);
+    if (!f) return;
+    Int nt = cl_nthreads;
+    VG_(fprintf)(f, "address,alloc.thread,alloc.location,firsttouch.thread,firsttouch.location,struct.name");
+    for (Int t = 0; t < nt; t++) VG_(fprintf)(f, ",T%d", t);
+    VG_(fprintf)(f, "\n");
+    HChar name[256];
+    for (Word k = 0; k < cl_page_count(); k++) {
+        Word row = page_order[k];
+        PageInfo *p = cl_page_at(row);
+        page_struct_name(p, name, sizeof name);
+        VG_(fprintf)(f, "0x%lx,%d,%s,%d,%s,%s", p->page << cl_page_shift, p->alloc ? p->alloc->thread : -1,
+                     p->alloc ? resolve(p->alloc->where)->short_loc : "?", p->ft_thread,
+                     resolve(p->ft_where)->short_loc, name);
+        for (Int t = 0; t < nt; t++) {
+            VG_(fprintf)(f, ",%llu", m[row * nt + t]);
+            thread_total[t] += m[row * nt + t];
+        }
+        VG_(fprintf)(f, "\n");
+    }
+    commit_tmp(f, path);
+}
+
+static void write_structures(VgFile *f)
+{
+    HChar name[256];
+    Bool first = True;
+    VG_(fprintf)(f, "  \"structures\": [");
+    for (Word i = 0; i < cl_alloc_count(); i++) {
+        const Alloc *al = cl_alloc_at(i);
+        alloc_name(al, name, sizeof name);
+        csv_clean(name);
+        VG_(fprintf)(f, "%s\n    {\"name\": ", first ? "" : ",");
+        json_str(f, name);
+        VG_(fprintf)(f, ", \"address\": \"0x%lx\", \"size\": %lu, \"alloc_thread\": %d, \"alloc_location\": ",
+                     al->start, al->size, al->thread);
+        json_str(f, resolve(al->where)->short_loc);
+        VG_(fprintf)(f, ", \"kind\": ");
+        json_str(f, al->kind);
+        VG_(fprintf)(f, "}");
+        first = False;
+    }
+    /* Static data seen on untracked pages: one entry per symbol; its size is
+     * the extent of the reported pages (symbol sizes are not in the tool API). */
+    enum { MAX_SYMS = 1024 };
+    const PageInfo *sym_first[MAX_SYMS];
+    Addr sym_end[MAX_SYMS];
+    Int n_syms = 0;
+    for (Word k = 0; k < cl_page_count(); k++) {
+        const PageInfo *p = cl_page_at(page_order[k]);
+        if (p->alloc || !p->datasym || p->stack_of >= 0) continue;
+        Int j = 0;
+        while (j < n_syms && sym_first[j]->datasym != p->datasym) j++;
+        if (j == n_syms) {
+            if (n_syms == MAX_SYMS) continue;
+            sym_first[n_syms++] = p;
+        }
+        sym_end[j] = (p->page + 1) << cl_page_shift;   /* pages come in address order */
+    }
+    for (Int j = 0; j < n_syms; j++) {
+        VG_(fprintf)(f, "%s\n    {\"name\": ", first ? "" : ",");
+        json_str(f, sym_first[j]->datasym);
+        VG_(fprintf)(f, ", \"address\": \"0x%lx\", \"size\": %lu, \"alloc_thread\": -1, "
+                        "\"alloc_location\": \"?\", \"kind\": \"static\"}",
+                     sym_first[j]->datasym_start, sym_end[j] - sym_first[j]->datasym_start);
+        first = False;
+    }
+    VG_(fprintf)(f, "\n  ],\n");
+}
+
+static void write_mappings(VgFile *f)
+{
+    Bool first = True;
+    VG_(fprintf)(f, "  \"mappings\": [");
+    for (Word i = 0; i < cl_mapping_count(); i++) {
+        const SharedMap *mp = cl_mapping_at(i);
+        Bool holds = False;
+        for (Word k = 0; k < cl_page_count() && !holds; k++) {
+            Addr a = cl_page_at(k)->page << cl_page_shift;
+            holds = a + cl_page_size > mp->start && a < mp->end;
+        }
+        if (!holds) continue;
+        VG_(fprintf)(f, "%s\n    {\"start\": \"0x%lx\", \"end\": \"0x%lx\", \"file\": ", first ? "" : ",",
+                     mp->start, mp->end);
+        json_str(f, mp->file);
+        VG_(fprintf)(f, ", \"offset\": %llu, \"shared\": true}", mp->offset);
+        first = False;
+    }
+    VG_(fprintf)(f, "\n  ]\n");
+}
+
+static void write_json(const HChar *path, const ULong *thread_total)
+{
+    VgFile *f = open_tmp(path);
+    if (!f) return;
+    VG_(fprintf)(f, "{\n  \"tool\": \"clampi-locality\", \"version\": 1, \"mode\": \"exact\", \"counts\": \"exact\",\n");
+    VG_(fprintf)(f, "  \"rank\": %d, \"pid\": %d,\n  \"program\": [", cl_rank, VG_(getpid)());
+    json_str(f, VG_(args_the_exename));
+    for (Word i = 0; i < VG_(sizeXA)(VG_(args_for_client)); i++) {
+        VG_(fprintf)(f, ", ");
+        json_str(f, *(HChar **)VG_(indexXA)(VG_(args_for_client), i));
+    }
+    VG_(fprintf)(f, "],\n  \"page_size\": %lu, \"min_size\": %lu,\n", cl_page_size, cl_min_size);
+    if (cl_exited)
+        VG_(fprintf)(f, "  \"complete\": true, \"exit_status\": %d, \"signal\": null,\n", cl_exit_status);
+    else
+        VG_(fprintf)(f, "  \"complete\": false, \"exit_status\": null, \"signal\": null,\n");
+    VG_(fprintf)(f, "  \"threads\": %d,\n  \"thread_work\": [", cl_nthreads);
+    for (Int t = 0; t < cl_nthreads; t++) VG_(fprintf)(f, "%s%llu", t ? ", " : "", cl_thread(t)->insns);
+    VG_(fprintf)(f, "], \"work_unit\": \"instructions\",\n  \"thread_accesses\": [");
+    for (Int t = 0; t < cl_nthreads; t++) VG_(fprintf)(f, "%s%llu", t ? ", " : "", thread_total[t]);
+    VG_(fprintf)(f, "],\n");
+    write_structures(f);
+    write_mappings(f);
+    VG_(fprintf)(f, "}\n");
+    commit_tmp(f, path);
+}
+
+void cl_write_output(void)
+{
+    add_untouched_pages();
+    Word n = cl_page_count();
+    page_order = VG_(malloc)("cl.order", (n + 1) * sizeof(Word));
+    for (Word i = 0; i < n; i++) page_order[i] = i;
+    VG_(ssort)(page_order, n, sizeof(Word), cmp_page_order);
+    ULong *m = count_matrix();
+    ULong *thread_total = VG_(calloc)("cl.totals", cl_nthreads + 1, sizeof(ULong));
+    HChar csv[4096], json[4096];
+    VG_(snprintf)(csv, sizeof csv, "%s/rank%d.csv", cl_out_dir, cl_rank);
+    VG_(snprintf)(json, sizeof json, "%s/rank%d.json", cl_out_dir, cl_rank);
+    write_csv(csv, m, thread_total);
+    write_json(json, thread_total);
+}

@@ -1,0 +1,209 @@
+/* Page tables: per-thread access counts (the hot path) and one record per page
+ * with its first touch and owner (the cold path, once per thread and page). */
+#include "pub_tool_basics.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcassert.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_machine.h"
+#include "pub_tool_debuginfo.h"
+#include "pub_tool_threadstate.h"
+#include "cl_global.h"
+
+#define EMPTY ((UWord)-1)
+
+static inline UWord hash_page(UWord page, UWord mask)
+{
+    return (UWord)((page * 0x9E3779B97F4A7C15ULL) >> 17) & mask;
+}
+
+/* ---------------- per-thread counts ---------------- */
+
+void cl_count_map_init(CountMap *m)
+{
+    m->mask = 1023;
+    m->used = 0;
+    m->slots = VG_(malloc)("cl.counts", (m->mask + 1) * sizeof(CountSlot));
+    for (UWord i = 0; i <= m->mask; i++) m->slots[i].page = EMPTY;
+}
+
+static void count_map_grow(CountMap *m)
+{
+    CountSlot *old = m->slots;
+    UWord old_cap = m->mask + 1;
+    m->mask = old_cap * 2 - 1;
+    m->slots = VG_(malloc)("cl.counts", (m->mask + 1) * sizeof(CountSlot));
+    for (UWord i = 0; i <= m->mask; i++) m->slots[i].page = EMPTY;
+    for (UWord i = 0; i < old_cap; i++) {
+        if (old[i].page == EMPTY) continue;
+        UWord h = hash_page(old[i].page, m->mask);
+        while (m->slots[h].page != EMPTY) h = (h + 1) & m->mask;
+        m->slots[h] = old[i];
+    }
+    VG_(free)(old);
+}
+
+/* The slot of page; *fresh tells whether it was just created. */
+static CountSlot *count_slot(CountMap *m, UWord page, Bool *fresh)
+{
+    UWord h = hash_page(page, m->mask);
+    for (;;) {
+        CountSlot *s = &m->slots[h];
+        if (s->page == page) { *fresh = False; return s; }
+        if (s->page == EMPTY) break;
+        h = (h + 1) & m->mask;
+    }
+    if (2 * (m->used + 1) > m->mask + 1) {
+        count_map_grow(m);
+        h = hash_page(page, m->mask);
+        while (m->slots[h].page != EMPTY) h = (h + 1) & m->mask;
+    }
+    m->used++;
+    m->slots[h].page = page;
+    m->slots[h].count = 0;
+    *fresh = True;
+    return &m->slots[h];
+}
+
+/* ---------------- page records ---------------- */
+
+static PageInfo *pages;      /* growable array, index = record id */
+static Word n_pages, cap_pages;
+static Word *index_slots;    /* open addressing: page -> record id, -1 empty */
+static UWord *index_keys;
+static UWord index_mask;
+
+void cl_pages_init(void)
+{
+    cap_pages = 1024;
+    pages = VG_(malloc)("cl.pages", cap_pages * sizeof(PageInfo));
+    index_mask = 4095;
+    index_keys = VG_(malloc)("cl.pindex", (index_mask + 1) * sizeof(UWord));
+    index_slots = VG_(malloc)("cl.pindex", (index_mask + 1) * sizeof(Word));
+    for (UWord i = 0; i <= index_mask; i++) index_keys[i] = EMPTY;
+}
+
+Word cl_page_count(void) { return n_pages; }
+PageInfo *cl_page_at(Word i) { return &pages[i]; }
+
+PageInfo *cl_page_lookup(UWord page)
+{
+    UWord h = hash_page(page, index_mask);
+    while (index_keys[h] != EMPTY) {
+        if (index_keys[h] == page) return &pages[index_slots[h]];
+        h = (h + 1) & index_mask;
+    }
+    return NULL;
+}
+
+static void index_insert(UWord page, Word id)
+{
+    UWord h = hash_page(page, index_mask);
+    while (index_keys[h] != EMPTY) h = (h + 1) & index_mask;
+    index_keys[h] = page;
+    index_slots[h] = id;
+}
+
+PageInfo *cl_page_get(UWord page)
+{
+    PageInfo *p = cl_page_lookup(page);
+    if (p) return p;
+    if (n_pages == cap_pages) {
+        cap_pages *= 2;
+        pages = VG_(realloc)("cl.pages", pages, cap_pages * sizeof(PageInfo));
+    }
+    if (2 * (UWord)(n_pages + 1) > index_mask + 1) {   /* rebuild the index twice as big */
+        VG_(free)(index_keys);
+        VG_(free)(index_slots);
+        index_mask = index_mask * 2 + 1;
+        index_keys = VG_(malloc)("cl.pindex", (index_mask + 1) * sizeof(UWord));
+        index_slots = VG_(malloc)("cl.pindex", (index_mask + 1) * sizeof(Word));
+        for (UWord i = 0; i <= index_mask; i++) index_keys[i] = EMPTY;
+        for (Word i = 0; i < n_pages; i++) index_insert(pages[i].page, i);
+    }
+    p = &pages[n_pages];
+    p->page = page;
+    p->ft_thread = -1;
+    p->ft_where = NULL;
+    p->alloc = NULL;
+    p->datasym = NULL;
+    p->datasym_start = 0;
+    p->stack_of = -1;
+    index_insert(page, n_pages++);
+    return p;
+}
+
+void cl_pages_assign_alloc(Alloc *al)
+{
+    UWord first = al->start >> cl_page_shift, last = (al->start + al->size - 1) >> cl_page_shift;
+    if (last - first + 1 > (UWord)n_pages) {   /* big range, few pages: scan the records */
+        for (Word i = 0; i < n_pages; i++)
+            if (pages[i].page >= first && pages[i].page <= last) pages[i].alloc = al;
+        return;
+    }
+    for (UWord pg = first; pg <= last; pg++) {
+        PageInfo *p = cl_page_lookup(pg);
+        if (p) p->alloc = al;
+    }
+}
+
+/* Interned static-data symbol names (few distinct ones). */
+static const HChar *intern(const HChar *s)
+{
+    static HChar **names;
+    static Word n, cap;
+    for (Word i = 0; i < n; i++)
+        if (VG_(strcmp)(names[i], s) == 0) return names[i];
+    if (n == cap) {
+        cap = cap ? 2 * cap : 64;
+        names = VG_(realloc)("cl.syms", names, cap * sizeof(HChar *));
+    }
+    names[n] = VG_(strdup)("cl.syms", s);
+    return names[n++];
+}
+
+static void first_touch(ThreadStats *t, PageInfo *p, Addr a)
+{
+    ThreadId tid = VG_(get_running_tid)();
+    p->ft_thread = t->id;
+    p->ft_where = VG_(record_ExeContext)(tid, 0);
+    if (!p->alloc) p->alloc = cl_alloc_find_live(a);
+    if (!p->alloc) {
+        const HChar *sym;
+        PtrdiffT off;
+        if (VG_(get_datasym_and_offset)(VG_(current_DiEpoch)(), a, &sym, &off)) {
+            p->datasym = intern(sym);
+            p->datasym_start = a - off;
+        }
+    }
+    ThreadId st;
+    Addr lo, hi;
+    VG_(thread_stack_reset_iter)(&st);
+    while (VG_(thread_stack_next)(&st, &lo, &hi)) {
+        if (a >= lo && a <= hi) { p->stack_of = cl_thread_id_of(st); break; }
+    }
+}
+
+static void count_slow(ThreadStats *t, UWord page, Addr a)
+{
+    Bool fresh;
+    CountSlot *s = count_slot(&t->counts, page, &fresh);
+    s->count++;
+    t->last_page = page;
+    t->last_count = &s->count;
+    if (!fresh) return;
+    /* This thread's first access to the page: was it anyone's? */
+    PageInfo *p = cl_page_get(page);
+    if (p->ft_thread < 0) first_touch(t, p, a);
+}
+
+/* Called before every load and store of the client (size in bytes). An access
+ * that spans a page boundary counts once on each page it touches. */
+VG_REGPARM(2) void cl_on_access(Addr a, UWord size)
+{
+    ThreadStats *t = cl_cur;
+    UWord page = a >> cl_page_shift;
+    if (LIKELY(page == t->last_page)) (*t->last_count)++;
+    else count_slow(t, page, a);
+    UWord last = (a + size - 1) >> cl_page_shift;
+    for (UWord pg = page + 1; UNLIKELY(pg <= last); pg++) count_slow(t, pg, pg << cl_page_shift);
+}
