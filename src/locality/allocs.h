@@ -26,7 +26,7 @@ typedef struct clampi_lalloc {
     uint8_t nframes;
     uint64_t file_off;
     uintptr_t frames[CLAMPI_LA_FRAMES]; /* return addresses, innermost first */
-    char name[64];          /* CLAMPI_LOCALITY_NAME; "" when not named */
+    char name[128];         /* CLAMPI_LOCALITY_NAME (at most 127 characters); "" when not named */
     char file[176];         /* file of a shared mapping */
 } clampi_lalloc;
 #endif

@@ -27,7 +27,37 @@ __thread int ls_in_lib __attribute__((tls_model("initial-exec")));
 
 /* glibc's own text: its internal buffers (getcwd, opendir, stdio) are filled by system
  * calls, which fail with EFAULT on protected pages instead of faulting: never tracked. */
-static uintptr_t libc_lo, libc_hi;
+uintptr_t ls_libc_lo, ls_libc_hi;
+
+/* Text of the system libraries loaded at start-up (/lib, /usr/lib): code that is not the
+ * program's own, for the fault handler (async-signal-safe lookup in a fixed array). */
+#define MAX_SYS_RANGES 128
+static uintptr_t sys_lo[MAX_SYS_RANGES], sys_hi[MAX_SYS_RANGES];
+static int nsys;
+
+int ls_is_system_code(uintptr_t ip)
+{
+    for (int i = 0; i < nsys; i++)
+        if (ip >= sys_lo[i] && ip < sys_hi[i])
+            return 1;
+    return 0;
+}
+
+static void find_system_code(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return;
+    char line[1024], perms[8], path[512];
+    unsigned long lo, hi;
+    while (fgets(line, sizeof line, f) && nsys < MAX_SYS_RANGES)
+        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %511s", &lo, &hi, perms, path) == 4 && perms[2] == 'x' &&
+            (strncmp(path, "/usr/lib", 8) == 0 || strncmp(path, "/lib", 4) == 0)) {
+            sys_lo[nsys] = lo;
+            sys_hi[nsys++] = hi;
+        }
+    fclose(f);
+}
 
 static void find_libc(void)
 {
@@ -46,10 +76,10 @@ static void find_libc(void)
             continue;
         size_t pl = strlen(path), bl = strlen(base);
         if (pl >= bl && strcmp(path + pl - bl, base) == 0) {
-            if (!libc_lo || lo < libc_lo)
-                libc_lo = lo;
-            if (hi > libc_hi)
-                libc_hi = hi;
+            if (!ls_libc_lo || lo < ls_libc_lo)
+                ls_libc_lo = lo;
+            if (hi > ls_libc_hi)
+                ls_libc_hi = hi;
         }
     }
     fclose(f);
@@ -86,6 +116,7 @@ int ls_alloc_init(void)
     ls.arena_lo = ls.arena_next = (uintptr_t)arena;
     ls.arena_hi = ls.arena_lo + ARENA_BYTES;
     find_libc();
+    find_system_code();
     /* backtrace() loads libgcc_s (and allocates) on its first call: do it now. */
     void *f[2];
     ls_in_lib = 1;
@@ -171,7 +202,7 @@ static void *track(size_t size, size_t align, int kind, void *ret0)
 {
     if (!atomic_load_explicit(&ls.ready, memory_order_acquire) || ls_in_lib || size < ls.min_size || size == 0)
         return NULL;
-    if ((uintptr_t)ret0 >= libc_lo && (uintptr_t)ret0 < libc_hi)
+    if ((uintptr_t)ret0 >= ls_libc_lo && (uintptr_t)ret0 < ls_libc_hi)
         return NULL;
     if (align < ls.page_size)
         align = ls.page_size;

@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -38,10 +39,29 @@ static uintptr_t fault_ip(void *ucv)
 #endif
 }
 
-/* The word at the stack pointer: a leaf function's return address (memset, memcpy). */
+/* Where the program called a system library when the first touch happened inside one
+ * (the memset of calloc'd or value-initialized memory, a memcpy): the first caller
+ * outside them, found by unwinding through the signal frame (libgcc, loaded at start-up, so no
+ * allocation here). Otherwise the word at the stack pointer (a leaf function's return
+ * address), which the resolver uses only when the touching instruction is not in the
+ * program's own code. */
 static uintptr_t fault_ret(void *ucv)
 {
     ucontext_t *uc = ucv;
+#if defined(__x86_64__)
+    uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    if (ls_is_system_code(ip)) {
+        void *f[24];
+        int n = backtrace(f, 24), past = 0;
+        for (int i = 0; i < n; i++) {
+            uintptr_t a = (uintptr_t)f[i];
+            if (a == ip)
+                past = 1;
+            else if (past && !ls_is_system_code(a))
+                return a;
+        }
+    }
+#endif
 #if defined(__x86_64__)
     return *(const uintptr_t *)uc->uc_mcontext.gregs[REG_RSP];
 #elif defined(__aarch64__)

@@ -65,6 +65,30 @@ static void quiet_single_copy(void)
     setenv("UCX_TLS", "^cma", 0);
 }
 
+/* Children are not traced (as Valgrind's default --trace-children=no): drop this library
+ * from LD_PRELOAD, so that e.g. the daemon Open MPI starts for a singleton MPI_Init does
+ * not write its own rank0 files over the program's. */
+static void untrace_children(void)
+{
+    const char *pre = getenv("LD_PRELOAD");
+    if (!pre || !strstr(pre, "libclampi_locality_sample"))
+        return;
+    char keep[4096] = "";
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", pre);
+    for (char *save = NULL, *tok = strtok_r(buf, ": ", &save); tok; tok = strtok_r(NULL, ": ", &save)) {
+        if (strstr(tok, "libclampi_locality_sample"))
+            continue;
+        if (keep[0])
+            strncat(keep, ":", sizeof keep - strlen(keep) - 1);
+        strncat(keep, tok, sizeof keep - strlen(keep) - 1);
+    }
+    if (keep[0])
+        setenv("LD_PRELOAD", keep, 1);
+    else
+        unsetenv("LD_PRELOAD");
+}
+
 static void at_exit(int status, void *arg)
 {
     if (getpid() != ls.pid) /* a forked child that did not exec: not our process */
@@ -95,6 +119,7 @@ __attribute__((constructor)) static void ls_init(void)
     read_options();
     ls.pid = getpid();
     quiet_single_copy();
+    untrace_children();
     read_cmdline();
     ls_thread_main_init();
     if (ls_alloc_init() != 0 || ls_fault_init() != 0) {

@@ -4,7 +4,7 @@
 #define _GNU_SOURCE
 #include "locality/sample/sample.h"
 
-#include "locality/names.h"
+#include "cl_srcname.h"
 
 #include <ctype.h>
 #include <elf.h>
@@ -18,7 +18,7 @@
 
 extern char **environ;
 
-#define MAX_INLINE 6
+#define MAX_INLINE 24
 
 typedef struct res {
     uintptr_t ip;
@@ -287,7 +287,7 @@ const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t
     int k;
     const res *r = alloc_site(a, &k);
     char src[1024];
-    if (r && source_line(r->path[k], r->line[k], src, sizeof src) && clampi_locality_name_from_line(src, buf, n))
+    if (r && source_line(r->path[k], r->line[k], src, sizeof src) && cl_srcname_from_line(src, buf, n))
         return buf;
     if (r || a->nframes == 0)
         return NULL; /* alloc@file.c:123 */

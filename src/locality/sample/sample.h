@@ -78,7 +78,9 @@ typedef struct ls_state {
 } ls_state;
 
 extern ls_state ls;
-extern __thread int ls_in_lib; /* the library allocates for itself: do not track */
+extern __thread int ls_in_lib;
+extern uintptr_t ls_libc_lo, ls_libc_hi; /* glibc's text */
+int ls_is_system_code(uintptr_t ip);       /* in a /lib or /usr/lib library; signal-safe */ /* the library allocates for itself: do not track */
 
 /* threads.c */
 int ls_thread_id(void);                 /* caller's id (0 main, 1.. creation order); async-signal-safe */
