@@ -52,7 +52,8 @@ static void read_options(void)
     snprintf(ls.out_dir, sizeof ls.out_dir, "%s", out && *out ? out : "clampi-locality.out");
     const char *per = getenv("CLAMPI_LOCALITY_SAMPLE_PERIOD_MS");
     ls.period_ms = per && *per ? (unsigned)atoi(per) : 10;
-    ls.pages_per_round = (unsigned)env_size("CLAMPI_LOCALITY_SAMPLE_PAGES", 64);
+    ls.pages_per_round = (unsigned)env_size("CLAMPI_LOCALITY_SAMPLE_PAGES", 16);
+    ls.run_pages = (unsigned)env_size("CLAMPI_LOCALITY_SAMPLE_RUN", 8);
     ls.rank = env_rank();
 }
 

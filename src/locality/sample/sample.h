@@ -43,6 +43,7 @@ typedef struct ls_state {
     char out_dir[384];         /* CLAMPI_LOCALITY_OUT */
     unsigned period_ms;        /* CLAMPI_LOCALITY_SAMPLE_PERIOD_MS (0: no access sampling) */
     unsigned pages_per_round;  /* CLAMPI_LOCALITY_SAMPLE_PAGES */
+    unsigned run_pages;        /* CLAMPI_LOCALITY_SAMPLE_RUN: contiguous pages armed together */
 
     clampi_ltab tab;
 

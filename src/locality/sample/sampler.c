@@ -23,6 +23,41 @@ static uint64_t xorshift(uint64_t *s)
     return *s = x;
 }
 
+/* Arms (re-protects) up to `run` OPEN pages of one allocation starting at p, with one
+ * mprotect: removing access costs a TLB shootdown on every CPU running the program, so
+ * it is paid once per run, not per page. Returns the pages armed. */
+static size_t arm_run(clampi_lpage *p, size_t run, uint64_t now)
+{
+    const clampi_lalloc *a = &ls.allocs[p->alloc];
+    if (a->freed || p->prot == PROT_NONE)
+        return 0;
+    uintptr_t start = atomic_load(&p->key), end = start;
+    clampi_lpage *pages[64];
+    size_t k = 0;
+    if (run > 64)
+        run = 64;
+    while (k < run && end < a->map_start + a->map_size) {
+        clampi_lpage *q = k == 0 ? p : clampi_ltab_find(&ls.tab, end);
+        uint32_t st = CLAMPI_LP_OPEN;
+        if (!q || q->prot != p->prot || !atomic_compare_exchange_strong(&q->state, &st, CLAMPI_LP_SAMPLED))
+            break;
+        atomic_store(&q->arm_ns, now);
+        pages[k++] = q;
+        end += ls.sys_page;
+    }
+    if (k == 0)
+        return 0;
+    if (mprotect((void *)start, end - start, PROT_NONE) != 0) {
+        for (size_t i = 0; i < k; i++) {
+            uint32_t st = CLAMPI_LP_SAMPLED;
+            atomic_compare_exchange_strong(&pages[i]->state, &st, CLAMPI_LP_OPEN);
+        }
+        return 0;
+    }
+    atomic_fetch_add(&ls.outstanding, (int)k);
+    return k;
+}
+
 static void round_once(uint64_t *rng)
 {
     size_t n = atomic_load(&ls.tab.ntouched);
@@ -31,28 +66,16 @@ static void round_once(uint64_t *rng)
     if (n == 0)
         return;
     size_t budget = ls.pages_per_round < n ? ls.pages_per_round : n;
-    size_t armed = 0;
+    size_t run = ls.run_pages ? ls.run_pages : 1;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     atomic_store(&ls.arm_interval_ns, (uint64_t)((double)ls.period_ms * 1e6 * (double)n / (double)budget));
-    for (size_t k = 0; k < budget && atomic_load(&ls.outstanding) < MAX_OUTSTANDING; k++) {
+    size_t armed = 0;
+    for (size_t tries = 0; armed < budget && tries < 2 * budget && atomic_load(&ls.outstanding) < MAX_OUTSTANDING;
+         tries += run) {
         clampi_lpage *p = clampi_ltab_slot(&ls.tab, ls.tab.touched[xorshift(rng) % n]);
-        const clampi_lalloc *a = &ls.allocs[p->alloc];
-        uint32_t st = CLAMPI_LP_OPEN;
-        if (a->freed || p->prot == PROT_NONE)
-            continue;
-        if (!atomic_compare_exchange_strong(&p->state, &st, CLAMPI_LP_SAMPLED))
-            continue;
-        atomic_fetch_add(&ls.outstanding, 1);
-        atomic_store(&p->arm_ns, now);
-        if (mprotect((void *)atomic_load(&p->key), ls.sys_page, PROT_NONE) != 0) {
-            st = CLAMPI_LP_SAMPLED;
-            if (atomic_compare_exchange_strong(&p->state, &st, CLAMPI_LP_OPEN))
-                atomic_fetch_sub(&ls.outstanding, 1);
-            continue;
-        }
-        armed++;
+        armed += arm_run(p, budget - armed < run ? budget - armed : run, now);
     }
     atomic_fetch_add(&ls.rounds, 1);
     atomic_fetch_add(&ls.protected_pages, armed);
