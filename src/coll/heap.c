@@ -2,6 +2,7 @@
  * node communicator, one segment per process, each managed by an arena (arena.c) that
  * only its owner allocates from. CMPI_Alloc_mem / CMPI_Free_mem live here. */
 #include "coll/coll_internal.h"
+#include "numa/numa_internal.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -128,6 +129,7 @@ int clampi_coll_alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr, int *hand
         heap.fallbacks++;
     pthread_mutex_unlock(&heap.lock);
     if (p != NULL) {
+        clampi_numa_touch_own(p, (size_t)size); /* placed by its owner, not by a peer's first read */
         *(void **)baseptr = p;
         *handled = 1;
     }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "numa/numa_internal.h"
 #include "rma/errors.h"
 #include "rma/stats.h"
 #include "rma/window.h"
@@ -213,6 +214,7 @@ static int allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm
     /* Some MPI configurations cannot allocate shared windows (e.g. Open MPI with only
      * the osc pt2pt component): that is not an error, just no shortcut. */
     int ok = PMPI_Win_allocate_shared(size, disp_unit, info, node, base, shm_win) == MPI_SUCCESS;
+    if (ok) clampi_numa_touch_own(*base, (size_t)size); /* my segment: placed by me */
     MPI_Comm_free(&node);
     if (!all_agree(comm, ok)) {
         if (ok) PMPI_Win_free(shm_win);

@@ -1,0 +1,339 @@
+/* The SIGSEGV handler: first touches and access samples on tracked pages; every other
+ * fault goes to the program's own handler (kept aside by the sigaction/signal wrappers)
+ * or, without one, ends the run after writing partial output. Async-signal-safe: no
+ * malloc, no locks; only atomics, mprotect, write. */
+#define _GNU_SOURCE
+#include "locality/sample/sample.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <ucontext.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "locality/out.h"
+
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+
+static struct sigaction app_segv; /* the program's SIGSEGV disposition */
+static __thread uintptr_t retry_addr __attribute__((tls_model("initial-exec")));
+static __thread int retries __attribute__((tls_model("initial-exec")));
+
+static uintptr_t fault_ip(void *ucv)
+{
+    ucontext_t *uc = ucv;
+#if defined(__x86_64__)
+    return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    return (uintptr_t)uc->uc_mcontext.pc;
+#else
+    (void)uc;
+    return 0;
+#endif
+}
+
+/* Where the program called a system library when the first touch happened inside one
+ * (the memset of calloc'd or value-initialized memory, a memcpy): the first caller
+ * outside them, found by unwinding through the signal frame (libgcc, loaded at start-up, so no
+ * allocation here). Otherwise the word at the stack pointer (a leaf function's return
+ * address), which the resolver uses only when the touching instruction is not in the
+ * program's own code. */
+static uintptr_t fault_ret(void *ucv)
+{
+    ucontext_t *uc = ucv;
+#if defined(__x86_64__)
+    uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    if (ls_is_system_code(ip)) {
+        void *f[24];
+        int n = backtrace(f, 24), past = 0;
+        for (int i = 0; i < n; i++) {
+            uintptr_t a = (uintptr_t)f[i];
+            if (a == ip)
+                past = 1;
+            else if (past && !ls_is_system_code(a))
+                return a;
+        }
+    }
+#endif
+#if defined(__x86_64__)
+    return *(const uintptr_t *)uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+    return (uintptr_t)uc->uc_mcontext.regs[30];
+#else
+    (void)uc;
+    return 0;
+#endif
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A sample's delay: how long the page stayed protected before this access (sampler.c). */
+static void note_delay(clampi_lpage *p)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    uint64_t armed = atomic_load(&p->arm_ns), delay = now > armed ? now - armed : 0;
+    atomic_fetch_add(&p->delay_sum_ns, delay);
+    atomic_fetch_add(&p->delay_n, 1);
+}
+
+/* One access by this thread to a tracked page. Returns 1 when the access may be retried
+ * (page opened, or another thread is opening it), 0 when the page is not protected by us
+ * (a genuine fault). */
+static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, uintptr_t ret, int is_fault)
+{
+    int tid = ls_thread_id();
+    clampi_lpage *p = clampi_ltab_get(&ls.tab, page);
+    if (p == NULL) { /* table full: stop watching this page */
+        mprotect((void *)page, ls.sys_page, a->prot);
+        return 1;
+    }
+    uint32_t st = atomic_load(&p->state);
+    switch (st) {
+    case CLAMPI_LP_UNTOUCHED:
+        if (!atomic_compare_exchange_strong(&p->state, &st, CLAMPI_LP_BUSY))
+            return 1;
+        p->alloc = (int32_t)(a - ls.allocs);
+        p->prot = a->prot;
+        clampi_ltab_first_touch(&ls.tab, p, tid, ip, ret, now_ns());
+        mprotect((void *)page, ls.sys_page, a->prot);
+        atomic_store(&p->state, CLAMPI_LP_OPEN);
+        return 1;
+    case CLAMPI_LP_SAMPLED:
+        if (!atomic_compare_exchange_strong(&p->state, &st, CLAMPI_LP_BUSY))
+            return 1;
+        clampi_ltab_count_add(&ls.tab, page, tid, 1);
+        note_delay(p);
+        atomic_fetch_add(&ls.samples, 1);
+        atomic_fetch_sub(&ls.outstanding, 1);
+        mprotect((void *)page, ls.sys_page, p->prot);
+        atomic_store(&p->state, CLAMPI_LP_OPEN);
+        return 1;
+    case CLAMPI_LP_BUSY:
+        return 1;
+    default: /* OPEN: opened by another thread meanwhile, or a genuine protection fault */
+        if (!is_fault)
+            return 1;
+        if (retry_addr == page && ++retries > 2)
+            return 0;
+        if (retry_addr != page) {
+            retry_addr = page;
+            retries = 0;
+        }
+        return 1;
+    }
+}
+
+void ls_touch_range(const void *ptr, size_t n, uintptr_t ip)
+{
+    if (!atomic_load_explicit(&ls.ready, memory_order_relaxed) || n == 0)
+        return;
+    uintptr_t lo = (uintptr_t)ptr & ~(ls.sys_page - 1), hi = (uintptr_t)ptr + n;
+    int maybe = (lo >= ls.arena_lo && lo < ls.arena_hi) || atomic_load(&ls.nmmap) > 0;
+    if (!maybe)
+        return;
+    for (uintptr_t pg = lo; pg < hi; pg += ls.sys_page) {
+        clampi_lalloc *a = ls_alloc_find(pg);
+        if (a && !a->freed)
+            access_page(pg, a, ip, 0, 0);
+    }
+}
+
+static const char *sig_name(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGABRT: return "SIGABRT";
+    case SIGTERM: return "SIGTERM";
+    default: return "signal";
+    }
+}
+
+/* The run ends on this signal: partial output, then the default action. */
+static void die_with(int sig)
+{
+    if (getpid() == ls.pid)
+        ls_write_output(0, 0, 0, sig_name(sig), 0);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    __sigaction(sig, &dfl, NULL);
+    raise(sig); /* blocked in the handler: delivered when it returns (a fault re-faults) */
+}
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+    int saved = errno;
+    if (si->si_code == SEGV_ACCERR) {
+        uintptr_t addr = (uintptr_t)si->si_addr;
+        clampi_lalloc *a = ls_alloc_find(addr);
+        if (a && !a->freed && access_page(addr & ~(ls.sys_page - 1), a, fault_ip(uc), fault_ret(uc), 1)) {
+            errno = saved;
+            return;
+        }
+    }
+    retry_addr = 0;
+    if (app_segv.sa_handler == SIG_DFL || app_segv.sa_handler == SIG_IGN) {
+        char msg[160] = "clampi-locality: SIGSEGV at ", h[24];
+        strcat(msg, clampi_lfmt_hex(h, sizeof h, (uintptr_t)si->si_addr));
+        strcat(msg, " (instruction ");
+        strcat(msg, clampi_lfmt_hex(h, sizeof h, fault_ip(uc)));
+        strcat(msg, "): the program's own fault; writing partial output\n");
+        (void)!syscall(SYS_write, 2, msg, strlen(msg));
+        die_with(sig);
+    }
+    else if (app_segv.sa_flags & SA_SIGINFO)
+        app_segv.sa_sigaction(sig, si, uc);
+    else
+        app_segv.sa_handler(sig);
+    errno = saved;
+}
+
+static void on_fatal(int sig, siginfo_t *si, void *uc)
+{
+    (void)si;
+    (void)uc;
+    die_with(sig);
+}
+
+int ls_fault_init(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    if (__sigaction(SIGSEGV, &sa, &app_segv) != 0)
+        return -1;
+    static const int fatal[] = {SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+        struct sigaction old, f;
+        memset(&f, 0, sizeof f);
+        f.sa_sigaction = on_fatal;
+        f.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        if (__sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+            __sigaction(fatal[i], &f, NULL);
+    }
+    return 0;
+}
+
+/* ---- the program's SIGSEGV handler is kept aside: ours stays in front ------------ */
+LS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (sig != SIGSEGV || !atomic_load(&ls.ready))
+        return __sigaction(sig, act, old);
+    if (old)
+        *old = app_segv;
+    if (act)
+        app_segv = *act;
+    return 0;
+}
+
+LS_EXPORT sighandler_t signal(int sig, sighandler_t h)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = h;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, &old) != 0)
+        return SIG_ERR;
+    return old.sa_handler;
+}
+
+/* ---- system calls that write into program buffers: the kernel's copy does not fault
+ * into our handler (it fails with EFAULT), so the buffer is opened first, as a touch by
+ * the calling thread at the call. ------------------------------------------------- */
+#define REAL(name)                                                                    \
+    static __typeof__(name) *real_##name;                                             \
+    if (!real_##name)                                                                 \
+    real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
+
+LS_EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+    REAL(read);
+    ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
+    return real_read(fd, buf, n);
+}
+
+LS_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+    REAL(pread);
+    ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
+    return real_pread(fd, buf, n, off);
+}
+
+LS_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+    REAL(recv);
+    ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
+    return real_recv(fd, buf, n, flags);
+}
+
+LS_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *sa, socklen_t *sl)
+{
+    REAL(recvfrom);
+    ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
+    return real_recvfrom(fd, buf, n, flags, sa, sl);
+}
+
+LS_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+    REAL(readv);
+    for (int i = 0; i < cnt; i++)
+        ls_touch_range(iov[i].iov_base, iov[i].iov_len, (uintptr_t)__builtin_return_address(0));
+    return real_readv(fd, iov, cnt);
+}
+
+LS_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f)
+{
+    REAL(fread);
+    ls_touch_range(buf, size * n, (uintptr_t)__builtin_return_address(0));
+    return real_fread(buf, size, n, f);
+}
+
+LS_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+    REAL(recvmsg);
+    for (size_t i = 0; msg && i < msg->msg_iovlen; i++)
+        ls_touch_range(msg->msg_iov[i].iov_base, msg->msg_iov[i].iov_len, (uintptr_t)__builtin_return_address(0));
+    return real_recvmsg(fd, msg, flags);
+}
+
+LS_EXPORT char *getcwd(char *buf, size_t n)
+{
+    REAL(getcwd);
+    if (buf)
+        ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
+    return real_getcwd(buf, n);
+}
+
+LS_EXPORT ssize_t readlink(const char *path, char *buf, size_t n)
+{
+    REAL(readlink);
+    ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
+    return real_readlink(path, buf, n);
+}
+
+LS_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+    REAL(write);
+    ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
+    return real_write(fd, buf, n);
+}

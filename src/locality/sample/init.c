@@ -1,0 +1,133 @@
+/* Library start-up and shutdown: options from the environment (read here only), the
+ * tables, the fault handler, the sampler thread, and the output at exit. */
+#define _GNU_SOURCE
+#include "locality/sample/sample.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "common/parse.h"
+
+ls_state ls = {.alloc_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static size_t env_size(const char *name, size_t dflt)
+{
+    const char *s = getenv(name);
+    size_t v;
+    if (s == NULL || *s == 0)
+        return dflt;
+    if (clampi_parse_size(s, &v) != 0) {
+        fprintf(stderr, "clampi-locality: ignoring %s=%s (not a size)\n", name, s);
+        return dflt;
+    }
+    return v;
+}
+
+static int env_rank(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *s = getenv(vars[i]);
+        if (s && *s)
+            return atoi(s);
+    }
+    return 0;
+}
+
+static void read_options(void)
+{
+    ls.sys_page = (size_t)sysconf(_SC_PAGESIZE);
+    ls.page_size = env_size("CLAMPI_LOCALITY_PAGE_SIZE", 4096);
+    if (ls.page_size < ls.sys_page || (ls.page_size & (ls.page_size - 1))) {
+        fprintf(stderr, "clampi-locality: page size %zu must be a power of two >= %zu; using %zu\n",
+                ls.page_size, ls.sys_page, ls.sys_page);
+        ls.page_size = ls.sys_page;
+    }
+    ls.min_size = env_size("CLAMPI_LOCALITY_MIN_SIZE", ls.page_size);
+    const char *out = getenv("CLAMPI_LOCALITY_OUT");
+    snprintf(ls.out_dir, sizeof ls.out_dir, "%s", out && *out ? out : "clampi-locality.out");
+    const char *per = getenv("CLAMPI_LOCALITY_SAMPLE_PERIOD_MS");
+    ls.period_ms = per && *per ? (unsigned)atoi(per) : 10;
+    ls.pages_per_round = (unsigned)env_size("CLAMPI_LOCALITY_SAMPLE_PAGES", 16);
+    ls.run_pages = (unsigned)env_size("CLAMPI_LOCALITY_SAMPLE_RUN", 8);
+    ls.rank = env_rank();
+}
+
+/* MPI shared-memory single-copy paths (CMA: the kernel reads the peer's pages) fail with
+ * EFAULT on pages the sampler has protected; use the copy-in/copy-out paths instead,
+ * unless the user chose otherwise. */
+static void quiet_single_copy(void)
+{
+    setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 0);
+    setenv("UCX_TLS", "^cma", 0);
+}
+
+/* Children are not traced (as Valgrind's default --trace-children=no): drop this library
+ * from LD_PRELOAD, so that e.g. the daemon Open MPI starts for a singleton MPI_Init does
+ * not write its own rank0 files over the program's. */
+static void untrace_children(void)
+{
+    const char *pre = getenv("LD_PRELOAD");
+    if (!pre || !strstr(pre, "libclampi_locality_sample"))
+        return;
+    char keep[4096] = "";
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", pre);
+    for (char *save = NULL, *tok = strtok_r(buf, ": ", &save); tok; tok = strtok_r(NULL, ": ", &save)) {
+        if (strstr(tok, "libclampi_locality_sample"))
+            continue;
+        if (keep[0])
+            strncat(keep, ":", sizeof keep - strlen(keep) - 1);
+        strncat(keep, tok, sizeof keep - strlen(keep) - 1);
+    }
+    if (keep[0])
+        setenv("LD_PRELOAD", keep, 1);
+    else
+        unsetenv("LD_PRELOAD");
+}
+
+static void at_exit(int status, void *arg)
+{
+    if (getpid() != ls.pid) /* a forked child that did not exec: not our process */
+        return;
+    ls_write_output(1, 1, status, NULL, 1);
+}
+
+static void read_cmdline(void)
+{
+    /* /proc/self/cmdline: argv as the kernel has it (main's argv is not ours to see). */
+    FILE *f = fopen("/proc/self/cmdline", "r");
+    if (!f)
+        return;
+    static char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    static char *argv[128];
+    int argc = 0;
+    for (size_t i = 0; i < n && argc < 127; i += strlen(buf + i) + 1)
+        argv[argc++] = buf + i;
+    ls.argc = argc;
+    ls.argv = argv;
+}
+
+__attribute__((constructor)) static void ls_init(void)
+{
+    read_options();
+    ls.pid = getpid();
+    quiet_single_copy();
+    untrace_children();
+    read_cmdline();
+    ls_thread_main_init();
+    if (ls_alloc_init() != 0 || ls_fault_init() != 0) {
+        fprintf(stderr, "clampi-locality: cannot set up the sampler (%s); not tracing\n", strerror(errno));
+        return;
+    }
+    on_exit(at_exit, NULL);
+    atomic_store(&ls.ready, 1);
+    ls_sampler_start();
+}

@@ -1,0 +1,80 @@
+/* Writing the rank's CSV/JSON: at a normal exit (locations resolved) or from a fatal
+ * signal handler (partial, "complete": false, hex locations). */
+#define _GNU_SOURCE
+#include "locality/sample/sample.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "locality/out.h"
+
+static void extra_json(clampi_lw *w, void *arg)
+{
+    (void)arg;
+    clampi_lw_str(w, ",\n  \"sampling\": {\"method\": \"page re-protection\", \"period_ms\": ");
+    clampi_lw_u64(w, ls.period_ms);
+    clampi_lw_str(w, ", \"pages_per_round\": ");
+    clampi_lw_u64(w, ls.pages_per_round);
+    clampi_lw_str(w, ", \"rounds\": ");
+    clampi_lw_u64(w, atomic_load(&ls.rounds));
+    clampi_lw_str(w, ", \"pages_protected\": ");
+    clampi_lw_u64(w, atomic_load(&ls.protected_pages));
+    clampi_lw_str(w, ", \"samples\": ");
+    clampi_lw_u64(w, atomic_load(&ls.samples));
+    clampi_lw_str(w, ", \"arm_interval_ns\": ");
+    clampi_lw_u64(w, atomic_load(&ls.arm_interval_ns));
+    clampi_lw_str(w, ", \"count_unit\": \"estimated access bursts: sample share x re-protection interval / fault delay\"}");
+    /* first touches of pages in shared mappings, in wall-clock time, so that a report
+     * over several ranks can tell which rank touched a shared page first */
+    clampi_lw_str(w, ",\n  \"shared_firsttouch_ns\": {");
+    int first = 1;
+    size_t n = atomic_load(&ls.tab.ntouched);
+    if (n > ls.tab.page_cap)
+        n = ls.tab.page_cap;
+    for (size_t i = 0; i < n; i++) {
+        const clampi_lpage *p = clampi_ltab_slot(&ls.tab, ls.tab.touched[i]);
+        if (!ls.allocs[p->alloc].shared)
+            continue;
+        clampi_lw_str(w, first ? "\"" : ", \"");
+        first = 0;
+        clampi_lw_hex(w, atomic_load(&p->key));
+        clampi_lw_str(w, "\": ");
+        clampi_lw_u64(w, p->ft_ns);
+    }
+    clampi_lw_str(w, "}");
+}
+
+void ls_write_output(int complete, int has_status, int status, const char *signame, int resolve)
+{
+    if (!atomic_load(&ls.ready) || atomic_exchange(&ls.finished, 1))
+        return;
+    static uint64_t work[LS_MAX_THREADS];
+    ls_in_lib++;
+    if (resolve)
+        ls_sampler_stop();
+    else
+        atomic_store(&ls.sampler_stop, 1);
+    int nthreads = atomic_load(&ls.nthreads);
+    ls_thread_work(work, nthreads);
+    clampi_lout o = {
+        .dir = ls.out_dir, .rank = ls.rank, .pid = ls.pid, .argc = ls.argc, .argv = ls.argv,
+        .mode = "sample", .counts = "sampled", .page_size = ls.page_size, .sys_page = ls.sys_page,
+        .min_size = ls.min_size, .complete = complete, .has_exit_status = has_status,
+        .exit_status = status, .signal = signame, .nthreads = nthreads, .thread_work = work,
+        .work_unit = "cpu_ns", .tab = &ls.tab, .count_scale = 1.0, .count_factor = ls_count_factor,
+        .allocs = ls.allocs, .nallocs = atomic_load(&ls.nallocs), .scratch = ls.scratch,
+        .extra = extra_json,
+    };
+    if (resolve) {
+        mkdir(ls.out_dir, 0755); /* addr2line's scratch files go there */
+        ls_resolve_run();
+        o.loc = ls_resolve_loc;
+        o.name = ls_resolve_name;
+        o.aloc = ls_resolve_alloc_loc;
+    }
+    if (clampi_lout_write(&o) != 0 && resolve) {
+        static const char msg[] = "clampi-locality: cannot write the output directory\n";
+        (void)!write(2, msg, sizeof msg - 1);
+    }
+    ls_in_lib--;
+}

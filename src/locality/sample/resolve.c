@@ -1,0 +1,310 @@
+/* After the run: instruction addresses -> "file.c:123" with addr2line (binutils), and
+ * struct names read from the allocation's source line. Runs at exit, outside any signal
+ * handler; allocates with glibc (ls_in_lib is set by the caller). */
+#define _GNU_SOURCE
+#include "locality/sample/sample.h"
+
+#include "cl_srcname.h"
+
+#include <ctype.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define MAX_INLINE 24
+
+typedef struct res {
+    uintptr_t ip;
+    int n;                       /* inline chain, innermost first */
+    char *path[MAX_INLINE];
+    int line[MAX_INLINE];
+    int user;                    /* index of the first entry in the program's own code, -1 */
+} res;
+
+typedef struct module {
+    uintptr_t lo, hi, base;
+    int dyn;
+    char path[512];
+} module;
+
+static res *results;
+static size_t nresults, capresults;
+static module *mods;
+static size_t nmods;
+
+static void read_maps(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return;
+    char line[1024];
+    size_t cap = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi, off;
+        char perms[8], path[512] = "";
+        if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %511s", &lo, &hi, perms, &off, path) < 4 || path[0] != '/')
+            continue;
+        if (nmods == cap) {
+            cap = cap ? 2 * cap : 64;
+            mods = realloc(mods, cap * sizeof *mods);
+        }
+        module *m = &mods[nmods++];
+        m->lo = lo;
+        m->hi = hi;
+        snprintf(m->path, sizeof m->path, "%s", path);
+        /* load base: the module's mapping at file offset 0 (holds the ELF header) */
+        m->base = off == 0 ? lo : 0;
+        for (size_t i = 0; m->base == 0 && i + 1 < nmods; i++)
+            if (strcmp(mods[i].path, path) == 0)
+                m->base = mods[i].base;
+        const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m->base;
+        m->dyn = m->base && memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_type == ET_DYN;
+    }
+    fclose(f);
+}
+
+static const module *module_of(uintptr_t ip)
+{
+    for (size_t i = 0; i < nmods; i++)
+        if (ip >= mods[i].lo && ip < mods[i].hi)
+            return &mods[i];
+    return NULL;
+}
+
+static int cmp_res(const void *a, const void *b)
+{
+    uintptr_t x = ((const res *)a)->ip, y = ((const res *)b)->ip;
+    return x < y ? -1 : x > y;
+}
+
+static res *find(uintptr_t ip)
+{
+    res key = {.ip = ip};
+    return nresults ? bsearch(&key, results, nresults, sizeof *results, cmp_res) : NULL;
+}
+
+static void want(uintptr_t ip)
+{
+    if (ip == 0)
+        return;
+    if (nresults == capresults) {
+        capresults = capresults ? 2 * capresults : 1024;
+        results = realloc(results, capresults * sizeof *results);
+    }
+    memset(&results[nresults], 0, sizeof *results);
+    results[nresults].ip = ip;
+    results[nresults].user = -1;
+    nresults++;
+}
+
+/* The program's own code: not a system library (/usr/lib, /lib), not a system header
+ * inlined into the program (/usr/include), not clampi's own allocators. */
+static int is_user_path(const char *path, const module *m)
+{
+    if (path == NULL || strncmp(path, "/usr/", 5) == 0 || strncmp(m->path, "/usr/lib", 8) == 0 ||
+        strncmp(m->path, "/lib", 4) == 0)
+        return 0;
+    const char *b = strrchr(m->path, '/');
+    b = b ? b + 1 : m->path;
+    return strncmp(b, "libclampi", 9) != 0; /* clampi's own allocators: report their caller */
+}
+
+/* One addr2line run per module: addresses in a file, answers in another. */
+static void run_addr2line(const module *m, size_t from, size_t to)
+{
+    char in[600], out[600];
+    snprintf(in, sizeof in, "%s/.a2l.%d.in", ls.out_dir, (int)getpid());
+    snprintf(out, sizeof out, "%s/.a2l.%d.out", ls.out_dir, (int)getpid());
+    FILE *f = fopen(in, "w");
+    if (!f)
+        return;
+    for (size_t i = from; i < to; i++)
+        fprintf(f, "0x%lx\n", (unsigned long)(m->dyn ? results[i].ip - m->base : results[i].ip));
+    fclose(f);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, in, O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    char *argv[] = {"addr2line", "-a", "-i", "-e", (char *)m->path, NULL};
+    /* no LD_PRELOAD for the helper */
+    static char *env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", NULL};
+    pid_t pid;
+    int ok = posix_spawnp(&pid, "addr2line", &fa, NULL, argv, env) == 0;
+    posix_spawn_file_actions_destroy(&fa);
+    int st;
+    if (ok)
+        while (waitpid(pid, &st, 0) < 0)
+            ;
+    unlink(in);
+    f = ok ? fopen(out, "r") : NULL;
+    if (f) {
+        char line[2048];
+        res *cur = NULL;
+        size_t i = from;
+        while (fgets(line, sizeof line, f)) {
+            line[strcspn(line, "\n")] = 0;
+            if (strncmp(line, "0x", 2) == 0) {
+                cur = i < to ? &results[i++] : NULL;
+                continue;
+            }
+            if (!cur || cur->n == MAX_INLINE)
+                continue;
+            char *d = strstr(line, " (discriminator");
+            if (d)
+                *d = 0;
+            char *colon = strrchr(line, ':');
+            if (!colon || strncmp(line, "??", 2) == 0)
+                continue;
+            *colon = 0;
+            int ln = atoi(colon + 1);
+            if (ln <= 0)
+                continue;
+            cur->path[cur->n] = strdup(line);
+            cur->line[cur->n] = ln;
+            if (cur->user < 0 && is_user_path(line, m))
+                cur->user = cur->n;
+            cur->n++;
+        }
+        fclose(f);
+    }
+    unlink(out);
+}
+
+static const module *mod_cmp_tab;
+static int cmp_by_module(const void *a, const void *b)
+{
+    const module *x = module_of(((const res *)a)->ip), *y = module_of(((const res *)b)->ip);
+    (void)mod_cmp_tab;
+    if (x != y)
+        return x < y ? -1 : 1;
+    return cmp_res(a, b);
+}
+
+void ls_resolve_run(void)
+{
+    read_maps();
+    size_t n = atomic_load(&ls.tab.ntouched);
+    if (n > ls.tab.page_cap)
+        n = ls.tab.page_cap;
+    for (size_t i = 0; i < n; i++) {
+        const clampi_lpage *p = clampi_ltab_slot(&ls.tab, ls.tab.touched[i]);
+        want(p->ft_ip);
+        if (p->ft_ret && module_of(p->ft_ret))
+            want(p->ft_ret - 1);
+    }
+    size_t na = atomic_load(&ls.nallocs);
+    for (size_t i = 0; i < na; i++)
+        for (int k = 0; k < ls.allocs[i].nframes; k++)
+            want(ls.allocs[i].frames[k] - 1);
+    if (nresults == 0)
+        return;
+    qsort(results, nresults, sizeof *results, cmp_by_module);
+    size_t w = 1; /* unique */
+    for (size_t i = 1; i < nresults; i++)
+        if (results[i].ip != results[w - 1].ip)
+            results[w++] = results[i];
+    nresults = w;
+    for (size_t i = 0; i < nresults;) {
+        const module *m = module_of(results[i].ip);
+        size_t j = i + 1;
+        while (j < nresults && module_of(results[j].ip) == m)
+            j++;
+        if (m)
+            run_addr2line(m, i, j);
+        i = j;
+    }
+    qsort(results, nresults, sizeof *results, cmp_res);
+}
+
+static const char *format(const res *r, int k, char *buf, size_t n)
+{
+    const char *b = strrchr(r->path[k], '/');
+    snprintf(buf, n, "%s:%d", b ? b + 1 : r->path[k], r->line[k]);
+    return buf;
+}
+
+const char *ls_resolve_loc(uintptr_t ip, void *arg, char *buf, size_t n)
+{
+    (void)arg;
+    const res *r = find(ip);
+    return r && r->user >= 0 ? format(r, r->user, buf, n) : NULL;
+}
+
+/* The allocation's site: the first frame in the program's own code (the caller of
+ * malloc, or of the std::vector / clampi allocator that allocated). */
+static const res *alloc_site(const clampi_lalloc *a, int *k)
+{
+    for (int i = 0; i < a->nframes; i++) {
+        const res *r = find(a->frames[i] - 1);
+        if (r && r->user >= 0) {
+            *k = r->user;
+            return r;
+        }
+    }
+    return NULL;
+}
+
+const char *ls_resolve_alloc_loc(const clampi_lalloc *a, void *arg, char *buf, size_t n)
+{
+    (void)arg;
+    int k;
+    const res *r = alloc_site(a, &k);
+    if (r)
+        return format(r, k, buf, n);
+    /* inside a library (MPI's own buffers): its innermost known line, else unknown */
+    for (int i = 0; i < a->nframes; i++)
+        if ((r = find(a->frames[i] - 1)) && r->n > 0)
+            return format(r, 0, buf, n);
+    return "?";
+}
+
+static int source_line(const char *path, int line, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    int k = 0, ok = 0;
+    while (fgets(buf, (int)n, f))
+        if (++k == line) {
+            ok = 1;
+            break;
+        }
+    fclose(f);
+    return ok;
+}
+
+const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t n)
+{
+    (void)arg;
+    int k;
+    const res *r = alloc_site(a, &k);
+    char src[1024];
+    if (r && source_line(r->path[k], r->line[k], src, sizeof src) && cl_srcname_from_line(src, buf, n))
+        return buf;
+    if (r || a->nframes == 0)
+        return NULL; /* alloc@file.c:123 */
+    /* no source line in the program: alloc@<library> */
+    const module *m = module_of(a->frames[0]);
+    if (!m)
+        return NULL;
+    const char *b = strrchr(m->path, '/');
+    snprintf(buf, n, "alloc@%s", b ? b + 1 : m->path);
+    return buf;
+}
+
+/* CLAMPI_LOCALITY_NAME(ptr, name) from <clampi/locality.h> lands here under the sampler
+ * (the header's weak symbol is a no-op otherwise). */
+LS_EXPORT void clampi_locality_name(const void *ptr, const char *name)
+{
+    clampi_lalloc *a = ptr ? ls_alloc_find((uintptr_t)ptr) : NULL;
+    if (a && name)
+        snprintf(a->name, sizeof a->name, "%s", name);
+}

@@ -1,0 +1,120 @@
+/* libclampi_locality_sample: the `clampi-locality run --sample` preload library.
+ *
+ * How it works (docs/locality-sampler.md has the user's view):
+ * - Tracked allocations (malloc family, C++ new, mmap of at least CLAMPI_LOCALITY_MIN_SIZE
+ *   bytes) are served from a reserved PROT_NONE arena (mmap: the program's own mapping,
+ *   protected), page-aligned and never reused, so each page belongs to one allocation.
+ * - The first access to a page faults: the SIGSEGV handler records thread and faulting
+ *   instruction (exact first touch) and opens the page.
+ * - A sampler thread re-protects random touched pages every period (AutoNUMA style); the
+ *   next access faults again and counts one sample for that thread and page.
+ * - At exit (on_exit) or on a fatal signal the CSV/JSON of docs/locality-format.md is
+ *   written; at a normal exit instruction addresses are resolved to file:line with
+ *   addr2line (binutils).
+ * This header is the library's internal interface between its files. */
+#ifndef CLAMPI_LOCALITY_SAMPLE_H
+#define CLAMPI_LOCALITY_SAMPLE_H
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "locality/allocs.h"
+#include "locality/pages.h"
+
+#define LS_EXPORT __attribute__((visibility("default")))
+#define LS_MAX_THREADS 1024
+
+typedef struct ls_thread {
+    _Atomic int used;
+    _Atomic int alive;
+    clockid_t clock;           /* CLOCK_THREAD_CPUTIME_ID of the thread, while alive */
+    _Atomic uint64_t cpu_ns;   /* final CPU time, recorded when the thread ends */
+} ls_thread;
+
+typedef struct ls_state {
+    _Atomic int ready;         /* constructor done: wrappers may track */
+    int pid;
+    int rank;
+    size_t sys_page;
+    size_t page_size;          /* CLAMPI_LOCALITY_PAGE_SIZE */
+    size_t min_size;           /* CLAMPI_LOCALITY_MIN_SIZE */
+    char out_dir[384];         /* CLAMPI_LOCALITY_OUT */
+    unsigned period_ms;        /* CLAMPI_LOCALITY_SAMPLE_PERIOD_MS (0: no access sampling) */
+    unsigned pages_per_round;  /* CLAMPI_LOCALITY_SAMPLE_PAGES */
+    unsigned run_pages;        /* CLAMPI_LOCALITY_SAMPLE_RUN: contiguous pages armed together */
+
+    clampi_ltab tab;
+
+    /* the arena of tracked heap allocations */
+    uintptr_t arena_lo, arena_hi;
+    uintptr_t arena_next;      /* under alloc_lock */
+
+    /* allocations: records, then two index lists (arena ones in address order, mmaps) */
+    clampi_lalloc *allocs;
+    size_t alloc_cap;
+    _Atomic size_t nallocs;
+    uint32_t *arena_idx;
+    _Atomic size_t narena;
+    uint32_t *mmap_idx;
+    _Atomic size_t nmmap;
+    uint32_t *scratch;         /* for the writer's sort */
+    pthread_mutex_t alloc_lock;
+
+    ls_thread threads[LS_MAX_THREADS];
+    _Atomic int nthreads;
+
+    /* sampler */
+    pthread_t sampler;
+    _Atomic int sampler_stop;
+    int sampler_running;
+    _Atomic uint64_t rounds, samples, protected_pages;
+    _Atomic uint64_t arm_interval_ns; /* expected time between two re-protections of a page */
+    _Atomic int outstanding;         /* pages re-protected and not yet faulted */
+
+    int argc;
+    char **argv;
+    _Atomic int finished;
+} ls_state;
+
+extern ls_state ls;
+extern __thread int ls_in_lib;
+extern uintptr_t ls_libc_lo, ls_libc_hi; /* glibc's text */
+int ls_is_system_code(uintptr_t ip);       /* in a /lib or /usr/lib library; signal-safe */ /* the library allocates for itself: do not track */
+
+/* threads.c */
+int ls_thread_id(void);                 /* caller's id (0 main, 1.. creation order); async-signal-safe */
+void ls_thread_main_init(void);
+void ls_thread_work(uint64_t *work, int n); /* CPU ns per thread */
+int ls_spawn_helper(pthread_t *th, void *(*fn)(void *), void *arg);
+
+/* alloc.c: tracked allocation table */
+clampi_lalloc *ls_alloc_find(uintptr_t addr);  /* live or freed allocation holding addr; signal-safe */
+int ls_alloc_init(void);
+uint32_t ls_alloc_add(const clampi_lalloc *a, int in_arena); /* caller holds alloc_lock */
+void ls_frames(clampi_lalloc *a, void *ret0);   /* allocation call stack */
+
+/* fault.c */
+int ls_fault_init(void);
+void ls_touch_range(const void *p, size_t n, uintptr_t ip); /* first-touch/sample as if accessed */
+void ls_open_page(clampi_lpage *p, uintptr_t page, int prot);
+
+/* sampler.c */
+void ls_sampler_start(void);
+void ls_sampler_stop(void);
+double ls_count_factor(const clampi_lpage *rec, void *arg); /* samples -> estimated accesses */
+
+/* report.c */
+void ls_write_output(int complete, int has_status, int status, const char *signame, int resolve);
+
+/* resolve.c: instruction addresses to file:line, struct names from source lines */
+void ls_resolve_run(void); /* addr2line over every recorded address (at exit, not in a signal) */
+const char *ls_resolve_loc(uintptr_t ip, void *arg, char *buf, size_t n);
+const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t n);
+const char *ls_resolve_alloc_loc(const clampi_lalloc *a, void *arg, char *buf, size_t n);
+
+/* real libc entry points */
+void *ls_real_mmap(void *addr, size_t len, int prot, int flags, int fd, long off);
+int ls_real_munmap(void *addr, size_t len);
+#endif
