@@ -75,15 +75,19 @@ for m in modes:
               f"{pct(a['locality_pct']):>10} {pct(a['first_touch_correctness_pct']):>10} "
               f"{pct(lam.get('lambda_pct')):>8} {o['pages']:>7} {o['accesses']:>14,}")
 print()
-print("per structure (exact mode; locality / first-touch correctness):")
-names = ["u", "uNew", "sendBuf", "recvBuf"]
-print(f"  {'structure':<10}" + "".join(f" {v:>22}" for v in variants))
-for n in names:
-    cells = []
-    for v in variants:
-        s = next((s for s in reps[(modes[0], v)]["structures"] if s["name"] == n), None)
-        cells.append("-" if s is None else f"{pct(s['locality_pct']).strip()} / {pct(s['first_touch_correctness_pct']).strip()}")
-    print(f"  {n:<10}" + "".join(f" {c:>22}" for c in cells))
+for m in modes:
+    print(f"per structure ({m} mode): locality / first-touch correctness (accesses)")
+    names = ["u", "uNew", "sendBuf", "recvBuf"]
+    print(f"  {'structure':<10}" + "".join(f" {v:>30}" for v in variants))
+    for n in names:
+        cells = []
+        for v in variants:
+            s = next((s for s in reps[(m, v)]["structures"] if s["name"] == n), None)
+            cells.append("-" if s is None else f"{pct(s['locality_pct']).strip()} / "
+                         f"{pct(s['first_touch_correctness_pct']).strip()} ({s['accesses']:,})")
+        print(f"  {n:<10}" + "".join(f" {c:>30}" for c in cells))
+print("(sendBuf/recvBuf: the ghost-cell buffers, a few pages shared by all threads' z planes and")
+print(" hardly used with one rank; u and uNew are the solver's arrays)")
 base = reps.get((modes[0], "baseline"))
 if base and base["costliest"]:
     print()
