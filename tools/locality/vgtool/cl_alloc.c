@@ -198,5 +198,18 @@ void cl_mapping_add(Addr start, SizeT len, const HChar *file, ULong offset)
     n_maps++;
 }
 
+void cl_mapping_forget(Addr start, SizeT len)
+{
+    Word kept = 0;
+    for (Word i = 0; i < n_maps; i++) {
+        if (maps[i].start < start + len && maps[i].end > start) {   /* replaced by a new mapping */
+            VG_(free)(maps[i].file);
+            continue;
+        }
+        maps[kept++] = maps[i];
+    }
+    n_maps = kept;
+}
+
 Word cl_mapping_count(void) { return n_maps; }
 SharedMap *cl_mapping_at(Word i) { return &maps[i]; }

@@ -69,6 +69,7 @@ Alloc *cl_alloc_at(Word i);               /* in creation order */
 /* Shared file-backed mappings, for page identity across processes (ranks). */
 typedef struct { Addr start, end; HChar *file; ULong offset; } SharedMap;
 void cl_mapping_add(Addr start, SizeT len, const HChar *file, ULong offset);
+void cl_mapping_forget(Addr start, SizeT len);   /* a new mapping replaced [start, +len) */
 Word cl_mapping_count(void);
 SharedMap *cl_mapping_at(Word i);
 

@@ -165,22 +165,27 @@ static void cl_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs, S
     Addr start = sr_Res(res);
     SizeT len = args[1];
     cl_pages_reset(start, len);
+    cl_mapping_forget(start, len);
     UWord prot = args[2], flags = args[3];
     Int fd = (Int)args[4];
-    /* Allocations only: no reservations (PROT_NONE), no thread stacks, no
-     * MAP_FIXED placements (the loader mapping libraries), no private file maps. */
-    if (prot == VKI_PROT_NONE || (flags & (VKI_MAP_FIXED | 0x20000 /* MAP_STACK */))) return;
     Bool anon = (flags & VKI_MAP_ANONYMOUS) != 0, shared = (flags & VKI_MAP_SHARED) != 0;
-    if (!anon && !shared) return;
-    if (!anon) {   /* the file behind fd names the physical pages across processes */
+    if (shared && !anon) {   /* the file behind fd names the physical pages across processes */
         HChar link[64], file[4096];
         VG_(snprintf)(link, sizeof link, "/proc/self/fd/%d", fd);
         SSizeT n = VG_(readlink)(link, file, sizeof file - 1);
         if (n > 0) {
             file[n] = 0;
+            HChar *deleted = VG_(strstr)(file, " (deleted)");   /* unlinked after mapping: same file */
+            if (deleted && deleted[10] == 0) *deleted = 0;
             cl_mapping_add(start, len, file, args[5]);
         }
     }
+    /* Allocations only: no reservations (PROT_NONE), no thread stacks, no
+     * private file maps or private MAP_FIXED placements (the loader mapping
+     * libraries). Shared MAP_FIXED maps count: MPICH places shared windows so. */
+    if (prot == VKI_PROT_NONE || (flags & 0x20000 /* MAP_STACK */)) return;
+    if (!anon && !shared) return;
+    if ((flags & VKI_MAP_FIXED) && !shared) return;
     if (len >= cl_min_size) cl_alloc_track(tid, start, len, "mmap", NULL);
 }
 
