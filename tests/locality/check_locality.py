@@ -87,6 +87,18 @@ def case_table1(args):
     print(f"table1: locality A {got[0]} %, B {got[1]} %, overall {got[2]} %, first-touch correctness {got[3]} %")
 
 
+def case_pagesize(args):
+    """Table 1's program with 8 KiB pages: A and B become one page."""
+    p = run_cli(args, ["--page-size", "8192", "--min-size", "8192"])
+    check(p.returncode == 0, f"exit code {p.returncode}: {p.stderr}")
+    rows, meta = read_rank(args.out)
+    check(meta["page_size"] == 8192 and meta["min_size"] == 8192, "page_size/min_size in the JSON")
+    table = [r for r in rows if r["struct.name"] == "table"]
+    check(len(table) == 1 and counts(table[0], 3) == [20, 6, 20] and table[0]["firsttouch.thread"] == "0",
+          f"one 8 KiB page with [20, 6, 20], first touched by 0: {[counts(r, 3) for r in table]}")
+    check(all(int(r["address"], 16) % 8192 == 0 for r in rows), "addresses are 8 KiB page bases")
+
+
 def case_counts(args):
     p = run_cli(args)
     check(p.returncode == 0, f"exit code {p.returncode}: {p.stderr}")
