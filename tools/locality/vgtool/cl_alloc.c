@@ -66,6 +66,7 @@ Alloc *cl_alloc_track(ThreadId tid, Addr start, SizeT size, const HChar *kind, E
     al->where = where ? where : VG_(record_ExeContext)(tid, 0);
     al->kind = kind;
     al->user_name = NULL;
+    al->resolved_name = NULL;
     al->live = True;
     if (n_allocs == cap_allocs) {
         cap_allocs = cap_allocs ? 2 * cap_allocs : 256;

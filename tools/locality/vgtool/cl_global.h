@@ -54,6 +54,7 @@ typedef struct {
     ExeContext *where;      /* allocation stack */
     const HChar *kind;      /* contract's kind string */
     HChar *user_name;       /* set by CLAMPI_LOCALITY_NAME, else NULL */
+    HChar *resolved_name;   /* struct.name, computed at exit */
     Bool live;
 } Alloc;
 
