@@ -88,6 +88,8 @@ static void note_delay(clampi_lpage *p)
     uint64_t armed = atomic_load(&p->arm_ns), delay = now > armed ? now - armed : 0;
     atomic_fetch_add(&p->delay_sum_ns, delay);
     atomic_fetch_add(&p->delay_n, 1);
+    atomic_fetch_add(&ls.delay_sum_ns, delay);
+    atomic_fetch_add(&ls.delay_n, 1);
 }
 
 /* One access by this thread to a tracked page. Returns 1 when the access may be retried

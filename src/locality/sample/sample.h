@@ -70,6 +70,7 @@ typedef struct ls_state {
     _Atomic int sampler_stop;
     int sampler_running;
     _Atomic uint64_t rounds, samples, protected_pages;
+    _Atomic uint64_t delay_sum_ns, delay_n; /* over all samples */
     _Atomic uint64_t arm_interval_ns; /* expected time between two re-protections of a page */
     _Atomic int outstanding;         /* pages re-protected and not yet faulted */
 
