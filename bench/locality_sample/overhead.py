@@ -3,10 +3,9 @@
 alternating (plain, sample, sample, plain, ...) so both see the same machine load, and
 prints wall-clock and CPU-time (user+sys of all descendants) ratios.
 
-  overhead.py --lib LIB [--trials N] [--json OUT] [--label NAME] -- COMMAND...
+  overhead.py --lib LIB [--launcher "mpiexec -n 2"] [--trials N] [--json OUT] [--label NAME] -- PROGRAM ARGS...
 
-For MPI, COMMAND is the launcher line; the preload goes on the last word (the program)
-through `env`, so mpiexec itself is not traced. Timing is noisy on a loaded machine:
+With --launcher the preload goes on the program through `env` (mpiexec is not traced). Timing is noisy on a loaded machine:
 the CPU-time ratio is the steadier number; both are medians over the trials."""
 import argparse, json, os, resource, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -30,10 +29,13 @@ def main():
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--json")
     ap.add_argument("--label", default="")
+    ap.add_argument("--launcher", default="")
     a = ap.parse_args(argv[:cut])
-    cmd = argv[cut + 1:]
+    prog = argv[cut + 1:]
+    launcher = a.launcher.split()
     out = tempfile.mkdtemp(prefix="clampi_sample_overhead_")
-    sampled = cmd[:-1] + ["env", "LD_PRELOAD=" + os.path.abspath(a.lib), "CLAMPI_LOCALITY_OUT=" + out, cmd[-1]]
+    cmd = launcher + prog
+    sampled = launcher + ["env", "LD_PRELOAD=" + os.path.abspath(a.lib), "CLAMPI_LOCALITY_OUT=" + out] + prog
     env = dict(os.environ)
     res = {"plain": [], "sample": []}
     for t in range(a.trials):
