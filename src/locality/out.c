@@ -248,10 +248,7 @@ static void csv_page(const clampi_lout *o, clampi_lw *w, const clampi_lalloc *a,
     if (ft) {
         clampi_lw_i64(w, ft->ft_thread);
         clampi_lw_str(w, ",");
-        const char *s = o->loc ? o->loc(ft->ft_ip, o->arg, b, sizeof b) : NULL;
-        /* not in the program's code (e.g. in memset): the caller's site, when known */
-        if (!s && o->loc && ft->ft_ret)
-            s = o->loc(ft->ft_ret - 1, o->arg, b, sizeof b);
+        const char *s = o->ftloc ? o->ftloc(ft, o->arg, b, sizeof b) : NULL;
         clampi_lw_str(w, s ? s : loc_of(o, ft->ft_ip, b, sizeof b));
     } else {
         clampi_lw_str(w, "-1,?");

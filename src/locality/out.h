@@ -29,6 +29,8 @@ char *clampi_lfmt_hex(char *buf, size_t n, uint64_t v);
 /* Location of an instruction (alloc site, first touch) as "file.c:123", written into buf;
  * return NULL to get the hex address instead. */
 typedef const char *(*clampi_lout_loc_fn)(uintptr_t ip, void *arg, char *buf, size_t n);
+/* firsttouch.location of a page record (NULL: through the loc function, else hex). */
+typedef const char *(*clampi_lout_ft_fn)(const clampi_lpage *p, void *arg, char *buf, size_t n);
 /* struct.name of an allocation (called only for allocations without an explicit name). */
 typedef const char *(*clampi_lout_name_fn)(const clampi_lalloc *a, void *arg, char *buf, size_t n);
 /* alloc.location of an allocation (NULL: its innermost frame through the loc function). */
@@ -63,6 +65,7 @@ typedef struct clampi_lout {
     clampi_lout_loc_fn loc;     /* NULL: hex addresses */
     clampi_lout_name_fn name;   /* NULL: alloc@<location> */
     clampi_lout_aloc_fn aloc;
+    clampi_lout_ft_fn ftloc;
     void *arg;
     clampi_lout_extra_fn extra;
 } clampi_lout;

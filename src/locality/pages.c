@@ -75,14 +75,16 @@ clampi_lpage *clampi_ltab_get(clampi_ltab *t, uintptr_t page)
     return NULL;
 }
 
-int clampi_ltab_first_touch(clampi_ltab *t, clampi_lpage *p, int thread, uintptr_t ip, uintptr_t ret, uint64_t ns)
+int clampi_ltab_first_touch(clampi_ltab *t, clampi_lpage *p, int thread, uintptr_t ip, const uintptr_t *frames,
+                            uint64_t ns)
 {
     /* The caller won the page's UNTOUCHED -> BUSY transition, so it is alone here. */
     if (p->ft_seq != 0)
         return 0;
     p->ft_thread = thread;
     p->ft_ip = ip;
-    p->ft_ret = ret;
+    for (int i = 0; i < CLAMPI_LP_FRAMES; i++)
+        p->ft_frames[i] = frames ? frames[i] : 0;
     p->ft_ns = ns;
     p->ft_seq = atomic_fetch_add(&t->seq, 1) + 1;
     size_t slot = (size_t)(p - t->pages);

@@ -21,6 +21,8 @@ enum {
     CLAMPI_LP_SAMPLED = 3,   /* re-protected by the sampler: next access is a sample */
 };
 
+#define CLAMPI_LP_FRAMES 3
+
 typedef struct clampi_lpage {
     _Atomic uintptr_t key;      /* system page address; 0 = empty slot */
     _Atomic uint32_t state;     /* CLAMPI_LP_* */
@@ -28,8 +30,8 @@ typedef struct clampi_lpage {
     int32_t ft_thread;          /* first-touching thread (valid when ft_seq != 0) */
     int32_t prot;               /* protection to restore when opening the page */
     uintptr_t ft_ip;            /* instruction that made the first touch */
-    uintptr_t ft_ret;           /* word at the stack pointer then: the call site when the
-                                 * touch happened in a leaf function such as memset */
+    uintptr_t ft_frames[CLAMPI_LP_FRAMES]; /* callers in the program when the touch happened
+                                 * inside a library (memset, clampi's allocators); 0-ended */
     uint64_t ft_seq;            /* global first-touch order (1, 2, ...); 0 = not touched */
     uint64_t ft_ns;             /* CLOCK_REALTIME of the first touch (orders ranks) */
     _Atomic uint64_t arm_ns;    /* CLOCK_MONOTONIC when the sampler last re-protected it */
@@ -67,7 +69,8 @@ clampi_lpage *clampi_ltab_find(const clampi_ltab *t, uintptr_t page);
 clampi_lpage *clampi_ltab_get(clampi_ltab *t, uintptr_t page);
 
 /* Records the first touch if none was recorded yet; returns 1 if this call recorded it. */
-int clampi_ltab_first_touch(clampi_ltab *t, clampi_lpage *p, int thread, uintptr_t ip, uintptr_t ret, uint64_t ns);
+int clampi_ltab_first_touch(clampi_ltab *t, clampi_lpage *p, int thread, uintptr_t ip, const uintptr_t *frames,
+                            uint64_t ns);
 
 /* Access counters per (page, thread). */
 void clampi_ltab_count_add(clampi_ltab *t, uintptr_t page, int thread, uint64_t n);

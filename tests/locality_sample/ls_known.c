@@ -5,7 +5,7 @@
  * barriers); in phase k thread t alternates between the two pages of pages[t][k],
  * KACC stores a visit, and counts its visits exactly. Shared pages have a main user:
  * page 3 thread 1 (3 phases of 4; first touched by 0: incorrect), page 4 thread 2
- * (first touched by 1: incorrect), page 5 thread 2 (2 of 3 thread-phases; correct), so
+ * (first touched by 1: incorrect), page 5 thread 2 (3 of 4 half-phases; correct), so
  * first-touch correctness is 6/8. Writes the exact counts to argv[1] ("page thread count").
  * Sharing happens at phase granularity (tens of ms), which page-fault sampling resolves;
  * see docs/locality-sampler.md for finer-grained sharing. */
@@ -25,7 +25,7 @@
 static const int pages[NT][NPHASE][2] = {
     {{3, 0}, {0, 5}, {0, 6}, {6, 0}},
     {{1, 7}, {3, 4}, {3, 1}, {3, 7}},
-    {{4, 2}, {2, 5}, {4, 5}, {4, 2}},
+    {{4, 2}, {2, 5}, {4, 5}, {4, 5}},
 };
 static double *grid;
 static long counts[NT][NPAGES];

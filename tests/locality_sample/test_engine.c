@@ -48,8 +48,8 @@ static void test_tables(void)
     CHECK_EQ_INT(atomic_load(&tab.dropped), 0);
     /* first touch: once */
     clampi_lpage *p = clampi_ltab_get(&tab, 0x7000);
-    CHECK(clampi_ltab_first_touch(&tab, p, 2, 0x400123, 0, 5) == 1);
-    CHECK(clampi_ltab_first_touch(&tab, p, 1, 0x400999, 0, 6) == 0);
+    CHECK(clampi_ltab_first_touch(&tab, p, 2, 0x400123, NULL, 5) == 1);
+    CHECK(clampi_ltab_first_touch(&tab, p, 1, 0x400999, NULL, 6) == 0);
     CHECK(p->ft_thread == 2 && p->ft_ip == 0x400123);
     /* a full table drops and counts, never blocks */
     void *small = mmap(NULL, clampi_ltab_bytes(64, 64), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -88,7 +88,7 @@ static void test_writer(void)
     al[1] = (clampi_lalloc){.start = 0x9010000, .size = 4096, .map_start = 0x9010000, .map_size = 4096, .thread = 0,
                             .kind = CLAMPI_LA_MALLOC, .nframes = 1, .frames = {0x40001b}, .name = "grid"};
     clampi_lpage *p = clampi_ltab_get(&tab, 0x9020000);
-    clampi_ltab_first_touch(&tab, p, 1, 0x400007, 0, 9);
+    clampi_ltab_first_touch(&tab, p, 1, 0x400007, NULL, 9);
     clampi_ltab_count_add(&tab, 0x9020000, 0, 3);
     clampi_ltab_count_add(&tab, 0x9020000, 1, 1);
     char dir[] = "/tmp/clampi_lout_XXXXXX";

@@ -35,13 +35,21 @@ uintptr_t ls_libc_lo, ls_libc_hi;
 static uintptr_t sys_lo[MAX_SYS_RANGES], sys_hi[MAX_SYS_RANGES];
 static int nsys;
 
+static uintptr_t clampi_lo[8], clampi_hi[8]; /* libclampi*: its allocators touch for the program */
+static int nclampi;
+
 int ls_is_system_code(uintptr_t ip)
 {
     for (int i = 0; i < nsys; i++)
         if (ip >= sys_lo[i] && ip < sys_hi[i])
             return 1;
+    for (int i = 0; i < nclampi; i++)
+        if (ip >= clampi_lo[i] && ip < clampi_hi[i])
+            return 1;
     return 0;
 }
+
+int ls_is_library_code(uintptr_t ip) { return ls_is_system_code(ip); }
 
 static void find_system_code(void)
 {
@@ -51,10 +59,15 @@ static void find_system_code(void)
     char line[1024], perms[8], path[512];
     unsigned long lo, hi;
     while (fgets(line, sizeof line, f) && nsys < MAX_SYS_RANGES)
-        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %511s", &lo, &hi, perms, path) == 4 && perms[2] == 'x' &&
-            (strncmp(path, "/usr/lib", 8) == 0 || strncmp(path, "/lib", 4) == 0)) {
-            sys_lo[nsys] = lo;
-            sys_hi[nsys++] = hi;
+        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %511s", &lo, &hi, perms, path) == 4 && perms[2] == 'x') {
+            const char *b = strrchr(path, '/');
+            if (strncmp(path, "/usr/lib", 8) == 0 || strncmp(path, "/lib", 4) == 0) {
+                sys_lo[nsys] = lo;
+                sys_hi[nsys++] = hi;
+            } else if (b && strncmp(b + 1, "libclampi", 9) == 0 && !strstr(b, "locality_sample") && nclampi < 8) {
+                clampi_lo[nclampi] = lo;
+                clampi_hi[nclampi++] = hi;
+            }
         }
     fclose(f);
 }

@@ -39,36 +39,30 @@ static uintptr_t fault_ip(void *ucv)
 #endif
 }
 
-/* Where the program called a system library when the first touch happened inside one
- * (the memset of calloc'd or value-initialized memory, a memcpy): the first caller
- * outside them, found by unwinding through the signal frame (libgcc, loaded at start-up, so no
- * allocation here). Otherwise the word at the stack pointer (a leaf function's return
- * address), which the resolver uses only when the touching instruction is not in the
- * program's own code. */
-static uintptr_t fault_ret(void *ucv)
+/* When the first touch happened inside a library - the memset of calloc'd or
+ * value-initialized memory, a memcpy, clampi's NUMA allocator - the callers in the
+ * program: unwinding through the signal frame (libgcc, loaded at start-up, so no
+ * allocation here); only for such faults, the common touch in the program's own loop
+ * costs nothing extra. */
+static void fault_frames(void *ucv, uintptr_t *out)
 {
+    memset(out, 0, CLAMPI_LP_FRAMES * sizeof *out);
+#if defined(__x86_64__)
     ucontext_t *uc = ucv;
-#if defined(__x86_64__)
     uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-    if (ls_is_system_code(ip)) {
-        void *f[24];
-        int n = backtrace(f, 24), past = 0;
-        for (int i = 0; i < n; i++) {
-            uintptr_t a = (uintptr_t)f[i];
-            if (a == ip)
-                past = 1;
-            else if (past && !ls_is_system_code(a))
-                return a;
-        }
+    if (!ls_is_library_code(ip))
+        return;
+    void *f[32];
+    int n = backtrace(f, 32), past = 0, k = 0;
+    for (int i = 0; i < n && k < CLAMPI_LP_FRAMES; i++) {
+        uintptr_t a = (uintptr_t)f[i];
+        if (a == ip)
+            past = 1;
+        else if (past && !ls_is_system_code(a))
+            out[k++] = a;
     }
-#endif
-#if defined(__x86_64__)
-    return *(const uintptr_t *)uc->uc_mcontext.gregs[REG_RSP];
-#elif defined(__aarch64__)
-    return (uintptr_t)uc->uc_mcontext.regs[30];
 #else
-    (void)uc;
-    return 0;
+    (void)ucv;
 #endif
 }
 
@@ -88,12 +82,14 @@ static void note_delay(clampi_lpage *p)
     uint64_t armed = atomic_load(&p->arm_ns), delay = now > armed ? now - armed : 0;
     atomic_fetch_add(&p->delay_sum_ns, delay);
     atomic_fetch_add(&p->delay_n, 1);
+    atomic_fetch_add(&ls.delay_sum_ns, delay);
+    atomic_fetch_add(&ls.delay_n, 1);
 }
 
 /* One access by this thread to a tracked page. Returns 1 when the access may be retried
  * (page opened, or another thread is opening it), 0 when the page is not protected by us
  * (a genuine fault). */
-static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, uintptr_t ret, int is_fault)
+static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, void *uc, int is_fault)
 {
     int tid = ls_thread_id();
     clampi_lpage *p = clampi_ltab_get(&ls.tab, page);
@@ -108,7 +104,10 @@ static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, uintptr_t
             return 1;
         p->alloc = (int32_t)(a - ls.allocs);
         p->prot = a->prot;
-        clampi_ltab_first_touch(&ls.tab, p, tid, ip, ret, now_ns());
+        uintptr_t frames[CLAMPI_LP_FRAMES] = {0};
+        if (uc)
+            fault_frames(uc, frames);
+        clampi_ltab_first_touch(&ls.tab, p, tid, ip, frames, now_ns());
         mprotect((void *)page, ls.sys_page, a->prot);
         atomic_store(&p->state, CLAMPI_LP_OPEN);
         return 1;
@@ -148,7 +147,7 @@ void ls_touch_range(const void *ptr, size_t n, uintptr_t ip)
     for (uintptr_t pg = lo; pg < hi; pg += ls.sys_page) {
         clampi_lalloc *a = ls_alloc_find(pg);
         if (a && !a->freed)
-            access_page(pg, a, ip, 0, 0);
+            access_page(pg, a, ip, NULL, 0);
     }
 }
 
@@ -183,7 +182,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     if (si->si_code == SEGV_ACCERR) {
         uintptr_t addr = (uintptr_t)si->si_addr;
         clampi_lalloc *a = ls_alloc_find(addr);
-        if (a && !a->freed && access_page(addr & ~(ls.sys_page - 1), a, fault_ip(uc), fault_ret(uc), 1)) {
+        if (a && !a->freed && access_page(addr & ~(ls.sys_page - 1), a, fault_ip(uc), uc, 1)) {
             errno = saved;
             return;
         }

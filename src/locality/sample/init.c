@@ -59,11 +59,38 @@ static void read_options(void)
 
 /* MPI shared-memory single-copy paths (CMA: the kernel reads the peer's pages) fail with
  * EFAULT on pages the sampler has protected; use the copy-in/copy-out paths instead,
- * unless the user chose otherwise. */
+ * unless the user chose otherwise. Same for UCX's memory hooks (below). */
+static const char *const quiet_defaults[][2] = {
+    {"OMPI_MCA_btl_vader_single_copy_mechanism", "none"},
+    {"UCX_TLS", "^cma"},
+    /* UCX's memory hooks patch the code of mmap (and replace malloc), which would bypass
+     * this library's wrappers for every later mapping (MPICH's shared windows among them) */
+    {"UCX_MEM_MMAP_HOOK_MODE", "none"},
+    {"UCX_MEM_MALLOC_HOOKS", "n"},
+    {"UCX_MEM_MALLOC_RELOC", "n"},
+    {"UCX_MEM_EVENTS", "n"},
+};
+
 static void quiet_single_copy(void)
 {
-    setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 0);
-    setenv("UCX_TLS", "^cma", 0);
+    for (size_t i = 0; i < sizeof quiet_defaults / sizeof quiet_defaults[0]; i++)
+        setenv(quiet_defaults[i][0], quiet_defaults[i][1], 0);
+}
+
+/* Libraries that read those variables in their own constructors (libucs) may run before
+ * ours: getenv answers with the defaults above for variables the user did not set. Same
+ * lookup as glibc's otherwise. */
+extern char **environ;
+LS_EXPORT char *getenv(const char *name)
+{
+    size_t n = strlen(name);
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+            return *e + n + 1;
+    for (size_t i = 0; i < sizeof quiet_defaults / sizeof quiet_defaults[0]; i++)
+        if (strcmp(name, quiet_defaults[i][0]) == 0)
+            return (char *)quiet_defaults[i][1];
+    return NULL;
 }
 
 /* Children are not traced (as Valgrind's default --trace-children=no): drop this library

@@ -71,6 +71,7 @@ void ls_write_output(int complete, int has_status, int status, const char *signa
         o.loc = ls_resolve_loc;
         o.name = ls_resolve_name;
         o.aloc = ls_resolve_alloc_loc;
+        o.ftloc = ls_resolve_ft_loc;
     }
     if (clampi_lout_write(&o) != 0 && resolve) {
         static const char msg[] = "clampi-locality: cannot write the output directory\n";

@@ -197,8 +197,8 @@ void ls_resolve_run(void)
     for (size_t i = 0; i < n; i++) {
         const clampi_lpage *p = clampi_ltab_slot(&ls.tab, ls.tab.touched[i]);
         want(p->ft_ip);
-        if (p->ft_ret && module_of(p->ft_ret))
-            want(p->ft_ret - 1);
+        for (int k = 0; k < CLAMPI_LP_FRAMES && p->ft_frames[k]; k++)
+            want(p->ft_frames[k] - 1);
     }
     size_t na = atomic_load(&ls.nallocs);
     for (size_t i = 0; i < na; i++)
@@ -236,6 +236,23 @@ const char *ls_resolve_loc(uintptr_t ip, void *arg, char *buf, size_t n)
     (void)arg;
     const res *r = find(ip);
     return r && r->user >= 0 ? format(r, r->user, buf, n) : NULL;
+}
+
+/* firsttouch.location: the touching instruction if it is in the program, else the first
+ * caller in the program, else the innermost line known (e.g. clampi's own alloc.c from
+ * an OpenMP worker), else NULL (hex). */
+const char *ls_resolve_ft_loc(const clampi_lpage *p, void *arg, char *buf, size_t n)
+{
+    (void)arg;
+    const res *r = find(p->ft_ip);
+    if (r && r->user >= 0)
+        return format(r, r->user, buf, n);
+    for (int k = 0; k < CLAMPI_LP_FRAMES && p->ft_frames[k]; k++) {
+        const res *c = find(p->ft_frames[k] - 1);
+        if (c && c->user >= 0)
+            return format(c, c->user, buf, n);
+    }
+    return r && r->n > 0 ? format(r, 0, buf, n) : NULL;
 }
 
 /* The allocation's site: the first frame in the program's own code (the caller of

@@ -70,6 +70,7 @@ typedef struct ls_state {
     _Atomic int sampler_stop;
     int sampler_running;
     _Atomic uint64_t rounds, samples, protected_pages;
+    _Atomic uint64_t delay_sum_ns, delay_n; /* over all samples */
     _Atomic uint64_t arm_interval_ns; /* expected time between two re-protections of a page */
     _Atomic int outstanding;         /* pages re-protected and not yet faulted */
 
@@ -81,7 +82,8 @@ typedef struct ls_state {
 extern ls_state ls;
 extern __thread int ls_in_lib;
 extern uintptr_t ls_libc_lo, ls_libc_hi; /* glibc's text */
-int ls_is_system_code(uintptr_t ip);       /* in a /lib or /usr/lib library; signal-safe */ /* the library allocates for itself: do not track */
+int ls_is_system_code(uintptr_t ip);  /* in a /lib, /usr/lib or libclampi library; signal-safe */
+int ls_is_library_code(uintptr_t ip); /* the same: where a first touch is attributed to the caller */ /* the library allocates for itself: do not track */
 
 /* threads.c */
 int ls_thread_id(void);                 /* caller's id (0 main, 1.. creation order); async-signal-safe */
@@ -113,6 +115,7 @@ void ls_resolve_run(void); /* addr2line over every recorded address (at exit, no
 const char *ls_resolve_loc(uintptr_t ip, void *arg, char *buf, size_t n);
 const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t n);
 const char *ls_resolve_alloc_loc(const clampi_lalloc *a, void *arg, char *buf, size_t n);
+const char *ls_resolve_ft_loc(const clampi_lpage *p, void *arg, char *buf, size_t n);
 
 /* real libc entry points */
 void *ls_real_mmap(void *addr, size_t len, int prot, int flags, int fd, long off);

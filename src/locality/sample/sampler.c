@@ -110,11 +110,18 @@ void ls_sampler_stop(void)
     }
 }
 
+/* The page's mean delay is shrunk toward the mean over all pages (SHRINK pseudo-samples):
+ * a page with one or two samples has a very noisy delay, and weighting it by that alone
+ * lets a few pages dominate a structure's totals. */
+#define SHRINK 8.0
 double ls_count_factor(const clampi_lpage *rec, void *arg)
 {
     (void)arg;
     uint64_t n = atomic_load(&rec->delay_n), sum = atomic_load(&rec->delay_sum_ns);
-    double mean = n ? (double)sum / (double)n : 0;
+    uint64_t gn = atomic_load(&ls.delay_n), gsum = atomic_load(&ls.delay_sum_ns);
+    double gmean = gn ? (double)gsum / (double)gn : 0;
+    double mean = (double)sum + SHRINK * gmean;
+    mean /= (double)n + SHRINK;
     if (mean < 1000.0)
         mean = 1000.0; /* signal delivery: about a microsecond */
     double f = (double)atomic_load(&ls.arm_interval_ns) / mean;
