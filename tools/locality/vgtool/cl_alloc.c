@@ -56,9 +56,8 @@ static void live_remove(Addr start)
 Alloc *cl_alloc_track(ThreadId tid, Addr start, SizeT size, const HChar *kind, ExeContext *where)
 {
     if (size == 0) return NULL;
-    /* A block the client forgot to free/unmap cannot overlap a new one: drop stale ones. */
-    for (Alloc *old; (old = cl_alloc_find_live(start)) != NULL;) live_remove(old->start);
-    for (Alloc *old; (old = cl_alloc_find_live(start + size - 1)) != NULL;) live_remove(old->start);
+    /* Live allocations never overlap: whatever the new block covers is gone. */
+    cl_alloc_unmap(start, size);
     Alloc *al = VG_(malloc)("cl.alloc", sizeof *al);
     al->start = start;
     al->size = size;
@@ -88,13 +87,23 @@ void cl_alloc_untrack(Addr start)
     if (al && al->start == start) live_remove(start);
 }
 
+/* Memory [start, start+len) was unmapped or mapped anew: every tracked
+ * allocation overlapping it is gone. */
 void cl_alloc_unmap(Addr start, SizeT len)
 {
-    for (Word i = 0; i < n_allocs; i++) {
-        Alloc *al = allocs[i];
-        if (al->live && VG_(strcmp)(al->kind, "mmap") == 0 && al->start >= start &&
-            al->start < start + len)
-            live_remove(al->start);
+    Addr gone[64];
+    for (;;) {   /* in batches: the set cannot change while it is iterated */
+        Int n = 0;
+        Alloc *first = cl_alloc_find_live(start);   /* may begin below start */
+        if (first) gone[n++] = first->start;
+        VG_(OSetGen_ResetIterAt)(live, &start);
+        LiveNode *node;
+        while (n < 64 && (node = VG_(OSetGen_Next)(live)) != NULL && node->start < start + len) {
+            if (first && node->start == first->start) continue;
+            gone[n++] = node->start;
+        }
+        if (n == 0) return;
+        for (Int i = 0; i < n; i++) live_remove(gone[i]);
     }
 }
 
