@@ -51,16 +51,24 @@ def bench_workload(name, app_cmd, np, args, modes, env):
     sizes, report_times, pages = {}, {}, {}
     work = tempfile.mkdtemp(prefix=f"clampi-locality-bench-{name}-")
     order = ["plain"] + modes
+    failed = {}
     try:
         for trial in range(args.trials):
             rot = order[trial % len(order):] + order[:trial % len(order)]
             for m in rot:
                 if m == "exact" and len(times["exact"]) >= args.exact_trials:
                     continue
+                if m in failed:
+                    continue
                 out_dir = os.path.join(work, f"{m}{trial}")
                 cmd = launcher + (app_cmd if m == "plain" else
                                   [args.tool, "run", f"--{m}", "-o", out_dir, "--"] + app_cmd)
-                dt, out = run(cmd, env, args.timeout)
+                try:
+                    dt, out = run(cmd, env, args.timeout)
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    failed[m] = str(e)[-1500:]          # recorded in the JSON; the other modes go on
+                    print(f"{name}: {m} failed: {str(e)[:300]}", file=sys.stderr)
+                    continue
                 times[m].append(dt)
                 if app_time(out) is not None:
                     inner[m].append(app_time(out))
@@ -84,10 +92,17 @@ def bench_workload(name, app_cmd, np, args, modes, env):
            "slowdown": {m: med[m] / med["plain"] for m in modes if m in med},
            "app_loop_s": inner,
            "output_bytes": sizes, "report_s": {m: statistics.median(v) for m, v in report_times.items()},
-           "result": pages}
-    if all(inner[m] for m in ["plain"] + modes):
+           "result": pages, "failed": failed}
+    if all(inner[m] for m in ["plain"] + modes) and not failed:
         res["app_loop_slowdown"] = {m: statistics.median(inner[m]) / statistics.median(inner["plain"]) for m in modes}
     return res
+
+
+def write_json(path, doc):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(path + ".tmp", path)
 
 
 def main():
@@ -119,19 +134,20 @@ def main():
                 "--config", "adaptive"]
     load0 = os.getloadavg()
     results = []
+    work = []
     if "sample" in modes:
-        results.append(bench_workload("advect1d-default", [adv] + adv_default, 1, args, ["sample"], env))
-    results.append(bench_workload("advect1d-small", [adv] + adv_small, 1, args, modes, env))
-    results.append(bench_workload("lcc", [lcc] + lcc_args, 2, args, modes, env))
+        work.append(("advect1d-default", [adv] + adv_default, 1, ["sample"]))
+    work += [("advect1d-small", [adv] + adv_small, 1, modes), ("lcc", [lcc] + lcc_args, 2, modes)]
+    for name, cmd, np, wmodes in work:
+        results.append(bench_workload(name, cmd, np, args, wmodes, env))
+        write_json(args.out, {"partial": True, "results": results})
     doc = {"benchmark": "clampi-locality overhead", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "host": platform.node(), "cpus": os.cpu_count(), "loadavg_start": load0, "loadavg_end": os.getloadavg(),
            "threads": args.threads, "trials": args.trials, "exact_trials": args.exact_trials,
            "method": "alternating trials (rotating order plain/sample/exact), medians of wall-clock time of the "
                      "whole command incl. MPI start-up; machine shared with other jobs",
            "targets": TARGETS, "results": results}
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(doc, f, indent=1)
+    write_json(args.out, doc)
     print(f"clampi-locality overhead (medians of {args.trials} alternating trials, exact {args.exact_trials}; "
           f"load {load0[0]:.1f} -> {os.getloadavg()[0]:.1f})")
     for r in results:
@@ -142,6 +158,8 @@ def main():
                 parts.append(f"{m} {r['median_wall_s'][m]:7.2f} s = {r['slowdown'][m]:5.2f}x (target <= "
                              f"{TARGETS[m]}x: {ok}), output {r['output_bytes'].get(m, 0) / 1024:.0f} KiB, "
                              f"report {r['report_s'].get(m, 0):.2f} s")
+        for m, err in r["failed"].items():
+            parts.append(f"{m} FAILED ({err.strip().splitlines()[-1][:80] if err.strip() else 'error'})")
         if "app_loop_slowdown" in r:
             parts.append("solver loop only: " + ", ".join(f"{m} {v:.2f}x" for m, v in r["app_loop_slowdown"].items()))
         print(" | ".join(parts))
