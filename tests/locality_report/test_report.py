@@ -47,10 +47,10 @@ class ReportTest(unittest.TestCase):
         with open(os.path.join(self.dir, f"rank{rank}.json"), "w") as f:
             json.dump(meta(rank, nthreads, **json_extra), f)
 
-    def run_report(self, *args, expect=0):
+    def run_report(self, *args, expect=0, plots=False):
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
-            rc = report.main([self.dir, *args])
+            rc = report.main([self.dir, *args] + ([] if plots else ["--no-plots"]))
         self.assertEqual(rc, expect, f"exit status {rc}; stderr: {err.getvalue()}")
         self.stderr = err.getvalue()
         if expect == 0:
@@ -98,7 +98,7 @@ class ReportTest(unittest.TestCase):
 
     def test_all_outputs_written(self):
         self.write_table1()
-        self.run_report()
+        self.run_report(plots=True)
         outdir = os.path.join(self.dir, "report")
         for name in ("summary.txt", "report.json", "pages.csv", "index.html"):
             self.assertTrue(os.path.getsize(os.path.join(outdir, name)) > 0, name)

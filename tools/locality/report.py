@@ -709,7 +709,7 @@ def index_html(summary, have_png, source):
             f"<pre>{html.escape(summary)}</pre>\n{imgs}</body></html>\n")
 
 
-def write_outputs(outdir, rep, page_rows, threads, warnings, source):
+def write_outputs(outdir, rep, page_rows, threads, warnings, source, plots=True):
     """Everything goes to temporary names first and is renamed only when all are written."""
     try:
         os.makedirs(outdir, exist_ok=True)
@@ -729,12 +729,12 @@ def write_outputs(outdir, rep, page_rows, threads, warnings, source):
         for name, text in files.items():
             with open(tmpname(name), "w", encoding="utf-8") as f:
                 f.write(text)
-        plt = _pyplot()
+        plt = _pyplot() if plots else None
         have_png = plt is not None
         if have_png:
             plot_comm(plt, rep, tmpname("comm_matrix.png"))
             plot_structures(plt, rep, tmpname("structures.png"))
-        else:
+        elif plots:
             warnings.append("matplotlib not available: no PNG plots (install python3-matplotlib)")
         with open(tmpname("index.html"), "w", encoding="utf-8") as f:
             f.write(index_html(summary, have_png, source))
@@ -757,6 +757,7 @@ def main(argv=None):
                              "r0:0,r1:1 or r1.t0-3:1; default: this machine's topology")
     parser.add_argument("-o", "--output", metavar="OUTDIR", help="where to write the report (default DIR/report)")
     parser.add_argument("-q", "--quiet", action="store_true", help="do not print the summary")
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:
@@ -778,7 +779,8 @@ def main(argv=None):
             node_of, source = default_nodes(threads)
         rep, page_rows = analyse(ranks, threads, node_of, source)
         outdir = args.output or os.path.join(args.dir, "report")
-        summary = write_outputs(outdir, rep, page_rows, threads, warnings, os.path.abspath(args.dir))
+        summary = write_outputs(outdir, rep, page_rows, threads, warnings, os.path.abspath(args.dir),
+                                plots=not args.no_plots)
     except ReportError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
