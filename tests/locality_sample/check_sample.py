@@ -177,6 +177,16 @@ def check_mpi(a):
             fo = file_off(meta, int(page, 16))
             if fo:
                 ft.setdefault(fo, {})[r] = ns
+    # the physical frames (when pagemap was readable) must agree with (file, offset)
+    frames = {}
+    for r, meta in metas.items():
+        for page, pfn in meta.get("pfns", {}).items():
+            fo = file_off(meta, int(page, 16))
+            if fo:
+                frames.setdefault(fo, set()).add(pfn)
+    if any(len(v) > 1 for v in frames.values()):
+        fail("one (file, offset) page with several physical frames")
+    print("mpi: %d shared pages with physical frames, consistent with (file, offset)" % len(frames))
     files = [{m["file"] for m in meta["mappings"]} for meta in metas.values()]
     if not set.intersection(*files):
         fail("no shared file common to all ranks")
