@@ -5,5 +5,6 @@
 #include <clampi/rma.h>   /* RMA get cache: CMPI_Win_*, CMPI_Get, ... */
 #include <clampi/coll.h>  /* collectives on a shared heap: CMPI_Alltoall, CMPI_Alloc_mem, ... */
 #include <clampi/numa.h>  /* NUMA first-touch allocation: clampi_numa_alloc, ... */
+#include <clampi/locality.h>  /* locality analysis: CLAMPI_LOCALITY_NAME (clampi-locality) */
 
 #endif

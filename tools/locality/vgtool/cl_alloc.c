@@ -10,6 +10,7 @@
 #include "pub_tool_debuginfo.h"
 #include "pub_tool_execontext.h"
 #include "pub_tool_machine.h"
+#include "pub_tool_stacktrace.h"
 #include "pub_tool_tooliface.h"
 #include "cl_global.h"
 
@@ -55,9 +56,8 @@ static void live_remove(Addr start)
 Alloc *cl_alloc_track(ThreadId tid, Addr start, SizeT size, const HChar *kind, ExeContext *where)
 {
     if (size == 0) return NULL;
-    /* A block the client forgot to free/unmap cannot overlap a new one: drop stale ones. */
-    for (Alloc *old; (old = cl_alloc_find_live(start)) != NULL;) live_remove(old->start);
-    for (Alloc *old; (old = cl_alloc_find_live(start + size - 1)) != NULL;) live_remove(old->start);
+    /* Live allocations never overlap: whatever the new block covers is gone. */
+    cl_alloc_unmap(start, size);
     Alloc *al = VG_(malloc)("cl.alloc", sizeof *al);
     al->start = start;
     al->size = size;
@@ -65,6 +65,7 @@ Alloc *cl_alloc_track(ThreadId tid, Addr start, SizeT size, const HChar *kind, E
     al->where = where ? where : VG_(record_ExeContext)(tid, 0);
     al->kind = kind;
     al->user_name = NULL;
+    al->resolved_name = NULL;
     al->live = True;
     if (n_allocs == cap_allocs) {
         cap_allocs = cap_allocs ? 2 * cap_allocs : 256;
@@ -86,13 +87,23 @@ void cl_alloc_untrack(Addr start)
     if (al && al->start == start) live_remove(start);
 }
 
+/* Memory [start, start+len) was unmapped or mapped anew: every tracked
+ * allocation overlapping it is gone. */
 void cl_alloc_unmap(Addr start, SizeT len)
 {
-    for (Word i = 0; i < n_allocs; i++) {
-        Alloc *al = allocs[i];
-        if (al->live && VG_(strcmp)(al->kind, "mmap") == 0 && al->start >= start &&
-            al->start < start + len)
-            live_remove(al->start);
+    Addr gone[64];
+    for (;;) {   /* in batches: the set cannot change while it is iterated */
+        Int n = 0;
+        Alloc *first = cl_alloc_find_live(start);   /* may begin below start */
+        if (first) gone[n++] = first->start;
+        VG_(OSetGen_ResetIterAt)(live, &start);
+        LiveNode *node;
+        while (n < 64 && (node = VG_(OSetGen_Next)(live)) != NULL && node->start < start + len) {
+            if (first && node->start == first->start) continue;
+            gone[n++] = node->start;
+        }
+        if (n == 0) return;
+        for (Int i = 0; i < n; i++) live_remove(gone[i]);
     }
 }
 
@@ -111,6 +122,7 @@ void cl_alloc_name(ThreadId tid, Addr a, const HChar *name)
 
 static void *do_alloc(ThreadId tid, SizeT n, SizeT align, Bool zero, const HChar *kind)
 {
+    cl_flush_misses();   /* earlier accesses see the allocations of their time */
     void *p = VG_(cli_malloc)(align, n);
     if (!p) return NULL;
     if (zero) VG_(memset)(p, 0, n);
@@ -121,6 +133,7 @@ static void *do_alloc(ThreadId tid, SizeT n, SizeT align, Bool zero, const HChar
 static void do_free(ThreadId tid, void *p)
 {
     if (!p) return;
+    cl_flush_misses();
     cl_alloc_untrack((Addr)p);
     VG_(cli_free)(p);
 }
@@ -129,16 +142,22 @@ static void *cl_malloc(ThreadId tid, SizeT n) { return do_alloc(tid, n, VG_(clo_
 static void *cl_new(ThreadId tid, SizeT n) { return do_alloc(tid, n, VG_(clo_alignment), False, "new"); }
 static void *cl_new_aligned(ThreadId tid, SizeT n, SizeT al) { return do_alloc(tid, n, al, False, "new"); }
 
-/* memalign, posix_memalign, aligned_alloc and valloc all arrive here: the
- * replacement function's name (innermost frame) tells which one it was. */
+/* memalign, posix_memalign, aligned_alloc and valloc all arrive here. glibc's
+ * aligned_alloc is an alias of memalign (Valgrind replaces both as memalign), so
+ * a call through posix_memalign's wrapper is "posix_memalign" and any other is
+ * "aligned_alloc" (memalign and valloc are obsolete spellings of it). */
 static void *cl_memalign(ThreadId tid, SizeT align, SizeT n)
 {
+    cl_flush_misses();
     void *p = VG_(cli_malloc)(align, n);
     if (!p || n < cl_min_size) return p;
     ExeContext *where = VG_(record_ExeContext)(tid, 0);
-    const HChar *kind = "posix_memalign", *fn;
-    if (VG_(get_fnname)(VG_(current_DiEpoch)(), VG_(get_IP)(tid), &fn) && VG_(strstr)(fn, "aligned_alloc"))
-        kind = "aligned_alloc";
+    const HChar *kind = "aligned_alloc", *fn;
+    Addr ips[3];
+    UInt n_ips = VG_(get_StackTrace)(tid, ips, 3, NULL, NULL, 0);
+    for (UInt i = 1; i < n_ips; i++)
+        if (VG_(get_fnname)(VG_(current_DiEpoch)(), ips[i], &fn) && VG_(strstr)(fn, "posix_memalign"))
+            kind = "posix_memalign";
     cl_alloc_track(tid, (Addr)p, n, kind, where);
     return p;
 }
@@ -154,6 +173,7 @@ static void cl_free_aligned(ThreadId tid, void *p, SizeT align) { do_free(tid, p
 
 static void *cl_realloc(ThreadId tid, void *p, SizeT n)
 {
+    cl_flush_misses();
     if (p) cl_alloc_untrack((Addr)p);
     void *q = VG_(cli_realloc)(p, n);
     if (q && n >= cl_min_size) cl_alloc_track(tid, (Addr)q, n, "realloc", NULL);
@@ -186,6 +206,19 @@ void cl_mapping_add(Addr start, SizeT len, const HChar *file, ULong offset)
     maps[n_maps].file = VG_(strdup)("cl.maps", file);
     maps[n_maps].offset = offset;
     n_maps++;
+}
+
+void cl_mapping_forget(Addr start, SizeT len)
+{
+    Word kept = 0;
+    for (Word i = 0; i < n_maps; i++) {
+        if (maps[i].start < start + len && maps[i].end > start) {   /* replaced by a new mapping */
+            VG_(free)(maps[i].file);
+            continue;
+        }
+        maps[kept++] = maps[i];
+    }
+    n_maps = kept;
 }
 
 Word cl_mapping_count(void) { return n_maps; }

@@ -29,13 +29,18 @@ typedef struct {
 
 typedef struct {
     Int id;               /* 0 = main thread, then creation order */
-    UWord last_page;      /* one-entry cache of the last page this thread touched */
+    UWord last_page;      /* saved cl_last_page / cl_last_count while not running */
     ULong *last_count;
     CountMap counts;
     ULong insns;          /* guest instructions executed */
 } ThreadStats;
 
 extern ThreadStats *cl_cur;        /* the running thread (one at a time under Valgrind) */
+/* The running thread's one-entry cache (last page it touched and that page's
+ * counter): the instrumented code counts a hit inline through these. */
+extern UWord cl_last_page;
+extern Addr cl_last_base;   /* cl_last_page << cl_page_shift */
+extern ULong *cl_last_count;
 extern Int cl_nthreads;
 ThreadStats *cl_thread(Int id);
 Int cl_thread_id_of(ThreadId tid); /* -1 if unknown */
@@ -49,6 +54,7 @@ typedef struct {
     ExeContext *where;      /* allocation stack */
     const HChar *kind;      /* contract's kind string */
     HChar *user_name;       /* set by CLAMPI_LOCALITY_NAME, else NULL */
+    HChar *resolved_name;   /* struct.name, computed at exit */
     Bool live;
 } Alloc;
 
@@ -64,6 +70,7 @@ Alloc *cl_alloc_at(Word i);               /* in creation order */
 /* Shared file-backed mappings, for page identity across processes (ranks). */
 typedef struct { Addr start, end; HChar *file; ULong offset; } SharedMap;
 void cl_mapping_add(Addr start, SizeT len, const HChar *file, ULong offset);
+void cl_mapping_forget(Addr start, SizeT len);   /* a new mapping replaced [start, +len) */
 Word cl_mapping_count(void);
 SharedMap *cl_mapping_at(Word i);
 
@@ -79,13 +86,22 @@ typedef struct {
 } PageInfo;
 
 void cl_pages_init(void);
-VG_REGPARM(2) void cl_on_access(Addr a, UWord size);
+/* Accesses that missed the inline cache wait here (program order) until
+ * cl_flush_misses() runs: at the end of each superblock, at thread switches,
+ * and before allocation events and at exit. */
+typedef struct { Addr addr; UWord size; Addr iaddr; UWord pad; } MissEntry;
+#define CL_MISS_CAP 4096
+extern MissEntry cl_miss_buf[CL_MISS_CAP];
+extern UWord cl_miss_n;
+extern ThreadId cl_cur_tid;   /* Valgrind id of cl_cur */
+void cl_flush_misses(void);
 void cl_count_map_init(CountMap *m);
 Word cl_page_count(void);
 PageInfo *cl_page_at(Word i);
 PageInfo *cl_page_lookup(UWord page);     /* NULL if never touched */
 PageInfo *cl_page_get(UWord page);        /* creates an untouched record */
-void cl_pages_assign_alloc(Alloc *al);    /* existing pages of al's range now belong to al */
+void cl_pages_assign_alloc(Alloc *al);
+void cl_pages_reset(Addr start, SizeT len);   /* fresh mapping: forget the range's past */    /* existing pages of al's range now belong to al */
 
 /* ---- output (cl_output.c) ---- */
 extern Bool cl_exited;          /* the client called exit_group */

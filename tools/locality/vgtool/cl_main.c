@@ -64,6 +64,9 @@ static Int rank_from_env(void)
 /* ---------------- threads ---------------- */
 
 ThreadStats *cl_cur;
+UWord cl_last_page = (UWord)-1;
+Addr cl_last_base = (Addr)-1 << 12;   /* cl_last_page << cl_page_shift */
+ULong *cl_last_count;
 Int cl_nthreads;
 static ThreadStats **threads;   /* by our id */
 static Int *tid_to_id;          /* by Valgrind ThreadId (slots are reused) */
@@ -123,9 +126,18 @@ static void cl_start_client_code(ThreadId tid, ULong blocks_done)
     Int id = cl_thread_id_of(tid);
     ThreadStats *t = id >= 0 ? threads[id] : NULL;
     if (t == cl_cur || !t) return;
-    if (cl_cur) cl_cur->insns += insn_counter;
+    cl_flush_misses();   /* they belong to the thread that ran until now */
+    if (cl_cur) {
+        cl_cur->insns += insn_counter;
+        cl_cur->last_page = cl_last_page;
+        cl_cur->last_count = cl_last_count;
+    }
     insn_counter = 0;
     cl_cur = t;
+    cl_cur_tid = tid;
+    cl_last_page = t->last_page;
+    cl_last_base = t->last_page << cl_page_shift;
+    cl_last_count = t->last_count;
 }
 
 /* ---------------- syscalls: exit status, mmap, munmap ---------------- */
@@ -144,6 +156,7 @@ static void cl_pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
 static void cl_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs, SysRes res)
 {
     if (sr_isError(res)) return;
+    if (sysno == __NR_munmap || sysno == __NR_mmap) cl_flush_misses();
     if (sysno == __NR_munmap) {
         cl_alloc_unmap(args[0], args[1]);
         return;
@@ -151,22 +164,28 @@ static void cl_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs, S
     if (sysno != __NR_mmap) return;
     Addr start = sr_Res(res);
     SizeT len = args[1];
+    cl_pages_reset(start, len);
+    cl_mapping_forget(start, len);
     UWord prot = args[2], flags = args[3];
     Int fd = (Int)args[4];
-    /* Allocations only: no reservations (PROT_NONE), no thread stacks, no
-     * MAP_FIXED placements (the loader mapping libraries), no private file maps. */
-    if (prot == VKI_PROT_NONE || (flags & (VKI_MAP_FIXED | 0x20000 /* MAP_STACK */))) return;
     Bool anon = (flags & VKI_MAP_ANONYMOUS) != 0, shared = (flags & VKI_MAP_SHARED) != 0;
-    if (!anon && !shared) return;
-    if (!anon) {   /* the file behind fd names the physical pages across processes */
+    if (shared && !anon) {   /* the file behind fd names the physical pages across processes */
         HChar link[64], file[4096];
         VG_(snprintf)(link, sizeof link, "/proc/self/fd/%d", fd);
         SSizeT n = VG_(readlink)(link, file, sizeof file - 1);
         if (n > 0) {
             file[n] = 0;
+            HChar *deleted = VG_(strstr)(file, " (deleted)");   /* unlinked after mapping: same file */
+            if (deleted && deleted[10] == 0) *deleted = 0;
             cl_mapping_add(start, len, file, args[5]);
         }
     }
+    /* Allocations only: no reservations (PROT_NONE), no thread stacks, no
+     * private file maps or private MAP_FIXED placements (the loader mapping
+     * libraries). Shared MAP_FIXED maps count: MPICH places shared windows so. */
+    if (prot == VKI_PROT_NONE || (flags & 0x20000 /* MAP_STACK */)) return;
+    if (!anon && !shared) return;
+    if ((flags & VKI_MAP_FIXED) && !shared) return;
     if (len >= cl_min_size) cl_alloc_track(tid, start, len, "mmap", NULL);
 }
 
@@ -181,6 +200,7 @@ static Bool cl_handle_client_request(ThreadId tid, UWord *args, UWord *ret)
         Int i = 0;
         for (; src && src[i] && i < (Int)sizeof name - 1; i++) name[i] = src[i];
         name[i] = 0;
+        cl_flush_misses();
         if (i > 0) cl_alloc_name(tid, args[1], name);
         *ret = 0;
         return True;
@@ -190,11 +210,63 @@ static Bool cl_handle_client_request(ThreadId tid, UWord *args, UWord *ret)
 
 /* ---------------- instrumentation ---------------- */
 
-static void add_access(IRSB *sb, IRExpr *addr, Int size, IRExpr *guard)
+static IRTemp tmp_op(IRSB *sb, IRType ty, IRExpr *e)
 {
-    IRExpr **argv = mkIRExprVec_2(addr, mkIRExpr_HWord((HWord)size));
-    IRDirty *di = unsafeIRDirty_0_N(2, "cl_on_access", VG_(fnptr_to_fnentry)(cl_on_access), argv);
-    if (guard) di->guard = guard;
+    IRTemp t = newIRTemp(sb->tyenv, ty);
+    addStmtToIRSB(sb, IRStmt_WrTmp(t, e));
+    return t;
+}
+#define RD(t) IRExpr_RdTmp(t)
+
+/* Counts one access inline when it lies wholly inside the running thread's
+ * cached page; otherwise appends it to the miss buffer. No call per access:
+ * a helper call at every access costs more than all of this (register spills).
+ *   off = addr - cl_last_base                (unsigned)
+ *   hit = off <= page_size - size
+ *   if (guard && hit)   (*cl_last_count)++
+ *   if (guard && !hit)  cl_miss_buf[cl_miss_n++] = {addr, size, iaddr} */
+static UInt sb_accesses;   /* instrumented accesses since the last flush point */
+
+static void add_access(IRSB *sb, IRExpr *addr, Int size, IRExpr *guard, Addr iaddr)
+{
+    sb_accesses++;
+    IRExpr *room = IRExpr_Const(IRConst_U64(size <= (Int)cl_page_size ? cl_page_size - size : 0));
+    IRTemp base = tmp_op(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&cl_last_base)));
+    IRTemp off = tmp_op(sb, Ity_I64, IRExpr_Binop(Iop_Sub64, addr, RD(base)));
+    IRTemp hit = tmp_op(sb, Ity_I1, IRExpr_Binop(Iop_CmpLE64U, RD(off), room));
+    IRTemp miss = tmp_op(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, room, RD(off)));
+    if (guard) {
+        hit = tmp_op(sb, Ity_I1, IRExpr_Binop(Iop_And1, RD(hit), guard));
+        miss = tmp_op(sb, Ity_I1, IRExpr_Binop(Iop_And1, RD(miss), guard));
+    }
+    IRTemp counter = tmp_op(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&cl_last_count)));
+    IRTemp old = tmp_op(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, RD(counter)));
+    IRTemp new = tmp_op(sb, Ity_I64, IRExpr_Binop(Iop_Add64, RD(old), IRExpr_Const(IRConst_U64(1))));
+    addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, RD(counter), RD(new), RD(hit)));
+
+    IRExpr *nptr = mkIRExpr_HWord((HWord)&cl_miss_n);
+    IRTemp n = tmp_op(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, nptr));
+    IRTemp byte_off = tmp_op(sb, Ity_I64, IRExpr_Binop(Iop_Shl64, RD(n), IRExpr_Const(IRConst_U8(5))));
+    IRTemp slot = tmp_op(sb, Ity_I64, IRExpr_Binop(Iop_Add64, RD(byte_off), mkIRExpr_HWord((HWord)cl_miss_buf)));
+    IRTemp slot_size = tmp_op(sb, Ity_I64, IRExpr_Binop(Iop_Add64, RD(slot), IRExpr_Const(IRConst_U64(8))));
+    IRTemp slot_ip = tmp_op(sb, Ity_I64, IRExpr_Binop(Iop_Add64, RD(slot), IRExpr_Const(IRConst_U64(16))));
+    addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, RD(slot), addr, RD(miss)));
+    addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, RD(slot_size), IRExpr_Const(IRConst_U64((ULong)size)), RD(miss)));
+    addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, RD(slot_ip), IRExpr_Const(IRConst_U64((ULong)iaddr)), RD(miss)));
+    IRTemp inc = tmp_op(sb, Ity_I64, IRExpr_Unop(Iop_1Uto64, RD(miss)));
+    IRTemp n2 = tmp_op(sb, Ity_I64, IRExpr_Binop(Iop_Add64, RD(n), RD(inc)));
+    addStmtToIRSB(sb, IRStmt_Store(Iend_LE, nptr, RD(n2)));
+}
+
+static VG_REGPARM(0) void cl_flush_helper(void) { cl_flush_misses(); }
+
+/* if (cl_miss_n > threshold) cl_flush_misses() */
+static void add_flush(IRSB *sb, UWord threshold)
+{
+    IRTemp n = tmp_op(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&cl_miss_n)));
+    IRTemp due = tmp_op(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, IRExpr_Const(IRConst_U64(threshold)), RD(n)));
+    IRDirty *di = unsafeIRDirty_0_N(0, "cl_flush_misses", VG_(fnptr_to_fnentry)(cl_flush_helper), mkIRExprVec_0());
+    di->guard = RD(due);
     addStmtToIRSB(sb, IRStmt_Dirty(di));
 }
 
@@ -219,52 +291,60 @@ static IRSB *cl_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
     IRTypeEnv *tyenv = in->tyenv;
     Int i = 0;
     UInt pending = 0;   /* instructions seen since the counter was last bumped */
+    Addr iaddr = 0;
     while (i < in->stmts_used && in->stmts[i]->tag != Ist_IMark) addStmtToIRSB(out, in->stmts[i++]);
+    add_flush(out, CL_MISS_CAP / 2);   /* room for this superblock's misses */
+    sb_accesses = 0;
     for (; i < in->stmts_used; i++) {
         IRStmt *st = in->stmts[i];
         if (!st || st->tag == Ist_NoOp) continue;
+        if (sb_accesses >= CL_MISS_CAP / 2 - 4) {   /* a giant superblock: flush on the way */
+            add_flush(out, 0);
+            sb_accesses = 0;
+        }
         switch (st->tag) {
         case Ist_IMark:
             pending++;
+            iaddr = st->Ist.IMark.addr;
             break;
         case Ist_WrTmp:
             if (st->Ist.WrTmp.data->tag == Iex_Load) {
                 IRExpr *ld = st->Ist.WrTmp.data;
-                add_access(out, ld->Iex.Load.addr, sizeofIRType(ld->Iex.Load.ty), NULL);
+                add_access(out, ld->Iex.Load.addr, sizeofIRType(ld->Iex.Load.ty), NULL, iaddr);
             }
             break;
         case Ist_Store:
-            add_access(out, st->Ist.Store.addr, sizeofIRType(typeOfIRExpr(tyenv, st->Ist.Store.data)), NULL);
+            add_access(out, st->Ist.Store.addr, sizeofIRType(typeOfIRExpr(tyenv, st->Ist.Store.data)), NULL, iaddr);
             break;
         case Ist_StoreG: {
             IRStoreG *sg = st->Ist.StoreG.details;
-            add_access(out, sg->addr, sizeofIRType(typeOfIRExpr(tyenv, sg->data)), sg->guard);
+            add_access(out, sg->addr, sizeofIRType(typeOfIRExpr(tyenv, sg->data)), sg->guard, iaddr);
             break;
         }
         case Ist_LoadG: {
             IRLoadG *lg = st->Ist.LoadG.details;
             IRType ty = Ity_INVALID, wide = Ity_INVALID;
             typeOfIRLoadGOp(lg->cvt, &wide, &ty);
-            add_access(out, lg->addr, sizeofIRType(ty), lg->guard);
+            add_access(out, lg->addr, sizeofIRType(ty), lg->guard, iaddr);
             break;
         }
         case Ist_Dirty: {
             IRDirty *d = st->Ist.Dirty.details;
-            if (d->mFx == Ifx_Read || d->mFx == Ifx_Modify) add_access(out, d->mAddr, d->mSize, NULL);
-            if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify) add_access(out, d->mAddr, d->mSize, NULL);
+            if (d->mFx == Ifx_Read || d->mFx == Ifx_Modify) add_access(out, d->mAddr, d->mSize, NULL, iaddr);
+            if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify) add_access(out, d->mAddr, d->mSize, NULL, iaddr);
             break;
         }
         case Ist_CAS: {   /* a read and a write, as a load-modify-store */
             IRCAS *cas = st->Ist.CAS.details;
             Int size = sizeofIRType(typeOfIRExpr(tyenv, cas->dataLo)) * (cas->dataHi ? 2 : 1);
-            add_access(out, cas->addr, size, NULL);
-            add_access(out, cas->addr, size, NULL);
+            add_access(out, cas->addr, size, NULL, iaddr);
+            add_access(out, cas->addr, size, NULL, iaddr);
             break;
         }
         case Ist_LLSC: {
             IRType ty = st->Ist.LLSC.storedata ? typeOfIRExpr(tyenv, st->Ist.LLSC.storedata)
                                                : typeOfIRTemp(tyenv, st->Ist.LLSC.result);
-            add_access(out, st->Ist.LLSC.addr, sizeofIRType(ty), NULL);
+            add_access(out, st->Ist.LLSC.addr, sizeofIRType(ty), NULL, iaddr);
             break;
         }
         case Ist_Exit:   /* the instructions so far ran whether or not the exit is taken */
@@ -276,6 +356,7 @@ static IRSB *cl_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
         addStmtToIRSB(out, st);
     }
     add_insns(out, &pending);
+    add_flush(out, 0);   /* misses are processed within the superblock's function */
     return out;
 }
 
@@ -297,10 +378,12 @@ static void cl_post_clo_init(void)
     initial_pid = VG_(getpid)();
     cl_pages_init();
     cl_alloc_init();
+    cl_last_count = &dummy_count;
 }
 
 static void cl_fini(Int exitcode)
 {
+    cl_flush_misses();
     if (cl_cur) cl_cur->insns += insn_counter;
     insn_counter = 0;
     if (VG_(getpid)() != initial_pid) return;   /* a forked child: the parent writes */

@@ -77,23 +77,44 @@ static void visit_frame(UInt n, DiEpoch ep, Addr ip, void *opaque)
     }
 }
 
+/* ExeContext -> its Loc, open addressing (many pages share few contexts). */
+static Word *loc_index;   /* -1 empty */
+static UWord loc_mask;
+
+static UWord hash_ec(const ExeContext *ec) { return ((UWord)ec >> 4) * 0x9E3779B97F4A7C15ULL >> 20; }
+
+static void loc_index_rebuild(UWord cap)
+{
+    VG_(free)(loc_index);
+    loc_mask = cap - 1;
+    loc_index = VG_(malloc)("cl.locidx", cap * sizeof(Word));
+    for (UWord i = 0; i < cap; i++) loc_index[i] = -1;
+    for (Word i = 0; i < n_locs; i++) {
+        UWord h = hash_ec(locs[i].ec) & loc_mask;
+        while (loc_index[h] >= 0) h = (h + 1) & loc_mask;
+        loc_index[h] = i;
+    }
+}
+
 static const Loc *resolve(ExeContext *ec)
 {
     static const Loc unknown = {NULL, "?", "", 0};
     if (!ec) return &unknown;
-    for (Word i = n_locs - 1; i >= 0 && i >= n_locs - 8; i--)   /* recent ones repeat */
-        if (locs[i].ec == ec) return &locs[i];
-    for (Word i = 0; i < n_locs; i++)
-        if (locs[i].ec == ec) return &locs[i];
+    if (!loc_index) loc_index_rebuild(1024);
+    UWord h = hash_ec(ec) & loc_mask;
+    for (; loc_index[h] >= 0; h = (h + 1) & loc_mask)
+        if (locs[loc_index[h]].ec == ec) return &locs[loc_index[h]];
     if (n_locs == cap_locs) {
         cap_locs = cap_locs ? 2 * cap_locs : 256;
         locs = VG_(realloc)("cl.locs", locs, cap_locs * sizeof(Loc));
     }
-    Loc *l = &locs[n_locs++];
+    Loc *l = &locs[n_locs];
     *l = unknown;
     l->ec = ec;
     FrameWalk w = {l, False, False};
     VG_(apply_ExeContext)(visit_frame, &w, ec);
+    loc_index[h] = n_locs++;
+    if (2 * (UWord)n_locs > loc_mask + 1) loc_index_rebuild(2 * (loc_mask + 1));
     return l;
 }
 
@@ -155,7 +176,7 @@ static Bool ends_with_continuation(const HChar *s)
 
 /* The structure name of a tracked allocation (contract: variable from the
  * source line, else alloc@file:line). */
-static void alloc_name(const Alloc *al, HChar *out, Int cap)
+static void alloc_name_uncached(const Alloc *al, HChar *out, Int cap)
 {
     if (al->user_name) {
         VG_(snprintf)(out, cap, "%s", al->user_name);
@@ -172,6 +193,16 @@ static void alloc_name(const Alloc *al, HChar *out, Int cap)
     }
     if (l->line) VG_(snprintf)(out, cap, "alloc@%s", l->short_loc);
     else VG_(snprintf)(out, cap, "?");
+}
+
+static void alloc_name(Alloc *al, HChar *out, Int cap)
+{
+    if (!al->resolved_name) {
+        HChar name[256];
+        alloc_name_uncached(al, name, sizeof name);
+        al->resolved_name = VG_(strdup)("cl.aname", name);
+    }
+    VG_(snprintf)(out, cap, "%s", al->resolved_name);
 }
 
 /* CSV fields must not contain separators. */
@@ -296,7 +327,7 @@ static void write_structures(VgFile *f)
     Bool first = True;
     VG_(fprintf)(f, "  \"structures\": [");
     for (Word i = 0; i < cl_alloc_count(); i++) {
-        const Alloc *al = cl_alloc_at(i);
+        Alloc *al = cl_alloc_at(i);
         alloc_name(al, name, sizeof name);
         csv_clean(name);
         VG_(fprintf)(f, "%s\n    {\"name\": ", first ? "" : ",");

@@ -7,6 +7,8 @@
 #include "pub_tool_machine.h"
 #include "pub_tool_debuginfo.h"
 #include "pub_tool_threadstate.h"
+#include "pub_tool_stacktrace.h"
+#include "pub_tool_options.h"
 #include "cl_global.h"
 
 #define EMPTY ((UWord)-1)
@@ -146,6 +148,48 @@ void cl_pages_assign_alloc(Alloc *al)
     }
 }
 
+/* A new mapping makes fresh pages: forget what happened at these addresses
+ * before (an earlier, unmapped life such as the loader's temporary maps). */
+static void reset_page(PageInfo *p)
+{
+    p->ft_thread = -1;
+    p->ft_where = NULL;
+    p->alloc = NULL;
+    p->datasym = NULL;
+    p->stack_of = -1;
+    for (Int t = 0; t < cl_nthreads; t++) {
+        ThreadStats *ts = cl_thread(t);
+        UWord h = hash_page(p->page, ts->counts.mask);
+        while (ts->counts.slots[h].page != EMPTY) {
+            if (ts->counts.slots[h].page == p->page) {
+                ts->counts.slots[h].count = 0;
+                break;
+            }
+            h = (h + 1) & ts->counts.mask;
+        }
+        if (ts->last_page == p->page) ts->last_page = EMPTY;
+    }
+    if (cl_last_page == p->page) {   /* the running thread's inline cache */
+        cl_last_page = EMPTY;
+        cl_last_base = EMPTY << cl_page_shift;
+    }
+}
+
+void cl_pages_reset(Addr start, SizeT len)
+{
+    if (len == 0) return;
+    UWord first = start >> cl_page_shift, last = (start + len - 1) >> cl_page_shift;
+    if (last - first + 1 > (UWord)n_pages) {
+        for (Word i = 0; i < n_pages; i++)
+            if (pages[i].page >= first && pages[i].page <= last) reset_page(&pages[i]);
+        return;
+    }
+    for (UWord pg = first; pg <= last; pg++) {
+        PageInfo *p = cl_page_lookup(pg);
+        if (p) reset_page(p);
+    }
+}
+
 /* Interned static-data symbol names (few distinct ones). */
 static const HChar *intern(const HChar *s)
 {
@@ -161,11 +205,35 @@ static const HChar *intern(const HChar *s)
     return names[n++];
 }
 
-static void first_touch(ThreadStats *t, PageInfo *p, Addr a)
+/* ---------------- misses: counted in batches ---------------- */
+
+MissEntry cl_miss_buf[CL_MISS_CAP];
+UWord cl_miss_n;
+ThreadId cl_cur_tid;
+
+/* The first-touch stack: the running thread's stack at the flush, with the
+ * innermost frame replaced by the touching instruction. Flushes happen at the
+ * end of the superblock that made the access (same function) or earlier. */
+static Addr flush_ips[64];
+static UInt flush_n_ips;
+
+static ExeContext *touch_context(Addr iaddr)
 {
-    ThreadId tid = VG_(get_running_tid)();
+    Addr ips[64];
+    if (flush_n_ips == 0) {
+        UInt depth = VG_(clo_backtrace_size) < 64 ? (UInt)VG_(clo_backtrace_size) : 64;
+        flush_n_ips = VG_(get_StackTrace)(cl_cur_tid, flush_ips, depth, NULL, NULL, 0);
+        if (flush_n_ips == 0) flush_n_ips = 1;
+    }
+    VG_(memcpy)(ips, flush_ips, flush_n_ips * sizeof(Addr));
+    ips[0] = iaddr;
+    return VG_(make_ExeContext_from_StackTrace)(ips, flush_n_ips);
+}
+
+static void first_touch(ThreadStats *t, PageInfo *p, Addr a, Addr iaddr)
+{
     p->ft_thread = t->id;
-    p->ft_where = VG_(record_ExeContext)(tid, 0);
+    p->ft_where = touch_context(iaddr);
     if (!p->alloc) p->alloc = cl_alloc_find_live(a);
     if (!p->alloc) {
         const HChar *sym;
@@ -183,27 +251,35 @@ static void first_touch(ThreadStats *t, PageInfo *p, Addr a)
     }
 }
 
-static void count_slow(ThreadStats *t, UWord page, Addr a)
+static void count_slow(ThreadStats *t, UWord page, Addr a, Addr iaddr)
 {
     Bool fresh;
     CountSlot *s = count_slot(&t->counts, page, &fresh);
+    fresh = fresh || s->count == 0;   /* 0: reset by a new mapping (cl_pages_reset) */
     s->count++;
-    t->last_page = page;
-    t->last_count = &s->count;
+    cl_last_page = page;
+    cl_last_base = page << cl_page_shift;
+    cl_last_count = &s->count;
     if (!fresh) return;
     /* This thread's first access to the page: was it anyone's? */
     PageInfo *p = cl_page_get(page);
-    if (p->ft_thread < 0) first_touch(t, p, a);
+    if (p->ft_thread < 0) first_touch(t, p, a, iaddr);
 }
 
-/* Called before every load and store of the client (size in bytes). An access
+/* Accesses that missed the inline one-page cache, in program order. An access
  * that spans a page boundary counts once on each page it touches. */
-VG_REGPARM(2) void cl_on_access(Addr a, UWord size)
+void cl_flush_misses(void)
 {
+    UWord n = cl_miss_n;
     ThreadStats *t = cl_cur;
-    UWord page = a >> cl_page_shift;
-    if (LIKELY(page == t->last_page)) (*t->last_count)++;
-    else count_slow(t, page, a);
-    UWord last = (a + size - 1) >> cl_page_shift;
-    for (UWord pg = page + 1; UNLIKELY(pg <= last); pg++) count_slow(t, pg, pg << cl_page_shift);
+    if (n == 0 || !t) return;
+    cl_miss_n = 0;
+    flush_n_ips = 0;
+    for (UWord i = 0; i < n; i++) {
+        Addr a = cl_miss_buf[i].addr, iaddr = cl_miss_buf[i].iaddr;
+        UWord page = a >> cl_page_shift, last = (a + cl_miss_buf[i].size - 1) >> cl_page_shift;
+        if (page == cl_last_page) (*cl_last_count)++;
+        else count_slow(t, page, a, iaddr);
+        for (UWord pg = page + 1; pg <= last; pg++) count_slow(t, pg, pg << cl_page_shift, iaddr);
+    }
 }

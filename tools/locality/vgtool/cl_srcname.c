@@ -96,11 +96,42 @@ static int from_assignment(const char *s, unsigned long n, char *out, unsigned l
     return 0;
 }
 
-/* Rule 2: an output argument "&name" of a call: posix_memalign(&p, ...),
- * MPI_Win_allocate_shared(n, 1, info, comm, &base, &win). */
+static int lower(char c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; }
+
+/* Does s[b, e) contain word (case-insensitive)? */
+static int contains(const char *s, unsigned long b, unsigned long e, const char *word)
+{
+    unsigned long n = str_len(word);
+    for (unsigned long i = b; i + n <= e; i++) {
+        unsigned long k = 0;
+        while (k < n && lower(s[i + k]) == word[k]) k++;
+        if (k == n) return 1;
+    }
+    return 0;
+}
+
+/* Does the word ending at s[e) name an allocating function (...alloc..., ...memalign)? */
+static int allocating_call(const char *s, unsigned long e)
+{
+    unsigned long b = e;
+    while (b > 0 && is_ident(s[b - 1])) b--;
+    return contains(s, b, e, "alloc") || contains(s, b, e, "memalign");
+}
+
+/* Rule 2: an output argument "&name" of an allocating call: posix_memalign(&p, ...),
+ * MPI_Win_allocate_shared(n, 1, info, comm, &base, &win) (not MPI_Init(&argc, ...)). */
 static int from_out_argument(const char *s, unsigned long n, char *out, unsigned long cap)
 {
-    for (unsigned long i = 1; i + 1 < n; i++) {
+    unsigned long open = 0;
+    while (open < n && s[open] != '(') open++;
+    while (open < n) {   /* the first call whose name says it allocates */
+        unsigned long e = open;
+        while (e > 0 && is_space(s[e - 1])) e--;
+        if (allocating_call(s, e)) break;
+        open++;
+        while (open < n && s[open] != '(') open++;
+    }
+    for (unsigned long i = open + 1; i + 1 < n; i++) {
         if (s[i] != '&') continue;
         unsigned long p = i;
         while (p > 0 && is_space(s[p - 1])) p--;

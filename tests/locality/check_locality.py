@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""Checks `clampi-locality run --exact` output against programs with known behaviour.
+
+usage: check_locality.py CASE --cli CLI --src SOURCE --out DIR [--np N] -- COMMAND...
+COMMAND is how to start the program (for `mpi`: the mpiexec line that runs the
+CLI); for the other cases the checker runs `CLI run --exact -o DIR -- COMMAND`.
+Source lines are found through their /* @MARK */ comments.
+"""
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print(f"FAIL: {what}", file=sys.stderr)
+
+
+def marks(src):
+    """{"MALLOC": "counts.c:17", ...} from the /* @MARK */ comments."""
+    found = {}
+    with open(src) as f:
+        for n, line in enumerate(f, 1):
+            if "@" in line and ("/*" in line or "//" in line):
+                tag = line.split("@", 1)[1].split()[0].rstrip("*/").strip()
+                found[tag] = f"{os.path.basename(src)}:{n}"
+    return found
+
+
+def read_rank(out, rank=0):
+    with open(os.path.join(out, f"rank{rank}.csv")) as f:
+        rows = list(csv.DictReader(f))
+    with open(os.path.join(out, f"rank{rank}.json")) as f:
+        meta = json.load(f)
+    return rows, meta
+
+
+def counts(row, nthreads):
+    return [int(row[f"T{t}"]) for t in range(nthreads)]
+
+
+def run_cli(args, extra=()):
+    if os.path.exists(args.out):
+        shutil.rmtree(args.out)
+    cmd = [args.cli, "run", "--exact", "-o", args.out, *extra, "--", *args.command]
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+
+
+def case_table1(args):
+    p = run_cli(args)
+    check(p.returncode == 0, f"exit code {p.returncode}: {p.stderr}")
+    rows, meta = read_rank(args.out)
+    m = marks(args.src)
+    check(meta["threads"] == 3, f"threads {meta['threads']} != 3")
+    table = [r for r in rows if r["struct.name"] == "table"]
+    check(len(table) == 2, f"pages of 'table': {len(table)} != 2")
+    if len(table) != 2:
+        return
+    a, b = sorted(table, key=lambda r: int(r["address"], 16))
+    check(counts(a, 3) == [20, 5, 10], f"page A counts {counts(a, 3)} != [20, 5, 10]")
+    check(counts(b, 3) == [0, 1, 10], f"page B counts {counts(b, 3)} != [0, 1, 10]")
+    check(a["firsttouch.thread"] == "0" and b["firsttouch.thread"] == "1",
+          f"first touch A={a['firsttouch.thread']} B={b['firsttouch.thread']}, expected 0 and 1")
+    for r in (a, b):
+        check(r["alloc.thread"] == "0", f"alloc.thread {r['alloc.thread']} != 0")
+        check(r["alloc.location"] == m["ALLOC"], f"alloc.location {r['alloc.location']} != {m['ALLOC']}")
+        check(r["firsttouch.location"] == m["TOUCH"],
+              f"firsttouch.location {r['firsttouch.location']} != {m['TOUCH']}")
+    # Seed Table 1's metrics from the raw counts.
+    loc = []
+    correct = 0
+    for r in (a, b):
+        c = counts(r, 3)
+        ft = int(r["firsttouch.thread"])
+        loc.append(c[ft] / sum(c))
+        correct += c[ft] == max(c)
+    overall = (counts(a, 3)[0] + counts(b, 3)[1]) / (sum(counts(a, 3)) + sum(counts(b, 3)))
+    got = [round(100 * loc[0], 1), round(100 * loc[1], 1), round(100 * overall, 1), 100 * correct / 2]
+    check(got == [57.1, 9.1, 45.7, 50.0], f"locality A, B, overall, first-touch correctness {got}")
+    print(f"table1: locality A {got[0]} %, B {got[1]} %, overall {got[2]} %, first-touch correctness {got[3]} %")
+
+
+def case_pagesize(args):
+    """Table 1's program with 8 KiB pages: A and B become one page."""
+    p = run_cli(args, ["--page-size", "8192", "--min-size", "8192"])
+    check(p.returncode == 0, f"exit code {p.returncode}: {p.stderr}")
+    rows, meta = read_rank(args.out)
+    check(meta["page_size"] == 8192 and meta["min_size"] == 8192, "page_size/min_size in the JSON")
+    table = [r for r in rows if r["struct.name"] == "table"]
+    check(len(table) == 1 and counts(table[0], 3) == [20, 6, 20] and table[0]["firsttouch.thread"] == "0",
+          f"one 8 KiB page with [20, 6, 20], first touched by 0: {[counts(r, 3) for r in table]}")
+    check(all(int(r["address"], 16) % 8192 == 0 for r in rows), "addresses are 8 KiB page bases")
+
+
+def case_counts(args):
+    p = run_cli(args)
+    check(p.returncode == 0, f"exit code {p.returncode}: {p.stderr}")
+    rows, meta = read_rank(args.out)
+    m = marks(args.src)
+    nt = meta["threads"]
+    check(nt == 1, f"threads {nt} != 1")
+    by_name = {}
+    for r in rows:
+        by_name.setdefault(r["struct.name"], []).append(r)
+    structs = {s["name"]: s for s in meta["structures"]}
+
+    def pages(name):
+        return sorted(by_name.get(name, []), key=lambda r: int(r["address"], 16))
+
+    ld = pages("ld")
+    check(len(ld) >= 2 and counts(ld[0], 1) == [40] and all(counts(r, 1) == [0] for r in ld[1:]),
+          f"'ld' pages/counts {[counts(r, 1) for r in ld]} != [[40], [0], ...] (allocated, untouched pages)")
+    if ld:
+        check(ld[0]["alloc.location"] == m["MALLOC"], f"ld alloc.location {ld[0]['alloc.location']}")
+        check(ld[1]["firsttouch.thread"] == "-1", "untouched page has firsttouch.thread -1")
+    cross = pages("cross")
+    check(len(cross) == 2 and [counts(r, 1) for r in cross] == [[1], [1]],
+          f"page-spanning store counted on both pages: {[counts(r, 1) for r in cross]}")
+    expect_kind = {"ld": ("malloc", "MALLOC"), "cross": ("aligned_alloc", "ALIGNED_ALLOC"),
+                   "zeroed": ("calloc", "CALLOC"),
+                   "pm": ("posix_memalign", "POSIX_MEMALIGN"), "grown": ("realloc", "REALLOC"),
+                   "region": ("mmap", "MMAP"), "particle_fields": ("aligned_alloc", "NAMED")}
+    for name, (kind, mark) in expect_kind.items():
+        s = structs.get(name)
+        check(s is not None, f"structure '{name}' missing from the JSON ({sorted(structs)})")
+        if s:
+            check(s["kind"] == kind, f"{name}: kind {s['kind']} != {kind}")
+            check(s["alloc_location"] == m[mark], f"{name}: alloc_location {s['alloc_location']} != {m[mark]}")
+            check(s["alloc_thread"] == 0, f"{name}: alloc_thread {s['alloc_thread']}")
+    region = pages("region")
+    check([counts(r, 1) for r in region] == [[1], [2]] + [[0]] * 14,
+          f"mmap region counts {[counts(r, 1) for r in region]}")
+    check([counts(r, 1) for r in pages("particle_fields")] == [[1]], "named structure page count")
+    grid = pages("grid")
+    check(any(counts(r, 1) == [7] for r in grid), f"static 'grid' page with 7 stores: {[counts(r, 1) for r in grid]}")
+    check(any(s["kind"] == "static" and s["name"] == "grid" for s in meta["structures"]), "static grid in JSON")
+    check(not any(s["size"] == 64 for s in meta["structures"]), "a 64-byte malloc is below --min-size")
+    check(meta["complete"] is True and meta["exit_status"] == 0 and meta["signal"] is None, "complete run")
+    check(meta["counts"] == "exact" and meta["mode"] == "exact", "mode/counts exact")
+    total = sum(int(r["T0"]) for r in rows)
+    check(meta["thread_accesses"] == [total], f"thread_accesses {meta['thread_accesses']} != sum of T0 {total}")
+
+
+def case_vector(args):
+    p = run_cli(args)
+    check(p.returncode == 0, f"exit code {p.returncode}: {p.stderr}")
+    rows, meta = read_rank(args.out)
+    m = marks(args.src)
+    structs = {s["name"]: s for s in meta["structures"]}
+    for name, mark in (("field", "VECTOR"), ("raw", "NEW")):
+        s = structs.get(name)
+        check(s is not None, f"structure '{name}' missing ({sorted(structs)})")
+        if s:
+            check(s["kind"] == "new", f"{name}: kind {s['kind']} != new")
+            check(s["alloc_location"] == m[mark], f"{name}: alloc_location {s['alloc_location']} != {m[mark]}")
+    field = [r for r in rows if r["struct.name"] == "field"]
+    check(len(field) >= 8, f"'field' has {len(field)} pages, expected >= 8")
+    # std::vector's constructor writes every element: first touch inside libstdc++
+    # templates is reported at the program's line.
+    check(all(r["firsttouch.location"] == m["VECTOR"] for r in field),
+          f"field first touch {sorted(set(r['firsttouch.location'] for r in field))} != {m['VECTOR']}")
+
+
+def case_lambda(args):
+    p = run_cli(args)
+    check(p.returncode == 0, f"exit code {p.returncode}: {p.stderr}")
+    _, meta = read_rank(args.out)
+    work = meta["thread_work"]
+    check(meta["work_unit"] == "instructions" and len(work) == 3, f"thread_work {work}")
+    if len(work) == 3:
+        ratio = work[2] / work[1]
+        check(2.95 < ratio < 3.05, f"work ratio thread 2 / thread 1 = {ratio:.3f}, expected 3")
+        lam = (max(work[1:]) / (sum(work[1:]) / 2) - 1) * 100
+        check(abs(lam - 50.0) < 2.0, f"lambda of the two workers {lam:.1f} %, expected 50 %")
+        print(f"lambda: thread_work {work}, ratio {ratio:.4f}, lambda(workers) {lam:.2f} %")
+
+
+def case_crash(args):
+    p = run_cli(args)
+    check(p.returncode == 128 + 11, f"exit code {p.returncode} != 139 (SIGSEGV)")
+    check("SIGSEGV" in p.stderr, "the CLI names the signal")
+    rows, meta = read_rank(args.out)
+    check(meta["complete"] is False and meta["signal"] == "SIGSEGV" and meta["exit_status"] is None,
+          f"complete/signal/exit_status {meta['complete']}/{meta['signal']}/{meta['exit_status']}")
+    data = sorted((r for r in rows if r["struct.name"] == "data"), key=lambda r: int(r["address"], 16))
+    check(len(data) >= 2 and counts(data[0], 1) == [1], f"partial counts kept: {[counts(r, 1) for r in data]}")
+
+
+def case_missing(args):
+    p = run_cli(args)
+    check(p.returncode != 0, "non-zero exit for a missing program")
+    check("no such" in p.stderr, f"clear message, got: {p.stderr!r}")
+    check(not os.path.exists(args.out), "nothing written for a missing program")
+
+
+def case_mpi(args):
+    if os.path.exists(args.out):
+        shutil.rmtree(args.out)
+    p = subprocess.run(args.command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=900)
+    check(p.returncode == 0, f"exit code {p.returncode}: {p.stderr[-2000:]}")
+    m = marks(args.src)
+    ranks = [read_rank(args.out, r) for r in range(args.np)]
+
+    def identity(meta, address):
+        for mp in meta["mappings"]:
+            start, end = int(mp["start"], 16), int(mp["end"], 16)
+            if start <= address < end:
+                return (mp["file"], mp["offset"] + address - start)
+        return None
+
+    rows0, meta0 = ranks[0]
+    ids0 = {identity(meta0, int(r["address"], 16)): r for r in rows0}
+    for rank in range(1, args.np):
+        rows, meta = ranks[rank]
+        check(meta["rank"] == rank, f"rank{rank}.json says rank {meta['rank']}")
+        work = [r for r in rows if r["firsttouch.location"] == m["WORK"] and int(r["T0"]) == 100]
+        check(len(work) == 1, f"rank {rank}: pages first touched at {m['WORK']} with 100 stores: {len(work)}")
+        if not work:
+            continue
+        ident = identity(meta, int(work[0]["address"], 16))
+        check(ident is not None, f"rank {rank}: its page is in no shared mapping ({meta['mappings']})")
+        r0 = ids0.get(ident)
+        check(r0 is not None, f"rank {rank}: page {ident} not found in rank 0's output")
+        if r0:
+            check(r0["firsttouch.location"] == m["FIRST_TOUCH"],
+                  f"rank 0 first-touched rank {rank}'s page at {r0['firsttouch.location']}, expected {m['FIRST_TOUCH']}")
+    print(f"mpi: {args.np} ranks, shared pages matched across ranks by file+offset")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case")
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--src")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--np", type=int, default=1)
+    argv = sys.argv[1:]
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = ap.parse_args(argv[:cut])
+    args.command = argv[cut + 1:]
+    globals()[f"case_{args.case}"](args)
+    if failures:
+        print(f"{len(failures)} check(s) failed", file=sys.stderr)
+        return 1
+    print(f"{args.case}: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

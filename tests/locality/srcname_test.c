@@ -1,0 +1,51 @@
+/* The structure-name heuristic (tools/locality/vgtool/cl_srcname.c) on the
+ * allocation lines it has to understand, and on lines it must refuse. */
+#include <stdio.h>
+#include <string.h>
+#include "cl_srcname.h"
+
+static int failures;
+
+static void expect(const char *line, const char *name)
+{
+    char out[64];
+    int found = cl_srcname_from_line(line, out, sizeof out);
+    if ((name == NULL && found) || (name && (!found || strcmp(out, name) != 0))) {
+        fprintf(stderr, "FAIL: \"%s\" -> %s \"%s\", expected %s\n", line, found ? "found" : "none", out,
+                name ? name : "none");
+        failures++;
+    }
+}
+
+int main(void)
+{
+    expect("double *u = malloc(n * sizeof *u);", "u");
+    expect("  s->cells = calloc(n, 8); // cells", "s->cells");
+    expect("grid.cells = (double *)malloc(n);", "grid.cells");
+    expect("std::vector<double> uBuffer(n);", "uBuffer");
+    expect("std::vector<double, clampi::numa_allocator<double>> w(n, 0.0, alloc);", "w");
+    expect("uBuffer.resize(n);", "uBuffer");
+    expect("obj->data.resize(n);", "obj->data");
+    expect("p = new double[n];", "p");
+    expect("auto v = std::vector<int>(n);", "v");
+    expect("grid[i] = malloc(8);", "grid");
+    expect("if (posix_memalign(&p, 64, n)) return 1;", "p");
+    expect("MPI_Win_allocate_shared(sz, 1, MPI_INFO_NULL, comm, &base, &win);", "base");
+    expect("char *buf = mmap(NULL, sz, PROT_READ, MAP_SHARED, fd, 0);", "buf");
+    expect("if (a) b = malloc(4);", "b");
+    expect("MPI_Alloc_mem(bytes, MPI_INFO_NULL, &buffer);", "buffer");
+    expect("MPI_Init(&argc, &argv);", NULL);
+    expect("return malloc(n);", NULL);
+    expect("foo(n);", NULL);
+    expect("x == malloc(3);", NULL);
+    expect("x += 3;", NULL);
+    expect("", NULL);
+    char tiny[3];
+    if (!cl_srcname_from_line("abcdef = malloc(1);", tiny, sizeof tiny) || strcmp(tiny, "ab") != 0) {
+        fprintf(stderr, "FAIL: truncation to the buffer\n");
+        failures++;
+    }
+    if (failures) return 1;
+    printf("srcname: all cases passed\n");
+    return 0;
+}
