@@ -59,7 +59,7 @@ def ftc(pages):
 
 def check_known(a):
     expected_file = os.path.join(a.out, "expected.txt")
-    p = run(a.cmd + [expected_file, "3"], a.env)
+    p = run(a.cmd + [expected_file, "4"], a.env)
     if p.returncode != 0:
         fail("program exit %d" % p.returncode)
     meta, rows = read_rank(a.out)
@@ -226,7 +226,7 @@ def main():
     a.cmd = argv[cut + 1:]
     shutil.rmtree(a.out, ignore_errors=True)
     os.makedirs(a.out)
-    a.env = {"LD_PRELOAD": a.lib, "CLAMPI_LOCALITY_OUT": a.out, "CLAMPI_LOCALITY_SAMPLE_PERIOD_MS": "2"}
+    a.env = {"LD_PRELOAD": a.lib, "CLAMPI_LOCALITY_OUT": a.out, "CLAMPI_LOCALITY_SAMPLE_PERIOD_MS": "1"}
     if a.mode == "mpi":  # the preload goes on the ranks only, through env
         a.cmd = a.cmd[:-1] + ["env", "LD_PRELOAD=" + a.lib, "CLAMPI_LOCALITY_OUT=" + a.out, a.cmd[-1]]
     {"known": check_known, "crash": check_crash, "numa": check_numa, "mpi": check_mpi}[a.mode](a)
