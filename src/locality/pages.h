@@ -37,6 +37,7 @@ typedef struct clampi_lpage {
     _Atomic uint64_t arm_ns;    /* CLOCK_MONOTONIC when the sampler last re-protected it */
     _Atomic uint64_t delay_sum_ns; /* sum over samples of (fault time - arm_ns) */
     _Atomic uint64_t delay_n;   /* samples taken (the counters hold who took them) */
+    uint64_t pfn;               /* physical frame (shared mappings, read before unmapping) */
 } clampi_lpage;
 
 typedef struct clampi_lcount {

@@ -59,7 +59,7 @@ def ftc(pages):
 
 def check_known(a):
     expected_file = os.path.join(a.out, "expected.txt")
-    p = run(a.cmd + [expected_file, "3"], a.env)
+    p = run(a.cmd + [expected_file, "4"], a.env)
     if p.returncode != 0:
         fail("program exit %d" % p.returncode)
     meta, rows = read_rank(a.out)
@@ -102,12 +102,12 @@ def check_known(a):
     print("known: worst per-page thread-share error %.3f; overall locality sampled %.1f%% exact %.1f%%; "
           "first-touch correctness sampled %.1f%% exact %.1f%%; sampling %s"
           % (worst, 100 * ls_, 100 * le, 100 * fs, 100 * fe, meta.get("sampling")))
-    # Measured on the 2-core machine at load 20-45: share error <= 0.16, locality error
-    # <= 2 points (docs/locality-sampler.md); the bounds leave room for noise.
+    # Measured on the 2-core machine at load 45-65: share error <= 0.22, locality error
+    # <= 12 points (docs/locality-sampler.md); the bounds leave room for noise.
     if worst > 0.25:
         fail("per-page share error %.3f > 0.25" % worst)
-    if abs(ls_ - le) > 0.10:
-        fail("overall locality error %.3f > 0.10" % abs(ls_ - le))
+    if abs(ls_ - le) > 0.15:
+        fail("overall locality error %.3f > 0.15" % abs(ls_ - le))
     if abs(fs - fe) > 1.0 / 8 + 1e-9:  # at most one page's main user misjudged
         fail("first-touch correctness differs: sampled %.3f exact %.3f" % (fs, fe))
     print("PASS")
@@ -177,14 +177,28 @@ def check_mpi(a):
             fo = file_off(meta, int(page, 16))
             if fo:
                 ft.setdefault(fo, {})[r] = ns
+    # the physical frames (when pagemap was readable) must agree with (file, offset)
+    frames = {}
+    for r, meta in metas.items():
+        for page, pfn in meta.get("pfns", {}).items():
+            fo = file_off(meta, int(page, 16))
+            if fo:
+                frames.setdefault(fo, set()).add(pfn)
+    if any(len(v) > 1 for v in frames.values()):
+        fail("one (file, offset) page with several physical frames")
+    print("mpi: %d shared pages with physical frames, consistent with (file, offset)" % len(frames))
     files = [{m["file"] for m in meta["mappings"]} for meta in metas.values()]
     if not set.intersection(*files):
         fail("no shared file common to all ranks")
     for s in segs:
         r, name, addr, size = int(s[1]), s[2], int(s[3], 16), int(s[4])
+        # whole pages of the segment only: a page it shares with a neighbour (a segment
+        # not starting on a page boundary) may rightly be placed by that neighbour
+        first_page, end = (addr + 4095) & ~4095, addr + size
+        pages = list(range(first_page, end - 4095, 4096))
         firsts, owner_first = 0, 0
-        for off in range(0, size, 4096):
-            fo = file_off(metas[r], (addr + off) & ~4095)
+        for pg in pages:
+            fo = file_off(metas[r], pg)
             if fo is None:
                 fail("rank %d %s: page not in a recorded shared mapping" % (r, name))
             times = ft.get(fo, {})
@@ -193,9 +207,9 @@ def check_mpi(a):
             firsts += 1
             if min(times, key=times.get) == r:
                 owner_first += 1
-        print("mpi: rank %d %-11s pages first touched by their owner: %d/%d" % (r, name, owner_first, size // 4096))
-        if name.startswith("clampi") and owner_first != size // 4096:
-            fail("rank %d %s: owner first on %d of %d pages" % (r, name, owner_first, size // 4096))
+        print("mpi: rank %d %-11s pages first touched by their owner: %d/%d" % (r, name, owner_first, len(pages)))
+        if name.startswith("clampi") and owner_first != len(pages):
+            fail("rank %d %s: owner first on %d of %d pages" % (r, name, owner_first, len(pages)))
     print("PASS")
 
 def main():
@@ -212,7 +226,7 @@ def main():
     a.cmd = argv[cut + 1:]
     shutil.rmtree(a.out, ignore_errors=True)
     os.makedirs(a.out)
-    a.env = {"LD_PRELOAD": a.lib, "CLAMPI_LOCALITY_OUT": a.out, "CLAMPI_LOCALITY_SAMPLE_PERIOD_MS": "2"}
+    a.env = {"LD_PRELOAD": a.lib, "CLAMPI_LOCALITY_OUT": a.out, "CLAMPI_LOCALITY_SAMPLE_PERIOD_MS": "1"}
     if a.mode == "mpi":  # the preload goes on the ranks only, through env
         a.cmd = a.cmd[:-1] + ["env", "LD_PRELOAD=" + a.lib, "CLAMPI_LOCALITY_OUT=" + a.out, a.cmd[-1]]
     {"known": check_known, "crash": check_crash, "numa": check_numa, "mpi": check_mpi}[a.mode](a)

@@ -1,7 +1,7 @@
 /* A threaded program with known first touches and known access counts, for the sampler
  * tests (check_sample.py known). Three threads (0 = main, 1, 2), 8 pages of `grid`:
  * page p is first touched by thread p % 3 at the FIRST-TOUCH line. Then, for argv[2]
- * seconds, the threads run through phases of PHASE_MS (one wall clock for all, no
+ * seconds, after a barrier, the threads run through phases of PHASE_MS (one wall clock, no
  * barriers); in phase k thread t alternates between the two pages of pages[t][k],
  * KACC stores a visit, and counts its visits exactly. Shared pages have a main user:
  * page 3 thread 1 (3 phases of 4; first touched by 0: incorrect), page 4 thread 2
@@ -30,6 +30,7 @@ static const int pages[NT][NPHASE][2] = {
 static double *grid;
 static long counts[NT][NPAGES];
 static double seconds = 3, start;
+static pthread_barrier_t bar;
 
 static double now(void)
 {
@@ -52,6 +53,10 @@ static void *run(void *arg)
         grid[(size_t)p * PAGE_DOUBLES] = t; /* FIRST-TOUCH */
     for (int p = t; p < NPAGES; p += NT)
         counts[t][p] = 1;
+    pthread_barrier_wait(&bar); /* every first touch before any other access */
+    if (t == 0)
+        start = now();
+    pthread_barrier_wait(&bar);
     double el;
     while ((el = now() - start) < seconds) {
         int k = (int)(el * 1000 / PHASE_MS) % NPHASE;
@@ -69,7 +74,7 @@ int main(int argc, char **argv)
     if (argc > 2)
         seconds = atof(argv[2]);
     grid = malloc(NPAGES * 4096); /* ALLOC */
-    start = now();
+    pthread_barrier_init(&bar, NULL, NT);
     pthread_t th[NT];
     for (long t = 1; t < NT; t++)
         pthread_create(&th[t], NULL, run, (void *)t);

@@ -4,6 +4,7 @@
 #include "locality/sample/sample.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,7 @@ __attribute__((constructor)) static void ls_init(void)
     untrace_children();
     read_cmdline();
     ls_thread_main_init();
+    ls.pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     if (ls_alloc_init() != 0 || ls_fault_init() != 0) {
         fprintf(stderr, "clampi-locality: cannot set up the sampler (%s); not tracing\n", strerror(errno));
         return;

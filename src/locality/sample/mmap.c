@@ -67,6 +67,14 @@ LS_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_
 
 /* Mappings that [addr, addr+len) touches stop being tracked: their pages get the
  * program's protection back (a partly unmapped mapping's rest stays usable). */
+uint64_t ls_pfn_of(uintptr_t page)
+{
+    uint64_t e = 0;
+    if (ls.pagemap_fd < 0 || pread(ls.pagemap_fd, &e, sizeof e, (off_t)(page / ls.sys_page * sizeof e)) != sizeof e)
+        return 0;
+    return (e >> 63) ? e & ((1ull << 55) - 1) : 0;
+}
+
 static void untrack(uintptr_t lo, uintptr_t hi)
 {
     pthread_mutex_lock(&ls.alloc_lock);
@@ -74,6 +82,12 @@ static void untrack(uintptr_t lo, uintptr_t hi)
         clampi_lalloc *a = &ls.allocs[ls.mmap_idx[k]];
         if (a->freed || a->map_start >= hi || a->map_start + a->map_size <= lo)
             continue;
+        if (a->shared) /* the frames go with the mapping: keep them for "pfns" */
+            for (uintptr_t pg = a->map_start; pg < a->map_start + a->map_size; pg += ls.sys_page) {
+                clampi_lpage *rec = clampi_ltab_find(&ls.tab, pg);
+                if (rec && rec->ft_seq)
+                    rec->pfn = ls_pfn_of(pg);
+            }
         a->freed = 1;
         mprotect((void *)a->map_start, a->map_size, a->prot);
     }

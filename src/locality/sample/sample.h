@@ -74,6 +74,7 @@ typedef struct ls_state {
     _Atomic uint64_t arm_interval_ns; /* expected time between two re-protections of a page */
     _Atomic int outstanding;         /* pages re-protected and not yet faulted */
 
+    int pagemap_fd;            /* /proc/self/pagemap, -1 if not readable */
     int argc;
     char **argv;
     _Atomic int finished;
@@ -116,6 +117,8 @@ const char *ls_resolve_loc(uintptr_t ip, void *arg, char *buf, size_t n);
 const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t n);
 const char *ls_resolve_alloc_loc(const clampi_lalloc *a, void *arg, char *buf, size_t n);
 const char *ls_resolve_ft_loc(const clampi_lpage *p, void *arg, char *buf, size_t n);
+
+uint64_t ls_pfn_of(uintptr_t page); /* physical frame of a present page, else 0 */
 
 /* real libc entry points */
 void *ls_real_mmap(void *addr, size_t len, int prot, int flags, int fd, long off);

@@ -58,7 +58,7 @@ static size_t arm_run(clampi_lpage *p, size_t run, uint64_t now)
     return k;
 }
 
-static void round_once(uint64_t *rng)
+static void round_once(uint64_t *rng, uint64_t round_ns)
 {
     size_t n = atomic_load(&ls.tab.ntouched);
     if (n > ls.tab.page_cap)
@@ -70,7 +70,7 @@ static void round_once(uint64_t *rng)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    atomic_store(&ls.arm_interval_ns, (uint64_t)((double)ls.period_ms * 1e6 * (double)n / (double)budget));
+    atomic_store(&ls.arm_interval_ns, (uint64_t)((double)round_ns * (double)n / (double)budget));
     size_t armed = 0;
     for (size_t tries = 0; armed < budget && tries < 2 * budget && atomic_load(&ls.outstanding) < MAX_OUTSTANDING;
          tries += run) {
@@ -81,15 +81,32 @@ static void round_once(uint64_t *rng)
     atomic_fetch_add(&ls.protected_pages, armed);
 }
 
+static uint64_t clock_ns(clockid_t c)
+{
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A round every period of wall time in which the program also used at least a period of
+ * CPU time: on a loaded machine (or a program that waits) the sampler slows down with
+ * the program instead of taking more samples per unit of its work. */
 static void *sampler_main(void *arg)
 {
     (void)arg;
     uint64_t rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)ls.pid;
+    uint64_t period = (uint64_t)ls.period_ms * 1000000ull;
     struct timespec ts = {.tv_sec = ls.period_ms / 1000, .tv_nsec = (long)(ls.period_ms % 1000) * 1000000L};
+    uint64_t last_wall = clock_ns(CLOCK_MONOTONIC), last_cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     while (!atomic_load(&ls.sampler_stop)) {
         nanosleep(&ts, NULL);
-        if (!atomic_load(&ls.sampler_stop))
-            round_once(&rng);
+        uint64_t cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+        if (atomic_load(&ls.sampler_stop) || cpu - last_cpu < period)
+            continue;
+        uint64_t wall = clock_ns(CLOCK_MONOTONIC);
+        round_once(&rng, wall - last_wall);
+        last_wall = wall;
+        last_cpu = cpu;
     }
     return NULL;
 }
