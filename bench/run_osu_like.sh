@@ -7,7 +7,7 @@
 #  2. microseconds per iteration, TRIALS alternating runs, medians and the ratio (noisy on
 #     a loaded machine: the counts are the reliable measure).
 # Usage: bench/run_osu_like.sh BUILD_DIR [TRIALS] [shm|tcp] [quick]
-#   -> bench/results/osu_like-<mpi>-<transport>.txt (the table printed)
+#   -> bench/results/osu_like-<mpi>-<transport>.txt (the table printed; OSU_LIKE_OUT overrides)
 # Environment: OSU_LIKE_ENV="VAR=value ..." is added to the preloaded runs only.
 set -euo pipefail
 build=$(cd "${1:?build dir}" && pwd); trials=${2:-3}; transport=${3:-shm}; quick=${4:-}
@@ -60,8 +60,8 @@ for s in flush_local lock lock_all fence pscw; do for p in get_bw get_lat put_bw
 for k in create dynamic; do for p in get_bw get_bw_same get_lat put_bw put_lat acc_lat; do configs+=("$p $k flush 8"); done; done
 for p in get_bw get_lat put_bw; do configs+=("$p allocate flush 1024"); done
 if [ -n "$quick" ]; then configs=("get_bw allocate flush 8" "get_bw_same allocate flush 8" "get_lat allocate flush 8" "put_bw allocate flush 8" "get_bw create flush 8" "get_lat allocate fence 8"); fi
-if [ "$transport" = tcp ]; then tit=100; cit=20; else tit=2000; cit=200; fi
-out=bench/results/osu_like-$flavor-$transport.txt
+if [ "$transport" = tcp ]; then tit=100; cit=20; else tit=2000; cit=1000; fi
+out=${OSU_LIKE_OUT:-bench/results/osu_like-$flavor-$transport.txt}
 mkdir -p bench/results
 {
 echo "# osu_like: plain MPI vs LD_PRELOAD=libclampi_pmpi.so (default mode${OSU_LIKE_ENV:+, $OSU_LIKE_ENV}), $flavor, $transport, 2 ranks"
