@@ -17,6 +17,7 @@
  * active, or by clampi itself) and invalid arguments go to MPI unchanged, so MPI's own
  * checks and error messages apply. Everything not defined here is not wrapped. */
 #include <mpi.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,13 +123,9 @@ static void manage(MPI_Win win, MPI_Win shm, MPI_Comm comm, MPI_Aint size, int d
     if (win_keyval == MPI_KEYVAL_INVALID ||
         clampi_win_attach(win, shm, comm, size, disp_unit, dynamic, opts, &w) != MPI_SUCCESS)
         return;
-    /* The MPI-4 large-count RMA calls (MPI_Get_c, ...) are not wrapped: with an MPI that
-     * has them, an operation clampi does not see may be outstanding at any flush. */
-#ifdef CLAMPI_MPI_HAS_LARGE_COUNT_RMA
-    w->elide_flushes = CLAMPI_ELIDE_NEVER;
-#else
+    /* Every RMA call is wrapped (the MPI-4 large-count ones too, where the MPI has them):
+     * a flush with nothing outstanding may be elided while the window caches. */
     w->elide_flushes = CLAMPI_ELIDE_WHILE_CACHING;
-#endif
     if (clampi_straight_setup(w, comm) != 0 || MPI_Win_set_attr(win, win_keyval, w) != MPI_SUCCESS) {
         clampi_win_release(w);
         return;
@@ -313,6 +310,144 @@ PRELOAD_API int MPI_Compare_and_swap(const void *origin_addr, const void *compar
     WRITE_OP(target_rank, target_disp, 1, datatype,
              PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win));
 }
+
+/* ---- MPI-4 large-count calls (MPI_Get_c, ...), where the MPI has them ---------------
+ * Wrapped so that clampi sees every operation (else no flush could ever be elided).
+ * Counts that fit in an int take the int calls' path (a get is cached like any get; a
+ * write drops what it may overwrite) with MPI's _c call; larger ones go to MPI and are
+ * accounted for: the target is outstanding, a write drops everything cached of it. */
+#ifdef CLAMPI_MPI_HAS_LARGE_COUNT_RMA
+static inline int fits(MPI_Count c) { return c >= 0 && c <= INT_MAX; }
+
+static clampi_win *big_begin(MPI_Win win, int target) {
+    clampi_win *w = active ? lookup(win) : NULL;
+    if (!w || target < 0 || target >= w->nranks || clampi_straight_op(w, target)) return NULL;
+    clampi_win_enter(w);
+    return w;
+}
+static int big_end(clampi_win *w, int target, int writes, int rc) {
+    if (rc == MPI_SUCCESS) {
+        clampi_win_mark_outstanding(w, target);
+        if (!writes) {
+            w->n.gets++;
+            w->n.bypassed++;
+        } else {
+            const uint64_t all = (uint64_t)w->target_size[target];
+            w->n.puts++;
+            if (w->caches_data) clampi_cache_invalidate_range(&w->cache, (uint32_t)target, 0, all);
+            clampi_inflight_forget_overlapping(&w->inflight, (uint32_t)target, 0, all);
+        }
+    }
+    clampi_win_leave(w);
+    return rc;
+}
+#define BIG_OP(target, writes, call)                        \
+    do {                                                    \
+        clampi_win *bw = big_begin(win, target);            \
+        int brc = call;                                     \
+        return bw ? big_end(bw, target, writes, brc) : brc; \
+    } while (0)
+
+PRELOAD_API int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                          MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) {
+    if (fits(origin_count) && fits(target_count))
+        return clampi_pmpi_get_entry(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp,
+                                     (int)target_count, target_datatype, win);
+    BIG_OP(target_rank, 0, PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                                      target_count, target_datatype, win));
+}
+
+PRELOAD_API int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                           MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+                           MPI_Request *request) {
+    if (fits(origin_count) && fits(target_count))
+        return MPI_Rget(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count,
+                        target_datatype, win, request);
+    BIG_OP(target_rank, 0, PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                                       target_count, target_datatype, win, request));
+}
+
+/* A write or atomic: the int path when the target count fits, else BIG_OP. */
+#define WRITE_OP_C(call)                                                                    \
+    do {                                                                                    \
+        if (fits(target_count))                                                             \
+            WRITE_OP(target_rank, target_disp, (int)target_count, target_datatype, call);   \
+        BIG_OP(target_rank, 1, call);                                                       \
+    } while (0)
+
+PRELOAD_API int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                          int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+                          MPI_Win win) {
+    WRITE_OP_C(PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                          target_datatype, win));
+}
+
+PRELOAD_API int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                           int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                           MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
+    WRITE_OP_C(PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                           target_datatype, win, request));
+}
+
+PRELOAD_API int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                                 int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+    WRITE_OP_C(PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                                 target_datatype, op, win));
+}
+
+PRELOAD_API int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                                  int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                  MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
+    WRITE_OP_C(PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                                  target_count, target_datatype, op, win, request));
+}
+
+PRELOAD_API int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                                     void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype,
+                                     int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+    WRITE_OP_C(PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                                     result_datatype, target_rank, target_disp, target_count, target_datatype, op,
+                                     win));
+}
+
+PRELOAD_API int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                                      void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype,
+                                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
+    WRITE_OP_C(PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                                      result_datatype, target_rank, target_disp, target_count, target_datatype, op,
+                                      win, request));
+}
+
+/* Windows whose displacement unit does not fit in an int are left to MPI (unmanaged). */
+PRELOAD_API int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                                 MPI_Win *win) {
+    if (disp_unit <= 0 || disp_unit > INT_MAX) return PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
+    CREATE_WINDOW(PMPI_Win_create_c(base, size, disp_unit, info, comm, win), MPI_WIN_NULL, size, (int)disp_unit, 0);
+}
+
+PRELOAD_API int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                                   MPI_Win *win) {
+    if (disp_unit <= 0 || disp_unit > INT_MAX) return PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
+    CREATE_WINDOW(PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win), MPI_WIN_NULL, size, (int)disp_unit,
+                  0);
+}
+
+PRELOAD_API int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                                          void *baseptr, MPI_Win *win) {
+    if (disp_unit <= 0 || disp_unit > INT_MAX)
+        return PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
+    CREATE_WINDOW(PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win), o.shm_direct ? *win : MPI_WIN_NULL,
+                  size, (int)disp_unit, 0);
+}
+
+/* Changes nothing clampi keeps: defined so that every large-count window call is accounted for. */
+PRELOAD_API int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr) {
+    return PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr);
+}
+#endif
 
 /* ---- synchronization ------------------------------------------------------------------ */
 /* MPI_NAME(rank, win) -> fn(w, rank);  MPI_NAME(win) -> fn(w). A synchronization that goes
