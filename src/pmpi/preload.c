@@ -103,6 +103,13 @@ static inline clampi_win *lookup(MPI_Win win) { return last_is(win) ? last.w : l
  * in an out-of-line function with the same signature, so that both branches are tail
  * calls (no registers to save around the test). */
 #define FAST_PASS(kind) (__builtin_expect(clampi_last.kind##_win == win, 1) || !active)
+/* PASS_ENTRY(NAME, WIN_OFFSET, (params), (args)) defines MPI_NAME as
+ *     if (FAST_PASS(ops)) return PMPI_NAME(args); return clampi_pmpi_NAME_entry(args);
+ * for the RMA operations (the calls programs make most): in assembly on x86-64, where
+ * the window handle is read at WIN_OFFSET from the stack pointer (GCC's C version reloads
+ * and stores back every stack argument before either tail call); elsewhere in C. */
+#include "pmpi/pass_entry.h"
+
 /* Synchronizations also count down a pause of in-flight sharing (pmpi/straight.h). */
 #define FAST_SYNC (__builtin_expect(clampi_last.syncs_win == win && --clampi_last.budget, 1) || !active)
 
@@ -176,7 +183,7 @@ PRELOAD_API int MPI_Win_free(MPI_Win *win) {
 }
 
 /* ---- gets ---------------------------------------------------------------------------- */
-__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_get_entry(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Get_entry(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                                                 int target_rank, MPI_Aint target_disp, int target_count,
                                                 MPI_Datatype target_datatype, MPI_Win win) {
     clampi_win *w;
@@ -189,20 +196,9 @@ __attribute__((visibility("hidden"), noinline)) int clampi_pmpi_get_entry(void *
                     target_datatype, win);
 }
 
-/* MPI_Get is the call programs make most: on x86-64 its fast test is written in assembly
- * (GCC reloads and stores back MPI_Get's two stack arguments before either tail call,
- * four instructions of a budget of five); elsewhere, the same test in C. */
-#include "pmpi/get_x86_64.h"
-#ifndef CLAMPI_ASM_MPI_GET
-PRELOAD_API int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                        MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
-    if (FAST_PASS(ops))
-        return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                        target_datatype, win);
-    return clampi_pmpi_get_entry(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                                 target_count, target_datatype, win);
-}
-#endif
+PASS_ENTRY(Get, 16, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                        MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),
+           (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win))
 
 /* A get served locally still owes the program a request: a generalized request,
  * completed before it is returned. */
@@ -248,14 +244,21 @@ PRELOAD_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origi
         return clampi_win_write_end(w, target, &a, call);                                                    \
     } while (0)
 
-PRELOAD_API int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+PASS_ENTRY(Put, 16, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                        MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),
+           (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win))
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Put_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
              PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                       target_datatype, win));
 }
 
-PRELOAD_API int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+PASS_ENTRY(Rput, 16, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                         MPI_Request *request),
+           (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request))
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Rput_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
                          MPI_Request *request) {
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
@@ -263,7 +266,11 @@ PRELOAD_API int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype
                        target_datatype, win, request));
 }
 
-PRELOAD_API int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+PASS_ENTRY(Accumulate, 24, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                               int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+                               MPI_Op op, MPI_Win win),
+           (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win))
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Accumulate_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                                int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
                                MPI_Op op, MPI_Win win) {
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
@@ -271,7 +278,11 @@ PRELOAD_API int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Da
                              target_datatype, op, win));
 }
 
-PRELOAD_API int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+PASS_ENTRY(Raccumulate, 24, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                int target_rank, MPI_Aint target_disp, int target_count,
+                                MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request),
+           (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request))
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Raccumulate_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                                 int target_rank, MPI_Aint target_disp, int target_count,
                                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
@@ -279,7 +290,12 @@ PRELOAD_API int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_D
                               target_datatype, op, win, request));
 }
 
-PRELOAD_API int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+PASS_ENTRY(Get_accumulate, 48, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                   void *result_addr, int result_count, MPI_Datatype result_datatype,
+                                   int target_rank, MPI_Aint target_disp, int target_count,
+                                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win),
+           (origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win))
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Get_accumulate_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                                    void *result_addr, int result_count, MPI_Datatype result_datatype,
                                    int target_rank, MPI_Aint target_disp, int target_count,
                                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
@@ -289,7 +305,12 @@ PRELOAD_API int MPI_Get_accumulate(const void *origin_addr, int origin_count, MP
                                  win));
 }
 
-PRELOAD_API int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+PASS_ENTRY(Rget_accumulate, 48, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                    void *result_addr, int result_count, MPI_Datatype result_datatype,
+                                    int target_rank, MPI_Aint target_disp, int target_count,
+                                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request),
+           (origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request))
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Rget_accumulate_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                                     void *result_addr, int result_count, MPI_Datatype result_datatype,
                                     int target_rank, MPI_Aint target_disp, int target_count,
                                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
@@ -299,13 +320,19 @@ PRELOAD_API int MPI_Rget_accumulate(const void *origin_addr, int origin_count, M
                                   win, request));
 }
 
-PRELOAD_API int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+PASS_ENTRY(Fetch_and_op, 8, (const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+                                 MPI_Aint target_disp, MPI_Op op, MPI_Win win),
+           (origin_addr, result_addr, datatype, target_rank, target_disp, op, win))
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Fetch_and_op_entry(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
                                  MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
     WRITE_OP(target_rank, target_disp, 1, datatype,
              PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win));
 }
 
-PRELOAD_API int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+PASS_ENTRY(Compare_and_swap, 8, (const void *origin_addr, const void *compare_addr, void *result_addr,
+                                     MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win),
+           (origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win))
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Compare_and_swap_entry(const void *origin_addr, const void *compare_addr, void *result_addr,
                                      MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) {
     WRITE_OP(target_rank, target_disp, 1, datatype,
              PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win));
@@ -351,7 +378,7 @@ static int big_end(clampi_win *w, int target, int writes, int rc) {
 PRELOAD_API int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
                           MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) {
     if (fits(origin_count) && fits(target_count))
-        return clampi_pmpi_get_entry(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp,
+        return clampi_pmpi_Get_entry(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp,
                                      (int)target_count, target_datatype, win);
     BIG_OP(target_rank, 0, PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                                       target_count, target_datatype, win));
