@@ -60,7 +60,7 @@ for s in flush_local lock lock_all fence pscw; do for p in get_bw get_lat put_bw
 for k in create dynamic; do for p in get_bw get_bw_same get_lat put_bw put_lat acc_lat; do configs+=("$p $k flush 8"); done; done
 for p in get_bw get_lat put_bw; do configs+=("$p allocate flush 1024"); done
 if [ -n "$quick" ]; then configs=("get_bw allocate flush 8" "get_bw_same allocate flush 8" "get_lat allocate flush 8" "put_bw allocate flush 8" "get_bw create flush 8" "get_lat allocate fence 8"); fi
-if [ "$transport" = tcp ]; then tit=100; cit=20; else tit=2000; cit=1000; fi
+if [ "$transport" = tcp ]; then tit=100; cit=20; else tit=2000; cit=${OSU_LIKE_COUNT_ITERS:-300}; fi
 out=${OSU_LIKE_OUT:-bench/results/osu_like-$flavor-$transport.txt}
 mkdir -p bench/results
 {
