@@ -17,11 +17,13 @@
  * active, or by clampi itself) and invalid arguments go to MPI unchanged, so MPI's own
  * checks and error messages apply. Everything not defined here is not wrapped. */
 #include <mpi.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll_internal.h"
+#include "pmpi/straight.h"
 #include "rma/access.h"
 #include "rma/errors.h"
 #include "rma/stats.h"
@@ -30,7 +32,9 @@
 #define PRELOAD_API __attribute__((visibility("default")))
 
 /* ---- process-wide switches: read once, at load ------------------------------------- */
-static int active = 1;        /* 0 with CLAMPI_MODE=off: every call goes straight to MPI */
+/* 0 with CLAMPI_MODE=off: every call goes straight to MPI. (Hidden, not static: the
+ * assembly MPI_Get in pmpi/get_x86_64.h reads it.) */
+__attribute__((visibility("hidden"))) int active = 1;
 static int thread_multiple;   /* MPI initialised with MPI_THREAD_MULTIPLE */
 
 __attribute__((constructor)) static void preload_init(void) {
@@ -42,6 +46,9 @@ __attribute__((constructor)) static void preload_init(void) {
 static int win_keyval = MPI_KEYVAL_INVALID;
 static pthread_once_t keyval_once = PTHREAD_ONCE_INIT;
 static int unmapped; /* windows that did not fit the map: found through the attribute */
+/* Bumped whenever the preload creates or frees a window: it invalidates every thread's
+ * last-window entry (a freed window's handle may come back for a new window). */
+static unsigned window_gen = 1;
 
 /* Called by MPI_Win_free (before MPI frees the handle, so no new window can reuse the
  * handle while the map still names it). */
@@ -49,6 +56,7 @@ static int delete_state(MPI_Win win, int keyval, void *attr, void *extra) {
     clampi_win *w = attr;
     if (clampi_registry_lookup_mpi(win) == w) clampi_registry_unmap(w);
     else __atomic_fetch_sub(&unmapped, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&window_gen, 1, __ATOMIC_RELEASE);
     clampi_win_release(w);
     return MPI_SUCCESS;
 }
@@ -63,6 +71,47 @@ static inline clampi_win *find(MPI_Win win) {
     if (win != MPI_WIN_NULL && win_keyval != MPI_KEYVAL_INVALID) MPI_Win_get_attr(win, win_keyval, &attr, &flag);
     return flag ? attr : NULL;
 }
+
+/* One entry per thread: the window last looked up, so that a program working on one
+ * window pays two compares per call instead of the map probe. (initial-exec: a TLS
+ * access without a call; the library is loaded at start-up, by LD_PRELOAD or linking.) */
+typedef struct last_window {
+    MPI_Win win;
+    clampi_win *w;
+    unsigned gen;
+} last_window;
+static __thread last_window last __attribute__((tls_model("initial-exec")));
+
+static inline int last_is(MPI_Win win) {
+    return last.win == win && last.gen == __atomic_load_n(&window_gen, __ATOMIC_RELAXED);
+}
+static __attribute__((noinline)) clampi_win *lookup_fill(MPI_Win win) {
+    unsigned gen = __atomic_load_n(&window_gen, __ATOMIC_ACQUIRE);
+    clampi_win *w = find(win);
+    last.win = win;
+    last.w = w;
+    last.gen = gen;
+    if (!thread_multiple) clampi_straight_remember(win, w);
+    return w;
+}
+/* find(), through the thread's last-window entry. */
+static inline clampi_win *lookup(MPI_Win win) { return last_is(win) ? last.w : lookup_fill(win); }
+
+/* The hot entry points test, inline, whether the call goes straight to MPI: the window is
+ * the last one used and all its operations (FAST_PASS(ops)) or synchronizations
+ * (FAST_PASS(syncs)) go straight (pmpi/straight.h), or the preload is off. Everything else is
+ * in an out-of-line function with the same signature, so that both branches are tail
+ * calls (no registers to save around the test). */
+#define FAST_PASS(kind) (__builtin_expect(clampi_last.kind##_win == win, 1) || !active)
+/* PASS_ENTRY(NAME, WIN_OFFSET, (params), (args)) defines MPI_NAME as
+ *     if (FAST_PASS(ops)) return PMPI_NAME(args); return clampi_pmpi_NAME_entry(args);
+ * for the RMA operations (the calls programs make most): in assembly on x86-64, where
+ * the window handle is read at WIN_OFFSET from the stack pointer (GCC's C version reloads
+ * and stores back every stack argument before either tail call); elsewhere in C. */
+#include "pmpi/pass_entry.h"
+
+/* Synchronizations also count down a pause of in-flight sharing (pmpi/straight.h). */
+#define FAST_SYNC (__builtin_expect(clampi_last.syncs_win == win && --clampi_last.budget, 1) || !active)
 
 /* Options are read and agreed on before the window exists: a bad value fails creation on
  * every rank with MPI_ERR_INFO_VALUE (through comm's error handler), as CMPI_Win_* do. */
@@ -81,18 +130,16 @@ static void manage(MPI_Win win, MPI_Win shm, MPI_Comm comm, MPI_Aint size, int d
     if (win_keyval == MPI_KEYVAL_INVALID ||
         clampi_win_attach(win, shm, comm, size, disp_unit, dynamic, opts, &w) != MPI_SUCCESS)
         return;
-    /* The MPI-4 large-count RMA calls (MPI_Get_c, ...) are not wrapped: with an MPI that
-     * has them, an operation clampi does not see may be outstanding at any flush. */
-#ifdef CLAMPI_MPI_HAS_LARGE_COUNT_RMA
-    w->elide_flushes = CLAMPI_ELIDE_NEVER;
-#else
+    /* Every RMA call is wrapped (the MPI-4 large-count ones too, where the MPI has them):
+     * a flush with nothing outstanding may be elided while the window caches. */
     w->elide_flushes = CLAMPI_ELIDE_WHILE_CACHING;
-#endif
-    if (MPI_Win_set_attr(win, win_keyval, w) != MPI_SUCCESS) {
+    if (clampi_straight_setup(w, comm) != 0 || MPI_Win_set_attr(win, win_keyval, w) != MPI_SUCCESS) {
         clampi_win_release(w);
         return;
     }
     if (clampi_registry_map(w) != 0) __atomic_fetch_add(&unmapped, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&window_gen, 1, __ATOMIC_RELEASE);
+    if (!thread_multiple) clampi_straight_forget_last();
 }
 
 /* The body of every creation call: options agreed on, MPI's call, clampi state. */
@@ -129,20 +176,18 @@ PRELOAD_API int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *wi
 }
 
 PRELOAD_API int MPI_Win_free(MPI_Win *win) {
+    if (!thread_multiple) clampi_straight_forget_last();
     clampi_win *w = active && win ? find(*win) : NULL;
     if (w && clampi_options_stats_enabled()) clampi_stats_print(w);
     return PMPI_Win_free(win); /* the attribute's delete callback frees w */
 }
 
 /* ---- gets ---------------------------------------------------------------------------- */
-/* Same signature as MPI_Get, so that both calls below are tail calls: with CLAMPI_MODE=off
- * MPI_Get costs a test and a jump more than PMPI_Get. */
-static __attribute__((noinline)) int get_entry(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Get_entry(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                                                 int target_rank, MPI_Aint target_disp, int target_count,
                                                 MPI_Datatype target_datatype, MPI_Win win) {
     clampi_win *w;
-    if (__builtin_expect(target_rank != MPI_PROC_NULL, 1) && (w = find(win)) &&
-        !__atomic_load_n(&w->passthrough, __ATOMIC_RELAXED)) {
+    if (active && (w = lookup(win)) && !clampi_straight_op(w, target_rank) && target_rank != MPI_PROC_NULL) {
         int rc = clampi_win_get(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                                 target_count, target_datatype);
         if (__builtin_expect(rc >= 0, 1)) return rc;
@@ -151,14 +196,9 @@ static __attribute__((noinline)) int get_entry(void *origin_addr, int origin_cou
                     target_datatype, win);
 }
 
-PRELOAD_API int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                        MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
-    if (__builtin_expect(!active, 0))
-        return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                        target_datatype, win);
-    return get_entry(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                     target_datatype, win);
-}
+PASS_ENTRY(Get, 16, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                        MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),
+           (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win))
 
 /* A get served locally still owes the program a request: a generalized request,
  * completed before it is returned. */
@@ -176,7 +216,7 @@ PRELOAD_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origi
                          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
                          MPI_Request *request) {
     clampi_win *w;
-    if (active && target_rank != MPI_PROC_NULL && request && (w = find(win))) {
+    if (active && target_rank != MPI_PROC_NULL && request && (w = lookup(win)) && !clampi_straight_op(w, target_rank)) {
         int served = 0;
         int rc = clampi_win_rget(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                                  target_count, target_datatype, request, &served);
@@ -197,20 +237,28 @@ PRELOAD_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origi
     do {                                                                                                     \
         clampi_win *w;                                                                                       \
         clampi_access a;                                                                                     \
-        if (!active || (target) == MPI_PROC_NULL || !(w = find(win)) ||                                      \
+        if (FAST_PASS(ops)) return call;                                                                     \
+        if (!active || (target) == MPI_PROC_NULL || !(w = lookup(win)) || clampi_straight_op(w, target) ||   \
             clampi_win_write_begin(w, tcount, ttype, target, disp, tcount, ttype, &a) != -1)                 \
             return call;                                                                                     \
         return clampi_win_write_end(w, target, &a, call);                                                    \
     } while (0)
 
-PRELOAD_API int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+PASS_ENTRY(Put, 16, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                        MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),
+           (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win))
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Put_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
              PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                       target_datatype, win));
 }
 
-PRELOAD_API int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+PASS_ENTRY(Rput, 16, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                         MPI_Request *request),
+           (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request))
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Rput_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
                          MPI_Request *request) {
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
@@ -218,7 +266,11 @@ PRELOAD_API int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype
                        target_datatype, win, request));
 }
 
-PRELOAD_API int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+PASS_ENTRY(Accumulate, 24, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                               int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+                               MPI_Op op, MPI_Win win),
+           (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win))
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Accumulate_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                                int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
                                MPI_Op op, MPI_Win win) {
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
@@ -226,7 +278,11 @@ PRELOAD_API int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Da
                              target_datatype, op, win));
 }
 
-PRELOAD_API int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+PASS_ENTRY(Raccumulate, 24, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                int target_rank, MPI_Aint target_disp, int target_count,
+                                MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request),
+           (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request))
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Raccumulate_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                                 int target_rank, MPI_Aint target_disp, int target_count,
                                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
@@ -234,7 +290,12 @@ PRELOAD_API int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_D
                               target_datatype, op, win, request));
 }
 
-PRELOAD_API int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+PASS_ENTRY(Get_accumulate, 48, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                   void *result_addr, int result_count, MPI_Datatype result_datatype,
+                                   int target_rank, MPI_Aint target_disp, int target_count,
+                                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win),
+           (origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win))
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Get_accumulate_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                                    void *result_addr, int result_count, MPI_Datatype result_datatype,
                                    int target_rank, MPI_Aint target_disp, int target_count,
                                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
@@ -244,7 +305,12 @@ PRELOAD_API int MPI_Get_accumulate(const void *origin_addr, int origin_count, MP
                                  win));
 }
 
-PRELOAD_API int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+PASS_ENTRY(Rget_accumulate, 48, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                    void *result_addr, int result_count, MPI_Datatype result_datatype,
+                                    int target_rank, MPI_Aint target_disp, int target_count,
+                                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request),
+           (origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request))
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Rget_accumulate_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                                     void *result_addr, int result_count, MPI_Datatype result_datatype,
                                     int target_rank, MPI_Aint target_disp, int target_count,
                                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
@@ -254,50 +320,205 @@ PRELOAD_API int MPI_Rget_accumulate(const void *origin_addr, int origin_count, M
                                   win, request));
 }
 
-PRELOAD_API int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+PASS_ENTRY(Fetch_and_op, 8, (const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+                                 MPI_Aint target_disp, MPI_Op op, MPI_Win win),
+           (origin_addr, result_addr, datatype, target_rank, target_disp, op, win))
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Fetch_and_op_entry(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
                                  MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
     WRITE_OP(target_rank, target_disp, 1, datatype,
              PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win));
 }
 
-PRELOAD_API int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+PASS_ENTRY(Compare_and_swap, 8, (const void *origin_addr, const void *compare_addr, void *result_addr,
+                                     MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win),
+           (origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win))
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Compare_and_swap_entry(const void *origin_addr, const void *compare_addr, void *result_addr,
                                      MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) {
     WRITE_OP(target_rank, target_disp, 1, datatype,
              PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win));
 }
 
-/* ---- synchronization ------------------------------------------------------------------ */
-#define WIN_OR_PASS(call)                             \
-    clampi_win *w = active ? find(win) : NULL;        \
-    if (!w) return call
-#define RANK_OR_PASS(rank, call) \
-    if ((rank) < 0 || (rank) >= w->nranks) return call
+/* ---- MPI-4 large-count calls (MPI_Get_c, ...), where the MPI has them ---------------
+ * Wrapped so that clampi sees every operation (else no flush could ever be elided).
+ * Counts that fit in an int take the int calls' path (a get is cached like any get; a
+ * write drops what it may overwrite) with MPI's _c call; larger ones go to MPI and are
+ * accounted for: the target is outstanding, a write drops everything cached of it. */
+#ifdef CLAMPI_MPI_HAS_LARGE_COUNT_RMA
+static inline int fits(MPI_Count c) { return c >= 0 && c <= INT_MAX; }
 
-/* MPI_NAME(win) -> fn(w);  MPI_NAME(rank, win) -> fn(w, rank) */
-#define WRAP_WIN(NAME, fn)                                  \
-    PRELOAD_API int MPI_##NAME(MPI_Win win) {               \
-        WIN_OR_PASS(PMPI_##NAME(win));                      \
-        return fn(w);                                       \
+static clampi_win *big_begin(MPI_Win win, int target) {
+    clampi_win *w = active ? lookup(win) : NULL;
+    if (!w || target < 0 || target >= w->nranks || clampi_straight_op(w, target)) return NULL;
+    clampi_win_enter(w);
+    return w;
+}
+static int big_end(clampi_win *w, int target, int writes, int rc) {
+    if (rc == MPI_SUCCESS) {
+        clampi_win_mark_outstanding(w, target);
+        if (!writes) {
+            w->n.gets++;
+            w->n.bypassed++;
+        } else {
+            const uint64_t all = (uint64_t)w->target_size[target];
+            w->n.puts++;
+            if (w->caches_data) clampi_cache_invalidate_range(&w->cache, (uint32_t)target, 0, all);
+            clampi_inflight_forget_overlapping(&w->inflight, (uint32_t)target, 0, all);
+        }
     }
-#define WRAP_RANK(NAME, fn)                                 \
-    PRELOAD_API int MPI_##NAME(int rank, MPI_Win win) {     \
-        WIN_OR_PASS(PMPI_##NAME(rank, win));                \
-        RANK_OR_PASS(rank, PMPI_##NAME(rank, win));         \
-        return fn(w, rank);                                 \
+    clampi_win_leave(w);
+    return rc;
+}
+#define BIG_OP(target, writes, call)                        \
+    do {                                                    \
+        clampi_win *bw = big_begin(win, target);            \
+        int brc = call;                                     \
+        return bw ? big_end(bw, target, writes, brc) : brc; \
+    } while (0)
+
+PRELOAD_API int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                          MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) {
+    if (fits(origin_count) && fits(target_count))
+        return clampi_pmpi_Get_entry(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp,
+                                     (int)target_count, target_datatype, win);
+    BIG_OP(target_rank, 0, PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                                      target_count, target_datatype, win));
+}
+
+PRELOAD_API int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                           MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+                           MPI_Request *request) {
+    if (fits(origin_count) && fits(target_count))
+        return MPI_Rget(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count,
+                        target_datatype, win, request);
+    BIG_OP(target_rank, 0, PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                                       target_count, target_datatype, win, request));
+}
+
+/* A write or atomic: the int path when the target count fits, else BIG_OP. */
+#define WRITE_OP_C(call)                                                                    \
+    do {                                                                                    \
+        if (fits(target_count))                                                             \
+            WRITE_OP(target_rank, target_disp, (int)target_count, target_datatype, call);   \
+        BIG_OP(target_rank, 1, call);                                                       \
+    } while (0)
+
+PRELOAD_API int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                          int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+                          MPI_Win win) {
+    WRITE_OP_C(PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                          target_datatype, win));
+}
+
+PRELOAD_API int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                           int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                           MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
+    WRITE_OP_C(PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                           target_datatype, win, request));
+}
+
+PRELOAD_API int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                                 int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+    WRITE_OP_C(PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                                 target_datatype, op, win));
+}
+
+PRELOAD_API int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                                  int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                  MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
+    WRITE_OP_C(PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                                  target_count, target_datatype, op, win, request));
+}
+
+PRELOAD_API int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                                     void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype,
+                                     int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+    WRITE_OP_C(PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                                     result_datatype, target_rank, target_disp, target_count, target_datatype, op,
+                                     win));
+}
+
+PRELOAD_API int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                                      void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype,
+                                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
+    WRITE_OP_C(PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                                      result_datatype, target_rank, target_disp, target_count, target_datatype, op,
+                                      win, request));
+}
+
+/* Windows whose displacement unit does not fit in an int are left to MPI (unmanaged). */
+PRELOAD_API int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                                 MPI_Win *win) {
+    if (disp_unit <= 0 || disp_unit > INT_MAX) return PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
+    CREATE_WINDOW(PMPI_Win_create_c(base, size, disp_unit, info, comm, win), MPI_WIN_NULL, size, (int)disp_unit, 0);
+}
+
+PRELOAD_API int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                                   MPI_Win *win) {
+    if (disp_unit <= 0 || disp_unit > INT_MAX) return PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
+    CREATE_WINDOW(PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win), MPI_WIN_NULL, size, (int)disp_unit,
+                  0);
+}
+
+PRELOAD_API int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                                          void *baseptr, MPI_Win *win) {
+    if (disp_unit <= 0 || disp_unit > INT_MAX)
+        return PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
+    CREATE_WINDOW(PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win), o.shm_direct ? *win : MPI_WIN_NULL,
+                  size, (int)disp_unit, 0);
+}
+
+/* Changes nothing clampi keeps: defined so that every large-count window call is accounted for. */
+PRELOAD_API int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr) {
+    return PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr);
+}
+#endif
+
+/* ---- synchronization ------------------------------------------------------------------ */
+/* MPI_NAME(rank, win) -> fn(w, rank);  MPI_NAME(win) -> fn(w). A synchronization that goes
+ * through clampi also advances the straight path's policy (pmpi/straight.h). */
+#define WRAP_RANK(NAME, fn)                                                             \
+    static __attribute__((noinline)) int NAME##_entry(int rank, MPI_Win win) {          \
+        clampi_win *w = active ? lookup(win) : NULL;                                    \
+        if (!w || rank < 0 || rank >= w->nranks) return PMPI_##NAME(rank, win);         \
+        int rc = clampi_straight_op(w, rank) && !clampi_inflight_pending(&w->inflight, (uint32_t)rank) \
+                     ? PMPI_##NAME(rank, win) : fn(w, rank);                            \
+        clampi_straight_after_sync(w, rank);                                            \
+        return rc;                                                                      \
+    }                                                                                   \
+    PRELOAD_API int MPI_##NAME(int rank, MPI_Win win) {                                 \
+        if (FAST_SYNC) return PMPI_##NAME(rank, win);                                    \
+        return NAME##_entry(rank, win);                                                 \
+    }
+#define WRAP_WIN(NAME, fn, ...)                                                         \
+    static __attribute__((noinline)) int NAME##_entry(__VA_ARGS__ MPI_Win win) {        \
+        clampi_win *w = active ? lookup(win) : NULL;                                    \
+        if (!w) return PMPI_##NAME(ARGS_##NAME);                                        \
+        int rc = fn;                                                                    \
+        clampi_straight_after_sync(w, -1);                                              \
+        return rc;                                                                      \
+    }                                                                                   \
+    PRELOAD_API int MPI_##NAME(__VA_ARGS__ MPI_Win win) {                               \
+        if (FAST_SYNC) return PMPI_##NAME(ARGS_##NAME);                                  \
+        return NAME##_entry(ARGS_##NAME);                                               \
     }
 WRAP_RANK(Win_flush, clampi_win_flush)
 WRAP_RANK(Win_flush_local, clampi_win_flush_local)
 WRAP_RANK(Win_unlock, clampi_win_unlock)
-WRAP_WIN(Win_flush_all, clampi_win_flush_all)
-WRAP_WIN(Win_flush_local_all, clampi_win_flush_local_all)
-WRAP_WIN(Win_unlock_all, clampi_win_unlock_all)
-WRAP_WIN(Win_complete, clampi_win_complete)
-WRAP_WIN(Win_sync, clampi_win_sync) /* in transparent mode: no in-flight sharing across it */
-
-PRELOAD_API int MPI_Win_fence(int assert, MPI_Win win) {
-    WIN_OR_PASS(PMPI_Win_fence(assert, win));
-    return clampi_win_fence(w, assert);
-}
+#define ARGS_Win_flush_all win
+#define ARGS_Win_flush_local_all win
+#define ARGS_Win_unlock_all win
+#define ARGS_Win_complete win
+#define ARGS_Win_sync win
+#define ARGS_Win_fence assert, win
+WRAP_WIN(Win_flush_all, clampi_win_flush_all(w))
+WRAP_WIN(Win_flush_local_all, clampi_win_flush_local_all(w))
+WRAP_WIN(Win_unlock_all, clampi_win_unlock_all(w))
+WRAP_WIN(Win_complete, clampi_win_complete(w))
+WRAP_WIN(Win_sync, clampi_win_sync(w)) /* transparent: no in-flight sharing across it */
+WRAP_WIN(Win_fence, clampi_win_fence(w, assert), int assert, )
 
 /* Epoch openings and the target side of PSCW change nothing clampi keeps: they are
  * defined here only so that every synchronization call is accounted for. */
@@ -318,7 +539,10 @@ PRELOAD_API int MPI_Win_set_info(MPI_Win win, MPI_Info info) {
     clampi_win_options o = w->opts;
     const char *bad_key = NULL;
     if (clampi_options_update(info, &o, &bad_key) != MPI_SUCCESS) return clampi_raise_win(w, CLAMPI_E_INFO);
-    if (memcmp(&o, &w->opts, sizeof o)) clampi_win_reconfigure(w, &o);
+    if (memcmp(&o, &w->opts, sizeof o)) {
+        clampi_win_reconfigure(w, &o);
+        clampi_straight_refresh(w);
+    }
     return MPI_SUCCESS;
 }
 
@@ -337,6 +561,7 @@ PRELOAD_API int MPI_Win_set_name(MPI_Win win, const char *win_name) {
         clampi_win_options o = w->opts;
         o.mode = mode;
         clampi_win_reconfigure(w, &o);
+        clampi_straight_refresh(w);
     }
     return rc;
 }

@@ -18,6 +18,8 @@ void clampi_win_release(clampi_win *w) {
     free(w->target_shm);
     free(w->outstanding);
     free(w->dirty_targets);
+    free(w->straight);
+    free(w->straight_policy);
     free(w);
 }
 
@@ -92,7 +94,8 @@ int clampi_win_attach(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint 
         w->target_disp_unit = malloc(w->nranks * sizeof *w->target_disp_unit);
         w->outstanding = calloc(w->nranks, sizeof *w->outstanding);
         w->dirty_targets = malloc(w->nranks * sizeof *w->dirty_targets);
-        ok = ok && w->target_size && w->target_disp_unit && w->outstanding && w->dirty_targets &&
+        w->straight = calloc(w->nranks, 1);
+        ok = ok && w->target_size && w->target_disp_unit && w->outstanding && w->dirty_targets && w->straight &&
              clampi_inflight_init(&w->inflight, (uint32_t)w->nranks) == 0;
     }
     /* Agree first: the allgathers below are collective and must run on every rank. */
@@ -152,9 +155,9 @@ void clampi_win_reconfigure(clampi_win *w, const clampi_win_options *opts) {
     int sizes_changed = next.index_entries != w->opts.index_entries || next.buffer_bytes != w->opts.buffer_bytes;
     /* Gets in flight still complete (and fill their duplicates) but are not cached. */
     clampi_inflight_forget_all(&w->inflight);
-    /* An off window's gets may have gone straight to MPI (preload): the next flushes must
-     * not be elided. */
-    if (w->opts.mode == CLAMPI_MODE_OFF)
+    /* An off or transparent window's operations may have gone straight to MPI (preload):
+     * the next flushes must not be elided. */
+    if (w->opts.mode == CLAMPI_MODE_OFF || w->opts.mode == CLAMPI_MODE_TRANSPARENT)
         for (int t = 0; t < w->nranks; t++) clampi_win_mark_outstanding(w, t);
     if (clampi_cache_usable(&w->cache)) {
         if (!mode_caches(next.mode)) clampi_cache_invalidate(&w->cache);

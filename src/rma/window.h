@@ -38,6 +38,12 @@ typedef struct clampi_win {
     int mt;                   /* MPI_THREAD_MULTIPLE: every operation takes `lock` */
     int passthrough;          /* mode off: the preload sends gets straight to MPI (atomic:
                                  read without the lock, changed by clampi_win_reconfigure) */
+    /* The preload's straight path (src/pmpi/straight.h): per target, nonzero while its
+     * operations go to MPI with no clampi bookkeeping (1: its syncs too); all_straight:
+     * every entry is 1. Zero unless the preload sets them; read without the lock. */
+    unsigned char *straight;
+    int all_straight;
+    struct clampi_straight_policy *straight_policy; /* the preload's, freed with the window */
     pthread_mutex_t lock;
 
     MPI_Aint *target_size;    /* per target: window bytes */

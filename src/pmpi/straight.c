@@ -1,0 +1,183 @@
+/* The preload's straight path: which targets skip clampi (see straight.h). */
+#include "pmpi/straight.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define QUIET_EPOCHS 2      /* synchronizations without a shared get before a pause */
+#define FIRST_PAUSE 64      /* synchronizations; the pause grows 4-fold up to MAX_PAUSE */
+#define MAX_PAUSE 4096
+
+
+/* CLAMPI_INFLIGHT_SHARING, read once; a value other than the three is taken as auto
+ * (the preload never fails a program for a tuning knob it has not got). */
+static enum clampi_sharing sharing_setting(void) {
+    static int cached = -1;
+    if (cached < 0) {
+        const char *s = getenv("CLAMPI_INFLIGHT_SHARING");
+        cached = !s ? SHARING_AUTO : !strcmp(s, "always") ? SHARING_ALWAYS : !strcmp(s, "never") ? SHARING_NEVER
+                                                                                           : SHARING_AUTO;
+    }
+    return (enum clampi_sharing)cached;
+}
+
+/* same_node[t] = 1 if comm's rank t runs on the caller's node: MPI_COMM_TYPE_SHARED, or,
+ * with CLAMPI_NODE_SIZE=K (testing: several nodes on one machine), MPI_COMM_WORLD ranks
+ * [iK, (i+1)K) form node i. */
+static int find_same_node(MPI_Comm comm, int n, unsigned char *same_node) {
+    const char *e = getenv("CLAMPI_NODE_SIZE");
+    long k = e && *e ? strtol(e, NULL, 10) : 0;
+    MPI_Group g_comm, g_other;
+    MPI_Comm node = MPI_COMM_NULL;
+    PMPI_Comm_group(comm, &g_comm);
+    if (k > 0) {
+        PMPI_Comm_group(MPI_COMM_WORLD, &g_other);
+    } else {
+        if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
+            PMPI_Group_free(&g_comm);
+            return -1;
+        }
+        PMPI_Comm_group(node, &g_other);
+    }
+    int *ranks = malloc(2 * (size_t)n * sizeof *ranks), rc = ranks ? 0 : -1;
+    if (ranks) {
+        int *mapped = ranks + n, me;
+        for (int i = 0; i < n; i++) ranks[i] = i;
+        PMPI_Group_translate_ranks(g_comm, n, ranks, g_other, mapped);
+        PMPI_Comm_rank(comm, &me);
+        for (int t = 0; t < n; t++)
+            same_node[t] = k > 0 ? mapped[t] != MPI_UNDEFINED && mapped[t] / k == mapped[me] / k
+                                 : mapped[t] != MPI_UNDEFINED;
+        free(ranks);
+    }
+    PMPI_Group_free(&g_other);
+    PMPI_Group_free(&g_comm);
+    if (node != MPI_COMM_NULL) PMPI_Comm_free(&node);
+    return rc;
+}
+
+/* What target t should be now (window lock held). */
+static unsigned char wanted(const clampi_win *w, int t) {
+    const struct clampi_straight_policy *p = w->straight_policy;
+    unsigned char v;
+    switch (w->opts.mode) {
+    case CLAMPI_MODE_OFF: v = 1; break;
+    case CLAMPI_MODE_TRANSPARENT:
+        if (w->target_shm && w->target_shm[t]) v = 0; /* clampi's direct copy (shared windows) */
+        else if (p->sharing == SHARING_NEVER) v = 1;
+        else if (p->sharing == SHARING_ALWAYS) v = 0;
+        else v = p->same_node[t] || p->paused;
+        break;
+    default: v = 0; /* caching modes */
+    }
+    /* gets of an earlier sharing period still wait for their synchronization */
+    if (v == 1 && clampi_inflight_pending(&w->inflight, (uint32_t)t)) v = 2;
+    return v;
+}
+
+clampi_straight_last clampi_last;
+
+static void update_last(const clampi_win *w) {
+    const struct clampi_straight_policy *p = w->straight_policy;
+    if (clampi_last.w != w) return;
+    MPI_Win none;
+    memset(&none, 0, sizeof none);
+    clampi_last.ops_win = p->nops == w->nranks ? clampi_last.win : none;
+    clampi_last.syncs_win = p->nsyncs == w->nranks ? clampi_last.win : none;
+    clampi_last.budget = p->paused ? p->pause_left : UINT64_MAX;
+}
+
+void clampi_straight_remember(MPI_Win win, clampi_win *w) {
+    clampi_straight_forget_last();
+    clampi_last.win = win;
+    clampi_last.w = w;
+    clampi_last.budget = UINT64_MAX;
+    if (!w) clampi_last.ops_win = clampi_last.syncs_win = win; /* not managed: all to MPI */
+    else if (w->straight_policy) update_last(w);
+}
+
+static void set_target(clampi_win *w, int t) {
+    struct clampi_straight_policy *p = w->straight_policy;
+    unsigned char old = w->straight[t], v = wanted(w, t);
+    p->nops += (v != 0) - (old != 0);
+    p->nsyncs += (v == 1) - (old == 1);
+    __atomic_store_n(&w->straight[t], v, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->all_straight, p->nsyncs == w->nranks, __ATOMIC_RELAXED);
+}
+
+static void set_all(clampi_win *w) {
+    for (int t = 0; t < w->nranks; t++) set_target(w, t);
+    update_last(w);
+}
+
+int clampi_straight_setup(clampi_win *w, MPI_Comm comm) {
+    struct clampi_straight_policy *p = calloc(1, sizeof *p + (size_t)w->nranks);
+    if (!p || find_same_node(comm, w->nranks, p->same_node) != 0) {
+        free(p);
+        return -1;
+    }
+    p->sharing = sharing_setting();
+    p->next_pause = FIRST_PAUSE;
+    memset(w->straight, 0, (size_t)w->nranks);
+    w->straight_policy = p;
+    set_all(w);
+    return 0;
+}
+
+void clampi_straight_refresh(clampi_win *w) {
+    clampi_win_enter(w);
+    struct clampi_straight_policy *p = w->straight_policy;
+    p->paused = 0;
+    p->quiet = 0;
+    p->seen_misses = w->n.misses;
+    p->seen_hits = w->n.inflight_hits;
+    set_all(w);
+    clampi_win_leave(w);
+}
+
+/* In-flight sharing of a transparent window (auto): one step per synchronization that
+ * went through clampi. Returns 1 if every target must be re-evaluated. */
+static int policy_step(clampi_win *w, struct clampi_straight_policy *p) {
+    if (p->paused) {
+        if (--p->pause_left) return 0;
+        p->paused = 0;
+        p->quiet = 0;
+        p->seen_misses = w->n.misses;
+        p->seen_hits = w->n.inflight_hits;
+        return 1;
+    }
+    uint64_t tracked = w->n.misses - p->seen_misses, shared = w->n.inflight_hits - p->seen_hits;
+    p->seen_misses = w->n.misses;
+    p->seen_hits = w->n.inflight_hits;
+    if (shared && shared * 64 >= tracked) { /* paid off: ≥ 1 in 64 gets saved a network get */
+        p->quiet = 0;
+        p->next_pause = FIRST_PAUSE;
+        return 0;
+    }
+    if (++p->quiet < QUIET_EPOCHS) return 0;
+    p->paused = 1;
+    p->pause_left = p->next_pause;
+    if (p->next_pause < MAX_PAUSE) p->next_pause *= 4;
+    clampi_inflight_forget_all(&w->inflight); /* writes to paused targets are not tracked */
+    return 1;
+}
+
+void clampi_straight_after_sync(clampi_win *w, int target) {
+    struct clampi_straight_policy *p = w->straight_policy;
+    if (!p) return;
+    clampi_win_enter(w);
+    int all = target < 0;
+    if (w->opts.mode == CLAMPI_MODE_TRANSPARENT && p->sharing == SHARING_AUTO) {
+        /* the fast path used up the pause (clampi_last.budget): this is its last sync */
+        if (p->paused && clampi_last.w == w && clampi_last.budget == 0) p->pause_left = 1;
+        all |= policy_step(w, p);
+    }
+    if (all) {
+        set_all(w);
+    } else if (target < w->nranks) {
+        set_target(w, target);
+        update_last(w);
+    }
+    clampi_win_leave(w);
+}
