@@ -4,5 +4,6 @@
 
 #include <clampi/rma.h>   /* RMA get cache: CMPI_Win_*, CMPI_Get, ... */
 #include <clampi/coll.h>  /* collectives on a shared heap: CMPI_Alltoall, CMPI_Alloc_mem, ... */
+#include <clampi/match.h> /* message matching over UCX: CMPIX_Comm_enable, CMPIX_Isend, ... */
 
 #endif
