@@ -48,8 +48,12 @@ void clampi_msg_progress(void) {
         if (r) { done_head = r->done_next; if (!done_head) done_tail = NULL; }
         pthread_mutex_unlock(&done_lock);
         if (!r) break;
+        /* Pinned: another thread's wait may free the request as soon as MPI sees it
+         * complete; `finished` (MPICH's wait_fn) only after MPI knows. */
+        atomic_fetch_add(&r->refs, 1);
+        PMPI_Grequest_complete(r->mpi);
         atomic_store(&r->finished, 1);
-        PMPI_Grequest_complete(r->mpi); /* may run free_fn: r is gone after this */
+        clampi_mreq_unpin(r);
     }
     in_progress = 0;
 }
