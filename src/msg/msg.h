@@ -79,6 +79,8 @@ typedef struct clampi_mreq {
     int source, tag, error, cancelled;
     size_t bytes;
     _Atomic int finished;    /* transfer over; MPI_Grequest_complete pending or done */
+    _Atomic int handed;      /* release before UCX gets r, acquire in UCX's callbacks: the
+                              * hand-over through UCX is visible to TSan (UCX is not instrumented) */
     struct clampi_mreq *done_next, *table_next;
 } clampi_mreq;
 

@@ -79,6 +79,7 @@ static void unpack_into(clampi_mreq *r, const void *data, size_t bytes) {
 
 static void rndv_done(void *request, ucs_status_t status, size_t length, void *user_data) {
     clampi_mreq *r = user_data;
+    (void)atomic_load_explicit(&r->handed, memory_order_acquire);
     if (status != UCS_OK) r->error = MPI_ERR_OTHER;
     else if (r->tmp) unpack_into(r, r->tmp, r->staged);
     free(r->tmp);
@@ -118,6 +119,7 @@ void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r) {
     p.user_data = r;
     void *desc = m->rndv_desc;
     free(m);
+    atomic_store_explicit(&r->handed, 1, memory_order_release);
     void *req = dst ? ucp_am_recv_data_nbx(worker, desc, dst, total, &p) : UCS_STATUS_PTR(UCS_ERR_NO_MEMORY);
     if (UCS_PTR_IS_ERR(req)) {
         if (!dst) ucp_am_data_release(worker, desc);
@@ -191,6 +193,7 @@ static ucs_status_t am_handler(void *arg, const void *header, size_t header_leng
 /* ---- sending --------------------------------------------------------------------- */
 static void send_done(void *request, ucs_status_t status, void *user_data) {
     clampi_mreq *r = user_data;
+    (void)atomic_load_explicit(&r->handed, memory_order_acquire);
     if (status != UCS_OK) r->error = MPI_ERR_OTHER;
     ucp_request_free(request);
     clampi_msg_finish(r);
@@ -208,6 +211,7 @@ int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t 
     r->hdr.source = mc->rank;
     r->hdr.tag = tag;
     r->hdr.bytes = bytes;
+    atomic_store_explicit(&r->handed, 1, memory_order_release);
     pthread_mutex_lock(&mc->send_lock);
     r->hdr.seq = mc->seq_out[dest]++;
     void *req = ucp_am_send_nbx(mc->eps[dest], CLAMPI_MSG_AM_ID, &r->hdr, sizeof r->hdr, data, bytes, &p);
