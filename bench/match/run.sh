@@ -50,4 +50,5 @@ for tr in shm tcp; do
   timeout 1800 "$mpiexec" -n 2 "${flags[@]}" "${extra[@]}" $build/bench/match/match_depth_bench \
     --json $out/$mpi-depth-$tr.json --trials $trials | tee $out/$mpi-depth-$tr.txt || echo "(run failed or timed out)"
 done
-python3 plot.py $out || true
+py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3   # the distribution's, with matplotlib
+$py plot.py $out || true
