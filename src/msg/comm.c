@@ -13,11 +13,28 @@ static pthread_mutex_t enable_lock = PTHREAD_MUTEX_INITIALIZER;
 static int keyval = MPI_KEYVAL_INVALID;
 
 static void mcomm_free(clampi_mcomm *mc);
+static _Thread_local int disabling; /* CMPIX_Comm_disable is deleting the attribute */
 
-/* MPI_Comm_free of an enabled communicator: tear down locally (no collective possible). */
+/* Without a collective, a flush-mode close may wait forever for a peer that no longer
+ * progresses (it is in MPI_Finalize or a plain MPI call): close forcibly. */
+static void close_force(ucp_ep_h *eps, int n) {
+    ucp_request_param_t p;
+    memset(&p, 0, sizeof p);
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    for (int r = 0; r < n; r++)
+        if (eps[r]) {
+            clampi_ucx_wait(clampi_msg_worker(), ucp_ep_close_nbx(eps[r], &p));
+            eps[r] = NULL;
+        }
+}
+
+/* The attribute goes: CMPIX_Comm_disable (endpoints flushed, everybody progressing), or
+ * MPI_Comm_free / MPI_Finalize of an enabled communicator (local: forced close). */
 static int on_comm_delete(MPI_Comm comm, int kv, void *value, void *extra) {
     clampi_mcomm *mc = value;
     atomic_store(&by_context[mc->context], NULL);
+    if (!disabling && mc->eps) close_force(mc->eps, mc->size);
     mcomm_free(mc);
     return MPI_SUCCESS;
 }
@@ -143,9 +160,13 @@ int CMPIX_Comm_disable(MPI_Comm comm) {
     int err = clampi_ucx_barrier(comm, clampi_msg_worker());
     clampi_msg_progress();
     pthread_mutex_lock(&enable_lock);
-    PMPI_Comm_delete_attr(comm, keyval); /* on_comm_delete frees mc */
+    disabling = 1;
+    PMPI_Comm_delete_attr(comm, keyval); /* on_comm_delete frees mc (flush-mode close) */
+    disabling = 0;
     pthread_mutex_unlock(&enable_lock);
-    if (err == MPI_SUCCESS) err = PMPI_Barrier(comm); /* no context id reused before all freed it */
+    /* Progressing: a peer's flush-mode close needs this process's progress. Also, no
+     * context id is reused before all freed it. */
+    if (err == MPI_SUCCESS) err = clampi_ucx_barrier(comm, clampi_msg_worker());
     return err == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(comm, err, NULL);
 }
 
