@@ -3,7 +3,7 @@
 #   bench/match/run.sh BUILD_DIR [quick]
 #  1. engine alone: cycles per match vs depth, clear on/off, 1/2/4 threads  (engine.json)
 #  2. engine under cachegrind, caches cleared: D1/LL read misses per search (cachegrind.json)
-# SKIP_ENGINE=1 skips 1 and 2.
+# SKIP_ENGINE=1 skips 1 and 2, SKIP_DEPTH=1 skips 3.
 #  3. MPI vs CMPIX_ at controlled depth, shared memory and TCP, 2 ranks      (depth-shm.json, depth-tcp.json)
 set -euo pipefail
 build=$(cd "${1:?build dir}" && pwd); quick=${2:-}
@@ -19,14 +19,16 @@ fi
 eng=$build/bench/match/match_engine_bench
 if [ -z "${SKIP_ENGINE:-}" ] && { [ "$mpi" = openmpi ] || [ ! -s $out/engine.json ]; }; then   # no MPI: once
   echo "== engine: cycles per match"
-  $eng --json $out/engine.json --iters 400 | tee $out/engine.txt
-  $eng --json $out/engine-other.json --iters 400 --threads 1 --ahead other --kinds list,lla+hot,bins | tee $out/engine-other.txt
+  if [ -z "${SKIP_CYCLES:-}" ]; then   # SKIP_CYCLES=1: only the cachegrind part
+    $eng --json $out/engine.json --iters 400 | tee $out/engine.txt
+    $eng --json $out/engine-other.json --iters 400 --threads 1 --ahead other --kinds list,lla+hot,bins | tee $out/engine-other.txt
+  fi
   echo "== engine: cachegrind read misses per search (difference of two iteration counts)"
   echo '{"bench":"match_cachegrind","points":[' > $out/cachegrind.json
   first=1
   for k in list lla hot lla+hot bins; do for d in 0 128 1024 4096; do for c in 1; do
     m=()
-    for n in 16 32; do
+    for n in 48 96; do
       f=$(mktemp)
       valgrind --tool=cachegrind --cache-sim=yes --cachegrind-out-file=/dev/null $eng --kinds $k --depths $d \
         --threads 1 --clear $c --iters $n >/dev/null 2>$f
@@ -34,7 +36,7 @@ if [ -z "${SKIP_ENGINE:-}" ] && { [ "$mpi" = openmpi ] || [ ! -s $out/engine.jso
       ll=$(grep -E "LLd misses" $f | awk '{gsub(",","",$4); print $4}')
       m+=("$d1 $ll"); rm -f $f
     done
-    eff=16; [ $c = 1 ] && eff=4    # engine_bench runs iters/4 iterations with clearing
+    eff=48; [ $c = 1 ] && eff=12   # engine_bench runs iters/4 iterations with clearing
     read a1 b1 <<<"${m[0]}"; read a2 b2 <<<"${m[1]}"
     d1=$(echo "scale=1; ($a2-$a1)/$eff" | bc); ll=$(echo "scale=1; ($b2-$b1)/$eff" | bc)
     printf '%-8s D=%-5s clear=%s  D1 misses/search %8s  LL misses/search %8s\n' $k $d $c $d1 $ll | tee -a $out/cachegrind.txt
@@ -44,7 +46,8 @@ if [ -z "${SKIP_ENGINE:-}" ] && { [ "$mpi" = openmpi ] || [ ! -s $out/engine.jso
   echo ']}' >> $out/cachegrind.json
 fi
 trials=2; [ -n "$quick" ] && trials=1
-for tr in shm tcp; do
+for tr in ${SKIP_DEPTH:+none} ${SKIP_DEPTH:-shm tcp}; do
+  [ $tr = none ] && continue
   extra=(); [ $tr = tcp ] && extra=("${tcp[@]}")
   echo "== $mpi $tr: MPI vs CMPIX_ at controlled depth"
   timeout 1800 "$mpiexec" -n 2 "${flags[@]}" "${extra[@]}" $build/bench/match/match_depth_bench \

@@ -147,8 +147,13 @@ static void arrive(clampi_mcomm *mc, clampi_msg *m) {
 
 static ucs_status_t am_handler(void *arg, const void *header, size_t header_length, void *data, size_t length,
                                const ucp_am_recv_param_t *param) {
-    const clampi_msg_hdr *h = header;
-    clampi_mcomm *mc = header_length == sizeof *h ? clampi_msg_comm_by_context(h->context) : NULL;
+    clampi_msg_hdr hdr; /* UCX's header pointer need not be aligned: copy it */
+    const clampi_msg_hdr *h = &hdr;
+    clampi_mcomm *mc = NULL;
+    if (header_length == sizeof hdr) {
+        memcpy(&hdr, header, sizeof hdr);
+        mc = clampi_msg_comm_by_context(hdr.context);
+    }
     if (!mc || h->source < 0 || h->source >= mc->size) {
         fprintf(stderr, "clampi: message for an unknown communicator dropped\n");
         return UCS_OK;
