@@ -38,16 +38,16 @@ if [ -z "${SKIP_ENGINE:-}" ] && { [ "$mpi" = openmpi ] || [ ! -s $out/engine.jso
     done
     eff=48; [ $c = 1 ] && eff=12   # engine_bench runs iters/4 iterations with clearing
     read a1 b1 <<<"${m[0]}"; read a2 b2 <<<"${m[1]}"
-    d1=$(echo "scale=1; ($a2-$a1)/$eff" | bc); ll=$(echo "scale=1; ($b2-$b1)/$eff" | bc)
+    d1=$(echo "scale=1; ($a2-$a1)/$eff" | bc | sed 's/^\./0./; s/^-\./-0./'); ll=$(echo "scale=1; ($b2-$b1)/$eff" | bc | sed 's/^\./0./; s/^-\./-0./')
     printf '%-8s D=%-5s clear=%s  D1 misses/search %8s  LL misses/search %8s\n' $k $d $c $d1 $ll | tee -a $out/cachegrind.txt
     [ $first = 1 ] || echo ',' >> $out/cachegrind.json; first=0
     printf '{"kind":"%s","D":%s,"clear":%s,"d1_misses":%s,"ll_misses":%s}' $k $d $c $d1 $ll >> $out/cachegrind.json
   done; done; done
   echo ']}' >> $out/cachegrind.json
 fi
-trials=2; [ -n "$quick" ] && trials=1
-for tr in ${SKIP_DEPTH:+none} ${SKIP_DEPTH:-shm tcp}; do
-  [ $tr = none ] && continue
+trials=3; [ -n "$quick" ] && trials=1
+transports="shm tcp"; [ -n "${SKIP_DEPTH:-}" ] && transports=""
+for tr in $transports; do
   extra=(); [ $tr = tcp ] && extra=("${tcp[@]}")
   echo "== $mpi $tr: MPI vs CMPIX_ at controlled depth"
   timeout 1800 "$mpiexec" -n 2 "${flags[@]}" "${extra[@]}" $build/bench/match/match_depth_bench \
