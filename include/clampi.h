@@ -6,5 +6,6 @@
 #include <clampi/coll.h>  /* collectives on a shared heap: CMPI_Alltoall, CMPI_Alloc_mem, ... */
 #include <clampi/numa.h>  /* NUMA first-touch allocation: clampi_numa_alloc, ... */
 #include <clampi/locality.h>  /* locality analysis: CLAMPI_LOCALITY_NAME (clampi-locality) */
+#include <clampi/match.h> /* message matching over UCX: CMPIX_Comm_enable, CMPIX_Isend, ... */
 
 #endif

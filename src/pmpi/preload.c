@@ -24,6 +24,7 @@
 
 #include "coll/coll_internal.h"
 #include "pmpi/straight.h"
+#include "pmpi/match_profile.h"
 #include "rma/access.h"
 #include "rma/errors.h"
 #include "rma/stats.h"
@@ -636,6 +637,7 @@ PRELOAD_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype s
 /* ---- finalize ------------------------------------------------------------------------ */
 /* Windows the program never freed still get their stats line. */
 PRELOAD_API int MPI_Finalize(void) {
+    clampi_match_profile_finalize(); /* CLAMPI_MATCH_PROFILE (match_profile.c) */
     if (active && clampi_options_stats_enabled()) {
         clampi_registry_for_each_mapped(clampi_stats_print);
         clampi_coll_stats_print();

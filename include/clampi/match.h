@@ -1,0 +1,67 @@
+/* clampi message matching (seed 004): point-to-point messages matched by clampi's own
+ * engine (linked list of arrays, hot caching, bins) and carried by UCX active messages.
+ *
+ * A communicator is switched over collectively with CMPIX_Comm_enable; from then on the
+ * CMPIX_ point-to-point calls below work on it with MPI's semantics (non-overtaking order
+ * per pair, MPI_ANY_SOURCE / MPI_ANY_TAG, probes, cancel of a posted receive). Messages
+ * sent with CMPIX_ are received only with CMPIX_ (and MPI's own with MPI's): the two paths
+ * do not match each other. The completion calls accept clampi's requests and ordinary MPI
+ * requests alike. clampi's requests are MPI generalized requests: MPI_Wait, MPI_Test,
+ * MPI_Request_free, MPI_Test_cancelled and MPI_Get_count work on them too (see
+ * docs/matching.md for how progress reaches them on each MPI).
+ *
+ * Info keys / environment (info strongest): clampi_match (CLAMPI_MATCH) = list | lla | hot
+ * | lla+hot | bins; clampi_match_width (CLAMPI_MATCH_WIDTH) = entries per array;
+ * clampi_match_hot_period (CLAMPI_MATCH_HOT_PERIOD) = microseconds.
+ *
+ * Every function returns MPI_SUCCESS or an MPI error code raised through the
+ * communicator's error handler: MPI_ERR_COMM (null or not enabled), MPI_ERR_RANK,
+ * MPI_ERR_TAG, MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_BUFFER, MPI_ERR_ARG,
+ * MPI_ERR_INFO_VALUE, MPI_ERR_TRUNCATE (also in the status's MPI_ERROR). */
+#ifndef CLAMPI_MATCH_H
+#define CLAMPI_MATCH_H
+
+#include <mpi.h>
+
+#ifndef CLAMPI_API
+#define CLAMPI_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CLAMPI_MATCH_KEY "clampi_match"
+#define CLAMPI_MATCH_WIDTH_KEY "clampi_match_width"
+#define CLAMPI_MATCH_HOT_PERIOD_KEY "clampi_match_hot_period"
+
+/* Collective over comm: gives comm a matching engine (structure from info / environment),
+ * a context id agreed by all its processes, and UCX endpoints to every rank. */
+CLAMPI_API int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info);
+/* Collective: every CMPIX_ operation on comm must be complete. Frees what enable made. */
+CLAMPI_API int CMPIX_Comm_disable(MPI_Comm comm);
+
+CLAMPI_API int CMPIX_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                           MPI_Comm comm, MPI_Request *request);
+CLAMPI_API int CMPIX_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                           MPI_Comm comm, MPI_Request *request);
+CLAMPI_API int CMPIX_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                          MPI_Comm comm);
+CLAMPI_API int CMPIX_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                          MPI_Comm comm, MPI_Status *status);
+CLAMPI_API int CMPIX_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+CLAMPI_API int CMPIX_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+/* Cancels a posted receive that has not matched (then MPI_Test_cancelled says true);
+ * on anything else it is a no-op, as MPI_Cancel on a matched receive. */
+CLAMPI_API int CMPIX_Cancel(MPI_Request *request);
+
+CLAMPI_API int CMPIX_Wait(MPI_Request *request, MPI_Status *status);
+CLAMPI_API int CMPIX_Test(MPI_Request *request, int *flag, MPI_Status *status);
+CLAMPI_API int CMPIX_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+CLAMPI_API int CMPIX_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
+CLAMPI_API int CMPIX_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,179 @@
+/* CMPIX_Comm_enable / CMPIX_Comm_disable and the communicator lookups. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/ucx/context.h"
+#include "clampi/match.h"
+#include "msg/msg.h"
+
+/* context id -> communicator, read by the AM handler without a lock */
+static _Atomic(clampi_mcomm *) by_context[CLAMPI_MSG_MAX_CONTEXTS];
+static pthread_mutex_t enable_lock = PTHREAD_MUTEX_INITIALIZER;
+static int keyval = MPI_KEYVAL_INVALID;
+
+static void mcomm_free(clampi_mcomm *mc);
+static _Thread_local int disabling; /* CMPIX_Comm_disable is deleting the attribute */
+
+/* Without a collective, a flush-mode close may wait forever for a peer that no longer
+ * progresses (it is in MPI_Finalize or a plain MPI call): close forcibly. */
+static void close_force(ucp_ep_h *eps, int n) {
+    ucp_request_param_t p;
+    memset(&p, 0, sizeof p);
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    for (int r = 0; r < n; r++)
+        if (eps[r]) {
+            clampi_ucx_wait(clampi_msg_worker(), ucp_ep_close_nbx(eps[r], &p));
+            eps[r] = NULL;
+        }
+}
+
+/* The attribute goes: CMPIX_Comm_disable (endpoints flushed, everybody progressing), or
+ * MPI_Comm_free / MPI_Finalize of an enabled communicator (local: forced close). */
+static int on_comm_delete(MPI_Comm comm, int kv, void *value, void *extra) {
+    clampi_mcomm *mc = value;
+    atomic_store(&by_context[mc->context], NULL);
+    if (!disabling && mc->eps) close_force(mc->eps, mc->size);
+    mcomm_free(mc);
+    return MPI_SUCCESS;
+}
+
+clampi_mcomm *clampi_msg_comm(MPI_Comm comm) {
+    if (comm == MPI_COMM_NULL || keyval == MPI_KEYVAL_INVALID) return NULL;
+    void *v = NULL;
+    int flag = 0;
+    if (PMPI_Comm_get_attr(comm, keyval, &v, &flag) != MPI_SUCCESS || !flag) return NULL;
+    return v;
+}
+
+clampi_mcomm *clampi_msg_comm_by_context(uint32_t ctx) {
+    return ctx < CLAMPI_MSG_MAX_CONTEXTS ? atomic_load(&by_context[ctx]) : NULL;
+}
+
+int clampi_msg_raise(MPI_Comm comm, int code, const char *why) {
+    if (why && getenv("CLAMPI_MATCH_VERBOSE")) fprintf(stderr, "clampi: %s\n", why);
+    PMPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code);
+    return code;
+}
+
+static void free_unexpected(uintptr_t cookie, void *arg) { clampi_msg_free((clampi_msg *)cookie); }
+
+static void mcomm_free(clampi_mcomm *mc) {
+    if (mc->matcher) {
+        clampi_matcher_drain(mc->matcher, 1, free_unexpected, NULL);
+        clampi_matcher_destroy(mc->matcher);
+    }
+    if (mc->eps) clampi_ucx_disconnect(clampi_msg_worker(), mc->eps, mc->size);
+    for (int i = 0; mc->stash && i < mc->size; i++)
+        while (mc->stash[i]) {
+            clampi_msg *n = mc->stash[i]->next;
+            clampi_msg_free(mc->stash[i]);
+            mc->stash[i] = n;
+        }
+    pthread_mutex_destroy(&mc->send_lock);
+    pthread_mutex_destroy(&mc->recv_lock);
+    free(mc->eps);
+    free(mc->seq_out);
+    free(mc->seq_in);
+    free(mc->stash);
+    free(mc);
+}
+
+/* A context id free on every process of comm: OR of the used-id bitmaps, lowest clear. */
+static int agree_context(MPI_Comm comm, uint32_t *ctx) {
+    uint32_t used[CLAMPI_MSG_MAX_CONTEXTS / 32] = {0}, all[CLAMPI_MSG_MAX_CONTEXTS / 32];
+    for (uint32_t i = 0; i < CLAMPI_MSG_MAX_CONTEXTS; i++)
+        if (atomic_load(&by_context[i])) used[i / 32] |= 1u << (i % 32);
+    int rc = PMPI_Allreduce(used, all, CLAMPI_MSG_MAX_CONTEXTS / 32, MPI_UINT32_T, MPI_BOR, comm);
+    if (rc != MPI_SUCCESS) return rc;
+    for (uint32_t i = 0; i < CLAMPI_MSG_MAX_CONTEXTS; i++)
+        if (!(all[i / 32] & (1u << (i % 32)))) { *ctx = i; return MPI_SUCCESS; }
+    return MPI_ERR_OTHER;
+}
+
+int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
+    if (comm == MPI_COMM_NULL) return clampi_msg_raise(comm, MPI_ERR_COMM, "enable: MPI_COMM_NULL");
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter) return clampi_msg_raise(comm, MPI_ERR_COMM, "enable: intercommunicators are not supported");
+    clampi_match_config cfg;
+    /* Every process decides locally, then all agree, so nobody is left in a collective. */
+    int err = clampi_msg_options(info, &cfg);
+    if (err == MPI_SUCCESS && clampi_msg_comm(comm)) err = MPI_ERR_OTHER; /* already enabled */
+    if (err == MPI_SUCCESS) err = clampi_msg_transport_init();
+    int any_err = 0, mine = err != MPI_SUCCESS;
+    PMPI_Allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
+    if (any_err) return clampi_msg_raise(comm, err != MPI_SUCCESS ? err : MPI_ERR_OTHER, "enable failed on some process");
+
+    clampi_mcomm *mc = calloc(1, sizeof *mc);
+    if (!mc) return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
+    mc->comm = comm;
+    mc->cfg = cfg;
+    PMPI_Comm_rank(comm, &mc->rank);
+    PMPI_Comm_size(comm, &mc->size);
+    int *ub, flag;
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    mc->tag_ub = flag ? *ub : 32767;
+    pthread_mutex_init(&mc->send_lock, NULL);
+    pthread_mutex_init(&mc->recv_lock, NULL);
+    mc->eps = calloc((size_t)mc->size, sizeof *mc->eps);
+    mc->seq_out = calloc((size_t)mc->size, sizeof *mc->seq_out);
+    mc->seq_in = calloc((size_t)mc->size, sizeof *mc->seq_in);
+    mc->stash = calloc((size_t)mc->size, sizeof *mc->stash);
+    mine = !mc->eps || !mc->seq_out || !mc->seq_in || !mc->stash || clampi_matcher_create(&cfg, &mc->matcher) != 0;
+    PMPI_Allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
+    if (any_err) {
+        mcomm_free(mc);
+        return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
+    }
+    ucp_ep_h *eps = mc->eps;
+    mc->eps = NULL;
+    err = clampi_ucx_connect(comm, clampi_msg_worker(), eps); /* collective; all-or-nothing */
+    if (err != MPI_SUCCESS) {
+        free(eps);
+        mcomm_free(mc);
+        return clampi_msg_raise(comm, err, "enable: UCX endpoints");
+    }
+    mc->eps = eps;
+    pthread_mutex_lock(&enable_lock);
+    if (keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_comm_delete, &keyval, NULL);
+    err = agree_context(comm, &mc->context);
+    if (err == MPI_SUCCESS) {
+        atomic_store(&by_context[mc->context], mc);
+        PMPI_Comm_set_attr(comm, keyval, mc);
+    }
+    pthread_mutex_unlock(&enable_lock);
+    if (err != MPI_SUCCESS) {
+        mcomm_free(mc);
+        return clampi_msg_raise(comm, err, "enable: no free context id");
+    }
+    /* Nobody sends before everybody can route the context id. */
+    err = clampi_ucx_barrier(comm, clampi_msg_worker());
+    return err == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(comm, err, NULL);
+}
+
+int CMPIX_Comm_disable(MPI_Comm comm) {
+    clampi_mcomm *mc = clampi_msg_comm(comm);
+    if (!mc) return clampi_msg_raise(comm, MPI_ERR_COMM, "disable: communicator not enabled");
+    /* Messages already sent are delivered while we wait for everybody. */
+    int err = clampi_ucx_barrier(comm, clampi_msg_worker());
+    clampi_msg_progress();
+    pthread_mutex_lock(&enable_lock);
+    disabling = 1;
+    PMPI_Comm_delete_attr(comm, keyval); /* on_comm_delete frees mc (flush-mode close) */
+    disabling = 0;
+    pthread_mutex_unlock(&enable_lock);
+    /* Progressing: a peer's flush-mode close needs this process's progress. Also, no
+     * context id is reused before all freed it. */
+    if (err == MPI_SUCCESS) err = clampi_ucx_barrier(comm, clampi_msg_worker());
+    return err == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(comm, err, NULL);
+}
+
+/* MPI_Finalize with communicators still enabled (MPI_COMM_WORLD, typically). */
+void clampi_msg_disable_all_local(void) {
+    for (int i = 0; i < CLAMPI_MSG_MAX_CONTEXTS; i++) {
+        clampi_mcomm *mc = atomic_load(&by_context[i]);
+        if (mc) PMPI_Comm_delete_attr(mc->comm, keyval);
+    }
+}

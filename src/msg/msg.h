@@ -1,0 +1,113 @@
+/* Matched point-to-point messages over UCX active messages (include/clampi/match.h).
+ *
+ *   options.c   info keys / environment -> engine configuration (the one place)
+ *   comm.c      CMPIX_Comm_enable/disable: context ids, matchers, endpoints, lookup
+ *   transport.c the process's UCX worker, the AM handler (ordering, eager / rendezvous),
+ *               progress and how each MPI's waits reach it
+ *   request.c   clampi requests as MPI generalized requests; handle -> request table
+ *   p2p.c       CMPIX_Isend/Irecv/Send/Recv/Iprobe/Probe/Cancel
+ *   complete.c  CMPIX_Wait/Test/Waitall/Waitany/Testall
+ *
+ * Locks: the matcher's lock (engine); per communicator send_lock (sequence number and
+ * ucp_am_send_nbx in one step, so the wire order is the sequence order) and recv_lock
+ * (arrivals from a sender are matched in sequence order); the request table's lock; the
+ * list of finished requests' lock. None is held while another is taken, except recv_lock
+ * around the matcher's (always in that order). */
+#ifndef CLAMPI_MSG_MSG_H
+#define CLAMPI_MSG_MSG_H
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <ucp/api/ucp.h>
+
+#include "match/match.h"
+
+#define CLAMPI_MSG_AM_ID 11
+#define CLAMPI_MSG_MAX_CONTEXTS 1024
+#define CLAMPI_MSG_EAGER_MAX 8192 /* bytes; larger messages go by rendezvous */
+
+/* Active-message header. */
+typedef struct clampi_msg_hdr {
+    uint32_t context;
+    int32_t source; /* rank in the communicator */
+    int32_t tag;
+    uint32_t seq;   /* per (communicator, sender, receiver) */
+    uint64_t bytes;
+} clampi_msg_hdr;
+
+/* An arrived message, while unexpected or being delivered. */
+typedef struct clampi_msg {
+    clampi_msg_hdr hdr;
+    void *data;      /* eager: a copy of the payload (malloc) */
+    void *rndv_desc; /* rendezvous: UCX's data descriptor */
+    struct clampi_msg *next; /* reorder stash */
+} clampi_msg;
+
+typedef struct clampi_mcomm {
+    MPI_Comm comm;
+    uint32_t context;
+    int rank, size, tag_ub;
+    clampi_match_config cfg;
+    clampi_matcher *matcher;
+    ucp_ep_h *eps;
+    pthread_mutex_t send_lock;
+    uint32_t *seq_out;
+    pthread_mutex_t recv_lock;
+    uint32_t *seq_in;
+    clampi_msg **stash; /* per sender: arrivals ahead of their turn, sorted by seq */
+} clampi_mcomm;
+
+typedef struct clampi_mreq {
+    MPI_Request mpi;
+    _Atomic int refs; /* MPI's (dropped in free_fn) + pins by CMPIX_ completion calls */
+    int is_recv;
+    clampi_mcomm *mc;
+    MPI_Comm comm;
+    /* user buffer */
+    void *buf;
+    int count;
+    MPI_Datatype type;
+    size_t capacity; /* bytes the buffer holds */
+    int contig;
+    ptrdiff_t contig_offset; /* true lb of a contiguous type */
+    void *tmp;               /* packed bytes (send) / staging (receive) */
+    size_t staged;           /* bytes in tmp (receive) */
+    clampi_msg_hdr hdr;      /* send: stays valid until UCX is done */
+    /* result */
+    int source, tag, error, cancelled;
+    size_t bytes;
+    _Atomic int finished;    /* transfer over; MPI_Grequest_complete pending or done */
+    _Atomic int handed;      /* release before UCX gets r, acquire in UCX's callbacks: the
+                              * hand-over through UCX is visible to TSan (UCX is not instrumented) */
+    struct clampi_mreq *done_next, *table_next;
+} clampi_mreq;
+
+/* options.c: the engine configuration for comm from info (may be MPI_INFO_NULL) and the
+ * environment. MPI_SUCCESS or MPI_ERR_INFO_VALUE (with a message on stderr). */
+int clampi_msg_options(MPI_Info info, clampi_match_config *cfg);
+
+/* comm.c */
+clampi_mcomm *clampi_msg_comm(MPI_Comm comm);           /* NULL if not enabled */
+clampi_mcomm *clampi_msg_comm_by_context(uint32_t ctx); /* for the AM handler */
+void clampi_msg_disable_all_local(void);                /* at MPI_Finalize */
+
+/* transport.c */
+int clampi_msg_transport_init(void);  /* the worker, once; MPI error code */
+ucp_worker_h clampi_msg_worker(void);
+void clampi_msg_progress(void);       /* UCX progress + MPI completion of finished requests */
+int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t bytes);
+void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r); /* a matched receive */
+void clampi_msg_free(clampi_msg *m);  /* an unexpected message never received */
+void clampi_msg_finish(clampi_mreq *r); /* transfer over: queue for MPI completion */
+
+/* request.c */
+int clampi_mreq_create(clampi_mcomm *mc, int is_recv, void *buf, int count, MPI_Datatype type, clampi_mreq **out);
+clampi_mreq *clampi_mreq_pin(MPI_Request req); /* NULL if not clampi's */
+void clampi_mreq_unpin(clampi_mreq *r);
+int clampi_mreq_query(void *extra, MPI_Status *status);
+
+/* errors: raise code through comm's handler (MPI_COMM_WORLD's for MPI_COMM_NULL). */
+int clampi_msg_raise(MPI_Comm comm, int code, const char *why);
+#endif

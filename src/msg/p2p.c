@@ -1,0 +1,180 @@
+/* CMPIX_Isend / Irecv / Send / Recv / Iprobe / Probe / Cancel. */
+#include <sched.h>
+#include <stdlib.h>
+
+#include "clampi/match.h"
+#include "msg/msg.h"
+
+/* Checks shared by every call; returns MPI_SUCCESS or raises. */
+static int check_comm(MPI_Comm comm, clampi_mcomm **mc) {
+    if (comm == MPI_COMM_NULL) return clampi_msg_raise(comm, MPI_ERR_COMM, "MPI_COMM_NULL");
+    if (!(*mc = clampi_msg_comm(comm)))
+        return clampi_msg_raise(comm, MPI_ERR_COMM, "communicator not enabled (CMPIX_Comm_enable)");
+    return MPI_SUCCESS;
+}
+
+static int check_buffer(MPI_Comm comm, const void *buf, int count, MPI_Datatype type, size_t *bytes) {
+    if (count < 0) return clampi_msg_raise(comm, MPI_ERR_COUNT, "negative count");
+    if (type == MPI_DATATYPE_NULL) return clampi_msg_raise(comm, MPI_ERR_TYPE, "MPI_DATATYPE_NULL");
+    int size = 0;
+    PMPI_Type_size(type, &size);
+    *bytes = (size_t)count * (size_t)size;
+    if (!buf && *bytes) return clampi_msg_raise(comm, MPI_ERR_BUFFER, "NULL buffer");
+    return MPI_SUCCESS;
+}
+
+/* Contiguous (one block starting at the true lower bound)? */
+static void layout(clampi_mreq *r, int count, MPI_Datatype type) {
+    MPI_Aint lb, extent, tlb, textent;
+    int size;
+    PMPI_Type_size(type, &size);
+    PMPI_Type_get_extent(type, &lb, &extent);
+    PMPI_Type_get_true_extent(type, &tlb, &textent);
+    r->contig = (textent == size && extent == size) || count == 0 || size == 0;
+    r->contig_offset = r->contig ? tlb : 0;
+    r->capacity = (size_t)count * (size_t)size;
+}
+
+/* An already-complete request (MPI_PROC_NULL). */
+static int null_request(clampi_mcomm *mc, int is_recv, MPI_Request *request) {
+    clampi_mreq *r;
+    int err = clampi_mreq_create(mc, is_recv, NULL, 0, MPI_BYTE, &r);
+    if (err != MPI_SUCCESS) return clampi_msg_raise(mc->comm, err, NULL);
+    r->source = MPI_PROC_NULL;
+    r->tag = MPI_ANY_TAG;
+    r->mc = NULL; /* nothing to cancel */
+    *request = r->mpi;
+    clampi_msg_finish(r);
+    clampi_msg_progress();
+    return MPI_SUCCESS;
+}
+
+int CMPIX_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request *request) {
+    clampi_mcomm *mc;
+    size_t bytes;
+    int err = check_comm(comm, &mc);
+    if (err) return err;
+    if ((err = check_buffer(comm, buf, count, datatype, &bytes))) return err;
+    if (dest != MPI_PROC_NULL && (dest < 0 || dest >= mc->size)) return clampi_msg_raise(comm, MPI_ERR_RANK, "bad destination");
+    if (tag < 0 || tag > mc->tag_ub) return clampi_msg_raise(comm, MPI_ERR_TAG, "bad tag");
+    if (!request) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL request");
+    if (dest == MPI_PROC_NULL) return null_request(mc, 0, request);
+    clampi_mreq *r;
+    if ((err = clampi_mreq_create(mc, 0, (void *)buf, count, datatype, &r))) return clampi_msg_raise(comm, err, NULL);
+    layout(r, count, datatype);
+    const void *data = (const char *)buf + r->contig_offset;
+    if (!r->contig) { /* pack a derived datatype */
+        int pos = 0;
+        r->tmp = malloc(bytes);
+        if (!r->tmp) {
+            *request = r->mpi;
+            r->error = MPI_ERR_NO_MEM;
+            clampi_msg_finish(r);
+            return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
+        }
+        PMPI_Pack(buf, count, datatype, r->tmp, (int)bytes, &pos, comm);
+        data = r->tmp;
+    }
+    *request = r->mpi;
+    clampi_msg_send(r, dest, tag, data, bytes);
+    clampi_msg_progress();
+    return MPI_SUCCESS;
+}
+
+int CMPIX_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                MPI_Request *request) {
+    clampi_mcomm *mc;
+    size_t bytes;
+    int err = check_comm(comm, &mc);
+    if (err) return err;
+    if ((err = check_buffer(comm, buf, count, datatype, &bytes))) return err;
+    if (source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && (source < 0 || source >= mc->size))
+        return clampi_msg_raise(comm, MPI_ERR_RANK, "bad source");
+    if (tag != MPI_ANY_TAG && (tag < 0 || tag > mc->tag_ub)) return clampi_msg_raise(comm, MPI_ERR_TAG, "bad tag");
+    if (!request) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL request");
+    if (source == MPI_PROC_NULL) return null_request(mc, 1, request);
+    clampi_mreq *r;
+    if ((err = clampi_mreq_create(mc, 1, buf, count, datatype, &r))) return clampi_msg_raise(comm, err, NULL);
+    layout(r, count, datatype);
+    *request = r->mpi;
+    clampi_match_key k = {mc->context, source == MPI_ANY_SOURCE ? CLAMPI_MATCH_ANY_SOURCE : source,
+                          tag == MPI_ANY_TAG ? CLAMPI_MATCH_ANY_TAG : tag};
+    uintptr_t msg;
+    int m = clampi_matcher_post(mc->matcher, k, (uintptr_t)r, &msg);
+    if (m == 1) clampi_msg_deliver((clampi_msg *)msg, r);
+    else if (m < 0) {
+        r->error = MPI_ERR_NO_MEM;
+        clampi_msg_finish(r);
+    }
+    clampi_msg_progress();
+    return MPI_SUCCESS;
+}
+
+int CMPIX_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    MPI_Request r;
+    int err = CMPIX_Isend(buf, count, datatype, dest, tag, comm, &r);
+    return err ? err : CMPIX_Wait(&r, MPI_STATUS_IGNORE);
+}
+
+int CMPIX_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) {
+    MPI_Request r;
+    int err = CMPIX_Irecv(buf, count, datatype, source, tag, comm, &r);
+    return err ? err : CMPIX_Wait(&r, status);
+}
+
+int CMPIX_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
+    clampi_mcomm *mc;
+    int err = check_comm(comm, &mc);
+    if (err) return err;
+    if (source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && (source < 0 || source >= mc->size))
+        return clampi_msg_raise(comm, MPI_ERR_RANK, "bad source");
+    if (tag != MPI_ANY_TAG && (tag < 0 || tag > mc->tag_ub)) return clampi_msg_raise(comm, MPI_ERR_TAG, "bad tag");
+    if (!flag) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL flag");
+    MPI_Status ignored;
+    if (status == MPI_STATUS_IGNORE) status = &ignored;
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        status->MPI_SOURCE = MPI_PROC_NULL;
+        status->MPI_TAG = MPI_ANY_TAG;
+        PMPI_Status_set_elements_x(status, MPI_BYTE, 0);
+        PMPI_Status_set_cancelled(status, 0);
+        return MPI_SUCCESS;
+    }
+    clampi_msg_progress();
+    clampi_match_key k = {mc->context, source == MPI_ANY_SOURCE ? CLAMPI_MATCH_ANY_SOURCE : source,
+                          tag == MPI_ANY_TAG ? CLAMPI_MATCH_ANY_TAG : tag};
+    uintptr_t found;
+    /* The message stays queued and is freed only by the receive that takes it, which
+     * must come from this thread after the probe (MPI's rule), so reading it is safe. */
+    *flag = clampi_matcher_probe(mc->matcher, k, 0, &found);
+    if (*flag) {
+        const clampi_msg *m = (const clampi_msg *)found;
+        status->MPI_SOURCE = m->hdr.source;
+        status->MPI_TAG = m->hdr.tag;
+        status->MPI_ERROR = MPI_SUCCESS;
+        PMPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)m->hdr.bytes);
+        PMPI_Status_set_cancelled(status, 0);
+    }
+    return MPI_SUCCESS;
+}
+
+int CMPIX_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
+    int flag = 0, err;
+    while ((err = CMPIX_Iprobe(source, tag, comm, &flag, status)) == MPI_SUCCESS && !flag) sched_yield();
+    return err;
+}
+
+int CMPIX_Cancel(MPI_Request *request) {
+    if (!request) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "NULL request");
+    clampi_mreq *r = clampi_mreq_pin(*request);
+    if (!r) return PMPI_Cancel(request); /* an ordinary MPI request */
+    if (r->is_recv && r->mc && clampi_matcher_cancel(r->mc->matcher, (uintptr_t)r) == 1) {
+        r->cancelled = 1;
+        r->bytes = 0;
+        clampi_msg_finish(r);
+    }
+    clampi_mreq_unpin(r);
+    clampi_msg_progress();
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,122 @@
+/* clampi requests are MPI generalized requests; this file makes and tracks them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "msg/msg.h"
+
+/* MPI_Request handle -> clampi_mreq (the completion calls need the request's
+ * communicator and error before MPI frees it). Chained hash under one lock. */
+#define TABLE_SIZE 4096
+static clampi_mreq *table[TABLE_SIZE];
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned slot_of(MPI_Request h) {
+    uint64_t v = 0;
+    memcpy(&v, &h, sizeof h < sizeof v ? sizeof h : sizeof v);
+    v *= 0x9e3779b97f4a7c15ull;
+    return (unsigned)(v >> 52) & (TABLE_SIZE - 1);
+}
+
+static void table_insert(clampi_mreq *r) {
+    unsigned s = slot_of(r->mpi);
+    pthread_mutex_lock(&table_lock);
+    r->table_next = table[s];
+    table[s] = r;
+    pthread_mutex_unlock(&table_lock);
+}
+
+static void table_remove(clampi_mreq *r) {
+    unsigned s = slot_of(r->mpi);
+    pthread_mutex_lock(&table_lock);
+    for (clampi_mreq **p = &table[s]; *p; p = &(*p)->table_next)
+        if (*p == r) { *p = r->table_next; break; }
+    pthread_mutex_unlock(&table_lock);
+}
+
+clampi_mreq *clampi_mreq_pin(MPI_Request req) {
+    if (req == MPI_REQUEST_NULL) return NULL;
+    unsigned s = slot_of(req);
+    pthread_mutex_lock(&table_lock);
+    clampi_mreq *r = table[s];
+    while (r && r->mpi != req) r = r->table_next;
+    if (r) atomic_fetch_add(&r->refs, 1);
+    pthread_mutex_unlock(&table_lock);
+    return r;
+}
+
+void clampi_mreq_unpin(clampi_mreq *r) {
+    if (atomic_fetch_sub(&r->refs, 1) == 1) {
+        free(r->tmp);
+        free(r);
+    }
+}
+
+int clampi_mreq_query(void *extra, MPI_Status *status) {
+    clampi_mreq *r = extra;
+    status->MPI_SOURCE = r->is_recv ? r->source : MPI_ANY_SOURCE;
+    status->MPI_TAG = r->is_recv ? r->tag : MPI_ANY_TAG;
+    status->MPI_ERROR = r->error;
+    PMPI_Status_set_cancelled(status, r->cancelled);
+    PMPI_Status_set_elements_x(status, MPI_BYTE, r->is_recv ? (MPI_Count)r->bytes : 0);
+    return MPI_SUCCESS; /* errors reach the user through CMPIX_ and MPI_ERROR (docs) */
+}
+
+static int free_fn(void *extra) {
+    clampi_mreq *r = extra;
+    table_remove(r);
+    clampi_mreq_unpin(r);
+    return MPI_SUCCESS;
+}
+
+/* MPI_Cancel on a clampi request: a receive still in the posted queue is taken out and
+ * completes as cancelled (at the next progress); anything else is left to complete. */
+static int cancel_fn(void *extra, int complete) {
+    clampi_mreq *r = extra;
+    if (complete || !r->is_recv || !r->mc) return MPI_SUCCESS;
+    if (clampi_matcher_cancel(r->mc->matcher, (uintptr_t)r) == 1) {
+        r->cancelled = 1;
+        r->bytes = 0;
+        clampi_msg_finish(r);
+    }
+    return MPI_SUCCESS;
+}
+
+#ifdef MPICH
+static int poll_fn(void *extra, MPI_Status *status) {
+    clampi_msg_progress();
+    return MPI_SUCCESS;
+}
+
+/* MPICH's blocking wait on clampi requests: progress until all are complete. */
+static int wait_fn(int count, void **states, double timeout, MPI_Status *status) {
+    for (int i = 0; i < count; i++)
+        while (!atomic_load(&((clampi_mreq *)states[i])->finished)) clampi_msg_progress();
+    return MPI_SUCCESS;
+}
+#endif
+
+int clampi_mreq_create(clampi_mcomm *mc, int is_recv, void *buf, int count, MPI_Datatype type, clampi_mreq **out) {
+    clampi_mreq *r = calloc(1, sizeof *r);
+    if (!r) return MPI_ERR_NO_MEM;
+    atomic_init(&r->refs, 1);
+    r->is_recv = is_recv;
+    r->mc = mc;
+    r->comm = mc ? mc->comm : MPI_COMM_NULL;
+    r->buf = buf;
+    r->count = count;
+    r->type = type;
+    r->source = MPI_ANY_SOURCE;
+    r->tag = MPI_ANY_TAG;
+#ifdef MPICH
+    int err = MPIX_Grequest_start(clampi_mreq_query, free_fn, cancel_fn, poll_fn, wait_fn, r, &r->mpi);
+#else
+    int err = PMPI_Grequest_start(clampi_mreq_query, free_fn, cancel_fn, r, &r->mpi);
+#endif
+    if (err != MPI_SUCCESS) {
+        free(r);
+        return err;
+    }
+    table_insert(r);
+    *out = r;
+    return MPI_SUCCESS;
+}

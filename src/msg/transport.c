@@ -1,0 +1,276 @@
+/* The process's UCX worker for matched messages: the active-message handler, sends,
+ * rendezvous receives, and progress.
+ *
+ * How MPI's own waits reach this progress (so MPI_Wait/MPI_Test work on clampi's
+ * generalized requests without a progress thread):
+ *  - MPICH: requests are made with MPIX_Grequest_start, whose poll function is
+ *    clampi_msg_progress; MPICH calls it from MPI_Wait/MPI_Test on such requests.
+ *  - Open MPI: clampi_msg_progress is registered as an opal progress callback (looked up
+ *    at run time with dlsym), which every MPI wait and test loop runs.
+ * A transfer that finishes inside UCX's callbacks only marks the request; the
+ * MPI_Grequest_complete happens in clampi_msg_progress, outside UCX's callbacks. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/ucx/context.h"
+#include "msg/msg.h"
+
+static ucp_worker_h worker;
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static int finalize_keyval = MPI_KEYVAL_INVALID;
+static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
+static clampi_mreq *done_head, *done_tail;
+static _Thread_local int in_progress;
+typedef int (*opal_cb)(void);
+static int (*opal_unregister)(opal_cb);
+
+ucp_worker_h clampi_msg_worker(void) { return worker; }
+
+/* ---- completion ------------------------------------------------------------------ */
+void clampi_msg_finish(clampi_mreq *r) {
+    if (!r->is_recv) { free(r->tmp); r->tmp = NULL; }
+    r->done_next = NULL;
+    pthread_mutex_lock(&done_lock);
+    if (done_tail) done_tail->done_next = r; else done_head = r;
+    done_tail = r;
+    pthread_mutex_unlock(&done_lock);
+}
+
+void clampi_msg_progress(void) {
+    if (in_progress || !worker) return;
+    in_progress = 1;
+    while (ucp_worker_progress(worker)) {}
+    for (;;) {
+        pthread_mutex_lock(&done_lock);
+        clampi_mreq *r = done_head;
+        if (r) { done_head = r->done_next; if (!done_head) done_tail = NULL; }
+        pthread_mutex_unlock(&done_lock);
+        if (!r) break;
+        /* Pinned: another thread's wait may free the request as soon as MPI sees it
+         * complete; `finished` (MPICH's wait_fn) only after MPI knows. */
+        atomic_fetch_add(&r->refs, 1);
+        PMPI_Grequest_complete(r->mpi);
+        atomic_store(&r->finished, 1);
+        clampi_mreq_unpin(r);
+    }
+    in_progress = 0;
+}
+
+static int opal_progress_cb(void) {
+    clampi_msg_progress();
+    return 0;
+}
+
+/* ---- receiving ------------------------------------------------------------------- */
+/* Receive bytes from `data` (packed) into r's buffer: at most r->capacity (truncation). */
+static void unpack_into(clampi_mreq *r, const void *data, size_t bytes) {
+    size_t n = bytes < r->capacity ? bytes : r->capacity;
+    if (r->contig) {
+        if (n) memcpy((char *)r->buf + r->contig_offset, data, n);
+        return;
+    }
+    int tsize = 0, pos = 0;
+    PMPI_Type_size(r->type, &tsize);
+    int whole = tsize ? (int)(n / (size_t)tsize) : 0; /* a truncated tail element is dropped */
+    if (whole) PMPI_Unpack(data, (int)n, &pos, r->buf, whole, r->type, MPI_COMM_SELF);
+}
+
+static void rndv_done(void *request, ucs_status_t status, size_t length, void *user_data) {
+    clampi_mreq *r = user_data;
+    (void)atomic_load_explicit(&r->handed, memory_order_acquire);
+    if (status != UCS_OK) r->error = MPI_ERR_OTHER;
+    else if (r->tmp) unpack_into(r, r->tmp, r->staged);
+    free(r->tmp);
+    r->tmp = NULL;
+    if (request) ucp_request_free(request);
+    clampi_msg_finish(r);
+}
+
+void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r) {
+    r->source = m->hdr.source;
+    r->tag = m->hdr.tag;
+    r->bytes = m->hdr.bytes;
+    if (m->hdr.bytes > r->capacity) {
+        r->error = MPI_ERR_TRUNCATE;
+        r->bytes = r->capacity;
+    }
+    if (!m->rndv_desc) {
+        unpack_into(r, m->data, m->hdr.bytes);
+        free(m->data);
+        free(m);
+        clampi_msg_finish(r);
+        return;
+    }
+    /* Rendezvous: straight into a contiguous buffer that holds it all, else staged and
+     * unpacked (or clipped) when it is in. */
+    size_t total = m->hdr.bytes;
+    void *dst = (char *)r->buf + r->contig_offset;
+    if (!r->contig || total > r->capacity) {
+        r->tmp = malloc(total ? total : 1);
+        r->staged = total;
+        dst = r->tmp;
+    }
+    ucp_request_param_t p;
+    memset(&p, 0, sizeof p);
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.cb.recv_am = rndv_done;
+    p.user_data = r;
+    void *desc = m->rndv_desc;
+    free(m);
+    atomic_store_explicit(&r->handed, 1, memory_order_release);
+    void *req = dst ? ucp_am_recv_data_nbx(worker, desc, dst, total, &p) : UCS_STATUS_PTR(UCS_ERR_NO_MEMORY);
+    if (UCS_PTR_IS_ERR(req)) {
+        if (!dst) ucp_am_data_release(worker, desc);
+        r->error = MPI_ERR_OTHER;
+        free(r->tmp);
+        r->tmp = NULL;
+        clampi_msg_finish(r);
+    } else if (req == NULL) {
+        rndv_done(NULL, UCS_OK, 0, r);
+    }
+}
+
+void clampi_msg_free(clampi_msg *m) {
+    if (m->rndv_desc) ucp_am_data_release(worker, m->rndv_desc);
+    free(m->data);
+    free(m);
+}
+
+/* One arrival in its sender's order: match it or queue it as unexpected. */
+static void arrive(clampi_mcomm *mc, clampi_msg *m) {
+    clampi_match_key k = {mc->context, m->hdr.source, m->hdr.tag};
+    uintptr_t posted;
+    if (clampi_matcher_arrive(mc->matcher, k, (uintptr_t)m, &posted) == 1) clampi_msg_deliver(m, (clampi_mreq *)posted);
+}
+
+static ucs_status_t am_handler(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                               const ucp_am_recv_param_t *param) {
+    clampi_msg_hdr hdr; /* UCX's header pointer need not be aligned: copy it */
+    const clampi_msg_hdr *h = &hdr;
+    clampi_mcomm *mc = NULL;
+    if (header_length == sizeof hdr) {
+        memcpy(&hdr, header, sizeof hdr);
+        mc = clampi_msg_comm_by_context(hdr.context);
+    }
+    if (!mc || h->source < 0 || h->source >= mc->size) {
+        fprintf(stderr, "clampi: message for an unknown communicator dropped\n");
+        return UCS_OK;
+    }
+    clampi_msg *m = calloc(1, sizeof *m);
+    int rndv = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+    if (m) {
+        m->hdr = *h;
+        if (rndv) {
+            m->rndv_desc = data;
+        } else if ((m->data = malloc(length ? length : 1))) {
+            memcpy(m->data, data, length);
+        }
+    }
+    if (!m || (!rndv && !m->data)) {
+        fprintf(stderr, "clampi: out of memory receiving a message\n");
+        free(m);
+        return UCS_OK;
+    }
+    pthread_mutex_lock(&mc->recv_lock);
+    int s = h->source;
+    if (h->seq != mc->seq_in[s]) { /* ahead of its turn: keep it, sorted by seq */
+        if (getenv("CLAMPI_MATCH_VERBOSE")) fprintf(stderr, "clampi: stash seq %u from %d (expect %u) rndv %d\n", h->seq, s, mc->seq_in[s], rndv);
+        clampi_msg **p = &mc->stash[s];
+        while (*p && (int32_t)((*p)->hdr.seq - h->seq) < 0) p = &(*p)->next;
+        m->next = *p;
+        *p = m;
+    } else {
+        arrive(mc, m);
+        mc->seq_in[s]++;
+        while (mc->stash[s] && mc->stash[s]->hdr.seq == mc->seq_in[s]) {
+            clampi_msg *n = mc->stash[s];
+            mc->stash[s] = n->next;
+            arrive(mc, n);
+            mc->seq_in[s]++;
+        }
+    }
+    pthread_mutex_unlock(&mc->recv_lock);
+    return rndv ? UCS_INPROGRESS : UCS_OK;
+}
+
+/* ---- sending --------------------------------------------------------------------- */
+static void send_done(void *request, ucs_status_t status, void *user_data) {
+    clampi_mreq *r = user_data;
+    (void)atomic_load_explicit(&r->handed, memory_order_acquire);
+    if (status != UCS_OK) r->error = MPI_ERR_OTHER;
+    ucp_request_free(request);
+    clampi_msg_finish(r);
+}
+
+int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t bytes) {
+    clampi_mcomm *mc = r->mc;
+    ucp_request_param_t p;
+    memset(&p, 0, sizeof p);
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+    p.cb.send = send_done;
+    p.user_data = r;
+    p.flags = bytes <= CLAMPI_MSG_EAGER_MAX ? UCP_AM_SEND_FLAG_EAGER : UCP_AM_SEND_FLAG_RNDV;
+    r->hdr.context = mc->context;
+    r->hdr.source = mc->rank;
+    r->hdr.tag = tag;
+    r->hdr.bytes = bytes;
+    atomic_store_explicit(&r->handed, 1, memory_order_release);
+    pthread_mutex_lock(&mc->send_lock);
+    r->hdr.seq = mc->seq_out[dest]++;
+    void *req = ucp_am_send_nbx(mc->eps[dest], CLAMPI_MSG_AM_ID, &r->hdr, sizeof r->hdr, data, bytes, &p);
+    pthread_mutex_unlock(&mc->send_lock);
+    if (UCS_PTR_IS_ERR(req)) {
+        r->error = MPI_ERR_OTHER;
+        clampi_msg_finish(r);
+    } else if (req == NULL) {
+        clampi_msg_finish(r);
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---- set-up and teardown ---------------------------------------------------------- */
+static int at_finalize(MPI_Comm comm, int kv, void *value, void *extra) {
+    clampi_msg_disable_all_local();
+    clampi_msg_progress();
+    if (opal_unregister) opal_unregister(opal_progress_cb);
+    pthread_mutex_lock(&init_lock);
+    if (worker) ucp_worker_destroy(worker);
+    worker = NULL;
+    pthread_mutex_unlock(&init_lock);
+    return MPI_SUCCESS;
+}
+
+int clampi_msg_transport_init(void) {
+    pthread_mutex_lock(&init_lock);
+    int err = MPI_SUCCESS;
+    if (!worker) {
+        ucp_worker_h w;
+        err = clampi_ucx_worker_create(UCS_THREAD_MODE_MULTI, &w);
+        if (err == MPI_SUCCESS) {
+            ucp_am_handler_param_t hp;
+            memset(&hp, 0, sizeof hp);
+            hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+            hp.id = CLAMPI_MSG_AM_ID;
+            hp.cb = am_handler;
+            hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+            if (ucp_worker_set_am_recv_handler(w, &hp) != UCS_OK) {
+                ucp_worker_destroy(w);
+                err = MPI_ERR_OTHER;
+            } else {
+                worker = w;
+                /* Deleted before the UCX context's own attribute (attributes go LIFO). */
+                PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &finalize_keyval, NULL);
+                PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
+#ifdef OPEN_MPI
+                int (*reg)(opal_cb) = (int (*)(opal_cb))dlsym(RTLD_DEFAULT, "opal_progress_register");
+                opal_unregister = (int (*)(opal_cb))dlsym(RTLD_DEFAULT, "opal_progress_unregister");
+                if (reg) reg(opal_progress_cb);
+#endif
+            }
+        }
+    }
+    pthread_mutex_unlock(&init_lock);
+    return err;
+}

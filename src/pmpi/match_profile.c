@@ -1,0 +1,267 @@
+/* Matching depth profile of an unmodified program (CLAMPI_MATCH_PROFILE=1, or =FILE for
+ * JSON as well). Records, without changing anything, how deep each completed receive sat
+ * in the rank's queue of outstanding receives: the receives the program posted with
+ * MPI_Irecv and has not yet seen complete (through MPI_Wait*, MPI_Test*), in posting
+ * order. A receive completing at depth d had d older receives still outstanding ahead
+ * of it -- the entries a list-based matcher walks past when its message arrives. A
+ * blocking MPI_Recv sits behind every outstanding receive. Persistent receives are not
+ * tracked; MPI_Request_free drops a receive from the queue without counting it.
+ *
+ * Off (unset or 0), each wrapper costs one load and a predictable branch before the
+ * PMPI call (bench/match/profile_cost.sh counts it). */
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmpi/match_profile.h"
+
+#define PROFILE_API __attribute__((visibility("default")))
+#define NBUCKETS 33 /* 0, 1, 2-3, 4-7, ... */
+#define HASH 1024
+
+typedef struct orecv {
+    MPI_Request req;
+    struct orecv *prev, *next, *hnext;
+} orecv;
+
+static _Atomic int state = -1; /* -1 not read yet, 0 off, 1 on */
+static const char *json_path;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static orecv *head, *tail, *hash[HASH];
+static uint64_t outstanding, receives, depth_sum, depth_max, hist[NBUCKETS];
+
+static int read_state(void) {
+    const char *v = getenv("CLAMPI_MATCH_PROFILE");
+    int on = v && *v && strcmp(v, "0") != 0;
+    if (on && strcmp(v, "1") != 0) json_path = v;
+    atomic_store_explicit(&state, on, memory_order_relaxed);
+    return on;
+}
+
+static inline int profiling(void) {
+    int s = atomic_load_explicit(&state, memory_order_relaxed);
+    if (__builtin_expect(s >= 0, 1)) return s;
+    return read_state();
+}
+
+static unsigned slot_of(MPI_Request r) {
+    uint64_t v = 0;
+    memcpy(&v, &r, sizeof r < sizeof v ? sizeof r : sizeof v);
+    return (unsigned)((v * 0x9e3779b97f4a7c15ull) >> 54) & (HASH - 1);
+}
+
+static void record(uint64_t depth) {
+    receives++;
+    depth_sum += depth;
+    if (depth > depth_max) depth_max = depth;
+    unsigned b = depth ? 64 - (unsigned)__builtin_clzll(depth) : 0;
+    hist[b < NBUCKETS ? b : NBUCKETS - 1]++;
+}
+
+static void posted(MPI_Request r) {
+    orecv *o = malloc(sizeof *o);
+    if (!o) return;
+    o->req = r;
+    pthread_mutex_lock(&lock);
+    o->next = NULL;
+    o->prev = tail;
+    if (tail) tail->next = o; else head = o;
+    tail = o;
+    unsigned s = slot_of(r);
+    o->hnext = hash[s];
+    hash[s] = o;
+    outstanding++;
+    pthread_mutex_unlock(&lock);
+}
+
+/* r completed (count = 1) or was freed (count = 0). */
+static void done(MPI_Request r, int count) {
+    if (r == MPI_REQUEST_NULL) return;
+    pthread_mutex_lock(&lock);
+    orecv **p = &hash[slot_of(r)];
+    while (*p && (*p)->req != r) p = &(*p)->hnext;
+    orecv *o = *p;
+    if (o) {
+        *p = o->hnext;
+        uint64_t depth = 0;
+        for (orecv *q = o->prev; q; q = q->prev) depth++;
+        if (o->prev) o->prev->next = o->next; else head = o->next;
+        if (o->next) o->next->prev = o->prev; else tail = o->prev;
+        outstanding--;
+        if (count) record(depth);
+    }
+    pthread_mutex_unlock(&lock);
+    free(o);
+}
+
+/* ---- wrappers ----------------------------------------------------------------------- */
+PROFILE_API int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                          MPI_Request *request) {
+    int rc = PMPI_Irecv(buf, count, type, source, tag, comm, request);
+    if (profiling() && rc == MPI_SUCCESS && source != MPI_PROC_NULL) posted(*request);
+    return rc;
+}
+
+PROFILE_API int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                         MPI_Status *status) {
+    if (profiling() && source != MPI_PROC_NULL) {
+        pthread_mutex_lock(&lock);
+        record(outstanding);
+        pthread_mutex_unlock(&lock);
+    }
+    return PMPI_Recv(buf, count, type, source, tag, comm, status);
+}
+
+PROFILE_API int MPI_Request_free(MPI_Request *request) {
+    if (!profiling()) return PMPI_Request_free(request);
+    MPI_Request r = *request;
+    int rc = PMPI_Request_free(request);
+    if (rc == MPI_SUCCESS) done(r, 0);
+    return rc;
+}
+
+PROFILE_API int MPI_Wait(MPI_Request *request, MPI_Status *status) {
+    if (!profiling()) return PMPI_Wait(request, status);
+    MPI_Request r = *request;
+    int rc = PMPI_Wait(request, status);
+    done(r, 1);
+    return rc;
+}
+
+PROFILE_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
+    if (!profiling()) return PMPI_Test(request, flag, status);
+    MPI_Request r = *request;
+    int rc = PMPI_Test(request, flag, status);
+    if (*flag) done(r, 1);
+    return rc;
+}
+
+/* The multiple-completion calls: the handles are copied first (MPI nulls them). */
+#define COPY_HANDLES(n, reqs)                                                              \
+    MPI_Request stack_[64], *h_ = (n) <= 64 ? stack_ : malloc(sizeof(MPI_Request) * (size_t)(n)); \
+    if (h_) memcpy(h_, reqs, sizeof(MPI_Request) * (size_t)(n))
+#define FREE_HANDLES() if (h_ != stack_) free(h_)
+
+PROFILE_API int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
+    if (!profiling() || count <= 0) return PMPI_Waitall(count, reqs, statuses);
+    COPY_HANDLES(count, reqs);
+    int rc = PMPI_Waitall(count, reqs, statuses);
+    for (int i = 0; h_ && i < count; i++) done(h_[i], 1);
+    FREE_HANDLES();
+    return rc;
+}
+
+PROFILE_API int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
+    if (!profiling() || count <= 0) return PMPI_Testall(count, reqs, flag, statuses);
+    COPY_HANDLES(count, reqs);
+    int rc = PMPI_Testall(count, reqs, flag, statuses);
+    for (int i = 0; h_ && *flag && i < count; i++) done(h_[i], 1);
+    FREE_HANDLES();
+    return rc;
+}
+
+PROFILE_API int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status) {
+    if (!profiling() || count <= 0) return PMPI_Waitany(count, reqs, index, status);
+    COPY_HANDLES(count, reqs);
+    int rc = PMPI_Waitany(count, reqs, index, status);
+    if (h_ && *index != MPI_UNDEFINED) done(h_[*index], 1);
+    FREE_HANDLES();
+    return rc;
+}
+
+PROFILE_API int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
+    if (!profiling() || count <= 0) return PMPI_Testany(count, reqs, index, flag, status);
+    COPY_HANDLES(count, reqs);
+    int rc = PMPI_Testany(count, reqs, index, flag, status);
+    if (h_ && *flag && *index != MPI_UNDEFINED) done(h_[*index], 1);
+    FREE_HANDLES();
+    return rc;
+}
+
+PROFILE_API int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
+    if (!profiling() || incount <= 0) return PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
+    COPY_HANDLES(incount, reqs);
+    int rc = PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
+    for (int i = 0; h_ && *outcount != MPI_UNDEFINED && i < *outcount; i++) done(h_[indices[i]], 1);
+    FREE_HANDLES();
+    return rc;
+}
+
+PROFILE_API int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
+    if (!profiling() || incount <= 0) return PMPI_Testsome(incount, reqs, outcount, indices, statuses);
+    COPY_HANDLES(incount, reqs);
+    int rc = PMPI_Testsome(incount, reqs, outcount, indices, statuses);
+    for (int i = 0; h_ && *outcount != MPI_UNDEFINED && i < *outcount; i++) done(h_[indices[i]], 1);
+    FREE_HANDLES();
+    return rc;
+}
+
+/* ---- report at MPI_Finalize ---------------------------------------------------------- */
+typedef struct {
+    uint64_t receives, depth_sum, depth_max, hist[NBUCKETS];
+} row;
+
+static void bucket_range(int b, uint64_t *lo, uint64_t *hi) {
+    *lo = b ? (uint64_t)1 << (b - 1) : 0;
+    *hi = b ? ((uint64_t)1 << b) - 1 : 0;
+}
+
+void clampi_match_profile_finalize(void) {
+    if (!profiling()) return;
+    int rank, size;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    row mine;
+    pthread_mutex_lock(&lock);
+    mine.receives = receives;
+    mine.depth_sum = depth_sum;
+    mine.depth_max = depth_max;
+    memcpy(mine.hist, hist, sizeof hist);
+    pthread_mutex_unlock(&lock);
+    row *all = rank == 0 ? calloc((size_t)size, sizeof(row)) : NULL;
+    PMPI_Gather(&mine, (int)sizeof(row), MPI_BYTE, all, (int)sizeof(row), MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (rank != 0) return;
+    if (!all) return;
+    FILE *jf = json_path ? fopen(json_path, "w") : NULL;
+    if (json_path && !jf) fprintf(stderr, "clampi: cannot write %s\n", json_path);
+    if (jf) fprintf(jf, "{\"match_profile\":[\n");
+    for (int r = 0; r < size; r++) {
+        const row *w = &all[r];
+        double mean = w->receives ? (double)w->depth_sum / (double)w->receives : 0.0;
+        char line[2048];
+        int n = snprintf(line, sizeof line, "clampi: match profile rank=%d receives=%llu mean_depth=%.2f max_depth=%llu histogram=",
+                         r, (unsigned long long)w->receives, mean, (unsigned long long)w->depth_max);
+        int last = 0;
+        for (int b = 0; b < NBUCKETS; b++)
+            if (w->hist[b]) last = b;
+        for (int b = 0; b <= last && n < (int)sizeof line - 64; b++) {
+            uint64_t lo, hi;
+            bucket_range(b, &lo, &hi);
+            if (lo == hi) n += snprintf(line + n, sizeof line - (size_t)n, "%s%llu:%llu", b ? "," : "", (unsigned long long)lo, (unsigned long long)w->hist[b]);
+            else n += snprintf(line + n, sizeof line - (size_t)n, ",%llu-%llu:%llu", (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)w->hist[b]);
+        }
+        snprintf(line + n, sizeof line - (size_t)n, "\n");
+        fputs(line, stdout);
+        if (jf) {
+            fprintf(jf, "  {\"rank\":%d,\"receives\":%llu,\"mean_depth\":%.4f,\"max_depth\":%llu,\"histogram\":[", r,
+                    (unsigned long long)w->receives, mean, (unsigned long long)w->depth_max);
+            for (int b = 0; b <= last; b++) {
+                uint64_t lo, hi;
+                bucket_range(b, &lo, &hi);
+                fprintf(jf, "%s{\"min\":%llu,\"max\":%llu,\"count\":%llu}", b ? "," : "", (unsigned long long)lo,
+                        (unsigned long long)hi, (unsigned long long)w->hist[b]);
+            }
+            fprintf(jf, "]}%s\n", r + 1 < size ? "," : "");
+        }
+    }
+    fflush(stdout);
+    if (jf) {
+        fprintf(jf, "]}\n");
+        fclose(jf);
+    }
+    free(all);
+}
