@@ -10,7 +10,8 @@
 
 #include "pmpi/straight.h"
 
-#if defined(__x86_64__) && defined(__ELF__) && (defined(OMPI_MAJOR_VERSION) || defined(MPICH_VERSION))
+#if defined(__x86_64__) && defined(__ELF__) && (defined(OMPI_MAJOR_VERSION) || defined(MPICH_VERSION)) && \
+    !defined(CLAMPI_NO_ASM_ENTRY)
 #ifdef OMPI_MAJOR_VERSION
 #define CLAMPI_WIN_CMP(off) "movq " #off "(%rsp), %rax\n\tcmpq %rax, clampi_last(%rip)\n\t"
 _Static_assert(sizeof(MPI_Win) == 8, "Open MPI: MPI_Win is a pointer");
