@@ -5,7 +5,7 @@
  * (odd/even split, reversed order, a fresh dup freed after use), buffers in the shared
  * heap or not (chosen per rank). Results must match byte for byte, holes included.
  *
- * usage: test_coll_diff [--iters N] [--seed S] [--maxlog L] [--expect direct|staged|delegated]
+ * usage: test_coll_diff [--iters N] [--seed S] [--maxlog L] [--expect direct|staged|delegated|fallback|hier]
  */
 #define CLAMPI_TEST_USES_MPI
 #include <clampi/coll.h>
@@ -175,13 +175,16 @@ int main(int argc, char **argv)
     CMPIX_Heap_info hi;
     CMPIX_Heap_info_get(&hi);
     if (wrank == 0)
-        printf("np=%d iters=%d: direct %lu staged %lu delegated %lu; heap in use %zu, fallbacks %lu\n", wsize,
-               iters, st.direct, st.staged, st.delegated, hi.in_use, hi.fallbacks);
+        printf("np=%d iters=%d: direct %lu staged %lu eager %lu hierarchical %lu delegated %lu; heap in use %zu, "
+               "fallbacks %lu\n",
+               wsize, iters, st.direct, st.staged, st.eager, st.hierarchical, st.delegated, hi.in_use, hi.fallbacks);
     CHECK_EQ_INT(hi.in_use, 0); /* every heap buffer was given back */
     if (expect && !strcmp(expect, "direct"))
         CHECK(st.direct > 0 && st.staged > 0);
     if (expect && !strcmp(expect, "delegated"))
-        CHECK(st.direct == 0 && st.staged == 0);
+        CHECK(st.direct == 0 && st.staged == 0 && st.eager == 0 && st.hierarchical == 0);
+    if (expect && !strcmp(expect, "hier")) /* simulated nodes: spanning communicators */
+        CHECK(st.hierarchical > 0);
     if (expect && !strcmp(expect, "fallback"))
         CHECK(hi.fallbacks > 0);
     MPI_Type_free(&types[3]);
