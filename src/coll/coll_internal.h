@@ -26,7 +26,7 @@ typedef struct clampi_coll_options {
                              spanning nodes (default on) */
     CMPIX_Coll_algo algo; /* CLAMPI_COLL_ALGO=morton|naive|mpi: what AUTO means (morton) */
 } clampi_coll_options;
-#define CLAMPI_COLL_EAGER_MAX_DEFAULT ((size_t)2048)
+#define CLAMPI_COLL_EAGER_MAX_DEFAULT ((size_t)1024)
 const clampi_coll_options *clampi_coll_options_get(void);
 /* Parses "123", "64K", "4M", "1G"; returns def when s is NULL or malformed. */
 size_t clampi_coll_parse_size(const char *s, size_t def);
@@ -74,7 +74,6 @@ enum {
     CLAMPI_SLOT_RECV_HEAP = 1u << 2, /* receive buffer writable in the heap */
     CLAMPI_SLOT_SEND_STAGED = 1u << 3, /* send data already copied into scratch */
     CLAMPI_SLOT_IN_PLACE = 1u << 4,
-    CLAMPI_SLOT_EAGER = 1u << 5,     /* send data copied into this rank's mailbox */
 };
 
 /* Shared control block of one communicator (rank 0's segment of the control window). */
@@ -108,10 +107,11 @@ typedef struct clampi_coll_comm {
     MPI_Win scr_win;      /* staging scratch: each rank owns scr_bytes */
     size_t scr_bytes;
     char **scr_base;      /* [size]: each rank's scratch in this process */
-    /* mailbox path: each rank owns 2 mailboxes (by call parity) of mbox_bytes */
+    /* mailbox path (mailbox.c): each rank owns 2 x size cells of cell_bytes */
     MPI_Win mbox_win;
-    size_t mbox_bytes;
-    char **mbox;          /* [size]: each rank's mailboxes in this process */
+    size_t cell_bytes;    /* bytes per cell (whole cache lines) */
+    size_t cell_max;      /* largest block a cell holds; 0: no mailbox path */
+    char **mbox;          /* [size]: each rank's cells in this process */
     /* exit waits: the ranks whose schedule segment writes this rank's receive buffer or
      * reads its send data (only they can still be using them) */
     int *wait_morton, nwait_morton;
@@ -134,6 +134,8 @@ void clampi_coll_wait_slots(clampi_coll_comm *st, const clampi_coll_slot *slots,
 /* Marks this rank's copies of call seq done and waits for those of the nwait ranks in
  * wait (the ranks that touch this rank's buffers). */
 void clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq, const int *wait, int nwait);
+/* Waits until *flag >= want (acquire): spins, then yields (see comm.c). */
+void clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint64_t want);
 /* Makes each rank's scratch at least bytes (collective over comm; consistent sizes). */
 int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes);
 
@@ -150,6 +152,15 @@ int clampi_coll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendt
 /* Contiguity of a datatype for the shared path: 1 if count elements are size*count
  * contiguous bytes starting at the buffer address. */
 int clampi_coll_type_contiguous(MPI_Datatype t);
+
+/* ---- mailbox path (mailbox.c): small blocks, one synchronization per call --------- */
+/* Creates the cells (collective over st->shm; nothing when CLAMPI_COLL_EAGER_MAX=0). */
+int clampi_coll_mailbox_create(clampi_coll_comm *st);
+/* One call on the mailbox path (every rank of the communicator takes it for the same
+ * block size B <= st->cell_max): *handled = 0 when some rank had to delegate (all agree);
+ * MPI_ERR_TRUNCATE on every rank when the block sizes differ. */
+int clampi_coll_mailbox_run(clampi_coll_comm *st, int alltoall, const char *my_send, char *recvbuf, size_t B,
+                            int in_place, int delegate, int *handled);
 
 /* ---- communicators spanning nodes (hier.c) --------------------------------------- */
 /* Hierarchical state of comm (an intracommunicator spanning nodes; node = comm's node

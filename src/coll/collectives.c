@@ -134,21 +134,24 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
     const char *my_send = in_place ? (kind == KIND_ALLTOALL ? recvbuf : (char *)recvbuf + (size_t)me * B)
                                    : sendbuf;
 
+    if (auto_algo && P > 1 && B <= st->cell_max) {
+        /* small blocks: the mailbox path (the same choice on every rank) */
+        int delegate = !contiguous || B > o->direct_max;
+        err = clampi_coll_mailbox_run(st, kind == KIND_ALLTOALL, my_send, recvbuf, B, in_place, delegate, handled);
+        if (!*handled)
+            clampi_coll_stats.delegated++;
+        else if (err == MPI_SUCCESS)
+            clampi_coll_stats.eager++;
+        return err == MPI_SUCCESS ? err : coll_raise(comm, err);
+    }
+
     clampi_coll_slot s;
     memset(&s, 0, sizeof s);
     s.bytes = B;
-    const uint64_t seq = st->calls + 1;
     uint32_t f = in_place ? CLAMPI_SLOT_IN_PLACE : 0;
     if (!contiguous || B > o->direct_max)
         f |= CLAMPI_SLOT_DELEGATE;
-    else if (auto_algo && B <= o->eager_max && sendlen <= st->mbox_bytes && P > 1) {
-        /* mailbox path: the send data goes into this call's mailbox now; the mailbox of
-         * this parity was last read in call seq - 2, and every reader had finished it
-         * before publishing seq - 1, which this rank waited for */
-        memcpy(st->mbox[me] + (seq & 1) * st->mbox_bytes, my_send, sendlen);
-        f |= CLAMPI_SLOT_EAGER;
-    }
-    if (!(f & (CLAMPI_SLOT_DELEGATE | CLAMPI_SLOT_EAGER))) {
+    if (!(f & CLAMPI_SLOT_DELEGATE)) {
         if (clampi_coll_heap_locate(recvbuf, recvlen, &s.recv_seg, &s.recv_off))
             f |= CLAMPI_SLOT_RECV_HEAP;
         if (!in_place) {
@@ -171,43 +174,27 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
         }
     }
     s.flags = f;
-    st->calls = seq;
+    const uint64_t seq = ++st->calls;
     clampi_coll_slot *slots = &st->ctl->slots[(size_t)(seq & 1) * (size_t)P];
     clampi_coll_publish(st, slots, &s, seq);
     clampi_coll_wait_slots(st, slots, seq); /* A: every send buffer filled, slots published */
 
-    int any_delegate = 0, mismatch = 0, staging = 0, late_stage = 0, n_eager = 0;
+    int any_delegate = 0, mismatch = 0, staging = 0, late_stage = 0;
     for (int i = 0; i < P; i++) {
         uint32_t fi = slots[i].flags;
         any_delegate |= (fi & CLAMPI_SLOT_DELEGATE) != 0;
         mismatch |= slots[i].bytes != B;
-        n_eager += (fi & CLAMPI_SLOT_EAGER) != 0;
         int ss = !(fi & CLAMPI_SLOT_SEND_HEAP);
         staging |= ss || !(fi & CLAMPI_SLOT_RECV_HEAP);
         late_stage |= ss && !(fi & CLAMPI_SLOT_SEND_STAGED);
     }
-    if (any_delegate || (n_eager > 0 && n_eager < P && !mismatch)) {
+    if (any_delegate) {
         clampi_coll_stats.delegated++;
         return MPI_SUCCESS; /* every rank saw the same slots: all delegate */
     }
     *handled = 1;
     if (mismatch)
         return coll_raise(comm, MPI_ERR_TRUNCATE); /* every rank reports it: nobody hangs */
-    if (n_eager == P) {
-        /* every rank's send data is in its mailbox: each rank fills only its own receive
-         * buffer, so it may return as soon as its copies are done (no exit wait) */
-        char *recv = recvbuf;
-        const size_t par = (seq & 1) * st->mbox_bytes;
-        const size_t from = kind == KIND_ALLTOALL ? (size_t)me * B : 0;
-        for (int k = 1; k < P; k++) {
-            int j = (me + k) % P;
-            memcpy(recv + (size_t)j * B, st->mbox[j] + par + from, B);
-        }
-        if (!in_place)
-            memcpy(recv + (size_t)me * B, my_send + from, B);
-        clampi_coll_stats.eager++;
-        return MPI_SUCCESS;
-    }
     if (staging && !(st->scr_base != NULL && st->scr_bytes >= scratch_need)) {
         /* scratch too small (the same on every rank): grow it collectively; nobody has
          * staged speculatively then, so stage now and resynchronize */

@@ -69,38 +69,6 @@ static int *exit_wait_set(uint32_t P, uint32_t me,
     return set;
 }
 
-/* Mailboxes of the one-synchronization path: 2 per rank (call parity), each holding one
- * call's send data up to eager_max-byte blocks (at most 4 MiB). */
-static int mailbox_create(clampi_coll_comm *st)
-{
-    size_t eager = clampi_coll_options_get()->eager_max;
-    if (eager == 0)
-        return MPI_SUCCESS;
-    size_t per = (size_t)st->size * eager;
-    if (per > ((size_t)4 << 20))
-        per = (size_t)4 << 20;
-    per = (per + CLAMPI_COLL_LINE - 1) & ~(size_t)(CLAMPI_COLL_LINE - 1);
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    void *mine;
-    int err = PMPI_Win_allocate_shared((MPI_Aint)(2 * per), CLAMPI_COLL_LINE, info, st->shm, &mine, &st->mbox_win);
-    MPI_Info_free(&info);
-    if (err != MPI_SUCCESS) {
-        st->mbox_win = MPI_WIN_NULL;
-        return err;
-    }
-    st->mbox = malloc((size_t)st->size * sizeof *st->mbox);
-    if (st->mbox == NULL)
-        return MPI_ERR_NO_MEM;
-    for (int i = 0; i < st->size; i++) {
-        MPI_Aint sz;
-        int du;
-        MPI_Win_shared_query(st->mbox_win, i, &sz, &du, &st->mbox[i]);
-    }
-    st->mbox_bytes = per;
-    return MPI_SUCCESS;
-}
 
 /* one-entry lookup cache: the last communicator used by this thread */
 static __thread MPI_Comm last_comm = MPI_COMM_NULL;
@@ -197,7 +165,7 @@ static clampi_coll_comm *state_create(MPI_Comm comm, int *err)
                                     &st->nwait_morton);
     st->wait_naive = exit_wait_set((uint32_t)st->size, (uint32_t)st->rank, clampi_coll_naive_segment,
                                    &st->nwait_naive);
-    *err = st->wait_morton && st->wait_naive ? mailbox_create(st) : MPI_ERR_NO_MEM;
+    *err = st->wait_morton && st->wait_naive ? clampi_coll_mailbox_create(st) : MPI_ERR_NO_MEM;
     if (*err != MPI_SUCCESS) {
         state_free(st);
         return NULL;
@@ -242,7 +210,7 @@ static inline void cpu_relax(void)
  * is oversubscribed the process we wait for needs our CPU, so we yield at once
  * (CLAMPI_COLL_SPIN_OVERSUB polls first). Futex sleeping was measured and is slower on
  * this kind of machine (wake-up costs tens of microseconds under KVM). */
-static inline void wait_geq(clampi_coll_comm *st, const uint64_t *flag, uint64_t want)
+void clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint64_t want)
 {
     const clampi_coll_options *o = clampi_coll_options_get();
     int spin = st->oversubscribed ? o->spin_oversub : o->spin;
@@ -274,14 +242,14 @@ void clampi_coll_slot_publish(clampi_coll_slot *d, const clampi_coll_slot *mine,
 void clampi_coll_wait_slots(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq)
 {
     for (int i = 0; i < st->size; i++)
-        wait_geq(st, &slots[i].seq, seq); /* a slot holds seq or seq - 2 */
+        clampi_coll_wait_geq(st, &slots[i].seq, seq); /* a slot holds seq or seq - 2 */
 }
 
 void clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq, const int *wait, int nwait)
 {
     __atomic_store_n(&st->done[st->rank].seq, seq, __ATOMIC_RELEASE);
     for (int i = 0; i < nwait; i++)
-        wait_geq(st, &st->done[wait[i]].seq, seq);
+        clampi_coll_wait_geq(st, &st->done[wait[i]].seq, seq);
 }
 
 void clampi_coll_barrier(clampi_coll_comm *st)
@@ -293,7 +261,7 @@ void clampi_coll_barrier(clampi_coll_comm *st)
         __atomic_store_n(&ctl->generation, g + 1, __ATOMIC_RELEASE);
             return;
     }
-    wait_geq(st, &ctl->generation, g + 1);
+    clampi_coll_wait_geq(st, &ctl->generation, g + 1);
 }
 
 int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes)
