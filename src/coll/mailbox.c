@@ -71,8 +71,10 @@ int clampi_coll_mailbox_run(clampi_coll_comm *st, int alltoall, const char *my_s
 {
     const int P = st->size, me = st->rank;
     const uint64_t seq = ++st->calls;
-    for (int k = 1; k < P; k++) { /* my cells: one per destination (Alltoall) or one */
-        int d = alltoall ? (me + k) % P : 0;
+    for (int k = 1, d0 = me + 1; k < P; k++, d0++) { /* my cells: one per destination (Alltoall) or one */
+        if (d0 == P)
+            d0 = 0;
+        int d = alltoall ? d0 : 0;
         cell_tag *t = tag_of(st, me, seq, d);
         if (!delegate)
             memcpy((char *)t - B, my_send + (alltoall ? (size_t)d * B : 0), B);
@@ -83,8 +85,9 @@ int clampi_coll_mailbox_run(clampi_coll_comm *st, int alltoall, const char *my_s
             break;
     }
     int any_delegate = delegate, mismatch = 0;
-    for (int k = 1; k < P; k++) {
-        int j = (me + k) % P;
+    for (int k = 1, j = me + 1; k < P; k++, j++) {
+        if (j == P)
+            j = 0;
         const cell_tag *t = tag_of(st, j, seq, alltoall ? me : 0);
         clampi_coll_wait_geq(st, &t->seq, seq);
         any_delegate |= (t->flags & CLAMPI_SLOT_DELEGATE) != 0;
@@ -97,8 +100,9 @@ int clampi_coll_mailbox_run(clampi_coll_comm *st, int alltoall, const char *my_s
     *handled = 1;
     if (mismatch)
         return MPI_ERR_TRUNCATE; /* every rank sees it: nobody hangs */
-    for (int k = 1; k < P; k++) {
-        int j = (me + k) % P;
+    for (int k = 1, j = me + 1; k < P; k++, j++) {
+        if (j == P)
+            j = 0;
         memcpy(recv + (size_t)j * B, (const char *)tag_of(st, j, seq, alltoall ? me : 0) - B, B);
     }
     if (!in_place)
