@@ -229,7 +229,8 @@ int main(int argc, char **argv)
         fclose(jf);
     }
     if (rank == 0)
-        printf("\n# rank 0 paths: direct %lu staged %lu delegated %lu\n", cs.direct, cs.staged, cs.delegated);
+        printf("\n# rank 0 paths: direct %lu staged %lu eager %lu hierarchical %lu delegated %lu\n", cs.direct,
+               cs.staged, cs.eager, cs.hierarchical, cs.delegated);
     MPI_Finalize();
     return 0;
 }

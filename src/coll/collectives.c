@@ -116,8 +116,10 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
     const int contiguous = clampi_coll_type_contiguous(recvtype) &&
                            (in_place || clampi_coll_type_contiguous(sendtype));
     if (!st->intranode) {
-        if (st->hier == NULL)
+        if (st->hier == NULL) {
+            clampi_coll_stats.delegated++; /* intercommunicator, or nothing to share */
             return MPI_SUCCESS;
+        }
         err = hier_call(st, kind, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, B, contiguous,
                         handled);
         if (*handled)

@@ -127,6 +127,10 @@ clampi_coll_hier *clampi_coll_hier_create(MPI_Comm comm, MPI_Comm node, int *err
     }
     MPI_Bcast(&node_id, 1, MPI_INT, 0, h->node);
     MPI_Bcast(&h->M, 1, MPI_INT, 0, h->node);
+    if (h->M == h->P) { /* one process per node: nothing to share, the MPI library is better */
+        clampi_coll_hier_free(h);
+        return NULL;
+    }
     h->my_node = node_id;
     int mine[2] = { node_id, h->li };
     int *all = malloc(sizeof(int) * 2 * (size_t)h->P);
