@@ -134,7 +134,10 @@ void clampi_coll_wait_slots(clampi_coll_comm *st, const clampi_coll_slot *slots,
 /* Marks this rank's copies of call seq done and waits for those of the nwait ranks in
  * wait (the ranks that touch this rank's buffers). */
 void clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq, const int *wait, int nwait);
-/* Waits until *flag >= want (acquire): spins, then yields (see comm.c). */
+/* Waits until *flag >= want (acquire): spins (CLAMPI_COLL_SPIN[_OVERSUB] polls), then
+ * yields (see comm.c). */
+void clampi_coll_wait_flag(const uint64_t *flag, uint64_t want, int oversubscribed);
+/* The same with the communicator's oversubscription. */
 void clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint64_t want);
 /* Makes each rank's scratch at least bytes (collective over comm; consistent sizes). */
 int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes);

@@ -210,16 +210,21 @@ static inline void cpu_relax(void)
  * is oversubscribed the process we wait for needs our CPU, so we yield at once
  * (CLAMPI_COLL_SPIN_OVERSUB polls first). Futex sleeping was measured and is slower on
  * this kind of machine (wake-up costs tens of microseconds under KVM). */
-void clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint64_t want)
+void clampi_coll_wait_flag(const uint64_t *flag, uint64_t want, int oversubscribed)
 {
     const clampi_coll_options *o = clampi_coll_options_get();
-    int spin = st->oversubscribed ? o->spin_oversub : o->spin;
+    int spin = oversubscribed ? o->spin_oversub : o->spin;
     for (int i = 0; __atomic_load_n(flag, __ATOMIC_ACQUIRE) < want; i++) {
         if (i < spin)
             cpu_relax();
         else
             sched_yield();
     }
+}
+
+void clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint64_t want)
+{
+    clampi_coll_wait_flag(flag, want, st->oversubscribed);
 }
 
 void clampi_coll_publish(clampi_coll_comm *st, clampi_coll_slot *slots, const clampi_coll_slot *mine,

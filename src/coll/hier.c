@@ -18,7 +18,6 @@
 #include "coll/coll_internal.h"
 
 #include <limits.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -57,21 +56,9 @@ typedef struct clampi_coll_hier {
     size_t blk_bytes;
 } clampi_coll_hier;
 
-static inline void relax(const clampi_coll_hier *h, int i)
-{
-    const clampi_coll_options *o = clampi_coll_options_get();
-    if (i < (h->oversubscribed ? o->spin_oversub : o->spin)) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-    } else
-        sched_yield();
-}
-
 static void wait_geq(const clampi_coll_hier *h, const uint64_t *flag, uint64_t want)
 {
-    for (int i = 0; __atomic_load_n(flag, __ATOMIC_ACQUIRE) < want; i++)
-        relax(h, i);
+    clampi_coll_wait_flag(flag, want, h->oversubscribed);
 }
 
 void clampi_coll_hier_free(clampi_coll_hier *h)
