@@ -67,7 +67,7 @@ print(d1, ll)
 PY
 }
 
-json=$out/cachegrind.json
+json=${CG_JSON:-$out/cachegrind.json}
 echo "{\"LL\": \"$LL\", \"D1\": \"$D1\", \"sampled_ranks\": 4, \"results\": [" > "$json"
 first=1
 printf "%4s %-8s %8s %5s %14s %14s %12s %12s\n" P algo bytes sets "D1miss/byte" "LLmiss/byte" "D1 misses" "LL misses"
