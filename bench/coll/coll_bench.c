@@ -3,6 +3,7 @@
  *   naive   shared heap, each process copies one column (the seed's baseline)
  *   morton  shared heap, Morton-order schedule (CMPI_Alltoall / CMPI_Allgather)
  *   staged  Morton with buffers outside the heap (staged through scratch)
+ *   clampi  CMPI_Alltoall / CMPI_Allgather as an application calls them (default path choice)
  * Buffers are rotated among several sets between iterations (footprint >= 64 MiB or at
  * least 4 sets) so caches are not artificially warm. Each iteration's latency is the
  * maximum over ranks; the table shows the median over iterations, in microseconds.
@@ -10,7 +11,12 @@
  * usage: coll_bench [--min B] [--max B] [--factor F] [--iters N] [--ops alltoall,allgather]
  *                   [--variants mpi,naive,morton,staged] [--json FILE] [--label TEXT]
  *                   [--sets K] [--warmup W]
- * --iters fixes the iteration count for every size (e.g. under cachegrind). */
+ * --iters fixes the iteration count for every size (e.g. under cachegrind).
+ *
+ * --b2b N: back-to-back mode, how applications call a collective: a trial is N calls in a
+ * row with no barrier between them, rotating over --sets buffer sets (default 8); the
+ * time per call is the trial time / N, the maximum over ranks; variants alternate trial by
+ * trial (default mpi,clampi) and the table shows the median over --trials trials. */
 #include <clampi/coll.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -19,8 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { V_MPI, V_NAIVE, V_MORTON, V_STAGED, NV };
-static const char *vname[NV] = { "mpi", "naive", "morton", "staged" };
+enum { V_MPI, V_NAIVE, V_MORTON, V_STAGED, V_CLAMPI, NV };
+static const char *vname[NV] = { "mpi", "naive", "morton", "staged", "clampi" };
 enum { OP_A2A, OP_AG, NOP };
 static const char *opname[NOP] = { "alltoall", "allgather" };
 
@@ -41,7 +47,8 @@ static int cmp_double(const void *a, const void *b)
 
 static int run(int op, int v, const void *s, void *r, int n, MPI_Comm comm)
 {
-    CMPIX_Coll_algo algo = v == V_MPI ? CMPIX_COLL_MPI : v == V_NAIVE ? CMPIX_COLL_NAIVE : CMPIX_COLL_MORTON;
+    CMPIX_Coll_algo algo = v == V_MPI ? CMPIX_COLL_MPI : v == V_NAIVE ? CMPIX_COLL_NAIVE
+                         : v == V_CLAMPI ? CMPIX_COLL_AUTO : CMPIX_COLL_MORTON;
     if (op == OP_A2A)
         return CMPIX_Alltoall_algo(s, n, MPI_BYTE, r, n, MPI_BYTE, comm, algo);
     return CMPIX_Allgather_algo(s, n, MPI_BYTE, r, n, MPI_BYTE, comm, algo);
@@ -52,7 +59,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     size_t bmin = 8, bmax = (size_t)1 << 20;
     int factor = 2, fixed_iters = 0, warmup = 3, sets_opt = 0;
-    int use_op[NOP] = { 1, 1 }, use_v[NV] = { 1, 1, 1, 1 };
+    int use_op[NOP] = { 1, 1 }, use_v[NV] = { 1, 1, 1, 1, 0 }, b2b = 0, trials = 0, vset = 0;
     const char *json = NULL, *label = "";
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *a = argv[i], *b = argv[i + 1];
@@ -64,13 +71,22 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--sets")) sets_opt = atoi(b);
         else if (!strcmp(a, "--json")) json = b;
         else if (!strcmp(a, "--label")) label = b;
+        else if (!strcmp(a, "--b2b")) b2b = atoi(b);
+        else if (!strcmp(a, "--trials")) trials = atoi(b);
         else if (!strcmp(a, "--ops")) {
             for (int o = 0; o < NOP; o++) use_op[o] = strstr(b, opname[o]) != NULL;
         } else if (!strcmp(a, "--variants")) {
             for (int v = 0; v < NV; v++) use_v[v] = strstr(b, vname[v]) != NULL;
+            vset = 1;
         }
     }
     if (factor < 2) factor = 2;
+    if (b2b > 0) {
+        if (!vset)
+            for (int v = 0; v < NV; v++) use_v[v] = v == V_MPI || v == V_CLAMPI;
+        if (sets_opt <= 0) sets_opt = 8;
+        use_v[V_STAGED] = 0; /* heap buffers only */
+    }
     MPI_Comm comm = MPI_COMM_WORLD;
     int rank, P;
     MPI_Comm_rank(comm, &rank);
@@ -120,13 +136,18 @@ int main(int argc, char **argv)
         if (rank == 0) {
             printf("\n%-9s %9s %5s", opname[op], "bytes", "sets");
             for (int v = 0; v < NV; v++) if (use_v[v]) printf(" %10s", vname[v]);
-            printf(" %12s %12s %12s\n", "naive/morton", "mpi/morton", "mpi/staged");
+            if (b2b > 0) printf(" %12s\n", "mpi/clampi");
+            else printf(" %12s %12s %12s\n", "naive/morton", "mpi/morton", "mpi/staged");
         }
         for (int si = 0; si < nsizes; si++) {
             size_t B = sizes[si];
             int K = sets[si];
             int iters = fixed_iters > 0 ? fixed_iters : B <= 16384 ? 200 : B <= 262144 ? 60 : 20;
             if (P > ncpu && fixed_iters <= 0) iters = iters > 60 ? 60 : iters;
+            if (b2b > 0) iters = trials > 0 ? trials : B <= 16384 ? 41 : 15;
+            /* calls per back-to-back trial: b2b up to 64 KiB blocks, fewer above */
+            int calls = b2b <= 0 ? 1 : B <= 65536 ? b2b : (int)((size_t)b2b * 65536 / B);
+            if (b2b > 0 && calls < 8) calls = 8;
             size_t slen = op == OP_A2A ? (size_t)P * B : B, rlen = (size_t)P * B;
             char **hs = malloc(sizeof(char *) * (size_t)K), **hr = malloc(sizeof(char *) * (size_t)K);
             char **ms = malloc(sizeof(char *) * (size_t)K), **mr = malloc(sizeof(char *) * (size_t)K);
@@ -146,7 +167,7 @@ int main(int argc, char **argv)
             for (int v = 0; v < NV; v++) t[v] = calloc((size_t)iters, sizeof(double));
             /* warm-up: every variant once over every set, so page-table entries for the
              * peers' heap pages exist (first touches fault in each process) */
-            int wu = warmup + (fixed_iters > 0 ? 0 : K);
+            int wu = warmup + (fixed_iters > 0 || b2b > 0 ? 0 : K);
             int it_total = wu + iters, set = 0;
             for (int it = 0; it < it_total; it++) {
                 for (int vi = 0; vi < NV; vi++) { /* variants interleaved, order rotated */
@@ -156,8 +177,14 @@ int main(int argc, char **argv)
                     char *r = v == V_STAGED ? mr[set] : hr[set];
                     MPI_Barrier(comm);
                     double t0 = MPI_Wtime();
-                    run(op, v, s, r, (int)B, comm);
-                    double dt = MPI_Wtime() - t0;
+                    if (b2b > 0) { /* N calls in a row over the rotating sets, no barrier */
+                        for (int c = 0; c < calls; c++) {
+                            int k = (set + c) % K;
+                            run(op, v, v == V_STAGED ? ms[k] : hs[k], v == V_STAGED ? mr[k] : hr[k], (int)B, comm);
+                        }
+                    } else
+                        run(op, v, s, r, (int)B, comm);
+                    double dt = (MPI_Wtime() - t0) / calls;
                     if (it >= wu) t[v][it - wu] = dt;
                 }
                 set = (set + 1) % K;
@@ -172,13 +199,14 @@ int main(int argc, char **argv)
             if (rank == 0) {
                 printf("%-9s %9zu %5d", "", B, K);
                 for (int v = 0; v < NV; v++) if (use_v[v]) printf(" %10.2f", med[v]);
-                printf(" %12.2f %12.2f %12.2f\n", med[V_MORTON] > 0 ? med[V_NAIVE] / med[V_MORTON] : 0,
+                if (b2b > 0) printf(" %12.2f\n", med[V_CLAMPI] > 0 ? med[V_MPI] / med[V_CLAMPI] : 0);
+                else printf(" %12.2f %12.2f %12.2f\n", med[V_MORTON] > 0 ? med[V_NAIVE] / med[V_MORTON] : 0,
                        med[V_MORTON] > 0 ? med[V_MPI] / med[V_MORTON] : 0,
                        med[V_STAGED] > 0 ? med[V_MPI] / med[V_STAGED] : 0);
                 fflush(stdout);
                 if (jf) {
-                    fprintf(jf, "%s  {\"op\": \"%s\", \"bytes\": %zu, \"sets\": %d, \"iters\": %d", first_json ? "" : ",\n",
-                            opname[op], B, K, iters);
+                    fprintf(jf, "%s  {\"op\": \"%s\", \"bytes\": %zu, \"sets\": %d, \"iters\": %d, \"b2b_calls\": %d", first_json ? "" : ",\n",
+                            opname[op], B, K, iters, b2b > 0 ? calls : 0);
                     for (int v = 0; v < NV; v++)
                         if (use_v[v]) fprintf(jf, ", \"%s_us\": %.3f", vname[v], med[v]);
                     fprintf(jf, "}");
@@ -201,7 +229,8 @@ int main(int argc, char **argv)
         fclose(jf);
     }
     if (rank == 0)
-        printf("\n# rank 0 paths: direct %lu staged %lu delegated %lu\n", cs.direct, cs.staged, cs.delegated);
+        printf("\n# rank 0 paths: direct %lu staged %lu eager %lu hierarchical %lu delegated %lu\n", cs.direct,
+               cs.staged, cs.eager, cs.hierarchical, cs.delegated);
     MPI_Finalize();
     return 0;
 }

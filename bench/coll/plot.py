@@ -11,7 +11,8 @@ import matplotlib.pyplot as plt
 
 d = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "results")
 STYLE = {"mpi": ("MPI library", "tab:gray", "s"), "naive": ("naive shared heap", "tab:orange", "v"),
-         "morton": ("Morton (clampi)", "tab:blue", "o"), "staged": ("Morton, staged (buffers outside heap)", "tab:green", "^")}
+         "morton": ("Morton (clampi)", "tab:blue", "o"), "staged": ("Morton, staged (buffers outside heap)", "tab:green", "^"),
+         "clampi": ("CMPI_ (clampi, default path)", "tab:red", "D")}
 
 runs = []
 for f in sorted(glob.glob(os.path.join(d, "*_p*.json"))):
@@ -41,7 +42,8 @@ for f in sorted(glob.glob(os.path.join(d, "*_p*.json"))):
     fig.savefig(os.path.join(d, name + ".png"), dpi=110)
     plt.close(fig)
 
-# speed-up summary: naive/morton and mpi/morton for alltoall, every run
+# speed-up summary: naive/morton and mpi/morton for alltoall, every run with those variants
+runs = [(n, j) for n, j in runs if j["results"] and "naive_us" in j["results"][0] and "morton_us" in j["results"][0]]
 if runs:
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for name, j in runs:
@@ -68,18 +70,60 @@ if runs:
 cg = os.path.join(d, "cachegrind.json")
 if os.path.exists(cg):
     j = json.load(open(cg))
+    Ps = sorted({r.get("P", j.get("P")) for r in j["results"]})
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    for ax, key, t in zip(axes, ["ll_miss_per_byte", "d1_miss_per_byte"], ["LL misses per byte", "D1 misses per byte"]):
-        for algo, col in [("naive", "tab:orange"), ("morton", "tab:blue")]:
-            rows = [r for r in j["results"] if r["algo"] == algo]
-            ax.plot([r["bytes"] for r in rows], [r[key] for r in rows], marker="o", color=col, label=algo)
+    for P, col in zip(Ps, ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"]):
+        rows = lambda a: [r for r in j["results"] if r["algo"] == a and r.get("P", j.get("P")) == P]
+        nv, mo = rows("naive"), rows("morton")
+        axes[0].plot([r["bytes"] for r in nv], [r["ll_miss_per_byte"] for r in nv], ls="--", marker="v", color=col,
+                     label=f"naive P={P}")
+        axes[0].plot([r["bytes"] for r in mo], [r["ll_miss_per_byte"] for r in mo], marker="o", color=col,
+                     label=f"Morton P={P}")
+        axes[1].plot([r["bytes"] for r in mo], [a["ll_miss_per_byte"] / b["ll_miss_per_byte"] if b["ll_miss_per_byte"] > 0
+                                               else float("nan") for a, b in zip(nv, mo)], marker="o", color=col, label=f"P={P}")
+    axes[0].set_yscale("log")
+    axes[0].set_title(f"LL misses per byte copied, alltoall (cachegrind, LL {j.get('LL', j.get('LL_bytes'))})")
+    axes[1].axhline(1.4, color="r", lw=0.8, ls="--", label="target 1.4x (blocks < 16 KiB, P >= 16)")
+    axes[1].axhline(1.0, color="k", lw=0.8)
+    axes[1].set_title("naive / Morton LL misses")
+    for ax in axes:
         ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
+        ax.axvline(16384, color="k", lw=0.5, ls=":")
         ax.set_xlabel("block size (bytes)")
-        ax.set_title(f"{t}, alltoall, P={j['P']} (cachegrind, LL {j['LL_bytes'] >> 20} MiB)")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
+        ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(os.path.join(d, "cachegrind.png"), dpi=110)
+    plt.close(fig)
+
+# back to back, before / after: MPI library time / clampi time per block size
+b2b = {}
+for f in glob.glob(os.path.join(d, "b2b_*_p*.json")):
+    tag, mpi, p = os.path.basename(f)[:-5].split("_")[1:4]
+    b2b[(mpi, p, tag)] = json.load(open(f))
+if b2b:
+    keys = sorted({(m, p) for m, p, _ in b2b})
+    fig, axes = plt.subplots(2, len(keys), figsize=(4 * len(keys), 7), squeeze=False)
+    for col, (m, p) in enumerate(keys):
+        for row, op in enumerate(["alltoall", "allgather"]):
+            ax = axes[row][col]
+            for tag, c in [("before", "tab:gray"), ("after", "tab:red")]:
+                j = b2b.get((m, p, tag))
+                if not j:
+                    continue
+                rows = [r for r in j["results"] if r["op"] == op and r.get("clampi_us", 0) > 0]
+                ax.plot([r["bytes"] for r in rows], [r["mpi_us"] / r["clampi_us"] for r in rows], marker="o", color=c,
+                        label=tag)
+            ax.axhline(1.0, color="k", lw=0.8)
+            ax.axhline(2.0, color="r", lw=0.6, ls="--")
+            ax.axvline(16384, color="k", lw=0.5, ls=":")
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_title(f"{m} {p} {op}", fontsize=9)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=7)
+    fig.suptitle("back to back, 8 rotating buffer sets: MPI library time / clampi time (> 1: clampi faster)")
+    fig.tight_layout()
+    fig.savefig(os.path.join(d, "b2b_speedup.png"), dpi=110)
     plt.close(fig)
 print("plots written to", d)

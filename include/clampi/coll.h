@@ -88,6 +88,8 @@ typedef struct CMPIX_Coll_stats {
     unsigned long direct;     /* shared path, all buffers in the heap */
     unsigned long staged;     /* shared path, some buffers staged through scratch */
     unsigned long delegated;  /* handed to the MPI library */
+    unsigned long eager;      /* small blocks: one synchronization, through the mailboxes */
+    unsigned long hierarchical; /* communicator spanning nodes: on-node copies + leaders' exchange */
 } CMPIX_Coll_stats;
 CLAMPI_API int CMPIX_Coll_get_stats(CMPIX_Coll_stats *stats);
 

@@ -20,8 +20,13 @@ typedef struct clampi_coll_options {
     size_t direct_max;    /* CLAMPI_COLL_DIRECT_MAX: largest block on the direct path */
     int spin;             /* CLAMPI_COLL_SPIN: busy polls before sched_yield in waits */
     int spin_oversub;     /* CLAMPI_COLL_SPIN_OVERSUB: the same when oversubscribed (0) */
+    size_t eager_max;     /* CLAMPI_COLL_EAGER_MAX: largest block on the one-synchronization
+                             (mailbox) path of CMPI_* calls; 0 switches it off */
+    int hier;             /* CLAMPI_COLL_HIER=on|off: hierarchical path for communicators
+                             spanning nodes (default on) */
     CMPIX_Coll_algo algo; /* CLAMPI_COLL_ALGO=morton|naive|mpi: what AUTO means (morton) */
 } clampi_coll_options;
+#define CLAMPI_COLL_EAGER_MAX_DEFAULT ((size_t)1024)
 const clampi_coll_options *clampi_coll_options_get(void);
 /* Parses "123", "64K", "4M", "1G"; returns def when s is NULL or malformed. */
 size_t clampi_coll_parse_size(const char *s, size_t def);
@@ -102,6 +107,16 @@ typedef struct clampi_coll_comm {
     MPI_Win scr_win;      /* staging scratch: each rank owns scr_bytes */
     size_t scr_bytes;
     char **scr_base;      /* [size]: each rank's scratch in this process */
+    /* mailbox path (mailbox.c): each rank owns 2 x size cells of cell_bytes */
+    MPI_Win mbox_win;
+    size_t cell_bytes;    /* bytes per cell (whole cache lines) */
+    size_t cell_max;      /* largest block a cell holds; 0: no mailbox path */
+    char **mbox;          /* [size]: each rank's cells in this process */
+    /* exit waits: the ranks whose schedule segment writes this rank's receive buffer or
+     * reads its send data (only they can still be using them) */
+    int *wait_morton, nwait_morton;
+    int *wait_naive, nwait_naive;
+    struct clampi_coll_hier *hier; /* communicator spanning nodes: hierarchical state */
 } clampi_coll_comm;
 
 /* State of comm, created at the first call (collective over comm). NULL + *err on
@@ -109,13 +124,21 @@ typedef struct clampi_coll_comm {
 clampi_coll_comm *clampi_coll_comm_get(MPI_Comm comm, int *err);
 /* Node barrier over the control block (counter scheme, acquire/release). */
 void clampi_coll_barrier(clampi_coll_comm *st);
+/* Writes slot d's fields from mine, then seq (release): the announcement of call seq. */
+void clampi_coll_slot_publish(clampi_coll_slot *d, const clampi_coll_slot *mine, uint64_t seq);
 /* Publishes this rank's slot for call seq (fields first, then seq with release). */
 void clampi_coll_publish(clampi_coll_comm *st, clampi_coll_slot *slots, const clampi_coll_slot *mine,
                          uint64_t seq);
 /* Waits until every rank has published its slot for call seq (acquire). */
 void clampi_coll_wait_slots(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq);
-/* Marks this rank's copies of call seq done and waits for every rank's. */
-void clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq);
+/* Marks this rank's copies of call seq done and waits for those of the nwait ranks in
+ * wait (the ranks that touch this rank's buffers). */
+void clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq, const int *wait, int nwait);
+/* Waits until *flag >= want (acquire): spins (CLAMPI_COLL_SPIN[_OVERSUB] polls), then
+ * yields (see comm.c). */
+void clampi_coll_wait_flag(const uint64_t *flag, uint64_t want, int oversubscribed);
+/* The same with the communicator's oversubscription. */
+void clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint64_t want);
 /* Makes each rank's scratch at least bytes (collective over comm; consistent sizes). */
 int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes);
 
@@ -132,6 +155,27 @@ int clampi_coll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendt
 /* Contiguity of a datatype for the shared path: 1 if count elements are size*count
  * contiguous bytes starting at the buffer address. */
 int clampi_coll_type_contiguous(MPI_Datatype t);
+
+/* ---- mailbox path (mailbox.c): small blocks, one synchronization per call --------- */
+/* Creates the cells (collective over st->shm; nothing when CLAMPI_COLL_EAGER_MAX=0). */
+int clampi_coll_mailbox_create(clampi_coll_comm *st);
+/* One call on the mailbox path (every rank of the communicator takes it for the same
+ * block size B <= st->cell_max): *handled = 0 when some rank had to delegate (all agree);
+ * MPI_ERR_TRUNCATE on every rank when the block sizes differ. */
+int clampi_coll_mailbox_run(clampi_coll_comm *st, int alltoall, const char *my_send, char *recvbuf, size_t B,
+                            int in_place, int delegate, int *handled);
+
+/* ---- communicators spanning nodes (hier.c) --------------------------------------- */
+/* Hierarchical state of comm (an intracommunicator spanning nodes; node = comm's node
+ * split): NULL if it cannot be built (then the MPI library serves comm). Collective. */
+struct clampi_coll_hier *clampi_coll_hier_create(MPI_Comm comm, MPI_Comm node, int *err);
+void clampi_coll_hier_free(struct clampi_coll_hier *h);
+/* Hierarchical Alltoall (kind 0) / Allgather (kind 1) of B-byte blocks of contiguous
+ * data: on-node Morton copies through the shared heap, an exchange among node leaders
+ * with the MPI library's collective. *handled = 0 (the same on every rank): nothing done,
+ * call the MPI library. */
+int clampi_coll_hier_run(struct clampi_coll_hier *h, int kind, const void *sendbuf, void *recvbuf, size_t B,
+                         int *handled);
 
 /* Path counters (collectives.c). */
 extern CMPIX_Coll_stats clampi_coll_stats;

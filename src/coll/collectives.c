@@ -44,6 +44,46 @@ static int coll_raise(MPI_Comm comm, int err)
     return err;
 }
 
+/* Communicators spanning nodes: the hierarchical path on contiguous bytes. A rank with a
+ * non-contiguous datatype packs its data first and unpacks after (MPI_Pack's native
+ * format is the raw bytes), so every rank takes the same path without agreeing first. */
+static int hier_call(clampi_coll_comm *st, int kind, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                     void *recvbuf, int recvcount, MPI_Datatype recvtype, size_t B, int contiguous, int *handled)
+{
+    if (contiguous)
+        return clampi_coll_hier_run(st->hier, kind, sendbuf, recvbuf, B, handled);
+    const int P = st->size;
+    const size_t sendlen = kind == KIND_ALLTOALL ? (size_t)P * B : B, recvlen = (size_t)P * B;
+    MPI_Comm self = MPI_COMM_SELF;
+    char *ts = malloc(sendlen ? sendlen : 1), *tr = malloc(recvlen ? recvlen : 1);
+    int err = ts && tr ? MPI_SUCCESS : MPI_ERR_NO_MEM, pos = 0;
+    if (err == MPI_SUCCESS) {
+        if (sendbuf != MPI_IN_PLACE)
+            err = MPI_Pack(sendbuf, kind == KIND_ALLTOALL ? P * sendcount : sendcount, sendtype, ts, (int)sendlen,
+                           &pos, self);
+        else if (kind == KIND_ALLTOALL)
+            err = MPI_Pack(recvbuf, P * recvcount, recvtype, ts, (int)sendlen, &pos, self);
+        else {
+            MPI_Aint lb, ext;
+            MPI_Type_get_extent(recvtype, &lb, &ext);
+            err = MPI_Pack((char *)recvbuf + (MPI_Aint)st->rank * recvcount * ext, recvcount, recvtype, ts,
+                           (int)sendlen, &pos, self);
+        }
+        if (err == MPI_SUCCESS && (size_t)pos != sendlen)
+            err = MPI_ERR_INTERN; /* not the raw bytes: cannot happen with Open MPI, MPICH */
+    }
+    *handled = 1;
+    if (err == MPI_SUCCESS)
+        err = clampi_coll_hier_run(st->hier, kind, ts, tr, B, handled);
+    if (err == MPI_SUCCESS && *handled) {
+        pos = 0;
+        err = MPI_Unpack(tr, (int)recvlen, &pos, recvbuf, P * recvcount, recvtype, self);
+    }
+    free(ts);
+    free(tr);
+    return err;
+}
+
 static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                     void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                     CMPIX_Coll_algo algo, int *handled)
@@ -57,7 +97,10 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
         *handled = 1;
         return coll_raise(comm, err);
     }
-    if (algo == CMPIX_COLL_AUTO)
+    /* AUTO: small blocks take the mailbox path (one synchronization per call), larger ones
+     * the configured schedule; a forced schedule never takes the mailbox path */
+    const int auto_algo = algo == CMPIX_COLL_AUTO;
+    if (auto_algo)
         algo = o->algo;
     if (algo == CMPIX_COLL_MPI)
         return MPI_SUCCESS;
@@ -66,26 +109,49 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
         *handled = 1;
         return coll_raise(comm, err);
     }
-    if (!st->intranode)
-        return MPI_SUCCESS;
-
-    const int P = st->size, me = st->rank;
     const int in_place = sendbuf == MPI_IN_PLACE;
     int rsize;
     MPI_Type_size(recvtype, &rsize);
     const size_t B = (size_t)recvcount * (size_t)rsize;
+    const int contiguous = clampi_coll_type_contiguous(recvtype) &&
+                           (in_place || clampi_coll_type_contiguous(sendtype));
+    if (!st->intranode) {
+        if (st->hier == NULL) {
+            clampi_coll_stats.delegated++; /* intercommunicator, or nothing to share */
+            return MPI_SUCCESS;
+        }
+        err = hier_call(st, kind, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, B, contiguous,
+                        handled);
+        if (*handled)
+            clampi_coll_stats.hierarchical++;
+        else
+            clampi_coll_stats.delegated++;
+        return err == MPI_SUCCESS ? err : coll_raise(comm, err);
+    }
+
+    const int P = st->size, me = st->rank;
     const size_t recvlen = (size_t)P * B;
     const size_t sendlen = kind == KIND_ALLTOALL ? (size_t)P * B : B;
     const size_t scratch_need = sendlen + recvlen;
     const char *my_send = in_place ? (kind == KIND_ALLTOALL ? recvbuf : (char *)recvbuf + (size_t)me * B)
                                    : sendbuf;
 
+    if (auto_algo && P > 1 && B <= st->cell_max) {
+        /* small blocks: the mailbox path (the same choice on every rank) */
+        int delegate = !contiguous || B > o->direct_max;
+        err = clampi_coll_mailbox_run(st, kind == KIND_ALLTOALL, my_send, recvbuf, B, in_place, delegate, handled);
+        if (!*handled)
+            clampi_coll_stats.delegated++;
+        else if (err == MPI_SUCCESS)
+            clampi_coll_stats.eager++;
+        return err == MPI_SUCCESS ? err : coll_raise(comm, err);
+    }
+
     clampi_coll_slot s;
     memset(&s, 0, sizeof s);
     s.bytes = B;
     uint32_t f = in_place ? CLAMPI_SLOT_IN_PLACE : 0;
-    if (!clampi_coll_type_contiguous(recvtype) || (!in_place && !clampi_coll_type_contiguous(sendtype)) ||
-        B > o->direct_max)
+    if (!contiguous || B > o->direct_max)
         f |= CLAMPI_SLOT_DELEGATE;
     if (!(f & CLAMPI_SLOT_DELEGATE)) {
         if (clampi_coll_heap_locate(recvbuf, recvlen, &s.recv_seg, &s.recv_off))
@@ -153,7 +219,8 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
         dst[i] = (si->flags & CLAMPI_SLOT_RECV_HEAP) ? clampi_coll_heap_addr(si->recv_seg, si->recv_off)
                                                      : st->scr_base[i] + sendlen;
     }
-    const clampi_coll_cell *cells = algo == CMPIX_COLL_NAIVE ? st->naive : st->morton;
+    const int naive = algo == CMPIX_COLL_NAIVE;
+    const clampi_coll_cell *cells = naive ? st->naive : st->morton;
     if (kind == KIND_ALLTOALL) {
         for (int k = 0; k < P; k++) {
             uint32_t r = cells[k].r, c = cells[k].c;
@@ -167,7 +234,9 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
                 memcpy(d, src[c], B);
         }
     }
-    clampi_coll_done_wait(st, seq); /* B: every block has been written */
+    /* B: every block of my receive buffer written, nobody reads my send data any more */
+    clampi_coll_done_wait(st, seq, naive ? st->wait_naive : st->wait_morton,
+                          naive ? st->nwait_naive : st->nwait_morton);
     if (!(f & CLAMPI_SLOT_RECV_HEAP))
         memcpy(recvbuf, st->scr_base[me] + sendlen, recvlen);
     if (staging)
@@ -236,9 +305,10 @@ void clampi_coll_stats_print(void)
 {
     int rank = -1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    printf("clampi: coll rank=%d direct=%lu staged=%lu delegated=%lu heap_fallbacks=%lu\n", rank,
-           clampi_coll_stats.direct, clampi_coll_stats.staged, clampi_coll_stats.delegated,
-           clampi_coll_heap_fallbacks());
+    printf("clampi: coll rank=%d direct=%lu staged=%lu delegated=%lu heap_fallbacks=%lu eager=%lu "
+           "hierarchical=%lu\n",
+           rank, clampi_coll_stats.direct, clampi_coll_stats.staged, clampi_coll_stats.delegated,
+           clampi_coll_heap_fallbacks(), clampi_coll_stats.eager, clampi_coll_stats.hierarchical);
     fflush(stdout);
 }
 

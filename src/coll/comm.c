@@ -2,6 +2,7 @@
  * communicator (freed with it): the node check, a control window with the barrier and
  * the announcement slots, this rank's schedules and the staging scratch window. */
 #include "coll/coll_internal.h"
+#include "topo/node.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -26,14 +27,48 @@ static void state_free(clampi_coll_comm *st)
         return;
     if (st->intranode) {
         scratch_free(st);
+        if (st->mbox_win != MPI_WIN_NULL)
+            PMPI_Win_free(&st->mbox_win);
         if (st->ctl_win != MPI_WIN_NULL)
             PMPI_Win_free(&st->ctl_win);
         MPI_Comm_free(&st->shm);
     }
+    clampi_coll_hier_free(st->hier);
+    free(st->mbox);
     free(st->morton);
     free(st->naive);
+    free(st->wait_morton);
+    free(st->wait_naive);
     free(st);
 }
+
+/* The ranks (other than me) whose segment of a schedule touches row me (writes my receive
+ * buffer) or column me (reads my send data): the exit of a call waits only for them. */
+static int *exit_wait_set(uint32_t P, uint32_t me,
+                          int (*segment)(uint32_t, uint32_t, clampi_coll_cell *), int *n)
+{
+    int *set = malloc(sizeof(int) * P);
+    clampi_coll_cell *cells = malloc(sizeof *cells * P);
+    *n = 0;
+    if (set == NULL || cells == NULL) {
+        free(set);
+        free(cells);
+        return NULL;
+    }
+    for (uint32_t k = 0; k < P; k++) {
+        if (k == me)
+            continue;
+        segment(P, k, cells);
+        for (uint32_t i = 0; i < P; i++)
+            if (cells[i].r == me || cells[i].c == me) {
+                set[(*n)++] = (int)k;
+                break;
+            }
+    }
+    free(cells);
+    return set;
+}
+
 
 /* one-entry lookup cache: the last communicator used by this thread */
 static __thread MPI_Comm last_comm = MPI_COMM_NULL;
@@ -74,6 +109,7 @@ static clampi_coll_comm *state_create(MPI_Comm comm, int *err)
     st->shm = MPI_COMM_NULL;
     st->ctl_win = MPI_WIN_NULL;
     st->scr_win = MPI_WIN_NULL;
+    st->mbox_win = MPI_WIN_NULL;
     MPI_Comm_size(comm, &st->size);
     MPI_Comm_rank(comm, &st->rank);
     int inter = 0;
@@ -81,15 +117,19 @@ static clampi_coll_comm *state_create(MPI_Comm comm, int *err)
     if (inter)
         return st; /* intercommunicators: always the MPI library */
     MPI_Comm node;
-    *err = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    *err = clampi_node_split(comm, &node);
     if (*err != MPI_SUCCESS) {
         free(st);
         return NULL;
     }
     int nsize;
     MPI_Comm_size(node, &nsize);
-    if (nsize != st->size) { /* spans nodes: every rank sees a smaller node comm */
+    int spans = 0, one = nsize != st->size;
+    MPI_Allreduce(&one, &spans, 1, MPI_INT, MPI_MAX, comm);
+    if (spans) { /* spans nodes: the hierarchical path if it can be built, else MPI */
+        st->hier = clampi_coll_options_get()->hier ? clampi_coll_hier_create(comm, node, err) : NULL;
         MPI_Comm_free(&node);
+        *err = MPI_SUCCESS;
         return st;
     }
     st->intranode = 1;
@@ -121,6 +161,15 @@ static clampi_coll_comm *state_create(MPI_Comm comm, int *err)
     }
     clampi_coll_morton_segment((uint32_t)st->size, (uint32_t)st->rank, st->morton);
     clampi_coll_naive_segment((uint32_t)st->size, (uint32_t)st->rank, st->naive);
+    st->wait_morton = exit_wait_set((uint32_t)st->size, (uint32_t)st->rank, clampi_coll_morton_segment,
+                                    &st->nwait_morton);
+    st->wait_naive = exit_wait_set((uint32_t)st->size, (uint32_t)st->rank, clampi_coll_naive_segment,
+                                   &st->nwait_naive);
+    *err = st->wait_morton && st->wait_naive ? clampi_coll_mailbox_create(st) : MPI_ERR_NO_MEM;
+    if (*err != MPI_SUCCESS) {
+        state_free(st);
+        return NULL;
+    }
     MPI_Barrier(st->shm); /* rank 0 has zeroed the control block */
     return st;
 }
@@ -161,10 +210,10 @@ static inline void cpu_relax(void)
  * is oversubscribed the process we wait for needs our CPU, so we yield at once
  * (CLAMPI_COLL_SPIN_OVERSUB polls first). Futex sleeping was measured and is slower on
  * this kind of machine (wake-up costs tens of microseconds under KVM). */
-static inline void wait_geq(clampi_coll_comm *st, const uint64_t *flag, uint64_t want)
+void clampi_coll_wait_flag(const uint64_t *flag, uint64_t want, int oversubscribed)
 {
     const clampi_coll_options *o = clampi_coll_options_get();
-    int spin = st->oversubscribed ? o->spin_oversub : o->spin;
+    int spin = oversubscribed ? o->spin_oversub : o->spin;
     for (int i = 0; __atomic_load_n(flag, __ATOMIC_ACQUIRE) < want; i++) {
         if (i < spin)
             cpu_relax();
@@ -173,10 +222,19 @@ static inline void wait_geq(clampi_coll_comm *st, const uint64_t *flag, uint64_t
     }
 }
 
+void clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint64_t want)
+{
+    clampi_coll_wait_flag(flag, want, st->oversubscribed);
+}
+
 void clampi_coll_publish(clampi_coll_comm *st, clampi_coll_slot *slots, const clampi_coll_slot *mine,
                          uint64_t seq)
 {
-    clampi_coll_slot *d = &slots[st->rank];
+    clampi_coll_slot_publish(&slots[st->rank], mine, seq);
+}
+
+void clampi_coll_slot_publish(clampi_coll_slot *d, const clampi_coll_slot *mine, uint64_t seq)
+{
     d->flags = mine->flags;
     d->send_seg = mine->send_seg;
     d->send_off = mine->send_off;
@@ -189,14 +247,14 @@ void clampi_coll_publish(clampi_coll_comm *st, clampi_coll_slot *slots, const cl
 void clampi_coll_wait_slots(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq)
 {
     for (int i = 0; i < st->size; i++)
-        wait_geq(st, &slots[i].seq, seq); /* a slot holds seq or seq - 2 */
+        clampi_coll_wait_geq(st, &slots[i].seq, seq); /* a slot holds seq or seq - 2 */
 }
 
-void clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq)
+void clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq, const int *wait, int nwait)
 {
     __atomic_store_n(&st->done[st->rank].seq, seq, __ATOMIC_RELEASE);
-    for (int i = 0; i < st->size; i++)
-        wait_geq(st, &st->done[i].seq, seq);
+    for (int i = 0; i < nwait; i++)
+        clampi_coll_wait_geq(st, &st->done[wait[i]].seq, seq);
 }
 
 void clampi_coll_barrier(clampi_coll_comm *st)
@@ -208,7 +266,7 @@ void clampi_coll_barrier(clampi_coll_comm *st)
         __atomic_store_n(&ctl->generation, g + 1, __ATOMIC_RELEASE);
             return;
     }
-    wait_geq(st, &ctl->generation, g + 1);
+    clampi_coll_wait_geq(st, &ctl->generation, g + 1);
 }
 
 int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes)

@@ -3,6 +3,7 @@
  * only its owner allocates from. CMPI_Alloc_mem / CMPI_Free_mem live here. */
 #include "coll/coll_internal.h"
 #include "numa/numa_internal.h"
+#include "topo/node.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -40,7 +41,7 @@ int clampi_coll_heap_ensure(size_t bytes)
     if (bytes == 0)
         bytes = clampi_coll_options_get()->heap_size;
     bytes = (bytes + 4095) & ~(size_t)4095;
-    int err = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &heap.node);
+    int err = clampi_node_split(MPI_COMM_WORLD, &heap.node);
     if (err != MPI_SUCCESS)
         return err;
     /* a failed shared allocation (e.g. Open MPI with osc pt2pt only) is a fallback, not an abort */

@@ -49,6 +49,8 @@ const clampi_coll_options *clampi_coll_options_get(void)
         opts.direct_max = clampi_coll_parse_size(getenv("CLAMPI_COLL_DIRECT_MAX"), SIZE_MAX);
         opts.spin = (int)clampi_coll_parse_size(getenv("CLAMPI_COLL_SPIN"), 256);
         opts.spin_oversub = (int)clampi_coll_parse_size(getenv("CLAMPI_COLL_SPIN_OVERSUB"), 0);
+        opts.eager_max = clampi_coll_parse_size(getenv("CLAMPI_COLL_EAGER_MAX"), CLAMPI_COLL_EAGER_MAX_DEFAULT);
+        opts.hier = parse_switch(getenv("CLAMPI_COLL_HIER"), 1);
         const char *a = getenv("CLAMPI_COLL_ALGO");
         opts.algo = CMPIX_COLL_MORTON;
         if (a && !strcasecmp(a, "naive"))

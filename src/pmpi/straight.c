@@ -1,5 +1,6 @@
 /* The preload's straight path: which targets skip clampi (see straight.h). */
 #include "pmpi/straight.h"
+#include "topo/node.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,38 +23,25 @@ static enum clampi_sharing sharing_setting(void) {
     return (enum clampi_sharing)cached;
 }
 
-/* same_node[t] = 1 if comm's rank t runs on the caller's node: MPI_COMM_TYPE_SHARED, or,
- * with CLAMPI_NODE_SIZE=K (testing: several nodes on one machine), MPI_COMM_WORLD ranks
- * [iK, (i+1)K) form node i. */
+/* same_node[t] = 1 if comm's rank t runs on the caller's node (clampi_node_split: the one
+ * node decision, which honours CLAMPI_NODE_SIZE). */
 static int find_same_node(MPI_Comm comm, int n, unsigned char *same_node) {
-    const char *e = getenv("CLAMPI_NODE_SIZE");
-    long k = e && *e ? strtol(e, NULL, 10) : 0;
-    MPI_Group g_comm, g_other;
+    MPI_Group g_comm, g_node;
     MPI_Comm node = MPI_COMM_NULL;
+    if (clampi_node_split(comm, &node) != MPI_SUCCESS) return -1;
     PMPI_Comm_group(comm, &g_comm);
-    if (k > 0) {
-        PMPI_Comm_group(MPI_COMM_WORLD, &g_other);
-    } else {
-        if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
-            PMPI_Group_free(&g_comm);
-            return -1;
-        }
-        PMPI_Comm_group(node, &g_other);
-    }
+    PMPI_Comm_group(node, &g_node);
     int *ranks = malloc(2 * (size_t)n * sizeof *ranks), rc = ranks ? 0 : -1;
     if (ranks) {
-        int *mapped = ranks + n, me;
+        int *mapped = ranks + n;
         for (int i = 0; i < n; i++) ranks[i] = i;
-        PMPI_Group_translate_ranks(g_comm, n, ranks, g_other, mapped);
-        PMPI_Comm_rank(comm, &me);
-        for (int t = 0; t < n; t++)
-            same_node[t] = k > 0 ? mapped[t] != MPI_UNDEFINED && mapped[t] / k == mapped[me] / k
-                                 : mapped[t] != MPI_UNDEFINED;
+        PMPI_Group_translate_ranks(g_comm, n, ranks, g_node, mapped);
+        for (int t = 0; t < n; t++) same_node[t] = mapped[t] != MPI_UNDEFINED;
         free(ranks);
     }
-    PMPI_Group_free(&g_other);
+    PMPI_Group_free(&g_node);
     PMPI_Group_free(&g_comm);
-    if (node != MPI_COMM_NULL) PMPI_Comm_free(&node);
+    PMPI_Comm_free(&node);
     return rc;
 }
 

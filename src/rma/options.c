@@ -19,7 +19,7 @@ static const struct {
     [OPT_DYNAMIC] = {CLAMPI_DYNAMIC_CACHE, "CLAMPI_DYNAMIC_CACHE"},
     [OPT_ADAPT] = {CLAMPI_ADAPTIVE, "CLAMPI_ADAPTIVE"},
 };
-/* Process-wide settings (no info key): CLAMPI_STATS, CLAMPI_WINDOW_MODES; the preload's
+/* Process-wide settings (no info key): CLAMPI_STATS, CLAMPI_WINDOW_MODES, CLAMPI_NODE_SIZE; the preload's
  * and the collectives' switches are read in src/pmpi/preload.c and src/coll/options.c. */
 
 static const char *mode_names[] = {
@@ -137,6 +137,20 @@ int clampi_options_stats_enabled(void) {
         const char *s = getenv("CLAMPI_STATS");
         int v = 0;
         cached = s && *s && (clampi_parse_bool(s, &v) != 0 || v); /* any value but a "false" one */
+    }
+    return cached;
+}
+
+int clampi_options_node_size(void) {
+    static int cached = -1;
+    if (cached < 0) {
+        const char *s = getenv("CLAMPI_NODE_SIZE");
+        size_t k = 0;
+        if (s && *s && (clampi_parse_size(s, &k) != 0 || k == 0 || k > (size_t)1 << 30)) {
+            fprintf(stderr, "clampi: CLAMPI_NODE_SIZE=%s is not a positive rank count; ignored (real nodes)\n", s);
+            k = 0;
+        }
+        cached = (int)k;
     }
     return cached;
 }

@@ -8,6 +8,7 @@
 #include "rma/errors.h"
 #include "rma/stats.h"
 #include "rma/window.h"
+#include "topo/node.h"
 
 void clampi_win_release(clampi_win *w) {
     if (w->mt) pthread_mutex_destroy(&w->lock);
@@ -208,7 +209,7 @@ int CMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
 static int allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void **base,
                            MPI_Win *mpi_win, MPI_Win *shm_win) {
     MPI_Comm node;
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return 0;
+    if (clampi_node_split(comm, &node) != MPI_SUCCESS) return 0;
     int nnode, ncomm;
     MPI_Comm_size(node, &nnode);
     MPI_Comm_size(comm, &ncomm);

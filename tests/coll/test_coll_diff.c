@@ -5,7 +5,7 @@
  * (odd/even split, reversed order, a fresh dup freed after use), buffers in the shared
  * heap or not (chosen per rank). Results must match byte for byte, holes included.
  *
- * usage: test_coll_diff [--iters N] [--seed S] [--maxlog L] [--expect direct|staged|delegated]
+ * usage: test_coll_diff [--iters N] [--seed S] [--maxlog L] [--expect direct|staged|delegated|fallback|hier]
  */
 #define CLAMPI_TEST_USES_MPI
 #include <clampi/coll.h>
@@ -75,6 +75,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--expect"))
             expect = argv[i + 1];
     }
+    const char *ns = getenv("CLAMPI_NODE_SIZE");
+    int node_size = ns ? atoi(ns) : 0;
     int wrank, wsize;
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
@@ -142,6 +144,15 @@ int main(int argc, char **argv)
         }
         const void *s = in_place ? MPI_IN_PLACE : sb.p;
         const void *sref = in_place ? MPI_IN_PLACE : sb.p;
+        /* simulated nodes: does comm span several? (then nothing may be shared directly) */
+        int spans = 0;
+        if (node_size > 0) {
+            int nd[2] = { wrank / node_size, -(wrank / node_size) }, mm[2];
+            MPI_Allreduce(nd, mm, 2, MPI_INT, MPI_MAX, comm);
+            spans = mm[0] != -mm[1];
+        }
+        CMPIX_Coll_stats before, after;
+        CMPIX_Coll_get_stats(&before);
         int err;
         if (op == 0) {
             err = CMPIX_Alltoall_algo(s, count, t, rb.p, count, t, comm, algo);
@@ -152,6 +163,11 @@ int main(int argc, char **argv)
             CHECK_EQ_INT(err, MPI_SUCCESS);
             MPI_Allgather(sref, count, t, ref, count, t, comm);
         }
+        CMPIX_Coll_get_stats(&after);
+        if (spans) /* across simulated nodes: never a shared-memory path */
+            CHECK_EQ_INT(after.direct + after.staged + after.eager, before.direct + before.staged + before.eager);
+        else
+            CHECK_EQ_INT(after.hierarchical, before.hierarchical);
         if (memcmp(rb.p, ref, rlen) != 0) {
             size_t k = 0;
             while (((unsigned char *)rb.p)[k] == ((unsigned char *)ref)[k])
@@ -175,13 +191,16 @@ int main(int argc, char **argv)
     CMPIX_Heap_info hi;
     CMPIX_Heap_info_get(&hi);
     if (wrank == 0)
-        printf("np=%d iters=%d: direct %lu staged %lu delegated %lu; heap in use %zu, fallbacks %lu\n", wsize,
-               iters, st.direct, st.staged, st.delegated, hi.in_use, hi.fallbacks);
+        printf("np=%d iters=%d: direct %lu staged %lu eager %lu hierarchical %lu delegated %lu; heap in use %zu, "
+               "fallbacks %lu\n",
+               wsize, iters, st.direct, st.staged, st.eager, st.hierarchical, st.delegated, hi.in_use, hi.fallbacks);
     CHECK_EQ_INT(hi.in_use, 0); /* every heap buffer was given back */
     if (expect && !strcmp(expect, "direct"))
         CHECK(st.direct > 0 && st.staged > 0);
     if (expect && !strcmp(expect, "delegated"))
-        CHECK(st.direct == 0 && st.staged == 0);
+        CHECK(st.direct == 0 && st.staged == 0 && st.eager == 0 && st.hierarchical == 0);
+    if (expect && !strcmp(expect, "hier")) /* simulated nodes: spanning communicators */
+        CHECK(st.hierarchical > 0);
     if (expect && !strcmp(expect, "fallback"))
         CHECK(hi.fallbacks > 0);
     MPI_Type_free(&types[3]);

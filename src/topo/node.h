@@ -1,0 +1,15 @@
+/* What is on this process's node: the one place where clampi splits a communicator by
+ * node (shared heap, collectives, CMPI_Win_allocate's shared segments and direct copies). */
+#ifndef CLAMPI_TOPO_NODE_H
+#define CLAMPI_TOPO_NODE_H
+#include <mpi.h>
+
+/* Splits comm into the processes that share memory with this one, keeping comm's order
+ * (like MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)). With CLAMPI_NODE_SIZE=K (a testing
+ * knob) ranks [iK, (i+1)K) of MPI_COMM_WORLD form simulated node i: the result is the
+ * intersection of the real node and the simulated one, so clampi never shares memory
+ * across a simulated node boundary. Collective over comm. */
+int clampi_node_split(MPI_Comm comm, MPI_Comm *node);
+/* 1 when CLAMPI_NODE_SIZE simulates nodes. */
+int clampi_node_simulated(void);
+#endif
