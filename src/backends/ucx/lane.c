@@ -45,7 +45,21 @@ void clampi_ucx_lane_close(clampi_ucx_win *u, clampi_ucx_lane *l) {
         l->rkeys[t] = l->ctl_rkeys[t] = NULL;
         if (l->dyn) drop_dyncache(&l->dyn[t]);
     }
-    clampi_ucx_disconnect(l->worker, l->eps, u->nranks);
+    /* Flush-mode closes: over TCP they need the peers' progress, and a peer answers on its
+     * process worker, so ours is progressed too while we wait (peers do the same). */
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof param);
+    for (int t = 0; t < u->nranks; t++) {
+        if (!l->eps[t]) continue;
+        void *req = ucp_ep_close_nbx(l->eps[t], &param);
+        l->eps[t] = NULL;
+        if (req == NULL || UCS_PTR_IS_ERR(req)) continue;
+        while (ucp_request_check_status(req) == UCS_INPROGRESS) {
+            ucp_worker_progress(l->worker);
+            if (l != &u->main) ucp_worker_progress(u->main.worker);
+        }
+        ucp_request_free(req);
+    }
 }
 
 void clampi_ucx_lane_fini(clampi_ucx_win *u, clampi_ucx_lane *l) {

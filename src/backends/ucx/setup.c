@@ -196,10 +196,12 @@ static int teardown(clampi_win *w) {
     clampi_ucx_flush_everything(u, -1);
     int rc = clampi_ucx_barrier(u->comm, u->main.worker);
     if (rc != MPI_SUCCESS) return rc;
-    clampi_ucx_progress_stop(u);
-    /* Close endpoints while peers keep progressing (their close flushes need us). */
+    /* Close endpoints while peers keep progressing (their close flushes need us); the
+     * progress thread, if any, keeps our process worker going meanwhile. */
     for (clampi_ucx_thread *t = u->threads; t; t = t->next)
         if (t->lane_ready) clampi_ucx_lane_close(u, &t->lane);
+    clampi_ucx_barrier(u->comm, u->main.worker);
+    clampi_ucx_progress_stop(u);
     clampi_ucx_lane_close(u, &u->main);
     clampi_ucx_barrier(u->comm, u->main.worker);
     release(u);

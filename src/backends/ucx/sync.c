@@ -209,14 +209,22 @@ static int *group_ranks(clampi_ucx_win *u, MPI_Group group, int *n) {
     return out;
 }
 
-/* Zero-byte messages to / from every rank of ranks, waiting with the worker progressing. */
+/* Zero-byte messages to every rank of ranks (not waited for: a notice to ourselves is
+ * received only later in this thread), or from every rank of ranks, waiting with the
+ * worker progressing. */
 static int notify(clampi_ucx_win *u, const int *ranks, int n, int tag, int receive) {
+    if (!receive) {
+        for (int i = 0; i < n; i++) {
+            MPI_Request r;
+            int rc = PMPI_Isend(NULL, 0, MPI_BYTE, ranks[i], tag, u->comm, &r);
+            if (rc != MPI_SUCCESS) return rc;
+            PMPI_Request_free(&r);
+        }
+        return MPI_SUCCESS;
+    }
     MPI_Request *reqs = malloc(sizeof *reqs * (size_t)(n ? n : 1));
     if (!reqs) return MPI_ERR_NO_MEM;
-    for (int i = 0; i < n; i++) {
-        if (receive) PMPI_Irecv(NULL, 0, MPI_BYTE, ranks[i], tag, u->comm, &reqs[i]);
-        else PMPI_Isend(NULL, 0, MPI_BYTE, ranks[i], tag, u->comm, &reqs[i]);
-    }
+    for (int i = 0; i < n; i++) PMPI_Irecv(NULL, 0, MPI_BYTE, ranks[i], tag, u->comm, &reqs[i]);
     int done = 0, rc = MPI_SUCCESS;
     while (!done && rc == MPI_SUCCESS) {
         ucp_worker_progress(u->main.worker);
