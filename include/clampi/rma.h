@@ -164,6 +164,8 @@ CLAMPI_API int CMPI_Win_start(MPI_Group group, int assert, CMPI_Win win);
 CLAMPI_API int CMPI_Win_complete(CMPI_Win win);
 CLAMPI_API int CMPI_Win_post(MPI_Group group, int assert, CMPI_Win win);
 CLAMPI_API int CMPI_Win_wait(CMPI_Win win);
+/* Like MPI_Win_sync: this process's view of its window memory and remote writes agree. */
+CLAMPI_API int CMPI_Win_sync(CMPI_Win win);
 
 /* Drops every cached entry of the window (any mode; the only invalidation point of
  * CLAMPI_USER_DEFINED windows). Gets in flight complete normally but are not cached. */

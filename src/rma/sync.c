@@ -198,6 +198,7 @@ CMPI_FLUSH_WIN(Win_flush_all, clampi_win_flush_all, flush_all)
 CMPI_FLUSH_WIN(Win_flush_local_all, clampi_win_flush_local_all, flush_local_all)
 CMPI_WIN(Win_unlock_all, clampi_win_unlock_all)
 CMPI_WIN(Win_complete, clampi_win_complete)
+CMPI_WIN(Win_sync, clampi_win_sync)
 
 int CMPI_Win_lock(int lock_type, int rank, int assert, CMPI_Win win) {
     FIND_WIN(w, win);
