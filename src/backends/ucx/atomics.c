@@ -4,9 +4,9 @@
  * Element-wise atomicity: every accumulate-type operation to a target runs under that
  * target's accumulate lock (a word in its control block taken with a UCX compare-and-swap),
  * as read-modify-write: get the target bytes, apply the op with MPI_Reduce_local, put them
- * back, release (a worker fence orders the release after the put). So all accumulates to a
- * target are serialized, whichever thread or process issues them; each completes at the
- * target before the call returns (MPI allows that). Cost: 3 round trips + lock retries. */
+ * back, flush, release. So all accumulates to a target are serialized, whichever thread or
+ * process issues them; each completes at the target before the call returns (MPI allows
+ * that). Cost: 4 round trips + lock retries. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,7 +56,13 @@ static ucs_status_t acc_lock(clampi_ucx_win *u, clampi_ucx_lane *l, int target) 
 }
 
 static ucs_status_t acc_unlock(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
-    ucp_worker_fence(l->worker); /* the data put lands before the release */
+    /* The data put must have landed before the release. A worker fence is not enough: to
+     * memory UCX did not allocate, small puts are emulated over another lane than the
+     * atomics, and the release could overtake them. So: an endpoint flush. */
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof param);
+    ucs_status_t st = clampi_ucx_lane_wait(l, ucp_ep_flush_nbx(clampi_ucx_lane_ep(u, l, target), &param));
+    if (st != UCS_OK) return st;
     uint64_t old;
     return clampi_ucx_ctl_atomic(u, l, target, offsetof(clampi_ucx_ctl, acc_lock), UCP_ATOMIC_OP_SWAP, 0, &old);
 }
