@@ -130,6 +130,44 @@ static void test_threads(int nthreads) {
     if (rank == 1) printf("threads: %d threads, every flush drove exactly its own thread's puts\n", nthreads);
 }
 
+/* Unknown values of the four keys: MPI_ERR_INFO_VALUE at creation and in set_info, through
+ * the communicator's / window's handler, and nothing changes. */
+static void test_bad_info(void) {
+    const char *keys[] = {CLAMPI_BACKEND, CLAMPI_PROGRESS, CLAMPI_WIN_SCOPE, CLAMPI_WIN_ORDER};
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    for (int k = 0; k < 4; k++) {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, (char *)keys[k], "bogus");
+        CMPI_Win w;
+        int64_t *mem;
+        CHECK_CLASS(CMPI_Win_allocate(64, 8, info, MPI_COMM_WORLD, &mem, &w), MPI_ERR_INFO_VALUE);
+        MPI_Info_free(&info);
+    }
+    int64_t *mem;
+    CMPI_Win w = make_win("thread", "true", &mem, 4);
+    MPI_Win_set_errhandler(w.win, MPI_ERRORS_RETURN);
+    for (int k = 0; k < 4; k++) {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, (char *)keys[k], "bogus");
+        CHECK_CLASS(CMPI_Win_set_info(w, info), MPI_ERR_INFO_VALUE);
+        MPI_Info_free(&info);
+    }
+    /* still what it was */
+    MPI_Info used;
+    char v[32];
+    int flag;
+    CHECK_EQ_INT(CMPI_Win_get_info(w, &used), MPI_SUCCESS);
+    MPI_Info_get(used, CLAMPI_WIN_SCOPE, 31, v, &flag);
+    CHECK(flag && !strcmp(v, "thread"));
+    MPI_Info_get(used, CLAMPI_BACKEND, 31, v, &flag);
+    CHECK(flag && !strcmp(v, "ucx"));
+    MPI_Info_free(&used);
+    CHECK_EQ_INT(CMPI_Win_free(&w), MPI_SUCCESS);
+    if (rank == 0) printf("bad info: ok\n");
+}
+
 int main(int argc, char **argv) {
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -139,6 +177,7 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(size >= 2 && argc >= 3);
     if (!strcmp(argv[1], "order")) test_order(atol(argv[2]));
+    else if (!strcmp(argv[1], "badinfo")) test_bad_info();
     else test_threads(atoi(argv[2]));
     MPI_Finalize();
     return 0;
