@@ -2,7 +2,7 @@
 # Installs the Debian packages clampi needs to build, test and benchmark, if missing.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config
-      openmpi-bin libopenmpi-dev mpich libmpich-dev
+      openmpi-bin libopenmpi-dev mpich libmpich-dev libucx-dev
       valgrind bc python3 python3-matplotlib)
 missing=()
 for p in "${pkgs[@]}"; do

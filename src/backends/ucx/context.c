@@ -1,0 +1,217 @@
+/* Process-wide UCX context shared by every clampi part that drives UCX (see context.h). */
+#include "backends/ucx/context.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_once_t context_once = PTHREAD_ONCE_INIT;
+static ucp_context_h context;
+static ucs_status_t context_status = UCS_ERR_NO_RESOURCE;
+static int finalize_keyval = MPI_KEYVAL_INVALID;
+
+/* Runs at MPI_Finalize (MPI frees MPI_COMM_SELF's attributes first): every window and
+ * communicator (hence every worker and endpoint) is gone by then. */
+static int context_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm; (void)keyval; (void)value; (void)extra;
+    if (context) {
+        ucp_cleanup(context);
+        context = NULL;
+    }
+    return MPI_SUCCESS;
+}
+
+static void context_init(void)
+{
+    ucp_config_t *config;
+    context_status = ucp_config_read(NULL, NULL, &config);
+    if (context_status != UCS_OK)
+        return;
+    ucp_params_t params;
+    memset(&params, 0, sizeof params);
+    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+    params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
+    params.mt_workers_shared = 1;
+    context_status = ucp_init(&params, config, &context);
+    ucp_config_release(config);
+    if (context_status != UCS_OK) {
+        context = NULL;
+        return;
+    }
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, context_finalize, &finalize_keyval, NULL)
+            == MPI_SUCCESS)
+        PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
+}
+
+int clampi_ucx_context(ucp_context_h *ctx)
+{
+    pthread_once(&context_once, context_init);
+    if (context_status != UCS_OK || !context) {
+        fprintf(stderr, "clampi: UCX could not start: %s\n", ucs_status_string(context_status));
+        return MPI_ERR_OTHER;
+    }
+    *ctx = context;
+    return MPI_SUCCESS;
+}
+
+int clampi_ucx_status_to_mpi(ucs_status_t status)
+{
+    return status == UCS_OK ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+
+int clampi_ucx_worker_create(ucs_thread_mode_t mode, ucp_worker_h *worker)
+{
+    ucp_context_h ctx;
+    int rc = clampi_ucx_context(&ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    ucp_worker_params_t params;
+    memset(&params, 0, sizeof params);
+    params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    params.thread_mode = mode;
+    ucs_status_t st = ucp_worker_create(ctx, &params, worker);
+    if (st != UCS_OK) {
+        fprintf(stderr, "clampi: ucp_worker_create: %s\n", ucs_status_string(st));
+        return MPI_ERR_OTHER;
+    }
+    return MPI_SUCCESS;
+}
+
+int clampi_ucx_worker_address_exchange(MPI_Comm comm, ucp_worker_h worker, void **blob,
+                                       size_t **offsets)
+{
+    ucp_address_t *addr;
+    size_t addr_len;
+    if (ucp_worker_get_address(worker, &addr, &addr_len) != UCS_OK)
+        return MPI_ERR_OTHER;
+    int size, rc = MPI_ERR_NO_MEM;
+    PMPI_Comm_size(comm, &size);
+    int *lens = malloc(sizeof(int) * (size_t)size);
+    int *displs = malloc(sizeof(int) * (size_t)size);
+    size_t *offs = malloc(sizeof(size_t) * ((size_t)size + 1));
+    char *all = NULL;
+    int mylen = (int)addr_len;
+    /* Every rank must reach the same collectives, even when a malloc failed: agree first. */
+    int ok = lens && displs && offs, all_ok;
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
+    if (!all_ok)
+        goto out;
+    rc = PMPI_Allgather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, comm);
+    if (rc != MPI_SUCCESS)
+        goto out;
+    size_t total = 0;
+    for (int r = 0; r < size; r++) {
+        displs[r] = (int)total;
+        offs[r] = total;
+        total += (size_t)lens[r];
+    }
+    offs[size] = total;
+    all = malloc(total ? total : 1);
+    ok = all != NULL;
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
+    if (!all_ok) {
+        rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
+    rc = PMPI_Allgatherv(addr, mylen, MPI_BYTE, all, lens, displs, MPI_BYTE, comm);
+out:
+    ucp_worker_release_address(worker, addr);
+    free(lens);
+    free(displs);
+    if (rc != MPI_SUCCESS) {
+        free(all);
+        free(offs);
+        return rc;
+    }
+    *blob = all;
+    *offsets = offs;
+    return MPI_SUCCESS;
+}
+
+int clampi_ucx_connect(MPI_Comm comm, ucp_worker_h worker, ucp_ep_h *eps)
+{
+    void *blob;
+    size_t *offs;
+    int rc = clampi_ucx_worker_address_exchange(comm, worker, &blob, &offs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int size;
+    PMPI_Comm_size(comm, &size);
+    int ok = 1;
+    for (int r = 0; r < size; r++) {
+        ucp_ep_params_t params;
+        memset(&params, 0, sizeof params);
+        params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+        params.address = (const ucp_address_t *)((char *)blob + offs[r]);
+        eps[r] = NULL;
+        if (ok && ucp_ep_create(worker, &params, &eps[r]) != UCS_OK) {
+            eps[r] = NULL;
+            ok = 0;
+        }
+    }
+    free(blob);
+    free(offs);
+    int all_ok;
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
+    if (!all_ok) {
+        clampi_ucx_disconnect(worker, eps, size);
+        return MPI_ERR_OTHER;
+    }
+    return MPI_SUCCESS;
+}
+
+void clampi_ucx_disconnect(ucp_worker_h worker, ucp_ep_h *eps, int n)
+{
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof param);
+    param.op_attr_mask = 0; /* no UCP_EP_CLOSE_FLAG_FORCE: flush mode, pending operations complete */
+    void **reqs = calloc((size_t)(n > 0 ? n : 1), sizeof(void *));
+    for (int r = 0; r < n; r++) {
+        if (!eps[r])
+            continue;
+        void *req = ucp_ep_close_nbx(eps[r], &param);
+        eps[r] = NULL;
+        if (reqs)
+            reqs[r] = req;
+        else
+            clampi_ucx_wait(worker, req);
+    }
+    if (reqs) {
+        for (int r = 0; r < n; r++)
+            clampi_ucx_wait(worker, reqs[r]);
+        free(reqs);
+    }
+}
+
+ucs_status_t clampi_ucx_wait(ucp_worker_h worker, void *request)
+{
+    if (request == NULL)
+        return UCS_OK;
+    if (UCS_PTR_IS_ERR(request))
+        return UCS_PTR_STATUS(request);
+    ucs_status_t st;
+    while ((st = ucp_request_check_status(request)) == UCS_INPROGRESS)
+        ucp_worker_progress(worker);
+    ucp_request_free(request);
+    return st;
+}
+
+int clampi_ucx_barrier(MPI_Comm comm, ucp_worker_h worker)
+{
+    MPI_Request req;
+    int rc = PMPI_Ibarrier(comm, &req);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int done = 0;
+    while (!done) {
+        if (worker)
+            ucp_worker_progress(worker);
+        rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
