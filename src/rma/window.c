@@ -7,8 +7,10 @@
 #include "rma/errors.h"
 #include "rma/stats.h"
 #include "rma/window.h"
+#include "rmax/family.h"
 
 void clampi_win_release(clampi_win *w) {
+    clampi_rmax_release(w);
     if (w->mt) pthread_mutex_destroy(&w->lock);
     clampi_cache_destroy(&w->cache);
     clampi_inflight_destroy(&w->inflight);
@@ -260,6 +262,10 @@ int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
 int CMPI_Win_free(CMPI_Win *win) {
     clampi_win *w = win ? clampi_registry_find(*win) : NULL;
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
+    if (w->rmax) { /* duplicates and memory-handle windows (src/rmax/family.h) */
+        int rc = clampi_rmax_on_free(w, win);
+        if (rc != -1) return rc;
+    }
     if (clampi_options_stats_enabled()) clampi_stats_print(w);
     MPI_Win shm = w->shm_win;
     MPI_Win mpi_win = w->win;
