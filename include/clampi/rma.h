@@ -48,6 +48,11 @@ extern "C" {
 #define CLAMPI_SHM_DIRECT    "clampi_shm_direct"   /* "true"/"false": load/store for same-node targets */
 #define CLAMPI_DYNAMIC_CACHE "clampi_dynamic_cache" /* "true": allow caching modes on a dynamic window */
 #define CLAMPI_ADAPTIVE      "clampi_adaptive"     /* "true"/"false": adapt index and buffer sizes at run time */
+/* Backend and the seed-002 semantics keys (creation time; docs/ucx-backend.md) */
+#define CLAMPI_BACKEND       "clampi_backend"      /* "mpi" (default) | "ucx": how the bytes move */
+#define CLAMPI_PROGRESS      "clampi_progress"     /* "auto" (default) | "thread" | "none" (UCX windows) */
+#define CLAMPI_WIN_SCOPE     "mpi_win_scope"       /* "process" (default) | "thread": flushes complete the calling thread's ops */
+#define CLAMPI_WIN_ORDER     "mpi_win_order"       /* "false" (default) | "true": ops to a target complete in issue order */
 
 /* The CLaMPI window handle. `win` is the MPI window and stays valid for raw MPI calls. */
 typedef struct CMPI_Win {
@@ -84,6 +89,14 @@ typedef struct CMPI_Win_stats {
     uint64_t adapt_shrinks;   /* of adaptations: the adaptive scheme shrank them */
 } CMPI_Win_stats;
 
+/* Per-thread statistics of a UCX window (what the calling thread's flushes drove). */
+typedef struct CMPIX_Win_thread_stats {
+    uint64_t ops;              /* RMA operations the calling thread issued on the window */
+    uint64_t flushes;          /* flush calls (flush, flush_all, flush_local, flush_local_all) it made */
+    uint64_t flush_ops_driven; /* operations those flushes completed, in all */
+    uint64_t last_flush_ops;   /* operations its last flush completed */
+} CMPIX_Win_thread_stats;
+
 /* ---- window creation and destruction (collective) ------------------------------ */
 /* Like MPI_Win_create; the info may carry CLAMPI_MODE and the size keys. */
 CLAMPI_API int CMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
@@ -92,6 +105,14 @@ CLAMPI_API int CMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Inf
  * where the MPI allows it, so gets to those ranks are served by a direct copy. */
 CLAMPI_API int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                       void *baseptr, CMPI_Win *win);
+/* Like MPI_Win_create_dynamic; memory is added with CMPI_Win_attach (displacements are
+ * absolute addresses, MPI_Get_address). Caching modes need clampi_dynamic_cache=true. */
+CLAMPI_API int CMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, CMPI_Win *win);
+CLAMPI_API int CMPI_Win_attach(CMPI_Win win, void *base, MPI_Aint size);
+CLAMPI_API int CMPI_Win_detach(CMPI_Win win, const void *base);
+/* Like MPI_Win_get_info / MPI_Win_set_info, including clampi's keys (values in effect). */
+CLAMPI_API int CMPI_Win_get_info(CMPI_Win win, MPI_Info *info_used);
+CLAMPI_API int CMPI_Win_set_info(CMPI_Win win, MPI_Info info);
 /* Frees the window and its cache; prints the stats line if CLAMPI_STATS is set. */
 CLAMPI_API int CMPI_Win_free(CMPI_Win *win);
 
@@ -108,6 +129,24 @@ CLAMPI_API int CMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype 
 CLAMPI_API int CMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                     int target_rank, MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Op op, CMPI_Win win);
+
+/* Like MPI_Rput / MPI_Rget (requests completed with MPI_Wait / MPI_Test). */
+CLAMPI_API int CMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+              CMPI_Win win, MPI_Request *request);
+CLAMPI_API int CMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+              CMPI_Win win, MPI_Request *request);
+/* Like MPI_Get_accumulate / MPI_Fetch_and_op / MPI_Compare_and_swap (the cached bytes they
+ * may change are invalidated). */
+CLAMPI_API int CMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                        void *result_addr, int result_count, MPI_Datatype result_datatype,
+                        int target_rank, MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, MPI_Op op, CMPI_Win win);
+CLAMPI_API int CMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Op op, CMPI_Win win);
+CLAMPI_API int CMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, CMPI_Win win);
 
 /* ---- synchronization ----------------------------------------------------------- */
 /* Completes this rank's operations to `rank` (all ranks); returns at once, without a
@@ -138,6 +177,8 @@ CLAMPI_API int CMPI_Invalidate(MPI_Win win);
 
 /* ---- statistics ---------------------------------------------------------------- */
 CLAMPI_API int CMPI_Win_get_stats(CMPI_Win win, CMPI_Win_stats *stats);
+/* The calling thread's counters on a UCX window (all zero on an MPI-backend window). */
+CLAMPI_API int CMPIX_Win_get_thread_stats(CMPI_Win win, CMPIX_Win_thread_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,13 @@ static const struct {
     [CLAMPI_E_INFO] = {MPI_ERR_INFO_VALUE, "clampi: invalid clampi info value or CLAMPI_* environment variable"},
     [CLAMPI_E_ARG] = {MPI_ERR_ARG, "clampi: invalid argument"},
     [CLAMPI_E_NOMEM] = {MPI_ERR_NO_MEM, "clampi: out of memory"},
+    [CLAMPI_E_RMA_SYNC] = {MPI_ERR_RMA_SYNC, "clampi: RMA call outside a matching access/exposure epoch"},
+    [CLAMPI_E_TYPE_LAYOUT] = {MPI_ERR_TYPE, "clampi: UCX windows need a contiguous target datatype "
+                                            "(and a predefined or contiguous one for accumulates)"},
+    [CLAMPI_E_OP] = {MPI_ERR_OP, "clampi: invalid or unsupported reduction operation"},
+    [CLAMPI_E_LOCKTYPE] = {MPI_ERR_LOCKTYPE, "clampi: lock type must be MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE"},
+    [CLAMPI_E_BASE] = {MPI_ERR_BASE, "clampi: memory not attached to this window, or cannot be registered"},
+    [CLAMPI_E_UCX] = {MPI_ERR_OTHER, "clampi: a UCX operation failed"},
 };
 
 static int codes[CLAMPI_NERRORS];

@@ -17,6 +17,12 @@ typedef enum clampi_error {
     CLAMPI_E_INFO,         /* bad info value or environment variable */
     CLAMPI_E_ARG,          /* other bad argument (null pointer, bad size or disp unit) */
     CLAMPI_E_NOMEM,        /* out of memory */
+    CLAMPI_E_RMA_SYNC,     /* synchronization call or operation outside a matching epoch */
+    CLAMPI_E_TYPE_LAYOUT,  /* UCX window: target datatype not contiguous (documented limit) */
+    CLAMPI_E_OP,           /* invalid or unsupported reduction operation */
+    CLAMPI_E_LOCKTYPE,     /* lock type neither MPI_LOCK_SHARED nor MPI_LOCK_EXCLUSIVE */
+    CLAMPI_E_BASE,         /* detach of memory that is not attached; attach that cannot be registered */
+    CLAMPI_E_UCX,          /* UCX reported a failure */
     CLAMPI_NERRORS
 } clampi_error;
 

@@ -22,7 +22,7 @@ static inline void copy_bytes(unsigned char *dst, const void *src, uint64_t n) {
 
 static int network_get(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype origin_type,
                        int target, MPI_Aint disp, int target_count, MPI_Datatype target_type, uint64_t bytes) {
-    int rc = PMPI_Get(origin_addr, origin_count, origin_type, target, disp, target_count, target_type, w->win);
+    int rc = w->be->get(w, origin_addr, origin_count, origin_type, target, disp, target_count, target_type);
     if (rc != MPI_SUCCESS) return rc;
     clampi_win_mark_outstanding(w, target);
     w->n.bytes_fetched += bytes;
@@ -31,7 +31,7 @@ static int network_get(clampi_win *w, void *origin_addr, int origin_count, MPI_D
 
 static int network_rget(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype origin_type, int target,
                         MPI_Aint disp, int target_count, MPI_Datatype target_type, uint64_t bytes, MPI_Request *rreq) {
-    int rc = PMPI_Rget(origin_addr, origin_count, origin_type, target, disp, target_count, target_type, w->win, rreq);
+    int rc = w->be->rget(w, origin_addr, origin_count, origin_type, target, disp, target_count, target_type, rreq);
     if (rc != MPI_SUCCESS) return rc;
     clampi_win_mark_outstanding(w, target);
     w->n.bytes_fetched += bytes;

@@ -8,7 +8,8 @@
 #include "common/parse.h"
 
 /* One row per knob: info key, environment variable. */
-enum { OPT_MODE, OPT_INDEX, OPT_BUFFER, OPT_SHM, OPT_DYNAMIC, OPT_ADAPT, NOPTS };
+enum { OPT_MODE, OPT_INDEX, OPT_BUFFER, OPT_SHM, OPT_DYNAMIC, OPT_ADAPT, OPT_BACKEND, OPT_PROGRESS, OPT_SCOPE,
+       OPT_ORDER, NOPTS };
 static const struct {
     const char *info_key, *env;
 } option_table[NOPTS] = {
@@ -18,6 +19,10 @@ static const struct {
     [OPT_SHM] = {CLAMPI_SHM_DIRECT, "CLAMPI_SHM_DIRECT"},
     [OPT_DYNAMIC] = {CLAMPI_DYNAMIC_CACHE, "CLAMPI_DYNAMIC_CACHE"},
     [OPT_ADAPT] = {CLAMPI_ADAPTIVE, "CLAMPI_ADAPTIVE"},
+    [OPT_BACKEND] = {CLAMPI_BACKEND, "CLAMPI_BACKEND"},
+    [OPT_PROGRESS] = {CLAMPI_PROGRESS, "CLAMPI_PROGRESS"},
+    [OPT_SCOPE] = {CLAMPI_WIN_SCOPE, "CLAMPI_WIN_SCOPE"},
+    [OPT_ORDER] = {CLAMPI_WIN_ORDER, "CLAMPI_WIN_ORDER"},
 };
 /* Process-wide settings (no info key): CLAMPI_STATS, CLAMPI_WINDOW_MODES; the preload's
  * and the collectives' switches are read in src/pmpi/preload.c and src/coll/options.c. */
@@ -30,6 +35,20 @@ static const char *mode_names[] = {
 };
 
 const char *clampi_mode_name(clampi_mode mode) { return mode_names[mode]; }
+
+static const char *backend_names[] = {[CLAMPI_BACKEND_KIND_MPI] = "mpi", [CLAMPI_BACKEND_KIND_UCX] = "ucx"};
+static const char *progress_names[] = {
+    [CLAMPI_PROGRESS_AUTO] = "auto", [CLAMPI_PROGRESS_THREAD] = "thread", [CLAMPI_PROGRESS_NONE] = "none"};
+static const char *scope_names[] = {"process", "thread"};
+const char *clampi_backend_name(clampi_backend_kind b) { return backend_names[b]; }
+const char *clampi_progress_name(clampi_progress_kind p) { return progress_names[p]; }
+
+/* value one of names[0..n) -> *out = its index; else -1 */
+static int parse_name(const char *s, const char *const *names, int n, int *out) {
+    for (int i = 0; i < n; i++)
+        if (!strcmp(s, names[i])) { *out = i; return 0; }
+    return -1;
+}
 
 static int parse_mode(const char *s, clampi_mode *out) {
     for (int m = 0; m <= CLAMPI_MODE_OFF; m++)
@@ -45,6 +64,10 @@ static int parse_one(int opt, const char *value, clampi_win_options *o) {
     case OPT_SHM: return clampi_parse_bool(value, &o->shm_direct);
     case OPT_DYNAMIC: return clampi_parse_bool(value, &o->dynamic_cache);
     case OPT_ADAPT: return clampi_parse_bool(value, &o->adaptive);
+    case OPT_BACKEND: return parse_name(value, backend_names, 2, (int *)&o->backend);
+    case OPT_PROGRESS: return parse_name(value, progress_names, 3, (int *)&o->progress);
+    case OPT_SCOPE: return parse_name(value, scope_names, 2, &o->thread_scope);
+    case OPT_ORDER: return clampi_parse_bool(value, &o->ordered);
     }
     return -1;
 }
@@ -56,6 +79,10 @@ int clampi_options_read(MPI_Info info, clampi_win_options *o, const char **bad_k
     o->shm_direct = 1;
     o->dynamic_cache = 0;
     o->adaptive = 1;
+    o->backend = CLAMPI_BACKEND_KIND_MPI;
+    o->progress = CLAMPI_PROGRESS_AUTO;
+    o->thread_scope = 0;
+    o->ordered = 0;
     clampi_mode unused;
     if (clampi_options_window_mode("", &unused) < 0) {
         *bad_key = "CLAMPI_WINDOW_MODES";
@@ -103,6 +130,10 @@ void clampi_options_to_info(const clampi_win_options *o, MPI_Info info) {
     MPI_Info_set(info, CLAMPI_BUFFER_SIZE, v);
     MPI_Info_set(info, CLAMPI_SHM_DIRECT, o->shm_direct ? "true" : "false");
     MPI_Info_set(info, CLAMPI_DYNAMIC_CACHE, o->dynamic_cache ? "true" : "false");
+    MPI_Info_set(info, CLAMPI_BACKEND, (char *)clampi_backend_name(o->backend));
+    MPI_Info_set(info, CLAMPI_PROGRESS, (char *)clampi_progress_name(o->progress));
+    MPI_Info_set(info, CLAMPI_WIN_SCOPE, (char *)scope_names[o->thread_scope != 0]);
+    MPI_Info_set(info, CLAMPI_WIN_ORDER, o->ordered ? "true" : "false");
 }
 
 /* Scans "name:mode,name:mode" for name (an empty name only validates). */

@@ -19,6 +19,13 @@ typedef enum clampi_mode {
     CLAMPI_MODE_OFF          /* pass-through */
 } clampi_mode;
 
+typedef enum clampi_backend_kind { CLAMPI_BACKEND_KIND_MPI, CLAMPI_BACKEND_KIND_UCX } clampi_backend_kind;
+typedef enum clampi_progress_kind {
+    CLAMPI_PROGRESS_AUTO,   /* a progress thread where the transports need one (see backends/ucx/progress.c) */
+    CLAMPI_PROGRESS_THREAD, /* always a progress thread */
+    CLAMPI_PROGRESS_NONE    /* never: the target progresses only inside clampi calls */
+} clampi_progress_kind;
+
 typedef struct clampi_win_options {
     clampi_mode mode;
     size_t index_entries;
@@ -26,6 +33,11 @@ typedef struct clampi_win_options {
     int shm_direct;          /* serve same-node targets by load/store when possible */
     int dynamic_cache;       /* dynamic windows may use caching modes (opt-in, see window.c) */
     int adaptive;            /* adapt index and buffer sizes at run time (sizes above are the start) */
+    /* backend and the seed-002 semantics keys (creation time; see docs/ucx-backend.md) */
+    clampi_backend_kind backend; /* clampi_backend = mpi | ucx */
+    clampi_progress_kind progress; /* clampi_progress = auto | thread | none (UCX windows) */
+    int thread_scope;        /* mpi_win_scope = thread (requested; in effect only on UCX windows) */
+    int ordered;             /* mpi_win_order = true (requested; in effect only on UCX windows) */
 } clampi_win_options;
 
 /* Fills opts from defaults, environment and info (info may be MPI_INFO_NULL).
@@ -33,11 +45,13 @@ typedef struct clampi_win_options {
 int clampi_options_read(MPI_Info info, clampi_win_options *opts, const char **bad_key);
 /* Applies only the clampi keys present in info (MPI_Win_set_info); same errors. */
 int clampi_options_update(MPI_Info info, clampi_win_options *opts, const char **bad_key);
-/* Adds the window's clampi keys to info (MPI_Win_get_info). */
+/* Adds the window's clampi keys to info (MPI_Win_get_info): the values in effect. */
 void clampi_options_to_info(const clampi_win_options *opts, MPI_Info info);
 /* CLAMPI_WINDOW_MODES="graph:always_cache,tree:user_defined": 1 and *mode if the window
  * name is listed, 0 if not, -1 if the variable is malformed. */
 int clampi_options_window_mode(const char *name, clampi_mode *mode);
+const char *clampi_backend_name(clampi_backend_kind b);
+const char *clampi_progress_name(clampi_progress_kind p);
 /* "transparent", "always_cache", ... */
 const char *clampi_mode_name(clampi_mode mode);
 /* Whether CLAMPI_STATS is set (read once). */

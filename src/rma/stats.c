@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backends/ucx/backend.h"
 #include "rma/errors.h"
 
 void clampi_stats_collect(const clampi_win *w, CMPI_Win_stats *s) {
@@ -71,5 +72,14 @@ int CMPI_Win_get_stats(CMPI_Win win, CMPI_Win_stats *stats) {
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
     if (!stats) return clampi_raise_win(w, CLAMPI_E_ARG);
     clampi_stats_collect(w, stats);
+    return MPI_SUCCESS;
+}
+
+int CMPIX_Win_get_thread_stats(CMPI_Win win, CMPIX_Win_thread_stats *stats) {
+    clampi_win *w = clampi_registry_find(win);
+    if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
+    if (!stats) return clampi_raise_win(w, CLAMPI_E_ARG);
+    if (w->ucx) clampi_ucx_thread_stats(w, stats);
+    else memset(stats, 0, sizeof *stats);
     return MPI_SUCCESS;
 }

@@ -1,4 +1,4 @@
-/* Synchronization: every call forwards to MPI, then completes clampi's gets in flight
+/* Synchronization: every call forwards to the window's backend (rma/backend.h), then completes clampi's gets in flight
  * (their bytes may enter the cache only now) and applies the mode's invalidation rule.
  * Transparent windows keep no completed data, so each flush and epoch end leaves them
  * empty: that is their invalidation. Flushes with nothing outstanding are elided.
@@ -68,7 +68,7 @@ int clampi_win_flush(clampi_win *w, int rank) {
     if (flush_elidable(w, rank)) {
         elided(w);
     } else {
-        rc = PMPI_Win_flush(rank, w->win);
+        rc = w->be->flush(w, rank);
         if (rc == MPI_SUCCESS) target_done(w, rank);
     }
     clampi_win_leave(w);
@@ -82,7 +82,7 @@ int clampi_win_flush_all(clampi_win *w) {
     if (may_elide(w) && w->ndirty == 0 && w->inflight.live == 0) {
         elided(w);
     } else {
-        rc = PMPI_Win_flush_all(w->win);
+        rc = w->be->flush_all(w);
         if (rc == MPI_SUCCESS) all_done(w);
     }
     clampi_win_leave(w);
@@ -98,7 +98,7 @@ int clampi_win_flush_local(clampi_win *w, int rank) {
     if (may_elide(w) && w->outstanding[rank] == 0) {
         elided(w);
     } else {
-        rc = PMPI_Win_flush_local(rank, w->win);
+        rc = w->be->flush_local(w, rank);
         if (rc == MPI_SUCCESS) gets_done(w, rank);
     }
     clampi_win_leave(w);
@@ -112,7 +112,7 @@ int clampi_win_flush_local_all(clampi_win *w) {
     if (may_elide(w) && w->ndirty == 0) {
         elided(w);
     } else {
-        rc = PMPI_Win_flush_local_all(w->win);
+        rc = w->be->flush_local_all(w);
         if (rc == MPI_SUCCESS) clampi_inflight_complete_all(&w->inflight, w->caches_data ? fill_cache : NULL, w);
     }
     clampi_win_leave(w);
@@ -121,7 +121,7 @@ int clampi_win_flush_local_all(clampi_win *w) {
 
 int clampi_win_unlock(clampi_win *w, int rank) {
     clampi_win_enter(w);
-    int rc = PMPI_Win_unlock(rank, w->win);
+    int rc = w->be->unlock(w, rank);
     if (rc == MPI_SUCCESS) target_done(w, rank);
     clampi_win_leave(w);
     return rc;
@@ -135,15 +135,15 @@ int clampi_win_unlock(clampi_win *w, int rank) {
     clampi_win_leave(w);                    \
     return rc
 
-int clampi_win_unlock_all(clampi_win *w) { EPOCH_END(w, PMPI_Win_unlock_all(w->win)); }
-int clampi_win_fence(clampi_win *w, int assert) { EPOCH_END(w, PMPI_Win_fence(assert, w->win)); }
-int clampi_win_complete(clampi_win *w) { EPOCH_END(w, PMPI_Win_complete(w->win)); }
+int clampi_win_unlock_all(clampi_win *w) { EPOCH_END(w, w->be->unlock_all(w)); }
+int clampi_win_fence(clampi_win *w, int assert) { EPOCH_END(w, w->be->fence(w, assert)); }
+int clampi_win_complete(clampi_win *w) { EPOCH_END(w, w->be->complete(w)); }
 
 /* MPI_Win_sync orders memory accesses (unified model, shared windows): in transparent
  * mode a get issued before it no longer serves duplicates issued after it. */
 int clampi_win_sync(clampi_win *w) {
     clampi_win_enter(w);
-    int rc = PMPI_Win_sync(w->win);
+    int rc = w->be->sync(w);
     if (rc == MPI_SUCCESS && w->opts.mode == CLAMPI_MODE_TRANSPARENT) clampi_inflight_forget_all(&w->inflight);
     clampi_win_leave(w);
     return rc;
@@ -176,23 +176,38 @@ void clampi_win_invalidate(clampi_win *w) {
         CHECK_RANK(w, rank);                    \
         return fn(w, rank);                     \
     }
-CMPI_RANK(Win_flush, clampi_win_flush)
-CMPI_RANK(Win_flush_local, clampi_win_flush_local)
+/* mpi_win_scope=thread: a flush completes the calling thread's operations only, without
+ * the window lock (no cache bookkeeping: caching is off on such windows). */
+#define CMPI_FLUSH_RANK(NAME, fn, op)                            \
+    int CMPI_##NAME(int rank, CMPI_Win win) {                    \
+        FIND_WIN(w, win);                                        \
+        CHECK_RANK(w, rank);                                     \
+        if (__builtin_expect(w->thread_scope, 0)) return w->be->op(w, rank); \
+        return fn(w, rank);                                      \
+    }
+#define CMPI_FLUSH_WIN(NAME, fn, op)                             \
+    int CMPI_##NAME(CMPI_Win win) {                              \
+        FIND_WIN(w, win);                                        \
+        if (__builtin_expect(w->thread_scope, 0)) return w->be->op(w); \
+        return fn(w);                                            \
+    }
+CMPI_FLUSH_RANK(Win_flush, clampi_win_flush, flush)
+CMPI_FLUSH_RANK(Win_flush_local, clampi_win_flush_local, flush_local)
 CMPI_RANK(Win_unlock, clampi_win_unlock)
-CMPI_WIN(Win_flush_all, clampi_win_flush_all)
-CMPI_WIN(Win_flush_local_all, clampi_win_flush_local_all)
+CMPI_FLUSH_WIN(Win_flush_all, clampi_win_flush_all, flush_all)
+CMPI_FLUSH_WIN(Win_flush_local_all, clampi_win_flush_local_all, flush_local_all)
 CMPI_WIN(Win_unlock_all, clampi_win_unlock_all)
 CMPI_WIN(Win_complete, clampi_win_complete)
 
 int CMPI_Win_lock(int lock_type, int rank, int assert, CMPI_Win win) {
     FIND_WIN(w, win);
     CHECK_RANK(w, rank);
-    return PMPI_Win_lock(lock_type, rank, assert, w->win);
+    return w->be->lock(w, lock_type, rank, assert);
 }
 
 int CMPI_Win_lock_all(int assert, CMPI_Win win) {
     FIND_WIN(w, win);
-    return PMPI_Win_lock_all(assert, w->win);
+    return w->be->lock_all(w, assert);
 }
 
 int CMPI_Win_fence(int assert, CMPI_Win win) {
@@ -202,17 +217,17 @@ int CMPI_Win_fence(int assert, CMPI_Win win) {
 
 int CMPI_Win_start(MPI_Group group, int assert, CMPI_Win win) {
     FIND_WIN(w, win);
-    return PMPI_Win_start(group, assert, w->win);
+    return w->be->start(w, group, assert);
 }
 
 int CMPI_Win_post(MPI_Group group, int assert, CMPI_Win win) {
     FIND_WIN(w, win);
-    return PMPI_Win_post(group, assert, w->win);
+    return w->be->post(w, group, assert);
 }
 
 int CMPI_Win_wait(CMPI_Win win) {
     FIND_WIN(w, win);
-    return PMPI_Win_wait(w->win);
+    return w->be->wait(w);
 }
 
 int CMPI_Win_invalidate(CMPI_Win win) {

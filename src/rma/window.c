@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/ucx/backend.h"
 #include "rma/errors.h"
 #include "rma/stats.h"
 #include "rma/window.h"
@@ -76,10 +77,15 @@ int clampi_win_attach(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint 
     int ok = w != NULL;
     if (w) {
         w->win = mpi_win;
+        w->be = &clampi_backend_mpi;
         w->shm_win = shm_win;
         w->dynamic = dynamic;
         w->elide_flushes = CLAMPI_ELIDE_ALWAYS;
         w->opts = *opts;
+        /* In effect until a backend that honours them takes over (setup_backend). */
+        w->opts.backend = CLAMPI_BACKEND_KIND_MPI;
+        w->opts.thread_scope = 0;
+        w->opts.ordered = 0;
         w->opts.mode = allowed_mode(w, opts);
         w->caches_data = mode_caches(w->opts.mode);
         w->passthrough = w->opts.mode == CLAMPI_MODE_OFF;
@@ -169,19 +175,49 @@ void clampi_win_reconfigure(clampi_win *w, const clampi_win_options *opts) {
     clampi_win_leave(w);
 }
 
-/* attach + registry: the CMPI_Win handle. */
-static int attach_state(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint size, int disp_unit,
-                        const clampi_win_options *opts, CMPI_Win *handle) {
-    clampi_win *w;
-    int rc = clampi_win_attach(mpi_win, shm_win, comm, size, disp_unit, 0, opts, &w);
+/* The backend the options ask for (collective). A UCX window honours mpi_win_scope and
+ * mpi_win_order; with thread scope its get cache is off (a process-wide cache cannot be
+ * completed by per-thread flushes). */
+static int setup_backend(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size, int dynamic,
+                         const clampi_win_options *opts) {
+    if (opts->backend != CLAMPI_BACKEND_KIND_UCX) return MPI_SUCCESS;
+    w->opts.backend = CLAMPI_BACKEND_KIND_UCX;
+    w->opts.ordered = opts->ordered;
+    int rc = clampi_ucx_win_setup(w, comm, base, size, dynamic);
     if (rc != MPI_SUCCESS) return rc;
-    rc = clampi_registry_add(w, handle);
-    if (rc != MPI_SUCCESS) {
-        clampi_win_release(w);
-        return rc;
+    if (opts->thread_scope) {
+        clampi_win_options o = w->opts;
+        o.thread_scope = 1;
+        o.mode = CLAMPI_MODE_OFF;
+        clampi_win_reconfigure(w, &o);
+        w->thread_scope = 1;
     }
-    clampi_registry_map(w); /* CMPI_Invalidate(w.win) finds it (best effort) */
     return MPI_SUCCESS;
+}
+
+/* attach + backend + registry: the CMPI_Win handle. On failure the MPI window is left to
+ * the caller. */
+static int attach_state(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, void *base, MPI_Aint size, int disp_unit,
+                        int dynamic, const clampi_win_options *opts, CMPI_Win *handle) {
+    clampi_win *w;
+    int rc = clampi_win_attach(mpi_win, shm_win, comm, size, disp_unit, dynamic, opts, &w);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = setup_backend(w, comm, base, size, dynamic, opts);
+    if (rc == MPI_SUCCESS) {
+        CMPI_Win h;
+        int ok = clampi_registry_add(w, &h) == MPI_SUCCESS, all;
+        PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+        if (all) {
+            *handle = h;
+            clampi_registry_map(w); /* CMPI_Invalidate(w.win) finds it (best effort) */
+            return MPI_SUCCESS;
+        }
+        if (ok) clampi_registry_remove(h);
+        rc = MPI_ERR_NO_MEM;
+        if (w->ucx) clampi_ucx_win_teardown(w); /* the UCX state only; the MPI window stays */
+    }
+    clampi_win_release(w);
+    return rc;
 }
 
 int CMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, CMPI_Win *win) {
@@ -192,11 +228,75 @@ int CMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
     MPI_Win mpi_win;
     rc = PMPI_Win_create(base, size, disp_unit, info, comm, &mpi_win);
     if (rc != MPI_SUCCESS) return rc;
-    rc = attach_state(mpi_win, MPI_WIN_NULL, comm, size, disp_unit, &opts, win);
+    rc = attach_state(mpi_win, MPI_WIN_NULL, comm, base, size, disp_unit, 0, &opts, win);
     if (rc != MPI_SUCCESS) {
         PMPI_Win_free(&mpi_win);
-        return clampi_raise_comm(comm, CLAMPI_E_NOMEM);
+        return clampi_raise_comm(comm, rc == MPI_ERR_NO_MEM ? CLAMPI_E_NOMEM : CLAMPI_E_UCX);
     }
+    return MPI_SUCCESS;
+}
+
+int CMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, CMPI_Win *win) {
+    int rc = check_comm_args(comm, 0, 1, win);
+    if (rc != MPI_SUCCESS) return rc;
+    clampi_win_options opts;
+    if (!clampi_win_read_options(info, comm, &opts)) return clampi_raise_comm(comm, CLAMPI_E_INFO);
+    MPI_Win mpi_win;
+    rc = PMPI_Win_create_dynamic(info, comm, &mpi_win);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = attach_state(mpi_win, MPI_WIN_NULL, comm, NULL, 0, 1, 1, &opts, win);
+    if (rc != MPI_SUCCESS) {
+        PMPI_Win_free(&mpi_win);
+        return clampi_raise_comm(comm, rc == MPI_ERR_NO_MEM ? CLAMPI_E_NOMEM : CLAMPI_E_UCX);
+    }
+    return MPI_SUCCESS;
+}
+
+int CMPI_Win_attach(CMPI_Win win, void *base, MPI_Aint size) {
+    clampi_win *w = clampi_registry_find(win);
+    if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
+    if (!w->dynamic) return clampi_raise_win(w, CLAMPI_E_ARG);
+    if (size < 0 || (size > 0 && !base)) return clampi_raise_win(w, CLAMPI_E_ARG);
+    return w->be->attach(w, base, size);
+}
+
+int CMPI_Win_detach(CMPI_Win win, const void *base) {
+    clampi_win *w = clampi_registry_find(win);
+    if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
+    if (!w->dynamic) return clampi_raise_win(w, CLAMPI_E_ARG);
+    return w->be->detach(w, base);
+}
+
+int CMPI_Win_get_info(CMPI_Win win, MPI_Info *info_used) {
+    clampi_win *w = clampi_registry_find(win);
+    if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
+    if (!info_used) return clampi_raise_win(w, CLAMPI_E_ARG);
+    int rc = PMPI_Win_get_info(w->win, info_used);
+    if (rc != MPI_SUCCESS) return rc;
+    clampi_win_enter(w);
+    clampi_win_options o = w->opts;
+    clampi_win_leave(w);
+    clampi_options_to_info(&o, *info_used);
+    return MPI_SUCCESS;
+}
+
+/* Run-time changes: the cache keys (mode, sizes, ...) and mpi_win_order (UCX windows).
+ * clampi_backend, clampi_progress and mpi_win_scope are fixed at creation: new values are
+ * validated and then ignored (CMPI_Win_get_info reports what is in effect). */
+int CMPI_Win_set_info(CMPI_Win win, MPI_Info info) {
+    clampi_win *w = clampi_registry_find(win);
+    if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
+    clampi_win_options next = w->opts;
+    const char *bad_key = NULL;
+    if (clampi_options_update(info, &next, &bad_key) != MPI_SUCCESS) return clampi_raise_win(w, CLAMPI_E_INFO);
+    int rc = PMPI_Win_set_info(w->win, info);
+    if (rc != MPI_SUCCESS) return rc;
+    next.backend = w->opts.backend;
+    next.progress = w->opts.progress;
+    next.thread_scope = w->opts.thread_scope;
+    if (w->opts.backend != CLAMPI_BACKEND_KIND_UCX) next.ordered = 0;
+    if (w->thread_scope) next.mode = CLAMPI_MODE_OFF;
+    clampi_win_reconfigure(w, &next);
     return MPI_SUCCESS;
 }
 
@@ -249,11 +349,11 @@ int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
         rc = PMPI_Win_allocate((size + 63) & ~(MPI_Aint)63, disp_unit, info, comm, &base, &mpi_win);
         if (rc != MPI_SUCCESS) return rc;
     }
-    rc = attach_state(mpi_win, shm_win, comm, size, disp_unit, &opts, win);
+    rc = attach_state(mpi_win, shm_win, comm, base, size, disp_unit, 0, &opts, win);
     if (rc != MPI_SUCCESS) {
         PMPI_Win_free(&mpi_win);
         if (shm_win != MPI_WIN_NULL && shm_win != mpi_win) PMPI_Win_free(&shm_win);
-        return clampi_raise_comm(comm, CLAMPI_E_NOMEM);
+        return clampi_raise_comm(comm, rc == MPI_ERR_NO_MEM ? CLAMPI_E_NOMEM : CLAMPI_E_UCX);
     }
     *(void **)baseptr = base;
     return MPI_SUCCESS;
@@ -267,11 +367,8 @@ int CMPI_Win_free(CMPI_Win *win) {
         if (rc != -1) return rc;
     }
     if (clampi_options_stats_enabled()) clampi_stats_print(w);
-    MPI_Win shm = w->shm_win;
-    MPI_Win mpi_win = w->win;
-    int rc = PMPI_Win_free(&mpi_win);
+    int rc = w->be->free(w); /* frees w->win (and the shared window behind it) */
     if (rc != MPI_SUCCESS) return rc; /* the window stays usable */
-    if (shm != MPI_WIN_NULL && shm != w->win) PMPI_Win_free(&shm);
     clampi_registry_unmap(w);
     clampi_registry_remove(*win);
     clampi_win_release(w);

@@ -9,6 +9,7 @@
 #include "cache/cache.h"
 #include "cache/inflight.h"
 #include "clampi/rma.h"
+#include "rma/backend.h"
 #include "rma/datatype.h"
 #include "rma/options.h"
 
@@ -26,8 +27,14 @@ typedef struct clampi_win_counters {
  * writes) and only if every RMA call of the MPI is wrapped; never in transparent mode. */
 enum { CLAMPI_ELIDE_NEVER, CLAMPI_ELIDE_ALWAYS, CLAMPI_ELIDE_WHILE_CACHING };
 
+struct clampi_ucx_win;
+
 typedef struct clampi_win {
     MPI_Win win;              /* the user's window (CMPI_Win.win) */
+    const clampi_backend_ops *be; /* how bytes move: &clampi_backend_mpi or the UCX table */
+    struct clampi_ucx_win *ucx; /* UCX backend state (NULL on MPI windows); may be shared by duplicates */
+    int thread_scope;         /* mpi_win_scope=thread in effect: flushes skip the window lock and the
+                                 get cache (which is off on such windows, see window.c) */
     MPI_Win shm_win;          /* node-shared allocation behind win, or MPI_WIN_NULL */
     uint32_t serial;          /* matches CMPI_Win.serial while the window lives */
     int rank, nranks;
@@ -166,4 +173,6 @@ int clampi_win_fence(clampi_win *w, int assert);
 int clampi_win_complete(clampi_win *w);
 int clampi_win_sync(clampi_win *w);
 void clampi_win_invalidate(clampi_win *w);
+/* An already complete generalized request (served locally / completed before returning). */
+int clampi_request_done(MPI_Request *req);
 #endif

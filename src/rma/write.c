@@ -1,4 +1,4 @@
-/* Writes and atomics: forwarded to MPI; the cached bytes they may overwrite (and gets in
+/* Writes and atomics: forwarded to the window's backend; the cached bytes they may overwrite (and gets in
  * flight over them) are dropped, so no later get returns the old value. CMPI_Put and
  * CMPI_Accumulate here; the preload brackets every other write or atomic MPI call
  * (MPI_Rput, MPI_Get_accumulate, MPI_Fetch_and_op, ...) with the same two functions. */
@@ -42,15 +42,15 @@ int clampi_win_write_end(clampi_win *w, int target, const clampi_access *a, int 
 int CMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, CMPI_Win win) {
     CHECK_WRITE(w, win, a);
-    int rc = PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                      target_datatype, w->win);
+    int rc = w->be->put(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                        target_datatype);
     return clampi_win_write_end(w, target_rank, &a, rc);
 }
 
 int CMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, CMPI_Win win) {
     CHECK_WRITE(w, win, a);
-    int rc = PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                             target_datatype, op, w->win);
+    int rc = w->be->accumulate(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                               target_count, target_datatype, op);
     return clampi_win_write_end(w, target_rank, &a, rc);
 }

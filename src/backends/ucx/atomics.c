@@ -1,0 +1,201 @@
+/* Accumulate-type operations on a UCX window: MPI_Accumulate, MPI_Get_accumulate,
+ * MPI_Fetch_and_op, MPI_Compare_and_swap.
+ *
+ * Element-wise atomicity: every accumulate-type operation to a target runs under that
+ * target's accumulate lock (a word in its control block taken with a UCX compare-and-swap),
+ * as read-modify-write: get the target bytes, apply the op with MPI_Reduce_local, put them
+ * back, release (a worker fence orders the release after the put). So all accumulates to a
+ * target are serialized, whichever thread or process issues them; each completes at the
+ * target before the call returns (MPI allows that). Cost: 3 round trips + lock retries. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/ucx/ucx_win.h"
+#include "rma/access.h"
+#include "rma/errors.h"
+
+/* The predefined element type of a predefined or (nested) contiguous type. */
+static int basic_type(MPI_Datatype t, MPI_Datatype *basic) {
+    for (int depth = 0; depth < 16; depth++) {
+        int ni, na, nd, combiner;
+        if (MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return -1;
+        if (combiner == MPI_COMBINER_NAMED) { *basic = t; return 0; }
+        if (combiner != MPI_COMBINER_CONTIGUOUS || ni != 1 || nd != 1) return -1;
+        int count;
+        MPI_Datatype inner;
+        MPI_Aint unused;
+        if (MPI_Type_get_contents(t, 1, 0, 1, &count, &unused, &inner) != MPI_SUCCESS) return -1;
+        int ni2, na2, nd2, comb2;
+        MPI_Type_get_envelope(inner, &ni2, &na2, &nd2, &comb2);
+        MPI_Datatype next = inner;
+        if (comb2 != MPI_COMBINER_NAMED) {
+            /* get_contents returned a new handle to a derived type: look, then free it */
+            int r = basic_type(inner, basic);
+            MPI_Type_free(&inner);
+            return r;
+        }
+        t = next;
+    }
+    return -1;
+}
+
+static int predefined_op(MPI_Op op, int allow_no_op) {
+    return op == MPI_MAX || op == MPI_MIN || op == MPI_SUM || op == MPI_PROD || op == MPI_LAND || op == MPI_BAND ||
+           op == MPI_LOR || op == MPI_BOR || op == MPI_LXOR || op == MPI_BXOR || op == MPI_MAXLOC ||
+           op == MPI_MINLOC || op == MPI_REPLACE || (allow_no_op && op == MPI_NO_OP);
+}
+
+static ucs_status_t acc_lock(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
+    for (unsigned round = 0;; ) {
+        uint64_t old = (uint64_t)u->rank + 1; /* in: swap value; out: previous */
+        ucs_status_t st = clampi_ucx_ctl_atomic(u, l, target, offsetof(clampi_ucx_ctl, acc_lock),
+                                                UCP_ATOMIC_OP_CSWAP, 0, &old);
+        if (st != UCS_OK || old == 0) return st;
+        clampi_ucx_backoff(l, &round);
+    }
+}
+
+static ucs_status_t acc_unlock(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
+    ucp_worker_fence(l->worker); /* the data put lands before the release */
+    uint64_t old;
+    return clampi_ucx_ctl_atomic(u, l, target, offsetof(clampi_ucx_ctl, acc_lock), UCP_ATOMIC_OP_SWAP, 0, &old);
+}
+
+static ucs_status_t blocking(clampi_ucx_lane *l, void *req) { return clampi_ucx_lane_wait(l, req); }
+
+/* The read-modify-write under the target's accumulate lock.
+ *   origin: packed origin data (bytes), or NULL (no_op); result: where the old target
+ *   bytes go (packed), or NULL; compare: CAS compare value (bytes), or NULL. */
+static int rmw(clampi_win *w, int target, uint64_t offset, size_t bytes, const void *origin, MPI_Datatype basic,
+               MPI_Op op, void *result, const void *compare) {
+    clampi_ucx_win *u = w->ucx;
+    clampi_ucx_lane *l = clampi_ucx_lane_current(w);
+    if (!l) return clampi_raise_win(w, CLAMPI_E_UCX);
+    unsigned char *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp) return clampi_raise_win(w, CLAMPI_E_NOMEM);
+    clampi_ucx_lane_enter(l);
+    ucp_ep_h ep = clampi_ucx_lane_ep(u, l, target);
+    uint64_t raddr;
+    ucp_rkey_h rkey;
+    ucs_status_t st = ep ? clampi_ucx_lane_remote(u, l, target, offset, bytes, &raddr, &rkey) : UCS_ERR_UNREACHABLE;
+    if (st == UCS_OK && w->opts.ordered) ucp_worker_fence(l->worker);
+    if (st == UCS_OK) st = acc_lock(u, l, target);
+    if (st == UCS_OK) {
+        ucp_request_param_t param;
+        memset(&param, 0, sizeof param);
+        int need_old = result || compare || (op != MPI_REPLACE && op != MPI_NO_OP);
+        if (need_old) st = blocking(l, ucp_get_nbx(ep, tmp, bytes, raddr, rkey, &param));
+        if (st == UCS_OK && result) memcpy(result, tmp, bytes);
+        const void *newval = NULL;
+        if (st == UCS_OK) {
+            if (compare) {
+                if (!memcmp(tmp, compare, bytes)) newval = origin;
+            } else if (op == MPI_REPLACE) {
+                newval = origin;
+            } else if (op != MPI_NO_OP) {
+                int bsize;
+                MPI_Type_size(basic, &bsize);
+                MPI_Reduce_local(origin, tmp, (int)(bytes / (size_t)bsize), basic, op);
+                newval = tmp;
+            }
+        }
+        if (st == UCS_OK && newval) st = blocking(l, ucp_put_nbx(ep, newval, bytes, raddr, rkey, &param));
+        ucs_status_t st2 = acc_unlock(u, l, target);
+        if (st == UCS_OK) st = st2;
+    }
+    if (st == UCS_OK) {
+        clampi_ucx_lane_count(l, target);
+        clampi_ucx_thread *t = clampi_ucx_thread_current(u);
+        if (t) t->stats.ops++;
+    }
+    clampi_ucx_lane_leave(l);
+    free(tmp);
+    if (st == UCS_ERR_INVALID_ADDR) return clampi_raise_win(w, CLAMPI_E_RANGE);
+    return st == UCS_OK ? MPI_SUCCESS : clampi_raise_win(w, CLAMPI_E_UCX);
+}
+
+/* Checks shared by all four: epoch, contiguous target, element type, op. *packed gets the
+ * origin data packed (or the origin itself when contiguous; *owned says to free it). */
+static int prepare(clampi_win *w, const void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                   int tcount, MPI_Datatype ttype, MPI_Op op, int allow_no_op, clampi_access *a,
+                   MPI_Datatype *basic, const void **packed, void **owned) {
+    *owned = NULL;
+    int err = clampi_access_check(w, ocount, otype, target, disp, tcount, ttype, a);
+    if (err >= 0) return clampi_raise_win(w, (clampi_error)err);
+    if (!predefined_op(op, allow_no_op)) return clampi_raise_win(w, CLAMPI_E_OP);
+    if (!clampi_ucx_in_access_epoch(w->ucx, target)) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+    if (!a->target.contiguous || basic_type(ttype, basic) != 0) return clampi_raise_win(w, CLAMPI_E_TYPE_LAYOUT);
+    *packed = origin ? (const char *)origin + a->origin.lo : NULL;
+    if (origin && a->target.bytes && !a->origin.contiguous) {
+        void *p = malloc(a->target.bytes);
+        if (!p) return clampi_raise_win(w, CLAMPI_E_NOMEM);
+        int pos = 0;
+        MPI_Pack(origin, ocount, otype, p, (int)a->target.bytes, &pos, MPI_COMM_SELF);
+        *packed = *owned = p;
+    }
+    return MPI_SUCCESS;
+}
+
+int clampi_ucx_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
+                          MPI_Datatype tt, MPI_Op op) {
+    clampi_access a;
+    MPI_Datatype basic;
+    const void *packed;
+    void *owned;
+    int rc = prepare(w, o, oc, ot, t, d, tc, tt, op, 0, &a, &basic, &packed, &owned);
+    if (rc == MPI_SUCCESS && a.target.bytes) rc = rmw(w, t, a.offset, a.target.bytes, packed, basic, op, NULL, NULL);
+    free(owned);
+    return rc;
+}
+
+int clampi_ucx_get_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot, void *r, int rcount,
+                              MPI_Datatype rtype, int t, MPI_Aint d, int tc, MPI_Datatype tt, MPI_Op op) {
+    clampi_access a, ra;
+    MPI_Datatype basic;
+    const void *packed;
+    void *owned;
+    /* MPI_NO_OP ignores the origin buffer (count and type may be anything): check with the
+     * target's layout then. */
+    int no_op = op == MPI_NO_OP;
+    int rc = prepare(w, no_op ? NULL : o, no_op ? tc : oc, no_op ? tt : ot, t, d, tc, tt, op, 1, &a, &basic,
+                     &packed, &owned);
+    if (rc != MPI_SUCCESS) return rc;
+    int err = clampi_access_check(w, rcount, rtype, t, d, tc, tt, &ra); /* result layout vs target */
+    if (err >= 0) {
+        free(owned);
+        return clampi_raise_win(w, (clampi_error)err);
+    }
+    if (a.target.bytes) {
+        void *res = ra.origin.contiguous ? (char *)r + ra.origin.lo : malloc(a.target.bytes);
+        if (!res) rc = clampi_raise_win(w, CLAMPI_E_NOMEM);
+        else rc = rmw(w, t, a.offset, a.target.bytes, packed, basic, op, res, NULL);
+        if (res && !ra.origin.contiguous) {
+            if (rc == MPI_SUCCESS) {
+                int pos = 0;
+                MPI_Unpack(res, (int)a.target.bytes, &pos, r, rcount, rtype, MPI_COMM_SELF);
+            }
+            free(res);
+        }
+    }
+    free(owned);
+    return rc;
+}
+
+int clampi_ucx_fetch_and_op(clampi_win *w, const void *o, void *r, MPI_Datatype type, int t, MPI_Aint d,
+                            MPI_Op op) {
+    return clampi_ucx_get_accumulate(w, o, 1, type, r, 1, type, t, d, 1, type, op);
+}
+
+int clampi_ucx_compare_and_swap(clampi_win *w, const void *o, const void *c, void *r, MPI_Datatype type, int t,
+                                MPI_Aint d) {
+    clampi_access a;
+    MPI_Datatype basic;
+    const void *packed;
+    void *owned;
+    int rc = prepare(w, o, 1, type, t, d, 1, type, MPI_REPLACE, 0, &a, &basic, &packed, &owned);
+    if (rc == MPI_SUCCESS && basic != type) rc = clampi_raise_win(w, CLAMPI_E_TYPE); /* predefined only */
+    if (rc == MPI_SUCCESS && a.target.bytes)
+        rc = rmw(w, t, a.offset, a.target.bytes, packed, basic, MPI_REPLACE, r, c);
+    free(owned);
+    return rc;
+}

@@ -1,0 +1,286 @@
+/* Lanes: a worker with endpoints and unpacked rkeys for every target. The process lane is
+ * built at window creation; a thread's lane on its first operation (thread scope). */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/ucx/backend.h"
+#include "backends/ucx/context.h"
+#include "backends/ucx/ucx_win.h"
+
+int clampi_ucx_lane_init(clampi_ucx_win *u, clampi_ucx_lane *l, ucs_thread_mode_t mode, int is_thread) {
+    memset(l, 0, sizeof *l);
+    l->is_thread = is_thread;
+    size_t n = (size_t)u->nranks;
+    l->eps = calloc(n, sizeof *l->eps);
+    l->rkeys = calloc(n, sizeof *l->rkeys);
+    l->ctl_rkeys = calloc(n, sizeof *l->ctl_rkeys);
+    l->pending = calloc(n, sizeof *l->pending);
+    if (u->dynamic) l->dyn = calloc(n, sizeof *l->dyn);
+    if (!l->eps || !l->rkeys || !l->ctl_rkeys || !l->pending || (u->dynamic && !l->dyn) ||
+        pthread_mutex_init(&l->mutex, NULL) != 0) {
+        free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->dyn);
+        return MPI_ERR_NO_MEM;
+    }
+    int rc = clampi_ucx_worker_create(mode, &l->worker);
+    if (rc != MPI_SUCCESS) {
+        pthread_mutex_destroy(&l->mutex);
+        free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->dyn);
+        l->eps = NULL;
+    }
+    return rc;
+}
+
+static void drop_dyncache(clampi_ucx_dyncache *d) {
+    for (int i = 0; i < d->n; i++)
+        if (d->r[i].rkey) ucp_rkey_destroy(d->r[i].rkey);
+    d->n = 0;
+}
+
+void clampi_ucx_lane_close(clampi_ucx_win *u, clampi_ucx_lane *l) {
+    if (!l->eps) return;
+    for (int t = 0; t < u->nranks; t++) {
+        if (l->rkeys[t]) ucp_rkey_destroy(l->rkeys[t]);
+        if (l->ctl_rkeys[t]) ucp_rkey_destroy(l->ctl_rkeys[t]);
+        l->rkeys[t] = l->ctl_rkeys[t] = NULL;
+        if (l->dyn) drop_dyncache(&l->dyn[t]);
+    }
+    clampi_ucx_disconnect(l->worker, l->eps, u->nranks);
+}
+
+void clampi_ucx_lane_fini(clampi_ucx_win *u, clampi_ucx_lane *l) {
+    if (!l->eps) return;
+    clampi_ucx_lane_close(u, l);
+    ucp_worker_destroy(l->worker);
+    pthread_mutex_destroy(&l->mutex);
+    free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->dyn);
+    l->eps = NULL;
+}
+
+void clampi_ucx_lane_enter(clampi_ucx_lane *l) {
+    if (l->is_thread) pthread_mutex_lock(&l->mutex);
+}
+void clampi_ucx_lane_leave(clampi_ucx_lane *l) {
+    if (l->is_thread) pthread_mutex_unlock(&l->mutex);
+}
+
+clampi_ucx_thread *clampi_ucx_thread_current(clampi_ucx_win *u) {
+    if (!u->have_key) return NULL;
+    clampi_ucx_thread *t = pthread_getspecific(u->thread_key);
+    if (t) return t;
+    t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    pthread_setspecific(u->thread_key, t);
+    pthread_mutex_lock(&u->threads_lock);
+    t->next = u->threads;
+    u->threads = t;
+    pthread_mutex_unlock(&u->threads_lock);
+    return t;
+}
+
+clampi_ucx_lane *clampi_ucx_lane_current(clampi_win *w) {
+    clampi_ucx_win *u = w->ucx;
+    if (!w->thread_scope) return &u->main;
+    clampi_ucx_thread *t = clampi_ucx_thread_current(u);
+    if (!t) return NULL;
+    if (!__atomic_load_n(&t->lane_ready, __ATOMIC_ACQUIRE)) {
+        /* SERIALIZED: the owner thread, and unlock/fence/free under the lane mutex. */
+        if (clampi_ucx_lane_init(u, &t->lane, UCS_THREAD_MODE_SERIALIZED, 1) != MPI_SUCCESS) return NULL;
+        __atomic_store_n(&t->lane_ready, 1, __ATOMIC_RELEASE);
+    }
+    return &t->lane;
+}
+
+ucp_ep_h clampi_ucx_lane_ep(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
+    if (__builtin_expect(l->eps[target] != NULL, 1)) return l->eps[target];
+    ucp_ep_params_t params;
+    memset(&params, 0, sizeof params);
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    params.address = (const ucp_address_t *)((char *)u->addr_blob + u->addr_off[target]);
+    if (ucp_ep_create(l->worker, &params, &l->eps[target]) != UCS_OK) l->eps[target] = NULL;
+    return l->eps[target];
+}
+
+static ucs_status_t unpack(clampi_ucx_win *u, clampi_ucx_lane *l, int target, const char *blob, const size_t *off,
+                           ucp_rkey_h *out) {
+    if (*out) return UCS_OK;
+    if (off[target + 1] == off[target]) return UCS_ERR_INVALID_ADDR; /* nothing registered */
+    ucp_ep_h ep = clampi_ucx_lane_ep(u, l, target);
+    if (!ep) return UCS_ERR_UNREACHABLE;
+    return ucp_ep_rkey_unpack(ep, blob + off[target], out);
+}
+
+ucs_status_t clampi_ucx_lane_ctl(clampi_ucx_win *u, clampi_ucx_lane *l, int target, size_t field_offset,
+                                 uint64_t *raddr, ucp_rkey_h *rkey) {
+    ucs_status_t st = unpack(u, l, target, u->ctl_rkey_blob, u->ctl_rkey_off, &l->ctl_rkeys[target]);
+    if (st != UCS_OK) return st;
+    *raddr = u->peer_ctl[target] + field_offset;
+    *rkey = l->ctl_rkeys[target];
+    return UCS_OK;
+}
+
+ucs_status_t clampi_ucx_lane_wait(clampi_ucx_lane *l, void *req) { return clampi_ucx_wait(l->worker, req); }
+
+/* ---- dynamic windows: the target's region table, read with UCX gets ----------------- */
+static ucs_status_t get_blocking(clampi_ucx_lane *l, ucp_ep_h ep, void *dst, size_t len, uint64_t raddr,
+                                 ucp_rkey_h rkey) {
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof param);
+    return clampi_ucx_lane_wait(l, ucp_get_nbx(ep, dst, len, raddr, rkey, &param));
+}
+
+/* Seqlock read of target's table: version (even), regions, version again. */
+static ucs_status_t refresh_regions(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
+    clampi_ucx_dyncache *d = &l->dyn[target];
+    uint64_t raddr;
+    ucp_rkey_h rkey;
+    ucs_status_t st = clampi_ucx_lane_ctl(u, l, target, 0, &raddr, &rkey);
+    if (st != UCS_OK) return st;
+    ucp_ep_h ep = clampi_ucx_lane_ep(u, l, target);
+    clampi_ucx_ctl *snap = malloc(sizeof *snap);
+    if (!snap) return UCS_ERR_NO_MEMORY;
+    for (unsigned round = 0;; round++) {
+        uint64_t v2;
+        st = get_blocking(l, ep, &snap->version, sizeof(clampi_ucx_ctl) - offsetof(clampi_ucx_ctl, version),
+                          raddr + offsetof(clampi_ucx_ctl, version), rkey);
+        if (st == UCS_OK)
+            st = get_blocking(l, ep, &v2, sizeof v2, raddr + offsetof(clampi_ucx_ctl, version), rkey);
+        if (st != UCS_OK) break;
+        if (!(snap->version & 1) && v2 == snap->version && snap->nregions <= CLAMPI_UCX_MAX_REGIONS) break;
+        clampi_ucx_backoff(l, &round);
+    }
+    if (st == UCS_OK) {
+        drop_dyncache(d);
+        for (uint64_t i = 0; i < snap->nregions; i++) {
+            d->r[d->n].base = snap->regions[i].base;
+            d->r[d->n].size = snap->regions[i].size;
+            if (ucp_ep_rkey_unpack(ep, snap->regions[i].rkey, &d->r[d->n].rkey) == UCS_OK) d->n++;
+        }
+        d->version = snap->version;
+        d->check = 0;
+    }
+    free(snap);
+    return st;
+}
+
+/* At a new epoch the cached table may be stale: one 8-byte get of the version first. */
+static ucs_status_t check_version(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
+    clampi_ucx_dyncache *d = &l->dyn[target];
+    uint64_t raddr, v;
+    ucp_rkey_h rkey;
+    ucs_status_t st = clampi_ucx_lane_ctl(u, l, target, offsetof(clampi_ucx_ctl, version), &raddr, &rkey);
+    if (st == UCS_OK) st = get_blocking(l, clampi_ucx_lane_ep(u, l, target), &v, sizeof v, raddr, rkey);
+    if (st != UCS_OK) return st;
+    if (v == d->version) {
+        d->check = 0;
+        return UCS_OK;
+    }
+    return refresh_regions(u, l, target);
+}
+
+static int find_region(const clampi_ucx_dyncache *d, uint64_t addr, uint64_t len) {
+    for (int i = 0; i < d->n; i++)
+        if (addr >= d->r[i].base && len <= d->r[i].size && addr - d->r[i].base <= d->r[i].size - len) return i;
+    return -1;
+}
+
+static ucs_status_t dyn_remote(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t addr, uint64_t len,
+                               uint64_t *raddr, ucp_rkey_h *rkey) {
+    /* The process lane is shared by threads: its tables change under its mutex. */
+    if (!l->is_thread && u->mt) pthread_mutex_lock(&l->mutex);
+    clampi_ucx_dyncache *d = &l->dyn[target];
+    ucs_status_t st = UCS_OK;
+    if (d->check) st = check_version(u, l, target);
+    int i = st == UCS_OK ? find_region(d, addr, len) : -1;
+    if (st == UCS_OK && i < 0) { /* not in our copy: the target may have attached it since */
+        st = refresh_regions(u, l, target);
+        if (st == UCS_OK) i = find_region(d, addr, len);
+    }
+    if (st == UCS_OK && i < 0) st = UCS_ERR_INVALID_ADDR;
+    if (st == UCS_OK) {
+        *raddr = addr;
+        *rkey = d->r[i].rkey;
+    }
+    if (!l->is_thread && u->mt) pthread_mutex_unlock(&l->mutex);
+    return st;
+}
+
+ucs_status_t clampi_ucx_lane_remote(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t offset,
+                                    uint64_t len, uint64_t *raddr, ucp_rkey_h *rkey) {
+    if (u->dynamic) return dyn_remote(u, l, target, offset, len, raddr, rkey);
+    if (__builtin_expect(l->rkeys[target] == NULL, 0)) {
+        ucs_status_t st = unpack(u, l, target, u->rkey_blob, u->rkey_off, &l->rkeys[target]);
+        if (st != UCS_OK) return st;
+    }
+    *raddr = u->peer_base[target] + offset;
+    *rkey = l->rkeys[target];
+    return UCS_OK;
+}
+
+void clampi_ucx_dyn_epoch(clampi_ucx_win *u) {
+    if (!u->dynamic) return;
+    /* Only the process lane and the calling thread's lane are safe to touch here; other
+     * threads' lanes are marked under their mutex. */
+    if (u->mt) pthread_mutex_lock(&u->main.mutex);
+    for (int t = 0; t < u->nranks; t++) u->main.dyn[t].check = 1;
+    if (u->mt) pthread_mutex_unlock(&u->main.mutex);
+    pthread_mutex_lock(&u->threads_lock);
+    for (clampi_ucx_thread *th = u->threads; th; th = th->next) {
+        if (!__atomic_load_n(&th->lane_ready, __ATOMIC_ACQUIRE)) continue;
+        pthread_mutex_lock(&th->lane.mutex);
+        for (int t = 0; t < u->nranks; t++) th->lane.dyn[t].check = 1;
+        pthread_mutex_unlock(&th->lane.mutex);
+    }
+    pthread_mutex_unlock(&u->threads_lock);
+}
+
+void clampi_ucx_lane_count(clampi_ucx_lane *l, int target) {
+    if (l->is_thread) l->pending[target]++;
+    else __atomic_fetch_add(&l->pending[target], 1, __ATOMIC_RELAXED);
+}
+
+static uint64_t take_pending(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
+    uint64_t n = 0;
+    int lo = target < 0 ? 0 : target, hi = target < 0 ? u->nranks : target + 1;
+    for (int t = lo; t < hi; t++) n += __atomic_exchange_n(&l->pending[t], 0, __ATOMIC_RELAXED);
+    return n;
+}
+
+ucs_status_t clampi_ucx_lane_flush(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t *driven) {
+    uint64_t n = take_pending(u, l, target);
+    if (driven) *driven = n;
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof param);
+    if (target >= 0) {
+        if (!l->eps[target]) return UCS_OK; /* never used: nothing to complete */
+        return clampi_ucx_lane_wait(l, ucp_ep_flush_nbx(l->eps[target], &param));
+    }
+    return clampi_ucx_lane_wait(l, ucp_worker_flush_nbx(l->worker, &param));
+}
+
+ucs_status_t clampi_ucx_flush_everything(clampi_ucx_win *u, int target) {
+    ucs_status_t st = clampi_ucx_lane_flush(u, &u->main, target, NULL);
+    pthread_mutex_lock(&u->threads_lock);
+    for (clampi_ucx_thread *th = u->threads; th; th = th->next) {
+        if (!__atomic_load_n(&th->lane_ready, __ATOMIC_ACQUIRE)) continue;
+        pthread_mutex_lock(&th->lane.mutex);
+        ucs_status_t s = clampi_ucx_lane_flush(u, &th->lane, target, NULL);
+        pthread_mutex_unlock(&th->lane.mutex);
+        if (st == UCS_OK) st = s;
+    }
+    pthread_mutex_unlock(&u->threads_lock);
+    return st;
+}
+
+void clampi_ucx_backoff(clampi_ucx_lane *l, unsigned *round) {
+    unsigned spins = 1u << (*round < 6 ? *round : 6);
+    for (unsigned i = 0; i < spins; i++) ucp_worker_progress(l->worker);
+    if (*round >= 4) sched_yield();
+    (*round)++;
+}
+
+void clampi_ucx_thread_stats(clampi_win *w, CMPIX_Win_thread_stats *stats) {
+    clampi_ucx_thread *t = clampi_ucx_thread_current(w->ucx);
+    if (t) *stats = t->stats;
+    else memset(stats, 0, sizeof *stats);
+}

@@ -1,0 +1,64 @@
+/* Target-side progress for UCX windows.
+ *
+ * Over shared memory (sysv/posix/cma/xpmem) UCX RMA and atomics are one-sided: the target
+ * CPU is not involved. Over TCP (and any transport without RMA/AMO lanes) UCX emulates them
+ * with active messages that the TARGET's worker must progress: a target busy outside clampi
+ * stalls its origins. clampi_progress=auto starts a progress thread exactly when some
+ * endpoint of the process lane lacks an RMA lane ("put[" in ucp_ep_print_info) or an atomic
+ * lane ("amo#"); =thread always; =none never. The thread polls the process worker,
+ * spinning while there is work and sleeping up to 50 us when idle (no UCX wakeup feature
+ * is required from the shared context). */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backends/ucx/ucx_win.h"
+
+int clampi_ucx_needs_progress_thread(clampi_ucx_win *u) {
+    for (int t = 0; t < u->nranks; t++) {
+        if (t == u->rank || !u->main.eps[t]) continue; /* self: loopback, always one-sided */
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        if (!f) return 1;
+        ucp_ep_print_info(u->main.eps[t], f);
+        fclose(f);
+        int one_sided = text && strstr(text, "put[") && strstr(text, "amo#");
+        free(text);
+        if (!one_sided) return 1;
+    }
+    return 0;
+}
+
+static void *progress_main(void *arg) {
+    clampi_ucx_win *u = arg;
+    unsigned idle = 0;
+    while (!__atomic_load_n(&u->progress_stop, __ATOMIC_ACQUIRE)) {
+        if (ucp_worker_progress(u->main.worker)) {
+            idle = 0;
+            continue;
+        }
+        if (++idle < 64) continue;
+        struct timespec ts = {0, idle < 1024 ? 5000 : 50000};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+int clampi_ucx_progress_start(clampi_ucx_win *u, clampi_progress_kind kind) {
+    int want = kind == CLAMPI_PROGRESS_THREAD || (kind == CLAMPI_PROGRESS_AUTO && clampi_ucx_needs_progress_thread(u));
+    if (!want) return MPI_SUCCESS;
+    u->progress_stop = 0;
+    if (pthread_create(&u->progress_thread, NULL, progress_main, u) != 0) return MPI_ERR_OTHER;
+    u->progress_on = 1;
+    return MPI_SUCCESS;
+}
+
+void clampi_ucx_progress_stop(clampi_ucx_win *u) {
+    if (!u->progress_on) return;
+    __atomic_store_n(&u->progress_stop, 1, __ATOMIC_RELEASE);
+    pthread_join(u->progress_thread, NULL);
+    u->progress_on = 0;
+}

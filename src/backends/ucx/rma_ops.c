@@ -1,0 +1,88 @@
+/* Put and get on a UCX window: one ucp_put_nbx / ucp_get_nbx on the calling thread's lane
+ * (its own worker with thread scope, the process worker otherwise), completed by a later
+ * flush. Non-contiguous origin data goes through a packed bounce buffer (the operation is
+ * then completed locally before returning); the target datatype must be contiguous. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/ucx/ucx_win.h"
+#include "rma/access.h"
+#include "rma/errors.h"
+
+/* Counts an issued operation for the calling thread's stats and the lane's flush count. */
+static void count_op(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
+    clampi_ucx_lane_count(l, target);
+    clampi_ucx_thread *t = clampi_ucx_thread_current(u);
+    if (t) t->stats.ops++;
+}
+
+static int transfer(clampi_win *w, int is_put, void *origin, int ocount, MPI_Datatype otype, int target,
+                    MPI_Aint disp, int tcount, MPI_Datatype ttype, int complete_locally) {
+    clampi_ucx_win *u = w->ucx;
+    clampi_access a;
+    int err = clampi_access_check(w, ocount, otype, target, disp, tcount, ttype, &a);
+    if (err >= 0) return clampi_raise_win(w, (clampi_error)err);
+    if (!clampi_ucx_in_access_epoch(u, target)) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+    if (a.target.bytes == 0) return MPI_SUCCESS;
+    if (!a.target.contiguous) return clampi_raise_win(w, CLAMPI_E_TYPE_LAYOUT);
+    clampi_ucx_lane *l = clampi_ucx_lane_current(w);
+    if (!l) return clampi_raise_win(w, CLAMPI_E_UCX);
+    const size_t bytes = a.target.bytes;
+    void *tmp = NULL, *buf = (char *)origin + a.origin.lo;
+    if (!a.origin.contiguous) {
+        tmp = malloc(bytes);
+        if (!tmp) return clampi_raise_win(w, CLAMPI_E_NOMEM);
+        int pos = 0;
+        if (is_put) MPI_Pack(origin, ocount, otype, tmp, (int)bytes, &pos, MPI_COMM_SELF);
+        buf = tmp;
+        complete_locally = 1;
+    }
+    clampi_ucx_lane_enter(l);
+    uint64_t raddr;
+    ucp_rkey_h rkey;
+    ucp_ep_h ep = clampi_ucx_lane_ep(u, l, target);
+    ucs_status_t st = ep ? clampi_ucx_lane_remote(u, l, target, a.offset, bytes, &raddr, &rkey) : UCS_ERR_UNREACHABLE;
+    if (st == UCS_OK) {
+        if (w->opts.ordered) ucp_worker_fence(l->worker);
+        ucp_request_param_t param;
+        memset(&param, 0, sizeof param);
+        void *req = is_put ? ucp_put_nbx(ep, buf, bytes, raddr, rkey, &param)
+                           : ucp_get_nbx(ep, buf, bytes, raddr, rkey, &param);
+        if (complete_locally) {
+            st = clampi_ucx_lane_wait(l, req);
+        } else if (UCS_PTR_IS_ERR(req)) {
+            st = UCS_PTR_STATUS(req);
+        } else if (req) {
+            ucp_request_free(req); /* completes at the next flush */
+        }
+        if (st == UCS_OK) count_op(u, l, target);
+    }
+    clampi_ucx_lane_leave(l);
+    if (st == UCS_OK && tmp && !is_put) {
+        int pos = 0;
+        MPI_Unpack(tmp, (int)bytes, &pos, origin, ocount, otype, MPI_COMM_SELF);
+    }
+    free(tmp);
+    if (st == UCS_ERR_INVALID_ADDR) return clampi_raise_win(w, CLAMPI_E_RANGE); /* dynamic: not attached */
+    if (st != UCS_OK) return clampi_raise_win(w, CLAMPI_E_UCX);
+    return MPI_SUCCESS;
+}
+
+int clampi_ucx_get(clampi_win *w, void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt) {
+    return transfer(w, 0, o, oc, ot, t, d, tc, tt, 0);
+}
+int clampi_ucx_put(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
+                   MPI_Datatype tt) {
+    return transfer(w, 1, (void *)o, oc, ot, t, d, tc, tt, 0);
+}
+/* Request-based: completed locally before the (generalized) request is returned. */
+int clampi_ucx_rget(clampi_win *w, void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
+                    MPI_Request *r) {
+    int rc = transfer(w, 0, o, oc, ot, t, d, tc, tt, 1);
+    return rc == MPI_SUCCESS ? clampi_request_done(r) : rc;
+}
+int clampi_ucx_rput(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
+                    MPI_Datatype tt, MPI_Request *r) {
+    int rc = transfer(w, 1, (void *)o, oc, ot, t, d, tc, tt, 1);
+    return rc == MPI_SUCCESS ? clampi_request_done(r) : rc;
+}

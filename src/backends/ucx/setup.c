@@ -1,0 +1,250 @@
+/* Creation and destruction of a UCX window's backend state, and dynamic attach/detach.
+ *
+ * Creation (collective over the window's communicator, after the MPI window exists):
+ *   1. duplicate the communicator (PSCW notices, fence barrier, free);
+ *   2. process worker + endpoints to every rank's process worker (addresses allgathered,
+ *      kept for thread lanes);
+ *   3. ucp_mem_map of the window memory (static windows) and of the control block;
+ *   4. allgather of (base address, control block address) and allgatherv of packed rkeys;
+ *   5. progress thread per clampi_progress.
+ * Every step's success is agreed on (MPI_MIN), so all ranks fail or succeed together. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/ucx/backend.h"
+#include "backends/ucx/context.h"
+#include "backends/ucx/ucx_win.h"
+#include "rma/errors.h"
+
+static int agree(MPI_Comm comm, int ok) {
+    int all = 0;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+    return all;
+}
+
+static ucs_status_t map_memory(ucp_context_h ctx, void *base, size_t size, ucp_mem_h *memh) {
+    ucp_mem_map_params_t p;
+    memset(&p, 0, sizeof p);
+    p.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+    p.address = base;
+    p.length = size;
+    return ucp_mem_map(ctx, &p, memh);
+}
+
+/* Allgatherv of each rank's packed rkey (len 0 = none): blob + offsets[nranks + 1]. */
+static int exchange_rkey(clampi_ucx_win *u, ucp_mem_h memh, char **blob, size_t **offsets) {
+    void *packed = NULL;
+    size_t plen = 0;
+    int ok = !memh || ucp_rkey_pack(u->ctx, memh, &packed, &plen) == UCS_OK;
+    int n = u->nranks, mylen = ok ? (int)plen : 0;
+    int *lens = malloc(sizeof(int) * (size_t)n), *displs = malloc(sizeof(int) * (size_t)n);
+    size_t *off = malloc(sizeof(size_t) * ((size_t)n + 1));
+    ok = ok && lens && displs && off;
+    int rc = MPI_ERR_NO_MEM;
+    char *all = NULL;
+    if (agree(u->comm, ok)) {
+        PMPI_Allgather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, u->comm);
+        size_t total = 0;
+        for (int r = 0; r < n; r++) displs[r] = (int)total, off[r] = total, total += (size_t)lens[r];
+        off[n] = total;
+        all = malloc(total ? total : 1);
+        if (agree(u->comm, all != NULL)) {
+            rc = PMPI_Allgatherv(packed, mylen, MPI_BYTE, all, lens, displs, MPI_BYTE, u->comm);
+        }
+    }
+    if (packed) ucp_rkey_buffer_release(packed);
+    free(lens);
+    free(displs);
+    if (rc != MPI_SUCCESS) {
+        free(all);
+        free(off);
+        return rc;
+    }
+    *blob = all;
+    *offsets = off;
+    return MPI_SUCCESS;
+}
+
+static void release(clampi_ucx_win *u) {
+    clampi_ucx_progress_stop(u);
+    /* Thread lanes and the process lane: endpoints closed, workers destroyed. */
+    for (clampi_ucx_thread *t = u->threads, *next; t; t = next) {
+        next = t->next;
+        if (t->lane_ready) clampi_ucx_lane_fini(u, &t->lane);
+        free(t);
+    }
+    u->threads = NULL;
+    clampi_ucx_lane_fini(u, &u->main);
+    if (u->have_key) pthread_key_delete(u->thread_key);
+    pthread_mutex_destroy(&u->threads_lock);
+    for (int i = 0; i < CLAMPI_UCX_MAX_REGIONS; i++)
+        if (u->region_memh[i]) ucp_mem_unmap(u->ctx, u->region_memh[i]);
+    if (u->memh) ucp_mem_unmap(u->ctx, u->memh);
+    if (u->ctl_memh) ucp_mem_unmap(u->ctx, u->ctl_memh);
+    free(u->ctl);
+    free(u->peer_base), free(u->peer_ctl), free(u->rkey_blob), free(u->ctl_rkey_blob), free(u->rkey_off);
+    free(u->ctl_rkey_off), free(u->addr_blob), free(u->addr_off), free(u->lock_type), free(u->start_ranks);
+    free(u->post_ranks);
+    if (u->comm != MPI_COMM_NULL) PMPI_Comm_free(&u->comm);
+    free(u);
+}
+
+int clampi_ucx_win_setup(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size, int dynamic) {
+    clampi_ucx_win *u = calloc(1, sizeof *u);
+    int ok = u != NULL && clampi_ucx_context(u ? &u->ctx : NULL) == MPI_SUCCESS;
+    if (!agree(comm, ok)) {
+        free(u);
+        return MPI_ERR_OTHER;
+    }
+    u->refs = 1;
+    u->comm = MPI_COMM_NULL;
+    u->dynamic = dynamic;
+    u->base = base;
+    u->size = (size_t)size;
+    pthread_mutex_init(&u->threads_lock, NULL);
+    PMPI_Comm_dup(comm, &u->comm);
+    PMPI_Comm_rank(comm, &u->rank);
+    PMPI_Comm_size(comm, &u->nranks);
+    int provided;
+    MPI_Query_thread(&provided);
+    u->mt = provided == MPI_THREAD_MULTIPLE;
+    u->have_key = pthread_key_create(&u->thread_key, NULL) == 0;
+    const clampi_win_options *o = &w->opts;
+    /* MULTI when user threads or a progress thread may share the process worker. */
+    ucs_thread_mode_t mode = (u->mt || o->progress != CLAMPI_PROGRESS_NONE) ? UCS_THREAD_MODE_MULTI
+                                                                           : UCS_THREAD_MODE_SINGLE;
+    int n = u->nranks;
+    u->lock_type = calloc((size_t)n, sizeof *u->lock_type);
+    u->peer_base = calloc((size_t)n, sizeof *u->peer_base);
+    u->peer_ctl = calloc((size_t)n, sizeof *u->peer_ctl);
+    u->ctl = calloc(1, sizeof *u->ctl);
+    ok = u->lock_type && u->peer_base && u->peer_ctl && u->ctl &&
+         clampi_ucx_lane_init(u, &u->main, mode, 0) == MPI_SUCCESS;
+    int rc = MPI_ERR_OTHER;
+    if (!agree(u->comm, ok)) goto fail;
+    /* Endpoints from the process worker to every rank's process worker. */
+    rc = clampi_ucx_worker_address_exchange(u->comm, u->main.worker, &u->addr_blob, &u->addr_off);
+    if (rc != MPI_SUCCESS) goto fail;
+    ok = 1;
+    for (int t = 0; t < n && ok; t++) ok = clampi_ucx_lane_ep(u, &u->main, t) != NULL;
+    ok = ok && map_memory(u->ctx, u->ctl, sizeof *u->ctl, &u->ctl_memh) == UCS_OK;
+    if (!dynamic && size > 0) ok = ok && map_memory(u->ctx, base, (size_t)size, &u->memh) == UCS_OK;
+    rc = MPI_ERR_OTHER;
+    if (!agree(u->comm, ok)) goto fail;
+    uint64_t mine[2] = {(uint64_t)(uintptr_t)base, (uint64_t)(uintptr_t)u->ctl}, *all = malloc(sizeof mine * (size_t)n);
+    if (!agree(u->comm, all != NULL)) {
+        free(all);
+        rc = MPI_ERR_NO_MEM;
+        goto fail;
+    }
+    PMPI_Allgather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, u->comm);
+    for (int t = 0; t < n; t++) u->peer_base[t] = all[2 * t], u->peer_ctl[t] = all[2 * t + 1];
+    free(all);
+    if ((rc = exchange_rkey(u, u->memh, &u->rkey_blob, &u->rkey_off)) != MPI_SUCCESS) goto fail;
+    if ((rc = exchange_rkey(u, u->ctl_memh, &u->ctl_rkey_blob, &u->ctl_rkey_off)) != MPI_SUCCESS) goto fail;
+    rc = MPI_ERR_OTHER;
+    if (!agree(u->comm, clampi_ucx_progress_start(u, o->progress) == MPI_SUCCESS)) goto fail;
+    w->ucx = u;
+    w->be = &clampi_backend_ucx;
+    return MPI_SUCCESS;
+fail:
+    /* Peers may already hold endpoints to us: close ours only after everyone got here. */
+    clampi_ucx_barrier(u->comm, u->main.eps ? u->main.worker : NULL);
+    release(u);
+    return rc;
+}
+
+/* Collective: everyone's operations on everyone's memory complete before anything goes. */
+static int teardown(clampi_win *w) {
+    clampi_ucx_win *u = w->ucx;
+    clampi_ucx_flush_everything(u, -1);
+    int rc = clampi_ucx_barrier(u->comm, u->main.worker);
+    if (rc != MPI_SUCCESS) return rc;
+    clampi_ucx_progress_stop(u);
+    /* Close endpoints while peers keep progressing (their close flushes need us). */
+    for (clampi_ucx_thread *t = u->threads; t; t = t->next)
+        if (t->lane_ready) clampi_ucx_lane_close(u, &t->lane);
+    clampi_ucx_lane_close(u, &u->main);
+    clampi_ucx_barrier(u->comm, u->main.worker);
+    release(u);
+    w->ucx = NULL;
+    w->be = &clampi_backend_mpi;
+    return MPI_SUCCESS;
+}
+
+void clampi_ucx_win_teardown(clampi_win *w) { teardown(w); }
+
+int clampi_ucx_free(clampi_win *w) {
+    if (w->ucx->refs > 1) { /* a duplicate: the parent keeps the state */
+        w->ucx->refs--;
+        w->ucx = NULL;
+        return MPI_SUCCESS;
+    }
+    int rc = teardown(w);
+    if (rc != MPI_SUCCESS) return rc;
+    MPI_Win shm = w->shm_win, win = w->win;
+    rc = PMPI_Win_free(&win);
+    if (shm != MPI_WIN_NULL && shm != w->win) PMPI_Win_free(&shm);
+    return rc;
+}
+
+/* ---- dynamic windows: this rank's region table (read remotely by origins) ---------- */
+static void table_begin(clampi_ucx_ctl *c) {
+    __atomic_store_n(&c->version, c->version + 1, __ATOMIC_RELAXED); /* odd: changing */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+static void table_end(clampi_ucx_ctl *c) {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&c->version, c->version + 1, __ATOMIC_RELEASE); /* even: stable */
+}
+
+int clampi_ucx_attach(clampi_win *w, void *base, MPI_Aint size) {
+    clampi_ucx_win *u = w->ucx;
+    if (size < 0) return clampi_raise_win(w, CLAMPI_E_ARG);
+    if (size == 0) return MPI_SUCCESS;
+    clampi_ucx_ctl *c = u->ctl;
+    if (c->nregions >= CLAMPI_UCX_MAX_REGIONS) return clampi_raise_win(w, CLAMPI_E_BASE);
+    ucp_mem_h memh;
+    if (map_memory(u->ctx, base, (size_t)size, &memh) != UCS_OK) return clampi_raise_win(w, CLAMPI_E_BASE);
+    void *packed;
+    size_t plen;
+    if (ucp_rkey_pack(u->ctx, memh, &packed, &plen) != UCS_OK || plen > CLAMPI_UCX_RKEY_MAX) {
+        if (plen <= CLAMPI_UCX_RKEY_MAX) packed = NULL;
+        if (packed) ucp_rkey_buffer_release(packed);
+        ucp_mem_unmap(u->ctx, memh);
+        return clampi_raise_win(w, CLAMPI_E_BASE);
+    }
+    int i = (int)c->nregions;
+    table_begin(c);
+    c->regions[i].base = (uint64_t)(uintptr_t)base;
+    c->regions[i].size = (uint64_t)size;
+    c->regions[i].rkey_len = (uint32_t)plen;
+    memcpy(c->regions[i].rkey, packed, plen);
+    c->nregions++;
+    u->region_memh[i] = memh;
+    table_end(c);
+    ucp_rkey_buffer_release(packed);
+    /* The MPI window gets the memory too: w.win stays a valid MPI window over it. */
+    return PMPI_Win_attach(w->win, base, size);
+}
+
+int clampi_ucx_detach(clampi_win *w, const void *base) {
+    clampi_ucx_win *u = w->ucx;
+    clampi_ucx_ctl *c = u->ctl;
+    int i;
+    for (i = 0; i < (int)c->nregions; i++)
+        if (c->regions[i].base == (uint64_t)(uintptr_t)base) break;
+    if (i == (int)c->nregions) return clampi_raise_win(w, CLAMPI_E_BASE);
+    int rc = PMPI_Win_detach(w->win, base);
+    if (rc != MPI_SUCCESS) return rc;
+    ucp_mem_h memh = u->region_memh[i];
+    int last = (int)c->nregions - 1;
+    table_begin(c);
+    c->regions[i] = c->regions[last];
+    u->region_memh[i] = u->region_memh[last];
+    u->region_memh[last] = NULL;
+    c->nregions--;
+    table_end(c);
+    ucp_mem_unmap(u->ctx, memh);
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,164 @@
+/* Internal state of a UCX-backed window (see docs/ucx-backend.md for the design).
+ *
+ * One clampi_ucx_win per window per rank, possibly shared by duplicates (refs). It holds:
+ *  - the process lane: the main worker (the target side of every endpoint, progressed by
+ *    the progress thread if there is one) with one endpoint per rank of the window;
+ *  - per-thread lanes (mpi_win_scope=thread): a worker per thread created on first use,
+ *    with endpoints to the targets' MAIN workers (addresses kept from creation), so no
+ *    collective is needed to create them;
+ *  - the window memory registration (static windows) and a control block per rank that
+ *    origins reach with UCX: the window lock word, the accumulate lock, and for dynamic
+ *    windows the attached-region table (base, size, packed rkey) behind a version number;
+ *  - the epoch state (locks held, lock_all, fence, PSCW groups) for RMA_SYNC checks.
+ *
+ * Locking: a thread lane is used by its owner thread under the lane's own mutex (taken
+ * by another thread only in unlock/fence/complete/free, which complete everyone's ops);
+ * the process lane's worker is UCS_THREAD_MODE_MULTI when several threads may use it,
+ * its counters are atomics. */
+#ifndef CLAMPI_BACKENDS_UCX_UCX_WIN_H
+#define CLAMPI_BACKENDS_UCX_UCX_WIN_H
+#include <mpi.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <ucp/api/ucp.h>
+
+#include "clampi/rma.h"
+#include "rma/window.h"
+
+#define CLAMPI_UCX_EXCL (1ull << 32)    /* lock word: exclusive holder bit; low 32 bits: readers */
+#define CLAMPI_UCX_MAX_REGIONS 32        /* dynamic windows: attached regions per rank */
+#define CLAMPI_UCX_RKEY_MAX 256          /* bytes of a packed rkey in the region table */
+
+typedef struct clampi_ucx_region {
+    uint64_t base, size;
+    uint32_t rkey_len, pad;
+    unsigned char rkey[CLAMPI_UCX_RKEY_MAX];
+} clampi_ucx_region;
+
+/* The per-rank control block, registered and read/written by origins through UCX. */
+typedef struct clampi_ucx_ctl {
+    uint64_t lock_word;      /* MPI_Win_lock: CLAMPI_UCX_EXCL | number of shared holders */
+    uint64_t acc_lock;       /* accumulate-type ops: 0 free, else holder's rank + 1 */
+    uint64_t version;        /* dynamic: region table version, odd while it changes */
+    uint64_t nregions;
+    clampi_ucx_region regions[CLAMPI_UCX_MAX_REGIONS];
+} clampi_ucx_ctl;
+
+/* An origin's copy of one target's region table, with rkeys unpacked for its lane. */
+typedef struct clampi_ucx_dyncache {
+    uint64_t version;
+    int n, check;            /* check: verify the version before the next use (new epoch) */
+    struct { uint64_t base, size; ucp_rkey_h rkey; } r[CLAMPI_UCX_MAX_REGIONS];
+} clampi_ucx_dyncache;
+
+/* A worker and its view of every target. */
+typedef struct clampi_ucx_lane {
+    ucp_worker_h worker;
+    ucp_ep_h *eps;           /* per target (thread lanes: created on first use) */
+    ucp_rkey_h *rkeys;       /* per target: window memory (static windows; NULL if 0 bytes) */
+    ucp_rkey_h *ctl_rkeys;   /* per target: control block */
+    clampi_ucx_dyncache *dyn; /* per target (dynamic windows) */
+    uint64_t *pending;       /* per target: operations issued and not yet driven by a flush */
+    pthread_mutex_t mutex;   /* see the file comment */
+    int is_thread;           /* a per-thread lane (else the process lane) */
+} clampi_ucx_lane;
+
+/* Per-thread record: the thread's lane (thread scope) and its flush statistics. */
+typedef struct clampi_ucx_thread {
+    clampi_ucx_lane lane;    /* used only with thread scope */
+    int lane_ready;
+    CMPIX_Win_thread_stats stats;
+    struct clampi_ucx_thread *next;
+} clampi_ucx_thread;
+
+typedef struct clampi_ucx_win {
+    int refs;                /* duplicates sharing this state (CMPIX_Win_dup_with_info) */
+    MPI_Comm comm;           /* duplicate of the window's communicator: fence, PSCW, free */
+    int rank, nranks, dynamic, mt;
+    ucp_context_h ctx;
+    clampi_ucx_lane main;    /* the process lane */
+    void *addr_blob;         /* every rank's main worker address ... */
+    size_t *addr_off;        /* ... at these offsets (thread lanes connect with them) */
+    /* memory */
+    void *base;
+    size_t size;
+    ucp_mem_h memh, ctl_memh;
+    clampi_ucx_ctl *ctl;     /* this rank's control block */
+    uint64_t *peer_base, *peer_ctl; /* per target: remote addresses */
+    char *rkey_blob, *ctl_rkey_blob; /* packed rkeys of every rank */
+    size_t *rkey_off, *ctl_rkey_off;
+    ucp_mem_h region_memh[CLAMPI_UCX_MAX_REGIONS]; /* dynamic: this rank's attached regions */
+    /* threads */
+    pthread_key_t thread_key;
+    int have_key;
+    pthread_mutex_t threads_lock;
+    clampi_ucx_thread *threads;
+    /* progress */
+    pthread_t progress_thread;
+    int progress_on, progress_stop;
+    /* epoch state (touched by the calling threads under the window lock, read atomically) */
+    int *lock_type;          /* per target: 0, MPI_LOCK_SHARED, MPI_LOCK_EXCLUSIVE (+ nocheck flag) */
+    int nlocks;              /* targets locked */
+    int lock_all;            /* lock_all epoch open */
+    int fence_open;          /* inside a fence epoch */
+    int *start_ranks, nstart, start_open;   /* PSCW access epoch */
+    int *post_ranks, npost, post_open;      /* PSCW exposure epoch */
+} clampi_ucx_win;
+
+#define CLAMPI_UCX_LOCK_NOCHECK 0x100 /* lock_type flag: taken with MPI_MODE_NOCHECK (no lock word) */
+
+/* ---- lanes (lane.c) ---- */
+/* The lane the calling thread issues on: its own (thread scope) or the process lane.
+ * Returns NULL (out of memory / UCX failure) rarely. */
+clampi_ucx_lane *clampi_ucx_lane_current(clampi_win *w);
+/* Stats record of the calling thread (created on first use; NULL only without memory). */
+clampi_ucx_thread *clampi_ucx_thread_current(clampi_ucx_win *u);
+/* Lock/unlock a lane for use (no-op for the process lane). */
+void clampi_ucx_lane_enter(clampi_ucx_lane *l);
+void clampi_ucx_lane_leave(clampi_ucx_lane *l);
+/* Endpoint to target on lane (created on first use for thread lanes), NULL on failure. */
+ucp_ep_h clampi_ucx_lane_ep(clampi_ucx_win *u, clampi_ucx_lane *l, int target);
+/* Remote address + rkey of [offset, offset + len) of target's window (offset: from the
+ * window base; dynamic windows: an absolute address). UCS_OK or an error (not attached). */
+ucs_status_t clampi_ucx_lane_remote(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t offset,
+                                    uint64_t len, uint64_t *raddr, ucp_rkey_h *rkey);
+/* Control block of target: remote address of a field + rkey. */
+ucs_status_t clampi_ucx_lane_ctl(clampi_ucx_win *u, clampi_ucx_lane *l, int target, size_t field_offset,
+                                 uint64_t *raddr, ucp_rkey_h *rkey);
+/* Sets up / tears down a lane (worker, arrays). connect_all: create every endpoint now. */
+int clampi_ucx_lane_init(clampi_ucx_win *u, clampi_ucx_lane *l, ucs_thread_mode_t mode, int is_thread);
+void clampi_ucx_lane_fini(clampi_ucx_win *u, clampi_ucx_lane *l);
+/* Destroys the lane's rkeys and closes its endpoints (the worker stays). */
+void clampi_ucx_lane_close(clampi_ucx_win *u, clampi_ucx_lane *l);
+/* Counts an operation issued to target (for "what each flush drives"). */
+void clampi_ucx_lane_count(clampi_ucx_lane *l, int target);
+/* Flushes lane to target (target < 0: all targets), waiting with progress; returns the
+ * number of operations it drove through *driven. */
+ucs_status_t clampi_ucx_lane_flush(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t *driven);
+/* Flushes every lane (process + all threads) to target (< 0: all): epoch ends. */
+ucs_status_t clampi_ucx_flush_everything(clampi_ucx_win *u, int target);
+/* Invalidates dynamic region caches' versions (new epoch). */
+void clampi_ucx_dyn_epoch(clampi_ucx_win *u);
+/* Wait for a request on lane's worker, progressing it. */
+ucs_status_t clampi_ucx_lane_wait(clampi_ucx_lane *l, void *req);
+
+/* ---- atomics on the control block (sync.c) ---- */
+/* 64-bit atomic on target's control block field; result may be NULL (post). cas: for
+ * UCP_ATOMIC_OP_CSWAP, value is the compare and *result holds the swap value on entry. */
+ucs_status_t clampi_ucx_ctl_atomic(clampi_ucx_win *u, clampi_ucx_lane *l, int target, size_t field,
+                                   ucp_atomic_op_t op, uint64_t value, uint64_t *result);
+/* Backoff step for lock retries: progresses the lane's worker, then yields. */
+void clampi_ucx_backoff(clampi_ucx_lane *l, unsigned *round);
+
+/* ---- setup.c / progress.c ---- */
+int clampi_ucx_progress_start(clampi_ucx_win *u, clampi_progress_kind kind);
+void clampi_ucx_progress_stop(clampi_ucx_win *u);
+/* Whether the process lane's endpoints need the target CPU (auto progress rule). */
+int clampi_ucx_needs_progress_thread(clampi_ucx_win *u);
+
+/* ---- epoch checks (sync.c) ---- */
+/* An RMA operation to target is allowed now (passive lock held, lock_all, fence or PSCW). */
+int clampi_ucx_in_access_epoch(const clampi_ucx_win *u, int target);
+
+extern const clampi_backend_ops clampi_backend_ucx;
+#endif
