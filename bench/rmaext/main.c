@@ -22,6 +22,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) o.max_threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--busy-ms") && i + 1 < argc) o.busy_ms = atof(argv[++i]);
         else if (!strcmp(argv[i], "--mpi-only")) o.mpi_only = 1;
+        else if (!strcmp(argv[i], "--no-mpi-cas")) o.no_mpi_cas = 1;
     }
     int n;
     MPI_Comm_size(MPI_COMM_WORLD, &n);

@@ -17,9 +17,10 @@ extern "C" {
 #endif
 
 /* ---- info keys (seed §2) ------------------------------------------------------------ */
-#define CLAMPI_WIN_SCOPE   "mpi_win_scope"                   /* "process" | "thread" */
-#define CLAMPI_WIN_ORDER   "mpi_win_order"                   /* "true" | "false" */
-#define CLAMPI_ACC_INTRINSIC "mpi_assert_accumulate_intrinsic" /* "true" | "false" */
+/* mpi_win_scope and mpi_win_order: CLAMPI_WIN_SCOPE, CLAMPI_WIN_ORDER in <clampi/rma.h>. */
+/* "true": accumulate, get-accumulate, fetch-and-op and compare-and-swap go straight to UCX
+ * atomics where CMPIX_Win_op_intrinsic says 1 (the program asserts it uses only those). */
+#define CLAMPI_ACC_INTRINSIC "mpi_assert_accumulate_intrinsic" 
 
 /* ---- accumulate intrinsics (seed §2.3) ---------------------------------------------- */
 /* ops: comma-separated list of sum, prod, band, bor, bxor, max, min, replace, no_op, cas.

@@ -32,6 +32,7 @@ void clampi_rmax_link(clampi_win *parent, clampi_win *child, int kind, CMPI_Win 
     if (p->nchildren++ == 0) p->parent_elide = parent->elide_flushes;
     parent->elide_flushes = CLAMPI_ELIDE_NEVER;
     child->elide_flushes = CLAMPI_ELIDE_NEVER;
+    clampi_rmax_mpi_family_enter(parent, child);
 }
 
 static void unlink_child(clampi_win *child) {
@@ -42,6 +43,7 @@ static void unlink_child(clampi_win *child) {
     else p->children = c->next;
     if (c->next) c->next->rmax->prev = c->prev;
     if (--p->nchildren == 0) parent->elide_flushes = p->parent_elide;
+    clampi_rmax_mpi_family_leave(parent);
 }
 
 /* Frees a child: local; nothing of the parent's is released. */
@@ -71,6 +73,7 @@ int clampi_rmax_on_free(clampi_win *w, CMPI_Win *handle) {
 void clampi_rmax_release(clampi_win *w) {
     if (!w->rmax) return;
     if (w->rmax->mht) clampi_mh_table_destroy(w);
+    free(w->rmax->locks);
     free(w->rmax);
     w->rmax = NULL;
 }
@@ -125,5 +128,6 @@ int clampi_rmax_on_create(clampi_win *w, MPI_Comm comm) {
     clampi_rmax *x = clampi_rmax_of(w);
     if (rc != MPI_SUCCESS || !x) return rc != MPI_SUCCESS ? rc : MPI_ERR_NO_MEM;
     x->win_id = id;
+    clampi_rmax_select_ops(w);
     return MPI_SUCCESS;
 }

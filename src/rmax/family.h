@@ -22,6 +22,7 @@ typedef struct clampi_rmax {
     int parent_elide;              /* parent: elide_flushes before its first child */
     int nchildren;
     uint64_t win_id;               /* agreed at creation (UCX windows), see clampi_rmax_on_create */
+    int *locks, lock_all;          /* MPI-backend family: locks held through any member (mpi_family.c) */
     int atomic_lanes;              /* every endpoint has a UCX atomic lane: 1 yes, -1 no, 0 not asked yet */
     struct clampi_mh_win *mh;      /* memory-handle window state */
     struct clampi_mh_table *mht;   /* dynamic parent: handles created on it */
@@ -29,6 +30,14 @@ typedef struct clampi_rmax {
 
 /* Whether (ops, count, datatype) runs as UCX atomics on w's transports (op_intrinsic.c). */
 int clampi_rmax_intrinsic(clampi_win *w, unsigned opbits, int count, MPI_Datatype datatype);
+/* Chooses w's operation table from its options: the UCX backend's, the memory-handle
+ * one, or either with UCX atomics for accumulates (mpi_assert_accumulate_intrinsic). */
+void clampi_rmax_select_ops(clampi_win *w);
+/* The table of memory-handle windows (mh_backend.c). */
+extern const struct clampi_backend_ops clampi_backend_memhandle;
+/* MPI-backend windows: the family's lock tracking (mpi_family.c). */
+void clampi_rmax_mpi_family_enter(clampi_win *parent, clampi_win *child);
+void clampi_rmax_mpi_family_leave(clampi_win *parent);
 /* The window's extension state, created on first need (NULL if out of memory). */
 clampi_rmax *clampi_rmax_of(clampi_win *w);
 /* A new window state over parent's MPI window and backend state: own per-target arrays,

@@ -268,10 +268,17 @@ int clampi_mh_window_create(clampi_win *parent, clampi_mh_win *m, const clampi_w
     }
     m->refs = 1;
     w->rmax->mh = m;
+    /* Nothing cached (a handle may die under it); the process lane (its rkey is unpacked
+     * on the parent's process endpoint); backend and progress are the parent's. */
     clampi_win_options o = *opts;
-    o.mode = CLAMPI_MODE_OFF == o.mode ? o.mode : CLAMPI_MODE_TRANSPARENT; /* handles may die: nothing kept */
+    o.mode = CLAMPI_MODE_OFF;
+    o.thread_scope = 0;
+    o.backend = parent->opts.backend;
+    o.progress = parent->opts.progress;
     clampi_win_reconfigure(w, &o);
+    w->thread_scope = 0;
     clampi_rmax_link(parent, w, CLAMPI_RMAX_MEMHANDLE, h);
+    clampi_rmax_select_ops(w);
     *newwin = h;
     return MPI_SUCCESS;
 }

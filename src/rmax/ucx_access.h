@@ -28,3 +28,23 @@ void clampi_win_detach_shared(clampi_win *w);
 /* The window's id, agreed at creation (clampi_rmax_on_create); 0 if none. */
 uint64_t clampi_rmax_win_id(const clampi_win *w);
 #endif
+
+/* Where an operation of w on target's bytes [offset, offset+len) goes: the endpoint, remote
+ * address and rkey, on the lane the calling thread uses (memory-handle windows: the parent's
+ * process lane and the handle's rkey). clampi_rmax_target_begin enters the lane; _end
+ * leaves it after the operation was issued and counts it for the next flush. */
+typedef struct clampi_rmax_target {
+    ucp_ep_h ep;
+    ucp_worker_h worker;
+    uint64_t raddr;
+    ucp_rkey_h rkey;
+    void *lane;
+} clampi_rmax_target;
+/* MPI_SUCCESS, or the clampi_error to raise (as a negative -1 - e). */
+int clampi_rmax_target_begin(clampi_win *w, int target, uint64_t offset, uint64_t len, clampi_rmax_target *t);
+void clampi_rmax_target_end(clampi_win *w, int target, clampi_rmax_target *t, int issued);
+/* Whether target may be accessed now (an epoch of the window, or of the parent for a
+ * memory-handle window). */
+int clampi_rmax_in_epoch(const clampi_win *w, int target);
+/* The UCX backend's table (for windows whose table i9b overrides). */
+const void *clampi_rmax_ucx_table(void);

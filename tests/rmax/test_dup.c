@@ -29,6 +29,7 @@ int main(int argc, char **argv) {
     MPI_Info_create(&info);
     MPI_Info_set(info, "clampi_backend", (char *)backend);
     MPI_Info_set(info, CLAMPI_MODE, CLAMPI_TRANSPARENT);
+    MPI_Info_set(info, CLAMPI_SHM_DIRECT, "false"); /* gets go to the network (and the cache) */
     int *base;
     CMPI_Win w;
     CHECK_EQ_INT(CMPI_Win_allocate(N * sizeof(int), sizeof(int), info, MPI_COMM_WORLD, &base, &w), MPI_SUCCESS);
