@@ -28,8 +28,6 @@ typedef struct clampi_rmax {
     struct clampi_mh_table *mht;   /* dynamic parent: handles created on it */
 } clampi_rmax;
 
-/* Whether (ops, count, datatype) runs as UCX atomics on w's transports (op_intrinsic.c). */
-int clampi_rmax_intrinsic(clampi_win *w, unsigned opbits, int count, MPI_Datatype datatype);
 /* Chooses w's operation table from its options: the UCX backend's, the memory-handle
  * one, or either with UCX atomics for accumulates (mpi_assert_accumulate_intrinsic). */
 void clampi_rmax_select_ops(clampi_win *w);

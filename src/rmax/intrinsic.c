@@ -66,23 +66,32 @@ int clampi_intrinsic_supported(unsigned opbits, int count, MPI_Datatype datatype
            clampi_intrinsic_int_size(datatype) != 0;
 }
 
-/* UCX 1.13 has no query for an endpoint's lanes; ucp_ep_print_info lists them, one line
- * per lane, with "amo#k" on the lanes that carry atomics. No such lane = atomics go
- * through active messages, executed by the target's CPU when it progresses. */
-int clampi_ucx_ep_has_atomic_lane(ucp_ep_h ep) {
+/* ucp_ep_print_info's text into a malloc'd string (NULL on failure). */
+static char *ep_info(ucp_ep_h ep) {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    if (!f) return -1;
+    if (!f) return NULL;
     ucp_ep_print_info(ep, f);
     fclose(f);
-    int found = -1;
-    if (text) {
-        found = 0;
-        char *save = NULL;
-        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-            if (strstr(line, "lane[") && strstr(line, " amo#")) found = 1;
+    return text;
+}
+
+uint64_t clampi_ucx_ep_amo_mds(ucp_ep_h ep) {
+    char *text = ep_info(ep), *save = NULL;
+    uint64_t mds = 0;
+    for (char *line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+        const char *arrow = strstr(line, "-> md[");
+        unsigned md;
+        if (strstr(line, "lane[") && strstr(line, " amo#") && arrow && sscanf(arrow, "-> md[%u]", &md) == 1 && md < 64)
+            mds |= 1ull << md;
     }
     free(text);
-    return found;
+    return mds;
+}
+
+uint64_t clampi_ucx_rkey_md_map(const void *packed, size_t len) {
+    uint64_t map = 0;
+    if (packed && len >= sizeof map) memcpy(&map, packed, sizeof map);
+    return map;
 }

@@ -29,8 +29,12 @@ unsigned clampi_intrinsic_op_bit(MPI_Op op);
 int clampi_intrinsic_int_size(MPI_Datatype datatype);
 /* Whether (ops, count, datatype) is in UCX's atomic set (independent of transports). */
 int clampi_intrinsic_supported(unsigned opbits, int count, MPI_Datatype datatype);
-/* 1 if UCX reports an atomic lane on ep ("amo#" in ucp_ep_print_info: a device or
- * shared-memory CPU atomic, no target CPU involved), 0 if atomics on ep would be
- * emulated (e.g. TCP), -1 if it cannot tell. */
-int clampi_ucx_ep_has_atomic_lane(ucp_ep_h ep);
+/* The remote memory domains (bit k = md k) that ep's atomic lanes reach, as UCX reports
+ * them ("lane[i]: ... -> md[k]/sysv ... amo#j" in ucp_ep_print_info); 0 if none. An atomic
+ * runs on such a lane only if the target memory's rkey covers one of these mds (on shared
+ * memory: memory UCX allocated, not memory it only registered); otherwise UCX emulates it
+ * with active messages executed by the target's CPU. */
+uint64_t clampi_ucx_ep_amo_mds(ucp_ep_h ep);
+/* The md map of a packed rkey (UCX 1.13 packs it first). */
+uint64_t clampi_ucx_rkey_md_map(const void *packed, size_t len);
 #endif

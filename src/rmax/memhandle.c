@@ -11,6 +11,7 @@
 #include "clampi/rmax.h"
 #include "rma/errors.h"
 #include "rmax/family.h"
+#include "rmax/intrinsic.h"
 #include "rmax/mh_format.h"
 #include "rmax/ucx_access.h"
 
@@ -208,6 +209,7 @@ int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int targ
     m->size = f.size;
     m->disp_unit = disp_unit;
     m->gen_addr = f.gen_addr;
+    m->md_map = clampi_ucx_rkey_md_map(f.rkey, f.rkey_len);
     m->generation = f.generation;
     m->worker = clampi_rmax_worker(parent);
     m->ep = clampi_rmax_ep(parent, target_rank);

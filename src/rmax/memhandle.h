@@ -30,6 +30,7 @@ typedef struct clampi_mh_win {
     ucp_worker_h worker;
     ucp_rkey_h rkey, gen_rkey;
     uint64_t gen_addr, generation;
+    uint64_t md_map;          /* memory domains of the region's rkey (op_intrinsic) */
     uint64_t gen_seen;        /* generation word fetched by the last flush */
     int dead;                 /* the handle was found released */
     int refs;                 /* windows using it: the one from the handle and its duplicates */

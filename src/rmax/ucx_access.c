@@ -5,6 +5,7 @@
 #include "backends/ucx/ucx_win.h"
 #include "rma/errors.h"
 #include "rmax/family.h"
+#include "rmax/intrinsic.h"
 #include "rmax/memhandle.h"
 
 int clampi_rmax_is_ucx(const clampi_win *w) { return w->ucx != NULL; }
@@ -91,4 +92,34 @@ void clampi_rmax_target_end(clampi_win *w, int target, clampi_rmax_target *t, in
         if (th) th->stats.ops++;
     }
     clampi_ucx_lane_leave(l);
+}
+
+/* Memory an application attaches is registered, never allocated, by UCX: a probe buffer
+ * registered the same way shows which mds such memory gets. */
+static uint64_t registered_memory_md_map(ucp_context_h ctx) {
+    static uint64_t cached;
+    uint64_t v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (v) return v;
+    static char probe[64];
+    ucp_mem_map_params_t p = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+                              .address = probe, .length = sizeof probe};
+    ucp_mem_h memh;
+    void *packed;
+    size_t len;
+    if (ucp_mem_map(ctx, &p, &memh) != UCS_OK) return 0;
+    if (ucp_rkey_pack(ctx, memh, &packed, &len) == UCS_OK) {
+        v = clampi_ucx_rkey_md_map(packed, len);
+        ucp_rkey_buffer_release(packed);
+    }
+    ucp_mem_unmap(ctx, memh);
+    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    return v;
+}
+
+uint64_t clampi_rmax_target_md_map(clampi_win *w, int target) {
+    clampi_ucx_win *u = w->ucx;
+    if (w->rmax && w->rmax->mh) return w->rmax->mh->md_map;
+    if (u->dynamic) return registered_memory_md_map(u->ctx);
+    size_t len = u->rkey_off[target + 1] - u->rkey_off[target];
+    return len ? clampi_ucx_rkey_md_map(u->rkey_blob + u->rkey_off[target], len) : ~0ull; /* no bytes there */
 }

@@ -19,6 +19,8 @@ ucp_ep_h clampi_rmax_ep(clampi_win *w, int target);
 /* The worker and endpoint the calling thread uses for w (its own with thread scope). */
 ucp_worker_h clampi_rmax_thread_worker(clampi_win *w);
 ucp_ep_h clampi_rmax_thread_ep(clampi_win *w, int target);
+/* The md map of the rkey through which w reaches target's memory (see intrinsic.h). */
+uint64_t clampi_rmax_target_md_map(clampi_win *w, int target);
 /* Endpoints of w to every rank (n = w->nranks) for the atomic-lane query. */
 int clampi_rmax_eps(clampi_win *w, ucp_ep_h **eps);
 /* Lets w (a duplicate or memory-handle window) use parent's backend state without owning it. */
