@@ -67,6 +67,7 @@ int clampi_rmax_on_free(clampi_win *w, CMPI_Win *handle) {
         return MPI_SUCCESS;
     }
     while (x->children) free_child(x->children);
+    clampi_rmax_notify_release(w); /* before the backend's free destroys the worker */
     return -1;
 }
 
@@ -129,5 +130,6 @@ int clampi_rmax_on_create(clampi_win *w, MPI_Comm comm) {
     if (rc != MPI_SUCCESS || !x) return rc != MPI_SUCCESS ? rc : MPI_ERR_NO_MEM;
     x->win_id = id;
     clampi_rmax_select_ops(w);
+    clampi_rmax_notify_setup(w);
     return MPI_SUCCESS;
 }

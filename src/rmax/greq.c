@@ -10,6 +10,8 @@ struct clampi_greq {
     clampi_greq_poll_fn poll;
     void *ctx;
     void (*free_ctx)(void *);
+    clampi_greq_cancel_fn cancel;
+    int cancelled;            /* MPI_Cancel withdrew it: the next poll completes it */
     MPI_Request req;
     MPI_Status status;
     int completed;            /* MPI_Grequest_complete was called */
@@ -35,8 +37,9 @@ static int free_fn(void *extra) {
 }
 
 static int cancel_fn(void *extra, int complete) {
-    (void)extra, (void)complete;
-    return MPI_SUCCESS; /* not cancellable: the operation is in flight */
+    clampi_greq *g = extra;
+    if (!complete && g->cancel && g->cancel(g->ctx)) __atomic_store_n(&g->cancelled, 1, __ATOMIC_RELEASE);
+    return MPI_SUCCESS; /* otherwise not cancellable: the operation is in flight */
 }
 
 /* Takes the done requests off the list under the lock, completes them outside it. */
@@ -46,7 +49,8 @@ void clampi_greq_progress(void) {
     clampi_greq *done = NULL, **p = &pending;
     while (*p) {
         clampi_greq *g = *p;
-        if (g->poll(g->ctx, &g->status)) {
+        if (__atomic_load_n(&g->cancelled, __ATOMIC_ACQUIRE)) MPI_Status_set_cancelled(&g->status, 1);
+        if (__atomic_load_n(&g->cancelled, __ATOMIC_ACQUIRE) || g->poll(g->ctx, &g->status)) {
             *p = g->next;
             g->next = done;
             done = g;
@@ -106,12 +110,14 @@ static void ensure_hook(void) { pthread_once(&hook_once, install_hook); }
 static int start_request(clampi_greq *g) { return MPI_Grequest_start(query_fn, free_fn, cancel_fn, g, &g->req); }
 #endif
 
-int clampi_greq_start(clampi_greq_poll_fn poll, void *ctx, void (*free_ctx)(void *), MPI_Request *req) {
+int clampi_greq_start(clampi_greq_poll_fn poll, void *ctx, void (*free_ctx)(void *), clampi_greq_cancel_fn cancel,
+                      MPI_Request *req) {
     clampi_greq *g = calloc(1, sizeof *g);
     if (!g) return MPI_ERR_NO_MEM;
     g->poll = poll;
     g->ctx = ctx;
     g->free_ctx = free_ctx;
+    g->cancel = cancel;
     g->status.MPI_SOURCE = MPI_UNDEFINED;
     g->status.MPI_TAG = MPI_UNDEFINED;
     g->status.MPI_ERROR = MPI_SUCCESS;

@@ -16,8 +16,13 @@ typedef struct clampi_greq clampi_greq;
 /* 1 when done (status filled: source, tag, error), 0 if not yet. Called with no lock held. */
 typedef int (*clampi_greq_poll_fn)(void *ctx, MPI_Status *status);
 
-/* Starts a request; ctx is freed with free_ctx(ctx) when the request is freed. */
-int clampi_greq_start(clampi_greq_poll_fn poll, void *ctx, void (*free_ctx)(void *), MPI_Request *req);
+/* MPI_Cancel: returns 1 if the request was withdrawn (it then completes as cancelled). */
+typedef int (*clampi_greq_cancel_fn)(void *ctx);
+
+/* Starts a request; ctx is freed with free_ctx(ctx) when the request is freed. cancel may
+ * be NULL (not cancellable). */
+int clampi_greq_start(clampi_greq_poll_fn poll, void *ctx, void (*free_ctx)(void *), clampi_greq_cancel_fn cancel,
+                      MPI_Request *req);
 /* Polls every pending request once (also called by clampi's blocking paths). */
 void clampi_greq_progress(void);
 #endif

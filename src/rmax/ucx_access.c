@@ -123,3 +123,13 @@ uint64_t clampi_rmax_target_md_map(clampi_win *w, int target) {
     size_t len = u->rkey_off[target + 1] - u->rkey_off[target];
     return len ? clampi_ucx_rkey_md_map(u->rkey_blob + u->rkey_off[target], len) : ~0ull; /* no bytes there */
 }
+
+void *clampi_rmax_lane(clampi_win *w) {
+    if (w->rmax && w->rmax->mh) return &w->ucx->main;
+    return clampi_ucx_lane_current(w);
+}
+void clampi_rmax_lane_enter(void *lane) { clampi_ucx_lane_enter(lane); }
+void clampi_rmax_lane_leave(void *lane) { clampi_ucx_lane_leave(lane); }
+ucp_worker_h clampi_rmax_lane_worker(void *lane) { return ((clampi_ucx_lane *)lane)->worker; }
+ucp_ep_h clampi_rmax_lane_ep(clampi_win *w, void *lane, int target) { return clampi_ucx_lane_ep(w->ucx, lane, target); }
+ucp_worker_h clampi_rmax_main_worker(clampi_win *w) { return w->ucx->main.worker; }

@@ -50,3 +50,13 @@ void clampi_rmax_target_end(clampi_win *w, int target, clampi_rmax_target *t, in
 int clampi_rmax_in_epoch(const clampi_win *w, int target);
 /* The UCX backend's table (for windows whose table i9b overrides). */
 const void *clampi_rmax_ucx_table(void);
+
+/* The lane (worker + endpoints) the calling thread issues w's operations on (memory-handle
+ * windows: the parent's process lane), entered/left around any use of its worker. */
+void *clampi_rmax_lane(clampi_win *w);
+void clampi_rmax_lane_enter(void *lane);
+void clampi_rmax_lane_leave(void *lane);
+ucp_worker_h clampi_rmax_lane_worker(void *lane);
+ucp_ep_h clampi_rmax_lane_ep(clampi_win *w, void *lane, int target);
+/* The process worker of w's shared state: where peers' endpoints (and their AM) arrive. */
+ucp_worker_h clampi_rmax_main_worker(clampi_win *w);
