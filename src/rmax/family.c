@@ -67,6 +67,7 @@ int clampi_rmax_on_free(clampi_win *w, CMPI_Win *handle) {
         return MPI_SUCCESS;
     }
     while (x->children) free_child(x->children);
+    clampi_mh_gen_cache_destroy(w);  /* rkeys on the parent's endpoints: before they close */
     clampi_rmax_notify_release(w); /* before the backend's free destroys the worker */
     return -1;
 }

@@ -24,6 +24,7 @@ typedef struct clampi_rmax {
     uint64_t win_id;               /* agreed at creation (UCX windows), see clampi_rmax_on_create */
     int *locks, lock_all;          /* MPI-backend family: locks held through any member (mpi_family.c) */
     struct clampi_notify *notify;  /* notification state (notify.c), root windows */
+    struct clampi_mh_gen_cache *gen_cache; /* parent: owners' generation-table rkeys (memhandle.c) */
     int atomic_lanes;              /* every endpoint has a UCX atomic lane: 1 yes, -1 no, 0 not asked yet */
     struct clampi_mh_win *mh;      /* memory-handle window state */
     struct clampi_mh_table *mht;   /* dynamic parent: handles created on it */

@@ -181,6 +181,30 @@ int CMPIX_Memhandle_release(void *memhandle, CMPI_Win win) {
 
 /* ---- peer side -------------------------------------------------------------------- */
 
+static ucp_rkey_h cached_gen_rkey(clampi_win *parent, int owner, ucp_ep_h ep, const void *packed, uint32_t len) {
+    clampi_rmax *x = clampi_rmax_of(parent);
+    if (!x) return NULL;
+    if (!x->gen_cache && !(x->gen_cache = calloc((size_t)parent->nranks, sizeof *x->gen_cache))) return NULL;
+    clampi_mh_gen_cache *c = &x->gen_cache[owner];
+    uint64_t sum = clampi_mh_checksum(packed, len) | 1;
+    if (c->sum == sum) return c->rkey;
+    ucp_rkey_h rkey;
+    if (ucp_ep_rkey_unpack(ep, packed, &rkey) != UCS_OK) return NULL;
+    if (c->sum) ucp_rkey_destroy(c->rkey); /* the owner made a new table */
+    c->sum = sum;
+    c->rkey = rkey;
+    return rkey;
+}
+
+void clampi_mh_gen_cache_destroy(clampi_win *parent) {
+    clampi_mh_gen_cache *c = parent->rmax ? parent->rmax->gen_cache : NULL;
+    if (!c) return;
+    for (int r = 0; r < parent->nranks; r++)
+        if (c[r].sum) ucp_rkey_destroy(c[r].rkey);
+    free(c);
+    parent->rmax->gen_cache = NULL;
+}
+
 int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int target_rank, int disp_unit,
                              MPI_Info info, CMPI_Win win, CMPI_Win *newwin) {
     FIND(parent, win);
@@ -217,7 +241,7 @@ int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int targ
         free(m);
         return clampi_raise_win(parent, CLAMPI_E_ARG);
     }
-    if (ucp_ep_rkey_unpack(m->ep, f.gen_rkey, &m->gen_rkey) != UCS_OK) {
+    if (!(m->gen_rkey = cached_gen_rkey(parent, target_rank, m->ep, f.gen_rkey, f.gen_rkey_len))) {
         ucp_rkey_destroy(m->rkey);
         free(m);
         return clampi_raise_win(parent, CLAMPI_E_ARG);
@@ -225,7 +249,6 @@ int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int targ
     int rc = clampi_mh_window_create(parent, m, &opts, newwin);
     if (rc != MPI_SUCCESS) {
         ucp_rkey_destroy(m->rkey);
-        ucp_rkey_destroy(m->gen_rkey);
         free(m);
         return clampi_raise_win(parent, CLAMPI_E_NOMEM);
     }
@@ -242,8 +265,7 @@ void clampi_mh_win_destroy(clampi_win *w) {
     clampi_mh_win *m = w->rmax->mh;
     w->rmax->mh = NULL;
     if (--m->refs > 0) return;
-    ucp_rkey_destroy(m->rkey);
-    ucp_rkey_destroy(m->gen_rkey);
+    ucp_rkey_destroy(m->rkey); /* gen_rkey belongs to the parent's cache */
     free(m);
 }
 

@@ -42,6 +42,14 @@ void clampi_mh_win_destroy(clampi_win *w);
 void clampi_mh_win_share(clampi_win *w, const clampi_win *from);
 /* Makes the clampi_win of a memory-handle window (registered, linked under parent). */
 int clampi_mh_window_create(clampi_win *parent, clampi_mh_win *m, const clampi_win_options *opts, CMPI_Win *newwin);
+/* Parent: the generation-table rkeys it keeps for its memory-handle windows. Unpacking
+ * one maps the owner's segment (shmat on shared memory: hundreds of microseconds), so it
+ * is done once per (parent, owner, table) and kept until the parent's free. */
+typedef struct clampi_mh_gen_cache {
+    uint64_t sum;             /* checksum of the packed rkey (0: empty) */
+    ucp_rkey_h rkey;
+} clampi_mh_gen_cache;
+void clampi_mh_gen_cache_destroy(clampi_win *parent);
 /* Owner: unmaps every region and the table (the parent's free). */
 void clampi_mh_table_destroy(clampi_win *w);
 
