@@ -180,12 +180,12 @@ void clampi_win_reconfigure(clampi_win *w, const clampi_win_options *opts) {
  * mpi_win_order; with thread scope its get cache is off (a process-wide cache cannot be
  * completed by per-thread flushes). */
 static int setup_backend(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size, int dynamic,
-                         const clampi_win_options *opts) {
+                         const clampi_win_options *opts, void *memh) {
     if (opts->backend != CLAMPI_BACKEND_KIND_UCX) return MPI_SUCCESS;
     w->opts.backend = CLAMPI_BACKEND_KIND_UCX;
     w->opts.ordered = opts->ordered;
     w->opts.acc_intrinsic = opts->acc_intrinsic;
-    int rc = clampi_ucx_win_setup(w, comm, base, size, dynamic);
+    int rc = clampi_ucx_win_setup(w, comm, base, size, dynamic, memh);
     if (rc == MPI_SUCCESS) rc = clampi_rmax_on_create(w, comm); /* RMA extensions (src/rmax) */
     if (rc != MPI_SUCCESS) return rc;
     if (opts->thread_scope) {
@@ -199,13 +199,16 @@ static int setup_backend(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size
 }
 
 /* attach + backend + registry: the CMPI_Win handle. On failure the MPI window is left to
- * the caller. */
+ * the caller. memh: UCX-allocated window memory (passed on to the UCX state). */
 static int attach_state(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, void *base, MPI_Aint size, int disp_unit,
-                        int dynamic, const clampi_win_options *opts, CMPI_Win *handle) {
+                        int dynamic, const clampi_win_options *opts, CMPI_Win *handle, void *memh) {
     clampi_win *w;
     int rc = clampi_win_attach(mpi_win, shm_win, comm, size, disp_unit, dynamic, opts, &w);
-    if (rc != MPI_SUCCESS) return rc;
-    rc = setup_backend(w, comm, base, size, dynamic, opts);
+    if (rc != MPI_SUCCESS) {
+        clampi_ucx_mem_free(memh);
+        return rc;
+    }
+    rc = setup_backend(w, comm, base, size, dynamic, opts, memh);
     if (rc == MPI_SUCCESS) {
         CMPI_Win h;
         int ok = clampi_registry_add(w, &h) == MPI_SUCCESS, all;
@@ -231,7 +234,7 @@ int CMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
     MPI_Win mpi_win;
     rc = PMPI_Win_create(base, size, disp_unit, info, comm, &mpi_win);
     if (rc != MPI_SUCCESS) return rc;
-    rc = attach_state(mpi_win, MPI_WIN_NULL, comm, base, size, disp_unit, 0, &opts, win);
+    rc = attach_state(mpi_win, MPI_WIN_NULL, comm, base, size, disp_unit, 0, &opts, win, NULL);
     if (rc != MPI_SUCCESS) {
         PMPI_Win_free(&mpi_win);
         return clampi_raise_comm(comm, rc == MPI_ERR_NO_MEM ? CLAMPI_E_NOMEM : CLAMPI_E_UCX);
@@ -247,7 +250,7 @@ int CMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, CMPI_Win *win) {
     MPI_Win mpi_win;
     rc = PMPI_Win_create_dynamic(info, comm, &mpi_win);
     if (rc != MPI_SUCCESS) return rc;
-    rc = attach_state(mpi_win, MPI_WIN_NULL, comm, NULL, 0, 1, 1, &opts, win);
+    rc = attach_state(mpi_win, MPI_WIN_NULL, comm, NULL, 0, 1, 1, &opts, win, NULL);
     if (rc != MPI_SUCCESS) {
         PMPI_Win_free(&mpi_win);
         return clampi_raise_comm(comm, rc == MPI_ERR_NO_MEM ? CLAMPI_E_NOMEM : CLAMPI_E_UCX);
@@ -339,6 +342,32 @@ static int allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm
     return 1;
 }
 
+/* UCX windows: memory allocated by UCX (one-sided over its shared-memory transports, see
+ * clampi_ucx_mem_alloc) with an MPI window created over it. 0 if not possible everywhere
+ * (e.g. Open MPI's osc/rdma cannot create a window over user memory at np = 1): the
+ * caller then allocates with MPI, and UCX registers that memory. */
+static int allocate_ucx(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void **base, MPI_Win *mpi_win,
+                        void **memh) {
+    int ok = clampi_ucx_mem_alloc((size_t)size, base, memh) == MPI_SUCCESS;
+    if (!all_agree(comm, ok)) {
+        if (ok) clampi_ucx_mem_free(*memh);
+        return 0;
+    }
+    MPI_Errhandler old;
+    PMPI_Comm_get_errhandler(comm, &old);
+    PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    ok = PMPI_Win_create(*base, size, disp_unit, info, comm, mpi_win) == MPI_SUCCESS;
+    PMPI_Comm_set_errhandler(comm, old);
+    PMPI_Errhandler_free(&old);
+    if (!all_agree(comm, ok)) {
+        if (ok) PMPI_Win_free(mpi_win);
+        clampi_ucx_mem_free(*memh);
+        *memh = NULL;
+        return 0;
+    }
+    return 1;
+}
+
 int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, CMPI_Win *win) {
     int rc = check_comm_args(comm, size, disp_unit, win);
     if (rc == MPI_SUCCESS && !baseptr) rc = clampi_raise_comm(comm, CLAMPI_E_ARG);
@@ -346,14 +375,16 @@ int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
     clampi_win_options opts;
     if (!clampi_win_read_options(info, comm, &opts)) return clampi_raise_comm(comm, CLAMPI_E_INFO);
     MPI_Win mpi_win = MPI_WIN_NULL, shm_win = MPI_WIN_NULL;
-    void *base = NULL;
-    if (!(opts.shm_direct && allocate_shared(size, disp_unit, info, comm, &base, &mpi_win, &shm_win))) {
+    void *base = NULL, *memh = NULL;
+    if (opts.backend == CLAMPI_BACKEND_KIND_UCX && allocate_ucx(size, disp_unit, info, comm, &base, &mpi_win, &memh)) {
+        /* UCX memory under an MPI window */
+    } else if (!(opts.shm_direct && allocate_shared(size, disp_unit, info, comm, &base, &mpi_win, &shm_win))) {
         /* Rounded up: MPICH 4.0's MPI_Win_allocate misplaces the targets that follow a
          * rank whose size is not a multiple of 16 (gets read the wrong bytes). */
         rc = PMPI_Win_allocate((size + 63) & ~(MPI_Aint)63, disp_unit, info, comm, &base, &mpi_win);
         if (rc != MPI_SUCCESS) return rc;
     }
-    rc = attach_state(mpi_win, shm_win, comm, base, size, disp_unit, 0, &opts, win);
+    rc = attach_state(mpi_win, shm_win, comm, base, size, disp_unit, 0, &opts, win, memh);
     if (rc != MPI_SUCCESS) {
         PMPI_Win_free(&mpi_win);
         if (shm_win != MPI_WIN_NULL && shm_win != mpi_win) PMPI_Win_free(&shm_win);

@@ -272,10 +272,17 @@ ucs_status_t clampi_ucx_flush_everything(clampi_ucx_win *u, int target) {
     return st;
 }
 
+/* While we wait for a lock, the holder may be waiting for us inside MPI (a raw MPI window,
+ * or another clampi window on the MPI backend, whose MPI needs our progress, e.g. Open MPI's
+ * osc/pt2pt lock grants): so MPI is poked too. */
 void clampi_ucx_backoff(clampi_ucx_lane *l, unsigned *round) {
     unsigned spins = 1u << (*round < 6 ? *round : 6);
     for (unsigned i = 0; i < spins; i++) ucp_worker_progress(l->worker);
-    if (*round >= 4) sched_yield();
+    if (*round >= 4) {
+        int flag;
+        PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+        sched_yield();
+    }
     (*round)++;
 }
 

@@ -3,9 +3,13 @@
  * Over shared memory (sysv/posix/cma/xpmem) UCX RMA and atomics are one-sided: the target
  * CPU is not involved. Over TCP (and any transport without RMA/AMO lanes) UCX emulates them
  * with active messages that the TARGET's worker must progress: a target busy outside clampi
- * stalls its origins. clampi_progress=auto starts a progress thread exactly when some
- * endpoint of the process lane lacks an RMA lane ("put[" in ucp_ep_print_info) or an atomic
- * lane ("amo#"); =thread always; =none never. The thread polls the process worker,
+ * stalls its origins. The same holds over shared memory for memory that UCX did not
+ * allocate itself (CMPI_Win_create, dynamic windows): posix/sysv can only map memory they
+ * allocated, cma moves large messages only, so small RMA to such memory is emulated too.
+ * clampi_progress=auto therefore starts a progress thread when the window's memory is not
+ * UCX-allocated (CMPI_Win_allocate on a UCX window allocates with UCX) or some endpoint of
+ * the process lane lacks an RMA lane ("put[" in ucp_ep_print_info) or an atomic lane
+ * ("amo#"); =thread always; =none never. The thread polls the process worker,
  * spinning while there is work and sleeping up to 50 us when idle (no UCX wakeup feature
  * is required from the shared context). */
 #define _GNU_SOURCE
@@ -17,6 +21,7 @@
 #include "backends/ucx/ucx_win.h"
 
 int clampi_ucx_needs_progress_thread(clampi_ucx_win *u) {
+    if (!u->mem_one_sided) return 1;
     for (int t = 0; t < u->nranks; t++) {
         if (t == u->rank || !u->main.eps[t]) continue; /* self: loopback, always one-sided */
         char *text = NULL;

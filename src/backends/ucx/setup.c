@@ -31,6 +31,38 @@ static ucs_status_t map_memory(ucp_context_h ctx, void *base, size_t size, ucp_m
     return ucp_mem_map(ctx, &p, memh);
 }
 
+/* Memory allocated BY UCX (its shared-memory transports, posix/sysv, can then map it in
+ * peers: RMA and atomics on it are one-sided; memory malloc'ed by the program is reachable
+ * over shared memory only with cma, which has no atomics: UCX then emulates atomics with
+ * messages the target must progress). Used for the control block and CMPI_Win_allocate. */
+int clampi_ucx_mem_alloc(size_t size, void **base, void **handle) {
+    ucp_context_h ctx;
+    if (clampi_ucx_context(&ctx) != MPI_SUCCESS) return MPI_ERR_OTHER;
+    ucp_mem_map_params_t p;
+    memset(&p, 0, sizeof p);
+    p.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH | UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+    p.address = NULL;
+    p.length = size ? size : 1;
+    p.flags = UCP_MEM_MAP_ALLOCATE;
+    ucp_mem_h memh;
+    if (ucp_mem_map(ctx, &p, &memh) != UCS_OK) return MPI_ERR_NO_MEM;
+    ucp_mem_attr_t attr;
+    attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS;
+    if (ucp_mem_query(memh, &attr) != UCS_OK) {
+        ucp_mem_unmap(ctx, memh);
+        return MPI_ERR_NO_MEM;
+    }
+    memset(attr.address, 0, size);
+    *base = attr.address;
+    *handle = memh;
+    return MPI_SUCCESS;
+}
+
+void clampi_ucx_mem_free(void *handle) {
+    ucp_context_h ctx;
+    if (handle && clampi_ucx_context(&ctx) == MPI_SUCCESS) ucp_mem_unmap(ctx, handle);
+}
+
 /* Allgatherv of each rank's packed rkey (len 0 = none): blob + offsets[nranks + 1]. */
 static int exchange_rkey(clampi_ucx_win *u, ucp_mem_h memh, char **blob, size_t **offsets) {
     void *packed = NULL;
@@ -80,8 +112,7 @@ static void release(clampi_ucx_win *u) {
     for (int i = 0; i < CLAMPI_UCX_MAX_REGIONS; i++)
         if (u->region_memh[i]) ucp_mem_unmap(u->ctx, u->region_memh[i]);
     if (u->memh) ucp_mem_unmap(u->ctx, u->memh);
-    if (u->ctl_memh) ucp_mem_unmap(u->ctx, u->ctl_memh);
-    free(u->ctl);
+    if (u->ctl_memh) ucp_mem_unmap(u->ctx, u->ctl_memh); /* also frees u->ctl */
     free(u->peer_base), free(u->peer_ctl), free(u->rkey_blob), free(u->ctl_rkey_blob), free(u->rkey_off);
     free(u->ctl_rkey_off), free(u->addr_blob), free(u->addr_off), free(u->lock_type), free(u->start_ranks);
     free(u->post_ranks);
@@ -89,7 +120,7 @@ static void release(clampi_ucx_win *u) {
     free(u);
 }
 
-int clampi_ucx_win_setup(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size, int dynamic) {
+int clampi_ucx_win_setup(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size, int dynamic, void *memh) {
     clampi_ucx_win *u = calloc(1, sizeof *u);
     int ok = u != NULL && clampi_ucx_context(u ? &u->ctx : NULL) == MPI_SUCCESS;
     if (!agree(comm, ok)) {
@@ -117,7 +148,13 @@ int clampi_ucx_win_setup(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size
     u->lock_type = calloc((size_t)n, sizeof *u->lock_type);
     u->peer_base = calloc((size_t)n, sizeof *u->peer_base);
     u->peer_ctl = calloc((size_t)n, sizeof *u->peer_ctl);
-    u->ctl = calloc(1, sizeof *u->ctl);
+    void *ctl, *ctl_memh;
+    if (clampi_ucx_mem_alloc(sizeof *u->ctl, &ctl, &ctl_memh) == MPI_SUCCESS) {
+        u->ctl = ctl;
+        u->ctl_memh = ctl_memh;
+    }
+    u->memh = memh; /* CMPI_Win_allocate: memory from clampi_ucx_mem_alloc, now ours */
+    u->mem_one_sided = !dynamic && (memh || size == 0);
     ok = u->lock_type && u->peer_base && u->peer_ctl && u->ctl &&
          clampi_ucx_lane_init(u, &u->main, mode, 0) == MPI_SUCCESS;
     int rc = MPI_ERR_OTHER;
@@ -127,8 +164,7 @@ int clampi_ucx_win_setup(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size
     if (rc != MPI_SUCCESS) goto fail;
     ok = 1;
     for (int t = 0; t < n && ok; t++) ok = clampi_ucx_lane_ep(u, &u->main, t) != NULL;
-    ok = ok && map_memory(u->ctx, u->ctl, sizeof *u->ctl, &u->ctl_memh) == UCS_OK;
-    if (!dynamic && size > 0) ok = ok && map_memory(u->ctx, base, (size_t)size, &u->memh) == UCS_OK;
+    if (!dynamic && size > 0 && !u->memh) ok = ok && map_memory(u->ctx, base, (size_t)size, &u->memh) == UCS_OK;
     rc = MPI_ERR_OTHER;
     if (!agree(u->comm, ok)) goto fail;
     uint64_t mine[2] = {(uint64_t)(uintptr_t)base, (uint64_t)(uintptr_t)u->ctl}, *all = malloc(sizeof mine * (size_t)n);
@@ -180,12 +216,14 @@ int clampi_ucx_free(clampi_win *w) {
         w->ucx = NULL;
         return MPI_SUCCESS;
     }
-    int rc = teardown(w);
-    if (rc != MPI_SUCCESS) return rc;
+    /* Our operations complete first; then the MPI window goes (collective: nobody uses
+     * the memory after it), then the UCX state, which may own the memory. */
+    clampi_ucx_flush_everything(w->ucx, -1);
     MPI_Win shm = w->shm_win, win = w->win;
-    rc = PMPI_Win_free(&win);
+    int rc = PMPI_Win_free(&win);
+    if (rc != MPI_SUCCESS) return rc;
     if (shm != MPI_WIN_NULL && shm != w->win) PMPI_Win_free(&shm);
-    return rc;
+    return teardown(w);
 }
 
 /* ---- dynamic windows: this rank's region table (read remotely by origins) ---------- */

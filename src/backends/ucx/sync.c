@@ -107,11 +107,14 @@ static int unlock_word(clampi_win *w, int type, int target) {
     return st == UCS_OK ? MPI_SUCCESS : clampi_raise_win(w, CLAMPI_E_UCX);
 }
 
+/* A fence followed by other synchronization opened no epoch (MPI 12.5.1): forget it. */
+static void end_fence_epoch(clampi_ucx_win *u) { __atomic_store_n(&u->fence_open, 0, __ATOMIC_RELAXED); }
+
 static int ucx_lock(clampi_win *w, int type, int rank, int assert) {
     clampi_ucx_win *u = w->ucx;
+    end_fence_epoch(u);
     if (type != MPI_LOCK_SHARED && type != MPI_LOCK_EXCLUSIVE) return clampi_raise_win(w, CLAMPI_E_LOCKTYPE);
-    if (u->lock_type[rank] || u->lock_all || u->fence_open || u->start_open)
-        return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+    if (u->lock_type[rank] || u->lock_all || u->start_open) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
     int rc = (assert & MPI_MODE_NOCHECK) ? MPI_SUCCESS : lock_word(w, type, rank);
     if (rc != MPI_SUCCESS) return rc;
     clampi_ucx_dyn_epoch(u);
@@ -137,7 +140,8 @@ static int ucx_unlock(clampi_win *w, int rank) {
 
 static int ucx_lock_all(clampi_win *w, int assert) {
     clampi_ucx_win *u = w->ucx;
-    if (u->lock_all || u->nlocks || u->fence_open || u->start_open) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+    end_fence_epoch(u);
+    if (u->lock_all || u->nlocks || u->start_open) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
     if (!(assert & MPI_MODE_NOCHECK))
         for (int t = 0; t < u->nranks; t++) {
             int rc = lock_word(w, MPI_LOCK_SHARED, t);
@@ -225,7 +229,8 @@ static int notify(clampi_ucx_win *u, const int *ranks, int n, int tag, int recei
 static int ucx_post(clampi_win *w, MPI_Group group, int assert) {
     (void)assert;
     clampi_ucx_win *u = w->ucx;
-    if (u->post_open || u->fence_open) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+    end_fence_epoch(u);
+    if (u->post_open) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
     int n, *ranks = group_ranks(u, group, &n);
     if (!ranks) return clampi_raise_win(w, CLAMPI_E_NOMEM);
     int rc = notify(u, ranks, n, TAG_POST, 0);
@@ -242,7 +247,8 @@ static int ucx_post(clampi_win *w, MPI_Group group, int assert) {
 static int ucx_start(clampi_win *w, MPI_Group group, int assert) {
     (void)assert;
     clampi_ucx_win *u = w->ucx;
-    if (u->start_open || u->fence_open || u->lock_all || u->nlocks) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+    end_fence_epoch(u);
+    if (u->start_open || u->lock_all || u->nlocks) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
     int n, *ranks = group_ranks(u, group, &n);
     if (!ranks) return clampi_raise_win(w, CLAMPI_E_NOMEM);
     int rc = notify(u, ranks, n, TAG_POST, 1); /* wait for every target's post */

@@ -83,6 +83,7 @@ typedef struct clampi_ucx_win {
     void *base;
     size_t size;
     ucp_mem_h memh, ctl_memh;
+    int mem_one_sided;       /* the window memory was allocated by UCX (or is empty): see progress.c */
     clampi_ucx_ctl *ctl;     /* this rank's control block */
     uint64_t *peer_base, *peer_ctl; /* per target: remote addresses */
     char *rkey_blob, *ctl_rkey_blob; /* packed rkeys of every rank */
