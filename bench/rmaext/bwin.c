@@ -103,7 +103,11 @@ int bw_create(bwin *w, bw_kind kind, MPI_Aint size, MPI_Comm comm, const char *c
     }
     MPI_Info_free(&info);
     if (rc != MPI_SUCCESS) return rc;
-    if (bw_is_clampi(kind)) require_ucx(w->cw);
+    w->sentinel = MPI_REQUEST_NULL;
+    if (bw_is_clampi(kind)) {
+        require_ucx(w->cw);
+        CMPIX_Win_notify_request(w->cw, CMPIX_NOTIFY_MAX - 1, &w->sentinel); /* never notified */
+    }
     if (kind == BW_CL_MH) {
         w->parent = w->cw;
         w->cw = (CMPI_Win){0};
@@ -124,7 +128,25 @@ int bw_mh_open(bwin *w, const char *const *keys) {
 
 void bw_mh_close(bwin *w) { CMPI_Win_free(&w->cw); }
 
+void bw_barrier(bwin *w) {
+    if (w->sentinel == MPI_REQUEST_NULL) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        return;
+    }
+    MPI_Request r;
+    int done = 0, unused;
+    MPI_Ibarrier(MPI_COMM_WORLD, &r);
+    while (!done) {
+        MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+        if (!done) MPI_Test(&w->sentinel, &unused, MPI_STATUS_IGNORE);
+    }
+}
+
 void bw_free(bwin *w) {
+    if (w->sentinel != MPI_REQUEST_NULL) {
+        MPI_Cancel(&w->sentinel);
+        MPI_Wait(&w->sentinel, MPI_STATUS_IGNORE);
+    }
     switch (w->kind) {
     case BW_MPI_ALLOC: MPI_Win_free(&w->mw); break;
     case BW_CL_ALLOC: CMPI_Win_free(&w->cw); break;

@@ -25,6 +25,7 @@ typedef struct bwin {
     MPI_Aint *remote;  /* dynamic: per rank, the base address to use as displacement */
     unsigned char mh[CMPIX_MAX_MEMHANDLE_SIZE]; /* BW_CL_MH: the target's handle (at rank != owner) */
     int mh_size, mh_owner;
+    MPI_Request sentinel; /* clampi: a pending notify request whose polling progresses UCX */
 } bwin;
 
 /* Collective over comm. keys: NULL-terminated list of "key", "value" pairs for the info
@@ -39,6 +40,11 @@ int bw_is_clampi(bw_kind k);
 int bw_mh_open(bwin *w, const char *const *keys);
 void bw_mh_close(bwin *w);
 
+/* A barrier during which this rank keeps serving one-sided operations: MPI's own for MPI
+ * windows; for clampi UCX windows MPI_Ibarrier + MPI_Test of it and of a pending notify
+ * request (clampi's progress hook drives the window's UCX worker; on shared memory UCX
+ * emulates small puts/atomics to memory it did not allocate through the target's worker). */
+void bw_barrier(bwin *w);
 void bw_lock_all(bwin *w);
 void bw_unlock_all(bwin *w);
 void bw_put(bwin *w, const void *buf, int n, int target, MPI_Aint off);

@@ -21,7 +21,7 @@ static double amo_run(bwin *w, int cas, int n, int rank) {
         }
         lat = (bw_now() - t0) / n * 1e6;
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    bw_barrier(w);
     return lat;
 }
 

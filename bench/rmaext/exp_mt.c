@@ -55,7 +55,7 @@ static double mt_run(bwin *w, int threads, int size, int iters, int rank) {
         pthread_barrier_destroy(&start);
         lat /= threads;
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    bw_barrier(w);
     return lat;
 }
 

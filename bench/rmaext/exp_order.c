@@ -20,7 +20,7 @@ static double order_run(bwin *w, int style, int size, int n, int rank, unsigned 
         bw_flush(w, 1);
         lat = (bw_now() - t0) / n * 1e6;
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    bw_barrier(w);
     return lat;
 }
 

@@ -3,8 +3,8 @@
  * one-sided path progresses without the target, the mean latency is the transport's
  * latency; if not, the first operation waits until the target enters MPI (~busy_ms).
  * Variants: MPI allocated and dynamic windows, clampi UCX windows with clampi_progress
- * auto / thread / none. The UCX target, once back, calls CMPI_Win_flush_all on its
- * window while waiting so that clampi_progress=none also finishes. */
+ * auto / thread / none. The UCX target, once back, waits in bw_barrier (which serves
+ * UCX through clampi's request hook) so that clampi_progress=none also finishes. */
 #include <stdlib.h>
 
 #include "exp.h"
@@ -19,14 +19,7 @@ static void progress_run(bwin *w, int n, double busy_ms, int rank, double *mean,
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 1) {
         busy(busy_ms);
-        /* back in "MPI": a barrier that also drives clampi's UCX worker when nothing else does */
-        MPI_Request r;
-        MPI_Ibarrier(MPI_COMM_WORLD, &r);
-        int done = 0;
-        while (!done) {
-            MPI_Test(&r, &done, MPI_STATUS_IGNORE);
-            if (bw_is_clampi(w->kind)) CMPI_Win_flush_all(w->cw);
-        }
+        bw_barrier(w); /* back in MPI (for clampi windows also serving UCX, see bwin.h) */
         return;
     }
     long v = 42;
@@ -41,7 +34,7 @@ static void progress_run(bwin *w, int n, double busy_ms, int rank, double *mean,
     *total = (bw_now() - t0) * 1e6;
     *mean = *total / n;
     *max = mx * 1e6;
-    MPI_Barrier(MPI_COMM_WORLD);
+    bw_barrier(w);
 }
 
 int exp_progress(const exp_opts *o) {
@@ -71,13 +64,7 @@ int exp_progress(const exp_opts *o) {
                 bw_put(&w, &v0, sizeof v0, 1, 0);
                 bw_flush(&w, 1);
             }
-            MPI_Request r;
-            int done = 0;
-            MPI_Ibarrier(MPI_COMM_WORLD, &r);
-            while (!done) {
-                MPI_Test(&r, &done, MPI_STATUS_IGNORE);
-                if (bw_is_clampi(w.kind)) CMPI_Win_flush_all(w.cw);
-            }
+            bw_barrier(&w);
             progress_run(&w, n, o->busy_ms, rank, &mean, &max, &total);
             if (rank == 0) {
                 bw_unlock_all(&w);

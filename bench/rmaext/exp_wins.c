@@ -23,7 +23,7 @@ static double wins_run(bwin *w, int get, int per_exchange, int size, int n, int 
         }
         lat = (bw_now() - t0) / n * 1e6;
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    bw_barrier(w);
     return lat;
 }
 
