@@ -28,9 +28,6 @@ int main(int argc, char **argv) {
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "clampi_backend", (char *)backend);
-    /* UCX: the lock word is in memory UCX only registered; on shared memory its atomics
-     * need the target's progress while it waits in MPI_Barrier (docs/rma-extensions.md). */
-    if (!strcmp(backend, "ucx")) MPI_Info_set(info, "clampi_progress", "thread");
     MPI_Info_set(info, CLAMPI_MODE, CLAMPI_TRANSPARENT);
     MPI_Info_set(info, CLAMPI_SHM_DIRECT, "false"); /* gets go to the network (and the cache) */
     int *base;

@@ -20,9 +20,6 @@ int main(int argc, char **argv) {
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "clampi_backend", "ucx");
-    /* The parent's lock word lives in memory UCX only registered: on shared memory its
-     * atomics then need the target's progress (see docs/rma-extensions.md). */
-    MPI_Info_set(info, "clampi_progress", "thread");
     CMPI_Win dyn;
     CHECK_EQ_INT(CMPI_Win_create_dynamic(info, MPI_COMM_WORLD, &dyn), MPI_SUCCESS);
     MPI_Win_set_errhandler(dyn.win, MPI_ERRORS_RETURN);
