@@ -63,11 +63,11 @@ run mpich_tcp_progress mpich_run tcp progress --busy-ms 200
 TCP_ITERS=20 run ompi_tcp_wins ompi_run tcp wins
 TCP_ITERS=20 run mpich_tcp_wins mpich_run tcp wins
 cat "$out"/*_*.jsonl > "$out/all.jsonl"
-python3 - "$out" <<'PY'
+/usr/bin/python3 - "$out" <<'PY'
 import json, sys
 out = sys.argv[1]
 rows = [json.loads(l) for l in open(f"{out}/all.jsonl") if l.startswith("{")]
 json.dump(rows, open(f"{out}/results.json", "w"), indent=1)
 print(f"{len(rows)} results in {out}/results.json")
 PY
-python3 "$root/bench/rmaext/plot.py" "$out"
+/usr/bin/python3 "$root/bench/rmaext/plot.py" "$out"
