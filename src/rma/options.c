@@ -5,11 +5,12 @@
 #include <string.h>
 
 #include "clampi/rma.h"
+#include "clampi/rmax.h"
 #include "common/parse.h"
 
 /* One row per knob: info key, environment variable. */
 enum { OPT_MODE, OPT_INDEX, OPT_BUFFER, OPT_SHM, OPT_DYNAMIC, OPT_ADAPT, OPT_BACKEND, OPT_PROGRESS, OPT_SCOPE,
-       OPT_ORDER, NOPTS };
+       OPT_ORDER, OPT_ACC_INTRINSIC, NOPTS };
 static const struct {
     const char *info_key, *env;
 } option_table[NOPTS] = {
@@ -23,6 +24,7 @@ static const struct {
     [OPT_PROGRESS] = {CLAMPI_PROGRESS, "CLAMPI_PROGRESS"},
     [OPT_SCOPE] = {CLAMPI_WIN_SCOPE, "CLAMPI_WIN_SCOPE"},
     [OPT_ORDER] = {CLAMPI_WIN_ORDER, "CLAMPI_WIN_ORDER"},
+    [OPT_ACC_INTRINSIC] = {CLAMPI_ACC_INTRINSIC, "CLAMPI_ACC_INTRINSIC"},
 };
 /* Process-wide settings (no info key): CLAMPI_STATS, CLAMPI_WINDOW_MODES, CLAMPI_NODE_SIZE; the preload's
  * and the collectives' switches are read in src/pmpi/preload.c and src/coll/options.c. */
@@ -68,6 +70,7 @@ static int parse_one(int opt, const char *value, clampi_win_options *o) {
     case OPT_PROGRESS: return parse_name(value, progress_names, 3, (int *)&o->progress);
     case OPT_SCOPE: return parse_name(value, scope_names, 2, &o->thread_scope);
     case OPT_ORDER: return clampi_parse_bool(value, &o->ordered);
+    case OPT_ACC_INTRINSIC: return clampi_parse_bool(value, &o->acc_intrinsic);
     }
     return -1;
 }
@@ -83,6 +86,7 @@ int clampi_options_read(MPI_Info info, clampi_win_options *o, const char **bad_k
     o->progress = CLAMPI_PROGRESS_AUTO;
     o->thread_scope = 0;
     o->ordered = 0;
+    o->acc_intrinsic = 0;
     clampi_mode unused;
     if (clampi_options_window_mode("", &unused) < 0) {
         *bad_key = "CLAMPI_WINDOW_MODES";
@@ -134,6 +138,7 @@ void clampi_options_to_info(const clampi_win_options *o, MPI_Info info) {
     MPI_Info_set(info, CLAMPI_PROGRESS, (char *)clampi_progress_name(o->progress));
     MPI_Info_set(info, CLAMPI_WIN_SCOPE, (char *)scope_names[o->thread_scope != 0]);
     MPI_Info_set(info, CLAMPI_WIN_ORDER, o->ordered ? "true" : "false");
+    MPI_Info_set(info, CLAMPI_ACC_INTRINSIC, o->acc_intrinsic ? "true" : "false");
 }
 
 /* Scans "name:mode,name:mode" for name (an empty name only validates). */

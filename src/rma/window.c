@@ -10,8 +10,10 @@
 #include "rma/stats.h"
 #include "rma/window.h"
 #include "topo/node.h"
+#include "rmax/family.h"
 
 void clampi_win_release(clampi_win *w) {
+    clampi_rmax_release(w);
     if (w->mt) pthread_mutex_destroy(&w->lock);
     clampi_cache_destroy(&w->cache);
     clampi_inflight_destroy(&w->inflight);
@@ -88,6 +90,7 @@ int clampi_win_attach(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint 
         w->opts.backend = CLAMPI_BACKEND_KIND_MPI;
         w->opts.thread_scope = 0;
         w->opts.ordered = 0;
+        w->opts.acc_intrinsic = 0;
         w->opts.mode = allowed_mode(w, opts);
         w->caches_data = mode_caches(w->opts.mode);
         w->passthrough = w->opts.mode == CLAMPI_MODE_OFF;
@@ -186,7 +189,9 @@ static int setup_backend(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size
     if (opts->backend != CLAMPI_BACKEND_KIND_UCX) return MPI_SUCCESS;
     w->opts.backend = CLAMPI_BACKEND_KIND_UCX;
     w->opts.ordered = opts->ordered;
+    w->opts.acc_intrinsic = opts->acc_intrinsic;
     int rc = clampi_ucx_win_setup(w, comm, base, size, dynamic, memh);
+    if (rc == MPI_SUCCESS) rc = clampi_rmax_on_create(w, comm); /* RMA extensions (src/rmax) */
     if (rc != MPI_SUCCESS) return rc;
     if (opts->thread_scope) {
         clampi_win_options o = w->opts;
@@ -300,9 +305,10 @@ int CMPI_Win_set_info(CMPI_Win win, MPI_Info info) {
     next.backend = w->opts.backend;
     next.progress = w->opts.progress;
     next.thread_scope = w->opts.thread_scope;
-    if (w->opts.backend != CLAMPI_BACKEND_KIND_UCX) next.ordered = 0;
+    if (w->opts.backend != CLAMPI_BACKEND_KIND_UCX) next.ordered = next.acc_intrinsic = 0;
     if (w->thread_scope) next.mode = CLAMPI_MODE_OFF;
     clampi_win_reconfigure(w, &next);
+    clampi_rmax_select_ops(w); /* mpi_assert_accumulate_intrinsic may have changed */
     return MPI_SUCCESS;
 }
 
@@ -397,6 +403,10 @@ int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
 int CMPI_Win_free(CMPI_Win *win) {
     clampi_win *w = win ? clampi_registry_find(*win) : NULL;
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
+    if (w->rmax) { /* duplicates and memory-handle windows (src/rmax/family.h) */
+        int rc = clampi_rmax_on_free(w, win);
+        if (rc != -1) return rc;
+    }
     if (clampi_options_stats_enabled()) clampi_stats_print(w);
     int rc = w->be->free(w); /* frees w->win (and the shared window behind it) */
     if (rc != MPI_SUCCESS) return rc; /* the window stays usable */

@@ -66,6 +66,7 @@ typedef struct clampi_win {
     clampi_inflight inflight;
     clampi_win_counters n;
     clampi_type_info type_memo[CLAMPI_TYPE_MEMO]; /* predefined types seen (under `lock`) */
+    struct clampi_rmax *rmax; /* RMA extensions (src/rmax/family.h): dups, memory handles; usually NULL */
 } clampi_win;
 
 /* The window lock: only taken under MPI_THREAD_MULTIPLE (one predictable branch else). */

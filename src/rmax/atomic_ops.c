@@ -1,0 +1,136 @@
+/* mpi_assert_accumulate_intrinsic=true on a UCX window: accumulate, get-accumulate,
+ * fetch-and-op and compare-and-swap go straight to UCX atomics (ucp_atomic_op_nbx), one per
+ * element, completed by the next flush like a put. The window's table is the UCX backend's
+ * with these four replaced; whatever UCX has no atomic for (ops, float types, more than
+ * CLAMPI_INTRINSIC_MAX_COUNT elements, non-contiguous types) falls back to the backend's
+ * lock-based path: by the assertion the program issues none of those, and if it does they
+ * are not atomic with respect to the intrinsic ones (the seed's rule). */
+#include <string.h>
+
+#include <pthread.h>
+
+#include "rma/backend.h"
+#include "rma/access.h"
+#include "rma/errors.h"
+#include "rmax/family.h"
+#include "rmax/intrinsic.h"
+#include "rmax/memhandle.h"
+#include "backends/ucx/context.h"
+#include "rmax/ucx_access.h"
+
+enum { FALLBACK = -2 };
+
+static int raise_neg(clampi_win *w, int rc) {
+    return rc < 0 ? clampi_raise_win(w, (clampi_error)(-1 - rc)) : rc;
+}
+
+/* count elements of datatype at target_disp: op (fetching into result when result != NULL;
+ * cas: compare != NULL). Returns FALLBACK when UCX has no atomic for it. */
+static int atomic_elems(clampi_win *w, int target, MPI_Aint disp, const void *origin, void *result,
+                        const void *compare, MPI_Datatype type, int count, MPI_Op op) {
+    const int esize = clampi_intrinsic_int_size(type);
+    const unsigned bit = compare ? CLAMPI_OPBIT_CAS : clampi_intrinsic_op_bit(op);
+    if (!esize || !bit || !clampi_intrinsic_supported(bit, count, type)) return FALLBACK;
+    if (op == MPI_NO_OP && !result) return MPI_SUCCESS; /* nothing to do, nothing to fetch */
+    clampi_access a;
+    int err = clampi_access_check(w, count, type, target, disp, count, type, &a);
+    if (err >= 0) return clampi_raise_win(w, (clampi_error)err);
+    if (!clampi_rmax_in_epoch(w, target)) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+    if (a.target.bytes == 0) return MPI_SUCCESS;
+    clampi_rmax_target t;
+    int rc = clampi_rmax_target_begin(w, target, a.offset, a.target.bytes, &t);
+    if (rc != MPI_SUCCESS) return raise_neg(w, rc);
+    ucp_atomic_op_t uop = compare ? UCP_ATOMIC_OP_CSWAP
+                        : op == MPI_SUM ? UCP_ATOMIC_OP_ADD
+                        : op == MPI_BAND ? UCP_ATOMIC_OP_AND
+                        : op == MPI_BOR ? UCP_ATOMIC_OP_OR
+                        : op == MPI_BXOR ? UCP_ATOMIC_OP_XOR
+                        : op == MPI_REPLACE ? UCP_ATOMIC_OP_SWAP
+                        : UCP_ATOMIC_OP_OR; /* MPI_NO_OP: fetch with "or 0" */
+    static const uint64_t zero = 0;
+    uint64_t scratch[CLAMPI_INTRINSIC_MAX_COUNT];
+    /* A swap always returns the old value: without a result it lands in scratch, which
+     * lives only in this call, so that case completes here. */
+    int wait_here = uop == UCP_ATOMIC_OP_SWAP && !result;
+    ucs_status_t st = UCS_OK;
+    for (int i = 0; i < count && st == UCS_OK; i++) {
+        ucp_request_param_t p;
+        memset(&p, 0, sizeof p);
+        p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+        p.datatype = ucp_dt_make_contig((size_t)esize);
+        const char *value = op == MPI_NO_OP && !compare ? (const char *)&zero : (const char *)origin + (size_t)i * esize;
+        void *reply = result ? (char *)result + (size_t)i * esize : wait_here ? (char *)&scratch[i] : NULL;
+        if (compare) { /* UCX: buffer = compare value, reply = swap value in, old value out */
+            memcpy(reply, (const char *)origin + (size_t)i * esize, (size_t)esize);
+            value = (const char *)compare + (size_t)i * esize;
+        }
+        if (reply) {
+            p.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+            p.reply_buffer = reply;
+        }
+        void *req = ucp_atomic_op_nbx(t.ep, uop, value, 1, t.raddr + (uint64_t)i * esize, t.rkey, &p);
+        if (UCS_PTR_IS_ERR(req)) st = UCS_PTR_STATUS(req);
+        else if (wait_here) st = clampi_ucx_wait(t.worker, req);
+        else if (req) ucp_request_free(req); /* completes at the next flush */
+    }
+    clampi_rmax_target_end(w, target, &t, st == UCS_OK);
+    return st == UCS_OK ? MPI_SUCCESS : clampi_raise_win(w, CLAMPI_E_UCX);
+}
+
+/* The table the window had before: the UCX backend's, or (memory-handle windows) theirs. */
+static const clampi_backend_ops *base_ops(clampi_win *w) {
+    return w->rmax && w->rmax->mh ? &clampi_backend_memhandle : (const clampi_backend_ops *)clampi_rmax_ucx_table();
+}
+
+static int intr_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
+                           MPI_Datatype tt, MPI_Op op) {
+    if (ot == tt && oc == tc) {
+        int rc = atomic_elems(w, t, d, o, NULL, NULL, tt, tc, op);
+        if (rc != FALLBACK) return rc;
+    }
+    return base_ops(w)->accumulate(w, o, oc, ot, t, d, tc, tt, op);
+}
+
+static int intr_get_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot, void *r, int rc_,
+                               MPI_Datatype rt, int t, MPI_Aint d, int tc, MPI_Datatype tt, MPI_Op op) {
+    if (rt == tt && rc_ == tc && (op == MPI_NO_OP || (ot == tt && oc == tc))) {
+        int rc = atomic_elems(w, t, d, o, r, NULL, tt, tc, op);
+        if (rc != FALLBACK) return rc;
+    }
+    return base_ops(w)->get_accumulate(w, o, oc, ot, r, rc_, rt, t, d, tc, tt, op);
+}
+
+static int intr_fetch_and_op(clampi_win *w, const void *o, void *r, MPI_Datatype type, int t, MPI_Aint d, MPI_Op op) {
+    int rc = atomic_elems(w, t, d, o, r, NULL, type, 1, op);
+    return rc != FALLBACK ? rc : base_ops(w)->fetch_and_op(w, o, r, type, t, d, op);
+}
+
+static int intr_compare_and_swap(clampi_win *w, const void *o, const void *c, void *r, MPI_Datatype type, int t,
+                                 MPI_Aint d) {
+    int rc = atomic_elems(w, t, d, o, r, c, type, 1, MPI_REPLACE);
+    return rc != FALLBACK ? rc : base_ops(w)->compare_and_swap(w, o, c, r, type, t, d);
+}
+
+static clampi_backend_ops ucx_intrinsic, mh_intrinsic;
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static void with_atomics(clampi_backend_ops *dst, const clampi_backend_ops *src) {
+    *dst = *src;
+    dst->accumulate = intr_accumulate;
+    dst->get_accumulate = intr_get_accumulate;
+    dst->fetch_and_op = intr_fetch_and_op;
+    dst->compare_and_swap = intr_compare_and_swap;
+}
+
+static void build_tables(void) {
+    with_atomics(&ucx_intrinsic, clampi_rmax_ucx_table());
+    with_atomics(&mh_intrinsic, &clampi_backend_memhandle);
+}
+
+void clampi_rmax_select_ops(clampi_win *w) {
+    if (!w->ucx) return; /* MPI windows: MPI's accumulates */
+    pthread_once(&tables_once, build_tables);
+    const int mh = w->rmax && w->rmax->mh;
+    if (w->opts.acc_intrinsic) w->be = mh ? &mh_intrinsic : &ucx_intrinsic;
+    else w->be = mh ? &clampi_backend_memhandle : clampi_rmax_ucx_table();
+}

@@ -1,0 +1,136 @@
+#include "rmax/family.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rma/options.h"
+#include "rma/stats.h"
+#include "rmax/memhandle.h"
+#include "rmax/ucx_access.h"
+
+clampi_rmax *clampi_rmax_of(clampi_win *w) {
+    if (!w->rmax) {
+        w->rmax = calloc(1, sizeof *w->rmax);
+        if (w->rmax) w->rmax->parent_elide = w->elide_flushes;
+    }
+    return w->rmax;
+}
+
+void clampi_rmax_link(clampi_win *parent, clampi_win *child, int kind, CMPI_Win handle) {
+    clampi_rmax *p = parent->rmax, *c = child->rmax;
+    c->kind = kind;
+    c->parent = parent;
+    c->handle = handle;
+    c->prev = NULL;
+    c->next = p->children;
+    if (p->children) p->children->rmax->prev = child;
+    p->children = child;
+    /* Flush elision counts a window's own operations; a child's operations may be completed
+     * by the parent's flush and vice versa, so no member of a family skips MPI's flush. */
+    if (p->nchildren++ == 0) p->parent_elide = parent->elide_flushes;
+    parent->elide_flushes = CLAMPI_ELIDE_NEVER;
+    child->elide_flushes = CLAMPI_ELIDE_NEVER;
+    clampi_rmax_mpi_family_enter(parent, child);
+}
+
+static void unlink_child(clampi_win *child) {
+    clampi_rmax *c = child->rmax;
+    clampi_win *parent = c->parent;
+    clampi_rmax *p = parent->rmax;
+    if (c->prev) c->prev->rmax->next = c->next;
+    else p->children = c->next;
+    if (c->next) c->next->rmax->prev = c->prev;
+    if (--p->nchildren == 0) parent->elide_flushes = p->parent_elide;
+    clampi_rmax_mpi_family_leave(parent);
+}
+
+/* Frees a child: local; nothing of the parent's is released. */
+static void free_child(clampi_win *child) {
+    clampi_rmax *c = child->rmax;
+    if (clampi_options_stats_enabled()) clampi_stats_print(child);
+    unlink_child(child);
+    if (c->mh) clampi_mh_win_destroy(child);
+    clampi_registry_remove(c->handle);
+    clampi_win_detach_shared(child);
+    clampi_win_release(child);
+}
+
+int clampi_rmax_on_free(clampi_win *w, CMPI_Win *handle) {
+    clampi_rmax *x = w->rmax;
+    if (x->kind != CLAMPI_RMAX_PARENT) {
+        free_child(w);
+        handle->win = MPI_WIN_NULL;
+        handle->slot = 0;
+        handle->serial = 0;
+        return MPI_SUCCESS;
+    }
+    while (x->children) free_child(x->children);
+    clampi_mh_gen_cache_destroy(w);  /* rkeys on the parent's endpoints: before they close */
+    clampi_rmax_notify_release(w); /* before the backend's free destroys the worker */
+    return -1;
+}
+
+void clampi_rmax_release(clampi_win *w) {
+    if (!w->rmax) return;
+    if (w->rmax->mht) clampi_mh_table_destroy(w);
+    free(w->rmax->locks);
+    free(w->rmax);
+    w->rmax = NULL;
+}
+
+/* The child's own copies of the per-target arrays; everything clampi keeps per window
+ * starts empty (cache, gets in flight, counters). */
+clampi_win *clampi_rmax_clone(const clampi_win *parent) {
+    clampi_win *w = malloc(sizeof *w);
+    if (!w) return NULL;
+    *w = *parent;
+    const size_t n = (size_t)parent->nranks;
+    memset(&w->cache, 0, sizeof w->cache);
+    memset(&w->adapt, 0, sizeof w->adapt);
+    memset(&w->n, 0, sizeof w->n);
+    w->rmax = NULL;
+    w->caches_data = 0;
+    w->ndirty = 0;
+    w->target_size = malloc(n * sizeof *w->target_size);
+    w->target_disp_unit = malloc(n * sizeof *w->target_disp_unit);
+    w->target_shm = parent->target_shm ? malloc(n * sizeof *w->target_shm) : NULL;
+    w->outstanding = calloc(n, sizeof *w->outstanding);
+    w->dirty_targets = malloc(n * sizeof *w->dirty_targets);
+    int inflight_ok = clampi_inflight_init(&w->inflight, (uint32_t)n) == 0;
+    int mt_ok = !w->mt || pthread_mutex_init(&w->lock, NULL) == 0;
+    if (!w->target_size || !w->target_disp_unit || (parent->target_shm && !w->target_shm) || !w->outstanding ||
+        !w->dirty_targets || !inflight_ok || !mt_ok) {
+        if (!mt_ok) w->mt = 0;
+        clampi_win_release(w);
+        return NULL;
+    }
+    memcpy(w->target_size, parent->target_size, n * sizeof *w->target_size);
+    memcpy(w->target_disp_unit, parent->target_disp_unit, n * sizeof *w->target_disp_unit);
+    if (w->target_shm) memcpy(w->target_shm, parent->target_shm, n * sizeof *w->target_shm);
+    clampi_win_share_backend(w, parent);
+    return w;
+}
+
+
+int clampi_rmax_on_create(clampi_win *w, MPI_Comm comm) {
+    /* Rank 0's clock and address mixed: distinct across the windows of a job (and runs),
+     * identical on every rank of this one. */
+    uint64_t id = 0;
+    if (w->rank == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        static uint64_t counter;
+        id = ((uint64_t)ts.tv_sec * 1000000007ull) ^ ((uint64_t)ts.tv_nsec << 17) ^ (uintptr_t)w ^
+             (__atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) << 48);
+        if (id == 0) id = 1;
+    }
+    int rc = PMPI_Bcast(&id, 1, MPI_UINT64_T, 0, comm);
+    clampi_rmax *x = clampi_rmax_of(w);
+    if (rc != MPI_SUCCESS || !x) return rc != MPI_SUCCESS ? rc : MPI_ERR_NO_MEM;
+    x->win_id = id;
+    clampi_rmax_select_ops(w);
+    clampi_rmax_notify_setup(w);
+    return MPI_SUCCESS;
+}

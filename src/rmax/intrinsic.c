@@ -1,0 +1,97 @@
+#include "rmax/intrinsic.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct { const char *name; unsigned bit; } op_names[] = {
+    {"sum", CLAMPI_OPBIT_SUM},   {"prod", CLAMPI_OPBIT_PROD},       {"band", CLAMPI_OPBIT_BAND},
+    {"bor", CLAMPI_OPBIT_BOR},   {"bxor", CLAMPI_OPBIT_BXOR},       {"max", CLAMPI_OPBIT_MAX},
+    {"min", CLAMPI_OPBIT_MIN},   {"replace", CLAMPI_OPBIT_REPLACE}, {"no_op", CLAMPI_OPBIT_NO_OP},
+    {"cas", CLAMPI_OPBIT_CAS},
+};
+
+int clampi_intrinsic_parse_ops(const char *ops, unsigned *bits) {
+    if (!ops) return -1;
+    unsigned acc = 0;
+    const char *s = ops;
+    for (;;) {
+        while (*s == ' ') s++;
+        size_t len = strcspn(s, ", ");
+        const char *after = s + len;
+        while (*after == ' ') after++;
+        unsigned bit = 0;
+        for (size_t i = 0; i < sizeof op_names / sizeof *op_names; i++)
+            if (strlen(op_names[i].name) == len && !strncmp(s, op_names[i].name, len)) bit = op_names[i].bit;
+        if (!bit) return -1; /* unknown or empty item */
+        acc |= bit;
+        if (*after == 0) break;
+        if (*after != ',') return -1;
+        s = after + 1;
+    }
+    *bits = acc;
+    return 0;
+}
+
+unsigned clampi_intrinsic_op_bit(MPI_Op op) {
+    if (op == MPI_SUM) return CLAMPI_OPBIT_SUM;
+    if (op == MPI_PROD) return CLAMPI_OPBIT_PROD;
+    if (op == MPI_BAND) return CLAMPI_OPBIT_BAND;
+    if (op == MPI_BOR) return CLAMPI_OPBIT_BOR;
+    if (op == MPI_BXOR) return CLAMPI_OPBIT_BXOR;
+    if (op == MPI_MAX) return CLAMPI_OPBIT_MAX;
+    if (op == MPI_MIN) return CLAMPI_OPBIT_MIN;
+    if (op == MPI_REPLACE) return CLAMPI_OPBIT_REPLACE;
+    if (op == MPI_NO_OP) return CLAMPI_OPBIT_NO_OP;
+    return 0;
+}
+
+int clampi_intrinsic_int_size(MPI_Datatype t) {
+    /* Integer types only: UCX's add/and/or/xor are integer operations. */
+    static const MPI_Datatype ints[] = {MPI_INT, MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG,
+                                        MPI_UNSIGNED_LONG_LONG, MPI_INT32_T, MPI_UINT32_T, MPI_INT64_T,
+                                        MPI_UINT64_T, MPI_AINT, MPI_OFFSET, MPI_COUNT};
+    if (t == MPI_DATATYPE_NULL) return 0;
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+        if (t == ints[i]) {
+            int size = 0;
+            MPI_Type_size(t, &size);
+            return size == 4 || size == 8 ? size : 0;
+        }
+    return 0;
+}
+
+int clampi_intrinsic_supported(unsigned opbits, int count, MPI_Datatype datatype) {
+    return (opbits & ~(unsigned)CLAMPI_OPBITS_UCX) == 0 && count <= CLAMPI_INTRINSIC_MAX_COUNT &&
+           clampi_intrinsic_int_size(datatype) != 0;
+}
+
+/* ucp_ep_print_info's text into a malloc'd string (NULL on failure). */
+static char *ep_info(ucp_ep_h ep) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return NULL;
+    ucp_ep_print_info(ep, f);
+    fclose(f);
+    return text;
+}
+
+uint64_t clampi_ucx_ep_amo_mds(ucp_ep_h ep) {
+    char *text = ep_info(ep), *save = NULL;
+    uint64_t mds = 0;
+    for (char *line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+        const char *arrow = strstr(line, "-> md[");
+        unsigned md;
+        if (strstr(line, "lane[") && strstr(line, " amo#") && arrow && sscanf(arrow, "-> md[%u]", &md) == 1 && md < 64)
+            mds |= 1ull << md;
+    }
+    free(text);
+    return mds;
+}
+
+uint64_t clampi_ucx_rkey_md_map(const void *packed, size_t len) {
+    uint64_t map = 0;
+    if (packed && len >= sizeof map) memcpy(&map, packed, sizeof map);
+    return map;
+}

@@ -1,0 +1,62 @@
+/* Memory handles for dynamic UCX windows (seed §4.2).
+ *
+ * Owner side: every dynamic window that created a handle has a generation table: an array
+ * of 64-bit words in registered memory. A handle names one word (slot) and the value it
+ * holds while the handle is live; CMPIX_Memhandle_release zeroes the word (and unmaps the
+ * region), so a handle is dead for everyone as soon as its owner releases it.
+ *
+ * Peer side: a memory-handle window holds the unpacked rkeys and the parent's endpoint to
+ * the owner. Liveness is checked where it costs nothing extra in latency terms: every
+ * flush of the window also fetches the generation word (an 8-byte get issued after the
+ * window's operations, completed by the same flush), and a mismatch fails that flush and
+ * every later operation with MPI_ERR_RMA_RANGE. So a release is noticed at the peer's first
+ * flush after it (operations issued between the release and that flush have reached the
+ * still-attached memory: releasing while peers write is erroneous, the check makes the
+ * error visible instead of silent). */
+#ifndef CLAMPI_RMAX_MEMHANDLE_H
+#define CLAMPI_RMAX_MEMHANDLE_H
+#include <stdint.h>
+#include <ucp/api/ucp.h>
+
+#include "rma/window.h"
+
+#define CLAMPI_MH_SLOTS 4096 /* live handles per dynamic window and process */
+
+typedef struct clampi_mh_win {
+    int target;               /* the owner: the only valid target rank */
+    uint64_t base, size;      /* the region at the owner */
+    int disp_unit;
+    ucp_ep_h ep;              /* the parent's endpoint to the owner (process scope) */
+    ucp_worker_h worker;
+    ucp_rkey_h rkey, gen_rkey;
+    uint64_t gen_addr, generation;
+    uint64_t md_map;          /* memory domains of the region's rkey (op_intrinsic) */
+    uint64_t gen_seen;        /* generation word fetched by the last flush */
+    int dead;                 /* the handle was found released */
+    int refs;                 /* windows using it: the one from the handle and its duplicates */
+} clampi_mh_win;
+
+/* Peer: frees the window's rkeys (CMPI_Win_free of a memory-handle window). */
+void clampi_mh_win_destroy(clampi_win *w);
+/* CMPIX_Win_dup_with_info of a memory-handle window: w shares from's state (same handle). */
+void clampi_mh_win_share(clampi_win *w, const clampi_win *from);
+/* Makes the clampi_win of a memory-handle window (registered, linked under parent). */
+int clampi_mh_window_create(clampi_win *parent, clampi_mh_win *m, const clampi_win_options *opts, CMPI_Win *newwin);
+/* Parent: the generation-table rkeys it keeps for its memory-handle windows. Unpacking
+ * one maps the owner's segment (shmat on shared memory: hundreds of microseconds), so it
+ * is done once per (parent, owner, table) and kept until the parent's free. */
+typedef struct clampi_mh_gen_cache {
+    uint64_t sum;             /* checksum of the packed rkey (0: empty) */
+    ucp_rkey_h rkey;
+} clampi_mh_gen_cache;
+void clampi_mh_gen_cache_destroy(clampi_win *parent);
+/* Owner: unmaps every region and the table (the parent's free). */
+void clampi_mh_table_destroy(clampi_win *w);
+
+/* Operations of a memory-handle window: contiguous bytes at byte offset `offset` from the
+ * handle's base (checked against its size by the caller). Return an MPI code. */
+int clampi_mh_put(clampi_win *w, const void *buf, size_t len, uint64_t offset);
+int clampi_mh_get(clampi_win *w, void *buf, size_t len, uint64_t offset);
+/* Flush: completes the window's operations at the owner and checks the handle is live. */
+int clampi_mh_flush(clampi_win *w);
+#endif

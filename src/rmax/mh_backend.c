@@ -1,0 +1,132 @@
+/* The operation table of memory-handle windows (CMPIX_Win_from_memhandle): put and get go
+ * straight to the handle's rkey on the parent's endpoint to the owner (no region lookup:
+ * that is the point of a handle); accumulates run through the parent's backend at the
+ * handle's absolute address (they need its accumulate lock anyway); flushes complete the
+ * endpoint and check the handle is still live. Synchronization calls are refused
+ * (MPI_ERR_RMA_SYNC): lock and unlock the parent. */
+#include <string.h>
+
+#include "backends/ucx/context.h"
+#include "rma/access.h"
+#include "rma/backend.h"
+#include "rma/errors.h"
+#include "rmax/family.h"
+#include "rmax/memhandle.h"
+#include "rmax/ucx_access.h"
+
+static clampi_win *parent_of(clampi_win *w) { return w->rmax->parent; }
+static clampi_mh_win *mh_of(clampi_win *w) { return w->rmax->mh; }
+
+/* Checks common to every operation: the handle's owner, liveness, epoch, range. */
+static int check(clampi_win *w, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+                 MPI_Datatype ttype, clampi_access *a) {
+    clampi_mh_win *m = mh_of(w);
+    if (target != m->target) return clampi_raise_win(w, CLAMPI_E_RANK);
+    if (m->dead) return clampi_raise_win(w, CLAMPI_E_RANGE);
+    int err = clampi_access_check(w, ocount, otype, target, disp, tcount, ttype, a);
+    if (err >= 0) return clampi_raise_win(w, (clampi_error)err);
+    if (!clampi_rmax_in_epoch(parent_of(w), target)) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+    if (a->target.bytes && (!a->target.contiguous || !a->origin.contiguous)) return clampi_raise_win(w, CLAMPI_E_TYPE_LAYOUT);
+    return MPI_SUCCESS;
+}
+
+static int transfer(clampi_win *w, int is_put, void *origin, int oc, MPI_Datatype ot, int target, MPI_Aint disp,
+                    int tc, MPI_Datatype tt) {
+    clampi_access a;
+    int rc = check(w, oc, ot, target, disp, tc, tt, &a);
+    if (rc != MPI_SUCCESS || a.target.bytes == 0) return rc;
+    clampi_rmax_target t;
+    rc = clampi_rmax_target_begin(w, target, a.offset, a.target.bytes, &t);
+    if (rc != MPI_SUCCESS) return clampi_raise_win(w, (clampi_error)(-1 - rc));
+    ucp_request_param_t p;
+    memset(&p, 0, sizeof p);
+    char *buf = (char *)origin + a.origin.lo;
+    void *req = is_put ? ucp_put_nbx(t.ep, buf, a.target.bytes, t.raddr, t.rkey, &p)
+                       : ucp_get_nbx(t.ep, buf, a.target.bytes, t.raddr, t.rkey, &p);
+    int ok = !UCS_PTR_IS_ERR(req);
+    if (ok && req) ucp_request_free(req); /* completed by the next flush */
+    clampi_rmax_target_end(w, target, &t, ok);
+    return ok ? MPI_SUCCESS : clampi_raise_win(w, CLAMPI_E_UCX);
+}
+
+static int mh_get(clampi_win *w, void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt) {
+    return transfer(w, 0, o, oc, ot, t, d, tc, tt);
+}
+static int mh_put(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt) {
+    return transfer(w, 1, (void *)o, oc, ot, t, d, tc, tt);
+}
+
+/* Flush: the endpoint to the owner, plus the liveness word (memhandle.c). */
+static int mh_flush(clampi_win *w, int rank) {
+    clampi_mh_win *m = mh_of(w);
+    if (rank != m->target) return clampi_raise_win(w, CLAMPI_E_RANK);
+    int rc = clampi_mh_flush(w);
+    return rc == MPI_SUCCESS ? rc : clampi_raise_win(w, rc == clampi_error_code(CLAMPI_E_RANGE) ? CLAMPI_E_RANGE : CLAMPI_E_UCX);
+}
+static int mh_flush_all(clampi_win *w) { return mh_flush(w, mh_of(w)->target); }
+
+static int mh_request_op(clampi_win *w, int rc, MPI_Request *req) {
+    /* Completed at the owner before the request is returned (as the UCX backend's). */
+    if (rc == MPI_SUCCESS) rc = mh_flush(w, mh_of(w)->target);
+    return rc == MPI_SUCCESS ? clampi_request_done(req) : rc;
+}
+static int mh_rget(clampi_win *w, void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
+                   MPI_Request *r) {
+    return mh_request_op(w, mh_get(w, o, oc, ot, t, d, tc, tt), r);
+}
+static int mh_rput(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
+                   MPI_Request *r) {
+    return mh_request_op(w, mh_put(w, o, oc, ot, t, d, tc, tt), r);
+}
+
+/* Accumulates: the parent's operation at the handle's absolute address. */
+#define ABS(w, d) ((MPI_Aint)(mh_of(w)->base + (uint64_t)(d) * (uint64_t)mh_of(w)->disp_unit))
+#define ACC_CHECK(w, t, d, tc, tt)                                           \
+    clampi_access a_;                                                        \
+    int rc_ = check(w, tc, tt, t, d, tc, tt, &a_);                           \
+    if (rc_ != MPI_SUCCESS) return rc_
+static int mh_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
+                         MPI_Datatype tt, MPI_Op op) {
+    ACC_CHECK(w, t, d, tc, tt);
+    clampi_win *p = parent_of(w);
+    return p->be->accumulate(p, o, oc, ot, t, ABS(w, d), tc, tt, op);
+}
+static int mh_get_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot, void *r, int rc, MPI_Datatype rt,
+                             int t, MPI_Aint d, int tc, MPI_Datatype tt, MPI_Op op) {
+    ACC_CHECK(w, t, d, tc, tt);
+    clampi_win *p = parent_of(w);
+    return p->be->get_accumulate(p, o, oc, ot, r, rc, rt, t, ABS(w, d), tc, tt, op);
+}
+static int mh_fetch_and_op(clampi_win *w, const void *o, void *r, MPI_Datatype type, int t, MPI_Aint d, MPI_Op op) {
+    ACC_CHECK(w, t, d, 1, type);
+    clampi_win *p = parent_of(w);
+    return p->be->fetch_and_op(p, o, r, type, t, ABS(w, d), op);
+}
+static int mh_compare_and_swap(clampi_win *w, const void *o, const void *c, void *r, MPI_Datatype type, int t,
+                               MPI_Aint d) {
+    ACC_CHECK(w, t, d, 1, type);
+    clampi_win *p = parent_of(w);
+    return p->be->compare_and_swap(p, o, c, r, type, t, ABS(w, d));
+}
+
+/* Everything else: not on a memory-handle window (seed §4.2). */
+static int refuse(clampi_win *w) { return clampi_raise_win(w, CLAMPI_E_RMA_SYNC); }
+static int mh_lock(clampi_win *w, int lt, int r, int a) { (void)lt, (void)r, (void)a; return refuse(w); }
+static int mh_unlock(clampi_win *w, int r) { (void)r; return refuse(w); }
+static int mh_lock_all(clampi_win *w, int a) { (void)a; return refuse(w); }
+static int mh_fence(clampi_win *w, int a) { (void)a; return refuse(w); }
+static int mh_group(clampi_win *w, MPI_Group g, int a) { (void)g, (void)a; return refuse(w); }
+static int mh_attach(clampi_win *w, void *b, MPI_Aint s) { (void)b, (void)s; return clampi_raise_win(w, CLAMPI_E_WIN); }
+static int mh_detach(clampi_win *w, const void *b) { (void)b; return clampi_raise_win(w, CLAMPI_E_WIN); }
+static int mh_free(clampi_win *w) { (void)w; return MPI_SUCCESS; } /* never called: family.c frees children */
+
+const clampi_backend_ops clampi_backend_memhandle = {
+    .name = "ucx",
+    .get = mh_get, .rget = mh_rget, .put = mh_put, .rput = mh_rput,
+    .accumulate = mh_accumulate, .get_accumulate = mh_get_accumulate,
+    .fetch_and_op = mh_fetch_and_op, .compare_and_swap = mh_compare_and_swap,
+    .flush = mh_flush, .flush_all = mh_flush_all, .flush_local = mh_flush, .flush_local_all = mh_flush_all,
+    .lock = mh_lock, .unlock = mh_unlock, .lock_all = mh_lock_all, .unlock_all = refuse,
+    .sync = refuse, .fence = mh_fence, .start = mh_group, .complete = refuse, .post = mh_group,
+    .wait = refuse, .attach = mh_attach, .detach = mh_detach, .free = mh_free,
+};

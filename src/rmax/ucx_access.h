@@ -1,0 +1,62 @@
+/* What the extensions need to know about a UCX-backend window: the only place in src/rmax
+ * that looks inside the backend's state (src/backends/ucx/), so the rest stays out of it. */
+#ifndef CLAMPI_RMAX_UCX_ACCESS_H
+#define CLAMPI_RMAX_UCX_ACCESS_H
+#include <stddef.h>
+#include <stdint.h>
+#include <ucp/api/ucp.h>
+
+#include "rma/window.h"
+
+/* 1 if w runs on the UCX backend. */
+int clampi_rmax_is_ucx(const clampi_win *w);
+/* 1 if w is a dynamic UCX window and [base, base+size) lies in memory attached to it. */
+int clampi_rmax_attached(const clampi_win *w, const void *base, size_t size);
+/* The worker and endpoint that process-scope operations of w use (what the parent's
+ * lock/unlock complete). */
+ucp_worker_h clampi_rmax_worker(clampi_win *w);
+ucp_ep_h clampi_rmax_ep(clampi_win *w, int target);
+/* The worker and endpoint the calling thread uses for w (its own with thread scope). */
+ucp_worker_h clampi_rmax_thread_worker(clampi_win *w);
+ucp_ep_h clampi_rmax_thread_ep(clampi_win *w, int target);
+/* The md map of the rkey through which w reaches target's memory (see intrinsic.h). */
+uint64_t clampi_rmax_target_md_map(clampi_win *w, int target);
+/* Endpoints of w to every rank (n = w->nranks) for the atomic-lane query. */
+int clampi_rmax_eps(clampi_win *w, ucp_ep_h **eps);
+/* Lets w (a duplicate or memory-handle window) use parent's backend state without owning it. */
+void clampi_win_share_backend(clampi_win *w, const clampi_win *parent);
+/* Before freeing such a w: drop the borrowed backend state so that the release keeps it. */
+void clampi_win_detach_shared(clampi_win *w);
+/* The window's id, agreed at creation (clampi_rmax_on_create); 0 if none. */
+uint64_t clampi_rmax_win_id(const clampi_win *w);
+#endif
+
+/* Where an operation of w on target's bytes [offset, offset+len) goes: the endpoint, remote
+ * address and rkey, on the lane the calling thread uses (memory-handle windows: the parent's
+ * process lane and the handle's rkey). clampi_rmax_target_begin enters the lane; _end
+ * leaves it after the operation was issued and counts it for the next flush. */
+typedef struct clampi_rmax_target {
+    ucp_ep_h ep;
+    ucp_worker_h worker;
+    uint64_t raddr;
+    ucp_rkey_h rkey;
+    void *lane;
+} clampi_rmax_target;
+/* MPI_SUCCESS, or the clampi_error to raise (as a negative -1 - e). */
+int clampi_rmax_target_begin(clampi_win *w, int target, uint64_t offset, uint64_t len, clampi_rmax_target *t);
+void clampi_rmax_target_end(clampi_win *w, int target, clampi_rmax_target *t, int issued);
+/* Whether target may be accessed now (an epoch of the window, or of the parent for a
+ * memory-handle window). */
+int clampi_rmax_in_epoch(const clampi_win *w, int target);
+/* The UCX backend's table (for windows whose table i9b overrides). */
+const void *clampi_rmax_ucx_table(void);
+
+/* The lane (worker + endpoints) the calling thread issues w's operations on (memory-handle
+ * windows: the parent's process lane), entered/left around any use of its worker. */
+void *clampi_rmax_lane(clampi_win *w);
+void clampi_rmax_lane_enter(void *lane);
+void clampi_rmax_lane_leave(void *lane);
+ucp_worker_h clampi_rmax_lane_worker(void *lane);
+ucp_ep_h clampi_rmax_lane_ep(clampi_win *w, void *lane, int target);
+/* The process worker of w's shared state: where peers' endpoints (and their AM) arrive. */
+ucp_worker_h clampi_rmax_main_worker(clampi_win *w);
