@@ -123,6 +123,7 @@ static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, void *uc,
         clampi_ltab_first_touch(&ls.tab, p, tid, ip, frames, now_ns());
         mprotect((void *)page, ls.sys_page, a->prot);
         atomic_store(&p->state, CLAMPI_LP_OPEN);
+        retry_addr = 0;
         return 1;
     case CLAMPI_LP_SAMPLED:
         if (!atomic_compare_exchange_strong(&p->state, &st, CLAMPI_LP_BUSY))
@@ -133,13 +134,17 @@ static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, void *uc,
         atomic_fetch_sub(&ls.outstanding, 1);
         mprotect((void *)page, ls.sys_page, p->prot);
         atomic_store(&p->state, CLAMPI_LP_OPEN);
+        retry_addr = 0;
         return 1;
     case CLAMPI_LP_BUSY:
         return 1;
     default: /* OPEN: opened by another thread meanwhile, or a genuine protection fault */
         if (!is_fault)
             return 1;
-        if (retry_addr == page && ++retries > 2)
+        /* A race with another thread's opening repeats on the same page whenever the
+         * sampler re-arms it, so only many consecutive retries mean a genuine fault; on a
+         * read-write page (all tracked heap memory) a genuine one cannot be ours. */
+        if (retry_addr == page && ++retries > ((p->prot & PROT_WRITE) ? 1000 : 2))
             return 0;
         if (retry_addr != page) {
             retry_addr = page;
