@@ -98,10 +98,14 @@ clampi_win *clampi_rmax_clone(const clampi_win *parent) {
     w->target_shm = parent->target_shm ? malloc(n * sizeof *w->target_shm) : NULL;
     w->outstanding = calloc(n, sizeof *w->outstanding);
     w->dirty_targets = malloc(n * sizeof *w->dirty_targets);
+    /* the preload's straight-path state belongs to the parent's MPI_Win only */
+    w->straight = calloc(n, 1);
+    w->all_straight = 0;
+    w->straight_policy = NULL;
     int inflight_ok = clampi_inflight_init(&w->inflight, (uint32_t)n) == 0;
     int mt_ok = !w->mt || pthread_mutex_init(&w->lock, NULL) == 0;
     if (!w->target_size || !w->target_disp_unit || (parent->target_shm && !w->target_shm) || !w->outstanding ||
-        !w->dirty_targets || !inflight_ok || !mt_ok) {
+        !w->dirty_targets || !w->straight || !inflight_ok || !mt_ok) {
         if (!mt_ok) w->mt = 0;
         clampi_win_release(w);
         return NULL;
