@@ -27,6 +27,50 @@ void clampi_win_release(clampi_win *w) {
     free(w);
 }
 
+/* The state a window owns per target, sized for w->nranks, empty (target_shm only when
+ * with_shm: attach maps it later). Returns 1, or 0 with whatever was allocated left for
+ * clampi_win_release. */
+static int alloc_per_target(clampi_win *w, int with_shm) {
+    const size_t n = (size_t)w->nranks;
+    w->target_size = malloc(n * sizeof *w->target_size);
+    w->target_disp_unit = malloc(n * sizeof *w->target_disp_unit);
+    w->target_shm = with_shm ? malloc(n * sizeof *w->target_shm) : NULL;
+    w->outstanding = calloc(n, sizeof *w->outstanding);
+    w->dirty_targets = malloc(n * sizeof *w->dirty_targets);
+    w->straight = calloc(n, 1);
+    return w->target_size && w->target_disp_unit && (!with_shm || w->target_shm) && w->outstanding &&
+           w->dirty_targets && w->straight && clampi_inflight_init(&w->inflight, (uint32_t)n) == 0;
+}
+
+clampi_win *clampi_win_clone(const clampi_win *parent) {
+    clampi_win *w = malloc(sizeof *w);
+    if (!w) return NULL;
+    *w = *parent; /* identity, options, MPI handles, backend: shared with the parent */
+    /* Everything clampi keeps per window starts empty: cache, gets in flight, counters,
+     * dirty and outstanding targets, extensions; the preload's straight-path state belongs
+     * to the parent's MPI_Win only. */
+    memset(&w->cache, 0, sizeof w->cache);
+    memset(&w->adapt, 0, sizeof w->adapt);
+    memset(&w->n, 0, sizeof w->n);
+    w->rmax = NULL;
+    w->caches_data = 0;
+    w->ndirty = 0;
+    w->all_straight = 0;
+    w->straight_policy = NULL;
+    int ok = alloc_per_target(w, parent->target_shm != NULL);
+    int mt_ok = !w->mt || pthread_mutex_init(&w->lock, NULL) == 0;
+    if (!ok || !mt_ok) {
+        if (!mt_ok) w->mt = 0;
+        clampi_win_release(w);
+        return NULL;
+    }
+    const size_t n = (size_t)w->nranks;
+    memcpy(w->target_size, parent->target_size, n * sizeof *w->target_size);
+    memcpy(w->target_disp_unit, parent->target_disp_unit, n * sizeof *w->target_disp_unit);
+    if (w->target_shm) memcpy(w->target_shm, parent->target_shm, n * sizeof *w->target_shm);
+    return w;
+}
+
 /* Everyone agrees on a flag (logical AND over comm). */
 static int all_agree(MPI_Comm comm, int ok) {
     int all = 0;
@@ -100,13 +144,7 @@ int clampi_win_attach(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint 
         if (w->mt && pthread_mutex_init(&w->lock, NULL) != 0) w->mt = 0, ok = 0;
         MPI_Comm_rank(comm, &w->rank);
         MPI_Comm_size(comm, &w->nranks);
-        w->target_size = malloc(w->nranks * sizeof *w->target_size);
-        w->target_disp_unit = malloc(w->nranks * sizeof *w->target_disp_unit);
-        w->outstanding = calloc(w->nranks, sizeof *w->outstanding);
-        w->dirty_targets = malloc(w->nranks * sizeof *w->dirty_targets);
-        w->straight = calloc(w->nranks, 1);
-        ok = ok && w->target_size && w->target_disp_unit && w->outstanding && w->dirty_targets && w->straight &&
-             clampi_inflight_init(&w->inflight, (uint32_t)w->nranks) == 0;
+        ok = alloc_per_target(w, 0) && ok;
     }
     /* Agree first: the allgathers below are collective and must run on every rank. */
     if (!all_agree(comm, ok)) {

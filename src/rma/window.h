@@ -145,6 +145,10 @@ int clampi_win_attach(MPI_Win win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint size
                       const clampi_win_options *opts, clampi_win **out);
 /* Frees the state (no MPI call). */
 void clampi_win_release(clampi_win *w);
+/* A new window state for a duplicate of parent (window duplication, memory-handle
+ * windows): same identity, options, MPI handles and backend; its own empty cache, gets in
+ * flight, counters and per-target arrays. NULL when out of memory. Local. */
+clampi_win *clampi_win_clone(const clampi_win *parent);
 /* Changes the window's options at run time (mode, sizes): drops what is cached. Local. */
 void clampi_win_reconfigure(clampi_win *w, const clampi_win_options *opts);
 

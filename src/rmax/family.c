@@ -80,40 +80,10 @@ void clampi_rmax_release(clampi_win *w) {
     w->rmax = NULL;
 }
 
-/* The child's own copies of the per-target arrays; everything clampi keeps per window
- * starts empty (cache, gets in flight, counters). */
+/* A child window: the window layer's clone, sharing the parent's backend state. */
 clampi_win *clampi_rmax_clone(const clampi_win *parent) {
-    clampi_win *w = malloc(sizeof *w);
-    if (!w) return NULL;
-    *w = *parent;
-    const size_t n = (size_t)parent->nranks;
-    memset(&w->cache, 0, sizeof w->cache);
-    memset(&w->adapt, 0, sizeof w->adapt);
-    memset(&w->n, 0, sizeof w->n);
-    w->rmax = NULL;
-    w->caches_data = 0;
-    w->ndirty = 0;
-    w->target_size = malloc(n * sizeof *w->target_size);
-    w->target_disp_unit = malloc(n * sizeof *w->target_disp_unit);
-    w->target_shm = parent->target_shm ? malloc(n * sizeof *w->target_shm) : NULL;
-    w->outstanding = calloc(n, sizeof *w->outstanding);
-    w->dirty_targets = malloc(n * sizeof *w->dirty_targets);
-    /* the preload's straight-path state belongs to the parent's MPI_Win only */
-    w->straight = calloc(n, 1);
-    w->all_straight = 0;
-    w->straight_policy = NULL;
-    int inflight_ok = clampi_inflight_init(&w->inflight, (uint32_t)n) == 0;
-    int mt_ok = !w->mt || pthread_mutex_init(&w->lock, NULL) == 0;
-    if (!w->target_size || !w->target_disp_unit || (parent->target_shm && !w->target_shm) || !w->outstanding ||
-        !w->dirty_targets || !w->straight || !inflight_ok || !mt_ok) {
-        if (!mt_ok) w->mt = 0;
-        clampi_win_release(w);
-        return NULL;
-    }
-    memcpy(w->target_size, parent->target_size, n * sizeof *w->target_size);
-    memcpy(w->target_disp_unit, parent->target_disp_unit, n * sizeof *w->target_disp_unit);
-    if (w->target_shm) memcpy(w->target_shm, parent->target_shm, n * sizeof *w->target_shm);
-    clampi_win_share_backend(w, parent);
+    clampi_win *w = clampi_win_clone(parent);
+    if (w) clampi_win_share_backend(w, parent);
     return w;
 }
 
