@@ -165,16 +165,28 @@ int CMPIX_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     return err;
 }
 
+/* A receive still in the posted queue is taken out and completes as cancelled. A receive
+ * that already matched (or an MPI_PROC_NULL one, complete at once) cannot be: that is bad
+ * input (issue 11), MPI_ERR_REQUEST through its communicator's handler, and the request
+ * completes normally with its message. A send is never cancelled (MPI allows that):
+ * MPI_SUCCESS, and it completes normally with MPI_Test_cancelled false. */
 int CMPIX_Cancel(MPI_Request *request) {
     if (!request) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "NULL request");
     clampi_mreq *r = clampi_mreq_pin(*request);
     if (!r) return PMPI_Cancel(request); /* an ordinary MPI request */
-    if (r->is_recv && r->mc && clampi_matcher_cancel(r->mc->matcher, (uintptr_t)r) == 1) {
-        r->cancelled = 1;
-        r->bytes = 0;
-        clampi_msg_finish(r);
+    int err = MPI_SUCCESS;
+    if (r->is_recv && !r->cancelled) {
+        if (r->mc && clampi_matcher_cancel(r->mc->matcher, (uintptr_t)r) == 1) {
+            r->cancelled = 1;
+            r->bytes = 0;
+            clampi_msg_finish(r);
+        } else {
+            err = MPI_ERR_REQUEST;
+        }
     }
+    MPI_Comm comm = r->comm;
     clampi_mreq_unpin(r);
     clampi_msg_progress();
-    return MPI_SUCCESS;
+    return err ? clampi_msg_raise(comm, err, "receive already matched: not cancelled, it completes normally")
+               : MPI_SUCCESS;
 }

@@ -69,6 +69,37 @@ int main(int argc, char **argv) {
         int canc = 0;
         MPI_Test_cancelled(&st, &canc);
         CHECK(canc);
+        /* 2b. cancel of a matched receive: MPI_ERR_REQUEST, the message still arrives
+         *     intact, and the queues are unchanged (the next message matches as usual) */
+        {
+            int v[2] = {rank * 10 + 1, rank * 10 + 2}, got[2] = {-1, -1};
+            MPI_Request rr[2];
+            CHECK(CMPIX_Irecv(&got[0], 1, MPI_INT, peer, 98, comm, &rr[0]) == MPI_SUCCESS);
+            CHECK(CMPIX_Send(&v[0], 1, MPI_INT, peer, 98, comm) == MPI_SUCCESS);
+            /* until our receive has its message (CMPIX_Iprobe drives clampi's progress) */
+            int flag = 0, none;
+            while (!flag) {
+                CHECK(CMPIX_Iprobe(peer, 97, comm, &none, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+                MPI_Request_get_status(rr[0], &flag, MPI_STATUS_IGNORE);
+            }
+            check_class(CMPIX_Cancel(&rr[0]), MPI_ERR_REQUEST);
+            CHECK(rr[0] != MPI_REQUEST_NULL);
+            CHECK(CMPIX_Wait(&rr[0], &st) == MPI_SUCCESS);
+            int c2 = 1;
+            MPI_Test_cancelled(&st, &c2);
+            CHECK(!c2 && got[0] == peer * 10 + 1 && st.MPI_SOURCE == peer && st.MPI_TAG == 98);
+            CHECK(CMPIX_Irecv(&got[1], 1, MPI_INT, MPI_ANY_SOURCE, 98, comm, &rr[1]) == MPI_SUCCESS);
+            CHECK(CMPIX_Send(&v[1], 1, MPI_INT, peer, 98, comm) == MPI_SUCCESS);
+            CHECK(CMPIX_Wait(&rr[1], &st) == MPI_SUCCESS && got[1] == peer * 10 + 2);
+            /* a send is not cancelled: success, completes normally */
+            MPI_Request sq;
+            CHECK(CMPIX_Isend(&v[0], 1, MPI_INT, peer, 96, comm, &sq) == MPI_SUCCESS);
+            CHECK(CMPIX_Cancel(&sq) == MPI_SUCCESS);
+            CHECK(CMPIX_Recv(&got[0], 1, MPI_INT, peer, 96, comm, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+            CHECK(CMPIX_Wait(&sq, &st) == MPI_SUCCESS);
+            MPI_Test_cancelled(&st, &c2);
+            CHECK(!c2 && got[0] == peer * 10 + 1);
+        }
         /* 3. sizes (eager, rendezvous) with a derived datatype on the receive side and
          *    plain MPI_Wait on the send, mixed with an ordinary MPI request in Waitall */
         for (int n = 1; n <= (1 << 18); n *= 8) {
