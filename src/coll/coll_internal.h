@@ -139,6 +139,9 @@ void clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq, const int *wait, 
 void clampi_coll_wait_flag(const uint64_t *flag, uint64_t want, int oversubscribed);
 /* The same with the communicator's oversubscription. */
 void clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint64_t want);
+/* One round of a wait loop that checks several flags: pause, or yield once past the spin
+ * budget (as clampi_coll_wait_geq). */
+void clampi_coll_relax(const clampi_coll_comm *st, unsigned iteration);
 /* Makes each rank's scratch at least bytes (collective over comm; consistent sizes). */
 int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes);
 
@@ -164,6 +167,14 @@ int clampi_coll_mailbox_create(clampi_coll_comm *st);
  * MPI_ERR_TRUNCATE on every rank when the block sizes differ. */
 int clampi_coll_mailbox_run(clampi_coll_comm *st, int alltoall, const char *my_send, char *recvbuf, size_t B,
                             int in_place, int delegate, int *handled);
+/* Bad input across paths: ranks passing different block sizes may split between the
+ * mailbox path (B <= cell_max) and the slot path. A slot-path rank waits for every slot of
+ * call seq with this instead of clampi_coll_wait_slots: it returns 1 when some rank is on
+ * the mailbox path in this call (its tag for us carries seq; it will never publish a slot),
+ * after writing our own tags for seq with our size, so that the mailbox ranks see the
+ * mismatch too. Then every rank returns MPI_ERR_TRUNCATE and nobody hangs. */
+int clampi_coll_wait_slots_or_mailbox(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq,
+                                      int alltoall, size_t B);
 
 /* ---- communicators spanning nodes (hier.c) --------------------------------------- */
 /* Hierarchical state of comm (an intracommunicator spanning nodes; node = comm's node

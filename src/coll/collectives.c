@@ -179,7 +179,12 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
     const uint64_t seq = ++st->calls;
     clampi_coll_slot *slots = &st->ctl->slots[(size_t)(seq & 1) * (size_t)P];
     clampi_coll_publish(st, slots, &s, seq);
-    clampi_coll_wait_slots(st, slots, seq); /* A: every send buffer filled, slots published */
+    /* A: every send buffer filled, slots published (or some rank took the mailbox path
+     * with a different block size: bad input, every rank reports it) */
+    if (clampi_coll_wait_slots_or_mailbox(st, slots, seq, kind == KIND_ALLTOALL, B)) {
+        *handled = 1;
+        return coll_raise(comm, MPI_ERR_TRUNCATE);
+    }
 
     int any_delegate = 0, mismatch = 0, staging = 0, late_stage = 0;
     for (int i = 0; i < P; i++) {

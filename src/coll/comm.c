@@ -222,6 +222,15 @@ void clampi_coll_wait_flag(const uint64_t *flag, uint64_t want, int oversubscrib
     }
 }
 
+void clampi_coll_relax(const clampi_coll_comm *st, unsigned iteration)
+{
+    const clampi_coll_options *o = clampi_coll_options_get();
+    if ((int)iteration < (st->oversubscribed ? o->spin_oversub : o->spin))
+        cpu_relax();
+    else
+        sched_yield();
+}
+
 void clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint64_t want)
 {
     clampi_coll_wait_flag(flag, want, st->oversubscribed);

@@ -93,13 +93,15 @@ int clampi_coll_mailbox_run(clampi_coll_comm *st, int alltoall, const char *my_s
         any_delegate |= (t->flags & CLAMPI_SLOT_DELEGATE) != 0;
         mismatch |= t->bytes != (uint32_t)B;
     }
+    /* A mismatch wins over delegation: a peer on the slot path (its tags carry its larger
+     * size) returns the error too, so nobody may hand the call to the MPI library. */
+    *handled = 1;
+    if (mismatch)
+        return MPI_ERR_TRUNCATE; /* every rank sees it: nobody hangs */
     if (any_delegate) {
         *handled = 0;
         return MPI_SUCCESS; /* every rank saw the same tags: all delegate */
     }
-    *handled = 1;
-    if (mismatch)
-        return MPI_ERR_TRUNCATE; /* every rank sees it: nobody hangs */
     for (int k = 1, j = me + 1; k < P; k++, j++) {
         if (j == P)
             j = 0;
@@ -108,4 +110,50 @@ int clampi_coll_mailbox_run(clampi_coll_comm *st, int alltoall, const char *my_s
     if (!in_place)
         memcpy(recv + (size_t)me * B, my_send + (alltoall ? (size_t)me * B : 0), B);
     return MPI_SUCCESS;
+}
+
+/* Our tags for call seq, no data: the mailbox ranks of a mismatched call see our size. */
+static void post_size_only(clampi_coll_comm *st, int alltoall, size_t B, uint64_t seq)
+{
+    const uint32_t bytes = B > UINT32_MAX ? UINT32_MAX : (uint32_t)B; /* > cell_max either way */
+    for (int d = 0; d < st->size; d++) {
+        if (d == st->rank && alltoall)
+            continue;
+        cell_tag *t = tag_of(st, st->rank, seq, alltoall ? d : 0);
+        t->flags = 0;
+        t->bytes = bytes;
+        __atomic_store_n(&t->seq, seq, __ATOMIC_RELEASE);
+        if (!alltoall)
+            break;
+    }
+}
+
+static int on_mailbox(const clampi_coll_comm *st, int peer, int alltoall, uint64_t seq)
+{
+    const cell_tag *t = tag_of(st, peer, seq, alltoall ? st->rank : 0);
+    return __atomic_load_n(&t->seq, __ATOMIC_ACQUIRE) >= seq;
+}
+
+int clampi_coll_wait_slots_or_mailbox(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq,
+                                      int alltoall, size_t B)
+{
+    if (st->mbox == NULL) {
+        clampi_coll_wait_slots(st, slots, seq);
+        return 0;
+    }
+    int mixed = 0;
+    for (int i = 0; i < st->size; i++) {
+        if (i == st->rank)
+            continue;
+        for (unsigned spin = 0; __atomic_load_n(&slots[i].seq, __ATOMIC_ACQUIRE) < seq; spin++) {
+            if (on_mailbox(st, i, alltoall, seq)) {
+                mixed = 1;
+                break;
+            }
+            clampi_coll_relax(st, spin);
+        }
+    }
+    if (mixed)
+        post_size_only(st, alltoall, B, seq);
+    return mixed;
 }

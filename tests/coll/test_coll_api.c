@@ -61,6 +61,30 @@ int main(int argc, char **argv)
     EXPECT_ERR(CMPI_Alltoall(s, 1, MPI_INT, r, 1, MPI_DATATYPE_NULL, comm), MPI_ERR_TYPE);
     EXPECT_ERR(CMPI_Alltoall(s, 2, MPI_INT, r, 1, MPI_INT, comm), MPI_ERR_TRUNCATE);
     EXPECT_ERR(CMPI_Allgather(s, 1, MPI_DOUBLE, r, 1, MPI_INT, comm), MPI_ERR_TRUNCATE);
+    /* sizes that differ across ranks AND across the mailbox limit (1 KiB by default): rank 0
+     * takes the small-block path, the others the slot path; every rank gets the error and
+     * nobody hangs (it did); then the same again the other way round, and for Allgather */
+    if (P > 1) {
+        const int small = 4, large = 600; /* 16 B and 2400 B blocks of ints */
+        int *ms = malloc(sizeof(int) * (size_t)large * (size_t)P), *mr = malloc(sizeof(int) * (size_t)large * (size_t)P);
+        CHECK(ms && mr);
+        memset(ms, 0, sizeof(int) * (size_t)large * (size_t)P);
+        for (int flip = 0; flip < 2; flip++) {
+            int n = (rank == 0) == (flip == 0) ? small : large;
+            EXPECT_ERR(CMPI_Alltoall(ms, n, MPI_INT, mr, n, MPI_INT, comm), MPI_ERR_TRUNCATE);
+            EXPECT_ERR(CMPI_Allgather(ms, n, MPI_INT, mr, n, MPI_INT, comm), MPI_ERR_TRUNCATE);
+        }
+        /* and the communicator still works on both paths */
+        for (int i = 0; i < large * P; i++)
+            ms[i] = rank * 100000 + i;
+        for (int n = small; n <= large; n += large - small) {
+            CHECK(CMPI_Alltoall(ms, n, MPI_INT, mr, n, MPI_INT, comm) == MPI_SUCCESS);
+            for (int j = 0; j < P; j++)
+                CHECK_EQ_INT(mr[j * n + n - 1], j * 100000 + rank * n + n - 1);
+        }
+        free(ms);
+        free(mr);
+    }
     EXPECT_ERR(CMPI_Allgather(s, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, comm), MPI_ERR_BUFFER);
     EXPECT_ERR(CMPI_Allgather(s, -3, MPI_INT, r, 1, MPI_INT, comm), MPI_ERR_COUNT);
     EXPECT_ERR(CMPI_Alltoall(s, 1, MPI_INT, r, 1, MPI_INT, MPI_COMM_NULL), MPI_ERR_COMM);
