@@ -31,6 +31,10 @@ static MPI_Aint *bases[2]; /* dynamic: per target base address, per window */
 static int64_t *mem[2];
 static size_t nelem;
 static MPI_Datatype pair_t, vec_t; /* contiguous 2 x int64; origin-side vector (stride 2) */
+/* Non-contiguous TARGET types over elements e and e + 2 of a 3-element span: a vector, an
+ * indexed type listing e + 2 before e (packed order differs from address order), and a
+ * resized int64 of extent 2 elements (used with count 2). */
+static MPI_Datatype tvec_t, tind_t, tres_t;
 
 static uint64_t rng_state;
 static char tlog[1 << 16]; /* this epoch's operations, printed when it fails */
@@ -79,7 +83,7 @@ static result_t *new_result(state_t *st, int n, int compare) {
 /* One random operation from this rank to target, on both windows. */
 static void random_op(state_t *st, int target, unsigned char *track) {
     size_t slice = (size_t)rank * K;
-    int op = rndn(11);
+    int op = rndn(14);
     if (!passive && (op == 4 || op == 6)) op = op == 4 ? 0 : 5; /* Rput/Rget: passive target only */
     origin_t *o_ = &st->orig[st->norig++];
     int64_t *src = o_->src, *cmpp = &o_->cmp;
@@ -99,10 +103,10 @@ static void random_op(state_t *st, int target, unsigned char *track) {
         return;
     }
     /* an element range [e, e + len) in our slice whose state allows the op */
-    int len = 1 + rndn(4);
+    int len = op >= 11 ? 3 : 1 + rndn(4);
     if (op == 2 || op == 3) len &= ~1, len = len ? len : 2; /* pair type / vector: even */
     size_t e0 = (size_t)rndn(K - len + 1);
-    int want = (op <= 1 || op == 4) ? PUT : (op == 5 || op == 6 || op == 3) ? GET : ACC;
+    int want = (op <= 1 || op == 4 || op == 11) ? PUT : (op == 5 || op == 6 || op == 3 || op == 12) ? GET : ACC;
     if (op == 2) want = PUT;
     for (int i = 0; i < len; i++) {
         unsigned char s = track[e0 + (size_t)i];
@@ -152,6 +156,34 @@ static void random_op(state_t *st, int target, unsigned char *track) {
         for (int v = vlo; v < vhi; v++)
             CHECK_EQ_INT(CMPI_Rget(r->buf[v], len, MPI_INT64_T, target, disp_of(v, target, e), len, MPI_INT64_T,
                                    st->w[v], &st->reqs[st->nreqs++]), MPI_SUCCESS);
+        break;
+    }
+    case 11: case 12: case 13: { /* non-contiguous target type: elements e, e + 2 */
+        int pick = rndn(3);
+        MPI_Datatype tt = pick == 0 ? tvec_t : pick == 1 ? tind_t : tres_t;
+        int tc = pick == 2 ? 2 : 1;
+        if (op == 11) {
+            for (int v = vlo; v < vhi; v++)
+                CHECK_EQ_INT(CMPI_Put(src, 2, MPI_INT64_T, target, disp_of(v, target, e), tc, tt, st->w[v]), MPI_SUCCESS);
+        } else if (op == 12) {
+            result_t *r = new_result(st, 2, 1);
+            for (int v = vlo; v < vhi; v++)
+                CHECK_EQ_INT(CMPI_Get(r->buf[v], 2, MPI_INT64_T, target, disp_of(v, target, e), tc, tt, st->w[v]),
+                             MPI_SUCCESS);
+        } else if (rnd() & 1) {
+            MPI_Op ops[] = {MPI_SUM, MPI_MAX, MPI_REPLACE};
+            MPI_Op o = ops[rndn(3)];
+            for (int v = vlo; v < vhi; v++)
+                CHECK_EQ_INT(CMPI_Accumulate(src, 2, MPI_INT64_T, target, disp_of(v, target, e), tc, tt, o, st->w[v]),
+                             MPI_SUCCESS);
+        } else {
+            MPI_Op ops[] = {MPI_SUM, MPI_NO_OP, MPI_REPLACE};
+            MPI_Op o = ops[rndn(3)];
+            result_t *r = new_result(st, 2, 1);
+            for (int v = vlo; v < vhi; v++)
+                CHECK_EQ_INT(CMPI_Get_accumulate(src, 2, MPI_INT64_T, r->buf[v], 2, MPI_INT64_T, target,
+                                                 disp_of(v, target, e), tc, tt, o, st->w[v]), MPI_SUCCESS);
+        }
         break;
     }
     case 7: { /* accumulate */
@@ -316,6 +348,13 @@ int main(int argc, char **argv) {
     MPI_Type_free(&vec_t);
     vec_t = v2;
     MPI_Type_commit(&vec_t);
+    MPI_Type_vector(2, 1, 2, MPI_INT64_T, &tvec_t);
+    MPI_Type_commit(&tvec_t);
+    int ind_len[2] = {1, 1}, ind_disp[2] = {2, 0};
+    MPI_Type_indexed(2, ind_len, ind_disp, MPI_INT64_T, &tind_t);
+    MPI_Type_commit(&tind_t);
+    MPI_Type_create_resized(MPI_INT64_T, 0, 2 * sizeof(int64_t), &tres_t);
+    MPI_Type_commit(&tres_t);
 
     nelem = (size_t)nranks * K + S;
     state_t st;
@@ -382,6 +421,9 @@ int main(int argc, char **argv) {
     if (rank == 0) printf("ucx differential: %s %s %s %d rounds np %d: ok\n", argv[1], kind, mode, rounds, nranks);
     MPI_Type_free(&pair_t);
     MPI_Type_free(&vec_t);
+    MPI_Type_free(&tvec_t);
+    MPI_Type_free(&tind_t);
+    MPI_Type_free(&tres_t);
     free(track);
     free(st.res);
     free(st.reqs);

@@ -13,31 +13,7 @@
 #include "backends/ucx/ucx_win.h"
 #include "rma/access.h"
 #include "rma/errors.h"
-
-/* The predefined element type of a predefined or (nested) contiguous type. */
-static int basic_type(MPI_Datatype t, MPI_Datatype *basic) {
-    for (int depth = 0; depth < 16; depth++) {
-        int ni, na, nd, combiner;
-        if (MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return -1;
-        if (combiner == MPI_COMBINER_NAMED) { *basic = t; return 0; }
-        if (combiner != MPI_COMBINER_CONTIGUOUS || ni != 1 || nd != 1) return -1;
-        int count;
-        MPI_Datatype inner;
-        MPI_Aint unused;
-        if (MPI_Type_get_contents(t, 1, 0, 1, &count, &unused, &inner) != MPI_SUCCESS) return -1;
-        int ni2, na2, nd2, comb2;
-        MPI_Type_get_envelope(inner, &ni2, &na2, &nd2, &comb2);
-        MPI_Datatype next = inner;
-        if (comb2 != MPI_COMBINER_NAMED) {
-            /* get_contents returned a new handle to a derived type: look, then free it */
-            int r = basic_type(inner, basic);
-            MPI_Type_free(&inner);
-            return r;
-        }
-        t = next;
-    }
-    return -1;
-}
+#include "rma/flatten.h"
 
 static int predefined_op(MPI_Op op, int allow_no_op) {
     return op == MPI_MAX || op == MPI_MIN || op == MPI_SUM || op == MPI_PROD || op == MPI_LAND || op == MPI_BAND ||
@@ -69,11 +45,42 @@ static ucs_status_t acc_unlock(clampi_ucx_win *u, clampi_ucx_lane *l, int target
 
 static ucs_status_t blocking(clampi_ucx_lane *l, void *req) { return clampi_ucx_lane_wait(l, req); }
 
+/* Where an accumulate lands: bytes at offset in one run, or (flat != NULL) tcount
+ * elements of a flattened non-contiguous type whose span starts at offset, lo bytes
+ * below the displacement. */
+typedef struct acc_target {
+    uint64_t offset;
+    size_t bytes;
+    const clampi_flat *flat;
+    int tcount;
+    MPI_Datatype ttype;
+    MPI_Aint lo;
+    uint64_t span;
+} acc_target;
+
+/* The target's current data, packed: one get of the run, or of the whole span of a
+ * non-contiguous target, packed with its type (the gaps are read, never written). */
+static ucs_status_t read_old(clampi_ucx_lane *l, ucp_ep_h ep, const acc_target *at, uint64_t raddr, ucp_rkey_h rkey,
+                             unsigned char *packed) {
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof param);
+    if (!at->flat) return blocking(l, ucp_get_nbx(ep, packed, at->bytes, raddr, rkey, &param));
+    unsigned char *span = malloc(at->span);
+    if (!span) return UCS_ERR_NO_MEMORY;
+    ucs_status_t st = blocking(l, ucp_get_nbx(ep, span, at->span, raddr, rkey, &param));
+    int pos = 0;
+    if (st == UCS_OK) MPI_Pack(span - at->lo, at->tcount, at->ttype, packed, (int)at->bytes, &pos, MPI_COMM_SELF);
+    free(span);
+    return st;
+}
+
 /* The read-modify-write under the target's accumulate lock.
  *   origin: packed origin data (bytes), or NULL (no_op); result: where the old target
  *   bytes go (packed), or NULL; compare: CAS compare value (bytes), or NULL. */
-static int rmw(clampi_win *w, int target, uint64_t offset, size_t bytes, const void *origin, MPI_Datatype basic,
-               MPI_Op op, void *result, const void *compare) {
+static int rmw(clampi_win *w, int target, const acc_target *at, const void *origin, MPI_Datatype basic, MPI_Op op,
+               void *result, const void *compare) {
+    const uint64_t offset = at->offset;
+    const size_t bytes = at->bytes;
     clampi_ucx_win *u = w->ucx;
     clampi_ucx_lane *l = clampi_ucx_lane_current(w);
     if (!l) return clampi_raise_win(w, CLAMPI_E_UCX);
@@ -83,14 +90,15 @@ static int rmw(clampi_win *w, int target, uint64_t offset, size_t bytes, const v
     ucp_ep_h ep = clampi_ucx_lane_ep(u, l, target);
     uint64_t raddr;
     ucp_rkey_h rkey;
-    ucs_status_t st = ep ? clampi_ucx_lane_remote(u, l, target, offset, bytes, &raddr, &rkey) : UCS_ERR_UNREACHABLE;
+    ucs_status_t st = ep ? clampi_ucx_lane_remote(u, l, target, offset, at->flat ? at->span : bytes, &raddr, &rkey)
+                         : UCS_ERR_UNREACHABLE;
     if (st == UCS_OK && w->opts.ordered) ucp_worker_fence(l->worker);
     if (st == UCS_OK) st = acc_lock(u, l, target);
     if (st == UCS_OK) {
         ucp_request_param_t param;
         memset(&param, 0, sizeof param);
         int need_old = result || compare || (op != MPI_REPLACE && op != MPI_NO_OP);
-        if (need_old) st = blocking(l, ucp_get_nbx(ep, tmp, bytes, raddr, rkey, &param));
+        if (need_old) st = read_old(l, ep, at, raddr, rkey, tmp);
         if (st == UCS_OK && result) memcpy(result, tmp, bytes);
         const void *newval = NULL;
         if (st == UCS_OK) {
@@ -105,7 +113,11 @@ static int rmw(clampi_win *w, int target, uint64_t offset, size_t bytes, const v
                 newval = tmp;
             }
         }
-        if (st == UCS_OK && newval) st = blocking(l, ucp_put_nbx(ep, newval, bytes, raddr, rkey, &param));
+        if (st == UCS_OK && newval && at->flat) /* only the typemap's bytes are written */
+            st = clampi_ucx_pieces(u, l, ep, 1, (char *)newval, target, offset - (uint64_t)at->lo, at->tcount, at->flat,
+                                   0, 1);
+        else if (st == UCS_OK && newval)
+            st = blocking(l, ucp_put_nbx(ep, newval, bytes, raddr, rkey, &param));
         ucs_status_t st2 = acc_unlock(u, l, target);
         if (st == UCS_OK) st = st2;
     }
@@ -123,14 +135,17 @@ static int rmw(clampi_win *w, int target, uint64_t offset, size_t bytes, const v
 /* Checks shared by all four: epoch, contiguous target, element type, op. *packed gets the
  * origin data packed (or the origin itself when contiguous; *owned says to free it). */
 static int prepare(clampi_win *w, const void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
-                   int tcount, MPI_Datatype ttype, MPI_Op op, int allow_no_op, clampi_access *a,
+                   int tcount, MPI_Datatype ttype, MPI_Op op, int allow_no_op, clampi_access *a, acc_target *at,
                    MPI_Datatype *basic, const void **packed, void **owned) {
     *owned = NULL;
     int err = clampi_access_check(w, ocount, otype, target, disp, tcount, ttype, a);
     if (err >= 0) return clampi_raise_win(w, (clampi_error)err);
     if (!predefined_op(op, allow_no_op)) return clampi_raise_win(w, CLAMPI_E_OP);
     if (!clampi_ucx_in_access_epoch(w->ucx, target)) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
-    if (!a->target.contiguous || basic_type(ttype, basic) != 0) return clampi_raise_win(w, CLAMPI_E_TYPE_LAYOUT);
+    *at = (acc_target){a->offset, a->target.bytes, NULL, tcount, ttype, a->target.lo, a->target.span};
+    if (clampi_type_basic(ttype, basic) != 0) return clampi_raise_win(w, CLAMPI_E_TYPE_LAYOUT);
+    if (!a->target.contiguous && a->target.bytes && !(at->flat = clampi_flat_get(ttype)))
+        return clampi_raise_win(w, CLAMPI_E_TYPE_LAYOUT);
     *packed = origin ? (const char *)origin + a->origin.lo : NULL;
     if (origin && a->target.bytes && !a->origin.contiguous) {
         void *p = malloc(a->target.bytes);
@@ -145,11 +160,12 @@ static int prepare(clampi_win *w, const void *origin, int ocount, MPI_Datatype o
 int clampi_ucx_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
                           MPI_Datatype tt, MPI_Op op) {
     clampi_access a;
+    acc_target at;
     MPI_Datatype basic;
     const void *packed;
     void *owned;
-    int rc = prepare(w, o, oc, ot, t, d, tc, tt, op, 0, &a, &basic, &packed, &owned);
-    if (rc == MPI_SUCCESS && a.target.bytes) rc = rmw(w, t, a.offset, a.target.bytes, packed, basic, op, NULL, NULL);
+    int rc = prepare(w, o, oc, ot, t, d, tc, tt, op, 0, &a, &at, &basic, &packed, &owned);
+    if (rc == MPI_SUCCESS && a.target.bytes) rc = rmw(w, t, &at, packed, basic, op, NULL, NULL);
     free(owned);
     return rc;
 }
@@ -157,13 +173,14 @@ int clampi_ucx_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot,
 int clampi_ucx_get_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot, void *r, int rcount,
                               MPI_Datatype rtype, int t, MPI_Aint d, int tc, MPI_Datatype tt, MPI_Op op) {
     clampi_access a, ra;
+    acc_target at;
     MPI_Datatype basic;
     const void *packed;
     void *owned;
     /* MPI_NO_OP ignores the origin buffer (count and type may be anything): check with the
      * target's layout then. */
     int no_op = op == MPI_NO_OP;
-    int rc = prepare(w, no_op ? NULL : o, no_op ? tc : oc, no_op ? tt : ot, t, d, tc, tt, op, 1, &a, &basic,
+    int rc = prepare(w, no_op ? NULL : o, no_op ? tc : oc, no_op ? tt : ot, t, d, tc, tt, op, 1, &a, &at, &basic,
                      &packed, &owned);
     if (rc != MPI_SUCCESS) return rc;
     int err = clampi_access_check(w, rcount, rtype, t, d, tc, tt, &ra); /* result layout vs target */
@@ -174,7 +191,7 @@ int clampi_ucx_get_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype
     if (a.target.bytes) {
         void *res = ra.origin.contiguous ? (char *)r + ra.origin.lo : malloc(a.target.bytes);
         if (!res) rc = clampi_raise_win(w, CLAMPI_E_NOMEM);
-        else rc = rmw(w, t, a.offset, a.target.bytes, packed, basic, op, res, NULL);
+        else rc = rmw(w, t, &at, packed, basic, op, res, NULL);
         if (res && !ra.origin.contiguous) {
             if (rc == MPI_SUCCESS) {
                 int pos = 0;
@@ -195,13 +212,13 @@ int clampi_ucx_fetch_and_op(clampi_win *w, const void *o, void *r, MPI_Datatype 
 int clampi_ucx_compare_and_swap(clampi_win *w, const void *o, const void *c, void *r, MPI_Datatype type, int t,
                                 MPI_Aint d) {
     clampi_access a;
+    acc_target at;
     MPI_Datatype basic;
     const void *packed;
     void *owned;
-    int rc = prepare(w, o, 1, type, t, d, 1, type, MPI_REPLACE, 0, &a, &basic, &packed, &owned);
+    int rc = prepare(w, o, 1, type, t, d, 1, type, MPI_REPLACE, 0, &a, &at, &basic, &packed, &owned);
     if (rc == MPI_SUCCESS && basic != type) rc = clampi_raise_win(w, CLAMPI_E_TYPE); /* predefined only */
-    if (rc == MPI_SUCCESS && a.target.bytes)
-        rc = rmw(w, t, a.offset, a.target.bytes, packed, basic, MPI_REPLACE, r, c);
+    if (rc == MPI_SUCCESS && a.target.bytes) rc = rmw(w, t, &at, packed, basic, MPI_REPLACE, r, c);
     free(owned);
     return rc;
 }

@@ -1,13 +1,78 @@
 /* Put and get on a UCX window: one ucp_put_nbx / ucp_get_nbx on the calling thread's lane
  * (its own worker with thread scope, the process worker otherwise), completed by a later
  * flush. Non-contiguous origin data goes through a packed bounce buffer (the operation is
- * then completed locally before returning); the target datatype must be contiguous. */
+ * then completed locally before returning). A non-contiguous target datatype is flattened
+ * (src/rma/flatten.h, cached on the type) into pieces: one UCX operation per piece. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/ucx/ucx_win.h"
 #include "rma/access.h"
 #include "rma/errors.h"
+#include "rma/flatten.h"
+
+/* Requests of one call's pieces that must complete before it returns. */
+typedef struct pending {
+    void **req;
+    size_t n, cap;
+} pending;
+
+static ucs_status_t pending_add(pending *p, clampi_ucx_lane *l, void *req) {
+    if (req == NULL) return UCS_OK;
+    if (UCS_PTR_IS_ERR(req)) return UCS_PTR_STATUS(req);
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 16;
+        void **r = realloc(p->req, cap * sizeof *r);
+        if (!r) return clampi_ucx_lane_wait(l, req); /* no room to keep it: complete it now */
+        p->req = r, p->cap = cap;
+    }
+    p->req[p->n++] = req;
+    return UCS_OK;
+}
+
+/* (ucx_win.h) */
+ucs_status_t clampi_ucx_pieces(clampi_ucx_win *u, clampi_ucx_lane *l, ucp_ep_h ep, int is_put, char *buf, int target,
+                           uint64_t base, int tcount, const clampi_flat *f, int ordered, int complete) {
+    pending p = {NULL, 0, 0};
+    ucs_status_t st = UCS_OK;
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof param);
+    /* every piece must be in the window (dynamic: attached) before any is issued */
+    for (int i = 0; i < tcount && st == UCS_OK; i++)
+        for (size_t k = 0; k < f->n && st == UCS_OK; k++) {
+            uint64_t raddr;
+            ucp_rkey_h rkey;
+            st = clampi_ucx_lane_remote(u, l, target, base + (uint64_t)((MPI_Aint)i * f->extent + f->piece[k].offset),
+                                        f->piece[k].len, &raddr, &rkey);
+        }
+    for (int i = 0; i < tcount && st == UCS_OK; i++) {
+        for (size_t k = 0; k < f->n && st == UCS_OK; k++) {
+            const clampi_piece *c = &f->piece[k];
+            uint64_t raddr;
+            ucp_rkey_h rkey;
+            st = clampi_ucx_lane_remote(u, l, target, base + (uint64_t)((MPI_Aint)i * f->extent + c->offset), c->len,
+                                        &raddr, &rkey);
+            if (st != UCS_OK) break;
+            if (ordered) ucp_worker_fence(l->worker);
+            char *local = buf + (uint64_t)i * f->size + c->packed;
+            void *req = is_put ? ucp_put_nbx(ep, local, c->len, raddr, rkey, &param)
+                               : ucp_get_nbx(ep, local, c->len, raddr, rkey, &param);
+            if (complete) {
+                st = pending_add(&p, l, req);
+            } else if (UCS_PTR_IS_ERR(req)) {
+                st = UCS_PTR_STATUS(req);
+            } else if (req) {
+                ucp_request_free(req);
+            }
+        }
+    }
+    for (size_t k = 0; k < p.n; k++) { /* issued pieces always complete, even after an error */
+        ucs_status_t s2 = clampi_ucx_lane_wait(l, p.req[k]);
+        if (st == UCS_OK) st = s2;
+    }
+    free(p.req);
+    return st;
+}
 
 /* Counts an issued operation for the calling thread's stats and the lane's flush count. */
 static void count_op(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
@@ -24,7 +89,8 @@ static int transfer(clampi_win *w, int is_put, void *origin, int ocount, MPI_Dat
     if (err >= 0) return clampi_raise_win(w, (clampi_error)err);
     if (!clampi_ucx_in_access_epoch(u, target)) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
     if (a.target.bytes == 0) return MPI_SUCCESS;
-    if (!a.target.contiguous) return clampi_raise_win(w, CLAMPI_E_TYPE_LAYOUT);
+    const clampi_flat *flat = NULL;
+    if (!a.target.contiguous && !(flat = clampi_flat_get(ttype))) return clampi_raise_win(w, CLAMPI_E_TYPE_LAYOUT);
     clampi_ucx_lane *l = clampi_ucx_lane_current(w);
     if (!l) return clampi_raise_win(w, CLAMPI_E_UCX);
     const size_t bytes = a.target.bytes;
@@ -41,8 +107,12 @@ static int transfer(clampi_win *w, int is_put, void *origin, int ocount, MPI_Dat
     uint64_t raddr;
     ucp_rkey_h rkey;
     ucp_ep_h ep = clampi_ucx_lane_ep(u, l, target);
-    ucs_status_t st = ep ? clampi_ucx_lane_remote(u, l, target, a.offset, bytes, &raddr, &rkey) : UCS_ERR_UNREACHABLE;
-    if (st == UCS_OK) {
+    ucs_status_t st = ep ? UCS_OK : UCS_ERR_UNREACHABLE;
+    if (st == UCS_OK && flat) {
+        st = clampi_ucx_pieces(u, l, ep, is_put, buf, target, a.offset - (uint64_t)a.target.lo, tcount, flat, w->opts.ordered,
+                    complete_locally);
+        if (st == UCS_OK) count_op(u, l, target);
+    } else if (st == UCS_OK && (st = clampi_ucx_lane_remote(u, l, target, a.offset, bytes, &raddr, &rkey)) == UCS_OK) {
         if (w->opts.ordered) ucp_worker_fence(l->worker);
         ucp_request_param_t param;
         memset(&param, 0, sizeof param);

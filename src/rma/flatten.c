@@ -1,0 +1,123 @@
+#include "rma/flatten.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int flat_keyval = MPI_KEYVAL_INVALID;
+static pthread_once_t flat_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t flat_lock = PTHREAD_MUTEX_INITIALIZER; /* compute + set, once per type */
+
+static int flat_delete(MPI_Datatype type, int keyval, void *value, void *extra) {
+    (void)type, (void)keyval, (void)extra;
+    free(value);
+    return MPI_SUCCESS;
+}
+static void flat_keyval_create(void) {
+    MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, flat_delete, &flat_keyval, NULL);
+}
+
+/* Unpacks a packed stream whose byte k is byte `shift` of k (0xff everywhere when shift
+ * is negative) with one element of type into span (which starts at the true lower bound):
+ * each byte of the typemap receives its own packed position's byte. */
+static int unpack_positions(MPI_Datatype type, unsigned char *packed, uint64_t size, int shift, unsigned char *span,
+                            MPI_Aint true_lb) {
+    for (uint64_t k = 0; k < size; k++) packed[k] = shift < 0 ? 0xff : (unsigned char)(k >> (8 * shift));
+    int pos = 0;
+    return MPI_Unpack(packed, (int)size, &pos, span - true_lb, 1, type, MPI_COMM_SELF);
+}
+
+/* Which packed position lands on each byte of the extent, a byte of the position per
+ * pass; the pieces are then the runs where both the address and the position advance by
+ * one. A byte written twice (overlapping typemap) shows as fewer marked bytes than size. */
+static clampi_flat *flatten(MPI_Datatype type) {
+    int size;
+    MPI_Aint lb, extent, true_lb, true_extent;
+    if (MPI_Type_size(type, &size) != MPI_SUCCESS || MPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+        MPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS)
+        return NULL;
+    if (size <= 0 || true_extent <= 0 || true_extent > CLAMPI_FLAT_MAX_EXTENT) return NULL;
+    const size_t span_bytes = (size_t)true_extent;
+    unsigned char *packed = malloc((size_t)size), *mark = calloc(1, span_bytes), *pass = malloc(span_bytes);
+    uint32_t *position = calloc(span_bytes, sizeof *position);
+    clampi_flat *f = NULL;
+    if (!packed || !mark || !pass || !position) goto out;
+    if (unpack_positions(type, packed, (uint64_t)size, -1, mark, true_lb) != MPI_SUCCESS) goto out;
+    size_t marked = 0, runs = 0;
+    for (size_t p = 0; p < span_bytes; p++) marked += mark[p] == 0xff;
+    if (marked != (size_t)size) goto out; /* overlapping */
+    for (int shift = 0; shift < 4 && ((uint64_t)(size - 1) >> (8 * shift)) != 0; shift++) {
+        if (unpack_positions(type, packed, (uint64_t)size, shift, pass, true_lb) != MPI_SUCCESS) goto out;
+        for (size_t p = 0; p < span_bytes; p++)
+            if (mark[p]) position[p] |= (uint32_t)pass[p] << (8 * shift);
+    }
+    for (size_t p = 0; p < span_bytes; p++)
+        if (mark[p] && !(p > 0 && mark[p - 1] && position[p] == position[p - 1] + 1)) runs++;
+    f = malloc(sizeof *f + runs * sizeof f->piece[0]);
+    if (!f) goto out;
+    f->extent = extent;
+    f->size = (uint64_t)size;
+    f->n = 0;
+    for (size_t p = 0; p < span_bytes; p++) {
+        if (!mark[p]) continue;
+        if (p > 0 && mark[p - 1] && position[p] == position[p - 1] + 1) {
+            f->piece[f->n - 1].len++;
+            continue;
+        }
+        f->piece[f->n++] = (clampi_piece){true_lb + (MPI_Aint)p, position[p], 1};
+    }
+out:
+    free(packed);
+    free(mark);
+    free(pass);
+    free(position);
+    return f;
+}
+
+const clampi_flat *clampi_flat_get(MPI_Datatype type) {
+    if (type == MPI_DATATYPE_NULL) return NULL;
+    int ni, na, nd, combiner;
+    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS || combiner == MPI_COMBINER_NAMED)
+        return NULL;
+    pthread_once(&flat_once, flat_keyval_create);
+    if (flat_keyval == MPI_KEYVAL_INVALID) return NULL;
+    pthread_mutex_lock(&flat_lock);
+    void *value = NULL;
+    int found = 0;
+    MPI_Type_get_attr(type, flat_keyval, &value, &found);
+    if (!found) {
+        value = flatten(type);
+        if (value) MPI_Type_set_attr(type, flat_keyval, value);
+    }
+    pthread_mutex_unlock(&flat_lock);
+    return value;
+}
+
+int clampi_type_basic(MPI_Datatype type, MPI_Datatype *basic) {
+    int ni, na, nd, combiner;
+    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return -1;
+    if (combiner == MPI_COMBINER_NAMED) {
+        *basic = type;
+        return 0;
+    }
+    int *ints = malloc(sizeof(int) * (size_t)(ni ? ni : 1));
+    MPI_Aint *addrs = malloc(sizeof(MPI_Aint) * (size_t)(na ? na : 1));
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)(nd ? nd : 1));
+    int rc = -1;
+    if (ints && addrs && types && nd > 0 &&
+        MPI_Type_get_contents(type, ni, na, nd, ints, addrs, types) == MPI_SUCCESS) {
+        rc = 0;
+        for (int i = 0; i < nd; i++) {
+            MPI_Datatype b;
+            if (clampi_type_basic(types[i], &b) != 0 || (i > 0 && b != *basic)) rc = -1;
+            else *basic = b;
+            int ni2, na2, nd2, c2;
+            MPI_Type_get_envelope(types[i], &ni2, &na2, &nd2, &c2);
+            if (c2 != MPI_COMBINER_NAMED) MPI_Type_free(&types[i]); /* get_contents made a new handle */
+        }
+    }
+    free(ints);
+    free(addrs);
+    free(types);
+    return rc;
+}

@@ -1,0 +1,39 @@
+/* The contiguous pieces of a derived datatype, for backends that move bytes themselves
+ * (the UCX window backend: one UCX operation per piece of a non-contiguous target).
+ *
+ * One element of the type is flattened once and cached on the type as an MPI attribute
+ * (freed with the type): its pieces in address order, each with its offset from the
+ * buffer address, its position in the packed (MPI_Pack) stream and its length. Element i
+ * of a count adds i * extent to the offsets and i * size to the packed positions. */
+#ifndef CLAMPI_RMA_FLATTEN_H
+#define CLAMPI_RMA_FLATTEN_H
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct clampi_piece {
+    MPI_Aint offset;  /* from the buffer address (true lower bound included) */
+    uint64_t packed;  /* position in the packed stream of one element */
+    uint64_t len;
+} clampi_piece;
+
+typedef struct clampi_flat {
+    MPI_Aint extent;  /* stride between elements */
+    uint64_t size;    /* data bytes of one element */
+    size_t n;         /* pieces of one element */
+    clampi_piece piece[];
+} clampi_flat;
+
+/* Largest true extent of one element clampi flattens (the analysis needs a few bytes of
+ * scratch per byte of extent). */
+#define CLAMPI_FLAT_MAX_EXTENT ((MPI_Aint)16 << 20)
+
+/* The pieces of one element of type, computed on first use. NULL when the type is
+ * predefined or invalid, its typemap overlaps itself, its true extent is above
+ * CLAMPI_FLAT_MAX_EXTENT, or memory runs out. Thread-safe. */
+const clampi_flat *clampi_flat_get(MPI_Datatype type);
+
+/* The single predefined type every element of type is made of (MPI's rule for the target
+ * of an accumulate), through any nesting of constructors. 0, or -1 when there is none. */
+int clampi_type_basic(MPI_Datatype type, MPI_Datatype *basic);
+#endif
