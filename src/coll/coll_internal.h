@@ -3,6 +3,7 @@
 #ifndef CLAMPI_COLL_INTERNAL_H
 #define CLAMPI_COLL_INTERNAL_H
 
+#include <sched.h>
 #include <clampi/coll.h>
 #include <mpi.h>
 #include <stddef.h>
@@ -139,9 +140,21 @@ void clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq, const int *wait, 
 void clampi_coll_wait_flag(const uint64_t *flag, uint64_t want, int oversubscribed);
 /* The same with the communicator's oversubscription. */
 void clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint64_t want);
-/* One round of a wait loop that checks several flags: pause, or yield once past the spin
- * budget (as clampi_coll_wait_geq). */
-void clampi_coll_relax(const clampi_coll_comm *st, unsigned iteration);
+/* For wait loops that check several flags (as clampi_coll_wait_flag does for one): the
+ * number of pause rounds before yielding, read once per wait, and one round. */
+int clampi_coll_spin_budget(int oversubscribed);
+static inline void clampi_coll_relax(int iteration, int budget)
+{
+    if (iteration < budget) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
+#endif
+    } else {
+        sched_yield();
+    }
+}
 /* Makes each rank's scratch at least bytes (collective over comm; consistent sizes). */
 int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes);
 

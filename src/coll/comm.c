@@ -197,13 +197,10 @@ clampi_coll_comm *clampi_coll_comm_get(MPI_Comm comm, int *err)
     return st;
 }
 
-static inline void cpu_relax(void)
+int clampi_coll_spin_budget(int oversubscribed)
 {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
+    const clampi_coll_options *o = clampi_coll_options_get();
+    return oversubscribed ? o->spin_oversub : o->spin;
 }
 
 /* Waits until *flag reaches at least want: spins (pause), then sched_yield. When the node
@@ -212,23 +209,9 @@ static inline void cpu_relax(void)
  * this kind of machine (wake-up costs tens of microseconds under KVM). */
 void clampi_coll_wait_flag(const uint64_t *flag, uint64_t want, int oversubscribed)
 {
-    const clampi_coll_options *o = clampi_coll_options_get();
-    int spin = oversubscribed ? o->spin_oversub : o->spin;
-    for (int i = 0; __atomic_load_n(flag, __ATOMIC_ACQUIRE) < want; i++) {
-        if (i < spin)
-            cpu_relax();
-        else
-            sched_yield();
-    }
-}
-
-void clampi_coll_relax(const clampi_coll_comm *st, unsigned iteration)
-{
-    const clampi_coll_options *o = clampi_coll_options_get();
-    if ((int)iteration < (st->oversubscribed ? o->spin_oversub : o->spin))
-        cpu_relax();
-    else
-        sched_yield();
+    const int budget = clampi_coll_spin_budget(oversubscribed);
+    for (int i = 0; __atomic_load_n(flag, __ATOMIC_ACQUIRE) < want; i++)
+        clampi_coll_relax(i, budget);
 }
 
 void clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint64_t want)

@@ -23,6 +23,14 @@ static int check_buffer(MPI_Comm comm, const void *buf, int count, MPI_Datatype 
     return MPI_SUCCESS;
 }
 
+/* A receive's or probe's source and tag (wildcards and MPI_PROC_NULL allowed). */
+static int check_source_tag(const clampi_mcomm *mc, MPI_Comm comm, int source, int tag) {
+    if (source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && (source < 0 || source >= mc->size))
+        return clampi_msg_raise(comm, MPI_ERR_RANK, "bad source");
+    if (tag != MPI_ANY_TAG && (tag < 0 || tag > mc->tag_ub)) return clampi_msg_raise(comm, MPI_ERR_TAG, "bad tag");
+    return MPI_SUCCESS;
+}
+
 /* Contiguous (one block starting at the true lower bound)? */
 static void layout(clampi_mreq *r, int count, MPI_Datatype type) {
     MPI_Aint lb, extent, tlb, textent;
@@ -89,9 +97,7 @@ int CMPIX_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag
     int err = check_comm(comm, &mc);
     if (err) return err;
     if ((err = check_buffer(comm, buf, count, datatype, &bytes))) return err;
-    if (source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && (source < 0 || source >= mc->size))
-        return clampi_msg_raise(comm, MPI_ERR_RANK, "bad source");
-    if (tag != MPI_ANY_TAG && (tag < 0 || tag > mc->tag_ub)) return clampi_msg_raise(comm, MPI_ERR_TAG, "bad tag");
+    if ((err = check_source_tag(mc, comm, source, tag))) return err;
     if (!request) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL request");
     if (source == MPI_PROC_NULL) return null_request(mc, 1, request);
     clampi_mreq *r;
@@ -127,9 +133,7 @@ int CMPIX_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *stat
     clampi_mcomm *mc;
     int err = check_comm(comm, &mc);
     if (err) return err;
-    if (source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && (source < 0 || source >= mc->size))
-        return clampi_msg_raise(comm, MPI_ERR_RANK, "bad source");
-    if (tag != MPI_ANY_TAG && (tag < 0 || tag > mc->tag_ub)) return clampi_msg_raise(comm, MPI_ERR_TAG, "bad tag");
+    if ((err = check_source_tag(mc, comm, source, tag))) return err;
     if (!flag) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL flag");
     MPI_Status ignored;
     if (status == MPI_STATUS_IGNORE) status = &ignored;
