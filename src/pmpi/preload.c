@@ -62,14 +62,14 @@ static int delete_state(MPI_Win win, int keyval, void *attr, void *extra) {
     return MPI_SUCCESS;
 }
 
-static void create_keyval(void) { MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, delete_state, &win_keyval, NULL); }
+static void create_keyval(void) { PMPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, delete_state, &win_keyval, NULL); }
 
 static inline clampi_win *find(MPI_Win win) {
     clampi_win *w = clampi_registry_lookup_mpi(win);
     if (__builtin_expect(w != NULL, 1) || !__atomic_load_n(&unmapped, __ATOMIC_RELAXED)) return w;
     void *attr = NULL;
     int flag = 0;
-    if (win != MPI_WIN_NULL && win_keyval != MPI_KEYVAL_INVALID) MPI_Win_get_attr(win, win_keyval, &attr, &flag);
+    if (win != MPI_WIN_NULL && win_keyval != MPI_KEYVAL_INVALID) PMPI_Win_get_attr(win, win_keyval, &attr, &flag);
     return flag ? attr : NULL;
 }
 
@@ -134,7 +134,7 @@ static void manage(MPI_Win win, MPI_Win shm, MPI_Comm comm, MPI_Aint size, int d
     /* Every RMA call is wrapped (the MPI-4 large-count ones too, where the MPI has them):
      * a flush with nothing outstanding may be elided while the window caches. */
     w->elide_flushes = CLAMPI_ELIDE_WHILE_CACHING;
-    if (clampi_straight_setup(w, comm) != 0 || MPI_Win_set_attr(win, win_keyval, w) != MPI_SUCCESS) {
+    if (clampi_straight_setup(w, comm) != 0 || PMPI_Win_set_attr(win, win_keyval, w) != MPI_SUCCESS) {
         clampi_win_release(w);
         return;
     }
@@ -204,8 +204,8 @@ PASS_ENTRY(Get, 16, (void *origin_addr, int origin_count, MPI_Datatype origin_da
 /* A get served locally still owes the program a request: a generalized request,
  * completed before it is returned. */
 static int done_query(void *extra, MPI_Status *status) {
-    MPI_Status_set_elements(status, MPI_BYTE, 0);
-    MPI_Status_set_cancelled(status, 0);
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
     status->MPI_SOURCE = MPI_UNDEFINED;
     status->MPI_TAG = MPI_UNDEFINED;
     return MPI_SUCCESS;
@@ -213,9 +213,10 @@ static int done_query(void *extra, MPI_Status *status) {
 static int done_free(void *extra) { return MPI_SUCCESS; }
 static int done_cancel(void *extra, int complete) { return MPI_SUCCESS; }
 
-PRELOAD_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-                         MPI_Request *request) {
+/* MPI_Rget's body, also the int path of MPI_Rget_c (never a call to the MPI_ name). */
+static int rget_entry(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                      MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                      MPI_Request *request) {
     clampi_win *w;
     if (active && target_rank != MPI_PROC_NULL && request && (w = lookup(win)) && !clampi_straight_op(w, target_rank)) {
         int served = 0;
@@ -229,6 +230,13 @@ PRELOAD_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origi
     }
     return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                      target_datatype, win, request);
+}
+
+PRELOAD_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                         MPI_Request *request) {
+    return rget_entry(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                      target_datatype, win, request);
 }
 
 /* ---- writes and atomics: drop what they may overwrite ------------------------------- */
@@ -389,8 +397,8 @@ PRELOAD_API int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Dataty
                            MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
                            MPI_Request *request) {
     if (fits(origin_count) && fits(target_count))
-        return MPI_Rget(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count,
-                        target_datatype, win, request);
+        return rget_entry(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp,
+                          (int)target_count, target_datatype, win, request);
     BIG_OP(target_rank, 0, PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                                        target_count, target_datatype, win, request));
 }
@@ -572,7 +580,7 @@ PRELOAD_API int MPI_Win_set_name(MPI_Win win, const char *win_name) {
  * is local in MPI, and creating the heap later would make it collective. */
 static void after_init(void) {
     int provided = MPI_THREAD_SINGLE;
-    MPI_Query_thread(&provided);
+    PMPI_Query_thread(&provided);
     thread_multiple = provided == MPI_THREAD_MULTIPLE;
     if (active && clampi_coll_options_get()->shmem_alloc) clampi_coll_heap_ensure(0);
 }
@@ -603,7 +611,7 @@ PRELOAD_API int MPI_Free_mem(void *base) {
         int handled = 0;
         int rc = clampi_coll_free_mem(base, &handled);
         if (handled) {
-            if (rc != MPI_SUCCESS) MPI_Comm_call_errhandler(MPI_COMM_WORLD, rc);
+            if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(MPI_COMM_WORLD, rc);
             return rc;
         }
     }

@@ -5,7 +5,8 @@
 # Usage: run_preload.sh MPIEXEC FLAVOR NP PRELOAD_LIB EXPECT [MPIEXEC_FLAGS...] -- PROGRAM [ARGS...]
 #   FLAVOR: openmpi | mpich (how LD_PRELOAD reaches the ranks, not mpiexec itself)
 #   EXPECT: hits (hits + inflight_hits > 0), direct (direct > 0), active (stats lines only),
-#           none (no stats required: the program creates no window), off (no stats line:
+#           none (no stats required: the program creates no window), hier (collectives took
+#           the hierarchical path across simulated nodes: hierarchical > 0), off (no stats line:
 #           CLAMPI_MODE=off is a pure pass-through), coll (collectives took clampi's shared
 #           path: "clampi: coll" lines show direct > 0), nocoll (they all went to MPI)
 # CLAMPI_TEST_OUTPUT_REGEX (optional): an extended regex the preloaded run's stdout must match.
@@ -48,15 +49,18 @@ case $expect in
   direct) [ "$direct" -gt 0 ] || { echo "FAIL: expected direct (shared-memory) gets"; echo "$stats"; exit 1; } ;;
   active) [ -n "$stats" ] || { echo "FAIL: the preload printed no stats line"; exit 1; } ;;
   none) ;;
-  coll|nocoll)
+  coll|nocoll|hier)
     cstats=$(grep '^clampi: coll rank=' "$out/preload.out")
     [ "$(echo -n "$cstats" | grep -c '^')" -eq "$np" ] || { echo "FAIL: expected $np coll stats lines"; echo "$cstats"; exit 1; }
     cdirect=$(echo "$cstats" | grep -o ' direct=[0-9]*' | cut -d= -f2 | awk '{s+=$1} END {print s+0}')
     cstaged=$(echo "$cstats" | grep -o ' staged=[0-9]*' | cut -d= -f2 | awk '{s+=$1} END {print s+0}')
     ceager=$(echo "$cstats" | grep -o ' eager=[0-9]*' | cut -d= -f2 | awk '{s+=$1} END {print s+0}')
-    echo "preload coll stats: direct=$cdirect staged=$cstaged eager=$ceager"
+    chier=$(echo "$cstats" | grep -o ' hierarchical=[0-9]*' | cut -d= -f2 | awk '{s+=$1} END {print s+0}')
+    echo "preload coll stats: direct=$cdirect staged=$cstaged eager=$ceager hierarchical=$chier"
     cdirect=$((cdirect + ceager))   # small blocks take the shared mailbox path
-    if [ "$expect" = coll ]; then
+    if [ "$expect" = hier ]; then
+      [ "$chier" -gt 0 ] || { echo "FAIL: no collective took the hierarchical path"; echo "$cstats"; exit 1; }
+    elif [ "$expect" = coll ]; then
       [ "$cdirect" -gt 0 ] || { echo "FAIL: no collective took the shared-heap path"; echo "$cstats"; exit 1; }
     else
       [ $((cdirect + cstaged)) -eq 0 ] || { echo "FAIL: collectives took clampi's path while switched off"; echo "$cstats"; exit 1; }
