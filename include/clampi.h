@@ -7,6 +7,7 @@
 #include <clampi/numa.h>  /* NUMA first-touch allocation: clampi_numa_alloc, ... */
 #include <clampi/locality.h>  /* locality analysis: CLAMPI_LOCALITY_NAME (clampi-locality) */
 #include <clampi/match.h> /* message matching over UCX: CMPIX_Comm_enable, CMPIX_Isend, ... */
-#include <clampi/rmax.h>  /* RMA extensions (seed 002): CMPIX_Win_dup_with_info, memory handles, ... */
+#include <clampi/rmax.h>  /* RMA extensions: CMPIX_Win_dup_with_info, memory handles, ... */
+#include <clampi/options.h> /* the options table: CMPIX_Option_* (clampi-info) */
 
 #endif

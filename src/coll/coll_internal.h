@@ -12,7 +12,7 @@
 #include "coll/engine/arena.h"
 #include "coll/engine/morton.h"
 
-/* ---- options: read once from the environment (options.c) ------------------------ */
+/* ---- options: read once through the options table (options.c, common/options.h) -- */
 typedef struct clampi_coll_options {
     int coll;             /* CLAMPI_COLL=on|off: shared-heap collectives (default on) */
     int shmem_alloc;      /* CLAMPI_SHMEM_ALLOC=on|off: CMPI_Alloc_mem from the heap (on) */
@@ -29,8 +29,6 @@ typedef struct clampi_coll_options {
 } clampi_coll_options;
 #define CLAMPI_COLL_EAGER_MAX_DEFAULT ((size_t)1024)
 const clampi_coll_options *clampi_coll_options_get(void);
-/* Parses "123", "64K", "4M", "1G"; returns def when s is NULL or malformed. */
-size_t clampi_coll_parse_size(const char *s, size_t def);
 
 /* ---- shared heap (heap.c) -------------------------------------------------------- */
 /* Creates the world-node heap if needed: collective over MPI_COMM_WORLD. */

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "coll/coll_internal.h"
+#include "common/options.h"
 #include "pmpi/straight.h"
 #include "pmpi/match_profile.h"
 #include "rma/access.h"
@@ -39,8 +40,8 @@ __attribute__((visibility("hidden"))) int active = 1;
 static int thread_multiple;   /* MPI initialised with MPI_THREAD_MULTIPLE */
 
 __attribute__((constructor)) static void preload_init(void) {
-    const char *mode = getenv("CLAMPI_MODE");
-    active = !(mode && !strcmp(mode, CLAMPI_OFF));
+    clampi_opt_value mode; /* an invalid CLAMPI_MODE fails window creation later, with its message */
+    active = !(clampi_opt_env(CLAMPI_OPT_MODE, &mode) > 0 && mode.u == CLAMPI_MODE_OFF);
 }
 
 /* ---- window state on the MPI_Win --------------------------------------------------- */

@@ -1,5 +1,6 @@
 /* The preload's straight path: which targets skip clampi (see straight.h). */
 #include "pmpi/straight.h"
+#include "common/options.h"
 #include "topo/node.h"
 
 #include <stdint.h>
@@ -11,16 +12,11 @@
 #define MAX_PAUSE 4096
 
 
-/* CLAMPI_INFLIGHT_SHARING, read once; a value other than the three is taken as auto
- * (the preload never fails a program for a tuning knob it has not got). */
+/* CLAMPI_INFLIGHT_SHARING (options table: auto|always|never, read once; an invalid value is
+ * reported and taken as auto: the preload never fails a program for a tuning knob). */
 static enum clampi_sharing sharing_setting(void) {
-    static int cached = -1;
-    if (cached < 0) {
-        const char *s = getenv("CLAMPI_INFLIGHT_SHARING");
-        cached = !s ? SHARING_AUTO : !strcmp(s, "always") ? SHARING_ALWAYS : !strcmp(s, "never") ? SHARING_NEVER
-                                                                                           : SHARING_AUTO;
-    }
-    return (enum clampi_sharing)cached;
+    static const enum clampi_sharing by_index[] = {SHARING_AUTO, SHARING_ALWAYS, SHARING_NEVER};
+    return by_index[clampi_opt_process(CLAMPI_OPT_INFLIGHT_SHARING).u];
 }
 
 /* same_node[t] = 1 if comm's rank t runs on the caller's node (clampi_node_split: the one
