@@ -1,13 +1,14 @@
-/* The node split (see node.h). CLAMPI_NODE_SIZE is read with the other process-wide
- * settings in src/rma/options.c. */
+/* The node split (see node.h). CLAMPI_NODE_SIZE comes from the options table. */
 #include "topo/node.h"
 
-#include "rma/options.h"
+#include "common/options.h"
 
-int clampi_node_simulated(void) { return clampi_options_node_size() > 0; }
+static int node_size(void) { return (int)clampi_opt_process(CLAMPI_OPT_NODE_SIZE).u; }
+
+int clampi_node_simulated(void) { return node_size() > 0; }
 
 int clampi_node_split(MPI_Comm comm, MPI_Comm *node) {
-    int k = clampi_options_node_size();
+    int k = node_size();
     if (k <= 0) return MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, node);
     MPI_Comm real;
     int err = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &real);
