@@ -1,6 +1,7 @@
 /* Alltoall and Allgather on the shared heap: announce, agree, copy along the schedule
  * (Morton or naive), synchronize. See docs/coll.md for the protocol. */
 #include "coll/coll_internal.h"
+#include "common/stats.h"
 
 #include <alloca.h>
 #include <stdio.h>
@@ -310,11 +311,15 @@ void clampi_coll_stats_print(void)
 {
     int rank = -1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    printf("clampi: coll rank=%d direct=%lu staged=%lu delegated=%lu heap_fallbacks=%lu eager=%lu "
-           "hierarchical=%lu\n",
-           rank, clampi_coll_stats.direct, clampi_coll_stats.staged, clampi_coll_stats.delegated,
-           clampi_coll_heap_fallbacks(), clampi_coll_stats.eager, clampi_coll_stats.hierarchical);
-    fflush(stdout);
+    clampi_stats_line line;
+    clampi_stats_begin(&line, "coll", rank);
+    clampi_stats_u64(&line, "direct", clampi_coll_stats.direct);
+    clampi_stats_u64(&line, "staged", clampi_coll_stats.staged);
+    clampi_stats_u64(&line, "delegated", clampi_coll_stats.delegated);
+    clampi_stats_u64(&line, "heap_fallbacks", clampi_coll_heap_fallbacks());
+    clampi_stats_u64(&line, "eager", clampi_coll_stats.eager);
+    clampi_stats_u64(&line, "hierarchical", clampi_coll_stats.hierarchical);
+    clampi_stats_emit(&line);
 }
 
 CLAMPI_API int CMPIX_Coll_get_stats(CMPIX_Coll_stats *stats)

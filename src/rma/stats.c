@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "backends/ucx/backend.h"
+#include "common/stats.h"
 #include "rma/errors.h"
 
 void clampi_stats_collect(const clampi_win *w, CMPI_Win_stats *s) {
@@ -38,33 +39,25 @@ void clampi_stats_collect(const clampi_win *w, CMPI_Win_stats *s) {
 void clampi_stats_print(const clampi_win *w) {
     char name[MPI_MAX_OBJECT_NAME + 1] = "";
     int len = 0;
-    MPI_Win_get_name(w->win, name, &len);
-    for (char *p = name; *p; p++)
-        if (*p == ' ' || *p == '=' || *p == '\t') *p = '_'; /* keep the line key=value parsable */
+    PMPI_Win_get_name(w->win, name, &len);
     if (!name[0]) snprintf(name, sizeof name, "win%u", w->serial);
     CMPI_Win_stats s;
     clampi_stats_collect(w, &s);
+    clampi_stats_line line;
+    clampi_stats_begin(&line, NULL, w->rank);
+    clampi_stats_str(&line, "win", name);
+    clampi_stats_str(&line, "mode", clampi_mode_name(w->opts.mode));
     /* The line's fields, in order: adding a counter is one entry here. */
 #define CLAMPI_STATS_LINE_FIELDS(X)                                                                       \
     X(gets) X(hits) X(subrange_hits) X(inflight_hits) X(misses) X(bypassed) X(direct) X(bytes_saved)       \
     X(bytes_fetched) X(evictions) X(conflict_evictions) X(capacity_evictions) X(failed_inserts)            \
     X(invalidations) X(adaptations) X(adapt_grows) X(adapt_shrinks) X(flushes) X(flushes_elided) X(puts)   \
     X(index_entries) X(buffer_bytes)
-    char line[1024];
-    int n = snprintf(line, sizeof line, "clampi: rank=%d win=%s mode=%s", w->rank, name, clampi_mode_name(w->opts.mode));
-#define CLAMPI_STATS_PRINT_FIELD(f)                                                                        \
-    if (n > 0 && (size_t)n < sizeof line) n += snprintf(line + n, sizeof line - n, " " #f "=%llu", (unsigned long long)s.f);
+#define CLAMPI_STATS_PRINT_FIELD(f) clampi_stats_u64(&line, #f, (uint64_t)s.f);
     CLAMPI_STATS_LINE_FIELDS(CLAMPI_STATS_PRINT_FIELD)
 #undef CLAMPI_STATS_PRINT_FIELD
 #undef CLAMPI_STATS_LINE_FIELDS
-    /* One write with its newline: MPI launchers may leave stdout unbuffered, and a line
-     * written in pieces can interleave with other ranks' output. */
-    if (n > 0 && (size_t)n < sizeof line - 1) {
-        line[n] = '\n';
-        line[n + 1] = '\0';
-    }
-    fputs(line, stdout);
-    fflush(stdout);
+    clampi_stats_emit(&line);
 }
 
 int CMPI_Win_get_stats(CMPI_Win win, CMPI_Win_stats *stats) {
