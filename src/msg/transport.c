@@ -321,9 +321,9 @@ int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t 
 
 /* ---- set-up and teardown ---------------------------------------------------------- */
 static int at_finalize(MPI_Comm comm, int kv, void *value, void *extra) {
+    prog_stop_thread(); /* first: its AM handler must not meet a communicator being freed */
     clampi_msg_disable_all_local();
     clampi_msg_progress();
-    prog_stop_thread();
     if (opal_unregister) opal_unregister(opal_progress_cb);
     pthread_mutex_lock(&init_lock);
     if (worker) ucp_worker_destroy(worker);
