@@ -6,8 +6,8 @@ Usage: check_pmpi.py SOURCE_DIR BUILD_DIR
 1. Objects: no object of a clampi library (build/src/CMakeFiles/*) may reference an
    undefined MPI_ function (nm -u). Library code reaches MPI through
    src/common/pmpi_shim.h; a new call needs its line there.
-2. Wrappers: the preload's own files (src/pmpi/*.c) define MPI_ names, so they are not
-   shimmed; there an MPI_ name may only appear where it is defined, never called (a call
+2. Wrappers: the preload's own files (src/pmpi/*.c) and src/*/mpi_entry.c define MPI_
+   names, so they are not shimmed; there an MPI_ name may only appear where it is defined, never called (a call
    inside the translation unit that defines it would not show in nm).
 Exits 1 and lists every offence.
 """
@@ -22,6 +22,11 @@ def undefined_mpi(obj):
     return sorted({m.group(1) for m in re.finditer(r"\b(MPI_[A-Z]\w*)", out)})
 
 
+def defined_pmpi(obj):
+    out = subprocess.run(["nm", "--defined-only", str(obj)], capture_output=True, text=True, check=True).stdout
+    return sorted({m.group(1) for m in re.finditer(r" [TtWw] (PMPI_[A-Z]\w*)", out)})
+
+
 def strip_comments_and_strings(text):
     text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
     text = re.sub(r"//[^\n]*", "", text)
@@ -30,7 +35,7 @@ def strip_comments_and_strings(text):
 
 # A definition: the name follows a return type at the start of a declaration
 # ("PRELOAD_API int MPI_Rget(", "int MPI_Wait(").
-DEFINITION = re.compile(r"^\s*(?:[A-Z_]+_API\s+)?(?:int|double)\s+$")
+DEFINITION = re.compile(r"^\s*(?:[A-Z_]+\s+)?(?:int|double)\s+$")
 CALL = re.compile(r"\bMPI_[A-Z]\w*\s*\(")
 
 
@@ -51,9 +56,11 @@ def main():
         return 1
     offences = []
     for obj in objs:
+        for name in defined_pmpi(obj):
+            offences.append(f"{obj.relative_to(build)}: defines {name} (an MPI_ definition renamed by the shim?)")
         for name in undefined_mpi(obj):
             offences.append(f"{obj.relative_to(build)}: references {name} (add it to src/common/pmpi_shim.h)")
-    wrappers = sorted((src / "src" / "pmpi").glob("*.c"))
+    wrappers = sorted((src / "src" / "pmpi").glob("*.c")) + sorted((src / "src").glob("*/mpi_entry.c"))
     for path in wrappers:
         offences += wrapper_calls(path)
     for o in offences:

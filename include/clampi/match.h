@@ -6,9 +6,11 @@
  * per pair, MPI_ANY_SOURCE / MPI_ANY_TAG, probes, cancel of a posted receive). Messages
  * sent with CMPIX_ are received only with CMPIX_ (and MPI's own with MPI's): the two paths
  * do not match each other. The completion calls accept clampi's requests and ordinary MPI
- * requests alike. clampi's requests are MPI generalized requests: MPI_Wait, MPI_Test,
- * MPI_Request_free, MPI_Test_cancelled and MPI_Get_count work on them too (see
- * docs/matching.md for how progress reaches them on each MPI).
+ * requests alike. clampi's requests are MPI generalized requests: MPI_Wait, MPI_Test (and
+ * the -all/-any/-some calls), MPI_Request_free, MPI_Test_cancelled and MPI_Get_count work
+ * on them too (see docs/matching.md for how progress reaches them on each MPI). Linking
+ * libclampi wraps MPI's completion calls (weak symbols, PMPI underneath) so that they
+ * report a clampi request's error as for MPI's own requests.
  *
  * Info keys / environment (info strongest): clampi_match (CLAMPI_MATCH) = list | lla | hot
  * | lla+hot | bins; clampi_match_width (CLAMPI_MATCH_WIDTH) = entries per array;
@@ -17,7 +19,11 @@
  * Every function returns MPI_SUCCESS or an MPI error code raised through the
  * communicator's error handler: MPI_ERR_COMM (null or not enabled), MPI_ERR_RANK,
  * MPI_ERR_TAG, MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_BUFFER, MPI_ERR_ARG,
- * MPI_ERR_INFO_VALUE, MPI_ERR_TRUNCATE (also in the status's MPI_ERROR). */
+ * MPI_ERR_INFO_VALUE. A receive whose message did not fit completes with
+ * MPI_ERR_TRUNCATE: every completion call (CMPIX_ and MPI_Wait/Test/Waitall/Waitany/
+ * Waitsome/Testall/Testany/Testsome) returns it through the handler of the receive's
+ * communicator, with it in the status's MPI_ERROR (MPI_ERR_IN_STATUS from the
+ * multiple-completion calls). MPI_BOTTOM with absolute-address datatypes works. */
 #ifndef CLAMPI_MATCH_H
 #define CLAMPI_MATCH_H
 
@@ -51,8 +57,10 @@ CLAMPI_API int CMPIX_Recv(void *buf, int count, MPI_Datatype datatype, int sourc
                           MPI_Comm comm, MPI_Status *status);
 CLAMPI_API int CMPIX_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
 CLAMPI_API int CMPIX_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
-/* Cancels a posted receive that has not matched (then MPI_Test_cancelled says true);
- * on anything else it is a no-op, as MPI_Cancel on a matched receive. */
+/* Cancels a posted receive that has not matched (then MPI_Test_cancelled says true).
+ * On anything else (a receive that already matched, an MPI_PROC_NULL receive, a send) it
+ * has no effect and returns MPI_SUCCESS, as MPI_Cancel: the request completes normally
+ * and MPI_Test_cancelled says false. */
 CLAMPI_API int CMPIX_Cancel(MPI_Request *request);
 
 CLAMPI_API int CMPIX_Wait(MPI_Request *request, MPI_Status *status);

@@ -101,12 +101,28 @@ int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t 
 void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r); /* a matched receive */
 void clampi_msg_free(clampi_msg *m);  /* an unexpected message never received */
 void clampi_msg_finish(clampi_mreq *r); /* transfer over: queue for MPI completion */
+void clampi_msg_started(void);          /* a request made: wakes the progress thread */
 
 /* request.c */
 int clampi_mreq_create(clampi_mcomm *mc, int is_recv, void *buf, int count, MPI_Datatype type, clampi_mreq **out);
 clampi_mreq *clampi_mreq_pin(MPI_Request req); /* NULL if not clampi's */
 void clampi_mreq_unpin(clampi_mreq *r);
 int clampi_mreq_query(void *extra, MPI_Status *status);
+int clampi_mreq_live(void);
+/* MPICH's MPI_Pack / MPI_Unpack refuse MPI_BOTTOM (NULL): count elements of an
+ * absolute-address type as one element of *shifted (free it) at the non-NULL *base. */
+void clampi_msg_bottom_type(int count, MPI_Datatype type, MPI_Datatype *shifted, void **base); /* any clampi request not yet freed by MPI? */
+
+/* complete.c: MPI's completion calls with clampi's progress and errors (the request's
+ * error in MPI_ERROR, raised on its communicator); MPI's own when no clampi request lives. */
+int clampi_msg_wait(MPI_Request *request, MPI_Status *status);
+int clampi_msg_test(MPI_Request *request, int *flag, MPI_Status *status);
+int clampi_msg_waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
+int clampi_msg_testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
+int clampi_msg_waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+int clampi_msg_testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
+int clampi_msg_waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
+int clampi_msg_testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
 
 /* errors: raise code through comm's handler (MPI_COMM_WORLD's for MPI_COMM_NULL). */
 int clampi_msg_raise(MPI_Comm comm, int code, const char *why);

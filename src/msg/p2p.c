@@ -19,7 +19,11 @@ static int check_buffer(MPI_Comm comm, const void *buf, int count, MPI_Datatype 
     int size = 0;
     PMPI_Type_size(type, &size);
     *bytes = (size_t)count * (size_t)size;
-    if (!buf && *bytes) return clampi_msg_raise(comm, MPI_ERR_BUFFER, "NULL buffer");
+    /* NULL is MPI_BOTTOM too: refused only when the data would start at address 0 (an
+     * absolute-address datatype has its true lower bound at the data's address). */
+    MPI_Aint tlb = 0, textent = 0;
+    if (!buf && *bytes) PMPI_Type_get_true_extent(type, &tlb, &textent);
+    if (!buf && *bytes && tlb == 0) return clampi_msg_raise(comm, MPI_ERR_BUFFER, "NULL buffer");
     return MPI_SUCCESS;
 }
 
@@ -41,6 +45,15 @@ static void layout(clampi_mreq *r, int count, MPI_Datatype type) {
     r->contig = (textent == size && extent == size) || count == 0 || size == 0;
     r->contig_offset = r->contig ? tlb : 0;
     r->capacity = (size_t)count * (size_t)size;
+}
+
+static void pack_bottom(int count, MPI_Datatype type, void *out, int size, MPI_Comm comm) {
+    MPI_Datatype shifted;
+    void *base;
+    int pos = 0;
+    clampi_msg_bottom_type(count, type, &shifted, &base);
+    PMPI_Pack(base, 1, shifted, out, size, &pos, comm);
+    PMPI_Type_free(&shifted);
 }
 
 /* An already-complete request (MPI_PROC_NULL). */
@@ -81,7 +94,8 @@ int CMPIX_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int
             clampi_msg_finish(r);
             return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
         }
-        PMPI_Pack(buf, count, datatype, r->tmp, (int)bytes, &pos, comm);
+        if (buf) PMPI_Pack(buf, count, datatype, r->tmp, (int)bytes, &pos, comm);
+        else pack_bottom(count, datatype, r->tmp, (int)bytes, comm);
         data = r->tmp;
     }
     *request = r->mpi;
@@ -169,28 +183,20 @@ int CMPIX_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     return err;
 }
 
-/* A receive still in the posted queue is taken out and completes as cancelled. A receive
- * that already matched (or an MPI_PROC_NULL one, complete at once) cannot be: that is bad
- * input (issue 11), MPI_ERR_REQUEST through its communicator's handler, and the request
- * completes normally with its message. A send is never cancelled (MPI allows that):
- * MPI_SUCCESS, and it completes normally with MPI_Test_cancelled false. */
+/* A receive still in the posted queue is taken out and completes as cancelled. Anything
+ * else (a receive that already matched, an MPI_PROC_NULL one, a send) is left alone, as
+ * MPI_Cancel does: MPI_SUCCESS, and the request completes normally with
+ * MPI_Test_cancelled false. */
 int CMPIX_Cancel(MPI_Request *request) {
     if (!request) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "NULL request");
     clampi_mreq *r = clampi_mreq_pin(*request);
     if (!r) return PMPI_Cancel(request); /* an ordinary MPI request */
-    int err = MPI_SUCCESS;
-    if (r->is_recv && !r->cancelled) {
-        if (r->mc && clampi_matcher_cancel(r->mc->matcher, (uintptr_t)r) == 1) {
-            r->cancelled = 1;
-            r->bytes = 0;
-            clampi_msg_finish(r);
-        } else {
-            err = MPI_ERR_REQUEST;
-        }
+    if (r->is_recv && !r->cancelled && r->mc && clampi_matcher_cancel(r->mc->matcher, (uintptr_t)r) == 1) {
+        r->cancelled = 1;
+        r->bytes = 0;
+        clampi_msg_finish(r);
     }
-    MPI_Comm comm = r->comm;
     clampi_mreq_unpin(r);
     clampi_msg_progress();
-    return err ? clampi_msg_raise(comm, err, "receive already matched: not cancelled, it completes normally")
-               : MPI_SUCCESS;
+    return MPI_SUCCESS;
 }

@@ -9,6 +9,9 @@
 #define TABLE_SIZE 4096
 static clampi_mreq *table[TABLE_SIZE];
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic long live; /* requests MPI still has: the completion calls' fast path */
+
+int clampi_mreq_live(void) { return atomic_load_explicit(&live, memory_order_relaxed) != 0; }
 
 static unsigned slot_of(MPI_Request h) {
     uint64_t v = 0;
@@ -51,19 +54,31 @@ void clampi_mreq_unpin(clampi_mreq *r) {
     }
 }
 
+void clampi_msg_bottom_type(int count, MPI_Datatype type, MPI_Datatype *shifted, void **base) {
+    MPI_Aint tlb, textent, disp;
+    PMPI_Type_get_true_extent(type, &tlb, &textent);
+    disp = -tlb;
+    PMPI_Type_create_struct(1, &count, &disp, &type, shifted);
+    PMPI_Type_commit(shifted);
+    *base = (void *)tlb;
+}
+
 int clampi_mreq_query(void *extra, MPI_Status *status) {
     clampi_mreq *r = extra;
     status->MPI_SOURCE = r->is_recv ? r->source : MPI_ANY_SOURCE;
     status->MPI_TAG = r->is_recv ? r->tag : MPI_ANY_TAG;
-    status->MPI_ERROR = r->error;
+    /* Success to MPI, whatever r->error: MPI would raise it on MPI_COMM_WORLD (complete.c
+     * raises it on the request's communicator and sets MPI_ERROR itself). */
+    status->MPI_ERROR = MPI_SUCCESS;
     PMPI_Status_set_cancelled(status, r->cancelled);
     PMPI_Status_set_elements_x(status, MPI_BYTE, r->is_recv ? (MPI_Count)r->bytes : 0);
-    return MPI_SUCCESS; /* errors reach the user through CMPIX_ and MPI_ERROR (docs) */
+    return MPI_SUCCESS;
 }
 
 static int free_fn(void *extra) {
     clampi_mreq *r = extra;
     table_remove(r);
+    atomic_fetch_sub(&live, 1);
     clampi_mreq_unpin(r);
     return MPI_SUCCESS;
 }
@@ -116,7 +131,9 @@ int clampi_mreq_create(clampi_mcomm *mc, int is_recv, void *buf, int count, MPI_
         free(r);
         return err;
     }
+    atomic_fetch_add(&live, 1);
     table_insert(r);
+    clampi_msg_started();
     *out = r;
     return MPI_SUCCESS;
 }

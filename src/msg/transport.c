@@ -7,14 +7,25 @@
  *    clampi_msg_progress; MPICH calls it from MPI_Wait/MPI_Test on such requests.
  *  - Open MPI: clampi_msg_progress is registered as an opal progress callback (looked up
  *    at run time with dlsym), which every MPI wait and test loop runs.
+ *  - MPICH has no such hook: inside any other MPI call (MPI_Barrier after a CMPIX_Isend,
+ *    MPICH's scancel2) nothing would progress clampi's worker, and a peer's receive
+ *    that needs this side (rendezvous) would hang. A progress thread does it there: it
+ *    polls the worker while clampi requests are in flight (spinning while there is work,
+ *    then sleeping 5-50 us, as the RMA backend's thread in backends/ucx/progress.c) and
+ *    blocks when none has been for a while. It only runs UCX (and the AM handler and
+ *    UCX callbacks with it); MPI_Grequest_complete stays with the application's threads.
+ *    (Not UCX's event fd: the shared context has no UCP_FEATURE_WAKEUP.)
  * A transfer that finishes inside UCX's callbacks only marks the request; the
  * MPI_Grequest_complete happens in clampi_msg_progress, outside UCX's callbacks. */
 #include <dlfcn.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/ucx/context.h"
+#include "rma/flatten.h"
 #include "msg/msg.h"
 
 static ucp_worker_h worker;
@@ -28,9 +39,60 @@ static int (*opal_unregister)(opal_cb);
 
 ucp_worker_h clampi_msg_worker(void) { return worker; }
 
+/* ---- progress thread (MPICH) --------------------------------------------------------- */
+static pthread_t prog_thread;
+static int prog_on;
+static _Atomic int prog_stop, prog_asleep;
+static _Atomic long in_flight; /* requests made and not yet finished */
+static pthread_mutex_t prog_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t prog_cond = PTHREAD_COND_INITIALIZER;
+
+void clampi_msg_started(void) {
+    atomic_fetch_add(&in_flight, 1);
+    if (atomic_load(&prog_asleep)) { /* rare: only after a long idle spell */
+        pthread_mutex_lock(&prog_lock);
+        pthread_cond_signal(&prog_cond);
+        pthread_mutex_unlock(&prog_lock);
+    }
+}
+
+static void *prog_main(void *arg) {
+    unsigned idle = 0;
+    while (!atomic_load(&prog_stop)) {
+        if (ucp_worker_progress(worker)) {
+            idle = 0;
+            continue;
+        }
+        if (++idle < 64) continue;
+        if (idle > 64 + 2000 && atomic_load(&in_flight) == 0) { /* ~0.1 s without work */
+            pthread_mutex_lock(&prog_lock);
+            atomic_store(&prog_asleep, 1);
+            while (!atomic_load(&prog_stop) && atomic_load(&in_flight) == 0) pthread_cond_wait(&prog_cond, &prog_lock);
+            atomic_store(&prog_asleep, 0);
+            pthread_mutex_unlock(&prog_lock);
+            idle = 0;
+            continue;
+        }
+        struct timespec ts = {0, idle < 1024 ? 5000 : 50000};
+        nanosleep(&ts, NULL);
+    }
+    return arg;
+}
+
+static void prog_stop_thread(void) {
+    if (!prog_on) return;
+    pthread_mutex_lock(&prog_lock);
+    atomic_store(&prog_stop, 1);
+    pthread_cond_signal(&prog_cond);
+    pthread_mutex_unlock(&prog_lock);
+    pthread_join(prog_thread, NULL);
+    prog_on = 0;
+}
+
 /* ---- completion ------------------------------------------------------------------ */
 void clampi_msg_finish(clampi_mreq *r) {
     if (!r->is_recv) { free(r->tmp); r->tmp = NULL; }
+    atomic_fetch_sub(&in_flight, 1);
     r->done_next = NULL;
     pthread_mutex_lock(&done_lock);
     if (done_tail) done_tail->done_next = r; else done_head = r;
@@ -64,6 +126,19 @@ static int opal_progress_cb(void) {
 }
 
 /* ---- receiving ------------------------------------------------------------------- */
+/* The first `bytes` (< one element) of a packed element into the element at dst, piece
+ * by piece: MPI_Unpack cannot unpack part of an element. Nothing if the type has no
+ * flattening (overlapping or huge typemap). */
+static void unpack_partial(MPI_Datatype type, const char *data, size_t bytes, char *dst) {
+    const clampi_flat *f = clampi_flat_get(type);
+    for (size_t i = 0; f && i < f->n; i++) {
+        const clampi_piece *p = &f->piece[i];
+        if (p->packed >= bytes) continue;
+        size_t len = p->packed + p->len <= bytes ? p->len : bytes - p->packed;
+        memcpy(dst + p->offset, data + p->packed, len);
+    }
+}
+
 /* Receive bytes from `data` (packed) into r's buffer: at most r->capacity (truncation). */
 static void unpack_into(clampi_mreq *r, const void *data, size_t bytes) {
     size_t n = bytes < r->capacity ? bytes : r->capacity;
@@ -72,9 +147,23 @@ static void unpack_into(clampi_mreq *r, const void *data, size_t bytes) {
         return;
     }
     int tsize = 0, pos = 0;
+    MPI_Aint lb, extent;
     PMPI_Type_size(r->type, &tsize);
-    int whole = tsize ? (int)(n / (size_t)tsize) : 0; /* a truncated tail element is dropped */
-    if (whole) PMPI_Unpack(data, (int)n, &pos, r->buf, whole, r->type, MPI_COMM_SELF);
+    PMPI_Type_get_extent(r->type, &lb, &extent);
+    int whole = tsize ? (int)(n / (size_t)tsize) : 0;
+    if (whole && r->buf) {
+        PMPI_Unpack(data, (int)n, &pos, r->buf, whole, r->type, MPI_COMM_SELF);
+    } else if (whole) { /* MPI_BOTTOM */
+        MPI_Datatype shifted;
+        void *base;
+        clampi_msg_bottom_type(whole, r->type, &shifted, &base);
+        PMPI_Unpack(data, (int)n, &pos, base, 1, shifted, MPI_COMM_SELF);
+        PMPI_Type_free(&shifted);
+    }
+    size_t rest = n - (size_t)whole * (size_t)tsize; /* a part of the next element */
+    if (rest)
+        unpack_partial(r->type, (const char *)data + (size_t)whole * (size_t)tsize, rest,
+                       (char *)r->buf + (MPI_Aint)whole * extent);
 }
 
 static void rndv_done(void *request, ucs_status_t status, size_t length, void *user_data) {
@@ -232,6 +321,7 @@ int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t 
 
 /* ---- set-up and teardown ---------------------------------------------------------- */
 static int at_finalize(MPI_Comm comm, int kv, void *value, void *extra) {
+    prog_stop_thread(); /* first: its AM handler must not meet a communicator being freed */
     clampi_msg_disable_all_local();
     clampi_msg_progress();
     if (opal_unregister) opal_unregister(opal_progress_cb);
@@ -267,7 +357,11 @@ int clampi_msg_transport_init(void) {
                 int (*reg)(opal_cb) = (int (*)(opal_cb))dlsym(RTLD_DEFAULT, "opal_progress_register");
                 opal_unregister = (int (*)(opal_cb))dlsym(RTLD_DEFAULT, "opal_progress_unregister");
                 if (reg) reg(opal_progress_cb);
+#else
+                void *reg = NULL;
 #endif
+                atomic_store(&prog_stop, 0);
+                if (!reg) prog_on = pthread_create(&prog_thread, NULL, prog_main, NULL) == 0;
             }
         }
     }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "pmpi/match_profile.h"
+#include "msg/msg.h" /* completion calls: clampi_msg_wait ... (MPI's, plus clampi's request errors) */
 
 #define PROFILE_API __attribute__((visibility("default")))
 #define NBUCKETS 33 /* 0, 1, 2-3, 4-7, ... */
@@ -125,17 +126,17 @@ PROFILE_API int MPI_Request_free(MPI_Request *request) {
 }
 
 PROFILE_API int MPI_Wait(MPI_Request *request, MPI_Status *status) {
-    if (!profiling()) return PMPI_Wait(request, status);
+    if (!profiling()) return clampi_msg_wait(request, status);
     MPI_Request r = *request;
-    int rc = PMPI_Wait(request, status);
+    int rc = clampi_msg_wait(request, status);
     done(r, 1);
     return rc;
 }
 
 PROFILE_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
-    if (!profiling()) return PMPI_Test(request, flag, status);
+    if (!profiling()) return clampi_msg_test(request, flag, status);
     MPI_Request r = *request;
-    int rc = PMPI_Test(request, flag, status);
+    int rc = clampi_msg_test(request, flag, status);
     if (*flag) done(r, 1);
     return rc;
 }
@@ -147,54 +148,54 @@ PROFILE_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
 #define FREE_HANDLES() if (h_ != stack_) free(h_)
 
 PROFILE_API int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
-    if (!profiling() || count <= 0) return PMPI_Waitall(count, reqs, statuses);
+    if (!profiling() || count <= 0) return clampi_msg_waitall(count, reqs, statuses);
     COPY_HANDLES(count, reqs);
-    int rc = PMPI_Waitall(count, reqs, statuses);
+    int rc = clampi_msg_waitall(count, reqs, statuses);
     for (int i = 0; h_ && i < count; i++) done(h_[i], 1);
     FREE_HANDLES();
     return rc;
 }
 
 PROFILE_API int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
-    if (!profiling() || count <= 0) return PMPI_Testall(count, reqs, flag, statuses);
+    if (!profiling() || count <= 0) return clampi_msg_testall(count, reqs, flag, statuses);
     COPY_HANDLES(count, reqs);
-    int rc = PMPI_Testall(count, reqs, flag, statuses);
+    int rc = clampi_msg_testall(count, reqs, flag, statuses);
     for (int i = 0; h_ && *flag && i < count; i++) done(h_[i], 1);
     FREE_HANDLES();
     return rc;
 }
 
 PROFILE_API int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status) {
-    if (!profiling() || count <= 0) return PMPI_Waitany(count, reqs, index, status);
+    if (!profiling() || count <= 0) return clampi_msg_waitany(count, reqs, index, status);
     COPY_HANDLES(count, reqs);
-    int rc = PMPI_Waitany(count, reqs, index, status);
+    int rc = clampi_msg_waitany(count, reqs, index, status);
     if (h_ && *index != MPI_UNDEFINED) done(h_[*index], 1);
     FREE_HANDLES();
     return rc;
 }
 
 PROFILE_API int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
-    if (!profiling() || count <= 0) return PMPI_Testany(count, reqs, index, flag, status);
+    if (!profiling() || count <= 0) return clampi_msg_testany(count, reqs, index, flag, status);
     COPY_HANDLES(count, reqs);
-    int rc = PMPI_Testany(count, reqs, index, flag, status);
+    int rc = clampi_msg_testany(count, reqs, index, flag, status);
     if (h_ && *flag && *index != MPI_UNDEFINED) done(h_[*index], 1);
     FREE_HANDLES();
     return rc;
 }
 
 PROFILE_API int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
-    if (!profiling() || incount <= 0) return PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
+    if (!profiling() || incount <= 0) return clampi_msg_waitsome(incount, reqs, outcount, indices, statuses);
     COPY_HANDLES(incount, reqs);
-    int rc = PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
+    int rc = clampi_msg_waitsome(incount, reqs, outcount, indices, statuses);
     for (int i = 0; h_ && *outcount != MPI_UNDEFINED && i < *outcount; i++) done(h_[indices[i]], 1);
     FREE_HANDLES();
     return rc;
 }
 
 PROFILE_API int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
-    if (!profiling() || incount <= 0) return PMPI_Testsome(incount, reqs, outcount, indices, statuses);
+    if (!profiling() || incount <= 0) return clampi_msg_testsome(incount, reqs, outcount, indices, statuses);
     COPY_HANDLES(incount, reqs);
-    int rc = PMPI_Testsome(incount, reqs, outcount, indices, statuses);
+    int rc = clampi_msg_testsome(incount, reqs, outcount, indices, statuses);
     for (int i = 0; h_ && *outcount != MPI_UNDEFINED && i < *outcount; i++) done(h_[indices[i]], 1);
     FREE_HANDLES();
     return rc;

@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
         int canc = 0;
         MPI_Test_cancelled(&st, &canc);
         CHECK(canc);
-        /* 2b. cancel of a matched receive: MPI_ERR_REQUEST, the message still arrives
+        /* 2b. cancel of a matched receive: MPI_SUCCESS and no effect, the message arrives
          *     intact, and the queues are unchanged (the next message matches as usual) */
         {
             int v[2] = {rank * 10 + 1, rank * 10 + 2}, got[2] = {-1, -1};
@@ -82,7 +82,7 @@ int main(int argc, char **argv) {
                 CHECK(CMPIX_Iprobe(peer, 97, comm, &none, MPI_STATUS_IGNORE) == MPI_SUCCESS);
                 MPI_Request_get_status(rr[0], &flag, MPI_STATUS_IGNORE);
             }
-            check_class(CMPIX_Cancel(&rr[0]), MPI_ERR_REQUEST);
+            CHECK(CMPIX_Cancel(&rr[0]) == MPI_SUCCESS);
             CHECK(rr[0] != MPI_REQUEST_NULL);
             CHECK(CMPIX_Wait(&rr[0], &st) == MPI_SUCCESS);
             int c2 = 1;

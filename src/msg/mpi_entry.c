@@ -1,0 +1,35 @@
+/* MPI's completion calls in libclampi: MPI_Wait/Test/Waitall/Waitany/Waitsome/Testall/
+ * Testany/Testsome on any mix of clampi's and MPI's requests (complete.c says why). Weak, so
+ * that the preload's own definitions (src/pmpi/match_profile.c) take precedence.
+ *
+ * This file defines MPI_ names, so it is compiled without the PMPI shim
+ * (CLAMPI_DEFINES_MPI_NAMES, src/CMakeLists.txt) and calls nothing by an MPI_ name
+ * (scripts/check_pmpi.py checks it as a wrapper file). */
+#include <mpi.h>
+
+#include "msg/msg.h"
+
+#define ENTRY __attribute__((weak, visibility("default")))
+
+ENTRY int MPI_Wait(MPI_Request *request, MPI_Status *status) { return clampi_msg_wait(request, status); }
+ENTRY int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
+    return clampi_msg_test(request, flag, status);
+}
+ENTRY int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
+    return clampi_msg_waitany(count, requests, index, status);
+}
+ENTRY int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {
+    return clampi_msg_testany(count, requests, index, flag, status);
+}
+ENTRY int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+    return clampi_msg_waitall(count, requests, statuses);
+}
+ENTRY int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
+    return clampi_msg_testall(count, requests, flag, statuses);
+}
+ENTRY int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
+    return clampi_msg_waitsome(incount, requests, outcount, indices, statuses);
+}
+ENTRY int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
+    return clampi_msg_testsome(incount, requests, outcount, indices, statuses);
+}
