@@ -87,7 +87,7 @@ clampi_ucx_thread *clampi_ucx_thread_current(clampi_ucx_win *u) {
     pthread_setspecific(u->thread_key, t);
     pthread_mutex_lock(&u->threads_lock);
     t->next = u->threads;
-    u->threads = t;
+    __atomic_store_n(&u->threads, t, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&u->threads_lock);
     return t;
 }
@@ -304,4 +304,12 @@ void clampi_ucx_thread_stats(clampi_win *w, CMPIX_Win_thread_stats *stats) {
     clampi_ucx_thread *t = clampi_ucx_thread_current(w->ucx);
     if (t) *stats = t->stats;
     else memset(stats, 0, sizeof *stats);
+}
+
+int clampi_ucx_test_counters(CMPI_Win win, clampi_ucx_counters *out) {
+    clampi_win *w = clampi_registry_find(win);
+    if (!w || !w->ucx || !out) return MPI_ERR_WIN;
+    out->put_copies = __atomic_load_n(&w->ucx->counters.put_copies, __ATOMIC_RELAXED);
+    out->put_waits = __atomic_load_n(&w->ucx->counters.put_waits, __ATOMIC_RELAXED);
+    return MPI_SUCCESS;
 }

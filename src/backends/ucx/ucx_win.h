@@ -71,6 +71,12 @@ typedef struct clampi_ucx_thread {
     struct clampi_ucx_thread *next;
 } clampi_ucx_thread;
 
+/* Backend counters of a window (all threads; read with clampi_ucx_test_counters). */
+typedef struct clampi_ucx_counters {
+    uint64_t put_copies;     /* small puts UCX could not complete at once: sent from a private copy */
+    uint64_t put_waits;      /* small puts UCX returned a request for anyway: completed locally */
+} clampi_ucx_counters;
+
 typedef struct clampi_ucx_win {
     int refs;                /* duplicates sharing this state (CMPIX_Win_dup_with_info) */
     MPI_Comm comm;           /* duplicate of the window's communicator: fence, PSCW, free */
@@ -97,6 +103,7 @@ typedef struct clampi_ucx_win {
     /* progress */
     pthread_t progress_thread;
     int progress_on, progress_stop;
+    clampi_ucx_counters counters;
     /* epoch state (touched by the calling threads under the window lock, read atomically) */
     int *lock_type;          /* per target: 0, MPI_LOCK_SHARED, MPI_LOCK_EXCLUSIVE (+ nocheck flag) */
     int nlocks;              /* targets locked */
@@ -168,6 +175,10 @@ int clampi_ucx_needs_progress_thread(clampi_ucx_win *u);
 /* ---- epoch checks (sync.c) ---- */
 /* An RMA operation to target is allowed now (passive lock held, lock_all, fence or PSCW). */
 int clampi_ucx_in_access_epoch(const clampi_ucx_win *u, int target);
+
+/* ---- test/diagnostic hooks (internal: tests link clampi_static) ---- */
+/* The window's backend counters. MPI_ERR_WIN if win is not a UCX window. */
+int clampi_ucx_test_counters(CMPI_Win win, clampi_ucx_counters *out);
 
 extern const clampi_backend_ops clampi_backend_ucx;
 #endif
