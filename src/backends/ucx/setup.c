@@ -103,6 +103,7 @@ static void release(clampi_ucx_win *u) {
     for (clampi_ucx_thread *t = u->threads, *next; t; t = next) {
         next = t->next;
         if (t->lane_ready) clampi_ucx_lane_fini(u, &t->lane);
+        free(t->main_own);
         free(t);
     }
     u->threads = NULL;
