@@ -56,8 +56,10 @@ CLAMPI_API int CMPIX_Memhandle_create(void *base, MPI_Aint size, CMPI_Win win, v
  * accumulates (incl. fetch-and-op, compare-and-swap) and flushes; lock/unlock on win. */
 CLAMPI_API int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int target_rank,
                                         int disp_unit, MPI_Info info, CMPI_Win win, CMPI_Win *newwin);
-/* Invalidates the handle (created here on win): peers' windows from it fail their next
- * operation with MPI_ERR_RMA_RANGE (see docs for when it is detected). */
+/* Invalidates the handle (created here on win): every operation through a window made
+ * from it that starts after the release (ordered after it, e.g. by a barrier) fails with
+ * MPI_ERR_RMA_RANGE and writes nothing; flushes too. Operations concurrent with the release
+ * may still land (docs/rma-extensions.md: the race left). */
 CLAMPI_API int CMPIX_Memhandle_release(void *memhandle, CMPI_Win win);
 
 /* ---- remote-completing request-based operations (seed §5.2) ------------------------- */
