@@ -186,10 +186,13 @@ void clampi_ucx_probe_end(clampi_ucx_win *u, clampi_ucx_thread *me, clampi_ucx_l
             foreign += peek_pending(u, &u->main);
             continue;
         }
-        pthread_mutex_lock(&u->threads_lock);
+        pthread_mutex_lock(&u->threads_lock); /* then a lane's mutex: flush_everything's order */
         for (clampi_ucx_thread *th = u->threads; th; th = th->next)
-            if (__atomic_load_n(&th->lane_ready, __ATOMIC_ACQUIRE) && th->lane.worker == w)
+            if (__atomic_load_n(&th->lane_ready, __ATOMIC_ACQUIRE) && th->lane.worker == w) {
+                pthread_mutex_lock(&th->lane.mutex);
                 foreign += peek_pending(u, &th->lane);
+                pthread_mutex_unlock(&th->lane.mutex);
+            }
         pthread_mutex_unlock(&u->threads_lock);
     }
     p->foreign_ops += foreign, p->last_foreign_ops += foreign;
