@@ -12,7 +12,8 @@
  *  - the epoch state (locks held, lock_all, fence, PSCW groups) for RMA_SYNC checks.
  *
  * Locking: a thread lane is used by its owner thread under the lane's own mutex (taken
- * by another thread only in unlock/fence/complete/free, which complete everyone's ops);
+ * by another thread only in unlock/fence/complete/free, which complete everyone's ops, and
+ * by the progress thread with trylock, to progress the lane's worker: progress.c);
  * the process lane's worker is UCS_THREAD_MODE_MULTI when several threads may use it,
  * its counters are atomics. */
 #ifndef CLAMPI_BACKENDS_UCX_UCX_WIN_H
