@@ -5,8 +5,11 @@
  *
  * Every function returns MPI_SUCCESS or an MPI error code raised through the window's
  * error handler (MPI_COMM_WORLD's for a null or freed window); on error nothing changes.
- * The memory-handle, remote-completion and notification calls need a UCX window
- * (info clampi_backend=ucx); on an MPI-backend window they raise MPI_ERR_WIN. */
+ * The memory-handle and notification calls need a UCX window (info clampi_backend=ucx);
+ * on an MPI-backend window they raise MPI_ERR_WIN. The remote-completion calls
+ * (CMPIX_Rrput, CMPIX_Rraccumulate, CMPIX_Rrget_accumulate) work on every window: on an
+ * MPI-backend window the operation is flushed to its target (MPI's flush completes it at
+ * the target) before the call returns, and the request is returned already complete. */
 #ifndef CLAMPI_RMAX_H
 #define CLAMPI_RMAX_H
 
@@ -53,13 +56,17 @@ CLAMPI_API int CMPIX_Memhandle_create(void *base, MPI_Aint size, CMPI_Win win, v
  * accumulates (incl. fetch-and-op, compare-and-swap) and flushes; lock/unlock on win. */
 CLAMPI_API int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int target_rank,
                                         int disp_unit, MPI_Info info, CMPI_Win win, CMPI_Win *newwin);
-/* Invalidates the handle (created here on win): peers' windows from it fail their next
- * operation with MPI_ERR_RMA_RANGE (see docs for when it is detected). */
+/* Invalidates the handle (created here on win): every operation through a window made
+ * from it that starts after the release (ordered after it, e.g. by a barrier) fails with
+ * MPI_ERR_RMA_RANGE and writes nothing; flushes too. Operations concurrent with the release
+ * may still land (docs/rma-extensions.md: the race left). */
 CLAMPI_API int CMPIX_Memhandle_release(void *memhandle, CMPI_Win win);
 
 /* ---- remote-completing request-based operations (seed §5.2) ------------------------- */
 /* Like MPI_Rput / MPI_Raccumulate / MPI_Rget_accumulate, but the request completes only
- * when the operation is complete at the target as well. */
+ * when the operation is complete at the target as well. Any window (UCX: the request
+ * completes with a flush of the one endpoint used; MPI backend: flushed in the call,
+ * request complete on return). Passive-target epochs only, like MPI's request-based RMA. */
 CLAMPI_API int CMPIX_Rrput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, CMPI_Win win,
                            MPI_Request *request);

@@ -37,6 +37,12 @@ static int atomic_elems(clampi_win *w, int target, MPI_Aint disp, const void *or
     if (err >= 0) return clampi_raise_win(w, (clampi_error)err);
     if (!clampi_rmax_in_epoch(w, target)) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
     if (a.target.bytes == 0) return MPI_SUCCESS;
+    if (w->rmax && w->rmax->mh) { /* a memory-handle window: only its owner, only while live */
+        if (target != w->rmax->mh->target) return clampi_raise_win(w, CLAMPI_E_RANK);
+        int live = clampi_mh_check_live(w);
+        if (live != MPI_SUCCESS)
+            return clampi_raise_win(w, live == clampi_error_code(CLAMPI_E_RANGE) ? CLAMPI_E_RANGE : CLAMPI_E_UCX);
+    }
     clampi_rmax_target t;
     int rc = clampi_rmax_target_begin(w, target, a.offset, a.target.bytes, &t);
     if (rc != MPI_SUCCESS) return raise_neg(w, rc);

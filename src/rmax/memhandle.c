@@ -246,6 +246,11 @@ int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int targ
         free(m);
         return clampi_raise_win(parent, CLAMPI_E_ARG);
     }
+    /* The liveness word by pointer where it can be: our own table, or the owner's table
+     * segment mapped by UCX's shared-memory transport. */
+    void *gp = NULL;
+    if (target_rank == parent->rank) m->gen_ptr = (const uint64_t *)(uintptr_t)f.gen_addr;
+    else if (ucp_rkey_ptr(m->gen_rkey, f.gen_addr, &gp) == UCS_OK) m->gen_ptr = gp;
     int rc = clampi_mh_window_create(parent, m, &opts, newwin);
     if (rc != MPI_SUCCESS) {
         ucp_rkey_destroy(m->rkey);
@@ -317,21 +322,41 @@ static int submitted(void *r) {
 
 int clampi_mh_put(clampi_win *w, const void *buf, size_t len, uint64_t offset) {
     clampi_mh_win *m = w->rmax->mh;
-    if (m->dead) return clampi_error_code(CLAMPI_E_RANGE);
+    int live = clampi_mh_check_live(w);
+    if (live != MPI_SUCCESS) return live;
     ucp_request_param_t p = {0};
     return submitted(ucp_put_nbx(m->ep, buf, len, m->base + offset, m->rkey, &p));
 }
 
 int clampi_mh_get(clampi_win *w, void *buf, size_t len, uint64_t offset) {
     clampi_mh_win *m = w->rmax->mh;
-    if (m->dead) return clampi_error_code(CLAMPI_E_RANGE);
+    int live = clampi_mh_check_live(w);
+    if (live != MPI_SUCCESS) return live;
     ucp_request_param_t p = {0};
     return submitted(ucp_get_nbx(m->ep, buf, len, m->base + offset, m->rkey, &p));
 }
 
+int clampi_mh_check_live(clampi_win *w) {
+    clampi_mh_win *m = w->rmax->mh;
+    if (__atomic_load_n(&m->dead, __ATOMIC_RELAXED)) return clampi_error_code(CLAMPI_E_RANGE);
+    uint64_t g;
+    if (m->gen_ptr) {
+        g = __atomic_load_n(m->gen_ptr, __ATOMIC_ACQUIRE);
+    } else {
+        ucp_request_param_t p = {0};
+        ucs_status_t st = clampi_ucx_wait(m->worker, ucp_get_nbx(m->ep, &g, sizeof g, m->gen_addr, m->gen_rkey, &p));
+        if (st != UCS_OK) return clampi_ucx_status_to_mpi(st);
+    }
+    if (g != m->generation) {
+        __atomic_store_n(&m->dead, 1, __ATOMIC_RELAXED);
+        return clampi_error_code(CLAMPI_E_RANGE);
+    }
+    return MPI_SUCCESS;
+}
+
 int clampi_mh_flush(clampi_win *w) {
     clampi_mh_win *m = w->rmax->mh;
-    if (m->dead) return clampi_error_code(CLAMPI_E_RANGE);
+    if (__atomic_load_n(&m->dead, __ATOMIC_RELAXED)) return clampi_error_code(CLAMPI_E_RANGE);
     ucp_request_param_t p = {0};
     /* The liveness word travels with the flush: issued after the window's operations,
      * completed by the same endpoint flush. */
@@ -340,7 +365,7 @@ int clampi_mh_flush(clampi_win *w) {
     ucs_status_t st = clampi_ucx_wait(m->worker, ucp_ep_flush_nbx(m->ep, &p));
     if (st != UCS_OK) return clampi_ucx_status_to_mpi(st);
     if (m->gen_seen != m->generation) {
-        m->dead = 1;
+        __atomic_store_n(&m->dead, 1, __ATOMIC_RELAXED);
         return clampi_error_code(CLAMPI_E_RANGE);
     }
     return MPI_SUCCESS;

@@ -6,13 +6,14 @@
  * region), so a handle is dead for everyone as soon as its owner releases it.
  *
  * Peer side: a memory-handle window holds the unpacked rkeys and the parent's endpoint to
- * the owner. Liveness is checked where it costs nothing extra in latency terms: every
- * flush of the window also fetches the generation word (an 8-byte get issued after the
- * window's operations, completed by the same flush), and a mismatch fails that flush and
- * every later operation with MPI_ERR_RMA_RANGE. So a release is noticed at the peer's first
- * flush after it (operations issued between the release and that flush have reached the
- * still-attached memory: releasing while peers write is erroneous, the check makes the
- * error visible instead of silent). */
+ * the owner. Every operation checks the generation word before it is issued
+ * (clampi_mh_check_live): a load where the word is reachable by pointer (same process, or
+ * UCX mapped the owner's table segment over shared memory), else a blocking 8-byte get (one
+ * round trip: over TCP, where UCX's emulated RMA and cma reach the memory without looking
+ * at any registration, the owner's ucp_mem_unmap cannot revoke access). A mismatch fails
+ * the operation and every later one with MPI_ERR_RMA_RANGE. Every flush fetches the word
+ * too. Race left: an operation whose check read the word before the owner's release stored
+ * 0 can still land after release returns (docs/rma-extensions.md). */
 #ifndef CLAMPI_RMAX_MEMHANDLE_H
 #define CLAMPI_RMAX_MEMHANDLE_H
 #include <stdint.h>
@@ -32,6 +33,8 @@ typedef struct clampi_mh_win {
     uint64_t gen_addr, generation;
     uint64_t md_map;          /* memory domains of the region's rkey (op_intrinsic) */
     uint64_t gen_seen;        /* generation word fetched by the last flush */
+    const uint64_t *gen_ptr;  /* the owner's generation word as a local pointer (same process,
+                                 or a segment mapped by shared memory: ucp_rkey_ptr), or NULL */
     int dead;                 /* the handle was found released */
     int refs;                 /* windows using it: the one from the handle and its duplicates */
 } clampi_mh_win;
@@ -59,4 +62,7 @@ int clampi_mh_put(clampi_win *w, const void *buf, size_t len, uint64_t offset);
 int clampi_mh_get(clampi_win *w, void *buf, size_t len, uint64_t offset);
 /* Flush: completes the window's operations at the owner and checks the handle is live. */
 int clampi_mh_flush(clampi_win *w);
+/* Before an operation: MPI_SUCCESS if the handle is live, else the code of
+ * MPI_ERR_RMA_RANGE (released: the window is dead from then on) or of a UCX failure. */
+int clampi_mh_check_live(clampi_win *w);
 #endif

@@ -22,11 +22,15 @@ static int check(clampi_win *w, int ocount, MPI_Datatype otype, int target, MPI_
                  MPI_Datatype ttype, clampi_access *a) {
     clampi_mh_win *m = mh_of(w);
     if (target != m->target) return clampi_raise_win(w, CLAMPI_E_RANK);
-    if (m->dead) return clampi_raise_win(w, CLAMPI_E_RANGE);
+    if (__atomic_load_n(&m->dead, __ATOMIC_RELAXED)) return clampi_raise_win(w, CLAMPI_E_RANGE);
     int err = clampi_access_check(w, ocount, otype, target, disp, tcount, ttype, a);
     if (err >= 0) return clampi_raise_win(w, (clampi_error)err);
     if (!clampi_rmax_in_epoch(parent_of(w), target)) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
     if (a->target.bytes && (!a->target.contiguous || !a->origin.contiguous)) return clampi_raise_win(w, CLAMPI_E_TYPE_LAYOUT);
+    /* Last: is the handle still live (memhandle.h)? A released handle lets nothing in. */
+    int rc = clampi_mh_check_live(w);
+    if (rc != MPI_SUCCESS)
+        return clampi_raise_win(w, rc == clampi_error_code(CLAMPI_E_RANGE) ? CLAMPI_E_RANGE : CLAMPI_E_UCX);
     return MPI_SUCCESS;
 }
 

@@ -2,8 +2,8 @@
  * every other rank; they make windows from it and put/get/accumulate/flush through them,
  * with the lock on the parent. Bad input (garbage, truncated, someone else's target, lock
  * on the handle window, released handle) gets the right error class and changes nothing.
- * A release while peers hold windows makes their next flush (and everything after) fail
- * cleanly. A second handle is never released: the parent's free and MPI_Finalize must
+ * A release while peers hold windows makes every later operation through them fail at once
+ * (MPI_ERR_RMA_RANGE), the owner's memory unchanged. A second handle is never released: the parent's free and MPI_Finalize must
  * still complete everywhere. */
 #include <string.h>
 
@@ -96,14 +96,29 @@ int main(int argc, char **argv) {
         CHECK_CLASS(CMPIX_Win_from_memhandle(h, hlen, 0, sizeof(int), MPI_INFO_NULL, dyn, &again), MPI_ERR_ARG);
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    /* released, then a barrier: nothing gets in any more. Every operation through the
+     * handle's window fails at once with MPI_ERR_RMA_RANGE (window handler, ERRORS_RETURN)
+     * and the owner's memory stays as it was (the memory is still attached to dyn). */
+    MPI_Win_set_errhandler(mw.win, MPI_ERRORS_RETURN);
     CHECK_EQ_INT(CMPI_Win_lock(MPI_LOCK_SHARED, 0, 0, dyn), MPI_SUCCESS);
-    int x = 7;
-    CMPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, mw); /* may still be issued: detected at flush */
+    int x = 7, got = -5;
+    CHECK_CLASS(CMPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, mw), MPI_ERR_RMA_RANGE);
+    CHECK_CLASS(CMPI_Put(&x, 1, MPI_INT, 0, 1, 1, MPI_INT, mw), MPI_ERR_RMA_RANGE);
+    CHECK_CLASS(CMPI_Accumulate(&x, 1, MPI_INT, 0, N - 1, 1, MPI_INT, MPI_SUM, mw), MPI_ERR_RMA_RANGE);
+    CHECK_CLASS(CMPI_Fetch_and_op(&x, &got, MPI_INT, 0, N - 2, MPI_SUM, mw), MPI_ERR_RMA_RANGE);
+    CHECK_CLASS(CMPI_Get(&got, 1, MPI_INT, 0, 0, 1, MPI_INT, mw), MPI_ERR_RMA_RANGE);
+    CHECK_EQ_INT(got, -5);
     CHECK_CLASS(CMPI_Win_flush(0, mw), MPI_ERR_RMA_RANGE);
     CHECK_CLASS(CMPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, mw), MPI_ERR_RMA_RANGE);
-    CHECK_CLASS(CMPI_Win_flush(0, mw), MPI_ERR_RMA_RANGE);
     CHECK_EQ_INT(CMPI_Win_unlock(0, dyn), MPI_SUCCESS);
     CHECK_EQ_INT(CMPI_Win_free(&mw), MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) { /* unchanged by any of it */
+        CHECK_EQ_INT(mem[0], 0);
+        CHECK_EQ_INT(mem[1], 1);
+        CHECK_EQ_INT(mem[N - 1], -1 + n);
+        CHECK_EQ_INT(mem[N - 2], -1 + n);
+    }
 
     /* the second handle is never released; peers keep their windows from it: the parent's
      * free (collective) frees them, and nobody hangs in MPI_Finalize */

@@ -147,17 +147,34 @@ int main(int argc, char **argv) {
     CHECK(cancelled);
     CHECK_EQ_INT(CMPI_Win_free(&w), MPI_SUCCESS);
 
-    /* MPI-backend window: no notifications; Rrput still completes remotely (flushed) */
+    /* MPI-backend window: no notifications (MPI_ERR_WIN), but the remote-completing calls
+     * succeed (include/clampi/rmax.h): flushed in the call, the request already complete,
+     * the data at the target before any unlock. */
     CMPI_Win m;
     int *mm;
     CHECK_EQ_INT(CMPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mm, &m), MPI_SUCCESS);
     MPI_Win_set_errhandler(m.win, MPI_ERRORS_RETURN);
     CHECK_CLASS(CMPIX_Win_notify_request(m, 0, &req), MPI_ERR_WIN);
-    mm[0] = 0;
+    CHECK_CLASS(CMPIX_Put_notify(&v, 1, MPI_INT, to, 0, 1, MPI_INT, 0, m), MPI_ERR_WIN);
+    mm[0] = mm[1] = mm[2] = 0;
+    fetched = -1;
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_EQ_INT(CMPI_Win_lock_all(0, m), MPI_SUCCESS);
     CHECK_EQ_INT(CMPIX_Rrput(&v, 1, MPI_INT, to, 0, 1, MPI_INT, m, &rr[0]), MPI_SUCCESS);
-    CHECK_EQ_INT(MPI_Wait(&rr[0], MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK_EQ_INT(CMPIX_Rraccumulate(&one, 1, MPI_INT, to, 1, 1, MPI_INT, MPI_SUM, m, &rr[1]), MPI_SUCCESS);
+    CHECK_EQ_INT(CMPIX_Rrget_accumulate(&one, 1, MPI_INT, &fetched, 1, MPI_INT, to, 2, 1, MPI_INT, MPI_SUM, m, &rr[2]),
+                 MPI_SUCCESS);
+    for (int i = 0; i < 3; i++) { /* returned complete */
+        int done = 0;
+        CHECK_EQ_INT(MPI_Test(&rr[i], &done, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        CHECK(done);
+    }
+    CHECK_EQ_INT(fetched, 0);
+    MPI_Sendrecv(&token, 1, MPI_INT, to, 9, &got, 1, MPI_INT, from, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK_EQ_INT(CMPI_Win_sync(m), MPI_SUCCESS);
+    CHECK_EQ_INT(mm[0], 500 + from); /* complete at the target: no flush, no unlock yet */
+    CHECK_EQ_INT(mm[1], 1);
+    CHECK_EQ_INT(mm[2], 1);
     CHECK_EQ_INT(CMPI_Win_unlock_all(m), MPI_SUCCESS);
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_EQ_INT(mm[0], 500 + from);

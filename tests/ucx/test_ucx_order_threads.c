@@ -4,16 +4,20 @@
  *        in between, on an ordered window; rank 1 polls the flag and checks that the data
  *        of that trial is already there. Across TRIALS trials the flag never overtakes.
  * threads NTHREADS: thread scope; every thread of rank 0 puts its own number of values
- *        into its own slice of rank 1 and flushes: the flush must complete exactly its
- *        own puts (CMPIX_Win_get_thread_stats: last_flush_ops == its puts, never other
- *        threads' operations), and rank 1 checks that all data arrived. A thread's flush
- *        outside any epoch fails with MPI_ERR_RMA_SYNC and changes nothing. */
+ *        into its own slice of rank 1; once all threads' puts are issued, each flushes:
+ *        the flush must complete exactly its own puts and touch nothing else — counted by
+ *        the backend (clampi_ucx_test_flush_probe: 1 worker, 1 endpoint, its own puts, 0
+ *        operations of other threads, while the others' puts are pending), not only by the
+ *        calling lane's counter — and rank 1 checks that all data arrived. A thread's flush
+ *        outside any epoch fails with MPI_ERR_RMA_SYNC and changes nothing. Control: on a
+ *        process-scope window the same probe sees thread 0's flush drive the others' puts. */
 #define CLAMPI_TEST_USES_MPI
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/ucx/ucx_win.h" /* clampi_ucx_test_flush_probe */
 #include "mpi_util.h"
 
 static int rank;
@@ -77,24 +81,98 @@ static void test_order(long trials) {
 }
 
 #define PER_THREAD 64
-typedef struct { CMPI_Win w; int id, nputs; int64_t vals[PER_THREAD]; CMPIX_Win_thread_stats st; int err_class; } job_t;
+typedef struct {
+    CMPI_Win w;
+    int id, nputs, others; /* others: puts of the other threads in a round */
+    int64_t vals[PER_THREAD];
+    CMPIX_Win_thread_stats st;
+    clampi_ucx_flush_probe pr;
+    pthread_barrier_t *bar;
+} job_t;
 
+static void put_round(job_t *j, int round) {
+    for (int i = 0; i < j->nputs; i++) {
+        j->vals[i] = (int64_t)(j->id * 1000 + round * 100 + i);
+        CHECK_EQ_INT(CMPI_Put(&j->vals[i], 1, MPI_INT64_T, 1, (MPI_Aint)(j->id * PER_THREAD + i), 1, MPI_INT64_T,
+                              j->w), MPI_SUCCESS);
+    }
+}
+
+/* Thread scope. Every thread's puts of a round are issued (and not flushed: barrier)
+ * before any thread flushes, so a flush that drove anything beyond its own thread's lane
+ * would show it: the backend's probe counts what the flush call really flushed, lane by
+ * lane (workers, endpoints, operations issued by this thread / by others). */
 static void *thread_main(void *arg) {
     job_t *j = arg;
     for (int round = 0; round < 3; round++) {
-        for (int i = 0; i < j->nputs; i++) {
-            j->vals[i] = (int64_t)(j->id * 1000 + round * 100 + i);
-            CHECK_EQ_INT(CMPI_Put(&j->vals[i], 1, MPI_INT64_T, 1, (MPI_Aint)(j->id * PER_THREAD + i), 1, MPI_INT64_T,
-                                  j->w), MPI_SUCCESS);
-        }
+        put_round(j, round);
+        pthread_barrier_wait(j->bar);
         CHECK_EQ_INT(CMPI_Win_flush(1, j->w), MPI_SUCCESS);
         CHECK_EQ_INT(CMPIX_Win_get_thread_stats(j->w, &j->st), MPI_SUCCESS);
-        /* exactly this thread's puts: none of the other threads' operations */
+        CHECK_EQ_INT(clampi_ucx_test_flush_probe(j->w, &j->pr), MPI_SUCCESS);
         CHECK_EQ_INT(j->st.last_flush_ops, j->nputs);
+        CHECK_EQ_INT(j->pr.last_workers, 1);          /* its own worker only */
+        CHECK_EQ_INT(j->pr.last_eps, 1);              /* one endpoint: to the target */
+        CHECK_EQ_INT(j->pr.last_own_ops, j->nputs);   /* all of its own puts */
+        CHECK_EQ_INT(j->pr.last_foreign_ops, 0);      /* none of the others' (pending now) */
+        pthread_barrier_wait(j->bar);
     }
     CHECK_EQ_INT(j->st.ops, 3 * j->nputs);
     CHECK_EQ_INT(j->st.flush_ops_driven, 3 * j->nputs);
+    CHECK_EQ_INT(j->pr.workers, 3);
+    CHECK_EQ_INT(j->pr.foreign_ops, 0);
     return NULL;
+}
+
+/* Control: process scope, same pattern. Thread 0 flushes first while every other thread's
+ * puts are pending on the shared process worker: the probe must see them as foreign (so
+ * the thread-scope assertions above are not vacuous). */
+static void *process_main(void *arg) {
+    job_t *j = arg;
+    put_round(j, 2);
+    pthread_barrier_wait(j->bar);
+    if (j->id == 0) {
+        CHECK_EQ_INT(CMPI_Win_flush(1, j->w), MPI_SUCCESS);
+        CHECK_EQ_INT(clampi_ucx_test_flush_probe(j->w, &j->pr), MPI_SUCCESS);
+        CHECK_EQ_INT(j->pr.last_workers, 1);
+        CHECK_EQ_INT(j->pr.last_own_ops, j->nputs);
+        CHECK_EQ_INT(j->pr.last_foreign_ops, j->others);
+    }
+    pthread_barrier_wait(j->bar);
+    CHECK_EQ_INT(CMPI_Win_flush(1, j->w), MPI_SUCCESS);
+    return NULL;
+}
+
+static void run_jobs(CMPI_Win w, int nthreads, void *(*fn)(void *), job_t *jobs) {
+    pthread_t th[64];
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, (unsigned)nthreads);
+    int total = 0;
+    for (int i = 0; i < nthreads; i++) total += 1 + (i * 7) % PER_THREAD;
+    for (int i = 0; i < nthreads; i++) {
+        jobs[i].w = w;
+        jobs[i].id = i;
+        jobs[i].nputs = 1 + (i * 7) % PER_THREAD; /* every thread a different count */
+        jobs[i].others = total - jobs[i].nputs;
+        jobs[i].bar = &bar;
+        pthread_create(&th[i], NULL, fn, &jobs[i]);
+    }
+    for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&bar);
+}
+
+static void test_process_control(int nthreads) {
+    int64_t *mem;
+    CMPI_Win w = make_win("process", "false", &mem, (size_t)nthreads * PER_THREAD);
+    CHECK_EQ_INT(CMPI_Win_lock_all(0, w), MPI_SUCCESS);
+    if (rank == 0) {
+        job_t *jobs = calloc((size_t)nthreads, sizeof *jobs);
+        run_jobs(w, nthreads, process_main, jobs);
+        free(jobs);
+    }
+    CHECK_EQ_INT(CMPI_Win_unlock_all(w), MPI_SUCCESS);
+    CHECK_EQ_INT(CMPI_Win_free(&w), MPI_SUCCESS);
+    if (rank == 0) printf("threads: process-scope control: thread 0's flush drove the others' pending puts\n");
 }
 
 static void test_threads(int nthreads) {
@@ -106,15 +184,8 @@ static void test_threads(int nthreads) {
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_EQ_INT(CMPI_Win_lock_all(0, w), MPI_SUCCESS);
     if (rank == 0) {
-        pthread_t th[64];
         job_t *jobs = calloc((size_t)nthreads, sizeof *jobs);
-        for (int i = 0; i < nthreads; i++) {
-            jobs[i].w = w;
-            jobs[i].id = i;
-            jobs[i].nputs = 1 + (i * 7) % PER_THREAD; /* every thread a different count */
-            pthread_create(&th[i], NULL, thread_main, &jobs[i]);
-        }
-        for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
+        run_jobs(w, nthreads, thread_main, jobs);
         for (int i = 0; i < nthreads; i++) MPI_Send(&jobs[i].nputs, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
         free(jobs);
     } else if (rank == 1) {
@@ -128,6 +199,7 @@ static void test_threads(int nthreads) {
     CHECK_EQ_INT(CMPI_Win_unlock_all(w), MPI_SUCCESS);
     CHECK_EQ_INT(CMPI_Win_free(&w), MPI_SUCCESS);
     if (rank == 1) printf("threads: %d threads, every flush drove exactly its own thread's puts\n", nthreads);
+    test_process_control(nthreads);
 }
 
 /* Unknown values of the four keys: MPI_ERR_INFO_VALUE at creation and in set_info, through

@@ -11,6 +11,7 @@
 int clampi_ucx_lane_init(clampi_ucx_win *u, clampi_ucx_lane *l, ucs_thread_mode_t mode, int is_thread) {
     memset(l, 0, sizeof *l);
     l->is_thread = is_thread;
+    l->u = u;
     size_t n = (size_t)u->nranks;
     l->eps = calloc(n, sizeof *l->eps);
     l->rkeys = calloc(n, sizeof *l->rkeys);
@@ -84,10 +85,15 @@ clampi_ucx_thread *clampi_ucx_thread_current(clampi_ucx_win *u) {
     if (t) return t;
     t = calloc(1, sizeof *t);
     if (!t) return NULL;
+    t->main_own = calloc((size_t)u->nranks, sizeof *t->main_own);
+    if (!t->main_own) {
+        free(t);
+        return NULL;
+    }
     pthread_setspecific(u->thread_key, t);
     pthread_mutex_lock(&u->threads_lock);
     t->next = u->threads;
-    u->threads = t;
+    __atomic_store_n(&u->threads, t, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&u->threads_lock);
     return t;
 }
@@ -133,7 +139,69 @@ ucs_status_t clampi_ucx_lane_ctl(clampi_ucx_win *u, clampi_ucx_lane *l, int targ
     return UCS_OK;
 }
 
-ucs_status_t clampi_ucx_lane_wait(clampi_ucx_lane *l, void *req) { return clampi_ucx_wait(l->worker, req); }
+/* Flush probe, worker side: while the calling thread is inside a flush call, every worker
+ * that a lane flush or a lane wait touches is recorded (distinct workers), so a flush that
+ * also flushed or progressed other lanes' workers shows it even if it bypassed the lanes'
+ * operation counters. */
+#define PROBE_MAX_WORKERS 256
+static __thread struct {
+    int armed, n, overflow;
+    ucp_worker_h w[PROBE_MAX_WORKERS];
+} probe_visit;
+
+static void probe_visit_worker(ucp_worker_h w) {
+    if (!probe_visit.armed) return;
+    for (int i = 0; i < probe_visit.n; i++)
+        if (probe_visit.w[i] == w) return;
+    if (probe_visit.n < PROBE_MAX_WORKERS) probe_visit.w[probe_visit.n++] = w;
+    else probe_visit.overflow++;
+}
+
+void clampi_ucx_probe_begin(clampi_ucx_thread *me) {
+    clampi_ucx_flush_probe *p = &me->probe;
+    p->last_workers = p->last_eps = p->last_own_ops = p->last_foreign_ops = 0;
+    p->flushes++;
+    me->in_flush = 1;
+    probe_visit.armed = 1, probe_visit.n = 0, probe_visit.overflow = 0;
+}
+
+static uint64_t peek_pending(clampi_ucx_win *u, clampi_ucx_lane *l) {
+    uint64_t n = 0;
+    for (int t = 0; t < u->nranks; t++) n += __atomic_load_n(&l->pending[t], __ATOMIC_RELAXED);
+    return n;
+}
+
+void clampi_ucx_probe_end(clampi_ucx_win *u, clampi_ucx_thread *me, clampi_ucx_lane *own) {
+    me->in_flush = 0;
+    probe_visit.armed = 0;
+    clampi_ucx_flush_probe *p = &me->probe;
+    uint64_t nw = (uint64_t)probe_visit.n + (uint64_t)probe_visit.overflow, foreign = 0;
+    p->workers += nw, p->last_workers = nw;
+    /* Other lanes' workers it touched: their operations not taken by a lane flush (which
+     * counted them already) were completed by it too; count them as foreign. */
+    for (int i = 0; i < probe_visit.n; i++) {
+        ucp_worker_h w = probe_visit.w[i];
+        if (w == own->worker) continue;
+        if (w == u->main.worker) {
+            foreign += peek_pending(u, &u->main);
+            continue;
+        }
+        pthread_mutex_lock(&u->threads_lock); /* then a lane's mutex: flush_everything's order */
+        for (clampi_ucx_thread *th = u->threads; th; th = th->next)
+            if (__atomic_load_n(&th->lane_ready, __ATOMIC_ACQUIRE) && th->lane.worker == w) {
+                pthread_mutex_lock(&th->lane.mutex);
+                foreign += peek_pending(u, &th->lane);
+                pthread_mutex_unlock(&th->lane.mutex);
+            }
+        pthread_mutex_unlock(&u->threads_lock);
+    }
+    p->foreign_ops += foreign, p->last_foreign_ops += foreign;
+}
+
+ucs_status_t clampi_ucx_lane_wait(clampi_ucx_lane *l, void *req) {
+    probe_visit_worker(l->worker);
+    return clampi_ucx_wait(l->worker, req);
+}
 
 /* ---- dynamic windows: the target's region table, read with UCX gets ----------------- */
 static ucs_status_t get_blocking(clampi_ucx_lane *l, ucp_ep_h ep, void *dst, size_t len, uint64_t raddr,
@@ -249,8 +317,31 @@ void clampi_ucx_dyn_epoch(clampi_ucx_win *u) {
 }
 
 void clampi_ucx_lane_count(clampi_ucx_lane *l, int target) {
-    if (l->is_thread) l->pending[target]++;
-    else __atomic_fetch_add(&l->pending[target], 1, __ATOMIC_RELAXED);
+    if (l->is_thread) {
+        l->pending[target]++;
+        return;
+    }
+    __atomic_fetch_add(&l->pending[target], 1, __ATOMIC_RELAXED);
+    clampi_ucx_thread *t = clampi_ucx_thread_current(l->u); /* whose it is (flush probe) */
+    if (t) __atomic_fetch_add(&t->main_own[target], 1, __ATOMIC_RELAXED);
+}
+
+/* Flush probe of the calling thread (me, inside a flush call): lane l was flushed to
+ * target (< 0: all), driving n operations. */
+static void probe_account(clampi_ucx_win *u, clampi_ucx_thread *me, clampi_ucx_lane *l, int target, uint64_t n) {
+    uint64_t own = 0, eps = 0;
+    int lo = target < 0 ? 0 : target, hi = target < 0 ? u->nranks : target + 1;
+    for (int t = lo; t < hi; t++) eps += l->eps[t] != NULL;
+    if (l->is_thread) {
+        own = l == &me->lane ? n : 0;
+    } else {
+        for (int t = lo; t < hi; t++) own += __atomic_exchange_n(&me->main_own[t], 0, __ATOMIC_RELAXED);
+        if (own > n) own = n;
+    }
+    clampi_ucx_flush_probe *p = &me->probe;
+    p->eps += eps, p->last_eps += eps;
+    p->own_ops += own, p->last_own_ops += own;
+    p->foreign_ops += n - own, p->last_foreign_ops += n - own;
 }
 
 static uint64_t take_pending(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
@@ -263,6 +354,9 @@ static uint64_t take_pending(clampi_ucx_win *u, clampi_ucx_lane *l, int target) 
 ucs_status_t clampi_ucx_lane_flush(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t *driven) {
     uint64_t n = take_pending(u, l, target);
     if (driven) *driven = n;
+    clampi_ucx_thread *me = u->have_key ? pthread_getspecific(u->thread_key) : NULL;
+    if (me && me->in_flush) probe_account(u, me, l, target, n);
+    probe_visit_worker(l->worker);
     ucp_request_param_t param;
     memset(&param, 0, sizeof param);
     if (target >= 0) {
@@ -304,4 +398,21 @@ void clampi_ucx_thread_stats(clampi_win *w, CMPIX_Win_thread_stats *stats) {
     clampi_ucx_thread *t = clampi_ucx_thread_current(w->ucx);
     if (t) *stats = t->stats;
     else memset(stats, 0, sizeof *stats);
+}
+
+int clampi_ucx_test_counters(CMPI_Win win, clampi_ucx_counters *out) {
+    clampi_win *w = clampi_registry_find(win);
+    if (!w || !w->ucx || !out) return MPI_ERR_WIN;
+    out->put_copies = __atomic_load_n(&w->ucx->counters.put_copies, __ATOMIC_RELAXED);
+    out->put_waits = __atomic_load_n(&w->ucx->counters.put_waits, __ATOMIC_RELAXED);
+    return MPI_SUCCESS;
+}
+
+int clampi_ucx_test_flush_probe(CMPI_Win win, clampi_ucx_flush_probe *out) {
+    clampi_win *w = clampi_registry_find(win);
+    if (!w || !w->ucx || !out) return MPI_ERR_WIN;
+    clampi_ucx_thread *t = clampi_ucx_thread_current(w->ucx);
+    if (t) *out = t->probe;
+    else memset(out, 0, sizeof *out);
+    return MPI_SUCCESS;
 }

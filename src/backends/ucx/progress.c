@@ -37,11 +37,33 @@ int clampi_ucx_needs_progress_thread(clampi_ucx_win *u) {
     return 0;
 }
 
+/* Thread lanes (mpi_win_scope=thread) have workers of their own that only their owner
+ * thread progressed: an operation their worker could not send at once (over TCP: every
+ * operation on a new endpoint until its wireup, which needs both sides' progress, is
+ * done) stayed queued at the origin until that thread's next flush, however long it
+ * computed. The progress thread progresses every ready lane too, under the lane's mutex,
+ * taken only if free (trylock: never waits for an owner thread, which progresses its
+ * worker itself while it holds the mutex). Returns whether anything progressed. */
+static unsigned progress_thread_lanes(clampi_ucx_win *u) {
+    unsigned n = 0;
+    if (pthread_mutex_trylock(&u->threads_lock) != 0) return 0; /* a lane is being added or everything flushed: next round */
+    for (clampi_ucx_thread *th = u->threads; th; th = th->next) {
+        if (!__atomic_load_n(&th->lane_ready, __ATOMIC_ACQUIRE)) continue;
+        if (pthread_mutex_trylock(&th->lane.mutex) != 0) continue;
+        n += ucp_worker_progress(th->lane.worker);
+        pthread_mutex_unlock(&th->lane.mutex);
+    }
+    pthread_mutex_unlock(&u->threads_lock);
+    return n;
+}
+
 static void *progress_main(void *arg) {
     clampi_ucx_win *u = arg;
     unsigned idle = 0;
     while (!__atomic_load_n(&u->progress_stop, __ATOMIC_ACQUIRE)) {
-        if (ucp_worker_progress(u->main.worker)) {
+        unsigned n = ucp_worker_progress(u->main.worker);
+        if (__atomic_load_n(&u->threads, __ATOMIC_ACQUIRE)) n += progress_thread_lanes(u);
+        if (n) {
             idle = 0;
             continue;
         }

@@ -74,6 +74,49 @@ ucs_status_t clampi_ucx_pieces(clampi_ucx_win *u, clampi_ucx_lane *l, ucp_ep_h e
     return st;
 }
 
+/* Small contiguous puts leave the origin buffer free when CMPI_Put returns, whatever the
+ * transport: UCX is asked to complete the put at once (FORCE_IMM_CMPL: sent, or copied
+ * into the transport); if it cannot (over TCP: an endpoint whose wireup is still going
+ * on, a full socket; a transport that only has zero-copy for the size), the put is issued
+ * from a private copy, freed on local completion. Without this, such a put kept pointing
+ * at the caller's buffer until the next flush, and a caller that reused it (a loop
+ * variable) sent the last value to every displacement: 99 of the first 100 puts of each
+ * thread over UCX_TLS=tcp,self. (MPI lets the buffer be held until local completion, but
+ * over shared memory clampi never did, so programs came to rely on it.) */
+#define CLAMPI_UCX_PUT_COPY_MAX 8192
+
+static void copy_sent(void *request, ucs_status_t status, void *user_data) {
+    (void)request, (void)status;
+    free(user_data);
+}
+
+static void *put_small(clampi_ucx_win *u, ucp_ep_h ep, const void *buf, size_t bytes, uint64_t raddr,
+                       ucp_rkey_h rkey) {
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof param);
+    param.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+    void *req = ucp_put_nbx(ep, buf, bytes, raddr, rkey, &param);
+    if (!UCS_PTR_IS_ERR(req) || UCS_PTR_STATUS(req) != UCS_ERR_NO_RESOURCE) {
+        /* done, failed, or (not expected) a request after all: the caller completes it */
+        if (req && !UCS_PTR_IS_ERR(req)) __atomic_fetch_add(&u->counters.put_waits, 1, __ATOMIC_RELAXED);
+        return req;
+    }
+    void *copy = malloc(bytes);
+    if (!copy) return UCS_STATUS_PTR(UCS_ERR_NO_MEMORY);
+    memcpy(copy, buf, bytes);
+    __atomic_fetch_add(&u->counters.put_copies, 1, __ATOMIC_RELAXED);
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.send = copy_sent;
+    param.user_data = copy;
+    req = ucp_put_nbx(ep, copy, bytes, raddr, rkey, &param);
+    if (req == NULL || UCS_PTR_IS_ERR(req)) { /* done at once (no callback) or failed */
+        free(copy);
+        return req;
+    }
+    ucp_request_free(req); /* the callback frees the copy when the put has left it */
+    return NULL;
+}
+
 /* Counts an issued operation for the calling thread's stats and the lane's flush count. */
 static void count_op(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
     clampi_ucx_lane_count(l, target);
@@ -116,8 +159,14 @@ static int transfer(clampi_win *w, int is_put, void *origin, int ocount, MPI_Dat
         if (w->opts.ordered) ucp_worker_fence(l->worker);
         ucp_request_param_t param;
         memset(&param, 0, sizeof param);
-        void *req = is_put ? ucp_put_nbx(ep, buf, bytes, raddr, rkey, &param)
-                           : ucp_get_nbx(ep, buf, bytes, raddr, rkey, &param);
+        void *req;
+        if (is_put && !complete_locally && bytes <= CLAMPI_UCX_PUT_COPY_MAX) {
+            req = put_small(u, ep, buf, bytes, raddr, rkey);
+            if (req && !UCS_PTR_IS_ERR(req)) complete_locally = 1;
+        } else {
+            req = is_put ? ucp_put_nbx(ep, buf, bytes, raddr, rkey, &param)
+                         : ucp_get_nbx(ep, buf, bytes, raddr, rkey, &param);
+        }
         if (complete_locally) {
             st = clampi_ucx_lane_wait(l, req);
         } else if (UCS_PTR_IS_ERR(req)) {

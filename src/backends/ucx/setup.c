@@ -103,6 +103,7 @@ static void release(clampi_ucx_win *u) {
     for (clampi_ucx_thread *t = u->threads, *next; t; t = next) {
         next = t->next;
         if (t->lane_ready) clampi_ucx_lane_fini(u, &t->lane);
+        free(t->main_own);
         free(t);
     }
     u->threads = NULL;
@@ -199,7 +200,11 @@ static int teardown(clampi_win *w) {
     /* Close endpoints while peers keep progressing (their close flushes need us); the
      * progress thread, if any, keeps our process worker going meanwhile. */
     for (clampi_ucx_thread *t = u->threads; t; t = t->next)
-        if (t->lane_ready) clampi_ucx_lane_close(u, &t->lane);
+        if (t->lane_ready) { /* the progress thread may be progressing the lane: its mutex */
+            pthread_mutex_lock(&t->lane.mutex);
+            clampi_ucx_lane_close(u, &t->lane);
+            pthread_mutex_unlock(&t->lane.mutex);
+        }
     clampi_ucx_barrier(u->comm, u->main.worker);
     clampi_ucx_progress_stop(u);
     clampi_ucx_lane_close(u, &u->main);

@@ -59,11 +59,13 @@ static int flush_lane(clampi_win *w, int target) {
     clampi_ucx_lane *l = clampi_ucx_lane_current(w);
     if (!l) return clampi_raise_win(w, CLAMPI_E_UCX);
     uint64_t driven = 0;
+    clampi_ucx_thread *t = clampi_ucx_thread_current(u);
+    if (t) clampi_ucx_probe_begin(t); /* what this call really flushes (lane.c) */
     clampi_ucx_lane_enter(l);
     ucs_status_t st = clampi_ucx_lane_flush(u, l, target, &driven);
     clampi_ucx_lane_leave(l);
-    clampi_ucx_thread *t = clampi_ucx_thread_current(u);
     if (t) {
+        clampi_ucx_probe_end(u, t, l);
         t->stats.flushes++;
         t->stats.flush_ops_driven += driven;
         t->stats.last_flush_ops = driven;

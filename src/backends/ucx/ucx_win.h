@@ -12,7 +12,8 @@
  *  - the epoch state (locks held, lock_all, fence, PSCW groups) for RMA_SYNC checks.
  *
  * Locking: a thread lane is used by its owner thread under the lane's own mutex (taken
- * by another thread only in unlock/fence/complete/free, which complete everyone's ops);
+ * by another thread only in unlock/fence/complete/free, which complete everyone's ops, and
+ * by the progress thread with trylock, to progress the lane's worker: progress.c);
  * the process lane's worker is UCS_THREAD_MODE_MULTI when several threads may use it,
  * its counters are atomics. */
 #ifndef CLAMPI_BACKENDS_UCX_UCX_WIN_H
@@ -61,15 +62,41 @@ typedef struct clampi_ucx_lane {
     uint64_t *pending;       /* per target: operations issued and not yet driven by a flush */
     pthread_mutex_t mutex;   /* see the file comment */
     int is_thread;           /* a per-thread lane (else the process lane) */
+    struct clampi_ucx_win *u; /* the window state it belongs to */
 } clampi_ucx_lane;
+
+/* What a thread's flushes (flush, flush_all, flush_local, flush_local_all) actually
+ * flushed, counted inside clampi_ucx_lane_flush for every lane a flush call visits: read
+ * with clampi_ucx_test_flush_probe (tests). "own" operations were issued by the flushing
+ * thread, "foreign" ones by other threads: on a thread lane, by the lane's owner; on the
+ * process lane, each thread counts per target what it issued there (main_own) and a flush
+ * takes its own count back (capped at what the flush drove; another thread's flush that
+ * drove our operations does not reset our count, so on the process lane "own" can be
+ * over-attributed later: never "foreign" that was own). */
+typedef struct clampi_ucx_flush_probe {
+    uint64_t flushes;              /* flush calls of this thread */
+    uint64_t workers, eps;         /* distinct workers its flushes flushed or progressed (every
+                                      lane flush and lane wait), endpoints flushed, in all */
+    uint64_t own_ops, foreign_ops; /* operations they drove: issued by this thread / by others */
+    uint64_t last_workers, last_eps, last_own_ops, last_foreign_ops; /* the same, last flush */
+} clampi_ucx_flush_probe;
 
 /* Per-thread record: the thread's lane (thread scope) and its flush statistics. */
 typedef struct clampi_ucx_thread {
     clampi_ucx_lane lane;    /* used only with thread scope */
     int lane_ready;
     CMPIX_Win_thread_stats stats;
+    clampi_ucx_flush_probe probe;
+    int in_flush;            /* inside a flush call: clampi_ucx_lane_flush fills probe */
+    uint64_t *main_own;      /* per target: operations issued on the process lane, not yet flushed by us */
     struct clampi_ucx_thread *next;
 } clampi_ucx_thread;
+
+/* Backend counters of a window (all threads; read with clampi_ucx_test_counters). */
+typedef struct clampi_ucx_counters {
+    uint64_t put_copies;     /* small puts UCX could not complete at once: sent from a private copy */
+    uint64_t put_waits;      /* small puts UCX returned a request for anyway: completed locally */
+} clampi_ucx_counters;
 
 typedef struct clampi_ucx_win {
     int refs;                /* duplicates sharing this state (CMPIX_Win_dup_with_info) */
@@ -97,6 +124,7 @@ typedef struct clampi_ucx_win {
     /* progress */
     pthread_t progress_thread;
     int progress_on, progress_stop;
+    clampi_ucx_counters counters;
     /* epoch state (touched by the calling threads under the window lock, read atomically) */
     int *lock_type;          /* per target: 0, MPI_LOCK_SHARED, MPI_LOCK_EXCLUSIVE (+ nocheck flag) */
     int nlocks;              /* targets locked */
@@ -146,6 +174,10 @@ void clampi_ucx_lane_count(clampi_ucx_lane *l, int target);
 ucs_status_t clampi_ucx_lane_flush(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t *driven);
 /* Flushes every lane (process + all threads) to target (< 0: all): epoch ends. */
 ucs_status_t clampi_ucx_flush_everything(clampi_ucx_win *u, int target);
+/* Flush probe (clampi_ucx_flush_probe) of the calling thread me around one flush call
+ * whose own lane is own: begin arms it, end stores what was visited/driven. */
+void clampi_ucx_probe_begin(clampi_ucx_thread *me);
+void clampi_ucx_probe_end(clampi_ucx_win *u, clampi_ucx_thread *me, clampi_ucx_lane *own);
 /* Invalidates dynamic region caches' versions (new epoch). */
 void clampi_ucx_dyn_epoch(clampi_ucx_win *u);
 /* Wait for a request on lane's worker, progressing it. */
@@ -168,6 +200,13 @@ int clampi_ucx_needs_progress_thread(clampi_ucx_win *u);
 /* ---- epoch checks (sync.c) ---- */
 /* An RMA operation to target is allowed now (passive lock held, lock_all, fence or PSCW). */
 int clampi_ucx_in_access_epoch(const clampi_ucx_win *u, int target);
+
+/* ---- test/diagnostic hooks (internal: tests link clampi_static) ---- */
+/* The window's backend counters. MPI_ERR_WIN if win is not a UCX window. */
+int clampi_ucx_test_counters(CMPI_Win win, clampi_ucx_counters *out);
+/* The calling thread's flush probe on win (zero if it never flushed). MPI_ERR_WIN if win
+ * is not a UCX window. */
+int clampi_ucx_test_flush_probe(CMPI_Win win, clampi_ucx_flush_probe *out);
 
 extern const clampi_backend_ops clampi_backend_ucx;
 #endif
