@@ -193,6 +193,39 @@ def case_crash(args):
     check(len(data) >= 2 and counts(data[0], 1) == [1], f"partial counts kept: {[counts(r, 1) for r in data]}")
 
 
+def case_rerun(args):
+    """Item 12: `run` into a directory holding an earlier run is refused (nothing changed)."""
+    p = run_cli(args)
+    check(p.returncode == 0, f"first run: exit code {p.returncode}: {p.stderr}")
+    _, meta = read_rank(args.out)
+    check(meta.get("run_id"), "the rank JSON names its run (run_id)")
+    before = {n: os.path.getmtime(os.path.join(args.out, n)) for n in os.listdir(args.out)}
+    again = [args.cli, "run", "--exact", "-o", args.out, "--", *args.command]
+    p = subprocess.run(again, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    check(p.returncode == 1, f"second run into the same directory: exit code {p.returncode}, expected 1")
+    check("earlier run" in p.stderr and args.out in p.stderr, f"clear message, got: {p.stderr!r}")
+    after = {n: os.path.getmtime(os.path.join(args.out, n)) for n in os.listdir(args.out)}
+    check(before == after, f"files changed by the refused run: {before} -> {after}")
+    # an earlier 2-rank run's leftovers (rank1.*) without rank0: still refused
+    os.remove(os.path.join(args.out, "rank0.csv"))
+    os.rename(os.path.join(args.out, "rank0.json"), os.path.join(args.out, "rank1.json"))
+    p = subprocess.run(again, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    check(p.returncode == 1 and "rank1.json" in p.stderr, f"leftover rank1.json: {p.returncode} {p.stderr!r}")
+    # the ranks of one launch share the directory: rank 0 then rank 1 of one mpiexec
+    shutil.rmtree(args.out)
+    env = dict(os.environ, PMIX_NAMESPACE="clampi-test-1", OMPI_COMM_WORLD_SIZE="2")
+    for rank in (0, 1):
+        env["OMPI_COMM_WORLD_RANK"] = str(rank)
+        p = subprocess.run(again, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+        check(p.returncode == 0, f"rank {rank} of one launch: exit code {p.returncode}: {p.stderr}")
+    metas = [read_rank(args.out, r)[1] for r in (0, 1)]
+    check(metas[0]["run_id"] == metas[1]["run_id"] and metas[1]["world_size"] == 2,
+          f"run ids {metas[0].get('run_id')} / {metas[1].get('run_id')}")
+    rep = subprocess.run([args.cli, "report", args.out, "--no-plots", "--quiet"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    check(rep.returncode == 0, f"report of one 2-rank launch: {rep.returncode} {rep.stderr}")
+
+
 def case_missing(args):
     p = run_cli(args)
     check(p.returncode != 0, "non-zero exit for a missing program")

@@ -334,6 +334,55 @@ class ReportTest(unittest.TestCase):
         self.run_report()
         self.assertIn("rank 0: output incomplete (program ended by SIGSEGV", self.summary)
 
+    # ---- issue 18, items 12 and 13 -----------------------------------------------------
+    def test_no_dominant_user_is_not_called_mostly(self):
+        # T0 first touches both pages, T1-T3 use them equally: no thread "mostly" uses them
+        self.write_rank(0, [("0x1000", 0, "a.c:1", 0, "a.c:2", "x", 1, 30, 30, 30),
+                            ("0x2000", 0, "a.c:1", 0, "a.c:2", "x", 1, 30, 31, 30)], 4)
+        self.run_report()
+        d = self.structure("x")["description"]
+        self.assertNotIn("mostly used by", d)
+        self.assertIn("shared equally by T1\u2013T3 (2 pages first touched by the wrong thread)", d)
+        # one clear user is still named
+        self.write_rank(0, [("0x1000", 0, "a.c:1", 0, "a.c:2", "x", 1, 90, 10, 10)], 4)
+        self.run_report()
+        self.assertIn("mostly used by T1", self.structure("x")["description"])
+
+    def test_shared_window_one_other_rank_makes(self):
+        self.write_shared_window(nranks=2, pages=3)
+        self.run_report()
+        text = self.rep["shared"][0]
+        self.assertIn("rank 1 makes 50.0 % of its accesses", text)
+        self.assertNotIn("rank 1 make ", text)
+
+    def test_incomplete_without_signal_has_no_none(self):
+        self.write_table1()
+        with open(os.path.join(self.dir, "rank0.json"), "w") as f:
+            json.dump(meta(0, 3, complete=False, exit_status=None, signal=None), f)
+        self.run_report()
+        self.assertIn("rank 0: output incomplete (program ended abnormally)", self.summary)
+        self.assertNotIn("None", self.summary)
+
+    def test_two_runs_in_one_directory_are_refused(self):
+        # an earlier 2-rank run left rank1.*; the new 1-rank run wrote rank0.*
+        self.write_rank(0, [("0x1000", 0, "a.c:1", 0, "a.c:2", "x", 5, 5, 5)], 3, run_id="run:b", world_size=1)
+        self.write_rank(1, [("0x1000", 0, "a.c:1", 0, "a.c:2", "x", 5, 5, 5)], 3, run_id="run:a", world_size=2)
+        self.run_report(expect=1)
+        self.assertIn("different runs", self.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "report")))
+        # same run id but a rank beyond the run's world size
+        self.write_rank(1, [("0x1000", 0, "a.c:1", 0, "a.c:2", "x", 5, 5, 5)], 3, run_id="run:b", world_size=1)
+        self.run_report(expect=1)
+        self.assertIn("does not belong to this run of 1 rank", self.stderr)
+        # a rank file without a run id next to one with an id (older tool, or no CLI)
+        self.write_rank(1, [("0x1000", 0, "a.c:1", 0, "a.c:2", "x", 5, 5, 5)], 3)
+        self.run_report(expect=1)
+        # exact and sample output mixed
+        os.remove(os.path.join(self.dir, "rank0.json"))
+        self.write_rank(0, [("0x1000", 0, "a.c:1", 0, "a.c:2", "x", 5, 5, 5)], 3, mode="sample")
+        self.run_report(expect=1)
+        self.assertIn("modes exact, sample", self.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -195,10 +195,45 @@ def load_dir(directory):
                               f"but the run has {data.nthreads} threads")
         if m.get("complete") is False:
             sig = m.get("signal")
-            warnings.append(f"rank {r}: output incomplete (program ended {'by ' + sig if sig else 'abnormally'}"
-                            f", exit status {m.get('exit_status')}): counts cover the run up to that point")
+            status = m.get("exit_status")
+            how = f"by {sig}" if sig else ("abnormally" if status is None else f"with exit status {status}")
+            warnings.append(f"rank {r}: output incomplete (program ended {how}"
+                            f"): counts cover the run up to that point")
         result.append(data)
+    check_one_run(directory, result, warnings)
     return result, warnings
+
+
+def check_one_run(directory, result, warnings):
+    """The rank files must come from one run (item 12): `run` into a directory holding
+    an earlier run's files used to leave a mixture that was merged without a word."""
+    ids = {d.rank: d.meta.get("run_id") for d in result if d.meta}
+    known = {i for i in ids.values() if i is not None}
+    if len(known) > 1 or (known and None in ids.values()):
+        groups = defaultdict(list)
+        for r, i in ids.items():
+            groups[i or "(no run id)"].append(r)
+        desc = "; ".join(f"ranks {rank_ranges(rs)}" for rs in groups.values())
+        raise ReportError(f"{directory}: the rank files come from {len(groups)} different runs ({desc}); "
+                          f"rerun `clampi-locality run` into an empty directory")
+    modes = {d.meta.get("mode") for d in result if d.meta.get("mode")}
+    if len(modes) > 1:
+        raise ReportError(f"{directory}: the rank files come from different runs (modes {', '.join(sorted(modes))})")
+    sizes = {d.meta.get("world_size") for d in result if isinstance(d.meta.get("world_size"), int)}
+    if len(sizes) > 1:
+        raise ReportError(f"{directory}: the rank files come from different runs "
+                          f"(world sizes {', '.join(map(str, sorted(sizes)))})")
+    if sizes:
+        size = sizes.pop()
+        have = {d.rank for d in result}
+        extra = sorted(r for r in have if r >= size)
+        if extra:
+            raise ReportError(f"{directory}: rank{extra[0]}.csv does not belong to this run of {size} rank"
+                              f"{'s' if size != 1 else ''}")
+        missing = sorted(set(range(size)) - have)
+        if missing:
+            warnings.append(f"the run had {size} ranks but there is no output for rank"
+                            f"{'s' if len(missing) > 1 else ''} {rank_ranges(missing)}")
 
 
 # ---------------------------------------------------------------- threads and nodes -----
@@ -464,17 +499,48 @@ def describe_structure(name, acc, threads):
         share = "" if ft_pages == acc.pages else f" ({ft_pages} of {acc.pages} pages)"
         text = f"first touched by {threads.name(ft)} at {where}{share}"
         if acc.wrong_users:
-            user = acc.wrong_users.most_common(1)[0][0]
             wrong = acc.pages_counted - acc.correct
-            text += (f", mostly used by {threads.name(user)}"
+            text += (f", {main_users(acc.wrong_users, threads)}"
                      f" ({wrong} page{'s' if wrong != 1 else ''} first touched by the wrong thread)")
         else:
-            user = acc.by_thread.most_common(1)[0][0] if acc.by_thread else ft
-            text += f", mostly used by {threads.name(user)}"
+            text += f", {main_users(acc.by_thread or Counter({ft: 1}), threads)}"
         words.append(text)
     if acc.alloc_locations:
         words.append(f"allocated at {acc.alloc_locations.most_common(1)[0][0]}")
     return "; ".join(words)
+
+
+def main_users(by_thread, threads, dominance=1.2):
+    """'mostly used by T4' when one thread makes clearly more accesses than any other
+    (at least `dominance` times the next), else 'shared equally by T1-T3' (threads within
+    10 % of the top) or 'shared by T1, T3 and T5' (no thread dominates)."""
+    ranked = [(t, c) for t, c in by_thread.most_common() if c > 0]
+    if not ranked:
+        return "not used"
+    top_t, top = ranked[0]
+    if len(ranked) == 1 or top >= dominance * ranked[1][1]:
+        return f"mostly used by {threads.name(top_t)}"
+    close = sorted(t for t, c in ranked if c >= top / dominance)
+    even = all(c >= 0.9 * top for t, c in ranked if t in close)
+    return f"shared {'equally ' if even else ''}by {thread_ranges(close, threads)}"
+
+
+def thread_ranges(ts, threads):
+    """[1, 2, 3] -> 'T1\u2013T3'; consecutive global numbers of one rank are joined."""
+    ts = sorted(ts)
+    parts, i = [], 0
+    while i < len(ts):
+        j = i
+        while (j + 1 < len(ts) and ts[j + 1] == ts[j] + 1
+               and threads.keys[ts[j + 1]][0] == threads.keys[ts[i]][0]):
+            j += 1
+        if j - i >= 2:
+            parts.append(f"{threads.name(ts[i])}\u2013{threads.name(ts[j])}")
+            i = j + 1
+        else:
+            parts.append(threads.name(ts[i]))
+            i += 1
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def rank_ranges(ranks):
@@ -503,11 +569,14 @@ def describe_shared(name, pages, threads):
     what = "the whole shared window" if owned == len(pages) else \
         f"{pct(owned, len(pages)):.1f} % of the shared window's pages"
     others = sorted(r for r in by_rank if r != owner and by_rank[r] > 0)
-    text = f"shared {name} ({len(pages)} pages, ranks {rank_ranges({p.rank for mp in pages for p in mp.views})}): " \
+    mapped = {p.rank for mp in pages for p in mp.views}
+    text = f"shared {name} ({len(pages)} pages, rank{'s' if len(mapped) > 1 else ''} {rank_ranges(mapped)}): " \
            f"rank {owner} first-touched {what}"
     if others and total:
         use = sum(by_rank[r] for r in others)
-        text += f", rank{'s' if len(others) > 1 else ''} {rank_ranges(others)} make {pct(use, total):.1f} % of its accesses"
+        many = len(others) > 1
+        text += (f", rank{'s' if many else ''} {rank_ranges(others)} make{'' if many else 's'} "
+                 f"{pct(use, total):.1f} % of its accesses")
     elif total:
         text += f", and makes all of its accesses"
     return text
