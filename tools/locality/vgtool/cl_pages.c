@@ -190,6 +190,18 @@ void cl_pages_reset(Addr start, SizeT len)
     }
 }
 
+/* C++ static data is named by its mangled symbol (`static double s[]` at file scope is
+ * `_ZL1s`): the demangled name is the variable's (issue 18 item 7). */
+extern void VG_(demangle)(Bool do_cxx_demangling, Bool do_z_demangling, const HChar *orig,
+                          const HChar **result);
+static const HChar *demangled(const HChar *sym)
+{
+    const HChar *out = NULL;
+    if (sym[0] != '_' || sym[1] != 'Z') return sym;
+    VG_(demangle)(True, False, sym, &out);
+    return out && out[0] ? out : sym;
+}
+
 /* Interned static-data symbol names (few distinct ones). */
 static const HChar *intern(const HChar *s)
 {
@@ -239,7 +251,7 @@ static void first_touch(ThreadStats *t, PageInfo *p, Addr a, Addr iaddr)
         const HChar *sym;
         PtrdiffT off;
         if (VG_(get_datasym_and_offset)(VG_(current_DiEpoch)(), a, &sym, &off)) {
-            p->datasym = intern(sym);
+            p->datasym = intern(demangled(sym));
             p->datasym_start = a - off;
         }
     }
