@@ -11,7 +11,7 @@ enum clampi_lalloc_kind {
 /* The contract's "kind" strings, indexed by enum clampi_lalloc_kind. */
 extern const char *const clampi_lalloc_kind_names[];
 
-#define CLAMPI_LA_FRAMES 6
+#define CLAMPI_LA_FRAMES 12  /* operator new <- 7 frames of -O0 std::vector <- main */
 
 typedef struct clampi_lalloc {
     uintptr_t start;        /* address the program got */

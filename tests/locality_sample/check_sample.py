@@ -127,6 +127,31 @@ def check_crash(a):
         fail("temporary files left")
     print("PASS")
 
+def check_vector(a):
+    """ls_vector.cpp (-O0 and -O2): each vector's whole pages first touched and allocated
+    at its own program line (issue 18 item 8)."""
+    p = run(a.cmd, a.env)
+    if p.returncode != 0:
+        fail("program exit %d" % p.returncode)
+    meta, rows = read_rank(a.out)
+    base = os.path.basename(a.src)
+    structs = {s["name"]: s for s in meta["structures"]}
+    for name, mark in (("ctor", "@CTOR"), ("grown", "@GROWN"), ("other", "@OTHER")):
+        want = "%s:%d" % (base, marker_line(a.src, mark))
+        s = structs.get(name)
+        if s is None:
+            fail("structure %s missing (%s)" % (name, sorted(structs)))
+        if s["alloc_location"] != want:
+            fail("%s allocated at %s, want %s" % (name, s["alloc_location"], want))
+        lo = int(s["address"], 16)
+        hi = lo + s["size"]
+        pages = [r for r in rows if r["firsttouch.thread"] != "-1" and lo <= int(r["address"], 16)
+                 and int(r["address"], 16) + 4096 <= hi]
+        locs = sorted({r["firsttouch.location"] for r in pages})
+        if len(pages) < 16 or locs != [want]:
+            fail("%s: %d pages first touched at %s, want %s" % (name, len(pages), locs, want))
+    print("PASS")
+
 def check_numa(a):
     p = run(a.cmd, a.env)
     if p.returncode != 0:
@@ -214,7 +239,7 @@ def check_mpi(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi"])
+    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi", "vector"])
     ap.add_argument("--lib", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--src")
@@ -229,7 +254,8 @@ def main():
     a.env = {"LD_PRELOAD": a.lib, "CLAMPI_LOCALITY_OUT": a.out, "CLAMPI_LOCALITY_SAMPLE_PERIOD_MS": "1"}
     if a.mode == "mpi":  # the preload goes on the ranks only, through env
         a.cmd = a.cmd[:-1] + ["env", "LD_PRELOAD=" + a.lib, "CLAMPI_LOCALITY_OUT=" + a.out, a.cmd[-1]]
-    {"known": check_known, "crash": check_crash, "numa": check_numa, "mpi": check_mpi}[a.mode](a)
+    {"known": check_known, "crash": check_crash, "numa": check_numa, "mpi": check_mpi,
+     "vector": check_vector}[a.mode](a)
 
 if __name__ == "__main__":
     main()

@@ -120,6 +120,8 @@ int ls_alloc_init(void)
     ls.allocs = map_zeroed(MAX_ALLOCS * sizeof(clampi_lalloc));
     uint32_t *idx = map_zeroed(3ull * MAX_ALLOCS * sizeof(uint32_t));
     void *arena = ls_real_mmap(NULL, ARENA_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    ls.stacks = map_zeroed((size_t)LS_MAX_STACKS * sizeof *ls.stacks);
+    ls.stack_cap = ls.stacks ? LS_MAX_STACKS : 0;
     if (!tab || !ls.allocs || !idx || arena == MAP_FAILED)
         return -1;
     clampi_ltab_init(&ls.tab, tab, max_pages, max_counts);

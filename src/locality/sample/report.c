@@ -49,6 +49,8 @@ static void extra_json(clampi_lw *w, void *arg)
     clampi_lw_u64(w, atomic_load(&ls.protected_pages));
     clampi_lw_str(w, ", \"samples\": ");
     clampi_lw_u64(w, atomic_load(&ls.samples));
+    clampi_lw_str(w, ", \"stacks_dropped\": ");
+    clampi_lw_u64(w, atomic_load(&ls.stacks_dropped));
     clampi_lw_str(w, ", \"arm_interval_ns\": ");
     clampi_lw_u64(w, atomic_load(&ls.arm_interval_ns));
     clampi_lw_str(w, ", \"count_unit\": \"estimated access bursts: sample share x re-protection interval / fault delay\"}");

@@ -25,6 +25,8 @@
 
 #define LS_EXPORT __attribute__((visibility("default")))
 #define LS_MAX_THREADS 1024
+#define LS_STACK_DEPTH 24
+#define LS_MAX_STACKS (1u << 16)
 
 typedef struct ls_thread {
     _Atomic int used;
@@ -73,6 +75,13 @@ typedef struct ls_state {
     _Atomic uint64_t delay_sum_ns, delay_n; /* over all samples */
     _Atomic uint64_t arm_interval_ns; /* expected time between two re-protections of a page */
     _Atomic int outstanding;         /* pages re-protected and not yet faulted */
+
+    /* first-touch call stacks (issue 18 item 8): one per distinct (ip, sp, [sp]) unwind,
+     * LS_STACK_DEPTH program frames each (libstdc++ templates at -O0 are 8 deep) */
+    uintptr_t (*stacks)[LS_STACK_DEPTH];
+    _Atomic uint32_t nstacks;
+    uint32_t stack_cap;
+    _Atomic uint64_t stacks_dropped; /* pool full: those pages keep ft_frames only */
 
     int pagemap_fd;            /* /proc/self/pagemap, -1 if not readable */
     int argc;
