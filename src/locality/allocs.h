@@ -7,6 +7,7 @@
 enum clampi_lalloc_kind {
     CLAMPI_LA_MALLOC, CLAMPI_LA_CALLOC, CLAMPI_LA_REALLOC, CLAMPI_LA_POSIX_MEMALIGN,
     CLAMPI_LA_ALIGNED_ALLOC, CLAMPI_LA_NEW, CLAMPI_LA_MMAP,
+    CLAMPI_LA_STATIC, /* the executable's .data/.bss objects (sampler) */
 };
 /* The contract's "kind" strings, indexed by enum clampi_lalloc_kind. */
 extern const char *const clampi_lalloc_kind_names[];

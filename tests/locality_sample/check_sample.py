@@ -152,6 +152,52 @@ def check_vector(a):
             fail("%s: %d pages first touched at %s, want %s" % (name, len(pages), locs, want))
     print("PASS")
 
+def check_static(a):
+    """ls_static.c: static arrays tracked and named (a, b, c), first touch thread and line
+    per page; output written also when the program ends with _exit() (issue 18 item 9)."""
+    base = os.path.basename(a.src)
+    line = lambda m: "%s:%d" % (base, marker_line(a.src, m))
+    for how, want_rc in (("exit", 0), ("_exit", 3), ("_Exit", 3)):
+        shutil.rmtree(a.out, ignore_errors=True)
+        os.makedirs(a.out)
+        p = run(a.cmd + [how], a.env)
+        if p.returncode != want_rc:
+            fail("%s: exit %d, want %d" % (how, p.returncode, want_rc))
+        if not os.path.exists(os.path.join(a.out, "rank0.json")):
+            fail("%s: no output written" % how)
+        meta, rows = read_rank(a.out)
+        if meta["exit_status"] != want_rc or meta["complete"] is not True:
+            fail("%s: exit_status %s complete %s" % (how, meta["exit_status"], meta["complete"]))
+        structs = {s["name"]: s for s in meta["structures"]}
+        for name in ("a", "b", "c"):
+            if structs.get(name, {}).get("kind") != "static":
+                fail("%s: static array %s not tracked (%s)" % (how, name, sorted(structs)))
+        if "small" in structs:
+            fail("a 64-byte static is below --min-size")
+        def pages(name):
+            s = structs[name]
+            lo, hi = int(s["address"], 16), int(s["address"], 16) + s["size"]
+            return [r for r in rows if r["struct.name"] == name and lo <= int(r["address"], 16)
+                    and int(r["address"], 16) + 4096 <= hi]
+        pa = sorted(pages("a"), key=lambda r: int(r["address"], 16))
+        if len(pa) < 120:
+            fail("%s: a[] has %d whole pages in the CSV" % (how, len(pa)))
+        half = len(pa) // 2
+        first = {(r["firsttouch.thread"], r["firsttouch.location"]) for r in pa[:half - 1]}
+        second = {(r["firsttouch.thread"], r["firsttouch.location"]) for r in pa[half + 1:]}
+        if first != {("0", line("@A_T0"))} or second != {("1", line("@A_T1"))}:
+            fail("%s: a[] first touch %s / %s" % (how, sorted(first), sorted(second)))
+        for name, mark in (("b", "@B"), ("c", "@C")):
+            locs = {r["firsttouch.location"] for r in pages(name)}
+            if locs != {line(mark)}:
+                fail("%s: %s first touched at %s, want %s" % (how, name, sorted(locs), line(mark)))
+        if pa[0]["alloc.thread"] != "-1" or pa[0]["alloc.location"] != "?":
+            fail("static pages: alloc.thread/location %s/%s, want -1/?" % (pa[0]["alloc.thread"], pa[0]["alloc.location"]))
+        if not os.path.exists(os.path.join(a.out, "rank0.maps")):
+            fail("%s: no rank0.maps (load bases)" % how)
+        print("static %s: a/b/c tracked, %d pages of a[], exit status %d" % (how, len(pa), want_rc))
+    print("PASS")
+
 def check_numa(a):
     p = run(a.cmd, a.env)
     if p.returncode != 0:
@@ -239,7 +285,7 @@ def check_mpi(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi", "vector"])
+    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi", "vector", "static"])
     ap.add_argument("--lib", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--src")
@@ -255,7 +301,7 @@ def main():
     if a.mode == "mpi":  # the preload goes on the ranks only, through env
         a.cmd = a.cmd[:-1] + ["env", "LD_PRELOAD=" + a.lib, "CLAMPI_LOCALITY_OUT=" + a.out, a.cmd[-1]]
     {"known": check_known, "crash": check_crash, "numa": check_numa, "mpi": check_mpi,
-     "vector": check_vector}[a.mode](a)
+     "vector": check_vector, "static": check_static}[a.mode](a)
 
 if __name__ == "__main__":
     main()

@@ -83,6 +83,8 @@ typedef struct ls_state {
     uint32_t stack_cap;
     _Atomic uint64_t stacks_dropped; /* pool full: those pages keep ft_frames only */
 
+    _Atomic uint32_t static_objects; /* the executable's static objects tracked (statics.c) */
+
     int pagemap_fd;            /* /proc/self/pagemap, -1 if not readable */
     int argc;
     char **argv;
@@ -113,6 +115,9 @@ void ls_touch_range(const void *p, size_t n, uintptr_t ip); /* first-touch/sampl
 void ls_open_page(clampi_lpage *p, uintptr_t page, int prot);
 
 /* sampler.c */
+void ls_statics_init(void);   /* the executable's .data/.bss objects (statics.c) */
+void ls_write_maps(void);     /* DIR/rank<R>.maps: load bases for hex locations; signal-safe */
+
 void ls_sampler_start(void);
 void ls_sampler_stop(void);
 double ls_count_factor(const clampi_lpage *rec, void *arg); /* samples -> estimated accesses */
