@@ -125,6 +125,35 @@ def check_crash(a):
         fail("partial output lacks the 4 touched pages (%d touched rows, %d structures)" % (len(touched), len(buf)))
     if glob.glob(os.path.join(a.out, "*.tmp")):
         fail("temporary files left")
+    # issue 18 item 13: the load bases are kept, so the hex locations can be resolved later
+    maps = os.path.join(a.out, "rank0.maps")
+    if not os.path.exists(maps):
+        fail("no rank0.maps: the partial output's hex locations cannot be resolved")
+    mods = []
+    with open(maps) as f:
+        for line in f:
+            w = line.split()
+            if len(w) >= 6 and w[5].startswith("/"):
+                lo, hi = (int(x, 16) for x in w[0].split("-"))
+                mods.append((lo, hi, int(w[2], 16), w[5]))
+
+    def resolve(loc):
+        ip = int(loc, 16)
+        mod = next((m for m in mods if m[0] <= ip < m[1]), None)
+        if mod is None:
+            fail("%s is in no mapping of rank0.maps" % loc)
+        base = min(m[0] - m[2] for m in mods if m[3] == mod[3])
+        return subprocess.run(["addr2line", "-e", mod[3], hex(ip - base)], stdout=subprocess.PIPE,
+                              text=True).stdout.strip()
+    locs = {r["alloc.location"] for r in touched} | {r["firsttouch.location"] for r in touched}
+    if not all(l.startswith("0x") for l in locs):
+        fail("partial output locations should be hex: %s" % sorted(locs))
+    for loc in locs:
+        resolve(loc)
+    alloc_at = {resolve(r["alloc.location"]) for r in touched}
+    if not all("ls_crash.c:" in x for x in alloc_at):
+        fail("allocation site resolved through rank0.maps to %s, want ls_crash.c" % sorted(alloc_at))
+    print("crash: hex locations resolved through rank0.maps: %s" % sorted(alloc_at))
     print("PASS")
 
 def check_vector(a):
@@ -258,6 +287,16 @@ def check_mpi(a):
     if any(len(v) > 1 for v in frames.values()):
         fail("one (file, offset) page with several physical frames")
     print("mpi: %d shared pages with physical frames, consistent with (file, offset)" % len(frames))
+    # issue 18 item 13: Open MPI's / clampi's own heap blocks made inside
+    # MPI_Win_allocate_shared, CMPI_Win_allocate, CMPI_Alloc_mem are not the program's
+    # variables; the segments those calls return (mappings) are
+    for r, meta in metas.items():
+        for name in ("plain", "cbase", "hbuf"):
+            kinds = sorted({s["kind"] for s in meta["structures"] if s["name"] == name})
+            if kinds != ["mmap"]:
+                fail("rank %d: structures named %s have kinds %s, want only the mapping" % (r, name, kinds))
+        if not any(s["name"].startswith("alloc@libmpi") for s in meta["structures"]):
+            fail("rank %d: no allocation attributed to libmpi" % r)
     files = [{m["file"] for m in meta["mappings"]} for meta in metas.values()]
     if not set.intersection(*files):
         fail("no shared file common to all ranks")

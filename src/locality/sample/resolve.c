@@ -7,6 +7,7 @@
 #include "cl_srcname.h"
 
 #include <ctype.h>
+#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -328,16 +329,66 @@ const char *ls_resolve_ft_loc(const clampi_lpage *p, void *arg, char *buf, size_
 
 /* The allocation's site: the first frame in the program's own code (the caller of
  * malloc, or of the std::vector / clampi allocator that allocated). */
-static const res *alloc_site(const clampi_lalloc *a, int *k)
+static const res *alloc_site_frame(const clampi_lalloc *a, int *k, int *frame)
 {
     for (int i = 0; i < a->nframes; i++) {
         const res *r = find(a->frames[i] - 1);
         if (r && r->user >= 0) {
             *k = r->user;
+            *frame = i;
             return r;
         }
     }
+    *frame = a->nframes;
     return NULL;
+}
+
+static const res *alloc_site(const clampi_lalloc *a, int *k)
+{
+    int frame;
+    return alloc_site_frame(a, k, &frame);
+}
+
+/* A library made the allocation for itself (Open MPI's calloc inside
+ * MPI_Win_allocate_shared): its name, not the program's variable (issue 18 item 13).
+ * Decided by the allocator's caller (the innermost frame outside libstdc++/libgcc, which
+ * allocate on the program's behalf): the program, or a library. Exempt: memory that an
+ * allocation API hands to the program (MPI_Alloc_mem anywhere on the way; clampi's
+ * allocation functions, CMPI_Alloc_mem, clampi_numa_alloc..., as the caller) and
+ * mappings (a shared window's segment). Named after the outermost such library below
+ * the program's frame (the one the program called: libmpi, not an MCA component). */
+static const char *owner_library(const clampi_lalloc *a, int upto)
+{
+    static char exe[512];
+    if (!exe[0]) {
+        ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[k > 0 ? k : 0] = 0;
+    }
+    if (a->kind == CLAMPI_LA_MMAP || a->kind == CLAMPI_LA_STATIC)
+        return NULL;
+    const char *lib = NULL;
+    int caller = 1;
+    for (int i = 0; i < upto; i++) {
+        const module *m = module_of(a->frames[i]);
+        if (!m)
+            continue;
+        if (strcmp(m->path, exe) == 0)
+            return NULL; /* the program itself called the allocator */
+        const char *b = strrchr(m->path, '/');
+        b = b ? b + 1 : m->path;
+        if (strncmp(b, "libstdc++", 9) == 0 || strncmp(b, "libgcc_s", 8) == 0)
+            continue;
+        Dl_info di;
+        const char *fn = dladdr((void *)a->frames[i], &di) && di.dli_sname ? di.dli_sname : "";
+        if (strcmp(fn, "MPI_Alloc_mem") == 0 || strcmp(fn, "PMPI_Alloc_mem") == 0)
+            return NULL;
+        if (caller && strncmp(b, "libclampi", 9) == 0 && strstr(fn, "lloc") && !strstr(fn, "Win_"))
+            return NULL;
+        caller = 0;
+        if (!lib || strncmp(b, "libclampi", 9) != 0)
+            lib = b;
+    }
+    return lib;
 }
 
 const char *ls_resolve_alloc_loc(const clampi_lalloc *a, void *arg, char *buf, size_t n)
@@ -372,9 +423,14 @@ static int source_line(const char *path, int line, char *buf, size_t n)
 const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t n)
 {
     (void)arg;
-    int k;
-    const res *r = alloc_site(a, &k);
+    int k, frame;
+    const res *r = alloc_site_frame(a, &k, &frame);
     char src[1024];
+    const char *lib = owner_library(a, frame);
+    if (lib) {
+        snprintf(buf, n, "alloc@%s", lib);
+        return buf;
+    }
     if (r && source_line(r->path[k], r->line[k], src, sizeof src) && cl_srcname_from_line(src, buf, n))
         return buf;
     if (r || a->nframes == 0)

@@ -25,6 +25,7 @@ typedef struct {
     HChar lib[128];         /* a library between the allocator and the program (its own
                                buffer, issue 18 item 13): "libmpi.so.40", else "" */
     Bool alloc_mem;         /* that call went through MPI_Alloc_mem: the program's memory */
+    Int owner;              /* the allocator's caller: 0 unknown, 1 the program, 2 a library */
 } Loc;
 
 static Loc *locs;
@@ -61,25 +62,33 @@ static Bool is_system_level(DiEpoch ep, Addr ip, const HChar *path, const HChar 
 typedef struct { Loc *out; Bool found_program, found_any; } FrameWalk;
 
 /* Libraries that allocate on the program's behalf (the allocator itself, the C++
- * runtime's out-of-line templates, clampi's allocators) are not an allocation's owner. */
+ * runtime's out-of-line templates) are not an allocation's owner. */
 static Bool is_transparent_obj(const HChar *obj)
 {
-    return VG_(strstr)(obj, "vgpreload_") || VG_(strstr)(obj, "libstdc++") || VG_(strstr)(obj, "libgcc_s") ||
-           VG_(strstr)(obj, "libclampi");
+    return VG_(strstr)(obj, "vgpreload_") || VG_(strstr)(obj, "libstdc++") || VG_(strstr)(obj, "libgcc_s");
 }
 
-/* Frames between the allocation function and the program's first frame: a library other
- * than the transparent ones made the allocation (Open MPI's calloc inside
- * MPI_Win_allocate_shared, stdio's buffer inside printf). The outermost such library is
- * the one the program called. */
+/* Who made a heap allocation (issue 18 item 13), decided by the allocator's caller (the
+ * first frame outside the transparent objects): the program (also its own instances of
+ * libstdc++ templates, and clampi's allocation functions CMPI_Alloc_mem,
+ * clampi_numa_alloc...) or a library (Open MPI's calloc inside MPI_Win_allocate_shared,
+ * stdio's buffer, CMPI_Win_allocate's bookkeeping). Named after the outermost library
+ * below the program's frame (libmpi, not an MCA component). MPI_Alloc_mem anywhere on
+ * the way: the program's memory. */
 static void note_owner(Loc *l, UInt n, DiEpoch ep, Addr ip)
 {
     const HChar *obj, *fn;
     if (n == 0 || !VG_(get_objname)(ep, ip, &obj) || is_transparent_obj(obj)) return;
-    if (!starts_with(obj, "/lib") && !starts_with(obj, "/usr/lib") && !VG_(strstr)(obj, ".so")) return;
-    VG_(snprintf)(l->lib, sizeof l->lib, "%s", VG_(basename)(obj));
-    if (VG_(get_fnname)(ep, ip, &fn) && VG_(strstr)(fn, "MPI_Alloc_mem"))
-        l->alloc_mem = True;
+    if (!VG_(get_fnname)(ep, ip, &fn)) fn = "";
+    if (VG_(strcmp)(fn, "MPI_Alloc_mem") == 0 || VG_(strcmp)(fn, "PMPI_Alloc_mem") == 0) l->alloc_mem = True;
+    Bool clampi = VG_(strstr)(obj, "libclampi") != NULL;
+    if (!VG_(strstr)(obj, ".so") && !starts_with(obj, "/lib") && !starts_with(obj, "/usr/lib")) {
+        if (l->owner == 0) l->owner = 1;   /* the executable */
+        return;
+    }
+    if (l->owner == 0)
+        l->owner = clampi && VG_(strstr)(fn, "lloc") && !VG_(strstr)(fn, "Win_") ? 1 : 2;
+    if (!l->lib[0] || !clampi) VG_(snprintf)(l->lib, sizeof l->lib, "%s", VG_(basename)(obj));
 }
 
 static void set_loc(Loc *l, const HChar *path, UInt line)
@@ -133,7 +142,6 @@ static void visit_frame(UInt n, DiEpoch ep, Addr ip, void *opaque)
         if (!is_system_level(ep, ip, path, fn)) {
             set_loc(w->out, path, line);
             w->found_program = True;
-            if (n == 0) w->out->lib[0] = 0;
             break;
         }
         if (!w->found_any) {
@@ -180,7 +188,7 @@ static void loc_index_rebuild(UWord cap)
 
 static const Loc *resolve(ExeContext *ec)
 {
-    static const Loc unknown = {NULL, "?", "", 0, "", False};
+    static const Loc unknown = {NULL, "?", "", 0, "", False, 0};
     if (!ec) return &unknown;
     if (!loc_index) loc_index_rebuild(1024);
     UWord h = hash_ec(ec) & loc_mask;
@@ -269,7 +277,7 @@ static void alloc_name_uncached(const Alloc *al, HChar *out, Int cap)
     /* a heap block a library allocated for itself is not the program's variable (the
      * memory MPI_Alloc_mem returns, and mmaps such as a
      * shared window's segment, are) */
-    if (l->lib[0] && !l->alloc_mem && VG_(strcmp)(al->kind, "mmap") != 0) {
+    if (l->owner == 2 && l->lib[0] && !l->alloc_mem && VG_(strcmp)(al->kind, "mmap") != 0) {
         VG_(snprintf)(out, cap, "alloc@%s", l->lib);
         return;
     }
