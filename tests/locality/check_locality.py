@@ -193,6 +193,11 @@ def case_vector_o2(args):
           f"static array named {sorted(set(r['struct.name'] for r in static))}, expected s_static")
     check(any(s["name"] == "s_static" and s["kind"] == "static" for s in meta["structures"]),
           "s_static in the JSON structures")
+    # item 11: other objects' static data is named with its object, the program's is not
+    statics = [s["name"] for s in meta["structures"] if s["kind"] == "static"]
+    check(any(n.startswith("libc.so.6:") for n in statics) and
+          not any(n.startswith("__libc") for n in statics),
+          f"libc's static data not marked as libc's: {statics}")
     check(all(r["firsttouch.location"] == m["STATIC"] for r in static),
           f"s_static first touch {sorted(set(r['firsttouch.location'] for r in static))} != {m['STATIC']}")
 

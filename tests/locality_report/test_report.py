@@ -383,6 +383,30 @@ class ReportTest(unittest.TestCase):
         self.run_report(expect=1)
         self.assertIn("modes exact, sample", self.stderr)
 
+    def test_program_data_scope_leaves_out_libraries_and_stacks(self):
+        # item 11: the program's array (local), the OpenMP runtime's buffer and a thread
+        # stack (remote), libc's static data and an unattributed page
+        self.write_rank(0, [("0x1000", 0, "a.c:1", 0, "a.c:2", "u", 10, 0),
+                            ("0x2000", 0, "a.c:1", 1, "a.c:3", "u", 0, 10),
+                            ("0x3000", 1, "a.c:9", 0, "?", "alloc@libgomp.so.1.0.0", 0, 50),
+                            ("0x4000", -1, "?", 0, "?", "[stack T1]", 0, 30),
+                            ("0x5000", -1, "?", 0, "?", "libc.so.6:__libc_initial", 0, 7),
+                            ("0x6000", -1, "?", 0, "?", "?", 0, 3),
+                            ("0x7000", -1, "?", 1, "a.c:5", "grid", 0, 4)], 2)
+        self.run_report()
+        sc = self.rep["scopes"]
+        self.assertEqual((sc["program"]["pages"], sc["program"]["locality_pct"]), (3, 100.0))
+        self.assertEqual((sc["libraries"]["pages"], sc["stacks"]["pages"], sc["unattributed"]["pages"]), (2, 1, 1))
+        self.assertLess(self.rep["overall"]["locality_pct"], 30)
+        self.assertIn("program data:              locality 100.0 %", self.summary)
+
+    def test_no_pages_is_said_plainly(self):
+        self.write_rank(0, [], 1, mode="sample", counts="sampled",
+                        sampling={"static_data": "the executable's .data/.bss objects"})
+        self.run_report()
+        self.assertIn("no pages were recorded (sample mode)", self.summary)
+        self.assertIn("sample mode tracked static data: the executable's .data/.bss objects", self.summary)
+
 
 if __name__ == "__main__":
     unittest.main()

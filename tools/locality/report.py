@@ -582,9 +582,47 @@ def describe_shared(name, pages, threads):
     return text
 
 
+_LIB_ALLOC = re.compile(r"alloc@[^\s:]*\.so(\.\d+)*$")
+_LIB_STATIC = re.compile(r"[^\s:@]+\.so(\.\d+)*:")
+
+
+def scope_of(struct):
+    """Whose data a page is (issue 18 item 11): 'program' (the program's allocations and
+    static data), 'libraries' (buffers and static data a library made for itself:
+    alloc@libgomp.so.1, libc.so.6:sym), 'stacks' ([stack T3]) or 'unattributed' (?:
+    pages outside any tracked allocation or symbol, e.g. the loader's and libc's)."""
+    if struct.startswith("[stack"):
+        return "stacks"
+    if struct in ("?", "") or struct == "alloc@?":
+        return "unattributed"
+    if _LIB_ALLOC.match(struct) or _LIB_STATIC.match(struct):
+        return "libraries"
+    return "program"
+
+
+SCOPES = ("program", "libraries", "stacks", "unattributed")
+
+
+def coverage_warnings(ranks, rep):
+    """Say plainly what was not tracked (issue 18 item 9): an empty page table is not a
+    measurement, and sample mode does not see every kind of memory."""
+    out = []
+    if rep["overall"]["pages"] == 0:
+        mode = sorted({d.meta.get("mode", "?") for d in ranks})
+        out.append(f"no pages were recorded ({'/'.join(mode)} mode): the numbers above are not a measurement. "
+                   f"Sample mode tracks heap blocks and mappings of at least --min-size and the executable's "
+                   f"static objects of that size; the program may keep its data elsewhere "
+                   f"(a shared library's static data, small blocks), or ended before writing anything")
+    notes = {d.meta.get("sampling", {}).get("static_data") for d in ranks if isinstance(d.meta.get("sampling"), dict)}
+    for n in sorted(x for x in notes if x):
+        out.append(f"sample mode tracked static data: {n}")
+    return out
+
+
 def analyse(ranks, threads, node_of, nodes_note):
     merged = merge_pages(ranks, threads)
     overall = Acc()
+    scopes = {k: Acc() for k in SCOPES}
     allocated = Acc()      # pages of tracked allocations (>= --min-size): the program's own data
     structs = defaultdict(Acc)
     shared = defaultdict(list)
@@ -594,6 +632,7 @@ def analyse(ranks, threads, node_of, nodes_note):
     for mp in merged:
         total, local, correct, node_local = page_metrics(mp, node_of)
         overall.add(mp, total, local, correct, node_local)
+        scopes[scope_of(mp.struct)].add(mp, total, local, correct, node_local)
         if any(p.alloc_thread >= 0 for p in mp.views):
             allocated.add(mp, total, local, correct, node_local)
         structs[structure_key(mp, threads.multi)].add(mp, total, local, correct, node_local)
@@ -647,6 +686,7 @@ def analyse(ranks, threads, node_of, nodes_note):
         "page_size": ranks[0].meta.get("page_size", 4096),
         "overall": overall.summary(),
         "allocations": allocated.summary(),
+        "scopes": {k: v.summary() for k, v in scopes.items()},
         "nodes": {"map": {threads.name(g): n for g, n in sorted(node_of.items())}, "source": nodes_note,
                   "count": len(set(node_of.values()))},
         "load_imbalance": lam,
@@ -671,7 +711,16 @@ def summary_text(rep, warnings):
              f"by the thread that uses them most)",
              f"  in tracked allocations:    locality {fmt_pct(a['locality_pct'])}, first-touch correctness "
              f"{fmt_pct(a['first_touch_correctness_pct'])}  ({a['pages']} pages of allocations >= --min-size; "
-             f"the rest is static data, stacks, libraries)",
+             f"the rest is static data, stacks, libraries)"]
+    sc = rep.get("scopes")
+    if sc:
+        p = sc["program"]
+        lines.append(f"  program data:              locality {fmt_pct(p['locality_pct'])}, first-touch correctness "
+                     f"{fmt_pct(p['first_touch_correctness_pct'])}  ({p['pages']} pages of the program's allocations "
+                     f"and static data; left out: {sc['libraries']['pages']} pages of libraries' own data "
+                     f"(MPI, OpenMP runtime, libc), {sc['stacks']['pages']} of thread stacks, "
+                     f"{sc['unattributed']['pages']} unattributed)")
+    lines += [
              f"node-level locality:         {fmt_pct(o['node_locality_pct'])}  "
              f"({rep['nodes']['count']} node{'s' if rep['nodes']['count'] != 1 else ''}; {rep['nodes']['source']})"]
     lam = rep["load_imbalance"]
@@ -847,6 +896,7 @@ def main(argv=None):
         else:
             node_of, source = default_nodes(threads)
         rep, page_rows = analyse(ranks, threads, node_of, source)
+        warnings += coverage_warnings(ranks, rep)
         outdir = args.output or os.path.join(args.dir, "report")
         summary = write_outputs(outdir, rep, page_rows, threads, warnings, os.path.abspath(args.dir),
                                 plots=not args.no_plots)

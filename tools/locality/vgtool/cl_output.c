@@ -26,6 +26,7 @@ typedef struct {
                                buffer, issue 18 item 13): "libmpi.so.40", else "" */
     Bool alloc_mem;         /* that call went through MPI_Alloc_mem: the program's memory */
     Int owner;              /* the allocator's caller: 0 unknown, 1 the program, 2 a library */
+    Bool program;           /* a frame of the program was found */
 } Loc;
 
 static Loc *locs;
@@ -142,6 +143,7 @@ static void visit_frame(UInt n, DiEpoch ep, Addr ip, void *opaque)
         if (!is_system_level(ep, ip, path, fn)) {
             set_loc(w->out, path, line);
             w->found_program = True;
+            w->out->program = True;
             break;
         }
         if (!w->found_any) {
@@ -188,7 +190,7 @@ static void loc_index_rebuild(UWord cap)
 
 static const Loc *resolve(ExeContext *ec)
 {
-    static const Loc unknown = {NULL, "?", "", 0, "", False, 0};
+    static const Loc unknown = {NULL, "?", "", 0, "", False, 0, False};
     if (!ec) return &unknown;
     if (!loc_index) loc_index_rebuild(1024);
     UWord h = hash_ec(ec) & loc_mask;
@@ -277,7 +279,8 @@ static void alloc_name_uncached(const Alloc *al, HChar *out, Int cap)
     /* a heap block a library allocated for itself is not the program's variable (the
      * memory MPI_Alloc_mem returns, and mmaps such as a
      * shared window's segment, are) */
-    if (l->owner == 2 && l->lib[0] && !l->alloc_mem && VG_(strcmp)(al->kind, "mmap") != 0) {
+    if (l->lib[0] && !l->alloc_mem &&
+        ((l->owner == 2 && VG_(strcmp)(al->kind, "mmap") != 0) || !l->program)) {   /* no program frame at all */
         VG_(snprintf)(out, cap, "alloc@%s", l->lib);
         return;
     }
