@@ -407,6 +407,18 @@ class ReportTest(unittest.TestCase):
         self.assertIn("no pages were recorded (sample mode)", self.summary)
         self.assertIn("sample mode tracked static data: the executable's .data/.bss objects", self.summary)
 
+    def test_sampler_drops_and_confidence_are_reported(self):
+        rows = [(f"0x{0x10000 + i * 4096:x}", 0, "a.c:1", 0, "a.c:2", "u", 1 if i < 50 else 0, 0) for i in range(60)]
+        self.write_rank(0, rows, 2, mode="sample", counts="sampled",
+                        coverage={"page_capacity": 48, "pages_recorded": 48, "pages_touched": 60,
+                                  "pages_sampled": 50, "dropped": 333, "allocations_untracked": 2,
+                                  "bytes_untracked": 8192, "memory_bound_bytes": 135275776})
+        self.run_report()
+        self.assertIn("rank 0: lost to the sampler's memory bound (129 MiB of tables): 333 page records", self.summary)
+        self.assertIn("2 allocations (8,192 bytes) not tracked", self.summary)
+        self.assertIn("sampling confidence: 50 of 60 touched pages got samples; fair", self.summary)
+        self.assertIn("fair", self.rep["sampling_confidence"])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -225,6 +225,20 @@ def check_static(a):
         if not os.path.exists(os.path.join(a.out, "rank0.maps")):
             fail("%s: no rank0.maps (load bases)" % how)
         print("static %s: a/b/c tracked, %d pages of a[], exit status %d" % (how, len(pa), want_rc))
+    # issue 18 item 10: a page table too small for the run loses pages, and says so
+    shutil.rmtree(a.out, ignore_errors=True)
+    os.makedirs(a.out)
+    p = run(a.cmd, dict(a.env, CLAMPI_LOCALITY_MAX_PAGES="64"))
+    meta, rows = read_rank(a.out)
+    cov = meta.get("coverage") or {}
+    if p.returncode != 0 or not cov.get("dropped") or cov.get("page_capacity") != 48 or not cov.get("memory_bound_bytes"):
+        fail("small table: exit %d, coverage %s" % (p.returncode, cov))
+    report = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "locality", "report.py")
+    r = subprocess.run([sys.executable, report, a.out, "--no-plots"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0 or "lost to the sampler's memory bound" not in r.stdout:
+        fail("the report does not say that pages were lost: %s %s" % (r.stdout[-800:], r.stderr[-400:]))
+    print("static: %d page records dropped with a 64-page table, reported" % cov["dropped"])
     print("PASS")
 
 def check_numa(a):

@@ -59,6 +59,9 @@ static void read_options(void)
     ls.pages_per_round = (unsigned)env_size("CLAMPI_LOCALITY_SAMPLE_PAGES", 16);
     ls.run_pages = (unsigned)env_size("CLAMPI_LOCALITY_SAMPLE_RUN", 8);
     ls.rank = env_rank();
+    ls.max_pages = env_size("CLAMPI_LOCALITY_MAX_PAGES", 1u << 20);
+    if (ls.max_pages < 64)
+        ls.max_pages = 64;
 }
 
 /* MPI shared-memory single-copy paths (CMA: the kernel reads the peer's pages) fail with

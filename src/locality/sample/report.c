@@ -60,6 +60,30 @@ static void extra_json(clampi_lw *w, void *arg)
     clampi_lw_str(w, ", \"arm_interval_ns\": ");
     clampi_lw_u64(w, atomic_load(&ls.arm_interval_ns));
     clampi_lw_str(w, ", \"count_unit\": \"estimated access bursts: sample share x re-protection interval / fault delay\"}");
+    /* what was not recorded, and how much the samples say (issue 18 item 10) */
+    size_t touched = atomic_load(&ls.tab.ntouched), sampled = 0;
+    if (touched > ls.tab.page_cap)
+        touched = ls.tab.page_cap;
+    for (size_t i = 0; i < touched; i++)
+        if (atomic_load(&clampi_ltab_slot(&ls.tab, ls.tab.touched[i])->delay_n))
+            sampled++;
+    clampi_lw_str(w, ",\n  \"coverage\": {\"page_capacity\": ");
+    clampi_lw_u64(w, ls.page_capacity);
+    clampi_lw_str(w, ", \"pages_recorded\": ");
+    clampi_lw_u64(w, atomic_load(&ls.tab.npages));
+    clampi_lw_str(w, ", \"pages_touched\": ");
+    clampi_lw_u64(w, touched);
+    clampi_lw_str(w, ", \"pages_sampled\": ");
+    clampi_lw_u64(w, sampled);
+    clampi_lw_str(w, ", \"dropped\": ");
+    clampi_lw_u64(w, atomic_load(&ls.tab.dropped));
+    clampi_lw_str(w, ", \"allocations_untracked\": ");
+    clampi_lw_u64(w, atomic_load(&ls.allocs_untracked));
+    clampi_lw_str(w, ", \"bytes_untracked\": ");
+    clampi_lw_u64(w, atomic_load(&ls.bytes_untracked));
+    clampi_lw_str(w, ", \"memory_bound_bytes\": ");
+    clampi_lw_u64(w, ls.memory_bound);
+    clampi_lw_str(w, "}");
     /* first touches of pages in shared mappings, in wall-clock time, so that a report
      * over several ranks can tell which rank touched a shared page first */
     clampi_lw_str(w, ",\n  \"shared_firsttouch_ns\": {");

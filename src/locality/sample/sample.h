@@ -83,6 +83,10 @@ typedef struct ls_state {
     uint32_t stack_cap;
     _Atomic uint64_t stacks_dropped; /* pool full: those pages keep ft_frames only */
 
+    size_t max_pages;          /* CLAMPI_LOCALITY_MAX_PAGES (page table size, power of two) */
+    size_t page_capacity;      /* page records usable (3/4 of the table) */
+    size_t memory_bound;       /* bytes of all the sampler's tables (virtual, touched as used) */
+    _Atomic uint64_t allocs_untracked, bytes_untracked; /* allocation table or arena full */
     _Atomic uint32_t static_objects; /* the executable's static objects tracked (statics.c) */
 
     int pagemap_fd;            /* /proc/self/pagemap, -1 if not readable */
