@@ -25,6 +25,8 @@ typedef struct clampi_lalloc {
     uint8_t shared;         /* MAP_SHARED file mapping: file/file_off are set */
     uint8_t freed;          /* freed / unmapped: its pages are no longer watched */
     uint8_t nframes;
+    uint8_t unwatched;      /* the kernel writes into it (an alternate signal stack): never
+                               re-protected by the sampler after its first touch */
     uint64_t file_off;
     uintptr_t frames[CLAMPI_LA_FRAMES]; /* return addresses, innermost first */
     char name[128];         /* CLAMPI_LOCALITY_NAME (at most 127 characters); "" when not named */

@@ -2,8 +2,10 @@
  *   ls_static [exit|_exit|_Exit]
  * Thread 0 first-touches the first half of a[] and thread 1 the second half; b[] is
  * initialized data (.data), c[] is touched by the main thread; then the program ends the
- * chosen way (exit status 3 for _exit/_Exit). */
+ * chosen way (exit status 3 for _exit/_Exit). A signal is handled on a static alternate
+ * signal stack on the way (the kernel cannot fault writing a protected page). */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,14 @@ static double a[N];                 /* .bss, 512 KiB */
 double b[N] = {1.0};                /* .data */
 static double c[N];
 static char small[64];              /* below --min-size: not tracked */
+static char altstack[1 << 16];      /* a static alternate signal stack: the kernel writes it */
+static volatile sig_atomic_t got_usr1;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    got_usr1 = 1;
+}
 
 static void *second_half(void *arg)
 {
@@ -32,6 +42,14 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < N; i++) s += b[i]; /* @B */
     memset(c, 1, sizeof c); /* @C */
     small[0] = (char)s;
+    /* a signal delivered on the static alternate stack (tracked static data) */
+    stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack, .ss_flags = 0};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1;
+    sa.sa_flags = SA_ONSTACK;
+    if (sigaltstack(&ss, NULL) != 0 || sigaction(SIGUSR1, &sa, NULL) != 0 || raise(SIGUSR1) != 0 || !got_usr1)
+        return 9;
     printf("sum %g %g %d\n", s, a[N - 1] + c[0], small[0]);
     fflush(stdout);
     const char *how = argc > 1 ? argv[1] : "exit";

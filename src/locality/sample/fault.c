@@ -271,6 +271,24 @@ int ls_fault_init(void)
 }
 
 /* ---- the program's SIGSEGV handler is kept aside: ours stays in front ------------ */
+/* An alternate signal stack in tracked memory (a static `char altstack[SIGSTKSZ]` now
+ * that static data is tracked, or a malloc'ed one): the kernel writes signal frames
+ * there and cannot take a fault, so its pages are opened now (first touch by the
+ * caller) and never re-protected by the sampler (issue 18). */
+LS_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
+{
+    if (ss && !(ss->ss_flags & SS_DISABLE) && ss->ss_sp && ss->ss_size) {
+        uintptr_t lo = (uintptr_t)ss->ss_sp & ~(ls.sys_page - 1), hi = (uintptr_t)ss->ss_sp + ss->ss_size;
+        for (uintptr_t pg = lo; pg < hi; pg += ls.sys_page) {
+            clampi_lalloc *a = ls_alloc_find(pg);
+            if (a)
+                a->unwatched = 1;
+        }
+        ls_touch_range(ss->ss_sp, ss->ss_size, (uintptr_t)__builtin_return_address(0));
+    }
+    return (int)syscall(SYS_sigaltstack, ss, old);
+}
+
 LS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     if (sig != SIGSEGV || !atomic_load(&ls.ready))
