@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 const char *const clampi_lalloc_kind_names[] = {
-    "malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc", "new", "mmap",
+    "malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc", "new", "mmap", "static",
 };
 
 /* ---- buffered writer ---------------------------------------------------------- */

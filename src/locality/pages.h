@@ -32,6 +32,8 @@ typedef struct clampi_lpage {
     uintptr_t ft_ip;            /* instruction that made the first touch */
     uintptr_t ft_frames[CLAMPI_LP_FRAMES]; /* callers in the program when the touch happened
                                  * inside a library (memset, clampi's allocators); 0-ended */
+    uint32_t ft_stack;          /* sampler: 1 + index of the whole first-touch stack in its
+                                 * stack pool (deeper than ft_frames), 0 = none */
     uint64_t ft_seq;            /* global first-touch order (1, 2, ...); 0 = not touched */
     uint64_t ft_ns;             /* CLOCK_REALTIME of the first touch (orders ranks) */
     _Atomic uint64_t arm_ns;    /* CLOCK_MONOTONIC when the sampler last re-protected it */

@@ -168,6 +168,40 @@ def case_vector(args):
           f"field first touch {sorted(set(r['firsttouch.location'] for r in field))} != {m['VECTOR']}")
 
 
+def case_vector_o2(args):
+    """Item 7: at -O2 the vector's storage and first touch are named at the program's line
+    (not new_allocator.h / memset-vec-unaligned-erms.S), static data demangled."""
+    p = run_cli(args)
+    check(p.returncode == 0, f"exit code {p.returncode}: {p.stderr}")
+    rows, meta = read_rank(args.out)
+    m = marks(args.src)
+    structs = {s["name"]: s for s in meta["structures"]}
+    for name, mark in (("direct", "DIRECT"), ("filled", "FILLED")):
+        s = structs.get(name)
+        check(s is not None, f"structure '{name}' missing ({sorted(structs)})")
+        if s:
+            check(s["alloc_location"] == m[mark], f"{name}: alloc_location {s['alloc_location']} != {m[mark]}")
+        # whole pages of the block (its first page may hold the end of the previous block)
+        lo, hi = (int(s["address"], 16), int(s["address"], 16) + s["size"]) if s else (0, 0)
+        pages = [r for r in rows if r["struct.name"] == name and r["firsttouch.thread"] != "-1"
+                 and int(r["address"], 16) >= lo and int(r["address"], 16) + 4096 <= hi]
+        check(len(pages) >= 8, f"'{name}' has {len(pages)} touched whole pages, expected >= 8")
+        locs = sorted(set(r["firsttouch.location"] for r in pages))
+        check(locs == [m[mark]], f"{name}: first touch at {locs}, expected {m[mark]}")
+    static = [r for r in rows if r["struct.name"] in ("s_static", "_ZL8s_static")]
+    check(static and all(r["struct.name"] == "s_static" for r in static),
+          f"static array named {sorted(set(r['struct.name'] for r in static))}, expected s_static")
+    check(any(s["name"] == "s_static" and s["kind"] == "static" for s in meta["structures"]),
+          "s_static in the JSON structures")
+    # item 11: other objects' static data is named with its object, the program's is not
+    statics = [s["name"] for s in meta["structures"] if s["kind"] == "static"]
+    check(any(n.startswith("libc.so.6:") for n in statics) and
+          not any(n.startswith("__libc") for n in statics),
+          f"libc's static data not marked as libc's: {statics}")
+    check(all(r["firsttouch.location"] == m["STATIC"] for r in static),
+          f"s_static first touch {sorted(set(r['firsttouch.location'] for r in static))} != {m['STATIC']}")
+
+
 def case_lambda(args):
     p = run_cli(args)
     check(p.returncode == 0, f"exit code {p.returncode}: {p.stderr}")
@@ -193,6 +227,39 @@ def case_crash(args):
     check(len(data) >= 2 and counts(data[0], 1) == [1], f"partial counts kept: {[counts(r, 1) for r in data]}")
 
 
+def case_rerun(args):
+    """Item 12: `run` into a directory holding an earlier run is refused (nothing changed)."""
+    p = run_cli(args)
+    check(p.returncode == 0, f"first run: exit code {p.returncode}: {p.stderr}")
+    _, meta = read_rank(args.out)
+    check(meta.get("run_id"), "the rank JSON names its run (run_id)")
+    before = {n: os.path.getmtime(os.path.join(args.out, n)) for n in os.listdir(args.out)}
+    again = [args.cli, "run", "--exact", "-o", args.out, "--", *args.command]
+    p = subprocess.run(again, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    check(p.returncode == 1, f"second run into the same directory: exit code {p.returncode}, expected 1")
+    check("earlier run" in p.stderr and args.out in p.stderr, f"clear message, got: {p.stderr!r}")
+    after = {n: os.path.getmtime(os.path.join(args.out, n)) for n in os.listdir(args.out)}
+    check(before == after, f"files changed by the refused run: {before} -> {after}")
+    # an earlier 2-rank run's leftovers (rank1.*) without rank0: still refused
+    os.remove(os.path.join(args.out, "rank0.csv"))
+    os.rename(os.path.join(args.out, "rank0.json"), os.path.join(args.out, "rank1.json"))
+    p = subprocess.run(again, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    check(p.returncode == 1 and "rank1.json" in p.stderr, f"leftover rank1.json: {p.returncode} {p.stderr!r}")
+    # the ranks of one launch share the directory: rank 0 then rank 1 of one mpiexec
+    shutil.rmtree(args.out)
+    env = dict(os.environ, PMIX_NAMESPACE="clampi-test-1", OMPI_COMM_WORLD_SIZE="2")
+    for rank in (0, 1):
+        env["OMPI_COMM_WORLD_RANK"] = str(rank)
+        p = subprocess.run(again, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+        check(p.returncode == 0, f"rank {rank} of one launch: exit code {p.returncode}: {p.stderr}")
+    metas = [read_rank(args.out, r)[1] for r in (0, 1)]
+    check(metas[0]["run_id"] == metas[1]["run_id"] and metas[1]["world_size"] == 2,
+          f"run ids {metas[0].get('run_id')} / {metas[1].get('run_id')}")
+    rep = subprocess.run([args.cli, "report", args.out, "--no-plots", "--quiet"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    check(rep.returncode == 0, f"report of one 2-rank launch: {rep.returncode} {rep.stderr}")
+
+
 def case_missing(args):
     p = run_cli(args)
     check(p.returncode != 0, "non-zero exit for a missing program")
@@ -215,6 +282,14 @@ def case_mpi(args):
                 return (mp["file"], mp["offset"] + address - start)
         return None
 
+    # Item 13: Open MPI's own calloc inside MPI_Win_allocate_shared is not the program's
+    # variable; the window's shared segment (an mmap) is.
+    for rank, (_, meta) in enumerate(ranks):
+        mine = [(s["kind"], s["size"]) for s in meta["structures"] if s["name"] == "mine"]
+        check(mine and all(k == "mmap" for k, _ in mine),
+              f"rank {rank}: structures named 'mine' {mine}: only the window's mmap may be")
+        check(any(s["name"].startswith("alloc@libmpi") for s in meta["structures"]),
+              f"rank {rank}: no allocation attributed to libmpi")
     rows0, meta0 = ranks[0]
     ids0 = {identity(meta0, int(r["address"], 16)): r for r in rows0}
     for rank in range(1, args.np):

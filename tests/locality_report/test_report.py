@@ -334,6 +334,91 @@ class ReportTest(unittest.TestCase):
         self.run_report()
         self.assertIn("rank 0: output incomplete (program ended by SIGSEGV", self.summary)
 
+    # ---- issue 18, items 12 and 13 -----------------------------------------------------
+    def test_no_dominant_user_is_not_called_mostly(self):
+        # T0 first touches both pages, T1-T3 use them equally: no thread "mostly" uses them
+        self.write_rank(0, [("0x1000", 0, "a.c:1", 0, "a.c:2", "x", 1, 30, 30, 30),
+                            ("0x2000", 0, "a.c:1", 0, "a.c:2", "x", 1, 30, 31, 30)], 4)
+        self.run_report()
+        d = self.structure("x")["description"]
+        self.assertNotIn("mostly used by", d)
+        self.assertIn("shared equally by T1\u2013T3 (2 pages first touched by the wrong thread)", d)
+        # one clear user is still named
+        self.write_rank(0, [("0x1000", 0, "a.c:1", 0, "a.c:2", "x", 1, 90, 10, 10)], 4)
+        self.run_report()
+        self.assertIn("mostly used by T1", self.structure("x")["description"])
+
+    def test_shared_window_one_other_rank_makes(self):
+        self.write_shared_window(nranks=2, pages=3)
+        self.run_report()
+        text = self.rep["shared"][0]
+        self.assertIn("rank 1 makes 50.0 % of its accesses", text)
+        self.assertNotIn("rank 1 make ", text)
+
+    def test_incomplete_without_signal_has_no_none(self):
+        self.write_table1()
+        with open(os.path.join(self.dir, "rank0.json"), "w") as f:
+            json.dump(meta(0, 3, complete=False, exit_status=None, signal=None), f)
+        self.run_report()
+        self.assertIn("rank 0: output incomplete (program ended abnormally)", self.summary)
+        self.assertNotIn("None", self.summary)
+
+    def test_two_runs_in_one_directory_are_refused(self):
+        # an earlier 2-rank run left rank1.*; the new 1-rank run wrote rank0.*
+        self.write_rank(0, [("0x1000", 0, "a.c:1", 0, "a.c:2", "x", 5, 5, 5)], 3, run_id="run:b", world_size=1)
+        self.write_rank(1, [("0x1000", 0, "a.c:1", 0, "a.c:2", "x", 5, 5, 5)], 3, run_id="run:a", world_size=2)
+        self.run_report(expect=1)
+        self.assertIn("different runs", self.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "report")))
+        # same run id but a rank beyond the run's world size
+        self.write_rank(1, [("0x1000", 0, "a.c:1", 0, "a.c:2", "x", 5, 5, 5)], 3, run_id="run:b", world_size=1)
+        self.run_report(expect=1)
+        self.assertIn("does not belong to this run of 1 rank", self.stderr)
+        # a rank file without a run id next to one with an id (older tool, or no CLI)
+        self.write_rank(1, [("0x1000", 0, "a.c:1", 0, "a.c:2", "x", 5, 5, 5)], 3)
+        self.run_report(expect=1)
+        # exact and sample output mixed
+        os.remove(os.path.join(self.dir, "rank0.json"))
+        self.write_rank(0, [("0x1000", 0, "a.c:1", 0, "a.c:2", "x", 5, 5, 5)], 3, mode="sample")
+        self.run_report(expect=1)
+        self.assertIn("modes exact, sample", self.stderr)
+
+    def test_program_data_scope_leaves_out_libraries_and_stacks(self):
+        # item 11: the program's array (local), the OpenMP runtime's buffer and a thread
+        # stack (remote), libc's static data and an unattributed page
+        self.write_rank(0, [("0x1000", 0, "a.c:1", 0, "a.c:2", "u", 10, 0),
+                            ("0x2000", 0, "a.c:1", 1, "a.c:3", "u", 0, 10),
+                            ("0x3000", 1, "a.c:9", 0, "?", "alloc@libgomp.so.1.0.0", 0, 50),
+                            ("0x4000", -1, "?", 0, "?", "[stack T1]", 0, 30),
+                            ("0x5000", -1, "?", 0, "?", "libc.so.6:__libc_initial", 0, 7),
+                            ("0x6000", -1, "?", 0, "?", "?", 0, 3),
+                            ("0x7000", -1, "?", 1, "a.c:5", "grid", 0, 4)], 2)
+        self.run_report()
+        sc = self.rep["scopes"]
+        self.assertEqual((sc["program"]["pages"], sc["program"]["locality_pct"]), (3, 100.0))
+        self.assertEqual((sc["libraries"]["pages"], sc["stacks"]["pages"], sc["unattributed"]["pages"]), (2, 1, 1))
+        self.assertLess(self.rep["overall"]["locality_pct"], 30)
+        self.assertIn("program data:              locality 100.0 %", self.summary)
+
+    def test_no_pages_is_said_plainly(self):
+        self.write_rank(0, [], 1, mode="sample", counts="sampled",
+                        sampling={"static_data": "the executable's .data/.bss objects"})
+        self.run_report()
+        self.assertIn("no pages were recorded (sample mode)", self.summary)
+        self.assertIn("sample mode tracked static data: the executable's .data/.bss objects", self.summary)
+
+    def test_sampler_drops_and_confidence_are_reported(self):
+        rows = [(f"0x{0x10000 + i * 4096:x}", 0, "a.c:1", 0, "a.c:2", "u", 1 if i < 50 else 0, 0) for i in range(60)]
+        self.write_rank(0, rows, 2, mode="sample", counts="sampled",
+                        coverage={"page_capacity": 48, "pages_recorded": 48, "pages_touched": 60,
+                                  "pages_sampled": 50, "dropped": 333, "allocations_untracked": 2,
+                                  "bytes_untracked": 8192, "memory_bound_bytes": 135275776})
+        self.run_report()
+        self.assertIn("rank 0: lost to the sampler's memory bound (129 MiB of tables): 333 page records", self.summary)
+        self.assertIn("2 allocations (8,192 bytes) not tracked", self.summary)
+        self.assertIn("sampling confidence: 50 of 60 touched pages got samples; fair", self.summary)
+        self.assertIn("fair", self.rep["sampling_confidence"])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -125,6 +125,120 @@ def check_crash(a):
         fail("partial output lacks the 4 touched pages (%d touched rows, %d structures)" % (len(touched), len(buf)))
     if glob.glob(os.path.join(a.out, "*.tmp")):
         fail("temporary files left")
+    # issue 18 item 13: the load bases are kept, so the hex locations can be resolved later
+    maps = os.path.join(a.out, "rank0.maps")
+    if not os.path.exists(maps):
+        fail("no rank0.maps: the partial output's hex locations cannot be resolved")
+    mods = []
+    with open(maps) as f:
+        for line in f:
+            w = line.split()
+            if len(w) >= 6 and w[5].startswith("/"):
+                lo, hi = (int(x, 16) for x in w[0].split("-"))
+                mods.append((lo, hi, int(w[2], 16), w[5]))
+
+    def resolve(loc):
+        ip = int(loc, 16)
+        mod = next((m for m in mods if m[0] <= ip < m[1]), None)
+        if mod is None:
+            fail("%s is in no mapping of rank0.maps" % loc)
+        base = min(m[0] - m[2] for m in mods if m[3] == mod[3])
+        return subprocess.run(["addr2line", "-e", mod[3], hex(ip - base)], stdout=subprocess.PIPE,
+                              text=True).stdout.strip()
+    locs = {r["alloc.location"] for r in touched} | {r["firsttouch.location"] for r in touched}
+    if not all(l.startswith("0x") for l in locs):
+        fail("partial output locations should be hex: %s" % sorted(locs))
+    for loc in locs:
+        resolve(loc)
+    alloc_at = {resolve(r["alloc.location"]) for r in touched}
+    if not all("ls_crash.c:" in x for x in alloc_at):
+        fail("allocation site resolved through rank0.maps to %s, want ls_crash.c" % sorted(alloc_at))
+    print("crash: hex locations resolved through rank0.maps: %s" % sorted(alloc_at))
+    print("PASS")
+
+def check_vector(a):
+    """ls_vector.cpp (-O0 and -O2): each vector's whole pages first touched and allocated
+    at its own program line (issue 18 item 8)."""
+    p = run(a.cmd, a.env)
+    if p.returncode != 0:
+        fail("program exit %d" % p.returncode)
+    meta, rows = read_rank(a.out)
+    base = os.path.basename(a.src)
+    structs = {s["name"]: s for s in meta["structures"]}
+    for name, mark in (("ctor", "@CTOR"), ("grown", "@GROWN"), ("other", "@OTHER")):
+        want = "%s:%d" % (base, marker_line(a.src, mark))
+        s = structs.get(name)
+        if s is None:
+            fail("structure %s missing (%s)" % (name, sorted(structs)))
+        if s["alloc_location"] != want:
+            fail("%s allocated at %s, want %s" % (name, s["alloc_location"], want))
+        lo = int(s["address"], 16)
+        hi = lo + s["size"]
+        pages = [r for r in rows if r["firsttouch.thread"] != "-1" and lo <= int(r["address"], 16)
+                 and int(r["address"], 16) + 4096 <= hi]
+        locs = sorted({r["firsttouch.location"] for r in pages})
+        if len(pages) < 16 or locs != [want]:
+            fail("%s: %d pages first touched at %s, want %s" % (name, len(pages), locs, want))
+    print("PASS")
+
+def check_static(a):
+    """ls_static.c: static arrays tracked and named (a, b, c), first touch thread and line
+    per page; output written also when the program ends with _exit() (issue 18 item 9)."""
+    base = os.path.basename(a.src)
+    line = lambda m: "%s:%d" % (base, marker_line(a.src, m))
+    for how, want_rc in (("exit", 0), ("_exit", 3), ("_Exit", 3)):
+        shutil.rmtree(a.out, ignore_errors=True)
+        os.makedirs(a.out)
+        p = run(a.cmd + [how], a.env)
+        if p.returncode != want_rc:
+            fail("%s: exit %d, want %d" % (how, p.returncode, want_rc))
+        if not os.path.exists(os.path.join(a.out, "rank0.json")):
+            fail("%s: no output written" % how)
+        meta, rows = read_rank(a.out)
+        if meta["exit_status"] != want_rc or meta["complete"] is not True:
+            fail("%s: exit_status %s complete %s" % (how, meta["exit_status"], meta["complete"]))
+        structs = {s["name"]: s for s in meta["structures"]}
+        for name in ("a", "b", "c"):
+            if structs.get(name, {}).get("kind") != "static":
+                fail("%s: static array %s not tracked (%s)" % (how, name, sorted(structs)))
+        if "small" in structs:
+            fail("a 64-byte static is below --min-size")
+        def pages(name):
+            s = structs[name]
+            lo, hi = int(s["address"], 16), int(s["address"], 16) + s["size"]
+            return [r for r in rows if r["struct.name"] == name and lo <= int(r["address"], 16)
+                    and int(r["address"], 16) + 4096 <= hi]
+        pa = sorted(pages("a"), key=lambda r: int(r["address"], 16))
+        if len(pa) < 120:
+            fail("%s: a[] has %d whole pages in the CSV" % (how, len(pa)))
+        half = len(pa) // 2
+        first = {(r["firsttouch.thread"], r["firsttouch.location"]) for r in pa[:half - 1]}
+        second = {(r["firsttouch.thread"], r["firsttouch.location"]) for r in pa[half + 1:]}
+        if first != {("0", line("@A_T0"))} or second != {("1", line("@A_T1"))}:
+            fail("%s: a[] first touch %s / %s" % (how, sorted(first), sorted(second)))
+        for name, mark in (("b", "@B"), ("c", "@C")):
+            locs = {r["firsttouch.location"] for r in pages(name)}
+            if locs != {line(mark)}:
+                fail("%s: %s first touched at %s, want %s" % (how, name, sorted(locs), line(mark)))
+        if pa[0]["alloc.thread"] != "-1" or pa[0]["alloc.location"] != "?":
+            fail("static pages: alloc.thread/location %s/%s, want -1/?" % (pa[0]["alloc.thread"], pa[0]["alloc.location"]))
+        if not os.path.exists(os.path.join(a.out, "rank0.maps")):
+            fail("%s: no rank0.maps (load bases)" % how)
+        print("static %s: a/b/c tracked, %d pages of a[], exit status %d" % (how, len(pa), want_rc))
+    # issue 18 item 10: a page table too small for the run loses pages, and says so
+    shutil.rmtree(a.out, ignore_errors=True)
+    os.makedirs(a.out)
+    p = run(a.cmd, dict(a.env, CLAMPI_LOCALITY_MAX_PAGES="64"))
+    meta, rows = read_rank(a.out)
+    cov = meta.get("coverage") or {}
+    if p.returncode != 0 or not cov.get("dropped") or cov.get("page_capacity") != 48 or not cov.get("memory_bound_bytes"):
+        fail("small table: exit %d, coverage %s" % (p.returncode, cov))
+    report = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "locality", "report.py")
+    r = subprocess.run([sys.executable, report, a.out, "--no-plots"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0 or "lost to the sampler's memory bound" not in r.stdout:
+        fail("the report does not say that pages were lost: %s %s" % (r.stdout[-800:], r.stderr[-400:]))
+    print("static: %d page records dropped with a 64-page table, reported" % cov["dropped"])
     print("PASS")
 
 def check_numa(a):
@@ -187,6 +301,16 @@ def check_mpi(a):
     if any(len(v) > 1 for v in frames.values()):
         fail("one (file, offset) page with several physical frames")
     print("mpi: %d shared pages with physical frames, consistent with (file, offset)" % len(frames))
+    # issue 18 item 13: Open MPI's / clampi's own heap blocks made inside
+    # MPI_Win_allocate_shared, CMPI_Win_allocate, CMPI_Alloc_mem are not the program's
+    # variables; the segments those calls return (mappings) are
+    for r, meta in metas.items():
+        for name in ("plain", "cbase", "hbuf"):
+            kinds = sorted({s["kind"] for s in meta["structures"] if s["name"] == name})
+            if kinds != ["mmap"]:
+                fail("rank %d: structures named %s have kinds %s, want only the mapping" % (r, name, kinds))
+        if not any(s["name"].startswith("alloc@libmpi") for s in meta["structures"]):
+            fail("rank %d: no allocation attributed to libmpi" % r)
     files = [{m["file"] for m in meta["mappings"]} for meta in metas.values()]
     if not set.intersection(*files):
         fail("no shared file common to all ranks")
@@ -214,7 +338,7 @@ def check_mpi(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi"])
+    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi", "vector", "static"])
     ap.add_argument("--lib", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--src")
@@ -229,7 +353,8 @@ def main():
     a.env = {"LD_PRELOAD": a.lib, "CLAMPI_LOCALITY_OUT": a.out, "CLAMPI_LOCALITY_SAMPLE_PERIOD_MS": "1"}
     if a.mode == "mpi":  # the preload goes on the ranks only, through env
         a.cmd = a.cmd[:-1] + ["env", "LD_PRELOAD=" + a.lib, "CLAMPI_LOCALITY_OUT=" + a.out, a.cmd[-1]]
-    {"known": check_known, "crash": check_crash, "numa": check_numa, "mpi": check_mpi}[a.mode](a)
+    {"known": check_known, "crash": check_crash, "numa": check_numa, "mpi": check_mpi,
+     "vector": check_vector, "static": check_static}[a.mode](a)
 
 if __name__ == "__main__":
     main()

@@ -195,10 +195,45 @@ def load_dir(directory):
                               f"but the run has {data.nthreads} threads")
         if m.get("complete") is False:
             sig = m.get("signal")
-            warnings.append(f"rank {r}: output incomplete (program ended {'by ' + sig if sig else 'abnormally'}"
-                            f", exit status {m.get('exit_status')}): counts cover the run up to that point")
+            status = m.get("exit_status")
+            how = f"by {sig}" if sig else ("abnormally" if status is None else f"with exit status {status}")
+            warnings.append(f"rank {r}: output incomplete (program ended {how}"
+                            f"): counts cover the run up to that point")
         result.append(data)
+    check_one_run(directory, result, warnings)
     return result, warnings
+
+
+def check_one_run(directory, result, warnings):
+    """The rank files must come from one run (item 12): `run` into a directory holding
+    an earlier run's files used to leave a mixture that was merged without a word."""
+    ids = {d.rank: d.meta.get("run_id") for d in result if d.meta}
+    known = {i for i in ids.values() if i is not None}
+    if len(known) > 1 or (known and None in ids.values()):
+        groups = defaultdict(list)
+        for r, i in ids.items():
+            groups[i or "(no run id)"].append(r)
+        desc = "; ".join(f"ranks {rank_ranges(rs)}" for rs in groups.values())
+        raise ReportError(f"{directory}: the rank files come from {len(groups)} different runs ({desc}); "
+                          f"rerun `clampi-locality run` into an empty directory")
+    modes = {d.meta.get("mode") for d in result if d.meta.get("mode")}
+    if len(modes) > 1:
+        raise ReportError(f"{directory}: the rank files come from different runs (modes {', '.join(sorted(modes))})")
+    sizes = {d.meta.get("world_size") for d in result if isinstance(d.meta.get("world_size"), int)}
+    if len(sizes) > 1:
+        raise ReportError(f"{directory}: the rank files come from different runs "
+                          f"(world sizes {', '.join(map(str, sorted(sizes)))})")
+    if sizes:
+        size = sizes.pop()
+        have = {d.rank for d in result}
+        extra = sorted(r for r in have if r >= size)
+        if extra:
+            raise ReportError(f"{directory}: rank{extra[0]}.csv does not belong to this run of {size} rank"
+                              f"{'s' if size != 1 else ''}")
+        missing = sorted(set(range(size)) - have)
+        if missing:
+            warnings.append(f"the run had {size} ranks but there is no output for rank"
+                            f"{'s' if len(missing) > 1 else ''} {rank_ranges(missing)}")
 
 
 # ---------------------------------------------------------------- threads and nodes -----
@@ -464,17 +499,48 @@ def describe_structure(name, acc, threads):
         share = "" if ft_pages == acc.pages else f" ({ft_pages} of {acc.pages} pages)"
         text = f"first touched by {threads.name(ft)} at {where}{share}"
         if acc.wrong_users:
-            user = acc.wrong_users.most_common(1)[0][0]
             wrong = acc.pages_counted - acc.correct
-            text += (f", mostly used by {threads.name(user)}"
+            text += (f", {main_users(acc.wrong_users, threads)}"
                      f" ({wrong} page{'s' if wrong != 1 else ''} first touched by the wrong thread)")
         else:
-            user = acc.by_thread.most_common(1)[0][0] if acc.by_thread else ft
-            text += f", mostly used by {threads.name(user)}"
+            text += f", {main_users(acc.by_thread or Counter({ft: 1}), threads)}"
         words.append(text)
     if acc.alloc_locations:
         words.append(f"allocated at {acc.alloc_locations.most_common(1)[0][0]}")
     return "; ".join(words)
+
+
+def main_users(by_thread, threads, dominance=1.2):
+    """'mostly used by T4' when one thread makes clearly more accesses than any other
+    (at least `dominance` times the next), else 'shared equally by T1-T3' (threads within
+    10 % of the top) or 'shared by T1, T3 and T5' (no thread dominates)."""
+    ranked = [(t, c) for t, c in by_thread.most_common() if c > 0]
+    if not ranked:
+        return "not used"
+    top_t, top = ranked[0]
+    if len(ranked) == 1 or top >= dominance * ranked[1][1]:
+        return f"mostly used by {threads.name(top_t)}"
+    close = sorted(t for t, c in ranked if c >= top / dominance)
+    even = all(c >= 0.9 * top for t, c in ranked if t in close)
+    return f"shared {'equally ' if even else ''}by {thread_ranges(close, threads)}"
+
+
+def thread_ranges(ts, threads):
+    """[1, 2, 3] -> 'T1\u2013T3'; consecutive global numbers of one rank are joined."""
+    ts = sorted(ts)
+    parts, i = [], 0
+    while i < len(ts):
+        j = i
+        while (j + 1 < len(ts) and ts[j + 1] == ts[j] + 1
+               and threads.keys[ts[j + 1]][0] == threads.keys[ts[i]][0]):
+            j += 1
+        if j - i >= 2:
+            parts.append(f"{threads.name(ts[i])}\u2013{threads.name(ts[j])}")
+            i = j + 1
+        else:
+            parts.append(threads.name(ts[i]))
+            i += 1
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def rank_ranges(ranks):
@@ -503,19 +569,100 @@ def describe_shared(name, pages, threads):
     what = "the whole shared window" if owned == len(pages) else \
         f"{pct(owned, len(pages)):.1f} % of the shared window's pages"
     others = sorted(r for r in by_rank if r != owner and by_rank[r] > 0)
-    text = f"shared {name} ({len(pages)} pages, ranks {rank_ranges({p.rank for mp in pages for p in mp.views})}): " \
+    mapped = {p.rank for mp in pages for p in mp.views}
+    text = f"shared {name} ({len(pages)} pages, rank{'s' if len(mapped) > 1 else ''} {rank_ranges(mapped)}): " \
            f"rank {owner} first-touched {what}"
     if others and total:
         use = sum(by_rank[r] for r in others)
-        text += f", rank{'s' if len(others) > 1 else ''} {rank_ranges(others)} make {pct(use, total):.1f} % of its accesses"
+        many = len(others) > 1
+        text += (f", rank{'s' if many else ''} {rank_ranges(others)} make{'' if many else 's'} "
+                 f"{pct(use, total):.1f} % of its accesses")
     elif total:
         text += f", and makes all of its accesses"
+    return text
+
+
+_LIB_ALLOC = re.compile(r"alloc@[^\s:]*\.so(\.\d+)*$")
+_LIB_STATIC = re.compile(r"[^\s:@]+\.so(\.\d+)*:")
+
+
+def scope_of(struct):
+    """Whose data a page is (issue 18 item 11): 'program' (the program's allocations and
+    static data), 'libraries' (buffers and static data a library made for itself:
+    alloc@libgomp.so.1, libc.so.6:sym), 'stacks' ([stack T3]) or 'unattributed' (?:
+    pages outside any tracked allocation or symbol, e.g. the loader's and libc's)."""
+    if struct.startswith("[stack"):
+        return "stacks"
+    if struct in ("?", "") or struct == "alloc@?":
+        return "unattributed"
+    if _LIB_ALLOC.match(struct) or _LIB_STATIC.match(struct):
+        return "libraries"
+    return "program"
+
+
+SCOPES = ("program", "libraries", "stacks", "unattributed")
+
+
+def coverage_warnings(ranks, rep):
+    """Say plainly what was not tracked (issue 18 item 9): an empty page table is not a
+    measurement, and sample mode does not see every kind of memory."""
+    out = []
+    if rep["overall"]["pages"] == 0:
+        mode = sorted({d.meta.get("mode", "?") for d in ranks})
+        out.append(f"no pages were recorded ({'/'.join(mode)} mode): the numbers above are not a measurement. "
+                   f"Sample mode tracks heap blocks and mappings of at least --min-size and the executable's "
+                   f"static objects of that size; the program may keep its data elsewhere "
+                   f"(a shared library's static data, small blocks), or ended before writing anything")
+    notes = {d.meta.get("sampling", {}).get("static_data") for d in ranks if isinstance(d.meta.get("sampling"), dict)}
+    for n in sorted(x for x in notes if x):
+        out.append(f"sample mode tracked static data: {n}")
+    # no silent drops (issue 18 item 10): what the sampler's bounded tables could not hold
+    for d in ranks:
+        cov = d.meta.get("coverage")
+        if not isinstance(cov, dict):
+            continue
+        lost = []
+        if cov.get("dropped"):
+            lost.append(f"{cov['dropped']:,} page records or counters (the table holds "
+                        f"{cov.get('page_capacity', '?'):,} pages; raise CLAMPI_LOCALITY_MAX_PAGES)")
+        if cov.get("allocations_untracked"):
+            lost.append(f"{cov['allocations_untracked']:,} allocations ({cov.get('bytes_untracked', 0):,} bytes) "
+                        f"not tracked (allocation table or arena full)")
+        if lost:
+            out.append(f"rank {d.rank}: lost to the sampler's memory bound "
+                       f"({cov.get('memory_bound_bytes', 0) / 2**20:.0f} MiB of tables): " + "; ".join(lost)
+                       + ": the numbers cover the rest only")
+    return out
+
+
+def sampling_confidence(ranks, rep):
+    """How much the access counts of a sample-mode run can be trusted (issue 18 item 10),
+    from the pages that got samples and the sampler's measured accuracy
+    (docs/locality-sampler.md: structure-level thread shares within 0.10 with a few hundred
+    sampled pages, 0.25 with tens; overall locality within about 8-15 points)."""
+    covs = [d.meta.get("coverage") for d in ranks if isinstance(d.meta.get("coverage"), dict)]
+    if not covs or rep["counts"] != "sampled":
+        return None
+    touched = sum(c.get("pages_touched", 0) for c in covs)
+    sampled = sum(c.get("pages_sampled", 0) for c in covs)
+    if sampled >= 300:
+        level = "good: thread shares per structure within about 0.10, overall locality within about 8 points"
+    elif sampled >= 40:
+        level = "fair: thread shares within about 0.25, overall locality within about 15 points"
+    else:
+        level = "low: too few samples for thread shares or locality (run longer or lower CLAMPI_LOCALITY_SAMPLE_PERIOD_MS)"
+    weak = [e["name"] for e in rep["structures"] if 0 < e["pages_with_accesses"] < 40 and e["pages"] >= 40]
+    text = (f"sampling confidence: {sampled:,} of {touched:,} touched pages got samples; {level}. "
+            f"First touch (thread and line) is exact regardless")
+    if weak:
+        text += f"; structures with fewer than 40 sampled pages: {', '.join(weak[:6])}{' ...' if len(weak) > 6 else ''}"
     return text
 
 
 def analyse(ranks, threads, node_of, nodes_note):
     merged = merge_pages(ranks, threads)
     overall = Acc()
+    scopes = {k: Acc() for k in SCOPES}
     allocated = Acc()      # pages of tracked allocations (>= --min-size): the program's own data
     structs = defaultdict(Acc)
     shared = defaultdict(list)
@@ -525,6 +672,7 @@ def analyse(ranks, threads, node_of, nodes_note):
     for mp in merged:
         total, local, correct, node_local = page_metrics(mp, node_of)
         overall.add(mp, total, local, correct, node_local)
+        scopes[scope_of(mp.struct)].add(mp, total, local, correct, node_local)
         if any(p.alloc_thread >= 0 for p in mp.views):
             allocated.add(mp, total, local, correct, node_local)
         structs[structure_key(mp, threads.multi)].add(mp, total, local, correct, node_local)
@@ -578,6 +726,7 @@ def analyse(ranks, threads, node_of, nodes_note):
         "page_size": ranks[0].meta.get("page_size", 4096),
         "overall": overall.summary(),
         "allocations": allocated.summary(),
+        "scopes": {k: v.summary() for k, v in scopes.items()},
         "nodes": {"map": {threads.name(g): n for g, n in sorted(node_of.items())}, "source": nodes_note,
                   "count": len(set(node_of.values()))},
         "load_imbalance": lam,
@@ -602,7 +751,16 @@ def summary_text(rep, warnings):
              f"by the thread that uses them most)",
              f"  in tracked allocations:    locality {fmt_pct(a['locality_pct'])}, first-touch correctness "
              f"{fmt_pct(a['first_touch_correctness_pct'])}  ({a['pages']} pages of allocations >= --min-size; "
-             f"the rest is static data, stacks, libraries)",
+             f"the rest is static data, stacks, libraries)"]
+    sc = rep.get("scopes")
+    if sc:
+        p = sc["program"]
+        lines.append(f"  program data:              locality {fmt_pct(p['locality_pct'])}, first-touch correctness "
+                     f"{fmt_pct(p['first_touch_correctness_pct'])}  ({p['pages']} pages of the program's allocations "
+                     f"and static data; left out: {sc['libraries']['pages']} pages of libraries' own data "
+                     f"(MPI, OpenMP runtime, libc), {sc['stacks']['pages']} of thread stacks, "
+                     f"{sc['unattributed']['pages']} unattributed)")
+    lines += [
              f"node-level locality:         {fmt_pct(o['node_locality_pct'])}  "
              f"({rep['nodes']['count']} node{'s' if rep['nodes']['count'] != 1 else ''}; {rep['nodes']['source']})"]
     lam = rep["load_imbalance"]
@@ -626,6 +784,8 @@ def summary_text(rep, warnings):
         lines += [f"  - {d}" for d in rep["costliest"]]
     if rep["shared"]:
         lines += ["", "shared memory across ranks:"] + [f"  - {d}" for d in rep["shared"]]
+    if rep.get("sampling_confidence"):
+        lines += ["", rep["sampling_confidence"]]
     if warnings:
         lines += ["", "warnings:"] + [f"  - {w}" for w in warnings]
     return "\n".join(lines) + "\n"
@@ -778,6 +938,8 @@ def main(argv=None):
         else:
             node_of, source = default_nodes(threads)
         rep, page_rows = analyse(ranks, threads, node_of, source)
+        warnings += coverage_warnings(ranks, rep)
+        rep["sampling_confidence"] = sampling_confidence(ranks, rep)
         outdir = args.output or os.path.join(args.dir, "report")
         summary = write_outputs(outdir, rep, page_rows, threads, warnings, os.path.abspath(args.dir),
                                 plots=not args.no_plots)

@@ -114,12 +114,21 @@ static void *map_zeroed(size_t bytes)
 
 int ls_alloc_init(void)
 {
-    size_t max_pages = 1u << 20, max_counts = 1u << 21;
+    /* The sampler's memory is bounded by these tables, sized at start-up (issue 18 item 10):
+     * CLAMPI_LOCALITY_MAX_PAGES page records (default 2^20: 4 GiB of 4 KiB pages, 3/4 of
+     * them usable), twice as many (page, thread) counters. What does not fit is counted
+     * (dropped, allocations_untracked), never lost silently. */
+    size_t max_pages = ls.max_pages ? ls.max_pages : (1u << 20), max_counts = 2 * max_pages;
+    ls.memory_bound = clampi_ltab_bytes(max_pages, max_counts) + MAX_ALLOCS * sizeof(clampi_lalloc) +
+                      3ull * MAX_ALLOCS * sizeof(uint32_t) + (size_t)LS_MAX_STACKS * LS_STACK_DEPTH * sizeof(uintptr_t);
+    ls.page_capacity = max_pages - max_pages / 4;
     void *tab = map_zeroed(clampi_ltab_bytes(max_pages, max_counts));
     ls.alloc_cap = MAX_ALLOCS;
     ls.allocs = map_zeroed(MAX_ALLOCS * sizeof(clampi_lalloc));
     uint32_t *idx = map_zeroed(3ull * MAX_ALLOCS * sizeof(uint32_t));
     void *arena = ls_real_mmap(NULL, ARENA_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    ls.stacks = map_zeroed((size_t)LS_MAX_STACKS * sizeof *ls.stacks);
+    ls.stack_cap = ls.stacks ? LS_MAX_STACKS : 0;
     if (!tab || !ls.allocs || !idx || arena == MAP_FAILED)
         return -1;
     clampi_ltab_init(&ls.tab, tab, max_pages, max_counts);
@@ -239,6 +248,10 @@ static void *track(size_t size, size_t align, int kind, void *ret0)
         }
     }
     pthread_mutex_unlock(&ls.alloc_lock);
+    if (!ret) { /* arena or allocation table full: glibc's block, not watched, but counted */
+        atomic_fetch_add(&ls.allocs_untracked, 1);
+        atomic_fetch_add(&ls.bytes_untracked, size);
+    }
     return ret; /* the arena is PROT_NONE and never used before: zero, untouched */
 }
 

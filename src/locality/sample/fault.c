@@ -49,33 +49,53 @@ static uintptr_t fault_ip(void *ucv)
  * those of the previous fault: unwinding once per call, not once per page. */
 static __thread uintptr_t last_key[3] __attribute__((tls_model("initial-exec")));
 static __thread uintptr_t last_frames[CLAMPI_LP_FRAMES] __attribute__((tls_model("initial-exec")));
+static __thread uint32_t last_stack __attribute__((tls_model("initial-exec")));
 
-static void fault_frames(void *ucv, uintptr_t *out)
+/* Returns the stack pool entry (1 + index) of the whole program stack, 0 if none. */
+static uint32_t fault_frames(void *ucv, uintptr_t *out)
 {
     memset(out, 0, CLAMPI_LP_FRAMES * sizeof *out);
 #if defined(__x86_64__)
     ucontext_t *uc = ucv;
     uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-    if (!ls_is_library_code(ip))
-        return;
+    /* Every first touch is unwound (issue 18 item 8), not only those in a library: the
+     * touching instruction may be libstdc++ template code in the program's own binary
+     * (std::vector's value-initialization, out of line at -O0 or in _M_default_append at
+     * -O2), whose program caller only the stack tells. Cached per (ip, sp, [sp]). */
     uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP], key[3] = {ip, sp, *(const uintptr_t *)sp};
     if (memcmp(key, last_key, sizeof key) == 0) {
         memcpy(out, last_frames, sizeof last_frames);
-        return;
+        return last_stack;
     }
-    void *f[32];
-    int n = backtrace(f, 32), past = 0, k = 0;
-    for (int i = 0; i < n && k < CLAMPI_LP_FRAMES; i++) {
+    void *f[LS_STACK_DEPTH + 8];
+    uintptr_t all[LS_STACK_DEPTH];
+    int n = backtrace(f, LS_STACK_DEPTH + 8), past = 0, k = 0;
+    for (int i = 0; i < n && k < LS_STACK_DEPTH; i++) {
         uintptr_t a = (uintptr_t)f[i];
         if (a == ip)
             past = 1;
         else if (past && !ls_is_system_code(a))
-            out[k++] = a;
+            all[k++] = a;
+    }
+    memcpy(out, all, (k < CLAMPI_LP_FRAMES ? k : CLAMPI_LP_FRAMES) * sizeof *out);
+    uint32_t stack = 0;
+    if (k > CLAMPI_LP_FRAMES) { /* deeper than the page record holds: keep it in the pool */
+        uint32_t at = atomic_fetch_add(&ls.nstacks, 1);
+        if (at < ls.stack_cap) {
+            memset(ls.stacks[at], 0, sizeof ls.stacks[at]);
+            memcpy(ls.stacks[at], all, (size_t)k * sizeof *all);
+            stack = at + 1;
+        } else {
+            atomic_fetch_add(&ls.stacks_dropped, 1);
+        }
     }
     memcpy(last_key, key, sizeof key);
     memcpy(last_frames, out, sizeof last_frames);
+    last_stack = stack;
+    return stack;
 #else
     (void)ucv;
+    return 0;
 #endif
 }
 
@@ -118,9 +138,9 @@ static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, void *uc,
         p->alloc = (int32_t)(a - ls.allocs);
         p->prot = a->prot;
         uintptr_t frames[CLAMPI_LP_FRAMES] = {0};
-        if (uc)
-            fault_frames(uc, frames);
+        uint32_t stack = uc ? fault_frames(uc, frames) : 0;
         clampi_ltab_first_touch(&ls.tab, p, tid, ip, frames, now_ns());
+        p->ft_stack = stack;
         mprotect((void *)page, ls.sys_page, a->prot);
         atomic_store(&p->state, CLAMPI_LP_OPEN);
         retry_addr = 0;
@@ -251,6 +271,24 @@ int ls_fault_init(void)
 }
 
 /* ---- the program's SIGSEGV handler is kept aside: ours stays in front ------------ */
+/* An alternate signal stack in tracked memory (a static `char altstack[SIGSTKSZ]` now
+ * that static data is tracked, or a malloc'ed one): the kernel writes signal frames
+ * there and cannot take a fault, so its pages are opened now (first touch by the
+ * caller) and never re-protected by the sampler (issue 18). */
+LS_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
+{
+    if (ss && !(ss->ss_flags & SS_DISABLE) && ss->ss_sp && ss->ss_size) {
+        uintptr_t lo = (uintptr_t)ss->ss_sp & ~(ls.sys_page - 1), hi = (uintptr_t)ss->ss_sp + ss->ss_size;
+        for (uintptr_t pg = lo; pg < hi; pg += ls.sys_page) {
+            clampi_lalloc *a = ls_alloc_find(pg);
+            if (a)
+                a->unwatched = 1;
+        }
+        ls_touch_range(ss->ss_sp, ss->ss_size, (uintptr_t)__builtin_return_address(0));
+    }
+    return (int)syscall(SYS_sigaltstack, ss, old);
+}
+
 LS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     if (sig != SIGSEGV || !atomic_load(&ls.ready))

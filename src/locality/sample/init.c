@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlfcn.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/parse.h"
@@ -56,6 +59,9 @@ static void read_options(void)
     ls.pages_per_round = (unsigned)env_size("CLAMPI_LOCALITY_SAMPLE_PAGES", 16);
     ls.run_pages = (unsigned)env_size("CLAMPI_LOCALITY_SAMPLE_RUN", 8);
     ls.rank = env_rank();
+    ls.max_pages = env_size("CLAMPI_LOCALITY_MAX_PAGES", 1u << 20);
+    if (ls.max_pages < 64)
+        ls.max_pages = 64;
 }
 
 /* MPI shared-memory single-copy paths (CMA: the kernel reads the peer's pages) fail with
@@ -125,6 +131,32 @@ static void at_exit(int status, void *arg)
     ls_write_output(1, 1, status, NULL, 1);
 }
 
+/* A program that ends with _exit() (or _Exit, quick_exit) skips on_exit: write the
+ * output here (issue 18 item 9). A forked child's _exit is not the traced process's. */
+static void exit_now(int status)
+{
+    if (getpid() == ls.pid)
+        ls_write_output(1, 1, status, NULL, 1);
+}
+
+LS_EXPORT void _exit(int status)
+{
+    exit_now(status);
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+LS_EXPORT void _Exit(int status) __attribute__((alias("_exit")));
+
+LS_EXPORT void quick_exit(int status)
+{
+    exit_now(status);
+    void (*real)(int) = (void (*)(int))dlsym(RTLD_NEXT, "quick_exit");
+    if (real)
+        real(status);
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
 static void read_cmdline(void)
 {
     /* /proc/self/cmdline: argv as the kernel has it (main's argv is not ours to see). */
@@ -157,6 +189,9 @@ __attribute__((constructor)) static void ls_init(void)
         return;
     }
     on_exit(at_exit, NULL);
+    ls_statics_init();
+    mkdir(ls.out_dir, 0755);
+    ls_write_maps(); /* load bases even if the run is killed before any output */
     atomic_store(&ls.ready, 1);
     ls_sampler_start();
 }

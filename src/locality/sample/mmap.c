@@ -58,8 +58,12 @@ LS_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
     pthread_mutex_lock(&ls.alloc_lock);
     uint32_t i = ls_alloc_add(&a, 0);
     pthread_mutex_unlock(&ls.alloc_lock);
-    if (i != UINT32_MAX)
+    if (i != UINT32_MAX) {
         mprotect(p, a.map_size, PROT_NONE);
+    } else {
+        atomic_fetch_add(&ls.allocs_untracked, 1);
+        atomic_fetch_add(&ls.bytes_untracked, len);
+    }
     return p;
 }
 LS_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)

@@ -4,6 +4,8 @@
 #include "locality/sample/sample.h"
 
 #include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,9 +51,39 @@ static void extra_json(clampi_lw *w, void *arg)
     clampi_lw_u64(w, atomic_load(&ls.protected_pages));
     clampi_lw_str(w, ", \"samples\": ");
     clampi_lw_u64(w, atomic_load(&ls.samples));
+    clampi_lw_str(w, ", \"static_objects\": ");
+    clampi_lw_u64(w, atomic_load(&ls.static_objects));
+    clampi_lw_str(w, ", \"static_data\": \"the executable's .data/.bss objects of at least min_size bytes "
+                     "(their whole pages); static data of shared libraries is not tracked\"");
+    clampi_lw_str(w, ", \"stacks_dropped\": ");
+    clampi_lw_u64(w, atomic_load(&ls.stacks_dropped));
     clampi_lw_str(w, ", \"arm_interval_ns\": ");
     clampi_lw_u64(w, atomic_load(&ls.arm_interval_ns));
     clampi_lw_str(w, ", \"count_unit\": \"estimated access bursts: sample share x re-protection interval / fault delay\"}");
+    /* what was not recorded, and how much the samples say (issue 18 item 10) */
+    size_t touched = atomic_load(&ls.tab.ntouched), sampled = 0;
+    if (touched > ls.tab.page_cap)
+        touched = ls.tab.page_cap;
+    for (size_t i = 0; i < touched; i++)
+        if (atomic_load(&clampi_ltab_slot(&ls.tab, ls.tab.touched[i])->delay_n))
+            sampled++;
+    clampi_lw_str(w, ",\n  \"coverage\": {\"page_capacity\": ");
+    clampi_lw_u64(w, ls.page_capacity);
+    clampi_lw_str(w, ", \"pages_recorded\": ");
+    clampi_lw_u64(w, atomic_load(&ls.tab.npages));
+    clampi_lw_str(w, ", \"pages_touched\": ");
+    clampi_lw_u64(w, touched);
+    clampi_lw_str(w, ", \"pages_sampled\": ");
+    clampi_lw_u64(w, sampled);
+    clampi_lw_str(w, ", \"dropped\": ");
+    clampi_lw_u64(w, atomic_load(&ls.tab.dropped));
+    clampi_lw_str(w, ", \"allocations_untracked\": ");
+    clampi_lw_u64(w, atomic_load(&ls.allocs_untracked));
+    clampi_lw_str(w, ", \"bytes_untracked\": ");
+    clampi_lw_u64(w, atomic_load(&ls.bytes_untracked));
+    clampi_lw_str(w, ", \"memory_bound_bytes\": ");
+    clampi_lw_u64(w, ls.memory_bound);
+    clampi_lw_str(w, "}");
     /* first touches of pages in shared mappings, in wall-clock time, so that a report
      * over several ranks can tell which rank touched a shared page first */
     clampi_lw_str(w, ",\n  \"shared_firsttouch_ns\": {");
@@ -74,10 +106,51 @@ static void extra_json(clampi_lw *w, void *arg)
         write_pfns(w);
 }
 
+/* DIR/rank<R>.maps: a copy of /proc/self/maps (issue 18 item 13), written at start-up and
+ * again with every output (exit, _exit, fatal signal), so that the hex locations of a
+ * crashed or killed run's partial output can be resolved later: a module's load base is
+ * the start of its mapping at offset 0, `addr2line -e MODULE ADDR-BASE` (PIE and shared
+ * libraries; a non-PIE executable: ADDR itself). Async-signal-safe (open/read/write). */
+void ls_write_maps(void)
+{
+    char path[sizeof ls.out_dir + 32], tmp[sizeof path + 8], num[24];
+    int k = 0;
+    unsigned r = (unsigned)ls.rank;
+    do
+        num[k++] = (char)('0' + r % 10);
+    while ((r /= 10) != 0);
+    size_t n = strlen(ls.out_dir);
+    memcpy(path, ls.out_dir, n);
+    memcpy(path + n, "/rank", 5);
+    n += 5;
+    while (k > 0)
+        path[n++] = num[--k];
+    memcpy(path + n, ".maps", 6);
+    memcpy(tmp, path, n + 5);
+    memcpy(tmp + n + 5, ".tmp", 5);
+    int in = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    int out = in < 0 ? -1 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    char buf[4096];
+    ssize_t got;
+    int ok = out >= 0;
+    while (ok && (got = read(in, buf, sizeof buf)) > 0)
+        ok = write(out, buf, (size_t)got) == got;
+    if (in >= 0)
+        close(in);
+    if (out >= 0) {
+        close(out);
+        if (ok)
+            rename(tmp, path);
+        else
+            unlink(tmp);
+    }
+}
+
 void ls_write_output(int complete, int has_status, int status, const char *signame, int resolve)
 {
     if (!atomic_load(&ls.ready) || atomic_exchange(&ls.finished, 1))
         return;
+    ls_write_maps();
     static uint64_t work[LS_MAX_THREADS];
     ls_in_lib++;
     if (resolve)

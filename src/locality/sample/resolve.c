@@ -7,6 +7,7 @@
 #include "cl_srcname.h"
 
 #include <ctype.h>
+#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -104,6 +105,52 @@ static void want(uintptr_t ip)
     nresults++;
 }
 
+/* Lines in a source file (cached; 0 = unreadable). addr2line 2.40 names the wrong file
+ * for some DWARF 5 line entries (a line of stl_algobase.h reported as the program's
+ * main.cc:922, in an 11-line file): such an entry is not the program's line. */
+static struct { char *path; int lines; } nlines_cache[64];
+static int nlines_n;
+
+static int file_lines(const char *path)
+{
+    for (int i = 0; i < nlines_n; i++)
+        if (strcmp(nlines_cache[i].path, path) == 0)
+            return nlines_cache[i].lines;
+    int n = 0;
+    FILE *f = fopen(path, "r");
+    if (f) {
+        int c, last = '\n';
+        while ((c = getc(f)) != EOF) {
+            if (c == '\n')
+                n++;
+            last = c;
+        }
+        if (last != '\n')
+            n++;
+        fclose(f);
+    }
+    if (nlines_n < (int)(sizeof nlines_cache / sizeof nlines_cache[0])) {
+        nlines_cache[nlines_n].path = strdup(path);
+        nlines_cache[nlines_n++].lines = n;
+    }
+    return n;
+}
+
+/* The C++ standard library's code instantiated in (or inlined into) the program: by the
+ * function's name (addr2line -f -C), whatever file the line table names. */
+static int is_std_function(const char *fn)
+{
+    static const char *const prefixes[] = {"std::", "__gnu_cxx::", "void std::", "operator new",
+                                           "__cxa", "__gnu_", "__libc_", "_IO_", NULL};
+    for (int i = 0; prefixes[i]; i++)
+        if (strncmp(fn, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    /* a template function's demangled name may start with its return type */
+    const char *paren = strchr(fn, '(');
+    const char *std = strstr(fn, " std::");
+    return std && (!paren || std < paren) && strchr(fn, ' ') == std;
+}
+
 /* The program's own code: not a system library (/usr/lib, /lib), not a system header
  * inlined into the program (/usr/include), not clampi's own allocators. */
 static int is_user_path(const char *path, const module *m)
@@ -133,7 +180,7 @@ static void run_addr2line(const module *m, size_t from, size_t to)
     posix_spawn_file_actions_addopen(&fa, 0, in, O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    char *argv[] = {"addr2line", "-a", "-i", "-e", (char *)m->path, NULL};
+    char *argv[] = {"addr2line", "-a", "-i", "-f", "-C", "-e", (char *)m->path, NULL};
     /* no LD_PRELOAD for the helper */
     static char *env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", NULL};
     pid_t pid;
@@ -146,15 +193,25 @@ static void run_addr2line(const module *m, size_t from, size_t to)
     unlink(in);
     f = ok ? fopen(out, "r") : NULL;
     if (f) {
-        char line[2048];
+        char line[4096], fn[4096] = "";
         res *cur = NULL;
         size_t i = from;
+        /* -a -i -f: "0x<addr>", then per inline level (innermost first) a function line
+         * and a file:line line */
+        enum { ADDR_OR_FN, FN, LOC } want = ADDR_OR_FN;
         while (fgets(line, sizeof line, f)) {
             line[strcspn(line, "\n")] = 0;
-            if (strncmp(line, "0x", 2) == 0) {
+            if (want == ADDR_OR_FN && strncmp(line, "0x", 2) == 0) {
                 cur = i < to ? &results[i++] : NULL;
+                want = FN;
                 continue;
             }
+            if (want != LOC) {
+                snprintf(fn, sizeof fn, "%s", line);
+                want = LOC;
+                continue;
+            }
+            want = ADDR_OR_FN;
             if (!cur || cur->n == MAX_INLINE)
                 continue;
             char *d = strstr(line, " (discriminator");
@@ -169,8 +226,11 @@ static void run_addr2line(const module *m, size_t from, size_t to)
                 continue;
             cur->path[cur->n] = strdup(line);
             cur->line[cur->n] = ln;
-            if (cur->user < 0 && is_user_path(line, m))
-                cur->user = cur->n;
+            if (cur->user < 0 && is_user_path(line, m) && !is_std_function(fn)) {
+                int nl = file_lines(line);
+                if (nl == 0 || ln <= nl)
+                    cur->user = cur->n;
+            }
             cur->n++;
         }
         fclose(f);
@@ -200,6 +260,12 @@ void ls_resolve_run(void)
         for (int k = 0; k < CLAMPI_LP_FRAMES && p->ft_frames[k]; k++)
             want(p->ft_frames[k] - 1);
     }
+    uint32_t ns = atomic_load(&ls.nstacks);
+    if (ns > ls.stack_cap)
+        ns = ls.stack_cap;
+    for (uint32_t i = 0; i < ns; i++)
+        for (int k = 0; k < LS_STACK_DEPTH && ls.stacks[i][k]; k++)
+            want(ls.stacks[i][k] - 1);
     size_t na = atomic_load(&ls.nallocs);
     for (size_t i = 0; i < na; i++)
         for (int k = 0; k < ls.allocs[i].nframes; k++)
@@ -247,8 +313,14 @@ const char *ls_resolve_ft_loc(const clampi_lpage *p, void *arg, char *buf, size_
     const res *r = find(p->ft_ip);
     if (r && r->user >= 0)
         return format(r, r->user, buf, n);
-    for (int k = 0; k < CLAMPI_LP_FRAMES && p->ft_frames[k]; k++) {
-        const res *c = find(p->ft_frames[k] - 1);
+    const uintptr_t *frames = p->ft_frames;
+    int depth = CLAMPI_LP_FRAMES;
+    if (p->ft_stack && p->ft_stack <= ls.stack_cap) { /* the whole stack (issue 18 item 8) */
+        frames = ls.stacks[p->ft_stack - 1];
+        depth = LS_STACK_DEPTH;
+    }
+    for (int k = 0; k < depth && frames[k]; k++) {
+        const res *c = find(frames[k] - 1);
         if (c && c->user >= 0)
             return format(c, c->user, buf, n);
     }
@@ -257,16 +329,66 @@ const char *ls_resolve_ft_loc(const clampi_lpage *p, void *arg, char *buf, size_
 
 /* The allocation's site: the first frame in the program's own code (the caller of
  * malloc, or of the std::vector / clampi allocator that allocated). */
-static const res *alloc_site(const clampi_lalloc *a, int *k)
+static const res *alloc_site_frame(const clampi_lalloc *a, int *k, int *frame)
 {
     for (int i = 0; i < a->nframes; i++) {
         const res *r = find(a->frames[i] - 1);
         if (r && r->user >= 0) {
             *k = r->user;
+            *frame = i;
             return r;
         }
     }
+    *frame = a->nframes;
     return NULL;
+}
+
+static const res *alloc_site(const clampi_lalloc *a, int *k)
+{
+    int frame;
+    return alloc_site_frame(a, k, &frame);
+}
+
+/* A library made the allocation for itself (Open MPI's calloc inside
+ * MPI_Win_allocate_shared): its name, not the program's variable (issue 18 item 13).
+ * Decided by the allocator's caller (the innermost frame outside libstdc++/libgcc, which
+ * allocate on the program's behalf): the program, or a library. Exempt: memory that an
+ * allocation API hands to the program (MPI_Alloc_mem anywhere on the way; clampi's
+ * allocation functions, CMPI_Alloc_mem, clampi_numa_alloc..., as the caller) and
+ * mappings (a shared window's segment). Named after the outermost such library below
+ * the program's frame (the one the program called: libmpi, not an MCA component). */
+static const char *owner_library(const clampi_lalloc *a, int upto)
+{
+    static char exe[512];
+    if (!exe[0]) {
+        ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[k > 0 ? k : 0] = 0;
+    }
+    if (a->kind == CLAMPI_LA_MMAP || a->kind == CLAMPI_LA_STATIC)
+        return NULL;
+    const char *lib = NULL;
+    int caller = 1;
+    for (int i = 0; i < upto; i++) {
+        const module *m = module_of(a->frames[i]);
+        if (!m)
+            continue;
+        if (strcmp(m->path, exe) == 0)
+            return NULL; /* the program itself called the allocator */
+        const char *b = strrchr(m->path, '/');
+        b = b ? b + 1 : m->path;
+        if (strncmp(b, "libstdc++", 9) == 0 || strncmp(b, "libgcc_s", 8) == 0)
+            continue;
+        Dl_info di;
+        const char *fn = dladdr((void *)a->frames[i], &di) && di.dli_sname ? di.dli_sname : "";
+        if (strcmp(fn, "MPI_Alloc_mem") == 0 || strcmp(fn, "PMPI_Alloc_mem") == 0)
+            return NULL;
+        if (caller && strncmp(b, "libclampi", 9) == 0 && strstr(fn, "lloc") && !strstr(fn, "Win_"))
+            return NULL;
+        caller = 0;
+        if (!lib || strncmp(b, "libclampi", 9) != 0)
+            lib = b;
+    }
+    return lib;
 }
 
 const char *ls_resolve_alloc_loc(const clampi_lalloc *a, void *arg, char *buf, size_t n)
@@ -301,9 +423,14 @@ static int source_line(const char *path, int line, char *buf, size_t n)
 const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t n)
 {
     (void)arg;
-    int k;
-    const res *r = alloc_site(a, &k);
+    int k, frame;
+    const res *r = alloc_site_frame(a, &k, &frame);
     char src[1024];
+    const char *lib = owner_library(a, frame);
+    if (lib) {
+        snprintf(buf, n, "alloc@%s", lib);
+        return buf;
+    }
     if (r && source_line(r->path[k], r->line[k], src, sizeof src) && cl_srcname_from_line(src, buf, n))
         return buf;
     if (r || a->nframes == 0)

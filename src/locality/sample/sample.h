@@ -25,6 +25,8 @@
 
 #define LS_EXPORT __attribute__((visibility("default")))
 #define LS_MAX_THREADS 1024
+#define LS_STACK_DEPTH 24
+#define LS_MAX_STACKS (1u << 16)
 
 typedef struct ls_thread {
     _Atomic int used;
@@ -74,6 +76,19 @@ typedef struct ls_state {
     _Atomic uint64_t arm_interval_ns; /* expected time between two re-protections of a page */
     _Atomic int outstanding;         /* pages re-protected and not yet faulted */
 
+    /* first-touch call stacks (issue 18 item 8): one per distinct (ip, sp, [sp]) unwind,
+     * LS_STACK_DEPTH program frames each (libstdc++ templates at -O0 are 8 deep) */
+    uintptr_t (*stacks)[LS_STACK_DEPTH];
+    _Atomic uint32_t nstacks;
+    uint32_t stack_cap;
+    _Atomic uint64_t stacks_dropped; /* pool full: those pages keep ft_frames only */
+
+    size_t max_pages;          /* CLAMPI_LOCALITY_MAX_PAGES (page table size, power of two) */
+    size_t page_capacity;      /* page records usable (3/4 of the table) */
+    size_t memory_bound;       /* bytes of all the sampler's tables (virtual, touched as used) */
+    _Atomic uint64_t allocs_untracked, bytes_untracked; /* allocation table or arena full */
+    _Atomic uint32_t static_objects; /* the executable's static objects tracked (statics.c) */
+
     int pagemap_fd;            /* /proc/self/pagemap, -1 if not readable */
     int argc;
     char **argv;
@@ -104,6 +119,9 @@ void ls_touch_range(const void *p, size_t n, uintptr_t ip); /* first-touch/sampl
 void ls_open_page(clampi_lpage *p, uintptr_t page, int prot);
 
 /* sampler.c */
+void ls_statics_init(void);   /* the executable's .data/.bss objects (statics.c) */
+void ls_write_maps(void);     /* DIR/rank<R>.maps: load bases for hex locations; signal-safe */
+
 void ls_sampler_start(void);
 void ls_sampler_stop(void);
 double ls_count_factor(const clampi_lpage *rec, void *arg); /* samples -> estimated accesses */

@@ -29,7 +29,7 @@ static uint64_t xorshift(uint64_t *s)
 static size_t arm_run(clampi_lpage *p, size_t run, uint64_t now)
 {
     const clampi_lalloc *a = &ls.allocs[p->alloc];
-    if (a->freed || p->prot == PROT_NONE)
+    if (a->freed || a->unwatched || p->prot == PROT_NONE)
         return 0;
     uintptr_t start = atomic_load(&p->key), end = start;
     clampi_lpage *pages[64];

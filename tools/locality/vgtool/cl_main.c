@@ -364,8 +364,10 @@ static IRSB *cl_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
 
 static Int initial_pid;
 
+void cl_locations_init(void);
 static void cl_post_clo_init(void)
 {
+    cl_locations_init();
     if (opt_page_size < 1 || (opt_page_size & (opt_page_size - 1)) != 0) {
         VG_(fmsg_bad_option)("--page-size", "must be a power of two (got %lld)\n", opt_page_size);
     }

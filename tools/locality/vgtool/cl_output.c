@@ -22,6 +22,11 @@ typedef struct {
     HChar short_loc[128];   /* "file.c:123" or "?" */
     HChar path[512];        /* source file, for reading the line; "" if unknown */
     UInt line;
+    HChar lib[128];         /* a library between the allocator and the program (its own
+                               buffer, issue 18 item 13): "libmpi.so.40", else "" */
+    Bool alloc_mem;         /* that call went through MPI_Alloc_mem: the program's memory */
+    Int owner;              /* the allocator's caller: 0 unknown, 1 the program, 2 a library */
+    Bool program;           /* a frame of the program was found */
 } Loc;
 
 static Loc *locs;
@@ -33,48 +38,135 @@ static Bool starts_with(const HChar *s, const HChar *prefix)
 }
 
 /* Frames of the C library, the C++ runtime, system headers (inlined STL code),
- * Valgrind's preloads and clampi itself do not count as "the program". */
-static Bool is_system_frame(DiEpoch ep, Addr ip, const HChar *dir, const HChar *file)
+ * Valgrind's preloads and clampi itself do not count as "the program". `path` is the
+ * source file of one (possibly inlined) level of the frame, `fn` its function. */
+static Bool is_system_level(DiEpoch ep, Addr ip, const HChar *path, const HChar *fn)
 {
-    const HChar *obj, *fn;
+    const HChar *obj;
     if (VG_(get_objname)(ep, ip, &obj) &&
-        (starts_with(obj, "/lib") || starts_with(obj, "/usr/lib") || VG_(strstr)(obj, "vgpreload_")))
+        (starts_with(obj, "/lib") || starts_with(obj, "/usr/lib") || VG_(strstr)(obj, "vgpreload_") ||
+         VG_(strstr)(obj, "libstdc++") || VG_(strstr)(obj, "/ld-linux")))
         return True;
-    const HChar *where = (file && file[0] == '/') ? file : dir;
-    if (starts_with(where, "/usr/include") || starts_with(where, "/usr/lib") || starts_with(where, "/usr/src"))
+    if (starts_with(path, "/usr/include") || starts_with(path, "/usr/lib") || starts_with(path, "/usr/src") ||
+        VG_(strstr)(path, "/c++/") || VG_(strstr)(path, "libstdc++") || VG_(strstr)(path, "/glibc"))
         return True;
-    if (VG_(get_fnname)(ep, ip, &fn) &&
-        (starts_with(fn, "clampi_") || starts_with(fn, "clampi::") || starts_with(fn, "CMPI_") ||
-         starts_with(fn, "cmpi_")))
+    /* the standard library's templates instantiated in the program, whatever file the
+     * line table names, and clampi's own functions */
+    if (starts_with(fn, "std::") || starts_with(fn, "__gnu_cxx::") || starts_with(fn, "__cxx") ||
+        starts_with(fn, "operator new") || starts_with(fn, "void std::") ||
+        starts_with(fn, "clampi_") || starts_with(fn, "clampi::") || starts_with(fn, "CMPI_") ||
+        starts_with(fn, "cmpi_"))
         return True;
     return False;
 }
 
 typedef struct { Loc *out; Bool found_program, found_any; } FrameWalk;
 
-static void set_loc(Loc *l, const HChar *dir, const HChar *file, UInt line)
+/* Libraries that allocate on the program's behalf (the allocator itself, the C++
+ * runtime's out-of-line templates) are not an allocation's owner. */
+static Bool is_transparent_obj(const HChar *obj)
 {
-    VG_(snprintf)(l->short_loc, sizeof l->short_loc, "%s:%u", VG_(basename)(file), line);
-    if (file[0] == '/' || !dir || !dir[0])
-        VG_(snprintf)(l->path, sizeof l->path, "%s", file);
-    else
-        VG_(snprintf)(l->path, sizeof l->path, "%s/%s", dir, file);
+    return VG_(strstr)(obj, "vgpreload_") || VG_(strstr)(obj, "libstdc++") || VG_(strstr)(obj, "libgcc_s");
+}
+
+/* Who made a heap allocation (issue 18 item 13), decided by the allocator's caller (the
+ * first frame outside the transparent objects): the program (also its own instances of
+ * libstdc++ templates, and clampi's allocation functions CMPI_Alloc_mem,
+ * clampi_numa_alloc...) or a library (Open MPI's calloc inside MPI_Win_allocate_shared,
+ * stdio's buffer, CMPI_Win_allocate's bookkeeping). Named after the outermost library
+ * below the program's frame (libmpi, not an MCA component). MPI_Alloc_mem anywhere on
+ * the way: the program's memory. */
+static void note_owner(Loc *l, UInt n, DiEpoch ep, Addr ip)
+{
+    const HChar *obj, *fn;
+    if (n == 0 || !VG_(get_objname)(ep, ip, &obj) || is_transparent_obj(obj)) return;
+    if (!VG_(get_fnname)(ep, ip, &fn)) fn = "";
+    if (VG_(strcmp)(fn, "MPI_Alloc_mem") == 0 || VG_(strcmp)(fn, "PMPI_Alloc_mem") == 0) l->alloc_mem = True;
+    Bool clampi = VG_(strstr)(obj, "libclampi") != NULL;
+    if (!VG_(strstr)(obj, ".so") && !starts_with(obj, "/lib") && !starts_with(obj, "/usr/lib")) {
+        if (l->owner == 0) l->owner = 1;   /* the executable */
+        return;
+    }
+    if (l->owner == 0)
+        l->owner = clampi && VG_(strstr)(fn, "lloc") && !VG_(strstr)(fn, "Win_") ? 1 : 2;
+    if (!l->lib[0] || !clampi) VG_(snprintf)(l->lib, sizeof l->lib, "%s", VG_(basename)(obj));
+}
+
+static void set_loc(Loc *l, const HChar *path, UInt line)
+{
+    VG_(snprintf)(l->short_loc, sizeof l->short_loc, "%s:%u", VG_(basename)(path), line);
+    VG_(snprintf)(l->path, sizeof l->path, "%s", path);
     l->line = line;
 }
 
+/* One level of VG_(describe_IP)'s text, "0x4011AB: fn (dir/file.c:123)" (the directory
+ * is printed in full: cl_locations_init adds --fullpath-after=): its function, path and
+ * line. False without a source location ("(in /lib/libc.so.6)"). */
+static Bool parse_described(const HChar *d, HChar *fn, Int fncap, HChar *path, Int pathcap, UInt *line)
+{
+    const HChar *open = NULL, *q;
+    Int n = (Int)VG_(strlen)(d);
+    if (n < 4 || d[n - 1] != ')') return False;
+    for (q = d; (q = VG_(strstr)(q, " (")) != NULL; q++) open = q;
+    if (!open || starts_with(open + 2, "in ")) return False;
+    const HChar *colon = NULL;
+    for (q = open + 2; q < d + n - 1; q++) if (*q == ':') colon = q;
+    if (!colon) return False;
+    Int plen = (Int)(colon - (open + 2));
+    if (plen <= 0 || plen >= pathcap) return False;
+    VG_(memcpy)(path, open + 2, plen);
+    path[plen] = 0;
+    *line = (UInt)VG_(strtoll10)(colon + 1, NULL);
+    const HChar *f = VG_(strstr)(d, ": ");
+    f = (f && f < open) ? f + 2 : d;
+    Int flen = (Int)(open - f);
+    if (flen >= fncap) flen = fncap - 1;
+    VG_(memcpy)(fn, f, flen);
+    fn[flen] = 0;
+    return *line > 0;
+}
+
+/* Walks every inlined level of the frame, innermost first: at -O2 the program's line that
+ * constructs a std::vector is an inlined caller of new_allocator.h / stl_algobase.h code
+ * at the same instruction (issue 18 item 7). */
 static void visit_frame(UInt n, DiEpoch ep, Addr ip, void *opaque)
 {
     FrameWalk *w = opaque;
-    const HChar *file, *dir;
-    UInt line;
-    if (w->found_program || !VG_(get_filename_linenum)(ep, ip, &file, &dir, &line)) return;
-    if (!is_system_frame(ep, ip, dir, file)) {
-        set_loc(w->out, dir, file, line);
-        w->found_program = True;
-    } else if (!w->found_any) {
-        set_loc(w->out, dir, file, line);
-        w->found_any = True;
-    }
+    if (w->found_program) return;
+    note_owner(w->out, n, ep, ip);
+    InlIPCursor *iipc = VG_(new_IIPC)(ep, ip);
+    do {
+        HChar fn[256], path[512];
+        UInt line;
+        if (!parse_described(VG_(describe_IP)(ep, ip, iipc), fn, sizeof fn, path, sizeof path, &line))
+            continue;
+        if (!is_system_level(ep, ip, path, fn)) {
+            set_loc(w->out, path, line);
+            w->found_program = True;
+            w->out->program = True;
+            break;
+        }
+        if (!w->found_any) {
+            set_loc(w->out, path, line);
+            w->found_any = True;
+        }
+    } while (VG_(next_IIPC)(iipc));
+    VG_(delete_IIPC)(iipc);
+}
+
+/* VG_(describe_IP) prints directories only with --fullpath-after; an empty prefix keeps
+ * them whole (the option only changes how Valgrind's own messages print locations). */
+extern XArray *VG_(clo_fullpath_after);
+/* Inlined frames need the DWARF inline info, which Valgrind reads by default only for
+ * Memcheck and a few other tools (--read-inline-info; the CLI passes =yes too). */
+extern Bool VG_(clo_read_inline_info);
+void cl_locations_init(void);
+void cl_locations_init(void)
+{
+    static const HChar *empty = "";
+    VG_(clo_read_inline_info) = True;
+    if (VG_(clo_fullpath_after) && VG_(sizeXA)(VG_(clo_fullpath_after)) == 0)
+        VG_(addToXA)(VG_(clo_fullpath_after), &empty);
 }
 
 /* ExeContext -> its Loc, open addressing (many pages share few contexts). */
@@ -98,7 +190,7 @@ static void loc_index_rebuild(UWord cap)
 
 static const Loc *resolve(ExeContext *ec)
 {
-    static const Loc unknown = {NULL, "?", "", 0};
+    static const Loc unknown = {NULL, "?", "", 0, "", False, 0, False};
     if (!ec) return &unknown;
     if (!loc_index) loc_index_rebuild(1024);
     UWord h = hash_ec(ec) & loc_mask;
@@ -184,6 +276,14 @@ static void alloc_name_uncached(const Alloc *al, HChar *out, Int cap)
     }
     const Loc *l = resolve(al->where);
     HChar line[512], prev[512], joined[1024];
+    /* a heap block a library allocated for itself is not the program's variable (the
+     * memory MPI_Alloc_mem returns, and mmaps such as a
+     * shared window's segment, are) */
+    if (l->lib[0] && !l->alloc_mem &&
+        ((l->owner == 2 && VG_(strcmp)(al->kind, "mmap") != 0) || !l->program)) {   /* no program frame at all */
+        VG_(snprintf)(out, cap, "alloc@%s", l->lib);
+        return;
+    }
     if (source_line(l->path, l->line, line, sizeof line)) {
         if (cl_srcname_from_line(line, out, cap)) return;
         if (l->line > 1 && source_line(l->path, l->line - 1, prev, sizeof prev) && ends_with_continuation(prev)) {

@@ -9,6 +9,10 @@
 #include "pub_tool_threadstate.h"
 #include "pub_tool_stacktrace.h"
 #include "pub_tool_options.h"
+#include "pub_tool_clientstate.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_aspacemgr.h"
 #include "cl_global.h"
 
 #define EMPTY ((UWord)-1)
@@ -190,6 +194,18 @@ void cl_pages_reset(Addr start, SizeT len)
     }
 }
 
+/* C++ static data is named by its mangled symbol (`static double s[]` at file scope is
+ * `_ZL1s`): the demangled name is the variable's (issue 18 item 7). */
+extern void VG_(demangle)(Bool do_cxx_demangling, Bool do_z_demangling, const HChar *orig,
+                          const HChar **result);
+static const HChar *demangled(const HChar *sym)
+{
+    const HChar *out = NULL;
+    if (sym[0] != '_' || sym[1] != 'Z') return sym;
+    VG_(demangle)(True, False, sym, &out);
+    return out && out[0] ? out : sym;
+}
+
 /* Interned static-data symbol names (few distinct ones). */
 static const HChar *intern(const HChar *s)
 {
@@ -239,7 +255,23 @@ static void first_touch(ThreadStats *t, PageInfo *p, Addr a, Addr iaddr)
         const HChar *sym;
         PtrdiffT off;
         if (VG_(get_datasym_and_offset)(VG_(current_DiEpoch)(), a, &sym, &off)) {
-            p->datasym = intern(sym);
+            /* another object's static data (libc's, ld.so's, a library's): "libc.so.6:sym",
+             * so that the report can tell it from the program's (issue 18 item 11) */
+            const HChar *obj = NULL;
+            HChar named[512], exe[256];
+            NSegment const *seg = VG_(am_find_nsegment)(a);
+            obj = seg ? VG_(am_get_filename)(seg) : NULL;
+            if (!obj) VG_(DebugInfo_sect_kind)(&obj, a);
+            if (obj && VG_(strcmp)(obj, "???") == 0) obj = NULL;
+            VG_(snprintf)(exe, sizeof exe, "%s", VG_(args_the_exename) ? VG_(basename)(VG_(args_the_exename)) : "");
+            if (obj && exe[0] && VG_(strcmp)(VG_(basename)(obj), exe) != 0) {
+                HChar lib[256];
+                VG_(snprintf)(lib, sizeof lib, "%s", VG_(basename)(obj));
+                VG_(snprintf)(named, sizeof named, "%s:%s", lib, demangled(sym));
+                p->datasym = intern(named);
+            } else {
+                p->datasym = intern(demangled(sym));
+            }
             p->datasym_start = a - off;
         }
     }
