@@ -96,17 +96,26 @@ typedef enum clampi_opt_type {
       "Say on stderr why a communicator stays on MPI, and trace out-of-order arrivals (debugging)")               \
     /* ---- locality sampler (libclampi_locality_sample, set by clampi-locality run --sample) ---- */            \
     X(LOCALITY_OUT, "locality_out", "locality", NULL, "CLAMPI_LOCALITY_OUT", STRING, "clampi-locality.out", NULL, \
-      0, 0, "Sampler: output directory")                                                                          \
+      0, 0, "Sampler: output directory (clampi-locality run -o sets it)")                                         \
     X(LOCALITY_PAGE_SIZE, "locality_page_size", "locality", NULL, "CLAMPI_LOCALITY_PAGE_SIZE", SIZE, "4K", NULL,  \
       1, 0, "Sampler: page size of the analysis (a power of two, at least the system page)")                      \
     X(LOCALITY_MIN_SIZE, "locality_min_size", "locality", NULL, "CLAMPI_LOCALITY_MIN_SIZE", SIZE, "4K", NULL, 1,  \
-      0, "Sampler: smallest allocation tracked")                                                                  \
+      0, "Sampler: smallest allocation or static object tracked (default: the page size)")                        \
     X(LOCALITY_SAMPLE_PERIOD_MS, "locality_sample_period_ms", "locality", NULL,                                   \
-      "CLAMPI_LOCALITY_SAMPLE_PERIOD_MS", UINT, "10", NULL, 1, 60000, "Sampler: milliseconds between rounds")     \
+      "CLAMPI_LOCALITY_SAMPLE_PERIOD_MS", UINT, "10", NULL, 0, 60000,                                            \
+      "Sampler: milliseconds between re-protection rounds (0: first touch only)")                                \
     X(LOCALITY_SAMPLE_PAGES, "locality_sample_pages", "locality", NULL, "CLAMPI_LOCALITY_SAMPLE_PAGES", UINT,     \
       "16", NULL, 1, 1u << 20, "Sampler: page runs re-protected per round")                                       \
     X(LOCALITY_SAMPLE_RUN, "locality_sample_run", "locality", NULL, "CLAMPI_LOCALITY_SAMPLE_RUN", UINT, "8",      \
-      NULL, 1, 1u << 20, "Sampler: pages per re-protected run")
+      NULL, 1, 1u << 20, "Sampler: pages per re-protected run")                                                   \
+    X(LOCALITY_MAX_PAGES, "locality_max_pages", "locality", NULL, "CLAMPI_LOCALITY_MAX_PAGES", UINT, "1048576",   \
+      NULL, 64, 1u << 30, "Sampler: pages its table holds (bounds its memory; pages beyond are counted as dropped)") \
+    X(LOCALITY_VALGRIND_ARGS, "locality_valgrind_args", "locality", NULL, "CLAMPI_LOCALITY_VALGRIND_ARGS", STRING, \
+      "", NULL, 0, 0, "clampi-locality run --exact: extra Valgrind options (read by the command)")                \
+    X(LOCALITY_VALGRIND_LIB, "locality_valgrind_lib", "locality", NULL, "CLAMPI_LOCALITY_VALGRIND_LIB", STRING,   \
+      "", NULL, 0, 0, "clampi-locality: where the Valgrind tool is (default: next to the command)")              \
+    X(LOCALITY_SAMPLE_LIB, "locality_sample_lib", "locality", NULL, "CLAMPI_LOCALITY_SAMPLE_LIB", STRING, "",     \
+      NULL, 0, 0, "clampi-locality: the sampler library to preload (default: next to the command)")
 
 typedef enum clampi_opt_id {
 #define CLAMPI_OPT_ID(id, ...) CLAMPI_OPT_##id,

@@ -9,12 +9,11 @@
  *    at run time with dlsym), which every MPI wait and test loop runs.
  *  - MPICH has no such hook: inside any other MPI call (MPI_Barrier after a CMPIX_Isend,
  *    MPICH's scancel2) nothing would progress clampi's worker, and a peer's receive
- *    that needs this side (rendezvous) would hang. A progress thread does it there: it
- *    polls the worker while clampi requests are in flight (spinning while there is work,
- *    then sleeping 5-50 us, as the RMA backend's thread in backends/ucx/progress.c) and
- *    blocks when none has been for a while. It only runs UCX (and the AM handler and
- *    UCX callbacks with it); MPI_Grequest_complete stays with the application's threads.
- *    (Not UCX's event fd: the shared context has no UCP_FEATURE_WAKEUP.)
+ *    that needs this side (rendezvous) would hang. The process's UCX progress service
+ *    (backends/ucx/service.h, shared with the RMA windows) does it there: one thread that
+ *    progresses the worker while events arrive and sleeps on its event fd otherwise. It
+ *    only runs UCX (and the AM handler and UCX callbacks with it); MPI_Grequest_complete
+ *    stays with the application's threads.
  * A transfer that finishes inside UCX's callbacks only marks the request; the
  * MPI_Grequest_complete happens in clampi_msg_progress, outside UCX's callbacks. */
 #include <dlfcn.h>
@@ -25,6 +24,7 @@
 #include <string.h>
 
 #include "backends/ucx/context.h"
+#include "backends/ucx/service.h"
 #include "rma/flatten.h"
 #include "msg/msg.h"
 
@@ -39,54 +39,30 @@ static int (*opal_unregister)(opal_cb);
 
 ucp_worker_h clampi_msg_worker(void) { return worker; }
 
-/* ---- progress thread (MPICH) --------------------------------------------------------- */
-static pthread_t prog_thread;
-static int prog_on;
-static _Atomic int prog_stop, prog_asleep;
+/* ---- progress on MPICH: a client of the UCX progress service ------------------------- */
+/* Without Open MPI's progress hook nothing drives clampi's worker while the program waits
+ * in another MPI call: the process's UCX progress service (backends/ucx/service.h) does,
+ * sleeping on the worker's event fd when nothing arrives. It only progresses the worker
+ * (the worker is UCS_THREAD_MODE_MULTI); requests are completed with MPI by the
+ * application's next MPI call (clampi_msg_progress). */
+static clampi_ucx_client *prog_client;
 static _Atomic long in_flight; /* requests made and not yet finished */
-static pthread_mutex_t prog_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t prog_cond = PTHREAD_COND_INITIALIZER;
 
-void clampi_msg_started(void) {
-    atomic_fetch_add(&in_flight, 1);
-    if (atomic_load(&prog_asleep)) { /* rare: only after a long idle spell */
-        pthread_mutex_lock(&prog_lock);
-        pthread_cond_signal(&prog_cond);
-        pthread_mutex_unlock(&prog_lock);
-    }
+static unsigned msg_progress_once(void *arg) {
+    (void)arg;
+    return ucp_worker_progress(worker);
 }
+static int msg_arm(void *arg) {
+    (void)arg;
+    return clampi_ucx_service_arm(worker);
+}
+static const clampi_ucx_client_ops msg_client = {msg_progress_once, msg_arm};
 
-static void *prog_main(void *arg) {
-    unsigned idle = 0;
-    while (!atomic_load(&prog_stop)) {
-        if (ucp_worker_progress(worker)) {
-            idle = 0;
-            continue;
-        }
-        if (++idle < 64) continue;
-        if (idle > 64 + 2000 && atomic_load(&in_flight) == 0) { /* ~0.1 s without work */
-            pthread_mutex_lock(&prog_lock);
-            atomic_store(&prog_asleep, 1);
-            while (!atomic_load(&prog_stop) && atomic_load(&in_flight) == 0) pthread_cond_wait(&prog_cond, &prog_lock);
-            atomic_store(&prog_asleep, 0);
-            pthread_mutex_unlock(&prog_lock);
-            idle = 0;
-            continue;
-        }
-        struct timespec ts = {0, idle < 1024 ? 5000 : 50000};
-        nanosleep(&ts, NULL);
-    }
-    return arg;
-}
+void clampi_msg_started(void) { atomic_fetch_add(&in_flight, 1); }
 
 static void prog_stop_thread(void) {
-    if (!prog_on) return;
-    pthread_mutex_lock(&prog_lock);
-    atomic_store(&prog_stop, 1);
-    pthread_cond_signal(&prog_cond);
-    pthread_mutex_unlock(&prog_lock);
-    pthread_join(prog_thread, NULL);
-    prog_on = 0;
+    clampi_ucx_service_remove(prog_client);
+    prog_client = NULL;
 }
 
 /* ---- completion ------------------------------------------------------------------ */
@@ -360,8 +336,8 @@ int clampi_msg_transport_init(void) {
 #else
                 void *reg = NULL;
 #endif
-                atomic_store(&prog_stop, 0);
-                if (!reg) prog_on = pthread_create(&prog_thread, NULL, prog_main, NULL) == 0;
+                if (!reg && clampi_ucx_service_add(&msg_client, NULL, &prog_client) != MPI_SUCCESS)
+                    prog_client = NULL; /* progress then only inside MPI calls on clampi's requests */
             }
         }
     }

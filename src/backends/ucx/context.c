@@ -40,7 +40,8 @@ static void context_init(void)
     ucp_params_t params;
     memset(&params, 0, sizeof params);
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-    params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
+    /* WAKEUP: the progress service sleeps on the workers' event fds (service.h) */
+    params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
     params.mt_workers_shared = 1;
     context_status = ucp_init(&params, config, &context);
     ucp_config_release(config);

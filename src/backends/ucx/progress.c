@@ -9,15 +9,16 @@
  * clampi_progress=auto therefore starts a progress thread when the window's memory is not
  * UCX-allocated (CMPI_Win_allocate on a UCX window allocates with UCX) or some endpoint of
  * the process lane lacks an RMA lane ("put[" in ucp_ep_print_info) or an atomic lane
- * ("amo#"); =thread always; =none never. The thread polls the process worker,
- * spinning while there is work and sleeping up to 50 us when idle (no UCX wakeup feature
- * is required from the shared context). */
+ * ("amo#"); =thread always; =none never. The window is then a client of the process's
+ * UCX progress service (service.h): one event-driven thread for every window and the
+ * message layer, which sleeps in epoll_wait on the workers' event fds when idle. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "backends/ucx/service.h"
 #include "backends/ucx/ucx_win.h"
 
 int clampi_ucx_needs_progress_thread(clampi_ucx_win *u) {
@@ -57,35 +58,42 @@ static unsigned progress_thread_lanes(clampi_ucx_win *u) {
     return n;
 }
 
-static void *progress_main(void *arg) {
+/* The window as a client of the UCX progress service (backends/ucx/service.h). */
+static unsigned window_progress(void *arg) {
     clampi_ucx_win *u = arg;
-    unsigned idle = 0;
-    while (!__atomic_load_n(&u->progress_stop, __ATOMIC_ACQUIRE)) {
-        unsigned n = ucp_worker_progress(u->main.worker);
-        if (__atomic_load_n(&u->threads, __ATOMIC_ACQUIRE)) n += progress_thread_lanes(u);
-        if (n) {
-            idle = 0;
+    unsigned n = ucp_worker_progress(u->main.worker);
+    if (__atomic_load_n(&u->threads, __ATOMIC_ACQUIRE)) n += progress_thread_lanes(u);
+    return n;
+}
+
+static int window_arm(void *arg) {
+    clampi_ucx_win *u = arg;
+    int worst = clampi_ucx_service_arm(u->main.worker);
+    if (worst == 1 || !__atomic_load_n(&u->threads, __ATOMIC_ACQUIRE)) return worst;
+    if (pthread_mutex_trylock(&u->threads_lock) != 0) return 2;
+    for (clampi_ucx_thread *th = u->threads; th && worst != 1; th = th->next) {
+        if (!__atomic_load_n(&th->lane_ready, __ATOMIC_ACQUIRE)) continue;
+        if (pthread_mutex_trylock(&th->lane.mutex) != 0) { /* its owner is progressing it */
+            worst = worst > 2 ? worst : 2;
             continue;
         }
-        if (++idle < 64) continue;
-        struct timespec ts = {0, idle < 1024 ? 5000 : 50000};
-        nanosleep(&ts, NULL);
+        int r = clampi_ucx_service_arm(th->lane.worker);
+        pthread_mutex_unlock(&th->lane.mutex);
+        if (r == 1 || r > worst) worst = r;
     }
-    return NULL;
+    pthread_mutex_unlock(&u->threads_lock);
+    return worst;
 }
+
+static const clampi_ucx_client_ops window_client = {window_progress, window_arm};
 
 int clampi_ucx_progress_start(clampi_ucx_win *u, clampi_progress_kind kind) {
     int want = kind == CLAMPI_PROGRESS_THREAD || (kind == CLAMPI_PROGRESS_AUTO && clampi_ucx_needs_progress_thread(u));
     if (!want) return MPI_SUCCESS;
-    u->progress_stop = 0;
-    if (pthread_create(&u->progress_thread, NULL, progress_main, u) != 0) return MPI_ERR_OTHER;
-    u->progress_on = 1;
-    return MPI_SUCCESS;
+    return clampi_ucx_service_add(&window_client, u, &u->progress_client);
 }
 
 void clampi_ucx_progress_stop(clampi_ucx_win *u) {
-    if (!u->progress_on) return;
-    __atomic_store_n(&u->progress_stop, 1, __ATOMIC_RELEASE);
-    pthread_join(u->progress_thread, NULL);
-    u->progress_on = 0;
+    clampi_ucx_service_remove(u->progress_client);
+    u->progress_client = NULL;
 }

@@ -122,8 +122,7 @@ typedef struct clampi_ucx_win {
     pthread_mutex_t threads_lock;
     clampi_ucx_thread *threads;
     /* progress */
-    pthread_t progress_thread;
-    int progress_on, progress_stop;
+    struct clampi_ucx_client *progress_client; /* registered with the UCX progress service, or NULL */
     clampi_ucx_counters counters;
     /* epoch state (touched by the calling threads under the window lock, read atomically) */
     int *lock_type;          /* per target: 0, MPI_LOCK_SHARED, MPI_LOCK_EXCLUSIVE (+ nocheck flag) */

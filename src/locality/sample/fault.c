@@ -277,7 +277,9 @@ int ls_fault_init(void)
  * caller) and never re-protected by the sampler (issue 18). */
 LS_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
 {
-    if (ss && !(ss->ss_flags & SS_DISABLE) && ss->ss_sp && ss->ss_size) {
+    /* before the sampler's own start-up (another library's constructor, e.g. libucs's)
+     * nothing is tracked yet: nothing to open */
+    if (ss && !(ss->ss_flags & SS_DISABLE) && ss->ss_sp && ss->ss_size && ls.sys_page) {
         uintptr_t lo = (uintptr_t)ss->ss_sp & ~(ls.sys_page - 1), hi = (uintptr_t)ss->ss_sp + ss->ss_size;
         for (uintptr_t pg = lo; pg < hi; pg += ls.sys_page) {
             clampi_lalloc *a = ls_alloc_find(pg);

@@ -14,22 +14,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "common/parse.h"
+#include "common/options.h"
 
 ls_state ls = {.alloc_lock = PTHREAD_MUTEX_INITIALIZER};
-
-static size_t env_size(const char *name, size_t dflt)
-{
-    const char *s = getenv(name);
-    size_t v;
-    if (s == NULL || *s == 0)
-        return dflt;
-    if (clampi_parse_size(s, &v) != 0) {
-        fprintf(stderr, "clampi-locality: ignoring %s=%s (not a size)\n", name, s);
-        return dflt;
-    }
-    return v;
-}
 
 static int env_rank(void)
 {
@@ -42,26 +29,25 @@ static int env_rank(void)
     return 0;
 }
 
+/* The sampler's knobs, through clampi's options table (common/options.h). */
 static void read_options(void)
 {
     ls.sys_page = (size_t)sysconf(_SC_PAGESIZE);
-    ls.page_size = env_size("CLAMPI_LOCALITY_PAGE_SIZE", 4096);
+    ls.page_size = (size_t)clampi_opt_process(CLAMPI_OPT_LOCALITY_PAGE_SIZE).u;
     if (ls.page_size < ls.sys_page || (ls.page_size & (ls.page_size - 1))) {
         fprintf(stderr, "clampi-locality: page size %zu must be a power of two >= %zu; using %zu\n",
                 ls.page_size, ls.sys_page, ls.sys_page);
         ls.page_size = ls.sys_page;
     }
-    ls.min_size = env_size("CLAMPI_LOCALITY_MIN_SIZE", ls.page_size);
-    const char *out = getenv("CLAMPI_LOCALITY_OUT");
-    snprintf(ls.out_dir, sizeof ls.out_dir, "%s", out && *out ? out : "clampi-locality.out");
-    const char *per = getenv("CLAMPI_LOCALITY_SAMPLE_PERIOD_MS");
-    ls.period_ms = per && *per ? (unsigned)atoi(per) : 10;
-    ls.pages_per_round = (unsigned)env_size("CLAMPI_LOCALITY_SAMPLE_PAGES", 16);
-    ls.run_pages = (unsigned)env_size("CLAMPI_LOCALITY_SAMPLE_RUN", 8);
+    ls.min_size = clampi_opt_process_source(CLAMPI_OPT_LOCALITY_MIN_SIZE) == CLAMPI_OPT_FROM_DEFAULT
+                      ? ls.page_size
+                      : (size_t)clampi_opt_process(CLAMPI_OPT_LOCALITY_MIN_SIZE).u;
+    snprintf(ls.out_dir, sizeof ls.out_dir, "%s", clampi_opt_process(CLAMPI_OPT_LOCALITY_OUT).text);
+    ls.period_ms = (unsigned)clampi_opt_process(CLAMPI_OPT_LOCALITY_SAMPLE_PERIOD_MS).u;
+    ls.pages_per_round = (unsigned)clampi_opt_process(CLAMPI_OPT_LOCALITY_SAMPLE_PAGES).u;
+    ls.run_pages = (unsigned)clampi_opt_process(CLAMPI_OPT_LOCALITY_SAMPLE_RUN).u;
     ls.rank = env_rank();
-    ls.max_pages = env_size("CLAMPI_LOCALITY_MAX_PAGES", 1u << 20);
-    if (ls.max_pages < 64)
-        ls.max_pages = 64;
+    ls.max_pages = (size_t)clampi_opt_process(CLAMPI_OPT_LOCALITY_MAX_PAGES).u;
 }
 
 /* MPI shared-memory single-copy paths (CMA: the kernel reads the peer's pages) fail with

@@ -1,0 +1,46 @@
+/* The UCX progress service: one progress thread per process for every part of clampi that
+ * needs the target side of UCX progressed while the program computes outside MPI (UCX
+ * windows whose transports emulate RMA with active messages, thread lanes whose owner is
+ * busy, matched messages on MPIs that do not call clampi's progress).
+ *
+ * Event-driven: when a pass over every client finds nothing to do, the thread arms each
+ * client's workers (ucp_worker_arm) and sleeps in epoll_wait on their event fds (and an
+ * eventfd for clampi_ucx_service_wake), so an arriving message wakes it within
+ * microseconds and an idle process costs no CPU. The thread exists while at least one
+ * client is registered. */
+#ifndef CLAMPI_BACKENDS_UCX_SERVICE_H
+#define CLAMPI_BACKENDS_UCX_SERVICE_H
+
+#include <stdint.h>
+#include <ucp/api/ucp.h>
+
+typedef struct clampi_ucx_client clampi_ucx_client;
+
+typedef struct clampi_ucx_client_ops {
+    /* Drive the client's workers once (taking whatever locks they need, never waiting for
+     * one); return the number of events handled. */
+    unsigned (*progress)(void *arg);
+    /* Arm every worker of the client with clampi_ucx_service_arm (same locking). Return 0 if
+     * all are armed (the thread may sleep), 1 if one has pending events (progress again),
+     * 2 if one could not be armed now (its lock is held elsewhere: sleep briefly). */
+    int (*arm)(void *arg);
+} clampi_ucx_client_ops;
+
+/* Registers a client; starts the thread with the first one. Returns an MPI error code. */
+int clampi_ucx_service_add(const clampi_ucx_client_ops *ops, void *arg, clampi_ucx_client **out);
+/* Unregisters: when it returns the thread no longer calls the client (its workers may then
+ * be destroyed). Stops the thread with the last client. */
+void clampi_ucx_service_remove(clampi_ucx_client *c);
+/* For arm callbacks: arms worker (its event fd joins the thread's epoll set on first use).
+ * 0 armed, 1 events pending, 2 the worker cannot sleep-wait (no wakeup support). */
+int clampi_ucx_service_arm(ucp_worker_h worker);
+/* Wakes the thread if it sleeps (work it alone will progress was just issued). */
+void clampi_ucx_service_wake(void);
+
+typedef struct clampi_ucx_service_stats {
+    uint64_t passes;  /* progress passes over every client */
+    uint64_t sleeps;  /* times the thread slept in epoll_wait */
+    uint64_t wakeups; /* sleeps ended by an event (not by the time-out) */
+} clampi_ucx_service_stats;
+void clampi_ucx_service_get_stats(clampi_ucx_service_stats *s);
+#endif
