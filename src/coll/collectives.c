@@ -1,6 +1,7 @@
 /* Alltoall and Allgather on the shared heap: announce, agree, copy along the schedule
  * (Morton or naive), synchronize. See docs/coll.md for the protocol. */
 #include "coll/coll_internal.h"
+#include "common/errors.h"
 #include "common/stats.h"
 
 #include <alloca.h>
@@ -41,7 +42,7 @@ static int check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 
 static int coll_raise(MPI_Comm comm, int err)
 {
-    MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, err);
+    clampi_raise_mpi(comm, err);
     return err;
 }
 
@@ -325,7 +326,7 @@ void clampi_coll_stats_print(void)
 CLAMPI_API int CMPIX_Coll_get_stats(CMPIX_Coll_stats *stats)
 {
     if (stats == NULL) {
-        MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_ARG);
+        clampi_raise_mpi(MPI_COMM_WORLD, MPI_ERR_ARG);
         return MPI_ERR_ARG;
     }
     *stats = clampi_coll_stats;

@@ -2,6 +2,7 @@
  * node communicator, one segment per process, each managed by an arena (arena.c) that
  * only its owner allocates from. CMPI_Alloc_mem / CMPI_Free_mem live here. */
 #include "coll/coll_internal.h"
+#include "common/errors.h"
 #include "numa/numa_internal.h"
 #include "topo/node.h"
 
@@ -165,7 +166,7 @@ CLAMPI_API int CMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
     if (size < 0 || baseptr == NULL) {
         int err = size < 0 ? MPI_ERR_SIZE : MPI_ERR_ARG;
-        MPI_Comm_call_errhandler(MPI_COMM_WORLD, err);
+        clampi_raise_mpi(MPI_COMM_WORLD, err);
         return err;
     }
     int handled;
@@ -173,7 +174,7 @@ CLAMPI_API int CMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
     if (err == MPI_SUCCESS && !handled)
         err = PMPI_Alloc_mem(size, info, baseptr);
     if (err != MPI_SUCCESS)
-        MPI_Comm_call_errhandler(MPI_COMM_WORLD, err);
+        clampi_raise_mpi(MPI_COMM_WORLD, err);
     return err;
 }
 
@@ -184,32 +185,32 @@ CLAMPI_API int CMPI_Free_mem(void *base)
     if (err == MPI_SUCCESS && !handled)
         err = PMPI_Free_mem(base);
     if (err != MPI_SUCCESS)
-        MPI_Comm_call_errhandler(MPI_COMM_WORLD, err);
+        clampi_raise_mpi(MPI_COMM_WORLD, err);
     return err;
 }
 
 CLAMPI_API int CMPIX_Heap_init(MPI_Aint bytes_per_process)
 {
     if (bytes_per_process < 0) {
-        MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_SIZE);
+        clampi_raise_mpi(MPI_COMM_WORLD, MPI_ERR_SIZE);
         return MPI_ERR_SIZE;
     }
     int err = clampi_coll_heap_ensure((size_t)bytes_per_process);
     if (err != MPI_SUCCESS)
-        MPI_Comm_call_errhandler(MPI_COMM_WORLD, err);
+        clampi_raise_mpi(MPI_COMM_WORLD, err);
     return err;
 }
 
 CLAMPI_API int CMPIX_Heap_info_get(CMPIX_Heap_info *info)
 {
     if (info == NULL) {
-        MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_ARG);
+        clampi_raise_mpi(MPI_COMM_WORLD, MPI_ERR_ARG);
         return MPI_ERR_ARG;
     }
     memset(info, 0, sizeof *info);
     int err = clampi_coll_heap_ensure(0);
     if (err != MPI_SUCCESS) {
-        MPI_Comm_call_errhandler(MPI_COMM_WORLD, err);
+        clampi_raise_mpi(MPI_COMM_WORLD, err);
         return err;
     }
     pthread_mutex_lock(&heap.lock);

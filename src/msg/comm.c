@@ -5,6 +5,8 @@
 
 #include "backends/ucx/context.h"
 #include "clampi/match.h"
+#include "common/errors.h"
+#include "common/options.h"
 #include "msg/msg.h"
 
 /* context id -> communicator, read by the AM handler without a lock */
@@ -52,9 +54,8 @@ clampi_mcomm *clampi_msg_comm_by_context(uint32_t ctx) {
 }
 
 int clampi_msg_raise(MPI_Comm comm, int code, const char *why) {
-    if (why && getenv("CLAMPI_MATCH_VERBOSE")) fprintf(stderr, "clampi: %s\n", why);
-    PMPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code);
-    return code;
+    if (why && clampi_opt_process(CLAMPI_OPT_MATCH_VERBOSE).u) fprintf(stderr, "clampi: %s\n", why);
+    return clampi_raise_mpi(comm, code);
 }
 
 static void free_unexpected(uintptr_t cookie, void *arg) { clampi_msg_free((clampi_msg *)cookie); }

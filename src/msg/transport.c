@@ -25,6 +25,7 @@
 
 #include "backends/ucx/context.h"
 #include "backends/ucx/service.h"
+#include "common/options.h"
 #include "rma/flatten.h"
 #include "msg/msg.h"
 
@@ -241,7 +242,7 @@ static ucs_status_t am_handler(void *arg, const void *header, size_t header_leng
     pthread_mutex_lock(&mc->recv_lock);
     int s = h->source;
     if (h->seq != mc->seq_in[s]) { /* ahead of its turn: keep it, sorted by seq */
-        if (getenv("CLAMPI_MATCH_VERBOSE")) fprintf(stderr, "clampi: stash seq %u from %d (expect %u) rndv %d\n", h->seq, s, mc->seq_in[s], rndv);
+        if (clampi_opt_process(CLAMPI_OPT_MATCH_VERBOSE).u) fprintf(stderr, "clampi: stash seq %u from %d (expect %u) rndv %d\n", h->seq, s, mc->seq_in[s], rndv);
         clampi_msg **p = &mc->stash[s];
         while (*p && (int32_t)((*p)->hdr.seq - h->seq) < 0) p = &(*p)->next;
         m->next = *p;

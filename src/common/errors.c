@@ -1,4 +1,4 @@
-#include "rma/errors.h"
+#include "common/errors.h"
 
 #include <pthread.h>
 
@@ -44,9 +44,14 @@ int clampi_error_code(clampi_error e) {
     return codes[e];
 }
 
-int clampi_raise_win(const clampi_win *w, clampi_error e) {
+int clampi_raise_on_win(MPI_Win win, clampi_error e) {
     int code = clampi_error_code(e);
-    MPI_Win_call_errhandler(w->win, code);
+    MPI_Win_call_errhandler(win, code);
+    return code;
+}
+
+int clampi_raise_mpi(MPI_Comm comm, int code) {
+    MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code);
     return code;
 }
 
