@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/options.h"
 #include "pmpi/match_profile.h"
 #include "msg/msg.h" /* completion calls: clampi_msg_wait ... (MPI's, plus clampi's request errors) */
 
@@ -36,7 +37,7 @@ static orecv *head, *tail, *hash[HASH];
 static uint64_t outstanding, receives, depth_sum, depth_max, hist[NBUCKETS];
 
 static int read_state(void) {
-    const char *v = getenv("CLAMPI_MATCH_PROFILE");
+    const char *v = clampi_opt_process(CLAMPI_OPT_MATCH_PROFILE).text; /* options table */
     int on = v && *v && strcmp(v, "0") != 0;
     if (on && strcmp(v, "1") != 0) json_path = v;
     atomic_store_explicit(&state, on, memory_order_relaxed);
