@@ -31,7 +31,7 @@ LAYERS = [  # (path prefix under src/, rank); longest prefix wins
 # extensions' hooks by name. Open in issue 15 (backends as a layer).
 KNOWN = {
     ("backends/ucx", "rma/window.h"), ("backends/ucx", "rma/access.h"), ("backends/ucx", "rma/errors.h"),
-    ("backends/ucx", "rma/flatten.h"), ("rma", "rmax/family.h"),
+    ("rma", "rmax/family.h"),
 }
 
 

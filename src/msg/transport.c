@@ -26,7 +26,7 @@
 #include "backends/ucx/context.h"
 #include "backends/ucx/service.h"
 #include "common/options.h"
-#include "rma/flatten.h"
+#include "common/flatten.h"
 #include "msg/msg.h"
 
 static ucp_worker_h worker;

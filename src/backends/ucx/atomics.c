@@ -13,7 +13,7 @@
 #include "backends/ucx/ucx_win.h"
 #include "rma/access.h"
 #include "rma/errors.h"
-#include "rma/flatten.h"
+#include "common/flatten.h"
 
 static int predefined_op(MPI_Op op, int allow_no_op) {
     return op == MPI_MAX || op == MPI_MIN || op == MPI_SUM || op == MPI_PROD || op == MPI_LAND || op == MPI_BAND ||

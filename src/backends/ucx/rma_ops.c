@@ -2,14 +2,14 @@
  * (its own worker with thread scope, the process worker otherwise), completed by a later
  * flush. Non-contiguous origin data goes through a packed bounce buffer (the operation is
  * then completed locally before returning). A non-contiguous target datatype is flattened
- * (src/rma/flatten.h, cached on the type) into pieces: one UCX operation per piece. */
+ * (src/common/flatten.h, cached on the type) into pieces: one UCX operation per piece. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/ucx/ucx_win.h"
 #include "rma/access.h"
 #include "rma/errors.h"
-#include "rma/flatten.h"
+#include "common/flatten.h"
 
 /* Requests of one call's pieces that must complete before it returns. */
 typedef struct pending {

@@ -151,7 +151,7 @@ ucp_ep_h clampi_ucx_lane_ep(clampi_ucx_win *u, clampi_ucx_lane *l, int target);
 ucs_status_t clampi_ucx_lane_remote(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t offset,
                                     uint64_t len, uint64_t *raddr, ucp_rkey_h *rkey);
 /* One put (is_put) or get per piece of tcount elements of a flattened target type
- * (src/rma/flatten.h) at base (the target displacement in bytes; dynamic: the address),
+ * (src/common/flatten.h) at base (the target displacement in bytes; dynamic: the address),
  * buf holding the packed data. Every piece is checked before any is issued. ordered: a
  * worker fence before each. complete: all pieces complete before it returns (else the
  * next flush completes them). Caller holds the lane (clampi_ucx_lane_enter). */

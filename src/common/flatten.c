@@ -1,4 +1,4 @@
-#include "rma/flatten.h"
+#include "common/flatten.h"
 
 #include <pthread.h>
 #include <stdlib.h>

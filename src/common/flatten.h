@@ -5,8 +5,8 @@
  * (freed with the type): its pieces in address order, each with its offset from the
  * buffer address, its position in the packed (MPI_Pack) stream and its length. Element i
  * of a count adds i * extent to the offsets and i * size to the packed positions. */
-#ifndef CLAMPI_RMA_FLATTEN_H
-#define CLAMPI_RMA_FLATTEN_H
+#ifndef CLAMPI_COMMON_FLATTEN_H
+#define CLAMPI_COMMON_FLATTEN_H
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
