@@ -5,11 +5,10 @@
  * hands the call to the rma/ layer (clampi_win_*) or the coll/ layer (clampi_coll_*),
  * which do the work and reach the MPI library through PMPI_*.
  *
- * Non-recursion: src/rma and src/coll call PMPI_* for every function this file defines,
- * so nothing they do comes back here, whichever way the libraries are loaded. (The
- * alternative, compiling rma/ and coll/ twice with a MPI_ -> PMPI_ mapping header, would
- * build two different libclampi's; calling PMPI_ directly is allowed to any library and
- * keeps one compiled copy: the same objects go into libclampi and libclampi_pmpi.)
+ * Non-recursion: every MPI call the library layers make for themselves goes to PMPI_
+ * (src/common/pmpi_shim.h, force-included into them; this file spells PMPI_ out), so
+ * nothing they do comes back here, whichever way the libraries are loaded; the same
+ * objects go into libclampi and libclampi_pmpi (scripts/check_pmpi.py checks both).
  *
  * Window state hangs on the MPI_Win as an attribute (its delete callback frees the state
  * inside MPI_Win_free); the hot path finds it through the rma layer's lock-free
