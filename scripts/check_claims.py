@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Every measured figure in the README and docs names the committed results file it comes
 from, and that file contains it. Usage: check_claims.py SOURCE_DIR [FILE.md ...]
+       check_claims.py SOURCE_DIR --suggest FILE.md:LINE ...  (which results files hold
+       the figures of the block starting at LINE)
 
 Convention (docs/testing.md, "Figures name their results file"):
   A paragraph, list item or table that states measured figures (latency, ratio, speed-up,
@@ -62,9 +64,10 @@ OPT_OUT = "<!-- not a measurement -->"
 UNITS = (r"µs|us|ns|ms|s|sec|secs|seconds|x|×|%|instructions|instruction|instr|misses|"
          r"cycles|MB/s|GB/s|GiB/s|MiB/s|Gbit/s|Mgets/s|gets/s|ops/s|Mops/s|Mmsg/s|msg/s")
 NUM = r"\d{1,3}(?:[ \u2009\u202f]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e[+-]?\d+)?"
-FIG_UNIT = re.compile(r"(?<![\w.])(" + NUM + r")(?:\s?(?:" + UNITS + r"))(?![\w/])")
+FIG_UNIT = re.compile(r"(?<![\w.])(" + NUM + r")(?:\s?(?:" + UNITS + r"))(?![\w/<]|\.\.|\s?\d)")
+VERSION = re.compile(r"(?:MPI|MPICH|OMB|UCX|Debian|Python|gcc|GCC|clang|v|version|libfabric|PMIx)\s?$")
 FIG_DEC = re.compile(r"(?<![\w.])(\d+\.\d+)(?![\w.]|\.\d)")
-DERIV = re.compile(r"\s?(?:" + UNITS + r")?\s*\(=?\s*([-+*/().\d\s]+)\)")
+DERIV = re.compile(r"\s?(?:" + UNITS + r")?\s*\(")
 SOURCE = re.compile(r"Sources?:\s*((?:`[^`]+`[\s,;]*(?:and\s+)?)+)")
 TARGET_WORDS = ("target", "goal", "at most", "at least", "up to", "<=", "≤", "<", ">", "≥",
                 "default", "timeout", "limit", "budget", "every", "each", "within",
@@ -159,9 +162,19 @@ def file_numbers(root, paths, cache):
             else:
                 t = f.read_text(errors="replace")
                 t = re.sub(r"(?<=\d)[\u2009\u202f](?=\d{3})", "", t)
-                cache[p] = [float(x) for x in re.findall(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", t)]
+                cache[p] = [float(x) for x in re.findall(r"(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?", t)]
         numbers += cache[p]
     return numbers
+
+
+def balanced(text, i):
+    """The text inside the parenthesis opening at text[i]."""
+    depth = 0
+    for j in range(i, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[j], 0)
+        if depth == 0:
+            return text[i + 1:j].lstrip("= ")
+    return ""
 
 
 def derivation_ok(expr, fig, k, numbers):
@@ -220,11 +233,13 @@ def check_file(root, rel, cache):
                         continue
                     seen.add(m.start(1))
                     s = m.group(1)
+                    if rx is FIG_DEC and VERSION.search(clean[max(0, m.start() - 12):m.start()]):
+                        continue
                     fig, k = value(s), decimals(s)
                     if matches(fig, k, numbers):
                         continue
                     d = DERIV.match(clean, m.end(1))
-                    if d and derivation_ok(d.group(1), fig, k, numbers):
+                    if d and derivation_ok(balanced(clean, d.end() - 1), fig, k, numbers):
                         continue
                     ctx = clean[max(0, m.start() - 30):m.end() + 10].replace("\n", " ")
                     errors.append(f"{where}: {s} is in none of {', '.join(src)}: ...{ctx}...")
@@ -239,8 +254,36 @@ def check_file(root, rel, cache):
     return errors
 
 
+def suggest(root, rel, line_no, cache):
+    """--suggest: for the block at rel:line, which results files hold its figures."""
+    for line, kind, body in blocks((root / rel).read_text()):
+        if line != line_no:
+            continue
+        clean = strip(body)
+        figs = [(value(m.group(1)), decimals(m.group(1)), m.group(1))
+                for rx in (FIG_UNIT, FIG_DEC) for m in rx.finditer(clean)]
+        figs = list({f[2]: f for f in figs}.values())
+        cands = [p.relative_to(root).as_posix() for p in sorted(root.glob("bench/**/results/**/*"))
+                 if p.is_file() and p.suffix not in (".png", ".err")]
+        scored = []
+        for c in cands:
+            nums = file_numbers(root, [c], cache)
+            hit = [f[2] for f in figs if matches(f[0], f[1], nums)]
+            if hit:
+                scored.append((len(hit), c, hit))
+        print(f"{rel}:{line}: {len(figs)} figures: {[f[2] for f in figs]}")
+        for n, c, hit in sorted(scored, reverse=True)[:6]:
+            print(f"  {n:3d} {c}: {hit}")
+
+
 def main():
     root = pathlib.Path(sys.argv[1])
+    if len(sys.argv) > 2 and sys.argv[2] == "--suggest":
+        cache = {}
+        for spec in sys.argv[3:]:
+            rel, line = spec.rsplit(":", 1)
+            suggest(root, rel, int(line), cache)
+        return 0
     if len(sys.argv) > 2:
         files = [pathlib.Path(f).resolve().relative_to(root.resolve()).as_posix()
                  if pathlib.Path(f).is_absolute() or (root / f).exists() is False
