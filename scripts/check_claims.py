@@ -72,7 +72,7 @@ SOURCE = re.compile(r"Sources?:\s*((?:`[^`]+`[\s,;]*(?:and\s+)?)+)")
 TARGET_WORDS = ("target", "goal", "at most", "at least", "up to", "<=", "≤", "<", ">", "≥",
                 "default", "timeout", "limit", "budget", "every", "each", "within",
                 "sleep", "wait", "nap", "period", "interval", "require", "max", "min",
-                "threshold", "configur", "set to")
+                "threshold", "configur", "set to", "bound", "tolerance")
 
 
 def blocks(text):
