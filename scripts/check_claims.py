@@ -33,6 +33,7 @@ What a figure is:
     derivation in parentheses right after it, e.g. "2.7x (0.40 / 0.15)" or
     "63 % (1 - 0.15 / 0.40)": numbers, + - * / and parentheses only; every operand with a
     decimal point must be in a cited file, and the expression must round to the figure.
+    The target heuristics of (b) apply here too ("within 0.10" is a bound).
 (b) Blocks that cite nothing must state no figure with a unit, except where it is plainly
     not a measurement. Heuristics (deliberately simple): a figure is skipped when the 40
     characters before it on the same line contain one of TARGET_WORDS (target, goal, at
@@ -73,6 +74,12 @@ TARGET_WORDS = ("target", "goal", "at most", "at least", "up to", "<=", "≤", "
                 "default", "timeout", "limit", "budget", "every", "each", "within",
                 "sleep", "wait", "nap", "period", "interval", "require", "max", "min",
                 "threshold", "configur", "set to", "bound", "tolerance")
+
+
+def target(text, i):
+    """A target word in the 40 characters before text[i], on the same line."""
+    before = text[max(0, i - 40):i].split("\n")[-1].lower()
+    return any(w in before for w in TARGET_WORDS)
 
 
 def blocks(text):
@@ -236,7 +243,7 @@ def check_file(root, rel, cache):
                     if rx is FIG_DEC and VERSION.search(clean[max(0, m.start() - 12):m.start()]):
                         continue
                     fig, k = value(s), decimals(s)
-                    if matches(fig, k, numbers):
+                    if matches(fig, k, numbers) or target(clean, m.start()):
                         continue
                     d = DERIV.match(clean, m.end(1))
                     if d and derivation_ok(balanced(clean, d.end() - 1), fig, k, numbers):
@@ -245,9 +252,7 @@ def check_file(root, rel, cache):
                     errors.append(f"{where}: {s} is in none of {', '.join(src)}: ...{ctx}...")
         else:
             for m in FIG_UNIT.finditer(clean):
-                before = clean[max(0, m.start() - 40):m.start()]
-                before = before.split("\n")[-1].lower()
-                if any(w in before for w in TARGET_WORDS):
+                if target(clean, m.start()):
                     continue
                 ctx = clean[max(0, m.start() - 30):m.end() + 10].replace("\n", " ")
                 errors.append(f"{where}: figure {m.group(0).strip()} cites no results file: ...{ctx}...")
