@@ -11,7 +11,8 @@ Convention (docs/testing.md, "Figures name their results file"):
   ("Sources:" too; one or more backticked paths relative to the repository root, separated
   by commas or "and"). A table or list inherits the sources of the paragraph right above
   it when that paragraph ends with ":", or of a paragraph right below it that starts with
-  "Source:".
+  "Source:". Consecutive tables (only headings between them) share the paragraph above
+  the first one.
 
 Blocks: each Markdown file is split into blocks: paragraphs (separated by blank lines),
 list items (a line starting "- ", "* " or "1. " starts a new block; indented lines
@@ -212,7 +213,7 @@ def check_file(root, rel, cache):
         src = list(sources[i])
         if kind in ("table", "item"):
             j = i
-            while j > 0 and bl[j - 1][1] == kind and kind == "item":
+            while j > 0 and bl[j - 1][1] == kind:
                 j -= 1
             if j > 0 and bl[j - 1][1] == "para" and bl[j - 1][2].rstrip().endswith(":"):
                 src += sources[j - 1]
