@@ -12,7 +12,8 @@ Convention (docs/testing.md, "Figures name their results file"):
   by commas or "and"). A table or list inherits the sources of the paragraph right above
   it when that paragraph ends with ":", or of a paragraph right below it that starts with
   "Source:". Consecutive tables (only headings between them) share the paragraph above
-  the first one.
+  the first one. A paragraph that starts with "Source:" right under a heading applies to
+  every block of that section (up to the next heading of any level).
 
 Blocks: each Markdown file is split into blocks: paragraphs (separated by blank lines),
 list items (a line starting "- ", "* " or "1. " starts a new block; indented lines
@@ -107,6 +108,8 @@ def blocks(text):
             continue
         if not s or s.startswith("#"):
             flush()
+            if s.startswith("#"):
+                out.append((n, "heading", s))
             continue
         if s.startswith("|"):
             if kind != "table":
@@ -209,11 +212,22 @@ def check_file(root, rel, cache):
     text = (root / rel).read_text()
     bl = blocks(text)
     sources = [cited(b[2]) for b in bl]
+    section = []  # sources of a "Source:" paragraph right under the block's heading
+    cur = []
     for i, (line, kind, body) in enumerate(bl):
-        src = list(sources[i])
+        if kind == "heading":
+            nxt = bl[i + 1] if i + 1 < len(bl) else None
+            cur = sources[i + 1] if nxt and nxt[1] == "para" and \
+                re.match(r"\s*Sources?:", nxt[2]) else []
+        section.append(cur)
+    for i, (line, kind, body) in enumerate(bl):
+        if kind == "heading":
+            continue
+        src = list(sources[i]) + section[i]
         if kind in ("table", "item"):
             j = i
-            while j > 0 and bl[j - 1][1] == kind:
+            while j > 0 and (bl[j - 1][1] == kind or
+                             (kind == "table" and bl[j - 1][1] == "heading")):
                 j -= 1
             if j > 0 and bl[j - 1][1] == "para" and bl[j - 1][2].rstrip().endswith(":"):
                 src += sources[j - 1]
