@@ -68,7 +68,7 @@ UNITS = (r"µs|us|ns|ms|s|sec|secs|seconds|x|×|%|instructions|instruction|instr
          r"cycles|MB/s|GB/s|GiB/s|MiB/s|Gbit/s|Mgets/s|gets/s|ops/s|Mops/s|Mmsg/s|msg/s")
 NUM = r"\d{1,3}(?:[ \u2009\u202f]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e[+-]?\d+)?"
 FIG_UNIT = re.compile(r"(?<![\w.])(" + NUM + r")(?:\s?(?:" + UNITS + r"))(?![\w/<]|\.\.|\s?\d)")
-VERSION = re.compile(r"(?:MPI|MPICH|OMB|UCX|Debian|Python|gcc|GCC|clang|v|version|libfabric|PMIx)\s?$")
+VERSION = re.compile(r"(?:MPI|MPICH|OMB|binutils|UCX|Debian|Python|gcc|GCC|clang|v|version|libfabric|PMIx)\s?$")
 FIG_DEC = re.compile(r"(?<![\w.])(\d+\.\d+)(?![\w.]|\.\d)")
 DERIV = re.compile(r"\s?(?:" + UNITS + r")?\s*\(")
 SOURCE = re.compile(r"Sources?:\s*((?:`[^`]+`[\s,;]*(?:and\s+)?)+)")
@@ -266,6 +266,13 @@ def check_file(root, rel, cache):
                     ctx = clean[max(0, m.start() - 30):m.end() + 10].replace("\n", " ")
                     errors.append(f"{where}: {s} is in none of {', '.join(src)}: ...{ctx}...")
         else:
+            if kind == "table":
+                decs = [m for m in FIG_DEC.finditer(clean)
+                        if not VERSION.search(clean[max(0, m.start() - 12):m.start()])]
+                if len(decs) >= 3:
+                    errors.append(f"{where}: table with {len(decs)} decimal figures "
+                                  f"({', '.join(m.group(1) for m in decs[:4])}, ...) cites no results file")
+                    continue
             for m in FIG_UNIT.finditer(clean):
                 if target(clean, m.start()):
                     continue
