@@ -37,12 +37,14 @@ What a figure is:
     decimal point must be in a cited file, and the expression must round to the figure.
     The target heuristics of (b) apply here too ("within 0.10" is a bound).
 (b) Blocks that cite nothing must state no figure with a unit, except where it is plainly
-    not a measurement. Heuristics (deliberately simple): a figure is skipped when the 40
-    characters before it on the same line contain one of TARGET_WORDS (target, goal, at
-    most, at least, up to, <=, ≤, <, >, default, timeout, limit, budget, every, each,
-    within, sleeps, waits, naps, period, interval, requires, max, min, threshold,
-    configured, set to) or when it is a percentage written as a rule of the code
-    ("when 50 % of ..." is not caught: use the marker). Sizes (B, KiB, MiB), counts of
+    not a measurement. Heuristics (deliberately simple): a figure is skipped when its own
+    clause before it (back to the nearest line break, table cell bar, comma, semicolon,
+    colon, parenthesis, dash or sentence end; at most 40 characters) contains one of
+    TARGET_WORDS (target, goal, at most, at least, up to, <=, ≤, <, >, ≥, default,
+    timeout, limit, budget, every, each, within, sleep, wait, nap, period, interval,
+    require, max, min, threshold, configur, set to, bound, tolerance; words of four
+    letters or fewer only as whole words). A rule of the code such as "when 50 % of ..."
+    is not caught by these: use the marker. Sizes (B, KiB, MiB), counts of
     ranks/threads/processes and versions carry no measurement unit and are never figures.
     Anything else is opted out explicitly with the marker <!-- not a measurement --> in
     the block (for targets, design constants, quoted numbers from papers).
@@ -79,9 +81,11 @@ TARGET_WORDS = ("target", "goal", "at most", "at least", "up to", "<=", "≤", "
 
 
 def target(text, i):
-    """A target word in the 40 characters before text[i], on the same line."""
-    before = text[max(0, i - 40):i].split("\n")[-1].lower()
-    return any(w in before for w in TARGET_WORDS)
+    """A target word in the same clause, before text[i]: the text back to the nearest line
+    break, table cell, or , ; : ( ) — or sentence end, at most 40 characters."""
+    before = re.split(r"[\n|,;:()—]|\.\s", text[max(0, i - 40):i])[-1].lower()
+    return any(re.search(r"(?<!\w)" + re.escape(w) + (r"(?!\w)" if w.isalpha() and len(w) <= 4 else ""), before)
+               for w in TARGET_WORDS)
 
 
 def blocks(text):
