@@ -136,6 +136,7 @@ def blocks(text):
 
 
 def cited(text):
+    text = re.sub(r"``.*?``", " ", text, flags=re.S)  # an example of the syntax cites nothing
     paths = []
     for m in SOURCE.finditer(text):
         paths += re.findall(r"`([^`]+)`", m.group(1))
@@ -143,6 +144,7 @@ def cited(text):
 
 
 def strip(text):
+    text = re.sub(r"``.*?``", " ", text, flags=re.S)
     text = text.replace(OPT_OUT, "")
     text = re.sub(r"Sources?:\s*((?:`[^`]+`[\s,;]*(?:and\s+)?)+)", " ", text)
     text = re.sub(r"`[^`]*`", " ", text)
