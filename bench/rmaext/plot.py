@@ -109,6 +109,7 @@ if ws:
             lines += [f"## 3. Windows ({tr}, {op}+flush latency, us)", "",
                       "| size | ucx alloc | ucx dynamic | ucx memhandle | memhandle+create/free | Open MPI alloc / dyn | MPICH alloc / dyn | mh / alloc | min MPI dyn / mh |",
                       "|---|---|---|---|---|---|---|---|---|"]
+            cols = {}
             for s in sorted({r["size"] for r in ws}):
                 g = lambda v, m="openmpi": one(exp="wins", transport=tr, op=op, variant=v, size=s, mpi=m)
                 ua, ud, um, uc = g("ucx_alloc"), g("ucx_dynamic"), g("ucx_memhandle"), g("ucx_memhandle_create")
@@ -120,7 +121,21 @@ if ws:
                 if s <= 4096 and r2 is not None:
                     targets.append((f"3. {tr} {op} {s} B: memhandle >= 1.5x faster than both MPIs' dynamic", r2 >= 1.5))
                 lines.append(f"| {s} | {fmt(ua)} | {fmt(ud)} | {fmt(um)} | {fmt(uc)} | {fmt(oa)} / {fmt(odn)} | {fmt(ma)} / {fmt(md)} | {fmt(r1)} | {fmt(r2)}x |")
+                for name, v in (("ucx alloc", ua), ("ucx dynamic", ud), ("ucx memhandle", um),
+                                ("Open MPI dyn", odn), ("MPICH dyn", md)):
+                    cols.setdefault(name, []).append((s, v))
             lines.append("")
+            if all(v is None for c in cols.values() for _, v in c):
+                lines += [f"No data: the {tr} window runs are missing; the {tr} {op} panel of wins.png is empty.", ""]
+            # a latency that falls more than 10x from one size to the next larger one is a
+            # stall of the run, not a per-operation cost: say so next to the table
+            jumps = [f"{name} {a[0]} B {fmt(a[1])} us -> {b[0]} B {fmt(b[1])} us"
+                     for name, c in cols.items() for a, b in zip(c, c[1:])
+                     if a[1] is not None and b[1] is not None and a[1] > 10 * b[1]]
+            if jumps:
+                lines += [f"**Erratic: latency falls more than 10x from one size to the next larger "
+                          f"({'; '.join(jumps)}): stalls, not per-operation costs; draw no conclusion "
+                          f"from this table.**", ""]
     for c in cyc:
         lines.append(f"Memory-handle window create+free ({c['transport']}): {c['create_free_us']:.3f} us per cycle.  ")
     lines.append("")
