@@ -13,6 +13,7 @@
 #include <mpi.h>
 
 struct clampi_win;
+struct CMPIX_Win_thread_stats;
 typedef struct clampi_win clampi_win_t;
 
 typedef struct clampi_backend_ops {
@@ -54,6 +55,8 @@ typedef struct clampi_backend_ops {
     /* dynamic windows */
     int (*attach)(clampi_win_t *w, void *base, MPI_Aint size);
     int (*detach)(clampi_win_t *w, const void *base);
+    /* Per-thread flush counters (mpi_win_scope=thread); NULL: the backend has none (zeros). */
+    void (*thread_stats)(clampi_win_t *w, struct CMPIX_Win_thread_stats *stats);
     /* Frees the backend's resources and w->win (collective). On failure the window stays usable. */
     int (*free)(clampi_win_t *w);
 } clampi_backend_ops;

@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backends/ucx/backend.h"
 #include "common/stats.h"
 #include "rma/errors.h"
 
@@ -72,7 +71,7 @@ int CMPIX_Win_get_thread_stats(CMPI_Win win, CMPIX_Win_thread_stats *stats) {
     clampi_win *w = clampi_registry_find(win);
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
     if (!stats) return clampi_raise_win(w, CLAMPI_E_ARG);
-    if (w->ucx) clampi_ucx_thread_stats(w, stats);
+    if (w->be->thread_stats) w->be->thread_stats(w, stats);
     else memset(stats, 0, sizeof *stats);
     return MPI_SUCCESS;
 }

@@ -6,6 +6,7 @@
  * (MPI_ERR_RMA_SYNC): lock and unlock the parent. */
 #include <string.h>
 
+#include "backends/ucx/backend.h"
 #include "backends/ucx/context.h"
 #include "rma/access.h"
 #include "rma/backend.h"
@@ -133,4 +134,5 @@ const clampi_backend_ops clampi_backend_memhandle = {
     .lock = mh_lock, .unlock = mh_unlock, .lock_all = mh_lock_all, .unlock_all = refuse,
     .sync = refuse, .fence = mh_fence, .start = mh_group, .complete = refuse, .post = mh_group,
     .wait = refuse, .attach = mh_attach, .detach = mh_detach, .free = mh_free,
+    .thread_stats = clampi_ucx_thread_stats,
 };

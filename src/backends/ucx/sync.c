@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/ucx/backend.h"
 #include "backends/ucx/context.h"
 #include "backends/ucx/ucx_win.h"
 #include "rma/errors.h"
@@ -321,4 +322,5 @@ const clampi_backend_ops clampi_backend_ucx = {
     .lock = ucx_lock, .unlock = ucx_unlock, .lock_all = ucx_lock_all, .unlock_all = ucx_unlock_all,
     .sync = ucx_sync, .fence = ucx_fence, .start = ucx_start, .complete = ucx_complete, .post = ucx_post,
     .wait = ucx_wait, .attach = clampi_ucx_attach, .detach = clampi_ucx_detach, .free = clampi_ucx_free,
+    .thread_stats = clampi_ucx_thread_stats,
 };
