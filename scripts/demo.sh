@@ -13,4 +13,4 @@ echo "clampi demo: local clustering coefficient of an R-MAT graph (scale 11, edg
 CLAMPI_SHM_DIRECT=0 mpiexec.openmpi -n 4 --oversubscribe --mca btl tcp,self --mca osc pt2pt \
   build/demo-openmpi/apps/lcc --scale 11 --edgefactor 16 --trials 3 --verify \
   --config uncached --config fixed:16384:8M --config adaptive:256:256K
-echo "(the memory-locality demo, seed 003: scripts/locality_demo.sh)"
+echo "(the memory-locality demo, the hybrid-MPI locality paper: scripts/locality_demo.sh)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The locality demo (seed 003): builds clampi against Open MPI, installs it under the build
+# The locality demo (the hybrid-MPI locality paper): builds clampi against Open MPI, installs it under the build
 # directory, traces the three advect1d builds with `clampi-locality run --exact` (and
 # `--sample` when the sampler is built), runs `clampi-locality report` on each and prints
 # the comparison: the baseline's serial initialization gives low locality and first-touch

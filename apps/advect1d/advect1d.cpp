@@ -1,4 +1,4 @@
-// advect1d: the seed 003 (section 2.4) demo for clampi-locality.
+// advect1d: the hybrid-MPI locality paper (section 2.4) demo for clampi-locality.
 //
 // Solves u_t + u_x = 0 on [0,1]^3 with u(x,0) = u0(x), u(0,t) = 0 and compares with the exact
 // solution u0(x - t). The x axis is split across MPI ranks (two ghost cells from the left
@@ -6,11 +6,11 @@
 // the static schedule. Second-order upwind (Beam-Warming) in x.
 //
 // One source, three builds that differ only in how the big arrays get their first touch:
-//   ADVECT1D_BASELINE      serial std::vector::resize by the master thread (seed Fig. 2):
+//   ADVECT1D_BASELINE      serial std::vector::resize by the master thread (the hybrid-MPI locality paper, Fig. 2):
 //                          every page lands on the master's NUMA node
 //   ADVECT1D_FIRST_TOUCH   reserve, parallel first touch with the solver's own loop, then
-//                          resize (seed Fig. 3)
-//   ADVECT1D_NUMA_ALLOCATOR std::vector with clampi::numa_allocator (seed Fig. 4)
+//                          resize (the hybrid-MPI locality paper, Fig. 3)
+//   ADVECT1D_NUMA_ALLOCATOR std::vector with clampi::numa_allocator (the hybrid-MPI locality paper, Fig. 4)
 //
 // Exit status: 0 when the max error is within --tol, 1 when not, 2 on bad arguments.
 
@@ -97,7 +97,7 @@ struct Block {
 };
 
 #if defined(ADVECT1D_FIRST_TOUCH)
-// Seed Fig. 3: each thread writes the z planes it will update in the solver (same loop,
+// The hybrid-MPI locality paper's Fig. 3: each thread writes the z planes it will update in the solver (same loop,
 // same static schedule) before anything else touches the reserved memory.
 void parallel_first_touch(double *p, std::size_t n, std::size_t nz) {
   const std::size_t plane = n / nz;
@@ -223,7 +223,7 @@ int main(int argc, char **argv) {
   // from the source line (one structure per line).
   const std::size_t halo = b.ny * b.nz * kGhosts;
 #if defined(ADVECT1D_BASELINE)
-  // seed Fig. 2: resize() zero-fills on the master thread, which so touches every page first
+  // the hybrid-MPI locality paper, Fig. 2: resize() zero-fills on the master thread, which so touches every page first
   Field u;
   u.resize(b.points);
   Field uNew;
@@ -233,7 +233,7 @@ int main(int argc, char **argv) {
   Field recvBuf;
   recvBuf.resize(halo);
 #elif defined(ADVECT1D_FIRST_TOUCH)
-  // seed Fig. 3: reserve (no touch), parallel first touch, resize (pages are placed already)
+  // the hybrid-MPI locality paper, Fig. 3: reserve (no touch), parallel first touch, resize (pages are placed already)
   Field u;
   u.reserve(b.points);
   parallel_first_touch(u.data(), b.points, b.nz);
@@ -251,7 +251,7 @@ int main(int argc, char **argv) {
   parallel_first_touch(recvBuf.data(), halo, b.nz);
   recvBuf.resize(halo);
 #else
-  // seed Fig. 4: the allocator first-touches in parallel with the loops' static schedule
+  // the hybrid-MPI locality paper, Fig. 4: the allocator first-touches in parallel with the loops' static schedule
   Field u(b.points);
   Field uNew(b.points);
   Field sendBuf(halo);

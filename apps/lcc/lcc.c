@@ -5,7 +5,7 @@
  * vertex v, the adjacency list of each remote neighbour u is fetched with one get of
  * deg(u) ints, completed with a flush, and intersected with v's list (with --pipeline,
  * a vertex's gets go into a scratch area under one flush_all per batch instead); t(v) = (sum of the intersections) / 2, LCC(v) = t(v) / (d(d-1)/2).
- * Degrees (the CSR row offsets) are known on every rank, as in the seed.
+ * Degrees (the CSR row offsets) are known on every rank, as in the paper.
  *
  * Configurations run side by side in one job, alternating trial by trial:
  *   uncached                   plain MPI_Get / MPI_Win_flush_all on an MPI window
@@ -74,7 +74,7 @@ static double run_trial(lcc_ctx *x, int cached, MPI_Win mw, CMPI_Win cw, app_run
             }
             if (du == 0) continue;
             MPI_Aint disp = (MPI_Aint)(g->row[u] - g->row[first_of(o, g->n)]);
-            if (!pipeline) { /* one get, one flush, one intersection: as in the seed */
+            if (!pipeline) { /* one get, one flush, one intersection: as in the paper */
                 if (cached) {
                     CMPI_Get(x->scratch, (int)du, MPI_INT32_T, o, disp, (int)du, MPI_INT32_T, cw);
                     CMPI_Win_flush(o, cw);

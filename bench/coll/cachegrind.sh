@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # bench/coll/cachegrind.sh [BUILD_DIR] [P...]: last-level (and D1) cache misses per byte
 # copied of the naive shared-heap Alltoall against the Morton one, counted by valgrind's
-# cachegrind: a simulated cache, deterministic, no timing (the seed's 1.4x cannot be timed
+# cachegrind: a simulated cache, deterministic, no timing (the paper's 1.4x cannot be timed
 # on a 2-core machine). Default P = 8 16 32 64, blocks 8 B .. 64 KiB.
 #
-# The simulated caches are those of one core of the seed's own machine, the Intel Xeon
-# Phi 5110P (KNC, 60 cores), where the seed measured its 1.4x: D1 32 KiB 8-way and a
+# The simulated caches are those of one core of the paper's own machine, the Intel Xeon
+# Phi 5110P (KNC, 60 cores), where the paper measured its 1.4x: D1 32 KiB 8-way and a
 # private 512 KiB 8-way L2 per core, its last level; 64 B lines. (A current server's
 # share is similar: Xeon Platinum 8380, 60 MiB L3 / 40 cores = 1.5 MiB per core, e.g.
 # CG_LL=1572864,12,64 CG_D1=49152,12,64; it needs 3x more calls per measurement.)

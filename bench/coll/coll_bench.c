@@ -1,6 +1,6 @@
 /* coll_bench: latency of Alltoall and Allgather per block size, side by side in one run:
  *   mpi     the MPI library's MPI_Alltoall / MPI_Allgather
- *   naive   shared heap, each process copies one column (the seed's baseline)
+ *   naive   shared heap, each process copies one column (the paper's baseline)
  *   morton  shared heap, Morton-order schedule (CMPI_Alltoall / CMPI_Allgather)
  *   staged  Morton with buffers outside the heap (staged through scratch)
  *   clampi  CMPI_Alltoall / CMPI_Allgather as an application calls them (default path choice)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Overhead of clampi-locality: slowdown of `run --exact` and `run --sample` against the plain
-run, on advect1d (the seed 003 demo, default size) and on the LCC app; output size; report time.
+run, on advect1d (the hybrid-MPI locality paper demo, default size) and on the LCC app; output size; report time.
 
 The machine is shared: every trial runs plain, sample and exact back to back in a rotating
 order (so load drifts hit all modes alike) and the medians are compared. Writes JSON

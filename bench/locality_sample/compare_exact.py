@@ -9,7 +9,7 @@ arena), so pages are matched by structure name and page index within the structu
 structures of at least --min-pages pages:
   - first touch: share of pages whose first-touching thread agrees (and file:line);
   - counts: per structure, the thread shares of accesses (exact counts vs sampled
-    estimates), max absolute difference; and the seed's metrics computed from both
+    estimates), max absolute difference; and the paper's metrics computed from both
     (locality, first-touch correctness over pages that have samples)."""
 import argparse, csv, json, os, re, sys
 from collections import defaultdict

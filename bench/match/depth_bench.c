@@ -1,4 +1,4 @@
-/* The seed's experiment (modified OSU bandwidth): per-message cost when every message
+/* The paper's experiment (modified OSU bandwidth): per-message cost when every message
  * matches at a controlled search depth D, for MPI's own Isend/Irecv and for clampi's
  * CMPIX_ path with each matching structure, in one run (trials alternate between them).
  *

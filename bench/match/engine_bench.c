@@ -3,7 +3,7 @@
  * D non-matching receives (other tags, same source) are posted first; each iteration
  * posts one more receive and delivers the message matching it, so the arrival's search
  * walks the D entries ahead of it. Optional cache clearing between iterations (a walk over
- * 64 MiB) reproduces the seed's "queues evicted by the application" case. With T threads,
+ * 64 MiB) reproduces the paper's "queues evicted by the application" case. With T threads,
  * every thread does the same on its own source into the one shared matcher.
  *
  *   engine_bench [--json FILE] [--iters N] [--kinds list,lla,...] [--depths 0,16,...]

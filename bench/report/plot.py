@@ -211,7 +211,7 @@ for app in ("lcc", "bh"):
     if app == "lcc":
         f, a = run_of(doc, "fixed:256:64M"), run_of(doc, "adaptive:256:64M")
         if f and a:
-            lines += ["**Too-small index (the seed's adaptive benchmark):** the same LCC access pattern with a 256-entry index "
+            lines += ["**Too-small index (the paper's adaptive benchmark):** the same LCC access pattern with a 256-entry index "
                       "(buffer ample, 64 MB):",
                       f"fixed {f['median']*1e3:.2f} ms, {f['stats']['conflict_evictions']} conflict evictions, "
                       f"{f['stats']['misses']} network gets; adaptive {a['median']*1e3:.2f} ms, "

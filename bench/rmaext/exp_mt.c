@@ -1,4 +1,4 @@
-/* Seed Fig. 8/9 (RMA-MT style): T threads of rank 0 each put+flush to rank 1, own
+/* The Quo Vadis RMA paper's Fig. 8/9 (RMA-MT style): T threads of rank 0 each put+flush to rank 1, own
  * 64 KiB slot each. Latency per put+flush, averaged over the threads. Variants: plain MPI
  * window (process scope by nature), clampi UCX window with mpi_win_scope=process and
  * with mpi_win_scope=thread. Rank 1 waits in MPI_Barrier (progress for MPIs that need it). */

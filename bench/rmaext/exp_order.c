@@ -1,4 +1,4 @@
-/* Seed Fig. 10: put latency (a) with a flush after each put, (b) N puts and one flush at
+/* The Quo Vadis RMA paper's Fig. 10: put latency (a) with a flush after each put, (b) N puts and one flush at
  * the end, (c) the same on an mpi_win_order=true window (ordered at the target without
  * intermediate flushes). Latency = time / N. MPI windows run (a) and (b) for reference. */
 #include <stdlib.h>

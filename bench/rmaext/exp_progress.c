@@ -1,4 +1,4 @@
-/* Seed §4.1.2: the target stays busy outside MPI for busy_ms, then waits in a barrier;
+/* The Quo Vadis RMA paper's §4.1.2: the target stays busy outside MPI for busy_ms, then waits in a barrier;
  * meanwhile the origin issues put+flush operations (8 B) and times each. If the
  * one-sided path progresses without the target, the mean latency is the transport's
  * latency; if not, the first operation waits until the target enters MPI (~busy_ms).

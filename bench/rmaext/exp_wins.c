@@ -1,4 +1,4 @@
-/* Seed Fig. 4/12: put and get latency (osu_put_latency style: op + flush, lock_all epoch)
+/* The Quo Vadis RMA paper's Fig. 4/12: put and get latency (osu_put_latency style: op + flush, lock_all epoch)
  * on allocated, dynamic and memory-handle windows, and on memory-handle windows created
  * and freed around every exchange ("ucx_memhandle_create": from_memhandle + op + flush +
  * free). MPI windows: allocated and dynamic. Rank 1 is the target, waiting in a barrier. */

@@ -178,9 +178,9 @@ if pg:
     keys = sorted(best)
     ax.barh([" ".join(k) for k in keys], [best[k] for k in keys])
     ax.set_xscale("log"); ax.set_xlabel("mean put+flush latency while the target is busy [us]")
-    ax.set_title(f"one-sided progress (seed 4.1.2), target busy {pg[0]['busy_ms']} ms")
+    ax.set_title(f"one-sided progress (Quo Vadis RMA paper, §4.1.2), target busy {pg[0]['busy_ms']} ms")
     fig.tight_layout(); fig.savefig(os.path.join(out, "progress.png"), dpi=110); plt.close(fig)
-    lines += [f"## Progress (seed §4.1.2): target busy {pg[0]['busy_ms']} ms outside MPI, {pg[0]['n']} put+flush of 8 B",
+    lines += [f"## Progress (the Quo Vadis RMA paper, §4.1.2): target busy {pg[0]['busy_ms']} ms outside MPI, {pg[0]['n']} put+flush of 8 B",
               "", "| transport | window | mean latency (us) | first/max op (us) | progresses? |", "|---|---|---|---|---|"]
     for k in keys:
         mx = min(r["lat_max_us"] for r in pg if (r["transport"], r["mpi"] if r["variant"].startswith("mpi") else "clampi", r["variant"]) == k)

@@ -1,4 +1,4 @@
-/* clampi cache-oblivious collectives (seed 001): a node-wide shared heap and
+/* clampi cache-oblivious collectives (the cache-oblivious all-to-all paper): a node-wide shared heap and
  * Alltoall / Allgather that copy blocks directly between the processes' buffers in
  * Morton (Z) order over the P x P block matrix.
  *
@@ -55,7 +55,7 @@ CLAMPI_API int CMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype s
 typedef enum CMPIX_Coll_algo {
     CMPIX_COLL_AUTO = 0,   /* what CMPI_Alltoall/CMPI_Allgather do: Morton where possible */
     CMPIX_COLL_MORTON,     /* shared heap, Morton schedule (staged if buffers are outside) */
-    CMPIX_COLL_NAIVE,      /* shared heap, each process copies one column (seed's baseline) */
+    CMPIX_COLL_NAIVE,      /* shared heap, each process copies one column (the paper's baseline) */
     CMPIX_COLL_MPI         /* the MPI library's collective */
 } CMPIX_Coll_algo;
 

@@ -1,4 +1,4 @@
-/* clampi message matching (seed 004): point-to-point messages matched by clampi's own
+/* clampi message matching (the semi-permanent cache occupancy paper): point-to-point messages matched by clampi's own
  * engine (linked list of arrays, hot caching, bins) and carried by UCX active messages.
  *
  * A communicator is switched over collectively with CMPIX_Comm_enable; from then on the

@@ -1,4 +1,4 @@
-/* clampi NUMA first-touch allocation (seed 003, section 4): memory whose pages are first
+/* clampi NUMA first-touch allocation (the hybrid-MPI locality paper, section 4): memory whose pages are first
  * touched - and so placed by Linux's first-touch policy - by the thread that will use
  * them, instead of by the thread that allocates (the "serial resize" problem).
  *

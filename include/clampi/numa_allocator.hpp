@@ -1,6 +1,6 @@
 // clampi::numa_allocator<T>: a C++17 allocator for std::vector whose memory is first
 // touched in parallel, each page by the OpenMP thread that a `schedule(static)` loop over
-// the elements gives it (like HPX's numa_allocator, seed 003 section 4.2):
+// the elements gives it (like HPX's numa_allocator, the hybrid-MPI locality paper section 4.2):
 //
 //   std::vector<double, clampi::numa_allocator<double>> u(n);   // pages placed per thread
 //   #pragma omp parallel for schedule(static)

@@ -1,4 +1,4 @@
-/* Hot caching (seed 004): the queues are read every hot_period_us so their lines stay in
+/* Hot caching (the semi-permanent cache occupancy paper): the queues are read every hot_period_us so their lines stay in
  * the cache between searches. Two ways, chosen by cfg.hot_by:
  *  - THREAD: a helper thread per matcher wakes every period and reads both queues under
  *    trylock. Works while the application computes (the case that evicts the queues) but

@@ -1,4 +1,4 @@
-/* Message-matching engine (seed 004): the posted-receive queue and the unexpected-message
+/* Message-matching engine (the semi-permanent cache occupancy paper): the posted-receive queue and the unexpected-message
  * queue of one communicator (or of several: the context id is part of the key), MPI-free.
  *
  * A key is (context id, source, tag). Posted receives may carry CLAMPI_MATCH_ANY_SOURCE /
@@ -27,7 +27,7 @@ typedef struct clampi_match_key {
     int32_t tag;    /* >= 0, or CLAMPI_MATCH_ANY_TAG */
 } clampi_match_key;
 
-/* The structures of the seed (list, linked list of arrays, hot caching over either) and
+/* The structures of the paper (list, linked list of arrays, hot caching over either) and
  * per-source bins (Flajslik et al., ISC 2016). */
 typedef enum clampi_match_kind {
     CLAMPI_MATCH_LIST,

@@ -1,4 +1,4 @@
-/* "lla": linked list of arrays (seed 004). Each block holds `width` entries with the keys
+/* "lla": linked list of arrays (the semi-permanent cache occupancy paper). Each block holds `width` entries with the keys
  * laid out as three arrays (contexts, sources, tags: structure of arrays, each 64-byte
  * aligned), so one cache line holds 16 contexts or sources or tags and a search reads
  * whole lines; the cookies sit apart and are read only on a match.

@@ -4,7 +4,7 @@
  * with these four replaced; whatever UCX has no atomic for (ops, float types, more than
  * CLAMPI_INTRINSIC_MAX_COUNT elements, non-contiguous types) falls back to the backend's
  * lock-based path: by the assertion the program issues none of those, and if it does they
- * are not atomic with respect to the intrinsic ones (the seed's rule). */
+ * are not atomic with respect to the intrinsic ones (the paper's rule). */
 #include <string.h>
 
 #include <pthread.h>

@@ -1,4 +1,4 @@
-/* CMPIX_Win_dup_with_info (seed §3): a second handle on the same window, with other info.
+/* CMPIX_Win_dup_with_info (the Quo Vadis RMA paper, §3): a second handle on the same window, with other info.
  * The duplicate is a clampi_win of its own (options, cache, counters, type memo) over the
  * parent's MPI window (and, on the UCX backend, the parent's backend state: workers,
  * endpoints, rkeys, lock words), so synchronization is shared: a lock taken through one
@@ -19,7 +19,7 @@ int CMPIX_Win_dup_with_info(CMPI_Win win, MPI_Info info, CMPI_Win *newwin) {
     clampi_win_options opts = parent->opts;
     const char *bad = NULL;
     if (clampi_options_update(info, &opts, &bad) != MPI_SUCCESS) return clampi_raise_win(parent, CLAMPI_E_INFO);
-    /* Fixed by the shared resources: the backend and its progress. The seed-002 keys can
+    /* Fixed by the shared resources: the backend and its progress. The paper-002 keys can
      * differ per duplicate on a UCX window (a thread-scope duplicate uses per-thread lanes
      * of the same window state); an MPI window has none of them. */
     opts.backend = parent->opts.backend;

@@ -1,4 +1,4 @@
-/* Memory handles for dynamic UCX windows (seed §4.2).
+/* Memory handles for dynamic UCX windows (the Quo Vadis RMA paper, §4.2).
  *
  * Owner side: every dynamic window that created a handle has a generation table: an array
  * of 64-bit words in registered memory. A handle names one word (slot) and the value it

@@ -114,7 +114,7 @@ static int mh_compare_and_swap(clampi_win *w, const void *o, const void *c, void
     return p->be->compare_and_swap(p, o, c, r, type, t, ABS(w, d));
 }
 
-/* Everything else: not on a memory-handle window (seed §4.2). */
+/* Everything else: not on a memory-handle window (the Quo Vadis RMA paper, §4.2). */
 static int refuse(clampi_win *w) { return clampi_raise_win(w, CLAMPI_E_RMA_SYNC); }
 static int mh_lock(clampi_win *w, int lt, int r, int a) { (void)lt, (void)r, (void)a; return refuse(w); }
 static int mh_unlock(clampi_win *w, int r) { (void)r; return refuse(w); }

@@ -1,4 +1,4 @@
-/* Request-based target notification (seed §5.1): CMPIX_Put_notify and
+/* Request-based target notification (the Quo Vadis RMA paper, §5.1): CMPIX_Put_notify and
  * CMPIX_Win_notify_request.
  *
  * Origin: the put, then a flush of the endpoint it went through (the data is at the

@@ -1,4 +1,4 @@
-/* CMPIX_Win_op_intrinsic (seed §2.3): answered from what UCX reports for the endpoints the
+/* CMPIX_Win_op_intrinsic (the Quo Vadis RMA paper, §2.3): answered from what UCX reports for the endpoints the
  * window uses, never assumed. The transport answer is computed once per window (all its
  * endpoints exist from creation) and kept in the extension state. */
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* CMPIX_Rrput, CMPIX_Rraccumulate, CMPIX_Rrget_accumulate (seed §5.2): the operation, then
+/* CMPIX_Rrput, CMPIX_Rraccumulate, CMPIX_Rrget_accumulate (the Quo Vadis RMA paper, §5.2): the operation, then
  * a non-blocking flush of the one endpoint it went through; the request (an MPI generalized
  * request, see greq.h) completes when that endpoint flush does, i.e. when the operation is
  * complete at the target, without waiting for anything else of the window or of other

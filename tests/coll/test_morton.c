@@ -58,7 +58,7 @@ static void check_p(uint32_t p)
 
 int main(void)
 {
-    /* the seed's Figure 1: P = 8, process 0 takes the top-left 2 x 4 Z-ordered cells */
+    /* the paper's Figure 1: P = 8, process 0 takes the top-left 2 x 4 Z-ordered cells */
     clampi_coll_cell s[8];
     clampi_coll_morton_segment(8, 0, s);
     static const uint32_t fig_r[8] = { 0, 0, 1, 1, 0, 0, 1, 1 }, fig_c[8] = { 0, 1, 0, 1, 2, 3, 2, 3 };

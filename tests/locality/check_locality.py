@@ -73,7 +73,7 @@ def case_table1(args):
         check(r["alloc.location"] == m["ALLOC"], f"alloc.location {r['alloc.location']} != {m['ALLOC']}")
         check(r["firsttouch.location"] == m["TOUCH"],
               f"firsttouch.location {r['firsttouch.location']} != {m['TOUCH']}")
-    # Seed Table 1's metrics from the raw counts.
+    # The hybrid-MPI locality paper's Table 1's metrics from the raw counts.
     loc = []
     correct = 0
     for r in (a, b):

@@ -1,4 +1,4 @@
-/* MPI shared-memory window, the seed's physical-address case: rank 0 allocates
+/* MPI shared-memory window, the paper's physical-address case: rank 0 allocates
  * and first-touches the whole window, then every rank r works on page r.
  * Run under `clampi-locality run --exact`; check_locality.py matches the pages
  * across ranks through the mappings (file + offset) in rank<R>.json. */

@@ -1,4 +1,4 @@
-/* Seed 003, Table 1: three threads, two pages A and B.
+/* The hybrid-MPI locality paper, Table 1: three threads, two pages A and B.
  *   page A: first touched by thread 1 (T0 here), accesses 20 / 5 / 10
  *   page B: first touched by thread 2 (T1),      accesses  0 / 1 / 10
  * Threads run one after the other (create + join) so the order is fixed.

@@ -64,9 +64,9 @@ class ReportTest(unittest.TestCase):
     def structure(self, name):
         return next(s for s in self.rep["structures"] if s["name"] == name)
 
-    # ---- seed 003, Table 1: three threads, two pages ----------------------------------
+    # ---- the hybrid-MPI locality paper, Table 1: three threads, two pages ----------------------------------
     def write_table1(self):
-        # Threads 1..3 of the seed are T0..T2 here. Page A: first touch by thread 1, accesses
+        # Threads 1..3 of the paper are T0..T2 here. Page A: first touch by thread 1, accesses
         # 20/5/10. Page B: first touch by thread 2, accesses 0/1/10.
         self.write_rank(0, [("0x7f0000000000", 0, "table1.c:10", 0, "table1.c:20", "A", 20, 5, 10),
                             ("0x7f0000001000", 0, "table1.c:11", 1, "table1.c:30", "B", 0, 1, 10)], 3)

@@ -44,7 +44,7 @@ def tcols(rows):
     return sorted((k for k in rows[0] if re.fullmatch(r"T\d+", k)), key=lambda k: int(k[1:]))
 
 def locality(pages):
-    """overall locality (seed Table 1): accesses by the first toucher / all accesses"""
+    """overall locality (the hybrid-MPI locality paper, Table 1): accesses by the first toucher / all accesses"""
     loc = tot = 0
     for ft, counts in pages:
         tot += sum(counts)

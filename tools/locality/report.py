@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""clampi-locality report: locality metrics from per-rank page tables (seed 003).
+"""clampi-locality report: locality metrics from per-rank page tables (the hybrid-MPI locality paper).
 
 Reads DIR/rank<R>.csv (one line per page: address, alloc.thread, alloc.location,
 firsttouch.thread, firsttouch.location, struct.name, T0..T<n-1>) and DIR/rank<R>.json
 (docs/locality-format.md) and writes, to OUTDIR (default DIR/report):
 summary.txt, report.json, pages.csv, comm_matrix.png, structures.png, index.html.
 
-Metrics (seed 003, section 2 and Table 1):
+Metrics (the hybrid-MPI locality paper, section 2 and Table 1):
   locality of a page      = accesses by the thread that touched it first / all its accesses
   locality of a structure = the same, summed over its pages (weighted by accesses); overall alike
   first-touch correctness = share of pages whose first toucher is the thread accessing it most
@@ -488,7 +488,7 @@ def structure_key(mp, multi):
 
 
 def describe_structure(name, acc, threads):
-    """The seed's diagnosis in one sentence: who touched it first, where, and who uses it."""
+    """The paper's diagnosis in one sentence: who touched it first, where, and who uses it."""
     s = acc.summary()
     words = [f"{name} ({acc.pages} page{'s' if acc.pages != 1 else ''}, {acc.accesses:,} accesses): "
              f"locality {fmt_pct(s['locality_pct'])}, first-touch correctness "
