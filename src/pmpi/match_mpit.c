@@ -5,9 +5,10 @@
  * pml_ob1_posted_recvq_length and pml_ob1_unexpected_msgq_length, level variables bound
  * to a communicator with one value per peer; Debian's MPICH 4.0.2 publishes no performance
  * variables at all (built without them), nor does Open MPI's UCX layer. The profile reads
- * them, where they exist, on MPI_COMM_WORLD each time the program posts a receive: the
- * length of the MPI library's posted-receive queue that the new receive joins and of its
- * unexpected-message queue it is searched against. Where none exist it says so. */
+ * them, where they exist, on MPI_COMM_WORLD right after the program posts a receive: the
+ * length of the MPI library's posted-receive queue, the new receive included (the entries
+ * a message for it may walk past), and of the unexpected-message queue. Where none exist
+ * the profile says so. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>

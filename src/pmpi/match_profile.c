@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "common/options.h"
+#include "pmpi/match_mpit.h"
 #include "pmpi/match_profile.h"
 #include "msg/msg.h" /* completion calls: clampi_msg_wait ... (MPI's, plus clampi's request errors) */
 
@@ -35,6 +36,8 @@ static const char *json_path;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static orecv *head, *tail, *hash[HASH];
 static uint64_t outstanding, receives, depth_sum, depth_max, hist[NBUCKETS];
+static clampi_mpit_sample mpit; /* the MPI library's own queue lengths at each post (MPI_T) */
+static int mpit_started;
 
 static int read_state(void) {
     const char *v = clampi_opt_process(CLAMPI_OPT_MATCH_PROFILE).text; /* options table */
@@ -64,11 +67,21 @@ static void record(uint64_t depth) {
     hist[b < NBUCKETS ? b : NBUCKETS - 1]++;
 }
 
+/* The MPI library's queue lengths as the program posts a receive (MPI_T, where published). */
+static void sample_mpi_queues(void) {
+    if (!mpit_started) {
+        mpit_started = 1;
+        clampi_mpit_queues_start();
+    }
+    clampi_mpit_queues_sample(&mpit);
+}
+
 static void posted(MPI_Request r) {
     orecv *o = malloc(sizeof *o);
     if (!o) return;
     o->req = r;
     pthread_mutex_lock(&lock);
+    sample_mpi_queues();
     o->next = NULL;
     o->prev = tail;
     if (tail) tail->next = o; else head = o;
@@ -112,6 +125,7 @@ PROFILE_API int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, in
                          MPI_Status *status) {
     if (profiling() && source != MPI_PROC_NULL) {
         pthread_mutex_lock(&lock);
+        sample_mpi_queues();
         record(outstanding);
         pthread_mutex_unlock(&lock);
     }
@@ -205,6 +219,8 @@ PROFILE_API int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int
 /* ---- report at MPI_Finalize ---------------------------------------------------------- */
 typedef struct {
     uint64_t receives, depth_sum, depth_max, hist[NBUCKETS];
+    clampi_mpit_sample mpit;
+    int mpit_available;
 } row;
 
 static void bucket_range(int b, uint64_t *lo, uint64_t *hi) {
@@ -223,7 +239,11 @@ void clampi_match_profile_finalize(void) {
     mine.depth_sum = depth_sum;
     mine.depth_max = depth_max;
     memcpy(mine.hist, hist, sizeof hist);
+    mine.mpit = mpit;
+    if (!mpit_started) clampi_mpit_queues_start(); /* a rank that posted nothing: is there anything to read? */
+    mine.mpit_available = clampi_mpit_queues_available();
     pthread_mutex_unlock(&lock);
+    clampi_mpit_queues_stop();
     row *all = rank == 0 ? calloc((size_t)size, sizeof(row)) : NULL;
     PMPI_Gather(&mine, (int)sizeof(row), MPI_BYTE, all, (int)sizeof(row), MPI_BYTE, 0, MPI_COMM_WORLD);
     if (rank != 0) return;
@@ -246,8 +266,18 @@ void clampi_match_profile_finalize(void) {
             if (lo == hi) n += snprintf(line + n, sizeof line - (size_t)n, "%s%llu:%llu", b ? "," : "", (unsigned long long)lo, (unsigned long long)w->hist[b]);
             else n += snprintf(line + n, sizeof line - (size_t)n, ",%llu-%llu:%llu", (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)w->hist[b]);
         }
-        snprintf(line + n, sizeof line - (size_t)n, "\n");
+        snprintf(line + n, sizeof line - (size_t)n, " source=completion_order\n");
         fputs(line, stdout);
+        /* the MPI library's own figures (MPI_T), or a plain statement that it has none */
+        if (w->mpit_available)
+            printf("clampi: match profile rank=%d source=mpi_t samples=%llu posted_recvq_mean=%.2f posted_recvq_max=%llu "
+                   "unexpected_msgq_mean=%.2f unexpected_msgq_max=%llu\n",
+                   r, (unsigned long long)w->mpit.samples, w->mpit.samples ? (double)w->mpit.posted_sum / (double)w->mpit.samples : 0.0,
+                   (unsigned long long)w->mpit.posted_max, w->mpit.samples ? (double)w->mpit.unexpected_sum / (double)w->mpit.samples : 0.0,
+                   (unsigned long long)w->mpit.unexpected_max);
+        else
+            printf("clampi: match profile rank=%d source=mpi_t unavailable (the MPI library publishes no "
+                   "matching-queue performance variables)\n", r);
         if (jf) {
             fprintf(jf, "  {\"rank\":%d,\"receives\":%llu,\"mean_depth\":%.4f,\"max_depth\":%llu,\"histogram\":[", r,
                     (unsigned long long)w->receives, mean, (unsigned long long)w->depth_max);
