@@ -31,12 +31,14 @@ static _Atomic int enabled; /* communicators enabled now: the wrappers' fast pat
 /* Every communicator enabled in this process, in order, for the stats lines. */
 typedef struct record {
     clampi_mcomm *mc; /* NULL once freed (the counts below are then final) */
+    int seq;          /* commN's N: agreed by the members, never reused in this process */
     char name[MPI_MAX_OBJECT_NAME + 16];
     const char *structure;
     uint64_t messages, depth_sum, depth_max;
     struct record *next;
 } record;
 static record *records, **records_tail = &records;
+static int last_seq; /* the highest commN this process has seen */
 static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
 
 clampi_mcomm *clampi_pm_comm(MPI_Comm comm) {
@@ -48,15 +50,15 @@ static int verbose(void) {
     return clampi_opt_process(CLAMPI_OPT_MATCH_VERBOSE).u != 0;
 }
 
-/* NAME: MPI_Comm_get_name, or commN (N: clampi's context id, the same on every member)
- * when the communicator has no name of its own (Open MPI names dups "MPI COMMUNICATOR
+/* NAME: MPI_Comm_get_name, or commN (N: agreed by the members at enabling: one more than
+ * the largest any of them had used, so never reused in a process) when the communicator has no name of its own (Open MPI names dups "MPI COMMUNICATOR
  * n DUP FROM m": not a user's name). */
 static void snapshot(record *rec) {
     clampi_mcomm *mc = rec->mc;
     char name[MPI_MAX_OBJECT_NAME] = "";
     int len = 0;
     PMPI_Comm_get_name(mc->comm, name, &len);
-    if (!name[0] || strncmp(name, "MPI COMMUNICATOR ", 17) == 0) snprintf(rec->name, sizeof rec->name, "comm%u", mc->context);
+    if (!name[0] || strncmp(name, "MPI COMMUNICATOR ", 17) == 0) snprintf(rec->name, sizeof rec->name, "comm%d", rec->seq);
     else snprintf(rec->name, sizeof rec->name, "%s", name);
     clampi_match_stats st;
     clampi_matcher_stats(mc->matcher, &st);
@@ -78,10 +80,14 @@ static void enable(MPI_Comm comm, MPI_Info info) {
         if (verbose()) fprintf(stderr, "clampi: communicator stays on MPI (enabling failed, error %d)\n", rc);
         return;
     }
+    int next = last_seq + 1, seq = next;
+    PMPI_Allreduce(&next, &seq, 1, MPI_INT, MPI_MAX, comm);
+    last_seq = seq;
     record *rec = calloc(1, sizeof *rec);
     clampi_mcomm *mc = clampi_msg_comm(comm);
     if (rec && mc) {
         rec->mc = mc;
+        rec->seq = seq;
         rec->structure = clampi_match_kind_name(mc->cfg.kind);
         pthread_mutex_lock(&records_lock);
         *records_tail = rec;

@@ -6,7 +6,10 @@
  * MPI_Get_elements / MPI_Test_cancelled. Every "result" line is independent of timing and
  * of the order in which wildcard receives match (sums over sets, per-sender order checks),
  * so run_preload.sh can require identical lines plainly and with CLAMPI_MATCH preloaded.
- * Usage: plain_p2p [ROUNDS] */
+ * Usage: plain_p2p [ROUNDS] [info]
+ *   info: the MPI_Comm_dup_with_info communicator gets the info key clampi_match=bins
+ *   (meaningless to MPI; with the preload it puts that one communicator on clampi), and
+ *   "note" lines (not results) say what MPI_Comm_get_info reports for clampi_match. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -80,6 +83,7 @@ static void gather_any(MPI_Comm comm, const char *name, int rounds) {
     MPI_Comm_rank(comm, &r);
     MPI_Comm_size(comm, &n);
     int per = rounds * 4;
+    MPI_Barrier(comm); /* no other phase's message may meet the wildcard receives */
     if (r != 0) {
         MPI_Request *q = malloc(sizeof(MPI_Request) * (size_t)per);
         int **bufs = malloc(sizeof(int *) * (size_t)per);
@@ -94,6 +98,7 @@ static void gather_any(MPI_Comm comm, const char *name, int rounds) {
         free(bufs);
         free(q);
         result(name, "any_sent", per);
+        MPI_Barrier(comm);
         return;
     }
     for (int k = 0; k < per; k++) (void)rnd(3000); /* keep rng in step with the senders */
@@ -148,6 +153,7 @@ static void gather_any(MPI_Comm comm, const char *name, int rounds) {
     free(last);
     result(name, "any_sum", acc);
     result(name, "any_order_ok", order_ok);
+    MPI_Barrier(comm);
 }
 
 /* 3. Probes and matched probes, with sizes learnt from the status; derived types. */
@@ -397,17 +403,28 @@ static void mixed(MPI_Comm comm, const char *name) {
 static void suite(MPI_Comm comm, const char *name, int rounds) {
     int n;
     MPI_Comm_size(comm, &n);
+    /* barriers between the phases: a wildcard receive or probe of one phase must not
+     * take a message of the next */
     ring(comm, name, rounds);
+    MPI_Barrier(comm);
     gather_any(comm, name, rounds);
+    MPI_Barrier(comm);
     probes(comm, name);
+    MPI_Barrier(comm);
     status_cancel(comm, name);
+    MPI_Barrier(comm);
     persistent(comm, name, rounds);
+    MPI_Barrier(comm);
     sendrecvs(comm, name);
+    MPI_Barrier(comm);
     if (n >= 2) ssend_sync(comm, name);
+    MPI_Barrier(comm);
     mixed(comm, name);
+    MPI_Barrier(comm);
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a hung run still shows how far it got */
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
@@ -432,9 +449,24 @@ int main(int argc, char **argv) {
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "some_key", "1");
+    int info_mode = argc > 2 && strcmp(argv[2], "info") == 0;
+    if (info_mode) MPI_Info_set(info, "clampi_match", "bins");
     MPI_Comm_dup_with_info(grp, info, &winfo);
     MPI_Info_free(&info);
     suite(winfo, "dup_with_info", 2);
+    if (info_mode) {
+        MPI_Comm cs[2] = {MPI_COMM_WORLD, winfo};
+        const char *names[2] = {"world", "dup_with_info"};
+        for (int i = 0; i < 2; i++) {
+            MPI_Info used;
+            char v[64] = "none";
+            int flag = 0;
+            MPI_Comm_get_info(cs[i], &used);
+            MPI_Info_get(used, "clampi_match", 63, v, &flag);
+            MPI_Info_free(&used);
+            printf("note rank=%d comm=%s clampi_match=%s\n", wrank, names[i], flag ? v : "none");
+        }
+    }
     MPI_Comm_free(&winfo);
     MPI_Comm_free(&grp);
     MPI_Comm_free(&stype);
