@@ -70,7 +70,9 @@ typedef struct clampi_mreq {
     /* user buffer */
     void *buf;
     int count;
-    MPI_Datatype type;
+    MPI_Datatype type;       /* a receive's derived type: clampi's duplicate (the program may
+                              * free its own while the receive is pending, as MPI allows) */
+    int type_dup;
     size_t capacity; /* bytes the buffer holds */
     int contig;
     ptrdiff_t contig_offset; /* true lb of a contiguous type */
