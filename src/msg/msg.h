@@ -108,6 +108,10 @@ void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r); /* a matched receive */
 void clampi_msg_free(clampi_msg *m);  /* an unexpected message never received */
 void clampi_msg_finish(clampi_mreq *r); /* transfer over: queue for MPI completion */
 void clampi_msg_started(void);          /* a request made: wakes the progress thread */
+/* Send requests made and not yet finished (MPI_Finalize waits for them: a rendezvous send
+ * finishes only when its receiver has pulled the data). */
+long clampi_msg_sends_in_flight(void);
+void clampi_msg_send_started(void);
 
 /* request.c */
 int clampi_mreq_create(clampi_mcomm *mc, int is_recv, void *buf, int count, MPI_Datatype type, clampi_mreq **out);

@@ -48,6 +48,10 @@ static _Atomic long in_flight; /* requests made and not yet finished */
 static pthread_mutex_t prog_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t prog_cond = PTHREAD_COND_INITIALIZER;
 
+static _Atomic long sends_in_flight;
+long clampi_msg_sends_in_flight(void) { return atomic_load(&sends_in_flight); }
+void clampi_msg_send_started(void) { atomic_fetch_add(&sends_in_flight, 1); }
+
 void clampi_msg_started(void) {
     atomic_fetch_add(&in_flight, 1);
     if (atomic_load(&prog_asleep)) { /* rare: only after a long idle spell */
@@ -93,7 +97,11 @@ static void prog_stop_thread(void) {
 
 /* ---- completion ------------------------------------------------------------------ */
 void clampi_msg_finish(clampi_mreq *r) {
-    if (!r->is_recv) { free(r->tmp); r->tmp = NULL; }
+    if (!r->is_recv) {
+        free(r->tmp);
+        r->tmp = NULL;
+        atomic_fetch_sub(&sends_in_flight, 1);
+    }
     atomic_fetch_sub(&in_flight, 1);
     r->done_next = NULL;
     pthread_mutex_lock(&done_lock);

@@ -14,6 +14,7 @@
  *   clampi: match rank=R comm=NAME structure=S messages=N mean_depth=D max_depth=M */
 #include <mpi.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,8 +229,28 @@ MATCH_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
     return rc;
 }
 
-void clampi_pm_finalize(void) {
+/* MPI_Finalize completes what is pending (freed requests too): every rank progresses until
+ * its sends are done -- a rendezvous send needs its receiver's progress, which may have
+ * freed the receive and gone on to MPI_Finalize -- and until everybody got there. */
+static void drain_sends(void) {
     clampi_pm_bsend_drain();
+    int spins = 0;
+    while (clampi_msg_sends_in_flight() > 0) {
+        clampi_msg_progress();
+        if (++spins % 64 == 0) sched_yield();
+    }
+    MPI_Request b;
+    int done = 0;
+    if (PMPI_Ibarrier(MPI_COMM_WORLD, &b) != MPI_SUCCESS) return;
+    while (!done) {
+        clampi_msg_progress();
+        PMPI_Test(&b, &done, MPI_STATUS_IGNORE);
+        if (!done && ++spins % 64 == 0) sched_yield();
+    }
+}
+
+void clampi_pm_finalize(void) {
+    if (records) drain_sends();
     if (!records || !clampi_stats_enabled()) return;
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
