@@ -28,7 +28,8 @@ typedef struct preq {
     int kind;
     void *buf;
     int count;
-    MPI_Datatype type;
+    MPI_Datatype type; /* a derived type: clampi's duplicate (the program may free its own) */
+    int type_dup;
     int peer, tag;
     MPI_Comm comm;
     struct preq *next;
@@ -75,6 +76,10 @@ static int make(int kind, const void *buf, int count, MPI_Datatype type, int pee
     p->buf = (void *)buf;
     p->count = count;
     p->type = type;
+    int ni, na, nd, combiner;
+    PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
+    if (combiner != MPI_COMBINER_NAMED && PMPI_Type_dup(type, &p->type) == MPI_SUCCESS) p->type_dup = 1;
+    else p->type = type;
     p->peer = peer;
     p->tag = tag;
     p->comm = comm;
@@ -97,6 +102,7 @@ static void forget(preq *p) {
         }
     pthread_mutex_unlock(&plock);
     atomic_fetch_sub(&npersist, 1);
+    if (p->type_dup) PMPI_Type_free(&p->type);
     free(p);
 }
 
