@@ -98,6 +98,9 @@ typedef struct clampi_match_stats {
     uint64_t searched;     /* entries compared, over all searches */
     uint64_t searches;
     uint64_t touches;      /* hot-caching passes */
+    /* searches that matched (a post or arrival that found its partner, a matched probe):
+     * entries compared by each, summed and the largest */
+    uint64_t match_depth_sum, match_depth_max;
     size_t posted_len, unexpected_len;
 } clampi_match_stats;
 void clampi_matcher_stats(clampi_matcher *m, clampi_match_stats *out);

@@ -77,14 +77,21 @@ static void note_search(clampi_matcher *m, size_t depth) {
     atomic_store_explicit(&m->last_depth, depth, memory_order_relaxed);
 }
 
+static void note_match(clampi_matcher *m, size_t depth) {
+    m->st.match_depth_sum += depth;
+    if (depth > m->st.match_depth_max) m->st.match_depth_max = depth;
+}
+
 /* Search `from`; on a miss append to `to`. Shared by post and arrive. */
 static int match_or_queue(clampi_matcher *m, clampi_mq *from, clampi_mq *to, clampi_match_key key,
                           uintptr_t cookie, uintptr_t *matched) {
     size_t depth = 0;
     int r = from->ops->find(from, key, 1, matched, &depth);
     note_search(m, depth);
-    if (r) m->st.matches++;
-    else if (to->ops->push(to, key, cookie) != 0) r = -1;
+    if (r) {
+        m->st.matches++;
+        note_match(m, depth);
+    } else if (to->ops->push(to, key, cookie) != 0) r = -1;
     return r;
 }
 
@@ -110,6 +117,10 @@ int clampi_matcher_probe(clampi_matcher *m, clampi_match_key key, int remove, ui
     m->st.probes++;
     int r = m->unexpected->ops->find(m->unexpected, key, remove, found, &depth);
     note_search(m, depth);
+    if (r && remove) {
+        m->st.matches++;
+        note_match(m, depth);
+    }
     pthread_mutex_unlock(&m->lock);
     return r;
 }

@@ -25,6 +25,7 @@
 #include "match/match.h"
 
 #define CLAMPI_MSG_AM_ID 11
+#define CLAMPI_MSG_ACK_AM_ID 12 /* synchronous send: the receiver's "matched" back to the sender */
 #define CLAMPI_MSG_MAX_CONTEXTS 1024
 #define CLAMPI_MSG_EAGER_MAX 8192 /* bytes; larger messages go by rendezvous */
 
@@ -35,6 +36,7 @@ typedef struct clampi_msg_hdr {
     int32_t tag;
     uint32_t seq;   /* per (communicator, sender, receiver) */
     uint64_t bytes;
+    uint64_t sync;  /* synchronous send: the sender's request (acknowledged when matched); 0 */
 } clampi_msg_hdr;
 
 /* An arrived message, while unexpected or being delivered. */
@@ -68,13 +70,17 @@ typedef struct clampi_mreq {
     /* user buffer */
     void *buf;
     int count;
-    MPI_Datatype type;
+    MPI_Datatype type;       /* a receive's derived type: clampi's duplicate (the program may
+                              * free its own while the receive is pending, as MPI allows) */
+    int type_dup;
     size_t capacity; /* bytes the buffer holds */
     int contig;
     ptrdiff_t contig_offset; /* true lb of a contiguous type */
     void *tmp;               /* packed bytes (send) / staging (receive) */
     size_t staged;           /* bytes in tmp (receive) */
     clampi_msg_hdr hdr;      /* send: stays valid until UCX is done */
+    int sync;                /* synchronous send: finished when sent and acknowledged */
+    _Atomic int sync_parts;  /* of those two, still to come */
     /* result */
     int source, tag, error, cancelled;
     size_t bytes;
@@ -97,11 +103,15 @@ void clampi_msg_disable_all_local(void);                /* at MPI_Finalize */
 int clampi_msg_transport_init(void);  /* the worker, once; MPI error code */
 ucp_worker_h clampi_msg_worker(void);
 void clampi_msg_progress(void);       /* UCX progress + MPI completion of finished requests */
-int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t bytes);
+int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t bytes); /* r->sync: ssend */
 void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r); /* a matched receive */
 void clampi_msg_free(clampi_msg *m);  /* an unexpected message never received */
 void clampi_msg_finish(clampi_mreq *r); /* transfer over: queue for MPI completion */
 void clampi_msg_started(void);          /* a request made: wakes the progress thread */
+/* Send requests made and not yet finished (MPI_Finalize waits for them: a rendezvous send
+ * finishes only when its receiver has pulled the data). */
+long clampi_msg_sends_in_flight(void);
+void clampi_msg_send_started(void);
 
 /* request.c */
 int clampi_mreq_create(clampi_mcomm *mc, int is_recv, void *buf, int count, MPI_Datatype type, clampi_mreq **out);
@@ -123,6 +133,10 @@ int clampi_msg_waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 int clampi_msg_testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
 int clampi_msg_waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
 int clampi_msg_testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
+
+/* p2p.c: the send behind CMPIX_Isend (sync = 1: CMPIX_Issend). */
+int clampi_msg_isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                     int sync, MPI_Request *request);
 
 /* errors: raise code through comm's handler (MPI_COMM_WORLD's for MPI_COMM_NULL). */
 int clampi_msg_raise(MPI_Comm comm, int code, const char *why);

@@ -60,7 +60,7 @@ static void pack_bottom(int count, MPI_Datatype type, void *out, int size, MPI_C
 static int null_request(clampi_mcomm *mc, int is_recv, MPI_Request *request) {
     clampi_mreq *r;
     int err = clampi_mreq_create(mc, is_recv, NULL, 0, MPI_BYTE, &r);
-    if (err != MPI_SUCCESS) return clampi_msg_raise(mc->comm, err, NULL);
+    if (err != MPI_SUCCESS) return clampi_msg_raise(mc ? mc->comm : MPI_COMM_NULL, err, NULL);
     r->source = MPI_PROC_NULL;
     r->tag = MPI_ANY_TAG;
     r->mc = NULL; /* nothing to cancel */
@@ -70,8 +70,8 @@ static int null_request(clampi_mcomm *mc, int is_recv, MPI_Request *request) {
     return MPI_SUCCESS;
 }
 
-int CMPIX_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                MPI_Request *request) {
+int clampi_msg_isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                     int sync, MPI_Request *request) {
     clampi_mcomm *mc;
     size_t bytes;
     int err = check_comm(comm, &mc);
@@ -83,6 +83,7 @@ int CMPIX_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int
     if (dest == MPI_PROC_NULL) return null_request(mc, 0, request);
     clampi_mreq *r;
     if ((err = clampi_mreq_create(mc, 0, (void *)buf, count, datatype, &r))) return clampi_msg_raise(comm, err, NULL);
+    r->sync = sync;
     layout(r, count, datatype);
     const void *data = (const char *)buf + r->contig_offset;
     if (!r->contig) { /* pack a derived datatype */
@@ -102,6 +103,22 @@ int CMPIX_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int
     clampi_msg_send(r, dest, tag, data, bytes);
     clampi_msg_progress();
     return MPI_SUCCESS;
+}
+
+int CMPIX_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request *request) {
+    return clampi_msg_isend(buf, count, datatype, dest, tag, comm, 0, request);
+}
+
+int CMPIX_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                 MPI_Request *request) {
+    return clampi_msg_isend(buf, count, datatype, dest, tag, comm, 1, request);
+}
+
+int CMPIX_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    MPI_Request r;
+    int err = CMPIX_Issend(buf, count, datatype, dest, tag, comm, &r);
+    return err ? err : CMPIX_Wait(&r, MPI_STATUS_IGNORE);
 }
 
 int CMPIX_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
@@ -143,6 +160,101 @@ int CMPIX_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
     return err ? err : CMPIX_Wait(&r, status);
 }
 
+static void probe_status(const clampi_msg *m, MPI_Status *status) {
+    status->MPI_SOURCE = m->hdr.source;
+    status->MPI_TAG = m->hdr.tag; /* MPI_ERROR untouched, as MPI's probes leave it */
+    PMPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)m->hdr.bytes);
+    PMPI_Status_set_cancelled(status, 0);
+}
+
+static void proc_null_status(MPI_Status *status) {
+    status->MPI_SOURCE = MPI_PROC_NULL;
+    status->MPI_TAG = MPI_ANY_TAG;
+    PMPI_Status_set_elements_x(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
+}
+
+/* ---- matched probe ------------------------------------------------------------------ */
+struct clampi_message {
+    clampi_mcomm *mc;
+    clampi_msg *m;
+};
+static struct clampi_message no_proc_message;
+CMPIX_Message const CMPIX_MESSAGE_NO_PROC = &no_proc_message;
+
+int CMPIX_Improbe(int source, int tag, MPI_Comm comm, int *flag, CMPIX_Message *message, MPI_Status *status) {
+    clampi_mcomm *mc;
+    int err = check_comm(comm, &mc);
+    if (err) return err;
+    if ((err = check_source_tag(mc, comm, source, tag))) return err;
+    if (!flag || !message) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL flag or message");
+    MPI_Status ignored;
+    if (status == MPI_STATUS_IGNORE) status = &ignored;
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        *message = CMPIX_MESSAGE_NO_PROC;
+        proc_null_status(status);
+        return MPI_SUCCESS;
+    }
+    clampi_msg_progress();
+    clampi_match_key k = {mc->context, source == MPI_ANY_SOURCE ? CLAMPI_MATCH_ANY_SOURCE : source,
+                          tag == MPI_ANY_TAG ? CLAMPI_MATCH_ANY_TAG : tag};
+    uintptr_t found;
+    *flag = clampi_matcher_probe(mc->matcher, k, 1, &found);
+    *message = CMPIX_MESSAGE_NULL;
+    if (*flag) {
+        struct clampi_message *cm = malloc(sizeof *cm);
+        if (!cm) { /* put nothing back: the message is lost; report */
+            clampi_msg_free((clampi_msg *)found);
+            *flag = 0;
+            return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
+        }
+        cm->mc = mc;
+        cm->m = (clampi_msg *)found;
+        probe_status(cm->m, status);
+        *message = cm;
+    }
+    return MPI_SUCCESS;
+}
+
+int CMPIX_Mprobe(int source, int tag, MPI_Comm comm, CMPIX_Message *message, MPI_Status *status) {
+    int flag = 0, err;
+    while ((err = CMPIX_Improbe(source, tag, comm, &flag, message, status)) == MPI_SUCCESS && !flag) sched_yield();
+    return err;
+}
+
+int CMPIX_Imrecv(void *buf, int count, MPI_Datatype datatype, CMPIX_Message *message, MPI_Request *request) {
+    if (!message || *message == CMPIX_MESSAGE_NULL)
+        return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "no message");
+    if (!request) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_ARG, "NULL request");
+    struct clampi_message *cm = *message;
+    size_t bytes;
+    MPI_Comm comm = cm == CMPIX_MESSAGE_NO_PROC ? MPI_COMM_NULL : cm->mc->comm;
+    int err = check_buffer(comm, buf, count, datatype, &bytes);
+    if (err) return err;
+    if (cm == CMPIX_MESSAGE_NO_PROC) {
+        *message = CMPIX_MESSAGE_NULL;
+        return null_request(NULL, 1, request);
+    }
+    clampi_mreq *r;
+    if ((err = clampi_mreq_create(cm->mc, 1, buf, count, datatype, &r))) return clampi_msg_raise(comm, err, NULL);
+    layout(r, count, datatype); /* r->mc stays: a synchronous send's acknowledgement goes through it
+                                 * (a cancel finds r in no queue: no effect, as MPI) */
+    *request = r->mpi;
+    clampi_msg *m = cm->m;
+    free(cm);
+    *message = CMPIX_MESSAGE_NULL;
+    clampi_msg_deliver(m, r);
+    clampi_msg_progress();
+    return MPI_SUCCESS;
+}
+
+int CMPIX_Mrecv(void *buf, int count, MPI_Datatype datatype, CMPIX_Message *message, MPI_Status *status) {
+    MPI_Request r;
+    int err = CMPIX_Imrecv(buf, count, datatype, message, &r);
+    return err ? err : CMPIX_Wait(&r, status);
+}
+
 int CMPIX_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
     clampi_mcomm *mc;
     int err = check_comm(comm, &mc);
@@ -153,10 +265,7 @@ int CMPIX_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *stat
     if (status == MPI_STATUS_IGNORE) status = &ignored;
     if (source == MPI_PROC_NULL) {
         *flag = 1;
-        status->MPI_SOURCE = MPI_PROC_NULL;
-        status->MPI_TAG = MPI_ANY_TAG;
-        PMPI_Status_set_elements_x(status, MPI_BYTE, 0);
-        PMPI_Status_set_cancelled(status, 0);
+        proc_null_status(status);
         return MPI_SUCCESS;
     }
     clampi_msg_progress();
@@ -166,14 +275,7 @@ int CMPIX_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *stat
     /* The message stays queued and is freed only by the receive that takes it, which
      * must come from this thread after the probe (MPI's rule), so reading it is safe. */
     *flag = clampi_matcher_probe(mc->matcher, k, 0, &found);
-    if (*flag) {
-        const clampi_msg *m = (const clampi_msg *)found;
-        status->MPI_SOURCE = m->hdr.source;
-        status->MPI_TAG = m->hdr.tag;
-        status->MPI_ERROR = MPI_SUCCESS;
-        PMPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)m->hdr.bytes);
-        PMPI_Status_set_cancelled(status, 0);
-    }
+    if (*flag) probe_status((const clampi_msg *)found, status);
     return MPI_SUCCESS;
 }
 

@@ -49,6 +49,7 @@ clampi_mreq *clampi_mreq_pin(MPI_Request req) {
 
 void clampi_mreq_unpin(clampi_mreq *r) {
     if (atomic_fetch_sub(&r->refs, 1) == 1) {
+        if (r->type_dup) PMPI_Type_free(&r->type);
         free(r->tmp);
         free(r);
     }
@@ -120,6 +121,12 @@ int clampi_mreq_create(clampi_mcomm *mc, int is_recv, void *buf, int count, MPI_
     r->buf = buf;
     r->count = count;
     r->type = type;
+    if (is_recv && type != MPI_DATATYPE_NULL) {
+        int ni, na, nd, combiner;
+        PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
+        if (combiner != MPI_COMBINER_NAMED && PMPI_Type_dup(type, &r->type) == MPI_SUCCESS) r->type_dup = 1;
+        else r->type = type;
+    }
     r->source = MPI_ANY_SOURCE;
     r->tag = MPI_ANY_TAG;
 #ifdef MPICH
@@ -132,6 +139,7 @@ int clampi_mreq_create(clampi_mcomm *mc, int is_recv, void *buf, int count, MPI_
         return err;
     }
     atomic_fetch_add(&live, 1);
+    if (!is_recv) clampi_msg_send_started();
     table_insert(r);
     clampi_msg_started();
     *out = r;

@@ -39,6 +39,7 @@ typedef int (*opal_cb)(void);
 static int (*opal_unregister)(opal_cb);
 
 ucp_worker_h clampi_msg_worker(void) { return worker; }
+static void flush_acks(void); /* synchronous sends' acknowledgements, outside UCX's callbacks */
 
 /* ---- progress on MPICH: a client of the UCX progress service ------------------------- */
 /* Without Open MPI's progress hook nothing drives clampi's worker while the program waits
@@ -49,8 +50,13 @@ ucp_worker_h clampi_msg_worker(void) { return worker; }
 static clampi_ucx_client *prog_client;
 static _Atomic long in_flight; /* requests made and not yet finished */
 
+static _Atomic long sends_in_flight;
+long clampi_msg_sends_in_flight(void) { return atomic_load(&sends_in_flight); }
+void clampi_msg_send_started(void) { atomic_fetch_add(&sends_in_flight, 1); }
+
 static unsigned msg_progress_once(void *arg) {
     (void)arg;
+    flush_acks(); /* acknowledgements the AM handler queued in an earlier pass */
     return ucp_worker_progress(worker);
 }
 static int msg_arm(void *arg) {
@@ -68,7 +74,11 @@ static void prog_stop_thread(void) {
 
 /* ---- completion ------------------------------------------------------------------ */
 void clampi_msg_finish(clampi_mreq *r) {
-    if (!r->is_recv) { free(r->tmp); r->tmp = NULL; }
+    if (!r->is_recv) {
+        free(r->tmp);
+        r->tmp = NULL;
+        atomic_fetch_sub(&sends_in_flight, 1);
+    }
     atomic_fetch_sub(&in_flight, 1);
     r->done_next = NULL;
     pthread_mutex_lock(&done_lock);
@@ -81,6 +91,7 @@ void clampi_msg_progress(void) {
     if (in_progress || !worker) return;
     in_progress = 1;
     while (ucp_worker_progress(worker)) {}
+    flush_acks();
     for (;;) {
         pthread_mutex_lock(&done_lock);
         clampi_mreq *r = done_head;
@@ -154,7 +165,79 @@ static void rndv_done(void *request, ucs_status_t status, size_t length, void *u
     clampi_msg_finish(r);
 }
 
+/* ---- synchronous sends: the acknowledgement ---------------------------------------- */
+typedef struct ack_msg {
+    uint64_t cookie;
+    ucp_ep_h ep;          /* queued: to whom */
+    struct ack_msg *next;
+} ack_msg;
+
+static pthread_mutex_t ack_lock = PTHREAD_MUTEX_INITIALIZER;
+static ack_msg *ack_head, **ack_tail = &ack_head;
+
+static void ack_sent(void *request, ucs_status_t status, void *user_data) {
+    free(user_data);
+    ucp_request_free(request);
+}
+
+/* The receive that matched a synchronous send tells its sender (cookie = its request).
+ * Queued here (this may run inside UCX's active-message callback) and sent by
+ * clampi_msg_progress outside UCX's callbacks. */
+static void send_ack(clampi_mcomm *mc, int source, uint64_t cookie) {
+    ack_msg *a = malloc(sizeof *a);
+    if (!a || !mc || source < 0 || source >= mc->size || !mc->eps[source]) {
+        free(a);
+        return;
+    }
+    a->cookie = cookie;
+    a->ep = mc->eps[source];
+    a->next = NULL;
+    pthread_mutex_lock(&ack_lock);
+    *ack_tail = a;
+    ack_tail = &a->next;
+    pthread_mutex_unlock(&ack_lock);
+}
+
+static void flush_acks(void) {
+    if (!ack_head) return; /* racy peek: a missed one goes at the next progress */
+    pthread_mutex_lock(&ack_lock);
+    ack_msg *list = ack_head;
+    ack_head = NULL;
+    ack_tail = &ack_head;
+    pthread_mutex_unlock(&ack_lock);
+    while (list) {
+        ack_msg *a = list;
+        list = a->next;
+        ucp_request_param_t p;
+        memset(&p, 0, sizeof p);
+        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+        p.cb.send = ack_sent;
+        p.user_data = a;
+        p.flags = UCP_AM_SEND_FLAG_EAGER;
+        void *req = ucp_am_send_nbx(a->ep, CLAMPI_MSG_ACK_AM_ID, &a->cookie, sizeof a->cookie, NULL, 0, &p);
+        if (req == NULL || UCS_PTR_IS_ERR(req)) free(a);
+    }
+}
+
+/* One of a synchronous send's two parts (sent, acknowledged) is done. */
+static void sync_part(clampi_mreq *r) {
+    if (atomic_fetch_sub(&r->sync_parts, 1) == 1) clampi_msg_finish(r);
+}
+
+static ucs_status_t ack_handler(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                                const ucp_am_recv_param_t *param) {
+    uint64_t cookie;
+    if (header_length != sizeof cookie) return UCS_OK;
+    memcpy(&cookie, header, sizeof cookie);
+    clampi_mreq *r = (clampi_mreq *)(uintptr_t)cookie;
+    (void)atomic_load_explicit(&r->handed, memory_order_acquire);
+    sync_part(r);
+    clampi_mreq_unpin(r); /* the pin taken for the acknowledgement (clampi_msg_send) */
+    return UCS_OK;
+}
+
 void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r) {
+    if (m->hdr.sync) send_ack(r->mc, m->hdr.source, m->hdr.sync);
     r->source = m->hdr.source;
     r->tag = m->hdr.tag;
     r->bytes = m->hdr.bytes;
@@ -267,7 +350,8 @@ static void send_done(void *request, ucs_status_t status, void *user_data) {
     (void)atomic_load_explicit(&r->handed, memory_order_acquire);
     if (status != UCS_OK) r->error = MPI_ERR_OTHER;
     ucp_request_free(request);
-    clampi_msg_finish(r);
+    if (r->sync) sync_part(r);
+    else clampi_msg_finish(r);
 }
 
 int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t bytes) {
@@ -282,6 +366,12 @@ int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t 
     r->hdr.source = mc->rank;
     r->hdr.tag = tag;
     r->hdr.bytes = bytes;
+    r->hdr.sync = 0;
+    if (r->sync) { /* finished when sent and acknowledged; pinned until the acknowledgement */
+        r->hdr.sync = (uint64_t)(uintptr_t)r;
+        atomic_store(&r->sync_parts, 2);
+        atomic_fetch_add(&r->refs, 1);
+    }
     atomic_store_explicit(&r->handed, 1, memory_order_release);
     pthread_mutex_lock(&mc->send_lock);
     r->hdr.seq = mc->seq_out[dest]++;
@@ -289,9 +379,11 @@ int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t 
     pthread_mutex_unlock(&mc->send_lock);
     if (UCS_PTR_IS_ERR(req)) {
         r->error = MPI_ERR_OTHER;
+        if (r->sync) clampi_mreq_unpin(r); /* no acknowledgement will come */
         clampi_msg_finish(r);
     } else if (req == NULL) {
-        clampi_msg_finish(r);
+        if (r->sync) sync_part(r);
+        else clampi_msg_finish(r);
     }
     return MPI_SUCCESS;
 }
@@ -322,7 +414,11 @@ int clampi_msg_transport_init(void) {
             hp.id = CLAMPI_MSG_AM_ID;
             hp.cb = am_handler;
             hp.flags = UCP_AM_FLAG_WHOLE_MSG;
-            if (ucp_worker_set_am_recv_handler(w, &hp) != UCS_OK) {
+            ucs_status_t st = ucp_worker_set_am_recv_handler(w, &hp);
+            hp.id = CLAMPI_MSG_ACK_AM_ID;
+            hp.cb = ack_handler;
+            if (st == UCS_OK) st = ucp_worker_set_am_recv_handler(w, &hp);
+            if (st != UCS_OK) {
                 ucp_worker_destroy(w);
                 err = MPI_ERR_OTHER;
             } else {

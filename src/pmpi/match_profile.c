@@ -20,7 +20,7 @@
 #include "common/options.h"
 #include "pmpi/match_mpit.h"
 #include "pmpi/match_profile.h"
-#include "msg/msg.h" /* completion calls: clampi_msg_wait ... (MPI's, plus clampi's request errors) */
+#include "pmpi/match_entry.h" /* CLAMPI_MATCH: receives, persistent requests and the completion calls */
 
 #define PROFILE_API __attribute__((visibility("default")))
 #define NBUCKETS 33 /* 0, 1, 2-3, 4-7, ... */
@@ -116,7 +116,7 @@ static void done(MPI_Request r, int count) {
 /* ---- wrappers ----------------------------------------------------------------------- */
 PROFILE_API int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                           MPI_Request *request) {
-    int rc = PMPI_Irecv(buf, count, type, source, tag, comm, request);
+    int rc = clampi_pm_irecv(buf, count, type, source, tag, comm, request);
     if (profiling() && rc == MPI_SUCCESS && source != MPI_PROC_NULL) posted(*request);
     return rc;
 }
@@ -129,29 +129,29 @@ PROFILE_API int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, in
         record(outstanding);
         pthread_mutex_unlock(&lock);
     }
-    return PMPI_Recv(buf, count, type, source, tag, comm, status);
+    return clampi_pm_recv(buf, count, type, source, tag, comm, status);
 }
 
 PROFILE_API int MPI_Request_free(MPI_Request *request) {
-    if (!profiling()) return PMPI_Request_free(request);
+    if (!profiling()) return clampi_pm_request_free(request);
     MPI_Request r = *request;
-    int rc = PMPI_Request_free(request);
+    int rc = clampi_pm_request_free(request);
     if (rc == MPI_SUCCESS) done(r, 0);
     return rc;
 }
 
 PROFILE_API int MPI_Wait(MPI_Request *request, MPI_Status *status) {
-    if (!profiling()) return clampi_msg_wait(request, status);
+    if (!profiling()) return clampi_pm_wait(request, status);
     MPI_Request r = *request;
-    int rc = clampi_msg_wait(request, status);
+    int rc = clampi_pm_wait(request, status);
     done(r, 1);
     return rc;
 }
 
 PROFILE_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
-    if (!profiling()) return clampi_msg_test(request, flag, status);
+    if (!profiling()) return clampi_pm_test(request, flag, status);
     MPI_Request r = *request;
-    int rc = clampi_msg_test(request, flag, status);
+    int rc = clampi_pm_test(request, flag, status);
     if (*flag) done(r, 1);
     return rc;
 }
@@ -163,54 +163,54 @@ PROFILE_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
 #define FREE_HANDLES() if (h_ != stack_) free(h_)
 
 PROFILE_API int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
-    if (!profiling() || count <= 0) return clampi_msg_waitall(count, reqs, statuses);
+    if (!profiling() || count <= 0) return clampi_pm_waitall(count, reqs, statuses);
     COPY_HANDLES(count, reqs);
-    int rc = clampi_msg_waitall(count, reqs, statuses);
+    int rc = clampi_pm_waitall(count, reqs, statuses);
     for (int i = 0; h_ && i < count; i++) done(h_[i], 1);
     FREE_HANDLES();
     return rc;
 }
 
 PROFILE_API int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
-    if (!profiling() || count <= 0) return clampi_msg_testall(count, reqs, flag, statuses);
+    if (!profiling() || count <= 0) return clampi_pm_testall(count, reqs, flag, statuses);
     COPY_HANDLES(count, reqs);
-    int rc = clampi_msg_testall(count, reqs, flag, statuses);
+    int rc = clampi_pm_testall(count, reqs, flag, statuses);
     for (int i = 0; h_ && *flag && i < count; i++) done(h_[i], 1);
     FREE_HANDLES();
     return rc;
 }
 
 PROFILE_API int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status) {
-    if (!profiling() || count <= 0) return clampi_msg_waitany(count, reqs, index, status);
+    if (!profiling() || count <= 0) return clampi_pm_waitany(count, reqs, index, status);
     COPY_HANDLES(count, reqs);
-    int rc = clampi_msg_waitany(count, reqs, index, status);
+    int rc = clampi_pm_waitany(count, reqs, index, status);
     if (h_ && *index != MPI_UNDEFINED) done(h_[*index], 1);
     FREE_HANDLES();
     return rc;
 }
 
 PROFILE_API int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
-    if (!profiling() || count <= 0) return clampi_msg_testany(count, reqs, index, flag, status);
+    if (!profiling() || count <= 0) return clampi_pm_testany(count, reqs, index, flag, status);
     COPY_HANDLES(count, reqs);
-    int rc = clampi_msg_testany(count, reqs, index, flag, status);
+    int rc = clampi_pm_testany(count, reqs, index, flag, status);
     if (h_ && *flag && *index != MPI_UNDEFINED) done(h_[*index], 1);
     FREE_HANDLES();
     return rc;
 }
 
 PROFILE_API int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
-    if (!profiling() || incount <= 0) return clampi_msg_waitsome(incount, reqs, outcount, indices, statuses);
+    if (!profiling() || incount <= 0) return clampi_pm_waitsome(incount, reqs, outcount, indices, statuses);
     COPY_HANDLES(incount, reqs);
-    int rc = clampi_msg_waitsome(incount, reqs, outcount, indices, statuses);
+    int rc = clampi_pm_waitsome(incount, reqs, outcount, indices, statuses);
     for (int i = 0; h_ && *outcount != MPI_UNDEFINED && i < *outcount; i++) done(h_[indices[i]], 1);
     FREE_HANDLES();
     return rc;
 }
 
 PROFILE_API int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
-    if (!profiling() || incount <= 0) return clampi_msg_testsome(incount, reqs, outcount, indices, statuses);
+    if (!profiling() || incount <= 0) return clampi_pm_testsome(incount, reqs, outcount, indices, statuses);
     COPY_HANDLES(incount, reqs);
-    int rc = clampi_msg_testsome(incount, reqs, outcount, indices, statuses);
+    int rc = clampi_pm_testsome(incount, reqs, outcount, indices, statuses);
     for (int i = 0; h_ && *outcount != MPI_UNDEFINED && i < *outcount; i++) done(h_[indices[i]], 1);
     FREE_HANDLES();
     return rc;

@@ -24,6 +24,7 @@
 #include "coll/coll_internal.h"
 #include "common/options.h"
 #include "pmpi/straight.h"
+#include "pmpi/match_entry.h"
 #include "pmpi/match_profile.h"
 #include "rma/access.h"
 #include "rma/errors.h"
@@ -583,6 +584,7 @@ static void after_init(void) {
     PMPI_Query_thread(&provided);
     thread_multiple = provided == MPI_THREAD_MULTIPLE;
     if (active && clampi_coll_options_get()->shmem_alloc) clampi_coll_heap_ensure(0);
+    clampi_pm_after_init(); /* CLAMPI_MATCH: MPI_COMM_WORLD on clampi's matching (match_comm.c) */
 }
 
 PRELOAD_API int MPI_Init(int *argc, char ***argv) {
@@ -646,6 +648,7 @@ PRELOAD_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype s
 /* Windows the program never freed still get their stats line. */
 PRELOAD_API int MPI_Finalize(void) {
     clampi_match_profile_finalize(); /* CLAMPI_MATCH_PROFILE (match_profile.c) */
+    clampi_pm_finalize();            /* CLAMPI_MATCH: stats lines (match_comm.c) */
     if (active && clampi_options_stats_enabled()) {
         clampi_registry_for_each_mapped(clampi_stats_print);
         clampi_coll_stats_print();

@@ -8,8 +8,11 @@
 #           none (no stats required: the program creates no window), hier (collectives took
 #           the hierarchical path across simulated nodes: hierarchical > 0), off (no stats line:
 #           CLAMPI_MODE=off is a pure pass-through), coll (collectives took clampi's shared
-#           path: "clampi: coll" lines show direct > 0), nocoll (they all went to MPI)
-# CLAMPI_TEST_OUTPUT_REGEX (optional): an extended regex the preloaded run's stdout must match.
+#           path: "clampi: coll" lines show direct > 0), nocoll (they all went to MPI), match
+#           (CLAMPI_MATCH: "clampi: match" lines in the exact format, one per rank for
+#           MPI_COMM_WORLD unless CLAMPI_TEST_NO_WORLD is set, their messages summing to > 0)
+# CLAMPI_TEST_OUTPUT_REGEX, CLAMPI_TEST_OUTPUT_REGEX2 (optional): extended regexes the
+# preloaded run's stdout must match (each on some line).
 set -uo pipefail
 mpiexec=$1 flavor=$2 np=$3 lib=$4 expect=$5; shift 5
 flags=()
@@ -66,9 +69,25 @@ case $expect in
       [ $((cdirect + cstaged)) -eq 0 ] || { echo "FAIL: collectives took clampi's path while switched off"; echo "$cstats"; exit 1; }
     fi ;;
   off) [ -z "$stats" ] || { echo "FAIL: CLAMPI_MODE=off printed stats"; exit 1; } ;;
+  match)
+    mstats=$(grep '^clampi: match rank=' "$out/preload.out")
+    [ -n "$mstats" ] || { echo "FAIL: no clampi: match stats line"; cat "$out/preload.out"; exit 1; }
+    fmt='^clampi: match rank=[0-9]+ comm=[^ =]+ structure=(list|lla|hot|lla\+hot|bins) messages=[0-9]+ mean_depth=[0-9]+\.[0-9]{2} max_depth=[0-9]+$'
+    bad=$(echo "$mstats" | grep -Ev "$fmt")
+    [ -z "$bad" ] || { echo "FAIL: match stats line not in the format"; echo "$bad"; exit 1; }
+    world=$(echo "$mstats" | grep -c ' comm=MPI_COMM_WORLD ')
+    if [ -z "${CLAMPI_TEST_NO_WORLD:-}" ] && [ "$world" -ne "$np" ]; then
+      echo "FAIL: expected $np MPI_COMM_WORLD match lines"; echo "$mstats"; exit 1
+    fi
+    msgs=$(echo "$mstats" | grep -o ' messages=[0-9]*' | cut -d= -f2 | awk '{s+=$1} END {print s+0}')
+    echo "preload match stats: lines=$(echo "$mstats" | grep -c '^') messages=$msgs"
+    [ "$msgs" -gt 0 ] || { echo "FAIL: the clampi communicators carried no message"; echo "$mstats"; exit 1; } ;;
   *) echo "bad EXPECT $expect"; exit 2 ;;
 esac
 if [ -n "${CLAMPI_TEST_OUTPUT_REGEX:-}" ] && ! grep -Eq "$CLAMPI_TEST_OUTPUT_REGEX" "$out/preload.out"; then
   echo "FAIL: preloaded output does not match $CLAMPI_TEST_OUTPUT_REGEX"; cat "$out/preload.out"; exit 1
+fi
+if [ -n "${CLAMPI_TEST_OUTPUT_REGEX2:-}" ] && ! grep -Eq "$CLAMPI_TEST_OUTPUT_REGEX2" "$out/preload.out"; then
+  echo "FAIL: preloaded output does not match $CLAMPI_TEST_OUTPUT_REGEX2"; cat "$out/preload.out"; exit 1
 fi
 exit 0

@@ -1,0 +1,270 @@
+/* CLAMPI_MATCH under the preload: which communicators clampi's matching engine carries.
+ *
+ * - CLAMPI_MATCH set (list | lla | hot | lla+hot | bins, with CLAMPI_MATCH_WIDTH and
+ *   CLAMPI_MATCH_HOT_PERIOD): MPI_COMM_WORLD is enabled right after MPI_Init /
+ *   MPI_Init_thread, and every communicator created from an enabled one (MPI_Comm_dup,
+ *   _dup_with_info, _split, _split_type, _create, _create_group) is enabled right after MPI
+ *   made it, collectively, with its parent's structure (or its info's clampi_match).
+ * - Without CLAMPI_MATCH: MPI_Comm_dup_with_info / MPI_Comm_split_type whose info has
+ *   clampi_match enable that one communicator (and, as above, what is derived from it).
+ * A communicator is clampi's or MPI's from its creation to its MPI_Comm_free (disabled
+ * there, collectively) or MPI_Finalize. Intercommunicators, MPI_Comm_idup's results and
+ * anything the enabling fails for (a bad info value, no UCX) stay on MPI.
+ * CLAMPI_STATS: one line per clampi communicator per rank at MPI_Finalize:
+ *   clampi: match rank=R comm=NAME structure=S messages=N mean_depth=D max_depth=M */
+#include <mpi.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clampi/match.h"
+#include "common/options_info.h"
+#include "common/stats.h"
+#include "pmpi/match_entry.h"
+
+#define MATCH_API __attribute__((visibility("default")))
+
+static _Atomic int enabled; /* communicators enabled now: the wrappers' fast path */
+
+/* Every communicator enabled in this process, in order, for the stats lines. */
+typedef struct record {
+    clampi_mcomm *mc; /* NULL once freed (the counts below are then final) */
+    int seq;          /* commN's N: agreed by the members, never reused in this process */
+    char name[MPI_MAX_OBJECT_NAME + 16];
+    const char *structure;
+    uint64_t messages, depth_sum, depth_max;
+    struct record *next;
+} record;
+static record *records, **records_tail = &records;
+static int last_seq; /* the highest commN this process has seen */
+static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
+
+clampi_mcomm *clampi_pm_comm(MPI_Comm comm) {
+    if (!atomic_load_explicit(&enabled, memory_order_relaxed) || comm == MPI_COMM_NULL) return NULL;
+    return clampi_msg_comm(comm);
+}
+
+static int verbose(void) {
+    return clampi_opt_process(CLAMPI_OPT_MATCH_VERBOSE).u != 0;
+}
+
+/* NAME: MPI_Comm_get_name, or commN (N: agreed by the members at enabling: one more than
+ * the largest any of them had used, so never reused in a process) when the communicator has no name of its own (Open MPI names dups "MPI COMMUNICATOR
+ * n DUP FROM m": not a user's name). */
+static void snapshot(record *rec) {
+    clampi_mcomm *mc = rec->mc;
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int len = 0;
+    PMPI_Comm_get_name(mc->comm, name, &len);
+    if (!name[0] || strncmp(name, "MPI COMMUNICATOR ", 17) == 0) snprintf(rec->name, sizeof rec->name, "comm%d", rec->seq);
+    else snprintf(rec->name, sizeof rec->name, "%s", name);
+    clampi_match_stats st;
+    clampi_matcher_stats(mc->matcher, &st);
+    rec->messages = st.matches;
+    rec->depth_sum = st.match_depth_sum;
+    rec->depth_max = st.match_depth_max;
+}
+
+/* Collective over comm. Failure leaves comm on MPI (the reason on stderr with
+ * CLAMPI_MATCH_VERBOSE; a bad option value is always reported by the options). */
+static void enable(MPI_Comm comm, MPI_Info info) {
+    MPI_Errhandler eh;
+    PMPI_Comm_get_errhandler(comm, &eh);
+    PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int rc = CMPIX_Comm_enable(comm, info);
+    PMPI_Comm_set_errhandler(comm, eh);
+    PMPI_Errhandler_free(&eh);
+    if (rc != MPI_SUCCESS) {
+        if (verbose()) fprintf(stderr, "clampi: communicator stays on MPI (enabling failed, error %d)\n", rc);
+        return;
+    }
+    int next = last_seq + 1, seq = next;
+    PMPI_Allreduce(&next, &seq, 1, MPI_INT, MPI_MAX, comm);
+    last_seq = seq;
+    record *rec = calloc(1, sizeof *rec);
+    clampi_mcomm *mc = clampi_msg_comm(comm);
+    if (rec && mc) {
+        rec->mc = mc;
+        rec->seq = seq;
+        rec->structure = clampi_match_kind_name(mc->cfg.kind);
+        pthread_mutex_lock(&records_lock);
+        *records_tail = rec;
+        records_tail = &rec->next;
+        pthread_mutex_unlock(&records_lock);
+    } else {
+        free(rec);
+    }
+    atomic_fetch_add(&enabled, 1);
+}
+
+void clampi_pm_after_init(void) {
+    clampi_opt_value v;
+    /* set (or set to a bad value: CMPIX_Comm_enable reports it, WORLD stays on MPI) */
+    if (clampi_opt_env(CLAMPI_OPT_MATCH, &v) != 0) enable(MPI_COMM_WORLD, MPI_INFO_NULL);
+}
+
+static int info_has_key(MPI_Info info) {
+    if (info == MPI_INFO_NULL) return 0;
+    char v[64];
+    int flag = 0;
+    PMPI_Info_get(info, CLAMPI_MATCH_KEY, (int)sizeof v - 1, v, &flag);
+    return flag;
+}
+
+/* A new communicator made from parent (collectively over parent: every member of *newcomm
+ * knows whether parent is clampi's). info: the creation's info (dup_with_info, split_type)
+ * or MPI_INFO_NULL. */
+static void derived(MPI_Comm parent, MPI_Comm newcomm, MPI_Info info, int info_may_enable) {
+    if (newcomm == MPI_COMM_NULL) return;
+    int inter = 0;
+    PMPI_Comm_test_inter(newcomm, &inter);
+    if (inter) return;
+    clampi_mcomm *pm = clampi_pm_comm(parent);
+    int want = pm != NULL;
+    if (!want && info_may_enable) {
+        /* the info key may differ between processes: all or none */
+        int mine = info_has_key(info), all = 0;
+        PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, newcomm);
+        want = all;
+    }
+    if (!want) return;
+    if (info_has_key(info)) {
+        enable(newcomm, info);
+        return;
+    }
+    /* the parent's structure */
+    MPI_Info in;
+    char s[32];
+    PMPI_Info_create(&in);
+    PMPI_Info_set(in, CLAMPI_MATCH_KEY, clampi_match_kind_name(pm->cfg.kind));
+    snprintf(s, sizeof s, "%u", pm->cfg.width);
+    PMPI_Info_set(in, CLAMPI_MATCH_WIDTH_KEY, s);
+    snprintf(s, sizeof s, "%u", pm->cfg.hot_period_us);
+    PMPI_Info_set(in, CLAMPI_MATCH_HOT_PERIOD_KEY, s);
+    enable(newcomm, in);
+    PMPI_Info_free(&in);
+}
+
+MATCH_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
+    int rc = PMPI_Comm_dup(comm, newcomm);
+    if (rc == MPI_SUCCESS) derived(comm, *newcomm, MPI_INFO_NULL, 0);
+    return rc;
+}
+
+MATCH_API int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
+    int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+    if (rc == MPI_SUCCESS) derived(comm, *newcomm, info, 1);
+    return rc;
+}
+
+MATCH_API int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
+    int rc = PMPI_Comm_split(comm, color, key, newcomm);
+    if (rc == MPI_SUCCESS) derived(comm, *newcomm, MPI_INFO_NULL, 0);
+    return rc;
+}
+
+MATCH_API int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
+    int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
+    if (rc == MPI_SUCCESS) derived(comm, *newcomm, info, 1);
+    return rc;
+}
+
+MATCH_API int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
+    int rc = PMPI_Comm_create(comm, group, newcomm);
+    if (rc == MPI_SUCCESS) derived(comm, *newcomm, MPI_INFO_NULL, 0);
+    return rc;
+}
+
+MATCH_API int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
+    int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
+    if (rc == MPI_SUCCESS) derived(comm, *newcomm, MPI_INFO_NULL, 0);
+    return rc;
+}
+
+MATCH_API int MPI_Comm_free(MPI_Comm *comm) {
+    clampi_mcomm *mc = comm ? clampi_pm_comm(*comm) : NULL;
+    if (mc && *comm != MPI_COMM_WORLD && *comm != MPI_COMM_SELF) {
+        pthread_mutex_lock(&records_lock);
+        for (record *r = records; r; r = r->next)
+            if (r->mc == mc) {
+                snapshot(r);
+                r->mc = NULL;
+            }
+        pthread_mutex_unlock(&records_lock);
+        MPI_Errhandler eh;
+        PMPI_Comm_get_errhandler(*comm, &eh);
+        PMPI_Comm_set_errhandler(*comm, MPI_ERRORS_RETURN);
+        if (CMPIX_Comm_disable(*comm) == MPI_SUCCESS) atomic_fetch_sub(&enabled, 1);
+        PMPI_Comm_set_errhandler(*comm, eh);
+        PMPI_Errhandler_free(&eh);
+    }
+    return PMPI_Comm_free(comm);
+}
+
+/* clampi_match (the structure) on a clampi communicator; on any other, nothing that
+ * claims clampi (an MPI that keeps unknown keys would return the user's). */
+MATCH_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
+    int rc = PMPI_Comm_get_info(comm, info_used);
+    if (rc != MPI_SUCCESS) return rc;
+    clampi_mcomm *mc = clampi_pm_comm(comm);
+    if (mc) {
+        char s[32];
+        PMPI_Info_set(*info_used, CLAMPI_MATCH_KEY, clampi_match_kind_name(mc->cfg.kind));
+        snprintf(s, sizeof s, "%u", mc->cfg.width);
+        PMPI_Info_set(*info_used, CLAMPI_MATCH_WIDTH_KEY, s);
+        snprintf(s, sizeof s, "%u", mc->cfg.hot_period_us);
+        PMPI_Info_set(*info_used, CLAMPI_MATCH_HOT_PERIOD_KEY, s);
+    } else {
+        const char *keys[] = {CLAMPI_MATCH_KEY, CLAMPI_MATCH_WIDTH_KEY, CLAMPI_MATCH_HOT_PERIOD_KEY};
+        for (int i = 0; i < 3; i++) {
+            char v[64];
+            int flag = 0;
+            PMPI_Info_get(*info_used, keys[i], (int)sizeof v - 1, v, &flag);
+            if (flag) PMPI_Info_delete(*info_used, keys[i]);
+        }
+    }
+    return rc;
+}
+
+/* MPI_Finalize completes what is pending (freed requests too): every rank progresses until
+ * its sends are done -- a rendezvous send needs its receiver's progress, which may have
+ * freed the receive and gone on to MPI_Finalize -- and until everybody got there. */
+static void drain_sends(void) {
+    clampi_pm_bsend_drain();
+    int spins = 0;
+    while (clampi_msg_sends_in_flight() > 0) {
+        clampi_msg_progress();
+        if (++spins % 64 == 0) sched_yield();
+    }
+    MPI_Request b;
+    int done = 0;
+    if (PMPI_Ibarrier(MPI_COMM_WORLD, &b) != MPI_SUCCESS) return;
+    while (!done) {
+        clampi_msg_progress();
+        PMPI_Test(&b, &done, MPI_STATUS_IGNORE);
+        if (!done && ++spins % 64 == 0) sched_yield();
+    }
+}
+
+void clampi_pm_finalize(void) {
+    if (records) drain_sends();
+    if (!records || !clampi_stats_enabled()) return;
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    pthread_mutex_lock(&records_lock);
+    for (record *r = records; r; r = r->next) {
+        if (r->mc) snapshot(r);
+        clampi_stats_line l;
+        clampi_stats_begin(&l, "match", rank);
+        clampi_stats_str(&l, "comm", r->name);
+        clampi_stats_str(&l, "structure", r->structure);
+        clampi_stats_u64(&l, "messages", r->messages);
+        clampi_stats_f64(&l, "mean_depth", r->messages ? (double)r->depth_sum / (double)r->messages : 0.0);
+        clampi_stats_u64(&l, "max_depth", r->depth_max);
+        clampi_stats_emit(&l);
+    }
+    pthread_mutex_unlock(&records_lock);
+}

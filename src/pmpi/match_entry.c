@@ -1,0 +1,277 @@
+/* CLAMPI_MATCH under the preload: MPI's point-to-point calls. On a clampi communicator
+ * (match_comm.c) with arguments clampi can serve, the call goes to clampi's matching path
+ * (src/msg, the CMPIX_ calls); everything else -- another communicator, MPI_PROC_NULL as
+ * the peer of a plain send, receive or probe, and bad input -- goes to MPI's own call,
+ * which gives MPI's exact behaviour (MPI_PROC_NULL) and error class (invalid rank, tag,
+ * count, datatype, communicator) without sending anything on the clampi communicator.
+ * Requests are clampi's generalized requests: the completion calls (match_profile.c ->
+ * match_persist.c -> src/msg/complete.c) take any mix of them and MPI's. */
+#include <mpi.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clampi/match.h"
+#include "pmpi/match_entry.h"
+
+#define MATCH_API __attribute__((visibility("default")))
+
+/* ---- argument checks ------------------------------------------------------------------ */
+int clampi_pm_ok_buf(const void *buf, int count, MPI_Datatype type) {
+    if (count < 0 || type == MPI_DATATYPE_NULL) return 0;
+    if (!buf && count > 0) { /* MPI_BOTTOM only with an absolute-address type */
+        int size = 0;
+        MPI_Aint tlb = 0, textent = 0;
+        PMPI_Type_size(type, &size);
+        if (size == 0) return 1;
+        PMPI_Type_get_true_extent(type, &tlb, &textent);
+        return tlb != 0;
+    }
+    return 1;
+}
+
+int clampi_pm_ok_send(const clampi_mcomm *mc, int dest, int tag) {
+    return dest >= 0 && dest < mc->size && tag >= 0 && tag <= mc->tag_ub;
+}
+
+static int ok_recv(const clampi_mcomm *mc, int source, int tag) {
+    return (source == MPI_ANY_SOURCE || (source >= 0 && source < mc->size)) &&
+           (tag == MPI_ANY_TAG || (tag >= 0 && tag <= mc->tag_ub));
+}
+
+/* clampi's communicator when clampi serves this send */
+static clampi_mcomm *send_route(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    clampi_mcomm *mc = clampi_pm_comm(comm);
+    return mc && clampi_pm_ok_send(mc, dest, tag) && clampi_pm_ok_buf(buf, count, type) ? mc : NULL;
+}
+
+static clampi_mcomm *recv_route(const void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm) {
+    clampi_mcomm *mc = clampi_pm_comm(comm);
+    return mc && ok_recv(mc, source, tag) && clampi_pm_ok_buf(buf, count, type) ? mc : NULL;
+}
+
+/* ---- sends ------------------------------------------------------------------------------ */
+MATCH_API int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    if (send_route(buf, count, type, dest, tag, comm)) return CMPIX_Send(buf, count, type, dest, tag, comm);
+    return PMPI_Send(buf, count, type, dest, tag, comm);
+}
+
+MATCH_API int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                        MPI_Request *request) {
+    if (request && send_route(buf, count, type, dest, tag, comm)) return CMPIX_Isend(buf, count, type, dest, tag, comm, request);
+    return PMPI_Isend(buf, count, type, dest, tag, comm, request);
+}
+
+/* Ready mode: the receive is posted (the program's promise); a standard send serves. */
+MATCH_API int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    if (send_route(buf, count, type, dest, tag, comm)) return CMPIX_Send(buf, count, type, dest, tag, comm);
+    return PMPI_Rsend(buf, count, type, dest, tag, comm);
+}
+
+MATCH_API int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                         MPI_Request *request) {
+    if (request && send_route(buf, count, type, dest, tag, comm)) return CMPIX_Isend(buf, count, type, dest, tag, comm, request);
+    return PMPI_Irsend(buf, count, type, dest, tag, comm, request);
+}
+
+MATCH_API int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    if (send_route(buf, count, type, dest, tag, comm)) return CMPIX_Ssend(buf, count, type, dest, tag, comm);
+    return PMPI_Ssend(buf, count, type, dest, tag, comm);
+}
+
+MATCH_API int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                         MPI_Request *request) {
+    if (request && send_route(buf, count, type, dest, tag, comm)) return CMPIX_Issend(buf, count, type, dest, tag, comm, request);
+    return PMPI_Issend(buf, count, type, dest, tag, comm, request);
+}
+
+MATCH_API int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    if (send_route(buf, count, type, dest, tag, comm)) return clampi_pm_bsend(buf, count, type, dest, tag, comm, NULL);
+    return PMPI_Bsend(buf, count, type, dest, tag, comm);
+}
+
+MATCH_API int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                         MPI_Request *request) {
+    if (request && send_route(buf, count, type, dest, tag, comm))
+        return clampi_pm_bsend(buf, count, type, dest, tag, comm, request);
+    return PMPI_Ibsend(buf, count, type, dest, tag, comm, request);
+}
+
+/* ---- receives (MPI_Irecv / MPI_Recv themselves are match_profile.c's) ------------------ */
+int clampi_pm_irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request) {
+    if (request && recv_route(buf, count, type, source, tag, comm)) return CMPIX_Irecv(buf, count, type, source, tag, comm, request);
+    return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+}
+
+int clampi_pm_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status) {
+    if (recv_route(buf, count, type, source, tag, comm)) return CMPIX_Recv(buf, count, type, source, tag, comm, status);
+    return PMPI_Recv(buf, count, type, source, tag, comm, status);
+}
+
+/* Both halves on clampi (MPI_PROC_NULL allowed on either side), or both MPI's. */
+static clampi_mcomm *sendrecv_route(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
+                                    int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm) {
+    clampi_mcomm *mc = clampi_pm_comm(comm);
+    if (!mc || !clampi_pm_ok_buf(sbuf, scount, stype) || !clampi_pm_ok_buf(rbuf, rcount, rtype)) return NULL;
+    if (dest != MPI_PROC_NULL && !clampi_pm_ok_send(mc, dest, stag)) return NULL;
+    if (dest == MPI_PROC_NULL && (stag < 0 || stag > mc->tag_ub)) return NULL;
+    if (source != MPI_PROC_NULL && !ok_recv(mc, source, rtag)) return NULL;
+    if (source == MPI_PROC_NULL && !(rtag == MPI_ANY_TAG || (rtag >= 0 && rtag <= mc->tag_ub))) return NULL;
+    return mc;
+}
+
+/* The receive's status and error (MPI_ERR_TRUNCATE) as MPI_Sendrecv reports them. */
+static int sendrecv_finish(MPI_Request *sreq, MPI_Request *rreq, MPI_Status *status) {
+    int rc = CMPIX_Wait(rreq, status);
+    int rs = CMPIX_Wait(sreq, MPI_STATUS_IGNORE);
+    return rc != MPI_SUCCESS ? rc : rs;
+}
+
+MATCH_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                           MPI_Status *status) {
+    if (!sendrecv_route(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm))
+        return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                             comm, status);
+    MPI_Request rr, sr;
+    int rc = CMPIX_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &rr);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = CMPIX_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &sr);
+    if (rc != MPI_SUCCESS) return rc;
+    return sendrecv_finish(&sr, &rr, status);
+}
+
+MATCH_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
+                                   MPI_Comm comm, MPI_Status *status) {
+    if (!sendrecv_route(buf, count, type, dest, sendtag, buf, count, type, source, recvtag, comm))
+        return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+    /* the data to send, packed, before the receive may overwrite it */
+    int size = 0, pos = 0;
+    PMPI_Pack_size(count, type, comm, &size);
+    void *tmp = malloc(size ? (size_t)size : 1);
+    if (!tmp) return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
+    if (dest != MPI_PROC_NULL && size) PMPI_Pack(buf, count, type, tmp, size, &pos, comm);
+    MPI_Request rr, sr;
+    int rc = CMPIX_Irecv(buf, count, type, source, recvtag, comm, &rr);
+    if (rc == MPI_SUCCESS) {
+        rc = CMPIX_Isend(tmp, pos, MPI_PACKED, dest, sendtag, comm, &sr);
+        if (rc == MPI_SUCCESS) rc = sendrecv_finish(&sr, &rr, status);
+    }
+    free(tmp);
+    return rc;
+}
+
+/* ---- probes --------------------------------------------------------------------------- */
+static clampi_mcomm *probe_route(int source, int tag, MPI_Comm comm) {
+    clampi_mcomm *mc = clampi_pm_comm(comm);
+    return mc && ok_recv(mc, source, tag) ? mc : NULL;
+}
+
+MATCH_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
+    if (flag && probe_route(source, tag, comm)) return CMPIX_Iprobe(source, tag, comm, flag, status);
+    return PMPI_Iprobe(source, tag, comm, flag, status);
+}
+
+MATCH_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
+    if (probe_route(source, tag, comm)) return CMPIX_Probe(source, tag, comm, status);
+    return PMPI_Probe(source, tag, comm, status);
+}
+
+/* Matched probes: clampi's messages get MPI_Message handles of their own (a table maps
+ * them back); MPI's (MPI_MESSAGE_NO_PROC included) stay MPI's. Open MPI's MPI_Message is
+ * a pointer: clampi's handle is its message's address. MPICH's is an int whose two top
+ * bits say which kind of handle it is; 00 is no MPICH handle, so clampi's are 0x0exxxxxx. */
+typedef struct pmsg {
+    MPI_Message handle;
+    CMPIX_Message msg;
+    struct pmsg *next;
+} pmsg;
+static pmsg *pmsgs;
+static pthread_mutex_t pmsgs_lock = PTHREAD_MUTEX_INITIALIZER;
+#ifndef OPEN_MPI
+static unsigned pmsg_counter;
+#endif
+
+static MPI_Message handle_of(CMPIX_Message msg) {
+    pmsg *p = malloc(sizeof *p);
+    if (!p) return MPI_MESSAGE_NULL;
+    p->msg = msg;
+    pthread_mutex_lock(&pmsgs_lock);
+#ifdef OPEN_MPI
+    p->handle = (MPI_Message)(void *)msg;
+#else
+    p->handle = (MPI_Message)(0x0e000000 | (pmsg_counter++ & 0xffffff));
+#endif
+    p->next = pmsgs;
+    pmsgs = p;
+    pthread_mutex_unlock(&pmsgs_lock);
+    return p->handle;
+}
+
+/* clampi's message behind handle, taken out of the table (NULL: not clampi's) */
+static CMPIX_Message take(MPI_Message handle) {
+    CMPIX_Message m = CMPIX_MESSAGE_NULL;
+    pthread_mutex_lock(&pmsgs_lock);
+    for (pmsg **p = &pmsgs; *p; p = &(*p)->next)
+        if ((*p)->handle == handle) {
+            pmsg *f = *p;
+            m = f->msg;
+            *p = f->next;
+            free(f);
+            break;
+        }
+    pthread_mutex_unlock(&pmsgs_lock);
+    return m;
+}
+
+MATCH_API int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
+    if (!flag || !message || !probe_route(source, tag, comm)) return PMPI_Improbe(source, tag, comm, flag, message, status);
+    CMPIX_Message m;
+    int rc = CMPIX_Improbe(source, tag, comm, flag, &m, status);
+    if (rc == MPI_SUCCESS) *message = *flag ? handle_of(m) : MPI_MESSAGE_NULL;
+    return rc;
+}
+
+MATCH_API int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
+    if (!message || !probe_route(source, tag, comm)) return PMPI_Mprobe(source, tag, comm, message, status);
+    CMPIX_Message m;
+    int rc = CMPIX_Mprobe(source, tag, comm, &m, status);
+    if (rc == MPI_SUCCESS) *message = handle_of(m);
+    return rc;
+}
+
+MATCH_API int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request) {
+    CMPIX_Message m = message && request ? take(*message) : CMPIX_MESSAGE_NULL;
+    if (!m) return PMPI_Imrecv(buf, count, type, message, request);
+    *message = MPI_MESSAGE_NULL;
+    return CMPIX_Imrecv(buf, count, type, &m, request);
+}
+
+MATCH_API int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status) {
+    CMPIX_Message m = message ? take(*message) : CMPIX_MESSAGE_NULL;
+    if (!m) return PMPI_Mrecv(buf, count, type, message, status);
+    *message = MPI_MESSAGE_NULL;
+    return CMPIX_Mrecv(buf, count, type, &m, status);
+}
+
+/* ---- cancel, status --------------------------------------------------------------------- */
+MATCH_API int MPI_Cancel(MPI_Request *request) {
+    MPI_Request *inner;
+    if (request && clampi_pm_persistent(*request, &inner)) {
+        if (*inner != MPI_REQUEST_NULL) return CMPIX_Cancel(inner);
+        return PMPI_Cancel(request);
+    }
+    if (request && clampi_mreq_live()) return CMPIX_Cancel(request); /* MPI's own for MPI's requests */
+    return PMPI_Cancel(request);
+}
+
+MATCH_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
+    MPI_Request *inner;
+    if (clampi_pm_persistent(request, &inner) && *inner != MPI_REQUEST_NULL) request = *inner;
+    if (clampi_mreq_live()) clampi_msg_progress();
+    /* MPI_REQUEST_NULL: an empty status, MPI_ERROR included (Open MPI 4.1 leaves that field
+     * as it was: MPICH's rqstatus test then depends on the stack's contents) */
+    if (request == MPI_REQUEST_NULL && status != MPI_STATUS_IGNORE) status->MPI_ERROR = MPI_SUCCESS;
+    return PMPI_Request_get_status(request, flag, status);
+}

@@ -1,0 +1,127 @@
+/* A plain MPI program (MPI only) making bad point-to-point calls under MPI_ERRORS_RETURN
+ * and printing each call's error class as a "result" line: invalid rank, tag, count,
+ * datatype, communicator, request; truncation through MPI_Wait, MPI_Recv, MPI_Waitall,
+ * MPI_Sendrecv and a persistent receive; a buffered send with no buffer attached. Run
+ * plainly and with CLAMPI_MATCH preloaded, the lines must be identical (run_preload.sh).
+ * Needs 2 ranks or more; ranks 0 and 1 talk, the others only make the local bad calls. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+static int wrank;
+
+static void report(const char *comm, const char *what, int rc) {
+    int cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+    printf("result rank=%d comm=%s %s=%d\n", wrank, comm, what, cls);
+    fflush(stdout);
+}
+
+static void bad_calls(MPI_Comm comm, const char *name) {
+    int r, n, *ub, flag;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    int buf[64] = {0}, big[128] = {0};
+    MPI_Request q = MPI_REQUEST_NULL;
+    MPI_Status st;
+    MPI_Message m;
+    int peer = (r + 1) % n;
+    report(name, "send_bad_rank", MPI_Send(buf, 1, MPI_INT, n, 0, comm));
+    report(name, "send_negative_rank", MPI_Send(buf, 1, MPI_INT, -7, 0, comm));
+    report(name, "send_bad_tag", MPI_Send(buf, 1, MPI_INT, peer, -5, comm));
+    if (*ub < 0x7fffffff) report(name, "send_tag_above_ub", MPI_Send(buf, 1, MPI_INT, peer, *ub + 1, comm));
+    else report(name, "send_tag_above_ub", MPI_ERR_TAG); /* no tag above it (Open MPI) */
+    report(name, "send_any_tag", MPI_Send(buf, 1, MPI_INT, peer, MPI_ANY_TAG, comm));
+    report(name, "send_bad_count", MPI_Send(buf, -1, MPI_INT, peer, 0, comm));
+    report(name, "send_null_type", MPI_Send(buf, 1, MPI_DATATYPE_NULL, peer, 0, comm));
+    report(name, "isend_bad_rank", MPI_Isend(buf, 1, MPI_INT, n + 3, 0, comm, &q));
+    report(name, "issend_bad_tag", MPI_Issend(buf, 1, MPI_INT, peer, -2, comm, &q));
+    report(name, "ssend_bad_count", MPI_Ssend(buf, -3, MPI_INT, peer, 0, comm));
+    report(name, "rsend_bad_rank", MPI_Rsend(buf, 1, MPI_INT, n, 0, comm));
+    report(name, "irsend_null_type", MPI_Irsend(buf, 1, MPI_DATATYPE_NULL, peer, 0, comm, &q));
+    report(name, "ibsend_bad_rank", MPI_Ibsend(buf, 1, MPI_INT, n, 0, comm, &q));
+    report(name, "recv_bad_rank", MPI_Recv(buf, 1, MPI_INT, n, 0, comm, &st));
+    report(name, "recv_bad_tag", MPI_Recv(buf, 1, MPI_INT, peer, -9, comm, &st));
+    report(name, "irecv_bad_count", MPI_Irecv(buf, -1, MPI_INT, peer, 0, comm, &q));
+    report(name, "irecv_null_type", MPI_Irecv(buf, 1, MPI_DATATYPE_NULL, peer, 0, comm, &q));
+    report(name, "probe_bad_rank", MPI_Probe(n + 1, 0, comm, &st));
+    report(name, "iprobe_bad_tag", MPI_Iprobe(peer, -4, comm, &flag, &st));
+    report(name, "mprobe_bad_rank", MPI_Mprobe(-8, 0, comm, &m, &st));
+    report(name, "improbe_bad_tag", MPI_Improbe(peer, -4, comm, &flag, &m, &st));
+    report(name, "sendrecv_bad_dest", MPI_Sendrecv(buf, 1, MPI_INT, n, 0, big, 1, MPI_INT, peer, 0, comm, &st));
+    report(name, "sendrecv_replace_bad_source", MPI_Sendrecv_replace(buf, 1, MPI_INT, peer, 0, n, 0, comm, &st));
+    report(name, "send_init_bad_rank", MPI_Send_init(buf, 1, MPI_INT, n, 0, comm, &q));
+    report(name, "recv_init_bad_tag", MPI_Recv_init(buf, 1, MPI_INT, peer, -3, comm, &q));
+    report(name, "bsend_init_bad_count", MPI_Bsend_init(buf, -1, MPI_INT, peer, 0, comm, &q));
+    q = MPI_REQUEST_NULL;
+    report(name, "request_free_null", MPI_Request_free(&q));
+    report(name, "start_null", MPI_Start(&q));
+}
+
+/* Truncation between ranks 0 (sender) and 1 (receiver). */
+static void truncation(MPI_Comm comm, const char *name) {
+    int r;
+    MPI_Comm_rank(comm, &r);
+    int big[128], small[8] = {0};
+    for (int i = 0; i < 128; i++) big[i] = i;
+    MPI_Status st, sts[2];
+    MPI_Request q[2];
+    if (r == 0) {
+        MPI_Send(big, 100, MPI_INT, 1, 1, comm);
+        MPI_Send(big, 100, MPI_INT, 1, 2, comm);
+        MPI_Send(big, 100, MPI_INT, 1, 3, comm);
+        MPI_Send(big, 10, MPI_INT, 1, 4, comm);
+        MPI_Sendrecv(big, 100, MPI_INT, 1, 5, small, 8, MPI_INT, 1, 6, comm, &st);
+        MPI_Send(big, 100, MPI_INT, 1, 7, comm);
+        static int huge_s[4000];
+        MPI_Send(huge_s, 4000, MPI_INT, 1, 8, comm); /* rendezvous size */
+    } else if (r == 1) {
+        int rc = MPI_Irecv(small, 8, MPI_INT, 0, 1, comm, &q[0]);
+        rc = MPI_Wait(&q[0], &st);
+        report(name, "wait_truncate", rc);
+        /* st.MPI_ERROR after MPI_Wait is not defined by MPI (Open MPI leaves 0) */
+        report(name, "recv_truncate", MPI_Recv(small, 8, MPI_INT, 0, 2, comm, &st));
+        MPI_Irecv(small, 8, MPI_INT, 0, 3, comm, &q[0]);
+        MPI_Irecv(big, 10, MPI_INT, 0, 4, comm, &q[1]);
+        rc = MPI_Waitall(2, q, sts);
+        report(name, "waitall_truncate", rc);
+        report(name, "waitall_status0", sts[0].MPI_ERROR);
+        /* sts[1]: MPI_SUCCESS or MPI_ERR_PENDING, the MPI's choice */
+        rc = MPI_Sendrecv(big, 100, MPI_INT, 0, 6, small, 8, MPI_INT, 0, 5, comm, &st);
+        report(name, "sendrecv_truncate", rc);
+        MPI_Request p;
+        MPI_Recv_init(small, 8, MPI_INT, 0, 7, comm, &p);
+        MPI_Start(&p);
+        report(name, "persistent_truncate", MPI_Wait(&p, &st));
+        MPI_Request_free(&p);
+        static int huge[8000];
+        report(name, "large_truncate", MPI_Recv(huge, 100, MPI_INT, 0, 8, comm, &st));
+    }
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup); /* inherits MPI_ERRORS_RETURN */
+    int buf[4] = {0};
+    report("null", "send_comm_null", MPI_Send(buf, 1, MPI_INT, 0, 0, MPI_COMM_NULL));
+    report("null", "recv_comm_null", MPI_Recv(buf, 1, MPI_INT, 0, 0, MPI_COMM_NULL, MPI_STATUS_IGNORE));
+    bad_calls(MPI_COMM_WORLD, "world");
+    bad_calls(dup, "dup");
+    truncation(MPI_COMM_WORLD, "world");
+    truncation(dup, "dup");
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_free(&dup);
+    /* no buffer attached: a buffered send that cannot fit. Last, on a communicator of its
+     * own that is never used again: Open MPI 4.1 fails it with MPI_ERR_BUFFER, but
+     * communication on that communicator may hang afterwards (a later receive, a barrier). */
+    MPI_Comm last;
+    MPI_Comm_dup(MPI_COMM_WORLD, &last);
+    static int large[100000];
+    if (wrank < 2) report("last", "bsend_no_buffer", MPI_Bsend(large, 100000, MPI_INT, 1 - wrank, 9, last));
+    MPI_Finalize();
+    return 0;
+}
