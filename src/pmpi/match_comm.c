@@ -23,6 +23,7 @@
 #include "clampi/match.h"
 #include "common/options_info.h"
 #include "common/stats.h"
+#include "pmpi/match_profile.h"
 #include "pmpi/match_entry.h"
 
 #define MATCH_API __attribute__((visibility("default")))
@@ -251,20 +252,27 @@ static void drain_sends(void) {
 
 void clampi_pm_finalize(void) {
     if (records) drain_sends();
-    if (!records || !clampi_stats_enabled()) return;
+    int stats = clampi_stats_enabled(), profile = clampi_match_profile_on();
+    if (!records || (!stats && !profile)) return;
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     pthread_mutex_lock(&records_lock);
     for (record *r = records; r; r = r->next) {
         if (r->mc) snapshot(r);
-        clampi_stats_line l;
-        clampi_stats_begin(&l, "match", rank);
-        clampi_stats_str(&l, "comm", r->name);
-        clampi_stats_str(&l, "structure", r->structure);
-        clampi_stats_u64(&l, "messages", r->messages);
-        clampi_stats_f64(&l, "mean_depth", r->messages ? (double)r->depth_sum / (double)r->messages : 0.0);
-        clampi_stats_u64(&l, "max_depth", r->depth_max);
-        clampi_stats_emit(&l);
+        /* CLAMPI_STATS: the match line; CLAMPI_MATCH_PROFILE: the same figures as the
+         * profile's engine source (the engine's exact search depths) */
+        for (int kind = 0; kind < 2; kind++) {
+            if (!(kind ? profile : stats)) continue;
+            clampi_stats_line l;
+            clampi_stats_begin(&l, kind ? "match profile" : "match", rank);
+            if (kind) clampi_stats_str(&l, "source", "engine");
+            clampi_stats_str(&l, "comm", r->name);
+            clampi_stats_str(&l, "structure", r->structure);
+            clampi_stats_u64(&l, "messages", r->messages);
+            clampi_stats_f64(&l, "mean_depth", r->messages ? (double)r->depth_sum / (double)r->messages : 0.0);
+            clampi_stats_u64(&l, "max_depth", r->depth_max);
+            clampi_stats_emit(&l);
+        }
     }
     pthread_mutex_unlock(&records_lock);
 }
