@@ -46,7 +46,7 @@ int clampi_error_code(clampi_error e) {
 
 int clampi_raise_win(const clampi_win *w, clampi_error e) {
     int code = clampi_error_code(e);
-    MPI_Win_call_errhandler(w->win, code);
+    MPI_Win_call_errhandler(w->has_err_win ? w->err_win : w->win, code);
     return code;
 }
 
