@@ -44,6 +44,7 @@ static int adopt(clampi_win *parent, CMPI_Win child, MPI_Win *newwin) {
         if (c) CMPI_Win_free(&child);
         return clampi_raise_win(parent, CLAMPI_E_NOMEM);
     }
+    c->self = child; /* (a clone: it had the parent's) */
     c->err_win = own;
     c->has_err_win = 1;
     c->cmpi_route = 1;

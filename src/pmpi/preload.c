@@ -58,6 +58,31 @@ static unsigned window_gen = 1;
 /* Called by MPI_Win_free (before MPI frees the handle, so no new window can reuse the
  * handle while the map still names it). */
 static __thread clampi_win *freeing; /* a UCX window MPI_Win_free is tearing down itself */
+/* UCX-backend windows alive, in creation order (MPI_Finalize frees those the program did
+ * not, in reverse order: the same on every rank, as creation is collective). */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static MPI_Win *live_ucx;
+static int nlive_ucx, cap_live_ucx;
+static void live_add(MPI_Win win) {
+    pthread_mutex_lock(&live_lock);
+    if (nlive_ucx == cap_live_ucx) {
+        int cap = cap_live_ucx ? 2 * cap_live_ucx : 16;
+        MPI_Win *n = realloc(live_ucx, sizeof *n * (size_t)cap);
+        if (n) live_ucx = n, cap_live_ucx = cap;
+    }
+    if (nlive_ucx < cap_live_ucx) live_ucx[nlive_ucx++] = win;
+    pthread_mutex_unlock(&live_lock);
+}
+static void live_remove(MPI_Win win) {
+    pthread_mutex_lock(&live_lock);
+    for (int i = 0; i < nlive_ucx; i++)
+        if (live_ucx[i] == win) {
+            memmove(&live_ucx[i], &live_ucx[i + 1], sizeof *live_ucx * (size_t)(nlive_ucx - i - 1));
+            nlive_ucx--;
+            break;
+        }
+    pthread_mutex_unlock(&live_lock);
+}
 static int delete_state(MPI_Win win, int keyval, void *attr, void *extra) {
     clampi_win *w = attr;
     if (w == freeing) return MPI_SUCCESS;
@@ -237,6 +262,7 @@ static int manage(MPI_Win win, MPI_Win shm, MPI_Comm comm, void *base, MPI_Aint 
         return 0;
     }
     w->cmpi_route = ucx;
+    if (ucx) live_add(win);
     if (clampi_registry_map(w) != 0) __atomic_fetch_add(&unmapped, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&window_gen, 1, __ATOMIC_RELEASE);
     if (!thread_multiple) clampi_straight_forget_last();
@@ -325,6 +351,7 @@ PRELOAD_API int MPI_Win_free(MPI_Win *win) {
     /* UCX: the children go, our operations complete, then the MPI window (collective:
      * nobody uses the memory after it), then the UCX state, which may own the memory. */
     if (w->rmax) clampi_rmax_on_free(w, &w->self);
+    live_remove(*win);
     clampi_registry_remove(w->self);
     if (clampi_registry_lookup_mpi(*win) == w) clampi_registry_unmap(w);
     else __atomic_fetch_sub(&unmapped, 1, __ATOMIC_RELAXED);
@@ -874,6 +901,12 @@ PRELOAD_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype s
 /* Windows the program never freed still get their stats line. */
 PRELOAD_API int MPI_Finalize(void) {
     clampi_match_profile_finalize(); /* CLAMPI_MATCH_PROFILE (match_profile.c) */
+    /* UCX-backend windows never freed: their UCX state goes before MPI's finalize tears
+     * down the UCX context under it (collective, newest first, as MPI_Win_free would). */
+    while (nlive_ucx > 0) {
+        MPI_Win win = live_ucx[nlive_ucx - 1];
+        if (MPI_Win_free(&win) != MPI_SUCCESS) live_remove(live_ucx[nlive_ucx - 1]);
+    }
     if (active && clampi_options_stats_enabled()) {
         clampi_registry_for_each_mapped(clampi_stats_print);
         clampi_coll_stats_print();
