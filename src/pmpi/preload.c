@@ -341,7 +341,7 @@ PRELOAD_API int MPI_Win_detach(MPI_Win win, const void *base) {
     return PMPI_Win_detach(win, base);
 }
 
-PRELOAD_API int MPI_Win_free(MPI_Win *win) {
+static int win_free_entry(MPI_Win *win) {
     if (!thread_multiple) clampi_straight_forget_last();
     clampi_win *w = active && win ? find(*win) : NULL;
     /* a window of a family: its attribute's delete callback frees the child (stats too) */
@@ -363,6 +363,8 @@ PRELOAD_API int MPI_Win_free(MPI_Win *win) {
     if (rc == MPI_SUCCESS) *win = MPI_WIN_NULL;
     return rc;
 }
+
+PRELOAD_API int MPI_Win_free(MPI_Win *win) { return win_free_entry(win); }
 
 /* ---- gets ---------------------------------------------------------------------------- */
 __attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Get_entry(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -904,8 +906,10 @@ PRELOAD_API int MPI_Finalize(void) {
     /* UCX-backend windows never freed: their UCX state goes before MPI's finalize tears
      * down the UCX context under it (collective, newest first, as MPI_Win_free would). */
     while (nlive_ucx > 0) {
-        MPI_Win win = live_ucx[nlive_ucx - 1];
-        if (MPI_Win_free(&win) != MPI_SUCCESS) live_remove(live_ucx[nlive_ucx - 1]);
+        MPI_Win win = live_ucx[nlive_ucx - 1], h = win;
+        int before = nlive_ucx;
+        win_free_entry(&h);
+        if (nlive_ucx == before) live_remove(win); /* gone either way */
     }
     if (active && clampi_options_stats_enabled()) {
         clampi_registry_for_each_mapped(clampi_stats_print);
