@@ -685,14 +685,14 @@ PRELOAD_API int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_
 PRELOAD_API int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                                  MPI_Win *win) {
     if (disp_unit <= 0 || disp_unit > INT_MAX) return PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
-    CREATE_WINDOW(PMPI_Win_create_c(base, size, disp_unit, info, comm, win), MPI_WIN_NULL, size, (int)disp_unit, 0);
+    CREATE_WINDOW(PMPI_Win_create_c(base, size, disp_unit, info, comm, win), MPI_WIN_NULL, base, size, (int)disp_unit,
+                  0, 1);
 }
 
 PRELOAD_API int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                                    MPI_Win *win) {
     if (disp_unit <= 0 || disp_unit > INT_MAX) return PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
-    CREATE_WINDOW(PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win), MPI_WIN_NULL, size, (int)disp_unit,
-                  0);
+    return allocate_entry(size, (int)disp_unit, info, comm, baseptr, win);
 }
 
 PRELOAD_API int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
@@ -700,7 +700,7 @@ PRELOAD_API int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI
     if (disp_unit <= 0 || disp_unit > INT_MAX)
         return PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
     CREATE_WINDOW(PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win), o.shm_direct ? *win : MPI_WIN_NULL,
-                  size, (int)disp_unit, 0);
+                  NULL, size, (int)disp_unit, 0, 0);
 }
 
 /* Changes nothing clampi keeps: defined so that every large-count window call is accounted for. */
