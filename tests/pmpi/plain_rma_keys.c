@@ -55,9 +55,14 @@ static void fold(int64_t v) {
     hash ^= (uint64_t)v;
     hash *= 1099511628211ull;
 }
+/* Origin buffers (and compare values) live until the operations complete (MPI may read
+ * them until then): a fresh piece of this pool per operation, reused after completion. */
+static int64_t srcpool[LOG];
+static int nsrc;
 static void fold_log(void) {
     for (int i = 0; i < nlog; i++) fold(logbuf[i]);
     nlog = 0;
+    nsrc = 0;
 }
 static void clear_state(int t) { memset(state[t], 0, S); }
 static void clear_all(void) { memset(state, 0, sizeof state); }
@@ -85,7 +90,9 @@ static void mark(int t, int off, int k, int kind) {
 /* One random operation to target t; passive: requests allowed, and a conflict is resolved
  * by a flush (else the operation is skipped). */
 static void one_op(MPI_Win win, int t, int passive, int round, int opi) {
-    static int64_t src[MAXK];
+    if (nsrc + MAXK + 1 > LOG) return;
+    int64_t *src = &srcpool[nsrc];
+    nsrc += MAXK + 1;
     int k = 1 + pick(MAXK), off = pick(S - k + 1), kind = pick(passive ? 10 : 6);
     MPI_Aint own = (MPI_Aint)me * S + off;
     for (int i = 0; i < k; i++) src[i] = (int64_t)me * 1000003 + round * 1009 + opi * 17 + i;
@@ -128,8 +135,9 @@ static void one_op(MPI_Win win, int t, int passive, int round, int opi) {
             CHECK(MPI_Fetch_and_op(src, &logbuf[nlog], MPI_INT64_T, t, disp(t, own), pick(2) ? MPI_SUM : MPI_NO_OP,
                                    win));
         } else {
-            int64_t cmp = (int64_t)me * 1000003 + (round - pick(2)) * 1009; /* matches now and then */
-            CHECK(MPI_Compare_and_swap(src, &cmp, &logbuf[nlog], MPI_INT64_T, t, disp(t, own), win));
+            int64_t *cmp = &src[MAXK];
+            *cmp = (int64_t)me * 1000003 + (round - pick(2)) * 1009; /* matches now and then */
+            CHECK(MPI_Compare_and_swap(src, cmp, &logbuf[nlog], MPI_INT64_T, t, disp(t, own), win));
         }
         nlog += 1;
         break;
