@@ -122,9 +122,7 @@ static void one_op(MPI_Win win, int t, int passive, int round, int opi) {
         break;
     }
     case 3: {
-        /* intrinsic: no bor (UCX 1.13's fetching or over shared memory leaves the target unchanged:
-         * see the notes) */
-        MPI_Op ops[] = {MPI_SUM, MPI_NO_OP, intrinsic ? MPI_SUM : MPI_BOR, MPI_REPLACE};
+        MPI_Op ops[] = {MPI_SUM, MPI_NO_OP, MPI_BOR, MPI_REPLACE};
         CHECK(MPI_Get_accumulate(src, k, MPI_INT64_T, &logbuf[nlog], k, MPI_INT64_T, t, disp(t, own), k,
                                  MPI_INT64_T, ops[pick(4)], win));
         nlog += k;
