@@ -715,7 +715,8 @@ PRELOAD_API int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MP
 #define WRAP_RANK(NAME, fn)                                                             \
     static __attribute__((noinline)) int NAME##_entry(int rank, MPI_Win win) {          \
         clampi_win *w = active ? lookup(win) : NULL;                                    \
-        if (w && w->cmpi_route) return CMPI_##NAME(rank, w->self);                      \
+        if (w && w->cmpi_route) /* MPI_PROC_NULL: nothing to synchronize (MPI 12.5) */ \
+            return rank == MPI_PROC_NULL ? MPI_SUCCESS : CMPI_##NAME(rank, w->self);    \
         if (!w || rank < 0 || rank >= w->nranks) return PMPI_##NAME(rank, win);         \
         int rc = clampi_straight_op(w, rank) && !clampi_inflight_pending(&w->inflight, (uint32_t)rank) \
                      ? PMPI_##NAME(rank, win) : fn(w, rank);                            \
@@ -764,6 +765,7 @@ static inline clampi_win *routed(MPI_Win win) {
 }
 PRELOAD_API int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
     clampi_win *w = routed(win);
+    if (w && rank == MPI_PROC_NULL) return MPI_SUCCESS;
     return w ? CMPI_Win_lock(lock_type, rank, assert, w->self) : PMPI_Win_lock(lock_type, rank, assert, win);
 }
 PRELOAD_API int MPI_Win_lock_all(int assert, MPI_Win win) {
