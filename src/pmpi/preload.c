@@ -296,6 +296,8 @@ static int allocate_entry(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm 
         MPI_Win mw;
         if (clampi_win_allocate_ucx(size, disp_unit, info, comm, &base, &mw, &memh)) {
             if (manage(mw, MPI_WIN_NULL, comm, base, size, disp_unit, 0, &o, 1, memh) == 1) {
+                clampi_win *w = find(mw);
+                if (w) w->preload_flavor = MPI_WIN_FLAVOR_ALLOCATE;
                 *(void **)baseptr = base;
                 *win = mw;
                 return MPI_SUCCESS;
@@ -818,6 +820,17 @@ PRELOAD_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used) {
     int rc = PMPI_Win_get_info(win, info_used);
     clampi_win *w = active && rc == MPI_SUCCESS ? find(win) : NULL;
     if (w) clampi_options_to_info(&w->opts, *info_used);
+    return rc;
+}
+
+/* MPI_WIN_CREATE_FLAVOR of a window MPI made another way than the program asked. */
+PRELOAD_API int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag) {
+    static const int allocate_flavor = MPI_WIN_FLAVOR_ALLOCATE;
+    int rc = PMPI_Win_get_attr(win, keyval, attribute_val, flag);
+    clampi_win *w;
+    if (rc == MPI_SUCCESS && keyval == MPI_WIN_CREATE_FLAVOR && active && flag && *flag && attribute_val &&
+        (w = find(win)) && w->preload_flavor == MPI_WIN_FLAVOR_ALLOCATE)
+        *(const int **)attribute_val = &allocate_flavor;
     return rc;
 }
 

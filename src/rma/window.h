@@ -76,6 +76,9 @@ typedef struct clampi_win {
      * duplicate's own MPI_Win), else to win's. */
     int has_err_win;
     MPI_Win err_win;
+    /* MPI_WIN_CREATE_FLAVOR the program asked for when the preload made the MPI window
+     * another way (MPI_Win_allocate on UCX: MPI_Win_create over UCX memory); 0: MPI's. */
+    int preload_flavor;
 } clampi_win;
 
 /* The window lock: only taken under MPI_THREAD_MULTIPLE (one predictable branch else). */
