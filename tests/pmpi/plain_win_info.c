@@ -8,7 +8,8 @@
  * thread scope and clampi_backend=ucx asked: process scope, backend mpi (not honoured);
  * MPI_Win_set_info of creation-time keys (clampi_backend, mpi_win_scope) changes nothing
  * reported, on a UCX and on an MPI window; mpi_win_order on an MPI window stays false,
- * on a UCX window it can change. */
+ * on a UCX window it can change. Also a put whose target type is a transpose (MPICH's
+ * transpose1: the UCX backend once took such a type for contiguous). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <mpi.h>
@@ -93,6 +94,25 @@ int main(int argc, char **argv) {
     MPI_Get(&got, 1, MPI_INT, me, 3, 1, MPI_INT, ucx);
     MPI_Win_unlock(me, ucx);
     printf("result rank=%d put_from_left=%d\n", me, got);
+
+    /* a target type that permutes its extent (transpose: hvector of column vectors) */
+    MPI_Datatype column, xpose;
+    MPI_Type_vector(8, 1, 8, MPI_INT, &column);
+    MPI_Type_create_hvector(8, 1, sizeof(int), column, &xpose);
+    MPI_Type_commit(&xpose);
+    int src[64];
+    for (int i = 0; i < 64; i++) src[i] = i;
+    MPI_Win_fence(0, ucx);
+    if (me == 0) MPI_Put(src, 64, MPI_INT, 1, 0, 1, xpose, ucx);
+    MPI_Win_fence(0, ucx);
+    if (me == 1) {
+        int wrong = 0;
+        for (int i = 0; i < 8; i++)
+            for (int j = 0; j < 8; j++) wrong += mem[i * 8 + j] != j * 8 + i;
+        printf("result rank=%d transposed_put_wrong=%d\n", me, wrong);
+    }
+    MPI_Type_free(&column);
+    MPI_Type_free(&xpose);
 
     MPI_Info_free(&thread);
     MPI_Info_free(&both);
