@@ -30,6 +30,9 @@
 #include "rma/errors.h"
 #include "rma/stats.h"
 #include "rma/window.h"
+#include "rmax/family.h"
+#include "backends/ucx/backend.h"
+#include "pmpi/preload_internal.h"
 
 #define PRELOAD_API __attribute__((visibility("default")))
 
@@ -54,8 +57,39 @@ static unsigned window_gen = 1;
 
 /* Called by MPI_Win_free (before MPI frees the handle, so no new window can reuse the
  * handle while the map still names it). */
+static __thread clampi_win *freeing; /* a UCX window MPI_Win_free is tearing down itself */
+/* UCX-backend windows alive, in creation order (MPI_Finalize frees those the program did
+ * not, in reverse order: the same on every rank, as creation is collective). */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static MPI_Win *live_ucx;
+static int nlive_ucx, cap_live_ucx;
+static void live_add(MPI_Win win) {
+    pthread_mutex_lock(&live_lock);
+    if (nlive_ucx == cap_live_ucx) {
+        int cap = cap_live_ucx ? 2 * cap_live_ucx : 16;
+        MPI_Win *n = realloc(live_ucx, sizeof *n * (size_t)cap);
+        if (n) live_ucx = n, cap_live_ucx = cap;
+    }
+    if (nlive_ucx < cap_live_ucx) live_ucx[nlive_ucx++] = win;
+    pthread_mutex_unlock(&live_lock);
+}
+static void live_remove(MPI_Win win) {
+    pthread_mutex_lock(&live_lock);
+    for (int i = 0; i < nlive_ucx; i++)
+        if (live_ucx[i] == win) {
+            memmove(&live_ucx[i], &live_ucx[i + 1], sizeof *live_ucx * (size_t)(nlive_ucx - i - 1));
+            nlive_ucx--;
+            break;
+        }
+    pthread_mutex_unlock(&live_lock);
+}
 static int delete_state(MPI_Win win, int keyval, void *attr, void *extra) {
     clampi_win *w = attr;
+    if (w == freeing) return MPI_SUCCESS;
+    /* duplicates and memory-handle windows go first (their MPI_Win handles stay valid
+     * MPI windows, unknown to clampi from now on) */
+    if (w->rmax && w->rmax->kind == CLAMPI_RMAX_PARENT) clampi_rmax_on_free(w, &w->self);
+    clampi_registry_remove(w->self);
     if (clampi_registry_lookup_mpi(win) == w) clampi_registry_unmap(w);
     else __atomic_fetch_sub(&unmapped, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&window_gen, 1, __ATOMIC_RELEASE);
@@ -63,16 +97,77 @@ static int delete_state(MPI_Win win, int keyval, void *attr, void *extra) {
     return MPI_SUCCESS;
 }
 
-static void create_keyval(void) { PMPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, delete_state, &win_keyval, NULL); }
+
+/* ---- windows of a family (MPIX_Win_dup_with_info, MPIX_Win_from_memhandle: mpix.c) ---
+ * Each has an MPI_Win of its own (a zero-size window on MPI_COMM_SELF) carrying, as an
+ * attribute, the CMPI_ handle of its clampi state; that state may die first (freed with
+ * its parent): the handle then no longer resolves and the window is MPI's alone. */
+static int family_keyval = MPI_KEYVAL_INVALID;
+static int nfamily; /* family windows alive */
+
+static int delete_family(MPI_Win win, int keyval, void *attr, void *extra) {
+    CMPI_Win *h = attr;
+    if (clampi_registry_find(*h)) CMPI_Win_free(h);
+    free(h);
+    __atomic_fetch_sub(&nfamily, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&window_gen, 1, __ATOMIC_RELEASE);
+    return MPI_SUCCESS;
+}
+static void create_keyval(void) {
+    PMPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, delete_state, &win_keyval, NULL);
+    PMPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, delete_family, &family_keyval, NULL);
+}
+
+int clampi_pmpi_family_adopt(MPI_Win own, CMPI_Win child) {
+    pthread_once(&keyval_once, create_keyval);
+    CMPI_Win *h = malloc(sizeof *h);
+    if (!h || family_keyval == MPI_KEYVAL_INVALID) {
+        free(h);
+        return MPI_ERR_NO_MEM;
+    }
+    *h = child;
+    int rc = PMPI_Win_set_attr(own, family_keyval, h);
+    if (rc != MPI_SUCCESS) {
+        free(h);
+        return rc;
+    }
+    __atomic_fetch_add(&nfamily, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&window_gen, 1, __ATOMIC_RELEASE);
+    if (!thread_multiple) clampi_straight_forget_last();
+    return MPI_SUCCESS;
+}
+
+void clampi_pmpi_route(clampi_win *w) {
+    if (w->cmpi_route) return;
+    w->cmpi_route = 1;
+    __atomic_fetch_add(&window_gen, 1, __ATOMIC_RELEASE);
+    if (!thread_multiple) clampi_straight_forget_last();
+}
+
+static __attribute__((noinline)) clampi_win *find_slow(MPI_Win win) {
+    void *attr = NULL;
+    int flag = 0;
+    if (win == MPI_WIN_NULL) return NULL;
+    if (__atomic_load_n(&unmapped, __ATOMIC_RELAXED) && win_keyval != MPI_KEYVAL_INVALID) {
+        PMPI_Win_get_attr(win, win_keyval, &attr, &flag);
+        if (flag) return attr;
+    }
+    if (__atomic_load_n(&nfamily, __ATOMIC_RELAXED) && family_keyval != MPI_KEYVAL_INVALID) {
+        PMPI_Win_get_attr(win, family_keyval, &attr, &flag);
+        if (flag) return clampi_registry_find(*(CMPI_Win *)attr);
+    }
+    return NULL;
+}
 
 static inline clampi_win *find(MPI_Win win) {
     clampi_win *w = clampi_registry_lookup_mpi(win);
-    if (__builtin_expect(w != NULL, 1) || !__atomic_load_n(&unmapped, __ATOMIC_RELAXED)) return w;
-    void *attr = NULL;
-    int flag = 0;
-    if (win != MPI_WIN_NULL && win_keyval != MPI_KEYVAL_INVALID) PMPI_Win_get_attr(win, win_keyval, &attr, &flag);
-    return flag ? attr : NULL;
+    if (__builtin_expect(w != NULL, 1) ||
+        !(__atomic_load_n(&unmapped, __ATOMIC_RELAXED) | __atomic_load_n(&nfamily, __ATOMIC_RELAXED)))
+        return w;
+    return find_slow(win);
 }
+
+clampi_win *clampi_pmpi_find(MPI_Win win) { return active ? find(win) : NULL; }
 
 /* One entry per thread: the window last looked up, so that a program working on one
  * window pays two compares per call instead of the map probe. (initial-exec: a TLS
@@ -120,76 +215,168 @@ static inline clampi_win *lookup(MPI_Win win) { return last_is(win) ? last.w : l
 static int creation_options(MPI_Info info, MPI_Comm comm, clampi_win_options *opts) {
     if (comm == MPI_COMM_NULL) return MPI_ERR_COMM; /* let MPI report it */
     if (!clampi_win_read_options(info, comm, opts)) return clampi_raise_comm(comm, CLAMPI_E_INFO);
+    /* The seed-002 semantics exist only on the UCX backend: asking for any of them asks for it. */
+    if (opts->thread_scope || opts->ordered || opts->acc_intrinsic) opts->backend = CLAMPI_BACKEND_KIND_UCX;
     return MPI_SUCCESS;
 }
 
 /* State for a window MPI has just created. A rank that cannot get memory leaves the
- * window uncached (clampi_win_attach agrees over comm), never fails the program. */
-static void manage(MPI_Win win, MPI_Win shm, MPI_Comm comm, MPI_Aint size, int disp_unit, int dynamic,
-                   const clampi_win_options *opts) {
+ * window uncached (clampi_win_attach agrees over comm), never fails the program.
+ * try_ucx: the options may put the window on the UCX backend (clampi_backend=ucx, or a
+ * key that implies it; not on shared windows): then every MPI_ call on it is served
+ * through the CMPI_ layer. memh: UCX-allocated memory under win (MPI_Win_allocate).
+ * Returns 1 if the window is on UCX, 0 if not; -1 (memh given, UCX could not be set up
+ * on every rank: the caller frees win and allocates with MPI; memh is gone). */
+static int manage(MPI_Win win, MPI_Win shm, MPI_Comm comm, void *base, MPI_Aint size, int disp_unit, int dynamic,
+                  const clampi_win_options *opts, int try_ucx, void *memh) {
     pthread_once(&keyval_once, create_keyval);
     clampi_win *w;
     if (win_keyval == MPI_KEYVAL_INVALID ||
-        clampi_win_attach(win, shm, comm, size, disp_unit, dynamic, opts, &w) != MPI_SUCCESS)
-        return;
+        clampi_win_attach(win, shm, comm, size, disp_unit, dynamic, opts, &w) != MPI_SUCCESS) {
+        if (memh) clampi_win_free_ucx_memory(memh);
+        return memh ? -1 : 0;
+    }
+    int ucx = 0;
+    if (try_ucx && opts->backend == CLAMPI_BACKEND_KIND_UCX)
+        ucx = clampi_win_setup_backend(w, comm, base, size, dynamic, opts, memh) == MPI_SUCCESS && w->ucx;
+    if (memh && !ucx) {
+        clampi_win_release(w);
+        return -1;
+    }
     /* Every RMA call is wrapped (the MPI-4 large-count ones too, where the MPI has them):
      * a flush with nothing outstanding may be elided while the window caches. */
     w->elide_flushes = CLAMPI_ELIDE_WHILE_CACHING;
-    if (clampi_straight_setup(w, comm) != 0 || PMPI_Win_set_attr(win, win_keyval, w) != MPI_SUCCESS) {
-        clampi_win_release(w);
-        return;
+    int ok = (ucx || clampi_straight_setup(w, comm) == 0) && clampi_registry_add(w, &w->self) == MPI_SUCCESS;
+    if (ucx) { /* every rank on UCX, or none */
+        int all = 0;
+        PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+        if (!all) {
+            clampi_registry_remove(w->self);
+            clampi_ucx_win_teardown(w);
+            ok = 0;
+        }
     }
+    if (!ok || PMPI_Win_set_attr(win, win_keyval, w) != MPI_SUCCESS) {
+        clampi_registry_remove(w->self);
+        clampi_win_release(w);
+        return 0;
+    }
+    w->cmpi_route = ucx;
+    if (ucx) live_add(win);
     if (clampi_registry_map(w) != 0) __atomic_fetch_add(&unmapped, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&window_gen, 1, __ATOMIC_RELEASE);
     if (!thread_multiple) clampi_straight_forget_last();
+    return ucx;
 }
 
 /* The body of every creation call: options agreed on, MPI's call, clampi state. */
-#define CREATE_WINDOW(pmpi_call, shm, size, disp_unit, dynamic)                          \
+#define CREATE_WINDOW(pmpi_call, shm, base, size, disp_unit, dynamic, try_ucx)           \
     clampi_win_options o;                                                              \
     int rc = active ? creation_options(info, comm, &o) : MPI_SUCCESS;                  \
     if (!active || rc == MPI_ERR_COMM) return pmpi_call;                               \
     if (rc != MPI_SUCCESS) return rc;                                                  \
     rc = pmpi_call;                                                                    \
-    if (rc == MPI_SUCCESS) manage(*win, shm, comm, size, disp_unit, dynamic, &o);      \
+    if (rc == MPI_SUCCESS) manage(*win, shm, comm, base, size, disp_unit, dynamic, &o, try_ucx, NULL); \
     return rc
 
 PRELOAD_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
-    CREATE_WINDOW(PMPI_Win_create(base, size, disp_unit, info, comm, win), MPI_WIN_NULL, size, disp_unit, 0);
+    CREATE_WINDOW(PMPI_Win_create(base, size, disp_unit, info, comm, win), MPI_WIN_NULL, base, size, disp_unit, 0, 1);
+}
+
+/* On the UCX backend the memory comes from UCX (one-sided over its shared-memory
+ * transports, as CMPI_Win_allocate does), with an MPI window created over it; if that is
+ * not possible everywhere, MPI allocates and the window stays on MPI. */
+static int allocate_entry(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+    clampi_win_options o;
+    int rc = active ? creation_options(info, comm, &o) : MPI_SUCCESS;
+    if (!active || rc == MPI_ERR_COMM) return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+    if (rc != MPI_SUCCESS) return rc;
+    if (o.backend == CLAMPI_BACKEND_KIND_UCX && size >= 0 && disp_unit > 0 && baseptr && win) {
+        void *base = NULL, *memh = NULL;
+        MPI_Win mw;
+        if (clampi_win_allocate_ucx(size, disp_unit, info, comm, &base, &mw, &memh)) {
+            if (manage(mw, MPI_WIN_NULL, comm, base, size, disp_unit, 0, &o, 1, memh) == 1) {
+                clampi_win *w = find(mw);
+                if (w) w->preload_flavor = MPI_WIN_FLAVOR_ALLOCATE;
+                *(void **)baseptr = base;
+                *win = mw;
+                return MPI_SUCCESS;
+            }
+            PMPI_Win_free(&mw); /* its memory went with the failed UCX setup */
+        }
+    }
+    rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+    if (rc == MPI_SUCCESS) manage(*win, MPI_WIN_NULL, comm, *(void **)baseptr, size, disp_unit, 0, &o, 0, NULL);
+    return rc;
 }
 
 PRELOAD_API int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                                  MPI_Win *win) {
-    CREATE_WINDOW(PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win), MPI_WIN_NULL, size, disp_unit, 0);
+    return allocate_entry(size, disp_unit, info, comm, baseptr, win);
 }
 
 /* Shared windows: gets to any rank of the window are a direct copy from its memory
- * (always fresh; legal since MPI_Get may read at any time before its completion). */
+ * (always fresh; legal since MPI_Get may read at any time before its completion). They
+ * stay on MPI (UCX cannot give load/store access): MPI_Win_get_info says so. */
 PRELOAD_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                                         MPI_Win *win) {
     CREATE_WINDOW(PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win),
-                  o.shm_direct ? *win : MPI_WIN_NULL, size, disp_unit, 0);
+                  o.shm_direct ? *win : MPI_WIN_NULL, NULL, size, disp_unit, 0, 0);
 }
 
 /* Dynamic windows: cached by (target, absolute address); caching modes need the
  * clampi_dynamic_cache opt-in (see clampi_win_attach). */
 PRELOAD_API int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
-    CREATE_WINDOW(PMPI_Win_create_dynamic(info, comm, win), MPI_WIN_NULL, 0, 1, 1);
+    CREATE_WINDOW(PMPI_Win_create_dynamic(info, comm, win), MPI_WIN_NULL, NULL, 0, 1, 1, 1);
 }
 
-PRELOAD_API int MPI_Win_free(MPI_Win *win) {
+/* Memory of a dynamic window on the UCX backend is registered with UCX too. */
+PRELOAD_API int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) {
+    clampi_win *w = active ? lookup(win) : NULL;
+    if (w && w->cmpi_route) return CMPI_Win_attach(w->self, base, size);
+    return PMPI_Win_attach(win, base, size);
+}
+
+PRELOAD_API int MPI_Win_detach(MPI_Win win, const void *base) {
+    clampi_win *w = active ? lookup(win) : NULL;
+    if (w && w->cmpi_route) return CMPI_Win_detach(w->self, base);
+    return PMPI_Win_detach(win, base);
+}
+
+static int win_free_entry(MPI_Win *win) {
     if (!thread_multiple) clampi_straight_forget_last();
     clampi_win *w = active && win ? find(*win) : NULL;
-    if (w && clampi_options_stats_enabled()) clampi_stats_print(w);
-    return PMPI_Win_free(win); /* the attribute's delete callback frees w */
+    /* a window of a family: its attribute's delete callback frees the child (stats too) */
+    if (!w || (w->rmax && w->rmax->kind != CLAMPI_RMAX_PARENT)) return PMPI_Win_free(win);
+    if (clampi_options_stats_enabled()) clampi_stats_print(w);
+    if (!w->ucx) return PMPI_Win_free(win); /* the attribute's delete callback frees w */
+    /* UCX: the children go, our operations complete, then the MPI window (collective:
+     * nobody uses the memory after it), then the UCX state, which may own the memory. */
+    if (w->rmax) clampi_rmax_on_free(w, &w->self);
+    live_remove(*win);
+    clampi_registry_remove(w->self);
+    if (clampi_registry_lookup_mpi(*win) == w) clampi_registry_unmap(w);
+    else __atomic_fetch_sub(&unmapped, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&window_gen, 1, __ATOMIC_RELEASE);
+    freeing = w;
+    int rc = w->be->free(w);
+    freeing = NULL;
+    clampi_win_release(w);
+    if (rc == MPI_SUCCESS) *win = MPI_WIN_NULL;
+    return rc;
 }
+
+PRELOAD_API int MPI_Win_free(MPI_Win *win) { return win_free_entry(win); }
 
 /* ---- gets ---------------------------------------------------------------------------- */
 __attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Get_entry(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                                                 int target_rank, MPI_Aint target_disp, int target_count,
                                                 MPI_Datatype target_datatype, MPI_Win win) {
-    clampi_win *w;
-    if (active && (w = lookup(win)) && !clampi_straight_op(w, target_rank) && target_rank != MPI_PROC_NULL) {
+    clampi_win *w = active ? lookup(win) : NULL;
+    if (w && w->cmpi_route)
+        return CMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                        target_datatype, w->self);
+    if (w && !clampi_straight_op(w, target_rank) && target_rank != MPI_PROC_NULL) {
         int rc = clampi_win_get(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                                 target_count, target_datatype);
         if (__builtin_expect(rc >= 0, 1)) return rc;
@@ -218,8 +405,11 @@ static int done_cancel(void *extra, int complete) { return MPI_SUCCESS; }
 static int rget_entry(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                       MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
                       MPI_Request *request) {
-    clampi_win *w;
-    if (active && target_rank != MPI_PROC_NULL && request && (w = lookup(win)) && !clampi_straight_op(w, target_rank)) {
+    clampi_win *w = active ? lookup(win) : NULL;
+    if (w && w->cmpi_route)
+        return CMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                         target_datatype, w->self, request);
+    if (w && target_rank != MPI_PROC_NULL && request && !clampi_straight_op(w, target_rank)) {
         int served = 0;
         int rc = clampi_win_rget(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                                  target_count, target_datatype, request, &served);
@@ -243,12 +433,14 @@ PRELOAD_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origi
 /* ---- writes and atomics: drop what they may overwrite ------------------------------- */
 /* The target range is checked with the target's count and type on both sides: argument
  * errors are MPI's to report (the call then goes to MPI unchanged). */
-#define WRITE_OP(target, disp, tcount, ttype, call)                                                          \
+#define WRITE_OP(target, disp, tcount, ttype, call, ccall)                                                   \
     do {                                                                                                     \
         clampi_win *w;                                                                                       \
         clampi_access a;                                                                                     \
         if (FAST_PASS(ops)) return call;                                                                     \
-        if (!active || (target) == MPI_PROC_NULL || !(w = lookup(win)) || clampi_straight_op(w, target) ||   \
+        if (!active || !(w = lookup(win))) return call;                                                      \
+        if (w->cmpi_route) return ccall;                                                                     \
+        if ((target) == MPI_PROC_NULL || clampi_straight_op(w, target) ||                                    \
             clampi_win_write_begin(w, tcount, ttype, target, disp, tcount, ttype, &a) != -1)                 \
             return call;                                                                                     \
         return clampi_win_write_end(w, target, &a, call);                                                    \
@@ -261,7 +453,9 @@ __attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Put_entry(const 
                         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
              PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                      target_datatype, win));
+                      target_datatype, win),
+             CMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                      target_datatype, w->self));
 }
 
 PASS_ENTRY(Rput, 16, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
@@ -273,7 +467,9 @@ __attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Rput_entry(const
                          MPI_Request *request) {
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
              PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                       target_datatype, win, request));
+                       target_datatype, win, request),
+             CMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, w->self, request));
 }
 
 PASS_ENTRY(Accumulate, 24, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -285,7 +481,9 @@ __attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Accumulate_entry
                                MPI_Op op, MPI_Win win) {
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
              PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                             target_datatype, op, win));
+                             target_datatype, op, win),
+             CMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                             target_datatype, op, w->self));
 }
 
 PASS_ENTRY(Raccumulate, 24, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -297,7 +495,9 @@ __attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Raccumulate_entr
                                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
              PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                              target_datatype, op, win, request));
+                              target_datatype, op, win, request),
+             clampi_win_raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                              target_datatype, op, w->self, request));
 }
 
 PASS_ENTRY(Get_accumulate, 48, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -312,7 +512,10 @@ __attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Get_accumulate_e
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
              PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
                                  result_datatype, target_rank, target_disp, target_count, target_datatype, op,
-                                 win));
+                                 win),
+             CMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                                 result_datatype, target_rank, target_disp, target_count, target_datatype, op,
+                                 w->self));
 }
 
 PASS_ENTRY(Rget_accumulate, 48, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -327,7 +530,10 @@ __attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Rget_accumulate_
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
              PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
                                   result_datatype, target_rank, target_disp, target_count, target_datatype, op,
-                                  win, request));
+                                  win, request),
+             clampi_win_rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                                  result_datatype, target_rank, target_disp, target_count, target_datatype, op,
+                                  w->self, request));
 }
 
 PASS_ENTRY(Fetch_and_op, 8, (const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
@@ -336,7 +542,8 @@ PASS_ENTRY(Fetch_and_op, 8, (const void *origin_addr, void *result_addr, MPI_Dat
 __attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Fetch_and_op_entry(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
                                  MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
     WRITE_OP(target_rank, target_disp, 1, datatype,
-             PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win));
+             PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win),
+             CMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, w->self));
 }
 
 PASS_ENTRY(Compare_and_swap, 8, (const void *origin_addr, const void *compare_addr, void *result_addr,
@@ -345,7 +552,8 @@ PASS_ENTRY(Compare_and_swap, 8, (const void *origin_addr, const void *compare_ad
 __attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Compare_and_swap_entry(const void *origin_addr, const void *compare_addr, void *result_addr,
                                      MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) {
     WRITE_OP(target_rank, target_disp, 1, datatype,
-             PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win));
+             PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win),
+             CMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, w->self));
 }
 
 /* ---- MPI-4 large-count calls (MPI_Get_c, ...), where the MPI has them ---------------
@@ -380,6 +588,9 @@ static int big_end(clampi_win *w, int target, int writes, int rc) {
 }
 #define BIG_OP(target, writes, call)                        \
     do {                                                    \
+        clampi_win *rw_ = active ? lookup(win) : NULL;      \
+        if (rw_ && rw_->cmpi_route) /* clampi's calls take int counts */ \
+            return clampi_raise_win(rw_, CLAMPI_E_COUNT);   \
         clampi_win *bw = big_begin(win, target);            \
         int brc = call;                                     \
         return bw ? big_end(bw, target, writes, brc) : brc; \
@@ -405,10 +616,10 @@ PRELOAD_API int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Dataty
 }
 
 /* A write or atomic: the int path when the target count fits, else BIG_OP. */
-#define WRITE_OP_C(call)                                                                    \
+#define WRITE_OP_C(call, ccall)                                                             \
     do {                                                                                    \
         if (fits(target_count))                                                             \
-            WRITE_OP(target_rank, target_disp, (int)target_count, target_datatype, call);   \
+            WRITE_OP(target_rank, target_disp, (int)target_count, target_datatype, call, ccall); \
         BIG_OP(target_rank, 1, call);                                                       \
     } while (0)
 
@@ -416,28 +627,36 @@ PRELOAD_API int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_D
                           int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
                           MPI_Win win) {
     WRITE_OP_C(PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                          target_datatype, win));
+                          target_datatype, win),
+               fits(origin_count) ? CMPI_Put(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count,
+                          target_datatype, w->self) : clampi_raise_win(w, CLAMPI_E_COUNT));
 }
 
 PRELOAD_API int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
                            int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                            MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
     WRITE_OP_C(PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                           target_datatype, win, request));
+                           target_datatype, win, request),
+               fits(origin_count) ? CMPI_Rput(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count,
+                           target_datatype, w->self, request) : clampi_raise_win(w, CLAMPI_E_COUNT));
 }
 
 PRELOAD_API int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
                                  int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                                  MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
     WRITE_OP_C(PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                                 target_datatype, op, win));
+                                 target_datatype, op, win),
+               fits(origin_count) ? CMPI_Accumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count,
+                                 target_datatype, op, w->self) : clampi_raise_win(w, CLAMPI_E_COUNT));
 }
 
 PRELOAD_API int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
                                   int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
     WRITE_OP_C(PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                                  target_count, target_datatype, op, win, request));
+                                  target_count, target_datatype, op, win, request),
+               fits(origin_count) ? clampi_win_raccumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp,
+                                  (int)target_count, target_datatype, op, w->self, request) : clampi_raise_win(w, CLAMPI_E_COUNT));
 }
 
 PRELOAD_API int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
@@ -446,7 +665,10 @@ PRELOAD_API int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_c
                                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
     WRITE_OP_C(PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count,
                                      result_datatype, target_rank, target_disp, target_count, target_datatype, op,
-                                     win));
+                                     win),
+               fits(origin_count) && fits(result_count) ? CMPI_Get_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr, (int)result_count,
+                                     result_datatype, target_rank, target_disp, (int)target_count, target_datatype, op,
+                                     w->self) : clampi_raise_win(w, CLAMPI_E_COUNT));
 }
 
 PRELOAD_API int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
@@ -455,21 +677,24 @@ PRELOAD_API int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_
                                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
     WRITE_OP_C(PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count,
                                       result_datatype, target_rank, target_disp, target_count, target_datatype, op,
-                                      win, request));
+                                      win, request),
+               fits(origin_count) && fits(result_count) ? clampi_win_rget_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr, (int)result_count,
+                                      result_datatype, target_rank, target_disp, (int)target_count, target_datatype, op,
+                                      w->self, request) : clampi_raise_win(w, CLAMPI_E_COUNT));
 }
 
 /* Windows whose displacement unit does not fit in an int are left to MPI (unmanaged). */
 PRELOAD_API int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                                  MPI_Win *win) {
     if (disp_unit <= 0 || disp_unit > INT_MAX) return PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
-    CREATE_WINDOW(PMPI_Win_create_c(base, size, disp_unit, info, comm, win), MPI_WIN_NULL, size, (int)disp_unit, 0);
+    CREATE_WINDOW(PMPI_Win_create_c(base, size, disp_unit, info, comm, win), MPI_WIN_NULL, base, size, (int)disp_unit,
+                  0, 1);
 }
 
 PRELOAD_API int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                                    MPI_Win *win) {
     if (disp_unit <= 0 || disp_unit > INT_MAX) return PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
-    CREATE_WINDOW(PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win), MPI_WIN_NULL, size, (int)disp_unit,
-                  0);
+    return allocate_entry(size, (int)disp_unit, info, comm, baseptr, win);
 }
 
 PRELOAD_API int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
@@ -477,7 +702,7 @@ PRELOAD_API int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI
     if (disp_unit <= 0 || disp_unit > INT_MAX)
         return PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
     CREATE_WINDOW(PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win), o.shm_direct ? *win : MPI_WIN_NULL,
-                  size, (int)disp_unit, 0);
+                  NULL, size, (int)disp_unit, 0, 0);
 }
 
 /* Changes nothing clampi keeps: defined so that every large-count window call is accounted for. */
@@ -492,6 +717,8 @@ PRELOAD_API int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MP
 #define WRAP_RANK(NAME, fn)                                                             \
     static __attribute__((noinline)) int NAME##_entry(int rank, MPI_Win win) {          \
         clampi_win *w = active ? lookup(win) : NULL;                                    \
+        if (w && w->cmpi_route) /* MPI_PROC_NULL: nothing to synchronize (MPI 12.5) */ \
+            return rank == MPI_PROC_NULL ? MPI_SUCCESS : CMPI_##NAME(rank, w->self);    \
         if (!w || rank < 0 || rank >= w->nranks) return PMPI_##NAME(rank, win);         \
         int rc = clampi_straight_op(w, rank) && !clampi_inflight_pending(&w->inflight, (uint32_t)rank) \
                      ? PMPI_##NAME(rank, win) : fn(w, rank);                            \
@@ -502,9 +729,10 @@ PRELOAD_API int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MP
         if (FAST_SYNC) return PMPI_##NAME(rank, win);                                    \
         return NAME##_entry(rank, win);                                                 \
     }
-#define WRAP_WIN(NAME, fn, ...)                                                         \
+#define WRAP_WIN(NAME, fn, cfn, ...)                                                    \
     static __attribute__((noinline)) int NAME##_entry(__VA_ARGS__ MPI_Win win) {        \
         clampi_win *w = active ? lookup(win) : NULL;                                    \
+        if (w && w->cmpi_route) return cfn;                                             \
         if (!w) return PMPI_##NAME(ARGS_##NAME);                                        \
         int rc = fn;                                                                    \
         clampi_straight_after_sync(w, -1);                                              \
@@ -523,32 +751,62 @@ WRAP_RANK(Win_unlock, clampi_win_unlock)
 #define ARGS_Win_complete win
 #define ARGS_Win_sync win
 #define ARGS_Win_fence assert, win
-WRAP_WIN(Win_flush_all, clampi_win_flush_all(w))
-WRAP_WIN(Win_flush_local_all, clampi_win_flush_local_all(w))
-WRAP_WIN(Win_unlock_all, clampi_win_unlock_all(w))
-WRAP_WIN(Win_complete, clampi_win_complete(w))
-WRAP_WIN(Win_sync, clampi_win_sync(w)) /* transparent: no in-flight sharing across it */
-WRAP_WIN(Win_fence, clampi_win_fence(w, assert), int assert, )
+WRAP_WIN(Win_flush_all, clampi_win_flush_all(w), CMPI_Win_flush_all(w->self))
+WRAP_WIN(Win_flush_local_all, clampi_win_flush_local_all(w), CMPI_Win_flush_local_all(w->self))
+WRAP_WIN(Win_unlock_all, clampi_win_unlock_all(w), CMPI_Win_unlock_all(w->self))
+WRAP_WIN(Win_complete, clampi_win_complete(w), CMPI_Win_complete(w->self))
+WRAP_WIN(Win_sync, clampi_win_sync(w), CMPI_Win_sync(w->self)) /* transparent: no in-flight sharing across it */
+WRAP_WIN(Win_fence, clampi_win_fence(w, assert), CMPI_Win_fence(assert, w->self), int assert, )
 
-/* Epoch openings and the target side of PSCW change nothing clampi keeps: they are
- * defined here only so that every synchronization call is accounted for. */
-PRELOAD_API int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
-    return PMPI_Win_lock(lock_type, rank, assert, win);
+/* Epoch openings and the target side of PSCW change nothing the transparent path keeps:
+ * on MPI windows they go to MPI; windows served through the CMPI_ layer (UCX backend,
+ * families) have them served there. */
+static inline clampi_win *routed(MPI_Win win) {
+    clampi_win *w = active ? lookup(win) : NULL;
+    return w && w->cmpi_route ? w : NULL;
 }
-PRELOAD_API int MPI_Win_lock_all(int assert, MPI_Win win) { return PMPI_Win_lock_all(assert, win); }
-PRELOAD_API int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) { return PMPI_Win_start(group, assert, win); }
-PRELOAD_API int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) { return PMPI_Win_post(group, assert, win); }
-PRELOAD_API int MPI_Win_wait(MPI_Win win) { return PMPI_Win_wait(win); }
-PRELOAD_API int MPI_Win_test(MPI_Win win, int *flag) { return PMPI_Win_test(win, flag); }
+PRELOAD_API int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
+    clampi_win *w = routed(win);
+    if (w && rank == MPI_PROC_NULL) return MPI_SUCCESS;
+    return w ? CMPI_Win_lock(lock_type, rank, assert, w->self) : PMPI_Win_lock(lock_type, rank, assert, win);
+}
+PRELOAD_API int MPI_Win_lock_all(int assert, MPI_Win win) {
+    clampi_win *w = routed(win);
+    return w ? CMPI_Win_lock_all(assert, w->self) : PMPI_Win_lock_all(assert, win);
+}
+PRELOAD_API int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
+    clampi_win *w = routed(win);
+    return w ? CMPI_Win_start(group, assert, w->self) : PMPI_Win_start(group, assert, win);
+}
+PRELOAD_API int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
+    clampi_win *w = routed(win);
+    return w ? CMPI_Win_post(group, assert, w->self) : PMPI_Win_post(group, assert, win);
+}
+PRELOAD_API int MPI_Win_wait(MPI_Win win) {
+    clampi_win *w = routed(win);
+    return w ? CMPI_Win_wait(w->self) : PMPI_Win_wait(win);
+}
+PRELOAD_API int MPI_Win_test(MPI_Win win, int *flag) {
+    clampi_win *w = routed(win);
+    return w ? clampi_win_test(w, flag) : PMPI_Win_test(win, flag);
+}
 
 /* ---- info and names: clampi's keys, CLAMPI_WINDOW_MODES ------------------------------ */
+/* Keys fixed at creation (clampi_backend, clampi_progress, mpi_win_scope) keep their
+ * creation value; mpi_win_order and mpi_assert_accumulate_intrinsic exist only on UCX
+ * windows: MPI_Win_get_info reports what is in effect. */
 PRELOAD_API int MPI_Win_set_info(MPI_Win win, MPI_Info info) {
+    clampi_win *w = active ? find(win) : NULL;
+    if (w && w->cmpi_route) return CMPI_Win_set_info(w->self, info);
     int rc = PMPI_Win_set_info(win, info);
-    clampi_win *w = active && rc == MPI_SUCCESS ? find(win) : NULL;
-    if (!w) return rc;
+    if (!w || rc != MPI_SUCCESS) return rc;
     clampi_win_options o = w->opts;
     const char *bad_key = NULL;
     if (clampi_options_update(info, &o, &bad_key) != MPI_SUCCESS) return clampi_raise_win(w, CLAMPI_E_INFO);
+    o.backend = w->opts.backend;
+    o.progress = w->opts.progress;
+    o.thread_scope = w->opts.thread_scope;
+    o.ordered = o.acc_intrinsic = 0;
     if (memcmp(&o, &w->opts, sizeof o)) {
         clampi_win_reconfigure(w, &o);
         clampi_straight_refresh(w);
@@ -557,9 +815,22 @@ PRELOAD_API int MPI_Win_set_info(MPI_Win win, MPI_Info info) {
 }
 
 PRELOAD_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used) {
+    clampi_win *rw = active ? find(win) : NULL;
+    if (rw && rw->cmpi_route) return CMPI_Win_get_info(rw->self, info_used);
     int rc = PMPI_Win_get_info(win, info_used);
     clampi_win *w = active && rc == MPI_SUCCESS ? find(win) : NULL;
     if (w) clampi_options_to_info(&w->opts, *info_used);
+    return rc;
+}
+
+/* MPI_WIN_CREATE_FLAVOR of a window MPI made another way than the program asked. */
+PRELOAD_API int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag) {
+    static const int allocate_flavor = MPI_WIN_FLAVOR_ALLOCATE;
+    int rc = PMPI_Win_get_attr(win, keyval, attribute_val, flag);
+    clampi_win *w;
+    if (rc == MPI_SUCCESS && keyval == MPI_WIN_CREATE_FLAVOR && active && flag && *flag && attribute_val &&
+        (w = find(win)) && w->preload_flavor == MPI_WIN_FLAVOR_ALLOCATE)
+        *(const int **)attribute_val = &allocate_flavor;
     return rc;
 }
 
@@ -567,7 +838,7 @@ PRELOAD_API int MPI_Win_set_name(MPI_Win win, const char *win_name) {
     int rc = PMPI_Win_set_name(win, win_name);
     clampi_win *w = active && rc == MPI_SUCCESS ? find(win) : NULL;
     clampi_mode mode;
-    if (w && clampi_options_window_mode(win_name, &mode) == 1 && mode != w->opts.mode) {
+    if (w && !w->thread_scope && clampi_options_window_mode(win_name, &mode) == 1 && mode != w->opts.mode) {
         clampi_win_options o = w->opts;
         o.mode = mode;
         clampi_win_reconfigure(w, &o);
@@ -649,6 +920,14 @@ PRELOAD_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype s
 PRELOAD_API int MPI_Finalize(void) {
     clampi_match_profile_finalize(); /* CLAMPI_MATCH_PROFILE (match_profile.c) */
     clampi_pm_finalize();            /* CLAMPI_MATCH: stats lines (match_comm.c) */
+    /* UCX-backend windows never freed: their UCX state goes before MPI's finalize tears
+     * down the UCX context under it (collective, newest first, as MPI_Win_free would). */
+    while (nlive_ucx > 0) {
+        MPI_Win win = live_ucx[nlive_ucx - 1], h = win;
+        int before = nlive_ucx;
+        win_free_entry(&h);
+        if (nlive_ucx == before) live_remove(win); /* gone either way */
+    }
     if (active && clampi_options_stats_enabled()) {
         clampi_registry_for_each_mapped(clampi_stats_print);
         clampi_coll_stats_print();

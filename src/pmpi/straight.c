@@ -67,6 +67,11 @@ static void update_last(const clampi_win *w) {
     if (clampi_last.w != w) return;
     MPI_Win none;
     memset(&none, 0, sizeof none);
+    if (w->cmpi_route) { /* served through the CMPI_ layer: nothing goes straight */
+        clampi_last.ops_win = clampi_last.syncs_win = none;
+        clampi_last.budget = UINT64_MAX;
+        return;
+    }
     clampi_last.ops_win = p->nops == w->nranks ? clampi_last.win : none;
     clampi_last.syncs_win = p->nsyncs == w->nranks ? clampi_last.win : none;
     clampi_last.budget = p->paused ? p->pause_left : UINT64_MAX;
@@ -110,8 +115,9 @@ int clampi_straight_setup(clampi_win *w, MPI_Comm comm) {
 }
 
 void clampi_straight_refresh(clampi_win *w) {
-    clampi_win_enter(w);
     struct clampi_straight_policy *p = w->straight_policy;
+    if (!p) return; /* no straight path (UCX backend, windows of a family) */
+    clampi_win_enter(w);
     p->paused = 0;
     p->quiet = 0;
     p->seen_misses = w->n.misses;

@@ -88,3 +88,35 @@ int CMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
     if (rc == MPI_SUCCESS && served) return clampi_request_done(request);
     return rc;
 }
+
+/* MPI_Raccumulate / MPI_Rget_accumulate on windows served through this layer (the
+ * preload's UCX and family windows): the operation, completed locally (the backend's
+ * accumulates complete at the target before returning; UCX atomics under
+ * mpi_assert_accumulate_intrinsic complete with a flush of the target), then an already
+ * complete request. */
+int clampi_win_raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                           CMPI_Win win, MPI_Request *request) {
+    clampi_win *w = clampi_registry_find(win);
+    if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
+    if (!request) return clampi_raise_win(w, CLAMPI_E_ARG);
+    int rc = CMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                             target_datatype, op, win);
+    if (rc == MPI_SUCCESS && target_rank != MPI_PROC_NULL && w->opts.acc_intrinsic)
+        rc = w->be->flush_local(w, target_rank);
+    return rc == MPI_SUCCESS ? clampi_request_done(request) : rc;
+}
+
+int clampi_win_rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                               void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                               CMPI_Win win, MPI_Request *request) {
+    clampi_win *w = clampi_registry_find(win);
+    if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
+    if (!request) return clampi_raise_win(w, CLAMPI_E_ARG);
+    int rc = CMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                                 result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+    if (rc == MPI_SUCCESS && target_rank != MPI_PROC_NULL && w->opts.acc_intrinsic)
+        rc = w->be->flush_local(w, target_rank);
+    return rc == MPI_SUCCESS ? clampi_request_done(request) : rc;
+}

@@ -52,6 +52,9 @@ typedef struct clampi_backend_ops {
     int (*complete)(clampi_win_t *w);
     int (*post)(clampi_win_t *w, MPI_Group group, int assert);
     int (*wait)(clampi_win_t *w);
+    /* MPI_Win_test: *flag = 1 and the exposure epoch ends when every origin completed.
+     * NULL: not supported (MPI_ERR_RMA_SYNC). */
+    int (*test)(clampi_win_t *w, int *flag);
     /* dynamic windows */
     int (*attach)(clampi_win_t *w, void *base, MPI_Aint size);
     int (*detach)(clampi_win_t *w, const void *base);

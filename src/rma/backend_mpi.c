@@ -55,6 +55,8 @@ static int mpi_free(clampi_win *w) {
     return MPI_SUCCESS;
 }
 
+static int mpi_test(clampi_win_t *w, int *flag) { return PMPI_Win_test(w->win, flag); }
+
 const clampi_backend_ops clampi_backend_mpi = {
     .name = "mpi",
     .get = mpi_get, .rget = mpi_rget, .put = mpi_put, .rput = mpi_rput,
@@ -63,5 +65,5 @@ const clampi_backend_ops clampi_backend_mpi = {
     .flush_local_all = mpi_flush_local_all, .lock = mpi_lock, .unlock = mpi_unlock, .lock_all = mpi_lock_all,
     .unlock_all = mpi_unlock_all, .sync = mpi_sync, .fence = mpi_fence, .start = mpi_start,
     .complete = mpi_complete, .post = mpi_post, .wait = mpi_wait, .attach = mpi_attach, .detach = mpi_detach,
-    .free = mpi_free,
+    .free = mpi_free, .test = mpi_test,
 };

@@ -1,6 +1,7 @@
 #include "rma/datatype.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,16 @@ static int element_covers_extent(MPI_Datatype type, MPI_Aint size, MPI_Aint true
             ok = 1;
             for (MPI_Aint i = 0; i < true_extent; i++)
                 if (span[i] != 0xff) { ok = 0; break; }
+        }
+        /* ... and in order: a permutation (e.g. a transpose, hvector of column vectors)
+         * covers the extent too. Byte k of every packed position index, one pass per byte,
+         * must land at that position. */
+        for (int shift = 0; ok && shift < 64 && ((uint64_t)size - 1) >> shift; shift += 8) {
+            for (MPI_Aint i = 0; i < size; i++) packed[i] = (unsigned char)((uint64_t)i >> shift);
+            pos = 0;
+            if (MPI_Unpack(packed, (int)size, &pos, span - true_lb, 1, type, MPI_COMM_SELF) != MPI_SUCCESS) ok = 0;
+            for (MPI_Aint i = 0; ok && i < true_extent; i++)
+                if (span[i] != (unsigned char)((uint64_t)i >> shift)) ok = 0;
         }
     }
     free(packed);

@@ -149,6 +149,12 @@ int clampi_win_sync(clampi_win *w) {
     return rc;
 }
 
+int clampi_win_test(clampi_win *w, int *flag) {
+    if (!flag) return clampi_raise_win(w, CLAMPI_E_ARG);
+    if (!w->be->test) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+    return w->be->test(w, flag);
+}
+
 void clampi_win_invalidate(clampi_win *w) {
     clampi_win_enter(w);
     if (w->opts.adaptive && w->caches_data) clampi_adapt_step(&w->adapt, &w->cache, 1); /* free: all is dropped */

@@ -229,8 +229,15 @@ static int setup_backend(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size
     w->opts.ordered = opts->ordered;
     w->opts.acc_intrinsic = opts->acc_intrinsic;
     int rc = clampi_ucx_win_setup(w, comm, base, size, dynamic, memh);
-    if (rc == MPI_SUCCESS) rc = clampi_rmax_on_create(w, comm); /* RMA extensions (src/rmax) */
-    if (rc != MPI_SUCCESS) return rc;
+    if (rc == MPI_SUCCESS) {
+        rc = clampi_rmax_on_create(w, comm); /* RMA extensions (src/rmax) */
+        if (rc != MPI_SUCCESS) clampi_ucx_win_teardown(w);
+    }
+    if (rc != MPI_SUCCESS) { /* still an MPI window: say so */
+        w->opts.backend = CLAMPI_BACKEND_KIND_MPI;
+        w->opts.ordered = w->opts.acc_intrinsic = 0;
+        return rc;
+    }
     if (opts->thread_scope) {
         clampi_win_options o = w->opts;
         o.thread_scope = 1;
@@ -239,6 +246,11 @@ static int setup_backend(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size
         w->thread_scope = 1;
     }
     return MPI_SUCCESS;
+}
+
+int clampi_win_setup_backend(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size, int dynamic,
+                             const clampi_win_options *opts, void *memh) {
+    return setup_backend(w, comm, base, size, dynamic, opts, memh);
 }
 
 /* attach + backend + registry: the CMPI_Win handle. On failure the MPI window is left to
@@ -411,6 +423,13 @@ static int allocate_ucx(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm co
     }
     return 1;
 }
+
+int clampi_win_allocate_ucx(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void **base,
+                            MPI_Win *mpi_win, void **memh) {
+    return allocate_ucx(size, disp_unit, info, comm, base, mpi_win, memh);
+}
+
+void clampi_win_free_ucx_memory(void *memh) { clampi_ucx_mem_free(memh); }
 
 int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, CMPI_Win *win) {
     int rc = check_comm_args(comm, size, disp_unit, win);

@@ -67,6 +67,18 @@ typedef struct clampi_win {
     clampi_win_counters n;
     clampi_type_info type_memo[CLAMPI_TYPE_MEMO]; /* predefined types seen (under `lock`) */
     struct clampi_rmax *rmax; /* RMA extensions (src/rmax/family.h): dups, memory handles; usually NULL */
+    /* The preload (src/pmpi): the window's CMPI_ handle (serial 0: none) and whether its MPI_
+     * calls are served through the CMPI_ layer (UCX backend, duplicates, memory-handle
+     * windows, parents of those) instead of the transparent path on w->win. */
+    CMPI_Win self;
+    int cmpi_route;
+    /* Errors raised on this window go to err_win's handler when has_err_win (a preload
+     * duplicate's own MPI_Win), else to win's. */
+    int has_err_win;
+    MPI_Win err_win;
+    /* MPI_WIN_CREATE_FLAVOR the program asked for when the preload made the MPI window
+     * another way (MPI_Win_allocate on UCX: MPI_Win_create over UCX memory); 0: MPI's. */
+    int preload_flavor;
 } clampi_win;
 
 /* The window lock: only taken under MPI_THREAD_MULTIPLE (one predictable branch else). */
@@ -149,6 +161,18 @@ void clampi_win_release(clampi_win *w);
  * windows): same identity, options, MPI handles and backend; its own empty cache, gets in
  * flight, counters and per-target arrays. NULL when out of memory. Local. */
 clampi_win *clampi_win_clone(const clampi_win *parent);
+/* The backend the options ask for (collective over comm), on a window made by
+ * clampi_win_attach: with clampi_backend=ucx the UCX backend (memh: UCX-allocated window
+ * memory, see clampi_win_allocate_ucx). If UCX cannot be set up on every rank the window
+ * stays on MPI, unchanged (w->opts says what is in effect). Returns an MPI code (the
+ * same on every rank). */
+int clampi_win_setup_backend(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size, int dynamic,
+                             const clampi_win_options *opts, void *memh);
+/* UCX-allocated memory with an MPI window over it (collective): 1 with *base, *mpi_win and
+ * *memh set, or 0 on every rank (nothing allocated). */
+int clampi_win_allocate_ucx(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void **base,
+                            MPI_Win *mpi_win, void **memh);
+void clampi_win_free_ucx_memory(void *memh);
 /* Changes the window's options at run time (mode, sizes): drops what is cached. Local. */
 void clampi_win_reconfigure(clampi_win *w, const clampi_win_options *opts);
 
@@ -182,7 +206,18 @@ int clampi_win_unlock_all(clampi_win *w);
 int clampi_win_fence(clampi_win *w, int assert);
 int clampi_win_complete(clampi_win *w);
 int clampi_win_sync(clampi_win *w);
+/* MPI_Win_test through the backend (rank-free; no clampi bookkeeping needed). */
+int clampi_win_test(clampi_win *w, int *flag);
 void clampi_win_invalidate(clampi_win *w);
+/* MPI_Raccumulate / MPI_Rget_accumulate for the preload's windows served through the
+ * CMPI_ layer (atomics.c): the operation, locally complete, and a complete request. */
+int clampi_win_raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                           CMPI_Win win, MPI_Request *request);
+int clampi_win_rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                               void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                               CMPI_Win win, MPI_Request *request);
 /* An already complete generalized request (served locally / completed before returning). */
 int clampi_request_done(MPI_Request *req);
 #endif

@@ -24,6 +24,38 @@ static int raise_neg(clampi_win *w, int rc) {
     return rc < 0 ? clampi_raise_win(w, (clampi_error)(-1 - rc)) : rc;
 }
 
+/* One blocking atomic on t (offset off): UCX's buffer/reply as ucp_atomic_op_nbx takes them. */
+static ucs_status_t blocking_atomic(const clampi_rmax_target *t, ucp_atomic_op_t uop, const void *value,
+                                    void *reply, int esize, uint64_t off) {
+    ucp_request_param_t p;
+    memset(&p, 0, sizeof p);
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+    p.datatype = ucp_dt_make_contig((size_t)esize);
+    p.reply_buffer = reply;
+    void *req = ucp_atomic_op_nbx(t->ep, uop, value, 1, t->raddr + off, t->rkey, &p);
+    if (UCS_PTR_IS_ERR(req)) return UCS_PTR_STATUS(req);
+    return req ? clampi_ucx_wait(t->worker, req) : UCS_OK;
+}
+
+/* Fetching and/or/xor as fetch (add 0) + compare-and-swap until no one came between. */
+static ucs_status_t fetch_bitwise(const clampi_rmax_target *t, ucp_atomic_op_t uop, const void *value,
+                                  void *reply, int esize, uint64_t off) {
+    const uint64_t mask = esize == 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * esize)) - 1;
+    uint64_t v = 0, old = 0, zero = 0, swap;
+    memcpy(&v, value, (size_t)esize);
+    ucs_status_t st = blocking_atomic(t, UCP_ATOMIC_OP_ADD, &zero, &old, esize, off);
+    for (int tries = 0; st == UCS_OK; tries++) {
+        uint64_t want = (uop == UCP_ATOMIC_OP_AND ? old & v : uop == UCP_ATOMIC_OP_OR ? old | v : old ^ v) & mask;
+        swap = want; /* in: the new value; out: what was there */
+        uint64_t cmp = old;
+        st = blocking_atomic(t, UCP_ATOMIC_OP_CSWAP, &cmp, &swap, esize, off);
+        if (st != UCS_OK || (swap & mask) == (old & mask)) break;
+        old = swap & mask;
+    }
+    memcpy(reply, &old, (size_t)esize);
+    return st;
+}
+
 /* count elements of datatype at target_disp: op (fetching into result when result != NULL;
  * cas: compare != NULL). Returns FALLBACK when UCX has no atomic for it. */
 static int atomic_elems(clampi_win *w, int target, MPI_Aint disp, const void *origin, void *result,
@@ -73,6 +105,13 @@ static int atomic_elems(clampi_win *w, int target, MPI_Aint disp, const void *or
         if (reply) {
             p.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
             p.reply_buffer = reply;
+        }
+        if (reply && !compare && (uop == UCP_ATOMIC_OP_AND || uop == UCP_ATOMIC_OP_OR || uop == UCP_ATOMIC_OP_XOR)) {
+            /* UCX 1.13's fetching and/or/xor over shared memory apply the old value instead of
+             * ours (target unchanged, or 0 for xor: issue 16's differential test): a
+             * compare-and-swap loop, atomic with respect to every other UCX atomic. */
+            st = fetch_bitwise(&t, uop, value, reply, esize, (uint64_t)i * esize);
+            continue;
         }
         void *req = ucp_atomic_op_nbx(t.ep, uop, value, 1, t.raddr + (uint64_t)i * esize, t.rkey, &p);
         if (UCS_PTR_IS_ERR(req)) st = UCS_PTR_STATUS(req);

@@ -287,15 +287,49 @@ static int ucx_complete(clampi_win *w) {
     return rc;
 }
 
-static int ucx_wait(clampi_win *w) {
-    clampi_ucx_win *u = w->ucx;
-    if (!u->post_open) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
-    int rc = notify(u, u->post_ranks, u->npost, TAG_DONE, 1);
+/* The target side of PSCW: every origin of the exposure epoch sends one zero-byte
+ * TAG_DONE notice in complete (only origins that started on us do, and none can start
+ * again before our next post), counted in post_done. */
+static int receive_done(clampi_ucx_win *u, int block) {
+    int rc = MPI_SUCCESS;
+    while (u->post_done < u->npost && rc == MPI_SUCCESS) {
+        int flag = 0;
+        MPI_Status st;
+        ucp_worker_progress(u->main.worker);
+        rc = PMPI_Iprobe(MPI_ANY_SOURCE, TAG_DONE, u->comm, &flag, &st);
+        if (rc == MPI_SUCCESS && flag) {
+            rc = PMPI_Recv(NULL, 0, MPI_BYTE, st.MPI_SOURCE, TAG_DONE, u->comm, MPI_STATUS_IGNORE);
+            u->post_done++;
+        } else if (!block) {
+            break;
+        }
+    }
+    return rc;
+}
+
+static void end_exposure(clampi_ucx_win *u) {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     free(u->post_ranks);
     u->post_ranks = NULL;
     u->npost = 0;
+    u->post_done = 0;
     __atomic_store_n(&u->post_open, 0, __ATOMIC_RELAXED);
+}
+
+static int ucx_wait(clampi_win *w) {
+    clampi_ucx_win *u = w->ucx;
+    if (!u->post_open) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+    int rc = receive_done(u, 1);
+    end_exposure(u);
+    return rc;
+}
+
+static int ucx_test(clampi_win *w, int *flag) {
+    clampi_ucx_win *u = w->ucx;
+    if (!u->post_open) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+    int rc = receive_done(u, 0);
+    *flag = rc == MPI_SUCCESS && u->post_done >= u->npost;
+    if (*flag) end_exposure(u);
     return rc;
 }
 
@@ -321,6 +355,6 @@ const clampi_backend_ops clampi_backend_ucx = {
     .flush = ucx_flush, .flush_all = ucx_flush_all, .flush_local = ucx_flush, .flush_local_all = ucx_flush_all,
     .lock = ucx_lock, .unlock = ucx_unlock, .lock_all = ucx_lock_all, .unlock_all = ucx_unlock_all,
     .sync = ucx_sync, .fence = ucx_fence, .start = ucx_start, .complete = ucx_complete, .post = ucx_post,
-    .wait = ucx_wait, .attach = clampi_ucx_attach, .detach = clampi_ucx_detach, .free = clampi_ucx_free,
+    .wait = ucx_wait, .test = ucx_test, .attach = clampi_ucx_attach, .detach = clampi_ucx_detach, .free = clampi_ucx_free,
     .thread_stats = clampi_ucx_thread_stats,
 };

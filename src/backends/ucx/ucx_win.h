@@ -131,6 +131,7 @@ typedef struct clampi_ucx_win {
     int fence_open;          /* inside a fence epoch */
     int *start_ranks, nstart, start_open;   /* PSCW access epoch */
     int *post_ranks, npost, post_open;      /* PSCW exposure epoch */
+    int post_done;                          /* origins whose complete notice arrived */
 } clampi_ucx_win;
 
 #define CLAMPI_UCX_LOCK_NOCHECK 0x100 /* lock_type flag: taken with MPI_MODE_NOCHECK (no lock word) */
