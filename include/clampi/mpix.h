@@ -1,4 +1,4 @@
-/* The paper's ("Quo Vadis MPI RMA?", seed 002) RMA extensions on MPI_Win, for programs run
+/* The paper's ("Quo Vadis MPI RMA?", the Quo Vadis RMA paper) RMA extensions on MPI_Win, for programs run
  * with clampi's transparent preload: link libclampi_pmpi (or preload it) and include this
  * header after <mpi.h>. Nothing else of clampi is needed.
  *

@@ -1,7 +1,7 @@
-/* clampi RMA extensions (seed 002, "Quo Vadis MPI RMA?"): accumulate-intrinsic query,
+/* clampi RMA extensions (the Quo Vadis RMA paper, "Quo Vadis MPI RMA?"): accumulate-intrinsic query,
  * window duplication with info, memory handles for dynamic windows, remote-completing
  * request-based operations and request-based target notification. Names CMPIX_; the
- * seed's MPIX_ spellings are in <clampi/mpix.h>. User guide: docs/rma-extensions.md.
+ * Quo Vadis RMA paper's MPIX_ spellings (on MPI_Win) are in <clampi/mpix.h>. User guide: docs/rma-extensions.md.
  *
  * Every function returns MPI_SUCCESS or an MPI error code raised through the window's
  * error handler (MPI_COMM_WORLD's for a null or freed window); on error nothing changes.
@@ -19,13 +19,13 @@
 extern "C" {
 #endif
 
-/* ---- info keys (seed §2) ------------------------------------------------------------ */
+/* ---- info keys (the Quo Vadis RMA paper, §2) ------------------------------------------------------------ */
 /* mpi_win_scope and mpi_win_order: CLAMPI_WIN_SCOPE, CLAMPI_WIN_ORDER in <clampi/rma.h>. */
 /* "true": accumulate, get-accumulate, fetch-and-op and compare-and-swap go straight to UCX
  * atomics where CMPIX_Win_op_intrinsic says 1 (the program asserts it uses only those). */
 #define CLAMPI_ACC_INTRINSIC "mpi_assert_accumulate_intrinsic" 
 
-/* ---- accumulate intrinsics (seed §2.3) ---------------------------------------------- */
+/* ---- accumulate intrinsics (the Quo Vadis RMA paper, §2.3) ---------------------------------------------- */
 /* ops: comma-separated list of sum, prod, band, bor, bxor, max, min, replace, no_op, cas.
  * *flag = 1 only if every listed op on up to max_count elements of datatype runs as a
  * network atomic issued at the origin, with no target CPU involvement, on every
@@ -35,7 +35,7 @@ extern "C" {
 CLAMPI_API int CMPIX_Win_op_intrinsic(const char *ops, int max_count, MPI_Datatype datatype, CMPI_Win win,
                                       int *flag);
 
-/* ---- window duplication (seed §3) --------------------------------------------------- */
+/* ---- window duplication (the Quo Vadis RMA paper, §3) --------------------------------------------------- */
 /* Local. newwin shares win's memory, network resources and synchronization state
  * (locking one locks the other); keys in info override the parent's. On an MPI-backend
  * window only clampi's own keys (clampi_mode, sizes, ...) can differ: the duplicate has
@@ -44,7 +44,7 @@ CLAMPI_API int CMPIX_Win_op_intrinsic(const char *ops, int max_count, MPI_Dataty
  * nothing. */
 CLAMPI_API int CMPIX_Win_dup_with_info(CMPI_Win win, MPI_Info info, CMPI_Win *newwin);
 
-/* ---- memory handles for dynamic windows (seed §4.2) --------------------------------- */
+/* ---- memory handles for dynamic windows (the Quo Vadis RMA paper, §4.2) --------------------------------- */
 #define CMPIX_MAX_MEMHANDLE_SIZE 256
 /* Registers [base, base+size), which must be attached to the dynamic UCX window win,
  * and writes a handle of *memhandle_size (<= CMPIX_MAX_MEMHANDLE_SIZE) plain bytes to
@@ -62,7 +62,7 @@ CLAMPI_API int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_siz
  * may still land (docs/rma-extensions.md: the race left). */
 CLAMPI_API int CMPIX_Memhandle_release(void *memhandle, CMPI_Win win);
 
-/* ---- remote-completing request-based operations (seed §5.2) ------------------------- */
+/* ---- remote-completing request-based operations (the Quo Vadis RMA paper, §5.2) ------------------------- */
 /* Like MPI_Rput / MPI_Raccumulate / MPI_Rget_accumulate, but the request completes only
  * when the operation is complete at the target as well. Any window (UCX: the request
  * completes with a flush of the one endpoint used; MPI backend: flushed in the call,
@@ -78,7 +78,7 @@ CLAMPI_API int CMPIX_Rrget_accumulate(const void *origin_addr, int origin_count,
                                       int target_rank, MPI_Aint target_disp, int target_count,
                                       MPI_Datatype target_datatype, MPI_Op op, CMPI_Win win, MPI_Request *request);
 
-/* ---- request-based target notification (seed §5.1) ---------------------------------- */
+/* ---- request-based target notification (the Quo Vadis RMA paper, §5.1) ---------------------------------- */
 /* A put that, once its data has landed at the target, notifies notify_id there
  * (0 <= notify_id < CMPIX_NOTIFY_MAX). */
 #define CMPIX_NOTIFY_MAX 1024

@@ -1,4 +1,4 @@
-/* Plain MPI (no clampi calls) for the preload's seed-002 keys: random sequences of puts,
+/* Plain MPI (no clampi calls) for the preload's Quo Vadis RMA keys: random sequences of puts,
  * gets, accumulates, atomics and request-based operations under every synchronization
  * kind, on a window made by MPI_Win_create, MPI_Win_allocate or MPI_Win_create_dynamic
  * with the info keys given on the command line. Prints deterministic "result" lines
