@@ -23,12 +23,20 @@
 
 static int rank;
 
-typedef struct op { uint64_t off; uint32_t len; } op;
+typedef struct op {
+    uint64_t off;
+    uint32_t len;
+} op;
 
 static unsigned char content(uint64_t i) { return (unsigned char)(i * 7 + (i >> 8) * 13 + (i >> 16)); }
 
 static uint64_t rng = 88172645463325252ull;
-static uint64_t rnd(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; }
+static uint64_t rnd(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
 
 /* Builds the op sequence of a pattern; returns how many ops. */
 static int make_pattern(const char *pattern, uint32_t size, int nops, op *ops) {
@@ -45,7 +53,13 @@ static int make_pattern(const char *pattern, uint32_t size, int nops, op *ops) {
         for (int i = 0; i < nops; i++) {
             double u = (double)(rnd() >> 11) / 9007199254740992.0 * sum;
             uint64_t lo = 0, hi = n - 1;
-            while (lo < hi) { uint64_t mid = (lo + hi) / 2; if (cdf[mid] < u) lo = mid + 1; else hi = mid; }
+            while (lo < hi) {
+                uint64_t mid = (lo + hi) / 2;
+                if (cdf[mid] < u)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
             /* spread popular blocks over the window */
             uint64_t block = (lo * 2654435761u) % n;
             ops[i] = (op){block * size, size};
@@ -55,7 +69,10 @@ static int make_pattern(const char *pattern, uint32_t size, int nops, op *ops) {
         uint32_t large = size > LARGE_BLOCK ? size : LARGE_BLOCK;
         for (int i = 0; i < nops; i++) {
             uint64_t b = (i < 4 ? (uint64_t)i : rnd() % 4) * large * 2;
-            if (i < 4) { ops[i] = (op){b, large}; continue; }
+            if (i < 4) {
+                ops[i] = (op){b, large};
+                continue;
+            }
             uint64_t within = (rnd() % (large - size + 1)) & ~(uint64_t)7;
             ops[i] = (op){b + within, size};
         }
@@ -86,8 +103,13 @@ static void verify(MPI_Win pw, CMPI_Win cw, const op *ops, int n, unsigned char 
     for (int i = 0; i < n; i++) {
         for (int v = 0; v < 2; v++) {
             memset(buf, 0, ops[i].len);
-            if (v == 0) { MPI_Get(buf, (int)ops[i].len, MPI_BYTE, 1, (MPI_Aint)ops[i].off, (int)ops[i].len, MPI_BYTE, pw); MPI_Win_flush(1, pw); }
-            else { CMPI_Get(buf, (int)ops[i].len, MPI_BYTE, 1, (MPI_Aint)ops[i].off, (int)ops[i].len, MPI_BYTE, cw); CMPI_Win_flush(1, cw); }
+            if (v == 0) {
+                MPI_Get(buf, (int)ops[i].len, MPI_BYTE, 1, (MPI_Aint)ops[i].off, (int)ops[i].len, MPI_BYTE, pw);
+                MPI_Win_flush(1, pw);
+            } else {
+                CMPI_Get(buf, (int)ops[i].len, MPI_BYTE, 1, (MPI_Aint)ops[i].off, (int)ops[i].len, MPI_BYTE, cw);
+                CMPI_Win_flush(1, cw);
+            }
             for (uint32_t k = 0; k < ops[i].len; k++)
                 if (buf[k] != content(ops[i].off + k)) {
                     fprintf(stderr, "get_bench: WRONG DATA (%s) op %d offset %llu byte %u\n", v ? "clampi" : "plain", i,
@@ -98,8 +120,14 @@ static void verify(MPI_Win pw, CMPI_Win cw, const op *ops, int n, unsigned char 
     }
 }
 
-static int cmp_double(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
-static double median(double *v, int n) { qsort(v, n, sizeof *v, cmp_double); return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2; }
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+static double median(double *v, int n) {
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
@@ -110,11 +138,16 @@ int main(int argc, char **argv) {
     int nops = 2000, trials = 5;
     uint32_t max_size = 65536;
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--label")) label = argv[i + 1];
-        else if (!strcmp(argv[i], "--json")) json = argv[i + 1];
-        else if (!strcmp(argv[i], "--ops")) nops = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--trials")) trials = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--max-size")) max_size = (uint32_t)atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--label"))
+            label = argv[i + 1];
+        else if (!strcmp(argv[i], "--json"))
+            json = argv[i + 1];
+        else if (!strcmp(argv[i], "--ops"))
+            nops = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--trials"))
+            trials = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--max-size"))
+            max_size = (uint32_t)atoi(argv[i + 1]);
     }
     if (nranks < 2) {
         if (rank == 0) fprintf(stderr, "get_bench: needs at least 2 ranks\n");
@@ -139,10 +172,17 @@ int main(int argc, char **argv) {
 
     FILE *jf = NULL;
     if (rank == 0) {
-        if (json && !(jf = fopen(json, "w"))) { perror(json); MPI_Abort(MPI_COMM_WORLD, 1); }
-        if (jf) fprintf(jf, "{\"label\": \"%s\", \"ranks\": %d, \"ops\": %d, \"trials\": %d, \"results\": [\n", label, nranks, nops, trials);
-        printf("# get_bench %s: median time per get+flush (us), %d ops x %d trials, rank 0 -> rank 1\n", label, nops, trials);
-        printf("%-9s %8s %12s %12s %9s %8s %8s %8s\n", "pattern", "size", "MPI_Get", "CMPI_Get", "speedup", "hits", "misses", "direct");
+        if (json && !(jf = fopen(json, "w"))) {
+            perror(json);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        if (jf)
+            fprintf(jf, "{\"label\": \"%s\", \"ranks\": %d, \"ops\": %d, \"trials\": %d, \"results\": [\n", label,
+                    nranks, nops, trials);
+        printf("# get_bench %s: median time per get+flush (us), %d ops x %d trials, rank 0 -> rank 1\n", label, nops,
+               trials);
+        printf("%-9s %8s %12s %12s %9s %8s %8s %8s\n", "pattern", "size", "MPI_Get", "CMPI_Get", "speedup", "hits",
+               "misses", "direct");
     }
     const char *patterns[] = {"hit", "miss", "skewed", "subrange"};
     op *ops = malloc((size_t)nops * sizeof *ops);
@@ -167,18 +207,25 @@ int main(int argc, char **argv) {
                 }
                 CMPI_Win_get_stats(cw, &s1);
                 double mp = median(tp, trials), mc = median(tc, trials);
-                unsigned long long hits = s1.hits - s0.hits, misses = s1.misses - s0.misses, direct = s1.direct - s0.direct;
-                printf("%-9s %8u %12.3f %12.3f %8.2fx %8llu %8llu %8llu\n", patterns[p], sz, mp, mc, mp / mc, hits, misses, direct);
+                unsigned long long hits = s1.hits - s0.hits, misses = s1.misses - s0.misses,
+                                   direct = s1.direct - s0.direct;
+                printf("%-9s %8u %12.3f %12.3f %8.2fx %8llu %8llu %8llu\n", patterns[p], sz, mp, mc, mp / mc, hits,
+                       misses, direct);
                 fflush(stdout);
                 if (jf)
-                    fprintf(jf, "%s  {\"pattern\": \"%s\", \"size\": %u, \"mpi_us\": %.4f, \"clampi_us\": %.4f, \"speedup\": %.4f, "
-                                "\"hits\": %llu, \"misses\": %llu, \"direct\": %llu}",
+                    fprintf(jf,
+                            "%s  {\"pattern\": \"%s\", \"size\": %u, \"mpi_us\": %.4f, \"clampi_us\": %.4f, "
+                            "\"speedup\": %.4f, "
+                            "\"hits\": %llu, \"misses\": %llu, \"direct\": %llu}",
                             first ? "" : ",\n", patterns[p], sz, mp, mc, mp / mc, hits, misses, direct);
                 first = 0;
             }
         }
     }
-    if (jf) { fprintf(jf, "\n]}\n"); fclose(jf); }
+    if (jf) {
+        fprintf(jf, "\n]}\n");
+        fclose(jf);
+    }
     MPI_Win_unlock_all(pw);
     CMPI_Win_unlock_all(cw);
     MPI_Barrier(MPI_COMM_WORLD);

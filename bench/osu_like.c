@@ -35,10 +35,14 @@ static int me;
 /* Opening and closing an access epoch at the origin (rank 0), and the target's part of
  * active-target synchronization (rank 1). */
 static void epoch_open(void) {
-    if (sync_kind == S_LOCK) MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
-    else if (sync_kind == S_LOCK_ALL) MPI_Win_lock_all(0, win);
-    else if (sync_kind == S_FENCE) MPI_Win_fence(0, win);
-    else if (sync_kind == S_PSCW) MPI_Win_start(peer, 0, win);
+    if (sync_kind == S_LOCK)
+        MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+    else if (sync_kind == S_LOCK_ALL)
+        MPI_Win_lock_all(0, win);
+    else if (sync_kind == S_FENCE)
+        MPI_Win_fence(0, win);
+    else if (sync_kind == S_PSCW)
+        MPI_Win_start(peer, 0, win);
 }
 static void epoch_close(void) {
     switch (sync_kind) {
@@ -51,8 +55,13 @@ static void epoch_close(void) {
     }
 }
 static void target_epoch(void) {
-    if (sync_kind == S_FENCE) { MPI_Win_fence(0, win); MPI_Win_fence(0, win); }
-    else if (sync_kind == S_PSCW) { MPI_Win_post(peer, 0, win); MPI_Win_wait(win); }
+    if (sync_kind == S_FENCE) {
+        MPI_Win_fence(0, win);
+        MPI_Win_fence(0, win);
+    } else if (sync_kind == S_PSCW) {
+        MPI_Win_post(peer, 0, win);
+        MPI_Win_wait(win);
+    }
 }
 
 int main(int argc, char **argv) {
@@ -107,13 +116,18 @@ int main(int argc, char **argv) {
     if (me == 0) {
         if (passive) MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
         for (int it = -warmup; it < iters; it++) {
-            if (it == 0) { t0 = MPI_Wtime(); CALLGRIND_TOGGLE_COLLECT; }
+            if (it == 0) {
+                t0 = MPI_Wtime();
+                CALLGRIND_TOGGLE_COLLECT;
+            }
             epoch_open();
             for (int j = 0; j < n; j++) {
                 MPI_Aint disp = disp0 + (same ? 0 : (MPI_Aint)j * size);
                 char *o = local + (size_t)j * size, *r = result + (size_t)j * size;
-                if (!strncmp(pattern, "get_", 4)) MPI_Get(r, size, MPI_CHAR, 1, disp, size, MPI_CHAR, win);
-                else if (!strncmp(pattern, "put_", 4)) MPI_Put(o, size, MPI_CHAR, 1, disp, size, MPI_CHAR, win);
+                if (!strncmp(pattern, "get_", 4))
+                    MPI_Get(r, size, MPI_CHAR, 1, disp, size, MPI_CHAR, win);
+                else if (!strncmp(pattern, "put_", 4))
+                    MPI_Put(o, size, MPI_CHAR, 1, disp, size, MPI_CHAR, win);
                 else if (!strcmp(pattern, "acc_lat"))
                     MPI_Accumulate(o, size / 8, MPI_LONG_LONG, 1, disp, size / 8, MPI_LONG_LONG, MPI_SUM, win);
                 else if (!strcmp(pattern, "get_acc_lat"))

@@ -4,7 +4,7 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config
       openmpi-bin libopenmpi-dev mpich libmpich-dev libucx-dev
       valgrind bc python3 python3-matplotlib
-      libnuma-dev binutils)   # libnuma: clampi_numa_alloc binding; binutils: addr2line for the locality sampler
+      libnuma-dev binutils clang-format)   # libnuma: clampi_numa_alloc binding; binutils: addr2line for the locality sampler; clang-format: the style check
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -45,10 +45,15 @@ static double urand(void) {
 }
 static void random_direction(double r, double out[3]) {
     double z = 2 * urand() - 1, phi = 2 * M_PI * urand(), s = sqrt(1 - z * z);
-    out[0] = r * s * cos(phi); out[1] = r * s * sin(phi); out[2] = r * z;
+    out[0] = r * s * cos(phi);
+    out[1] = r * s * sin(phi);
+    out[2] = r * z;
 }
 
-typedef struct body_state { double pos[3], vel[3], acc[3], mass; uint64_t key; } body_state;
+typedef struct body_state {
+    double pos[3], vel[3], acc[3], mass;
+    uint64_t key;
+} body_state;
 
 static uint64_t spread3(uint64_t x) { /* 21 bits -> every third bit */
     x &= 0x1fffff;
@@ -68,10 +73,14 @@ static void plummer(body_state *b, int n, uint64_t seed) {
     rng_state = seed * 0x2545F4914F6CDD1Dull + 7;
     for (int i = 0; i < n; i++) {
         double r;
-        do r = 1.0 / sqrt(pow(urand() * 0.999 + 1e-9, -2.0 / 3.0) - 1.0); while (r > 10);
+        do r = 1.0 / sqrt(pow(urand() * 0.999 + 1e-9, -2.0 / 3.0) - 1.0);
+        while (r > 10);
         random_direction(r, b[i].pos);
         double x, y;
-        do { x = urand(); y = 0.1 * urand(); } while (y > x * x * pow(1 - x * x, 3.5));
+        do {
+            x = urand();
+            y = 0.1 * urand();
+        } while (y > x * x * pow(1 - x * x, 3.5));
         random_direction(x * sqrt(2.0) * pow(1 + r * r, -0.25), b[i].vel);
         b[i].mass = 1.0 / n;
         memset(b[i].acc, 0, sizeof b[i].acc);
@@ -79,7 +88,10 @@ static void plummer(body_state *b, int n, uint64_t seed) {
     /* Morton keys over the bounding cube */
     double lo = 1e300, hi = -1e300;
     for (int i = 0; i < n; i++)
-        for (int d = 0; d < 3; d++) { lo = fmin(lo, b[i].pos[d]); hi = fmax(hi, b[i].pos[d]); }
+        for (int d = 0; d < 3; d++) {
+            lo = fmin(lo, b[i].pos[d]);
+            hi = fmax(hi, b[i].pos[d]);
+        }
     double scale = (double)0x1fffff / (hi - lo + 1e-12);
     for (int i = 0; i < n; i++) {
         uint64_t k = 0;
@@ -92,18 +104,18 @@ static void plummer(body_state *b, int n, uint64_t seed) {
 /* ---- the distributed tree and the force walk -------------------------------------- */
 typedef struct bh_ctx {
     int nlocal, maxnodes;
-    body_state *me;           /* local bodies */
+    body_state *me; /* local bodies */
     bh_body *tmpin;
     int *perm;
     double theta2, eps2;
-    MPI_Aint body_off;        /* byte offset of the body records in every window */
+    MPI_Aint body_off; /* byte offset of the body records in every window */
     int cached;
     MPI_Win mw;
     CMPI_Win cw;
-    unsigned char *base;      /* this rank's window memory */
-    app_run *ev;              /* adaptation events (rank 0, clampi) */
+    unsigned char *base; /* this rank's window memory */
+    app_run *ev;         /* adaptation events (rank 0, clampi) */
     double t_phase0;
-    long gets;                /* remote reads this phase (nodes + leaf bodies) */
+    long gets; /* remote reads this phase (nodes + leaf bodies) */
 } bh_ctx;
 
 static void remote_read(bh_ctx *x, void *dst, int bytes, int target, MPI_Aint disp) {
@@ -125,8 +137,10 @@ static void walk(bh_ctx *x, int r, const double p[3], double acc[3]) {
     bh_body bodybuf[BH_LEAF * 64];
     const bh_node *nodes = (const bh_node *)x->base;
     int sp = 0;
-    if (r == rank) stack[sp++] = nodes[0];
-    else remote_read(x, &stack[sp++], sizeof(bh_node), r, 0);
+    if (r == rank)
+        stack[sp++] = nodes[0];
+    else
+        remote_read(x, &stack[sp++], sizeof(bh_node), r, 0);
     while (sp) {
         const bh_node nd = stack[--sp];
         if (nd.count == 0) continue;
@@ -136,7 +150,8 @@ static void walk(bh_ctx *x, int r, const double p[3], double acc[3]) {
             bh_interact(p, nd.com, nd.mass, x->eps2, acc);
         } else if (nd.nchild == 0) { /* leaf: every body */
             const bh_body *bs;
-            if (r == rank) bs = (const bh_body *)(x->base + x->body_off) + nd.first;
+            if (r == rank)
+                bs = (const bh_body *)(x->base + x->body_off) + nd.first;
             else {
                 if (nd.count > (int)(sizeof bodybuf / sizeof *bodybuf)) die("leaf too large");
                 remote_read(x, bodybuf, nd.count * (int)sizeof(bh_body), r,
@@ -146,8 +161,11 @@ static void walk(bh_ctx *x, int r, const double p[3], double acc[3]) {
             for (int i = 0; i < nd.count; i++) bh_interact(p, bs[i].pos, bs[i].mass, x->eps2, acc);
         } else {
             if (sp + nd.nchild > (int)(sizeof stack / sizeof *stack)) die("tree too deep");
-            if (r == rank) memcpy(&stack[sp], nodes + nd.child, sizeof(bh_node) * (size_t)nd.nchild);
-            else remote_read(x, &stack[sp], nd.nchild * (int)sizeof(bh_node), r, (MPI_Aint)nd.child * (MPI_Aint)sizeof(bh_node));
+            if (r == rank)
+                memcpy(&stack[sp], nodes + nd.child, sizeof(bh_node) * (size_t)nd.nchild);
+            else
+                remote_read(x, &stack[sp], nd.nchild * (int)sizeof(bh_node), r,
+                            (MPI_Aint)nd.child * (MPI_Aint)sizeof(bh_node));
             sp += nd.nchild;
         }
     }
@@ -163,8 +181,10 @@ static double force_phase(bh_ctx *x) {
     bh_build(x->tmpin, x->nlocal, (bh_node *)x->base, (bh_body *)(x->base + x->body_off), x->perm);
     if (x->nlocal == 0) memset(x->base, 0, sizeof(bh_node)); /* an empty root */
     MPI_Barrier(MPI_COMM_WORLD);
-    if (x->cached) CMPI_Win_lock_all(MPI_MODE_NOCHECK, x->cw);
-    else MPI_Win_lock_all(MPI_MODE_NOCHECK, x->mw);
+    if (x->cached)
+        CMPI_Win_lock_all(MPI_MODE_NOCHECK, x->cw);
+    else
+        MPI_Win_lock_all(MPI_MODE_NOCHECK, x->mw);
     double t0 = MPI_Wtime();
     for (int i = 0; i < x->nlocal; i++) {
         double acc[3] = {0, 0, 0};
@@ -194,7 +214,11 @@ static body_state *gather_all(bh_ctx *x, int n) {
         all = malloc(sizeof *all * (size_t)n);
     }
     MPI_Gather(&bytes, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (rank == 0) for (int r = 0, s = 0; r < nranks; r++) { displs[r] = s; s += counts[r]; }
+    if (rank == 0)
+        for (int r = 0, s = 0; r < nranks; r++) {
+            displs[r] = s;
+            s += counts[r];
+        }
     MPI_Gatherv(x->me, bytes, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
     free(counts);
     free(displs);
@@ -221,7 +245,10 @@ static double force_error(const body_state *b, int n, double eps2, double *max_r
         double a[3] = {0, 0, 0};
         for (int j = 0; j < n; j++) bh_interact(b[i].pos, b[j].pos, b[j].mass, eps2, a);
         double e2 = 0, a2 = 0;
-        for (int d = 0; d < 3; d++) { e2 += (b[i].acc[d] - a[d]) * (b[i].acc[d] - a[d]); a2 += a[d] * a[d]; }
+        for (int d = 0; d < 3; d++) {
+            e2 += (b[i].acc[d] - a[d]) * (b[i].acc[d] - a[d]);
+            a2 += a[d] * a[d];
+        }
         num += e2;
         den += a2;
         if (a2 > 0 && sqrt(e2 / a2) > *max_rel) *max_rel = sqrt(e2 / a2);
@@ -241,26 +268,43 @@ int main(int argc, char **argv) {
     int nruns = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--verify")) { verify = 1; continue; }
+        if (!strcmp(a, "--verify")) {
+            verify = 1;
+            continue;
+        }
         if (!v) die("missing value after an option");
         i++;
-        if (!strcmp(a, "--bodies")) n = atoi(v);
-        else if (!strcmp(a, "--bodies-per-rank")) per_rank = atoi(v);
-        else if (!strcmp(a, "--steps")) steps = atoi(v);
-        else if (!strcmp(a, "--theta")) theta = atof(v);
-        else if (!strcmp(a, "--dt")) dt = atof(v);
-        else if (!strcmp(a, "--eps")) eps = atof(v);
-        else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
-        else if (!strcmp(a, "--trials")) trials = atoi(v);
-        else if (!strcmp(a, "--max-force-error")) max_ferr = atof(v);
-        else if (!strcmp(a, "--max-energy-drift")) max_drift = atof(v);
-        else if (!strcmp(a, "--json")) json = v;
-        else if (!strcmp(a, "--shm-direct")) shm = v;
+        if (!strcmp(a, "--bodies"))
+            n = atoi(v);
+        else if (!strcmp(a, "--bodies-per-rank"))
+            per_rank = atoi(v);
+        else if (!strcmp(a, "--steps"))
+            steps = atoi(v);
+        else if (!strcmp(a, "--theta"))
+            theta = atof(v);
+        else if (!strcmp(a, "--dt"))
+            dt = atof(v);
+        else if (!strcmp(a, "--eps"))
+            eps = atof(v);
+        else if (!strcmp(a, "--seed"))
+            seed = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--trials"))
+            trials = atoi(v);
+        else if (!strcmp(a, "--max-force-error"))
+            max_ferr = atof(v);
+        else if (!strcmp(a, "--max-energy-drift"))
+            max_drift = atof(v);
+        else if (!strcmp(a, "--json"))
+            json = v;
+        else if (!strcmp(a, "--shm-direct"))
+            shm = v;
         else if (!strcmp(a, "--config")) {
             if (nruns == APP_MAX_CONFIGS) die("too many --config");
-            if (app_parse_config(v, &runs[nruns].cfg) != 0) die("bad --config (uncached | fixed[:INDEX[:BUFFER]] | adaptive[:INDEX[:BUFFER]])");
+            if (app_parse_config(v, &runs[nruns].cfg) != 0)
+                die("bad --config (uncached | fixed[:INDEX[:BUFFER]] | adaptive[:INDEX[:BUFFER]])");
             nruns++;
-        } else die("unknown option");
+        } else
+            die("unknown option");
     }
     if (n <= 0) n = per_rank * nranks;
     if (trials < 1 || trials > APP_MAX_TRIALS || steps < 0 || theta <= 0) die("bad --trials, --steps or --theta");
@@ -304,7 +348,10 @@ int main(int argc, char **argv) {
                     die("CMPI_Win_allocate failed");
                 MPI_Info_free(&info);
                 MPI_Win_set_name(x.cw.win, "bh_tree");
-                if (rank == 0) { x.ev = r; app_events_begin(r); }
+                if (rank == 0) {
+                    x.ev = r;
+                    app_events_begin(r);
+                }
             } else {
                 x.base = mbase;
             }
@@ -353,7 +400,8 @@ int main(int argc, char **argv) {
             double sum = 0, all_sum;
             for (int i = 0; i < x.nlocal; i++) sum += x.me[i].pos[0] + 3 * x.me[i].pos[1] + 7 * x.me[i].pos[2];
             MPI_Allreduce(&sum, &all_sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-            if (!isnan(ref_sum) && memcmp(&all_sum, &ref_sum, sizeof all_sum) != 0) die("configurations disagree on the trajectory");
+            if (!isnan(ref_sum) && memcmp(&all_sum, &ref_sum, sizeof all_sum) != 0)
+                die("configurations disagree on the trajectory");
             ref_sum = all_sum;
             if (x.cached) {
                 app_stats_accumulate(x.cw, &r->stats);
@@ -364,14 +412,25 @@ int main(int argc, char **argv) {
                 gets_uncached = g;
             }
         }
-        if (rank == 0) { printf("# trial %d/%d done\n", t + 1, trials); fflush(stdout); }
+        if (rank == 0) {
+            printf("# trial %d/%d done\n", t + 1, trials);
+            fflush(stdout);
+        }
     }
     char params[256];
-    snprintf(params, sizeof params, "\"bodies\": %d, \"theta\": %g, \"steps\": %d, \"dt\": %g, \"eps\": %g, \"trials\": %d, "
-             "\"remote_reads_per_run\": %ld", n, theta, steps, dt, eps, trials, gets_uncached);
-    if (rank == 0) app_report("bh", params, "force-phase seconds per step (max over ranks)", 1e3, "ms/step", runs, nruns, json, nranks);
+    snprintf(params, sizeof params,
+             "\"bodies\": %d, \"theta\": %g, \"steps\": %d, \"dt\": %g, \"eps\": %g, \"trials\": %d, "
+             "\"remote_reads_per_run\": %ld",
+             n, theta, steps, dt, eps, trials, gets_uncached);
+    if (rank == 0)
+        app_report("bh", params, "force-phase seconds per step (max over ranks)", 1e3, "ms/step", runs, nruns, json,
+                   nranks);
     MPI_Win_free(&x.mw);
-    free(init); free(x.me); free(x.tmpin); free(x.perm); free(runs);
+    free(init);
+    free(x.me);
+    free(x.tmpin);
+    free(x.perm);
+    free(runs);
     MPI_Finalize();
     return 0;
 }

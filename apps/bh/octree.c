@@ -45,7 +45,10 @@ static void build(builder *b, int id, int *idx, int n, const double c[3], double
         oct[i] = (p[0] >= c[0]) | ((p[1] >= c[1]) << 1) | ((p[2] >= c[2]) << 2);
         cnt[oct[i]]++;
     }
-    for (int k = 0, s = 0; k < 8; k++) { start[k] = s; s += cnt[k]; }
+    for (int k = 0, s = 0; k < 8; k++) {
+        start[k] = s;
+        s += cnt[k];
+    }
     int *tmp = malloc(sizeof *tmp * (size_t)n), pos[8];
     memcpy(pos, start, sizeof pos);
     for (int i = 0; i < n; i++) tmp[pos[oct[i]]++] = idx[i];
@@ -60,7 +63,8 @@ static void build(builder *b, int id, int *idx, int n, const double c[3], double
     double m = 0, s[3] = {0, 0, 0};
     for (int k = 0, j = 0; k < 8; k++) {
         if (!cnt[k]) continue;
-        double cc[3] = {c[0] + (k & 1 ? h / 2 : -h / 2), c[1] + (k & 2 ? h / 2 : -h / 2), c[2] + (k & 4 ? h / 2 : -h / 2)};
+        double cc[3] = {c[0] + (k & 1 ? h / 2 : -h / 2), c[1] + (k & 2 ? h / 2 : -h / 2),
+                        c[2] + (k & 4 ? h / 2 : -h / 2)};
         const int ch = base + j++;
         build(b, ch, idx + start[k], cnt[k], cc, h / 2, depth + 1);
         m += b->nodes[ch].mass;

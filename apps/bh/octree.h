@@ -8,7 +8,9 @@
 
 #define BH_LEAF 8 /* bodies per leaf at most (unless they coincide) */
 
-typedef struct bh_body { double pos[3], mass; } bh_body;     /* 32 bytes: window record */
+typedef struct bh_body {
+    double pos[3], mass;
+} bh_body; /* 32 bytes: window record */
 typedef struct bh_node {
     double com[3], mass;   /* centre of mass and total mass of the subtree */
     double size;           /* cell side length (opening criterion: size / distance < theta) */
@@ -27,6 +29,8 @@ static inline void bh_interact(const double p[3], const double q[3], double m, d
     double r2 = d0 * d0 + d1 * d1 + d2 * d2 + eps2;
     double inv = 1.0 / __builtin_sqrt(r2);
     double f = m * inv * inv * inv;
-    acc[0] += f * d0; acc[1] += f * d1; acc[2] += f * d2;
+    acc[0] += f * d0;
+    acc[1] += f * d1;
+    acc[2] += f * d2;
 }
 #endif

@@ -10,10 +10,14 @@ int app_parse_config(const char *s, app_config *c) {
     snprintf(buf, sizeof buf, "%s", s);
     char *kind = strtok(buf, ":"), *index = strtok(NULL, ":"), *buffer = strtok(NULL, ":");
     if (!kind) return -1;
-    if (!strcmp(kind, "uncached")) c->kind = APP_UNCACHED;
-    else if (!strcmp(kind, "fixed")) c->kind = APP_FIXED;
-    else if (!strcmp(kind, "adaptive")) c->kind = APP_ADAPTIVE;
-    else return -1;
+    if (!strcmp(kind, "uncached"))
+        c->kind = APP_UNCACHED;
+    else if (!strcmp(kind, "fixed"))
+        c->kind = APP_FIXED;
+    else if (!strcmp(kind, "adaptive"))
+        c->kind = APP_ADAPTIVE;
+    else
+        return -1;
     if (index) snprintf(c->index, sizeof c->index, "%s", index);
     if (buffer) snprintf(c->buffer, sizeof c->buffer, "%s", buffer);
     return 0;
@@ -70,13 +74,18 @@ void app_events_sample(app_run *r, CMPI_Win w, double t, long step) {
     r->ev[r->nev++] = (app_event){t, step, s.index_entries, s.buffer_bytes, s.adaptations, s.hits, s.misses};
 }
 
-static const char *kind_name(app_kind k) { return k == APP_UNCACHED ? "uncached" : k == APP_FIXED ? "fixed" : "adaptive"; }
+static const char *kind_name(app_kind k) {
+    return k == APP_UNCACHED ? "uncached" : k == APP_FIXED ? "fixed" : "adaptive";
+}
 
 void app_report(const char *app, const char *params, const char *unit, double scale, const char *scale_unit,
                 app_run *runs, int nruns, const char *json_path, int nranks) {
     double base = 0;
     for (int i = 0; i < nruns; i++)
-        if (runs[i].cfg.kind == APP_UNCACHED) { base = app_median(runs[i].t, runs[i].ntrials); break; }
+        if (runs[i].cfg.kind == APP_UNCACHED) {
+            base = app_median(runs[i].t, runs[i].ntrials);
+            break;
+        }
     printf("# %s, %d ranks: median %s over trials (alternating configurations)\n", app, nranks, unit);
     printf("%-26s %12s %9s %8s %12s %12s %8s %6s %10s %10s\n", "config", scale_unit, "speedup", "hit%", "net gets",
            "evictions", "adapt", "grow", "index", "buffer");
@@ -95,21 +104,27 @@ void app_report(const char *app, const char *params, const char *unit, double sc
     fflush(stdout);
     if (!json_path) return;
     FILE *f = fopen(json_path, "w");
-    if (!f) { perror(json_path); return; }
-    fprintf(f, "{\"app\": \"%s\", \"ranks\": %d, \"unit\": \"%s\", \"params\": {%s},\n \"runs\": [\n", app, nranks, unit, params);
+    if (!f) {
+        perror(json_path);
+        return;
+    }
+    fprintf(f, "{\"app\": \"%s\", \"ranks\": %d, \"unit\": \"%s\", \"params\": {%s},\n \"runs\": [\n", app, nranks,
+            unit, params);
     for (int i = 0; i < nruns; i++) {
         app_run *r = &runs[i];
         const CMPI_Win_stats *s = &r->stats;
         double m = app_median(r->t, r->ntrials);
-        fprintf(f, "  {\"config\": \"%s\", \"kind\": \"%s\", \"index\": \"%s\", \"buffer\": \"%s\", \"median\": %.9g, "
-                   "\"speedup\": %.6g, \"times\": [",
+        fprintf(f,
+                "  {\"config\": \"%s\", \"kind\": \"%s\", \"index\": \"%s\", \"buffer\": \"%s\", \"median\": %.9g, "
+                "\"speedup\": %.6g, \"times\": [",
                 r->cfg.name, kind_name(r->cfg.kind), r->cfg.index, r->cfg.buffer, m, base > 0 ? base / m : 1.0);
         for (int t = 0; t < r->ntrials; t++) fprintf(f, "%s%.9g", t ? ", " : "", r->t[t]);
-        fprintf(f, "],\n   \"stats\": {\"gets\": %llu, \"hits\": %llu, \"misses\": %llu, \"inflight_hits\": %llu, "
-                   "\"bypassed\": %llu, \"direct\": %llu, \"bytes_fetched\": %llu, \"bytes_saved\": %llu, "
-                   "\"evictions\": %llu, \"conflict_evictions\": %llu, \"capacity_evictions\": %llu, "
-                   "\"failed_inserts\": %llu, \"invalidations\": %llu, \"adaptations\": %llu, \"adapt_grows\": %llu, "
-                   "\"adapt_shrinks\": %llu, \"index_entries\": %llu, \"buffer_bytes\": %llu},\n   \"events\": [",
+        fprintf(f,
+                "],\n   \"stats\": {\"gets\": %llu, \"hits\": %llu, \"misses\": %llu, \"inflight_hits\": %llu, "
+                "\"bypassed\": %llu, \"direct\": %llu, \"bytes_fetched\": %llu, \"bytes_saved\": %llu, "
+                "\"evictions\": %llu, \"conflict_evictions\": %llu, \"capacity_evictions\": %llu, "
+                "\"failed_inserts\": %llu, \"invalidations\": %llu, \"adaptations\": %llu, \"adapt_grows\": %llu, "
+                "\"adapt_shrinks\": %llu, \"index_entries\": %llu, \"buffer_bytes\": %llu},\n   \"events\": [",
                 (unsigned long long)s->gets, (unsigned long long)s->hits, (unsigned long long)s->misses,
                 (unsigned long long)s->inflight_hits, (unsigned long long)s->bypassed, (unsigned long long)s->direct,
                 (unsigned long long)s->bytes_fetched, (unsigned long long)s->bytes_saved,
@@ -119,8 +134,9 @@ void app_report(const char *app, const char *params, const char *unit, double sc
                 (unsigned long long)s->adapt_grows, (unsigned long long)s->adapt_shrinks,
                 (unsigned long long)s->index_entries, (unsigned long long)s->buffer_bytes);
         for (int e = 0; e < r->nev; e++)
-            fprintf(f, "%s{\"t\": %.6g, \"step\": %ld, \"index\": %llu, \"buffer\": %llu, \"adaptations\": %llu, "
-                       "\"hits\": %llu, \"misses\": %llu}",
+            fprintf(f,
+                    "%s{\"t\": %.6g, \"step\": %ld, \"index\": %llu, \"buffer\": %llu, \"adaptations\": %llu, "
+                    "\"hits\": %llu, \"misses\": %llu}",
                     e ? ", " : "", r->ev[e].t, r->ev[e].step, r->ev[e].index_entries, r->ev[e].buffer_bytes,
                     r->ev[e].adaptations, r->ev[e].hits, r->ev[e].misses);
         fprintf(f, "]}%s\n", i + 1 < nruns ? "," : "");

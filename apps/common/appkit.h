@@ -12,7 +12,7 @@ typedef enum { APP_UNCACHED, APP_FIXED, APP_ADAPTIVE } app_kind;
  * clampi info keys take them, e.g. "adaptive:1024:1M"; omitted: clampi's defaults). */
 typedef struct app_config {
     app_kind kind;
-    char name[64];          /* the string as given: the column label */
+    char name[64]; /* the string as given: the column label */
     char index[32], buffer[32];
 } app_config;
 
@@ -22,8 +22,8 @@ typedef struct app_config {
 
 /* One observation of a clampi window (rank 0), taken when its sizes change. */
 typedef struct app_event {
-    double t;               /* seconds since the trial began */
-    long step;              /* application progress (vertices done, steps done) */
+    double t;  /* seconds since the trial began */
+    long step; /* application progress (vertices done, steps done) */
     unsigned long long index_entries, buffer_bytes, adaptations, hits, misses;
 } app_event;
 
@@ -31,9 +31,9 @@ typedef struct app_run {
     app_config cfg;
     double t[APP_MAX_TRIALS]; /* per trial: the measured time (max over ranks) */
     int ntrials;
-    CMPI_Win_stats stats;     /* summed over ranks, over all trials */
+    CMPI_Win_stats stats; /* summed over ranks, over all trials */
     app_event ev[APP_MAX_EVENTS];
-    int nev;                  /* events of the last trial (rank 0) */
+    int nev; /* events of the last trial (rank 0) */
     unsigned long long last_adapt;
 } app_run;
 

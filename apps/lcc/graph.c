@@ -24,7 +24,10 @@ static int build_csr(graph *g, int64_t n, const int64_t *src, const int64_t *dst
     int64_t *fill = calloc((size_t)n + 1, sizeof *fill);
     if (!g->row || !fill) return -1;
     for (int64_t i = 0; i < m; i++)
-        if (src[i] != dst[i]) { g->row[src[i] + 1]++; g->row[dst[i] + 1]++; }
+        if (src[i] != dst[i]) {
+            g->row[src[i] + 1]++;
+            g->row[dst[i] + 1]++;
+        }
     for (int64_t v = 0; v < n; v++) g->row[v + 1] += g->row[v];
     int32_t *adj = malloc((size_t)(g->row[n] ? g->row[n] : 1) * sizeof *adj);
     if (!adj) return -1;
@@ -72,7 +75,10 @@ int graph_rmat(graph *g, int scale, int edgefactor, uint64_t seed) {
         perm[i] = perm[j];
         perm[j] = t;
     }
-    for (int64_t i = 0; i < m; i++) { src[i] = perm[src[i]]; dst[i] = perm[dst[i]]; }
+    for (int64_t i = 0; i < m; i++) {
+        src[i] = perm[src[i]];
+        dst[i] = perm[dst[i]];
+    }
     int rc = build_csr(g, n, src, dst, m);
     free(src);
     free(dst);
@@ -124,9 +130,15 @@ void graph_free(graph *g) {
 int64_t graph_intersect(const int32_t *a, int64_t na, const int32_t *b, int64_t nb) {
     int64_t i = 0, j = 0, k = 0;
     while (i < na && j < nb) {
-        if (a[i] < b[j]) i++;
-        else if (a[i] > b[j]) j++;
-        else { k++; i++; j++; }
+        if (a[i] < b[j])
+            i++;
+        else if (a[i] > b[j])
+            j++;
+        else {
+            k++;
+            i++;
+            j++;
+        }
     }
     return k;
 }
@@ -135,7 +147,8 @@ int64_t graph_triangles_at(const graph *g, int64_t v) {
     int64_t t = 0;
     for (int64_t i = g->row[v]; i < g->row[v + 1]; i++) {
         int32_t u = g->adj[i];
-        t += graph_intersect(g->adj + g->row[v], g->row[v + 1] - g->row[v], g->adj + g->row[u], g->row[u + 1] - g->row[u]);
+        t += graph_intersect(g->adj + g->row[v], g->row[v + 1] - g->row[v], g->adj + g->row[u],
+                             g->row[u + 1] - g->row[u]);
     }
     return t / 2; /* each triangle (v, u, w) is seen from u and from w */
 }

@@ -6,9 +6,9 @@
 #include <stdint.h>
 
 typedef struct graph {
-    int64_t n;           /* vertices 0..n-1 */
-    int64_t *row;        /* n+1 offsets into adj */
-    int32_t *adj;        /* sorted neighbour lists */
+    int64_t n;    /* vertices 0..n-1 */
+    int64_t *row; /* n+1 offsets into adj */
+    int32_t *adj; /* sorted neighbour lists */
 } graph;
 
 /* R-MAT with a=0.57, b=0.19, c=0.19 (d=0.05): 2^scale vertices, edgefactor*2^scale

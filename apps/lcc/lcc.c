@@ -26,30 +26,37 @@
 #include "graph.h"
 
 static int rank, nranks;
-static int pipeline; /* --pipeline: batch a vertex's gets under one flush_all */
+static int pipeline;  /* --pipeline: batch a vertex's gets under one flush_all */
 static int64_t chunk; /* vertices per rank (block partition) */
 
 static int owner(int64_t v) { return (int)(v / chunk); }
-static int64_t first_of(int r, int64_t n) { int64_t f = (int64_t)r * chunk; return f < n ? f : n; }
+static int64_t first_of(int r, int64_t n) {
+    int64_t f = (int64_t)r * chunk;
+    return f < n ? f : n;
+}
 
 typedef struct lcc_ctx {
-    const graph *g;           /* row offsets for every vertex; adj only if verifying */
-    int64_t lo, hi;           /* local vertices */
-    int32_t *local;           /* local adjacency lists (the window's memory) */
+    const graph *g; /* row offsets for every vertex; adj only if verifying */
+    int64_t lo, hi; /* local vertices */
+    int32_t *local; /* local adjacency lists (the window's memory) */
     int32_t *scratch;
     int64_t scratch_cap;
-    int64_t *tri;             /* per local vertex */
+    int64_t *tri; /* per local vertex */
 } lcc_ctx;
 
-typedef struct pending { int64_t pos, len; } pending;
+typedef struct pending {
+    int64_t pos, len;
+} pending;
 
 /* Counts triangles of every local vertex through one of the windows. */
 static double run_trial(lcc_ctx *x, int cached, MPI_Win mw, CMPI_Win cw, app_run *ev_run) {
     const graph *g = x->g;
     pending *pend = malloc(sizeof *pend * (size_t)(x->scratch_cap + 1));
     MPI_Barrier(MPI_COMM_WORLD);
-    if (cached) CMPI_Win_lock_all(MPI_MODE_NOCHECK, cw);
-    else MPI_Win_lock_all(MPI_MODE_NOCHECK, mw);
+    if (cached)
+        CMPI_Win_lock_all(MPI_MODE_NOCHECK, cw);
+    else
+        MPI_Win_lock_all(MPI_MODE_NOCHECK, mw);
     double t0 = MPI_Wtime();
     if (ev_run) app_events_begin(ev_run), app_events_sample(ev_run, cw, 0, 0);
     for (int64_t v = x->lo; v < x->hi; v++) {
@@ -65,9 +72,12 @@ static double run_trial(lcc_ctx *x, int cached, MPI_Win mw, CMPI_Win cw, app_run
             }
             if (u < 0 || pos + du > x->scratch_cap) { /* end of batch: complete and intersect */
                 if (np) {
-                    if (cached) CMPI_Win_flush_all(cw);
-                    else MPI_Win_flush_all(mw);
-                    for (int64_t k = 0; k < np; k++) sum += graph_intersect(av, dv, x->scratch + pend[k].pos, pend[k].len);
+                    if (cached)
+                        CMPI_Win_flush_all(cw);
+                    else
+                        MPI_Win_flush_all(mw);
+                    for (int64_t k = 0; k < np; k++)
+                        sum += graph_intersect(av, dv, x->scratch + pend[k].pos, pend[k].len);
                 }
                 pos = np = 0;
                 if (u < 0) break;
@@ -85,16 +95,20 @@ static double run_trial(lcc_ctx *x, int cached, MPI_Win mw, CMPI_Win cw, app_run
                 sum += graph_intersect(av, dv, x->scratch, du);
                 continue;
             }
-            if (cached) CMPI_Get(x->scratch + pos, (int)du, MPI_INT32_T, o, disp, (int)du, MPI_INT32_T, cw);
-            else MPI_Get(x->scratch + pos, (int)du, MPI_INT32_T, o, disp, (int)du, MPI_INT32_T, mw);
+            if (cached)
+                CMPI_Get(x->scratch + pos, (int)du, MPI_INT32_T, o, disp, (int)du, MPI_INT32_T, cw);
+            else
+                MPI_Get(x->scratch + pos, (int)du, MPI_INT32_T, o, disp, (int)du, MPI_INT32_T, mw);
             pend[np++] = (pending){pos, du};
             pos += du;
         }
         x->tri[v - x->lo] = sum / 2;
         if (ev_run && ((v - x->lo) & 63) == 0) app_events_sample(ev_run, cw, MPI_Wtime() - t0, (long)(v - x->lo));
     }
-    if (cached) CMPI_Win_unlock_all(cw);
-    else MPI_Win_unlock_all(mw);
+    if (cached)
+        CMPI_Win_unlock_all(cw);
+    else
+        MPI_Win_unlock_all(mw);
     double t = MPI_Wtime() - t0, tmax;
     if (ev_run) app_events_sample(ev_run, cw, t, (long)(x->hi - x->lo));
     MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -120,27 +134,46 @@ int main(int argc, char **argv) {
     int nruns = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--verify")) { verify = 1; continue; }
-        if (!strcmp(a, "--pipeline")) { pipeline = 1; continue; }
+        if (!strcmp(a, "--verify")) {
+            verify = 1;
+            continue;
+        }
+        if (!strcmp(a, "--pipeline")) {
+            pipeline = 1;
+            continue;
+        }
         if (!v) die("missing value after an option");
         i++;
-        if (!strcmp(a, "--scale")) scale = atoi(v);
-        else if (!strcmp(a, "--edgefactor")) edgefactor = atoi(v);
-        else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
-        else if (!strcmp(a, "--file")) file = v;
-        else if (!strcmp(a, "--trials")) trials = atoi(v);
-        else if (!strcmp(a, "--batch")) batch = atoll(v);
-        else if (!strcmp(a, "--expect-triangles")) expect_tri = atoll(v);
-        else if (!strcmp(a, "--expect-lcc")) expect_lcc = atof(v);
-        else if (!strcmp(a, "--out")) out = v;
-        else if (!strcmp(a, "--json")) json = v;
-        else if (!strcmp(a, "--shm-direct")) shm = v;
+        if (!strcmp(a, "--scale"))
+            scale = atoi(v);
+        else if (!strcmp(a, "--edgefactor"))
+            edgefactor = atoi(v);
+        else if (!strcmp(a, "--seed"))
+            seed = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--file"))
+            file = v;
+        else if (!strcmp(a, "--trials"))
+            trials = atoi(v);
+        else if (!strcmp(a, "--batch"))
+            batch = atoll(v);
+        else if (!strcmp(a, "--expect-triangles"))
+            expect_tri = atoll(v);
+        else if (!strcmp(a, "--expect-lcc"))
+            expect_lcc = atof(v);
+        else if (!strcmp(a, "--out"))
+            out = v;
+        else if (!strcmp(a, "--json"))
+            json = v;
+        else if (!strcmp(a, "--shm-direct"))
+            shm = v;
         else if (!strcmp(a, "--config")) {
             if (nruns == APP_MAX_CONFIGS) die("too many --config");
             memset(&runs[nruns], 0, sizeof runs[nruns]);
-            if (app_parse_config(v, &runs[nruns].cfg) != 0) die("bad --config (uncached | fixed[:INDEX[:BUFFER]] | adaptive[:INDEX[:BUFFER]])");
+            if (app_parse_config(v, &runs[nruns].cfg) != 0)
+                die("bad --config (uncached | fixed[:INDEX[:BUFFER]] | adaptive[:INDEX[:BUFFER]])");
             nruns++;
-        } else die("unknown option");
+        } else
+            die("unknown option");
     }
     if (trials < 1 || trials > APP_MAX_TRIALS) die("--trials must be 1..32");
     if (nruns == 0) {
@@ -180,7 +213,10 @@ int main(int argc, char **argv) {
     MPI_Win_allocate((MPI_Aint)((nlocal_adj * 4 + 63) & ~63), 4, MPI_INFO_NULL, MPI_COMM_WORLD, &mbase, &mw);
     memcpy(mbase, g.adj + g.row[x.lo], (size_t)nlocal_adj * 4);
     x.local = mbase;
-    if (!verify) { free(g.adj); g.adj = NULL; } /* from here on, remote lists come only through gets */
+    if (!verify) {
+        free(g.adj);
+        g.adj = NULL;
+    } /* from here on, remote lists come only through gets */
     MPI_Barrier(MPI_COMM_WORLD);
 
     int64_t tri_total = -1;
@@ -227,10 +263,14 @@ int main(int argc, char **argv) {
             tri_total = tot / 3;
             lcc_avg = g.n ? lall / (double)g.n : 0;
         }
-        if (rank == 0) { printf("# trial %d/%d done\n", t + 1, trials); fflush(stdout); }
+        if (rank == 0) {
+            printf("# trial %d/%d done\n", t + 1, trials);
+            fflush(stdout);
+        }
     }
     if (rank == 0)
-        printf("# triangles=%lld average_lcc=%.6f%s\n", (long long)tri_total, lcc_avg, verify ? " (verified against serial)" : "");
+        printf("# triangles=%lld average_lcc=%.6f%s\n", (long long)tri_total, lcc_avg,
+               verify ? " (verified against serial)" : "");
     if (expect_tri >= 0 && tri_total != expect_tri) die("triangle count differs from --expect-triangles");
     if (expect_lcc >= 0 && fabs(lcc_avg - expect_lcc) > 1e-9) die("average LCC differs from --expect-lcc");
     if (out) { /* per-vertex LCC, gathered on rank 0 */
@@ -238,7 +278,8 @@ int main(int argc, char **argv) {
         double *mine = malloc(sizeof(double) * (nl + 1)), *all = rank == 0 ? malloc(sizeof(double) * (g.n + 1)) : NULL;
         for (int64_t v = x.lo; v < x.hi; v++) mine[v - x.lo] = graph_lcc(g.row[v + 1] - g.row[v], x.tri[v - x.lo]);
         MPI_Gather(&nl, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        if (rank == 0) for (int r = 0; r < nranks; r++) displs[r] = (int)first_of(r, g.n);
+        if (rank == 0)
+            for (int r = 0; r < nranks; r++) displs[r] = (int)first_of(r, g.n);
         MPI_Gatherv(mine, nl, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, MPI_COMM_WORLD);
         if (rank == 0) {
             FILE *f = fopen(out, "w");
@@ -247,18 +288,26 @@ int main(int argc, char **argv) {
             for (int64_t v = 0; v < g.n; v++) fprintf(f, "%lld %.9f\n", (long long)v, all[v]);
             fclose(f);
         }
-        free(counts); free(displs); free(mine); free(all);
+        free(counts);
+        free(displs);
+        free(mine);
+        free(all);
     }
     int64_t nmax = chunk;
     char params[256];
-    snprintf(params, sizeof params, "\"graph\": \"%s\", \"scale\": %d, \"edgefactor\": %d, \"n\": %lld, \"edges\": %lld, "
+    snprintf(params, sizeof params,
+             "\"graph\": \"%s\", \"scale\": %d, \"edgefactor\": %d, \"n\": %lld, \"edges\": %lld, "
              "\"triangles\": %lld, \"average_lcc\": %.9g, \"trials\": %d",
              file ? "file" : "rmat", file ? 0 : scale, file ? 0 : edgefactor, (long long)g.n, (long long)g.row[g.n] / 2,
              (long long)tri_total, lcc_avg, trials);
-    if (rank == 0) app_report("lcc", params, "seconds per run (max over ranks)", 1e6 / (double)nmax, "us/vertex", runs, nruns, json, nranks);
+    if (rank == 0)
+        app_report("lcc", params, "seconds per run (max over ranks)", 1e6 / (double)nmax, "us/vertex", runs, nruns,
+                   json, nranks);
     MPI_Win_free(&mw);
     graph_free(&g);
-    free(x.scratch); free(x.tri); free(ref);
+    free(x.scratch);
+    free(x.tri);
+    free(ref);
     MPI_Finalize();
     return 0;
 }

@@ -26,12 +26,11 @@
 #include <unistd.h>
 
 enum { V_MPI, V_NAIVE, V_MORTON, V_STAGED, V_CLAMPI, NV };
-static const char *vname[NV] = { "mpi", "naive", "morton", "staged", "clampi" };
+static const char *vname[NV] = {"mpi", "naive", "morton", "staged", "clampi"};
 enum { OP_A2A, OP_AG, NOP };
-static const char *opname[NOP] = { "alltoall", "allgather" };
+static const char *opname[NOP] = {"alltoall", "allgather"};
 
-static size_t parse_size(const char *s)
-{
+static size_t parse_size(const char *s) {
     char *e;
     double v = strtod(s, &e);
     if (*e == 'K' || *e == 'k') v *= 1024;
@@ -39,40 +38,48 @@ static size_t parse_size(const char *s)
     return (size_t)v;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
+static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
-static int run(int op, int v, const void *s, void *r, int n, MPI_Comm comm)
-{
-    CMPIX_Coll_algo algo = v == V_MPI ? CMPIX_COLL_MPI : v == V_NAIVE ? CMPIX_COLL_NAIVE
-                         : v == V_CLAMPI ? CMPIX_COLL_AUTO : CMPIX_COLL_MORTON;
-    if (op == OP_A2A)
-        return CMPIX_Alltoall_algo(s, n, MPI_BYTE, r, n, MPI_BYTE, comm, algo);
+static int run(int op, int v, const void *s, void *r, int n, MPI_Comm comm) {
+    CMPIX_Coll_algo algo = v == V_MPI      ? CMPIX_COLL_MPI
+                           : v == V_NAIVE  ? CMPIX_COLL_NAIVE
+                           : v == V_CLAMPI ? CMPIX_COLL_AUTO
+                                           : CMPIX_COLL_MORTON;
+    if (op == OP_A2A) return CMPIX_Alltoall_algo(s, n, MPI_BYTE, r, n, MPI_BYTE, comm, algo);
     return CMPIX_Allgather_algo(s, n, MPI_BYTE, r, n, MPI_BYTE, comm, algo);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     size_t bmin = 8, bmax = (size_t)1 << 20;
     int factor = 2, fixed_iters = 0, warmup = 3, sets_opt = 0;
-    int use_op[NOP] = { 1, 1 }, use_v[NV] = { 1, 1, 1, 1, 0 }, b2b = 0, trials = 0, vset = 0;
+    int use_op[NOP] = {1, 1}, use_v[NV] = {1, 1, 1, 1, 0}, b2b = 0, trials = 0, vset = 0;
     const char *json = NULL, *label = "";
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *a = argv[i], *b = argv[i + 1];
-        if (!strcmp(a, "--min")) bmin = parse_size(b);
-        else if (!strcmp(a, "--max")) bmax = parse_size(b);
-        else if (!strcmp(a, "--factor")) factor = atoi(b);
-        else if (!strcmp(a, "--iters")) fixed_iters = atoi(b);
-        else if (!strcmp(a, "--warmup")) warmup = atoi(b);
-        else if (!strcmp(a, "--sets")) sets_opt = atoi(b);
-        else if (!strcmp(a, "--json")) json = b;
-        else if (!strcmp(a, "--label")) label = b;
-        else if (!strcmp(a, "--b2b")) b2b = atoi(b);
-        else if (!strcmp(a, "--trials")) trials = atoi(b);
+        if (!strcmp(a, "--min"))
+            bmin = parse_size(b);
+        else if (!strcmp(a, "--max"))
+            bmax = parse_size(b);
+        else if (!strcmp(a, "--factor"))
+            factor = atoi(b);
+        else if (!strcmp(a, "--iters"))
+            fixed_iters = atoi(b);
+        else if (!strcmp(a, "--warmup"))
+            warmup = atoi(b);
+        else if (!strcmp(a, "--sets"))
+            sets_opt = atoi(b);
+        else if (!strcmp(a, "--json"))
+            json = b;
+        else if (!strcmp(a, "--label"))
+            label = b;
+        else if (!strcmp(a, "--b2b"))
+            b2b = atoi(b);
+        else if (!strcmp(a, "--trials"))
+            trials = atoi(b);
         else if (!strcmp(a, "--ops")) {
             for (int o = 0; o < NOP; o++) use_op[o] = strstr(b, opname[o]) != NULL;
         } else if (!strcmp(a, "--variants")) {
@@ -111,8 +118,7 @@ int main(int argc, char **argv)
         if (need > heap_need) heap_need = need;
         nsizes++;
     }
-    if (CMPIX_Heap_init((MPI_Aint)(heap_need + ((size_t)8 << 20))) != MPI_SUCCESS)
-        MPI_Abort(comm, 1);
+    if (CMPIX_Heap_init((MPI_Aint)(heap_need + ((size_t)8 << 20))) != MPI_SUCCESS) MPI_Abort(comm, 1);
 
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int vlen;
@@ -124,7 +130,9 @@ int main(int argc, char **argv)
     FILE *jf = NULL;
     if (rank == 0 && json) {
         jf = fopen(json, "w");
-        fprintf(jf, "{\n \"P\": %d, \"cpus\": %ld, \"oversubscribed\": %s, \"label\": \"%s\",\n \"mpi\": \"%s\",\n \"results\": [\n",
+        fprintf(jf,
+                "{\n \"P\": %d, \"cpus\": %ld, \"oversubscribed\": %s, \"label\": \"%s\",\n \"mpi\": \"%s\",\n "
+                "\"results\": [\n",
                 P, ncpu, P > ncpu ? "true" : "false", label, version);
     }
     if (rank == 0)
@@ -135,9 +143,12 @@ int main(int argc, char **argv)
         if (!use_op[op]) continue;
         if (rank == 0) {
             printf("\n%-9s %9s %5s", opname[op], "bytes", "sets");
-            for (int v = 0; v < NV; v++) if (use_v[v]) printf(" %10s", vname[v]);
-            if (b2b > 0) printf(" %12s\n", "mpi/clampi");
-            else printf(" %12s %12s %12s\n", "naive/morton", "mpi/morton", "mpi/staged");
+            for (int v = 0; v < NV; v++)
+                if (use_v[v]) printf(" %10s", vname[v]);
+            if (b2b > 0)
+                printf(" %12s\n", "mpi/clampi");
+            else
+                printf(" %12s %12s %12s\n", "naive/morton", "mpi/morton", "mpi/staged");
         }
         for (int si = 0; si < nsizes; si++) {
             size_t B = sizes[si];
@@ -189,7 +200,7 @@ int main(int argc, char **argv)
                 }
                 set = (set + 1) % K;
             }
-            double med[NV] = { 0 };
+            double med[NV] = {0};
             for (int v = 0; v < NV; v++) {
                 if (!use_v[v]) continue;
                 MPI_Allreduce(MPI_IN_PLACE, t[v], iters, MPI_DOUBLE, MPI_MAX, comm);
@@ -198,15 +209,18 @@ int main(int argc, char **argv)
             }
             if (rank == 0) {
                 printf("%-9s %9zu %5d", "", B, K);
-                for (int v = 0; v < NV; v++) if (use_v[v]) printf(" %10.2f", med[v]);
-                if (b2b > 0) printf(" %12.2f\n", med[V_CLAMPI] > 0 ? med[V_MPI] / med[V_CLAMPI] : 0);
-                else printf(" %12.2f %12.2f %12.2f\n", med[V_MORTON] > 0 ? med[V_NAIVE] / med[V_MORTON] : 0,
-                       med[V_MORTON] > 0 ? med[V_MPI] / med[V_MORTON] : 0,
-                       med[V_STAGED] > 0 ? med[V_MPI] / med[V_STAGED] : 0);
+                for (int v = 0; v < NV; v++)
+                    if (use_v[v]) printf(" %10.2f", med[v]);
+                if (b2b > 0)
+                    printf(" %12.2f\n", med[V_CLAMPI] > 0 ? med[V_MPI] / med[V_CLAMPI] : 0);
+                else
+                    printf(" %12.2f %12.2f %12.2f\n", med[V_MORTON] > 0 ? med[V_NAIVE] / med[V_MORTON] : 0,
+                           med[V_MORTON] > 0 ? med[V_MPI] / med[V_MORTON] : 0,
+                           med[V_STAGED] > 0 ? med[V_MPI] / med[V_STAGED] : 0);
                 fflush(stdout);
                 if (jf) {
-                    fprintf(jf, "%s  {\"op\": \"%s\", \"bytes\": %zu, \"sets\": %d, \"iters\": %d, \"b2b_calls\": %d", first_json ? "" : ",\n",
-                            opname[op], B, K, iters, b2b > 0 ? calls : 0);
+                    fprintf(jf, "%s  {\"op\": \"%s\", \"bytes\": %zu, \"sets\": %d, \"iters\": %d, \"b2b_calls\": %d",
+                            first_json ? "" : ",\n", opname[op], B, K, iters, b2b > 0 ? calls : 0);
                     for (int v = 0; v < NV; v++)
                         if (use_v[v]) fprintf(jf, ", \"%s_us\": %.3f", vname[v], med[v]);
                     fprintf(jf, "}");
@@ -217,9 +231,15 @@ int main(int argc, char **argv)
             for (int k = 0; k < K; k++) {
                 CMPI_Free_mem(hs[k]);
                 CMPI_Free_mem(hr[k]);
-                if (use_v[V_STAGED]) { free(ms[k]); free(mr[k]); }
+                if (use_v[V_STAGED]) {
+                    free(ms[k]);
+                    free(mr[k]);
+                }
             }
-            free(hs); free(hr); free(ms); free(mr);
+            free(hs);
+            free(hr);
+            free(ms);
+            free(mr);
         }
     }
     CMPIX_Coll_stats cs;

@@ -51,12 +51,14 @@ static double depth_run(const path *p, int D, int size, int clear, int any, int 
     double *t = malloc(sizeof(double) * (size_t)iters);
     static int dummy[1];
     if (rank == 1)
-        for (int d = 0; d < D; d++) p->irecv(dummy, 1, MPI_INT, any ? MPI_ANY_SOURCE : 0, 100000 + d, p->comm, &ahead[d]);
+        for (int d = 0; d < D; d++)
+            p->irecv(dummy, 1, MPI_INT, any ? MPI_ANY_SOURCE : 0, 100000 + d, p->comm, &ahead[d]);
     MPI_Barrier(MPI_COMM_WORLD);
     for (int it = 0; it < iters; it++) {
         int go = 0;
         if (rank == 1) {
-            for (int w = 0; w < W; w++) p->irecv(buf + (size_t)w * (size_t)size, size, MPI_BYTE, 0, 1, p->comm, &req[w]);
+            for (int w = 0; w < W; w++)
+                p->irecv(buf + (size_t)w * (size_t)size, size, MPI_BYTE, 0, 1, p->comm, &req[w]);
             if (clear) clear_caches();
             MPI_Send(&go, 1, MPI_INT, 0, 77, MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
@@ -64,7 +66,8 @@ static double depth_run(const path *p, int D, int size, int clear, int any, int 
             t[it] = (MPI_Wtime() - t0) * 1e6 / W;
         } else if (rank == 0) {
             MPI_Recv(&go, 1, MPI_INT, 1, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            for (int w = 0; w < W; w++) p->isend(buf + (size_t)w * (size_t)size, size, MPI_BYTE, 1, 1, p->comm, &req[w]);
+            for (int w = 0; w < W; w++)
+                p->isend(buf + (size_t)w * (size_t)size, size, MPI_BYTE, 1, 1, p->comm, &req[w]);
             p->waitall(W, req, MPI_STATUSES_IGNORE);
         }
     }
@@ -119,15 +122,24 @@ int main(int argc, char **argv) {
     int depths[MAXV] = {0, 16, 128, 1024, 4096}, nd = 5, sizes[MAXV] = {1, 4096}, ns = 2, clears[MAXV] = {0, 1}, nc = 2;
     int W = 64, iters = 9, trials = 3;
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--json")) json = argv[i + 1];
-        else if (!strcmp(argv[i], "--modes")) modes = argv[i + 1];
-        else if (!strcmp(argv[i], "--depths")) nd = parse_list(argv[i + 1], depths);
-        else if (!strcmp(argv[i], "--sizes")) ns = parse_list(argv[i + 1], sizes);
-        else if (!strcmp(argv[i], "--clear")) nc = parse_list(argv[i + 1], clears);
-        else if (!strcmp(argv[i], "--ahead")) aheads = argv[i + 1];
-        else if (!strcmp(argv[i], "--window")) W = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--iters")) iters = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--trials")) trials = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--json"))
+            json = argv[i + 1];
+        else if (!strcmp(argv[i], "--modes"))
+            modes = argv[i + 1];
+        else if (!strcmp(argv[i], "--depths"))
+            nd = parse_list(argv[i + 1], depths);
+        else if (!strcmp(argv[i], "--sizes"))
+            ns = parse_list(argv[i + 1], sizes);
+        else if (!strcmp(argv[i], "--clear"))
+            nc = parse_list(argv[i + 1], clears);
+        else if (!strcmp(argv[i], "--ahead"))
+            aheads = argv[i + 1];
+        else if (!strcmp(argv[i], "--window"))
+            W = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--iters"))
+            iters = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--trials"))
+            trials = atoi(argv[i + 1]);
     }
     if (W > 256) W = 256;
     clear_buf = calloc(1, CLEAR_BYTES);
@@ -153,7 +165,9 @@ int main(int argc, char **argv) {
         nm++;
     }
     FILE *jf = rank == 0 && json ? fopen(json, "w") : NULL;
-    if (jf) fprintf(jf, "{\"bench\":\"match_depth\",\"window\":%d,\"iters\":%d,\"trials\":%d,\"points\":[\n", W, iters, trials);
+    if (jf)
+        fprintf(jf, "{\"bench\":\"match_depth\",\"window\":%d,\"iters\":%d,\"trials\":%d,\"points\":[\n", W, iters,
+                trials);
     int first = 1;
     /* ping-pong latency at D = 0 */
     double lat[8][MAXV] = {{0}};
@@ -163,8 +177,13 @@ int main(int argc, char **argv) {
             if (tr == 0 || us < lat[m][0]) lat[m][0] = us; /* best of trials: least disturbed */
         }
     for (int m = 0; m < nm; m++) {
-        if (rank == 0) printf("pingpong %-8s 1 B  half-RTT %8.2f us  (x%.2f of %s)\n", names[m], lat[m][0], lat[m][0] / lat[0][0], names[0]);
-        if (jf) fprintf(jf, "%s{\"test\":\"pingpong\",\"mode\":\"%s\",\"size\":1,\"us\":%.3f}", first ? "" : ",\n", names[m], lat[m][0]), first = 0;
+        if (rank == 0)
+            printf("pingpong %-8s 1 B  half-RTT %8.2f us  (x%.2f of %s)\n", names[m], lat[m][0], lat[m][0] / lat[0][0],
+                   names[0]);
+        if (jf)
+            fprintf(jf, "%s{\"test\":\"pingpong\",\"mode\":\"%s\",\"size\":1,\"us\":%.3f}", first ? "" : ",\n",
+                    names[m], lat[m][0]),
+                first = 0;
     }
     if (rank == 0) printf("%-8s %-4s %5s %5s %5s %10s %8s\n", "mode", "D-of", "D", "size", "clear", "us/msg", "vs mpi");
     char abuf[64];
@@ -177,22 +196,29 @@ int main(int argc, char **argv) {
                     double all[8][16];
                     for (int tr = 0; tr < trials && tr < 16; tr++)
                         for (int m = 0; m < nm; m++)
-                            all[m][tr] = depth_run(&paths[m], depths[di], sizes[si], clears[ci], !strcmp(a, "any"), W, iters);
+                            all[m][tr] =
+                                depth_run(&paths[m], depths[di], sizes[si], clears[ci], !strcmp(a, "any"), W, iters);
                     for (int m = 0; m < nm; m++) { /* least disturbed trial: the machine is shared */
                         qsort(all[m], (size_t)(trials < 16 ? trials : 16), sizeof(double), cmp_d);
                         best[m] = all[m][0];
                     }
                     for (int m = 0; m < nm; m++) {
                         if (rank == 0)
-                            printf("%-8s %-4s %5d %5d %5d %10.3f %8.2f\n", names[m], a, depths[di], sizes[si], clears[ci], best[m],
-                                   best[0] / best[m]);
+                            printf("%-8s %-4s %5d %5d %5d %10.3f %8.2f\n", names[m], a, depths[di], sizes[si],
+                                   clears[ci], best[m], best[0] / best[m]);
                         if (jf)
-                            fprintf(jf, "%s{\"test\":\"depth\",\"mode\":\"%s\",\"ahead\":\"%s\",\"D\":%d,\"size\":%d,\"clear\":%d,\"us\":%.4f}",
-                                    first ? "" : ",\n", names[m], a, depths[di], sizes[si], clears[ci], best[m]), first = 0;
+                            fprintf(jf,
+                                    "%s{\"test\":\"depth\",\"mode\":\"%s\",\"ahead\":\"%s\",\"D\":%d,\"size\":%d,"
+                                    "\"clear\":%d,\"us\":%.4f}",
+                                    first ? "" : ",\n", names[m], a, depths[di], sizes[si], clears[ci], best[m]),
+                                first = 0;
                     }
                     if (rank == 0) fflush(stdout);
                 }
-    if (jf) { fprintf(jf, "\n]}\n"); fclose(jf); }
+    if (jf) {
+        fprintf(jf, "\n]}\n");
+        fclose(jf);
+    }
     for (int m = 0; m < nm; m++) {
         if (strcmp(names[m], "mpi")) CMPIX_Comm_disable(paths[m].comm);
         MPI_Comm_free(&paths[m].comm);

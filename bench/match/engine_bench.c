@@ -62,7 +62,10 @@ static void *run_job(void *arg) {
         unsigned long long t0 = __rdtscp(&aux);
         int r = clampi_matcher_arrive(j->m, k, 0x8888, &got);
         unsigned long long t1 = __rdtscp(&aux);
-        if (r != 1 || got != 0x7777) { fprintf(stderr, "engine_bench: no match\n"); exit(1); }
+        if (r != 1 || got != 0x7777) {
+            fprintf(stderr, "engine_bench: no match\n");
+            exit(1);
+        }
         j->cycles[it] = (double)(t1 - t0);
         j->depth_sum += (double)clampi_matcher_last_depth(j->m);
     }
@@ -83,18 +86,27 @@ static int parse_list(const char *s, int *out, int max) {
 
 int main(int argc, char **argv) {
     const char *json = NULL, *kinds = "list,lla,hot,lla+hot,bins";
-    int iters = 200, depths[16] = {0, 16, 128, 1024, 4096}, nd = 5, threads[8] = {1, 2, 4}, nt = 3,
-        clears[2] = {0, 1}, nc = 2, width = CLAMPI_MATCH_DEFAULT_WIDTH, simd = 1, other = 0;
+    int iters = 200, depths[16] = {0, 16, 128, 1024, 4096}, nd = 5, threads[8] = {1, 2, 4}, nt = 3, clears[2] = {0, 1},
+        nc = 2, width = CLAMPI_MATCH_DEFAULT_WIDTH, simd = 1, other = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--json")) json = argv[i + 1];
-        else if (!strcmp(argv[i], "--iters")) iters = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--kinds")) kinds = argv[i + 1];
-        else if (!strcmp(argv[i], "--depths")) nd = parse_list(argv[i + 1], depths, 16);
-        else if (!strcmp(argv[i], "--threads")) nt = parse_list(argv[i + 1], threads, 8);
-        else if (!strcmp(argv[i], "--clear")) nc = parse_list(argv[i + 1], clears, 2);
-        else if (!strcmp(argv[i], "--width")) width = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--simd")) simd = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--ahead")) other = !strcmp(argv[i + 1], "other");
+        if (!strcmp(argv[i], "--json"))
+            json = argv[i + 1];
+        else if (!strcmp(argv[i], "--iters"))
+            iters = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--kinds"))
+            kinds = argv[i + 1];
+        else if (!strcmp(argv[i], "--depths"))
+            nd = parse_list(argv[i + 1], depths, 16);
+        else if (!strcmp(argv[i], "--threads"))
+            nt = parse_list(argv[i + 1], threads, 8);
+        else if (!strcmp(argv[i], "--clear"))
+            nc = parse_list(argv[i + 1], clears, 2);
+        else if (!strcmp(argv[i], "--width"))
+            width = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--simd"))
+            simd = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--ahead"))
+            other = !strcmp(argv[i + 1], "other");
     }
     clear_buf = calloc(1, CLEAR_BYTES);
     FILE *jf = json ? fopen(json, "w") : NULL;
@@ -106,7 +118,10 @@ int main(int argc, char **argv) {
     for (char *save, *kn = strtok_r(kbuf, ",", &save); kn; kn = strtok_r(NULL, ",", &save)) {
         clampi_match_config cfg;
         clampi_match_config_default(&cfg);
-        if (clampi_match_kind_parse(kn, &cfg.kind) != 0) { fprintf(stderr, "unknown kind %s\n", kn); return 2; }
+        if (clampi_match_kind_parse(kn, &cfg.kind) != 0) {
+            fprintf(stderr, "unknown kind %s\n", kn);
+            return 2;
+        }
         cfg.width = (unsigned)width;
         cfg.simd = simd;
         for (int ci = 0; ci < nc; ci++)
@@ -134,14 +149,21 @@ int main(int argc, char **argv) {
                     for (int t = 0; t < T; t++) depth += jobs[t].depth_sum / (n * T);
                     printf("%-8s %5d %5d %7d %12.0f %10.1f\n", kn, D, clear, T, med, depth);
                     fflush(stdout);
-                    if (jf) fprintf(jf, "%s{\"kind\":\"%s\",\"D\":%d,\"clear\":%d,\"threads\":%d,\"ahead\":\"%s\",\"cycles\":%.1f,\"depth\":%.1f,\"iters\":%d}",
-                                    first ? "" : ",\n", kn, D, clear, T, other ? "other" : "same", med, depth, n * T), first = 0;
+                    if (jf)
+                        fprintf(jf,
+                                "%s{\"kind\":\"%s\",\"D\":%d,\"clear\":%d,\"threads\":%d,\"ahead\":\"%s\",\"cycles\":%."
+                                "1f,\"depth\":%.1f,\"iters\":%d}",
+                                first ? "" : ",\n", kn, D, clear, T, other ? "other" : "same", med, depth, n * T),
+                            first = 0;
                     free(all);
                     for (int t = 0; t < T; t++) free(jobs[t].cycles);
                     pthread_barrier_destroy(&bar);
                     clampi_matcher_destroy(m);
                 }
     }
-    if (jf) { fprintf(jf, "\n]}\n"); fclose(jf); }
+    if (jf) {
+        fprintf(jf, "\n]}\n");
+        fclose(jf);
+    }
     return 0;
 }

@@ -8,7 +8,7 @@
 
 static const char *kind_names[] = {
     [BW_MPI_ALLOC] = "mpi_alloc", [BW_MPI_DYN] = "mpi_dynamic", [BW_CL_ALLOC] = "ucx_alloc",
-    [BW_CL_DYN] = "ucx_dynamic", [BW_CL_MH] = "ucx_memhandle",
+    [BW_CL_DYN] = "ucx_dynamic",  [BW_CL_MH] = "ucx_memhandle",
 };
 const char *bw_kind_name(bw_kind k) { return kind_names[k]; }
 int bw_is_clampi(bw_kind k) { return k >= BW_CL_ALLOC; }
@@ -179,37 +179,50 @@ static MPI_Aint disp(const bwin *w, int target, MPI_Aint off) {
 }
 
 void bw_lock_all(bwin *w) {
-    if (w->kind == BW_MPI_ALLOC || w->kind == BW_MPI_DYN) MPI_Win_lock_all(0, w->mw);
-    else CMPI_Win_lock_all(0, w->kind == BW_CL_MH ? w->parent : w->cw);
+    if (w->kind == BW_MPI_ALLOC || w->kind == BW_MPI_DYN)
+        MPI_Win_lock_all(0, w->mw);
+    else
+        CMPI_Win_lock_all(0, w->kind == BW_CL_MH ? w->parent : w->cw);
 }
 
 void bw_unlock_all(bwin *w) {
-    if (w->kind == BW_MPI_ALLOC || w->kind == BW_MPI_DYN) MPI_Win_unlock_all(w->mw);
-    else CMPI_Win_unlock_all(w->kind == BW_CL_MH ? w->parent : w->cw);
+    if (w->kind == BW_MPI_ALLOC || w->kind == BW_MPI_DYN)
+        MPI_Win_unlock_all(w->mw);
+    else
+        CMPI_Win_unlock_all(w->kind == BW_CL_MH ? w->parent : w->cw);
 }
 
 void bw_put(bwin *w, const void *buf, int n, int target, MPI_Aint off) {
-    if (bw_is_clampi(w->kind)) CMPI_Put(buf, n, MPI_BYTE, target, disp(w, target, off), n, MPI_BYTE, w->cw);
-    else MPI_Put(buf, n, MPI_BYTE, target, disp(w, target, off), n, MPI_BYTE, w->mw);
+    if (bw_is_clampi(w->kind))
+        CMPI_Put(buf, n, MPI_BYTE, target, disp(w, target, off), n, MPI_BYTE, w->cw);
+    else
+        MPI_Put(buf, n, MPI_BYTE, target, disp(w, target, off), n, MPI_BYTE, w->mw);
 }
 
 void bw_get(bwin *w, void *buf, int n, int target, MPI_Aint off) {
-    if (bw_is_clampi(w->kind)) CMPI_Get(buf, n, MPI_BYTE, target, disp(w, target, off), n, MPI_BYTE, w->cw);
-    else MPI_Get(buf, n, MPI_BYTE, target, disp(w, target, off), n, MPI_BYTE, w->mw);
+    if (bw_is_clampi(w->kind))
+        CMPI_Get(buf, n, MPI_BYTE, target, disp(w, target, off), n, MPI_BYTE, w->cw);
+    else
+        MPI_Get(buf, n, MPI_BYTE, target, disp(w, target, off), n, MPI_BYTE, w->mw);
 }
 
 void bw_flush(bwin *w, int target) {
-    if (bw_is_clampi(w->kind)) CMPI_Win_flush(target, w->cw);
-    else MPI_Win_flush(target, w->mw);
+    if (bw_is_clampi(w->kind))
+        CMPI_Win_flush(target, w->cw);
+    else
+        MPI_Win_flush(target, w->mw);
 }
 
 void bw_fetch_add(bwin *w, const long *v, long *res, int target, MPI_Aint off) {
-    if (bw_is_clampi(w->kind)) CMPI_Fetch_and_op(v, res, MPI_LONG, target, disp(w, target, off), MPI_SUM, w->cw);
-    else MPI_Fetch_and_op(v, res, MPI_LONG, target, disp(w, target, off), MPI_SUM, w->mw);
+    if (bw_is_clampi(w->kind))
+        CMPI_Fetch_and_op(v, res, MPI_LONG, target, disp(w, target, off), MPI_SUM, w->cw);
+    else
+        MPI_Fetch_and_op(v, res, MPI_LONG, target, disp(w, target, off), MPI_SUM, w->mw);
 }
 
 void bw_cas(bwin *w, const long *v, const long *cmp, long *res, int target, MPI_Aint off) {
     if (bw_is_clampi(w->kind))
         CMPI_Compare_and_swap(v, cmp, res, MPI_LONG, target, disp(w, target, off), w->cw);
-    else MPI_Compare_and_swap(v, cmp, res, MPI_LONG, target, disp(w, target, off), w->mw);
+    else
+        MPI_Compare_and_swap(v, cmp, res, MPI_LONG, target, disp(w, target, off), w->mw);
 }

@@ -8,21 +8,21 @@
 #include <stddef.h>
 
 typedef enum {
-    BW_MPI_ALLOC,  /* MPI_Win_allocate */
-    BW_MPI_DYN,    /* MPI_Win_create_dynamic + attach, address exchanged */
-    BW_CL_ALLOC,   /* CMPI_Win_allocate, clampi_backend=ucx */
-    BW_CL_DYN,     /* CMPI_Win_create_dynamic (ucx) + attach */
-    BW_CL_MH,      /* window from a memory handle of a dynamic UCX window (lock on parent) */
+    BW_MPI_ALLOC, /* MPI_Win_allocate */
+    BW_MPI_DYN,   /* MPI_Win_create_dynamic + attach, address exchanged */
+    BW_CL_ALLOC,  /* CMPI_Win_allocate, clampi_backend=ucx */
+    BW_CL_DYN,    /* CMPI_Win_create_dynamic (ucx) + attach */
+    BW_CL_MH,     /* window from a memory handle of a dynamic UCX window (lock on parent) */
 } bw_kind;
 
 typedef struct bwin {
     bw_kind kind;
-    MPI_Win mw;        /* MPI variants */
-    CMPI_Win cw;       /* clampi variants: the window operations go to */
-    CMPI_Win parent;   /* BW_CL_MH: the dynamic window (locks) */
-    void *mem;         /* this rank's exposed memory */
+    MPI_Win mw;      /* MPI variants */
+    CMPI_Win cw;     /* clampi variants: the window operations go to */
+    CMPI_Win parent; /* BW_CL_MH: the dynamic window (locks) */
+    void *mem;       /* this rank's exposed memory */
     MPI_Aint size;
-    MPI_Aint *remote;  /* dynamic: per rank, the base address to use as displacement */
+    MPI_Aint *remote;                           /* dynamic: per rank, the base address to use as displacement */
     unsigned char mh[CMPIX_MAX_MEMHANDLE_SIZE]; /* BW_CL_MH: the target's handle (at rank != owner) */
     int mh_size, mh_owner;
     MPI_Request sentinel; /* clampi: a pending notify request whose polling progresses UCX */

@@ -27,7 +27,11 @@ static double amo_run(bwin *w, int cas, int n, int rank) {
 
 int exp_amo(const exp_opts *o) {
     const char *const intrinsic[] = {"mpi_assert_accumulate_intrinsic", "true", NULL};
-    struct { const char *name; bw_kind kind; const char *const *keys; } vars[] = {
+    struct {
+        const char *name;
+        bw_kind kind;
+        const char *const *keys;
+    } vars[] = {
         {"mpi", BW_MPI_ALLOC, NULL},
         {"clampi_ucx", BW_CL_ALLOC, NULL},
         {"clampi_ucx_intrinsic", BW_CL_ALLOC, intrinsic},
@@ -57,8 +61,9 @@ int exp_amo(const exp_opts *o) {
             }
         if (rank == 0)
             for (int v = (cas && o->no_mpi_cas) ? 1 : 0; v < nvars; v++)
-                bw_json("\"exp\":\"amo\",\"op\":\"%s\",\"variant\":\"%s\",\"n\":%d,\"lat_us\":%.3f,\"lat_mean_us\":%.3f",
-                        cas ? "cas" : "fetch_and_op", vars[v].name, n, best[v], sum[v] / o->trials);
+                bw_json(
+                    "\"exp\":\"amo\",\"op\":\"%s\",\"variant\":\"%s\",\"n\":%d,\"lat_us\":%.3f,\"lat_mean_us\":%.3f",
+                    cas ? "cas" : "fetch_and_op", vars[v].name, n, best[v], sum[v] / o->trials);
     }
     for (int v = 0; v < nvars; v++) {
         if (rank == 0) bw_unlock_all(&w[v]);

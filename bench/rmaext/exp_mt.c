@@ -64,7 +64,11 @@ int exp_mt(const exp_opts *o) {
     static const int tcounts[] = {1, 2, 4, 8, 16, 32};
     const char *const thread_keys[] = {"mpi_win_scope", "thread", NULL};
     const char *const process_keys[] = {"mpi_win_scope", "process", NULL};
-    struct { const char *name; bw_kind kind; const char *const *keys; } vars[] = {
+    struct {
+        const char *name;
+        bw_kind kind;
+        const char *const *keys;
+    } vars[] = {
         {"mpi", BW_MPI_ALLOC, NULL},
         {"clampi_process", BW_CL_ALLOC, process_keys},
         {"clampi_thread", BW_CL_ALLOC, thread_keys},

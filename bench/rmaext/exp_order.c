@@ -28,7 +28,12 @@ int exp_order(const exp_opts *o) {
     static const int sizes[] = {8, 64, 512, 4096, 32768};
     const char *const ordered[] = {"mpi_win_order", "true", NULL};
     const char *const unordered[] = {"mpi_win_order", "false", NULL};
-    struct { const char *name; bw_kind kind; const char *const *keys; int style; } vars[] = {
+    struct {
+        const char *name;
+        bw_kind kind;
+        const char *const *keys;
+        int style;
+    } vars[] = {
         {"mpi_put_flush", BW_MPI_ALLOC, NULL, PUT_FLUSH},
         {"mpi_no_flush", BW_MPI_ALLOC, NULL, PUT_NOFLUSH},
         {"clampi_put_flush", BW_CL_ALLOC, unordered, PUT_FLUSH},
@@ -41,7 +46,10 @@ int exp_order(const exp_opts *o) {
     bwin w[5];
     for (int v = 0; v < nvars; v++) {
         /* the two MPI variants and the two unordered clampi variants share a window */
-        if (v == 1 || v == 3) { w[v] = w[v - 1]; continue; }
+        if (v == 1 || v == 3) {
+            w[v] = w[v - 1];
+            continue;
+        }
         if (bw_create(&w[v], vars[v].kind, 16 * 32768, MPI_COMM_WORLD, vars[v].keys, 0) != MPI_SUCCESS) return 1;
         if (rank == 0) bw_lock_all(&w[v]);
     }
@@ -60,8 +68,9 @@ int exp_order(const exp_opts *o) {
             }
         if (rank == 0)
             for (int v = 0; v < nvars; v++)
-                bw_json("\"exp\":\"order\",\"variant\":\"%s\",\"size\":%d,\"n\":%d,\"lat_us\":%.3f,\"lat_mean_us\":%.3f",
-                        vars[v].name, size, n, best[v], sum[v] / o->trials);
+                bw_json(
+                    "\"exp\":\"order\",\"variant\":\"%s\",\"size\":%d,\"n\":%d,\"lat_us\":%.3f,\"lat_mean_us\":%.3f",
+                    vars[v].name, size, n, best[v], sum[v] / o->trials);
     }
     free(buf);
     for (int v = 0; v < nvars; v++) {

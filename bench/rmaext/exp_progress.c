@@ -41,7 +41,11 @@ int exp_progress(const exp_opts *o) {
     const char *const auto_keys[] = {"clampi_progress", "auto", NULL};
     const char *const thread_keys[] = {"clampi_progress", "thread", NULL};
     const char *const none_keys[] = {"clampi_progress", "none", NULL};
-    struct { const char *name; bw_kind kind; const char *const *keys; } vars[] = {
+    struct {
+        const char *name;
+        bw_kind kind;
+        const char *const *keys;
+    } vars[] = {
         {"mpi_alloc", BW_MPI_ALLOC, NULL},
         {"mpi_dynamic", BW_MPI_DYN, NULL},
         {"ucx_progress_auto", BW_CL_ALLOC, auto_keys},

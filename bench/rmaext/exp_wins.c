@@ -16,8 +16,10 @@ static double wins_run(bwin *w, int get, int per_exchange, int size, int n, int 
         double t0 = bw_now();
         for (int i = 0; i < n; i++) {
             if (per_exchange) bw_mh_open(w, NULL);
-            if (get) bw_get(w, buf, size, 1, 0);
-            else bw_put(w, buf, size, 1, 0);
+            if (get)
+                bw_get(w, buf, size, 1, 0);
+            else
+                bw_put(w, buf, size, 1, 0);
             bw_flush(w, 1);
             if (per_exchange) bw_mh_close(w);
         }
@@ -39,16 +41,23 @@ static double mh_cycle_cost(bwin *w, int n) {
 
 int exp_wins(const exp_opts *o) {
     static const int sizes[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
-    struct { const char *name; bw_kind kind; int per_exchange; } vars[] = {
-        {"mpi_alloc", BW_MPI_ALLOC, 0},  {"mpi_dynamic", BW_MPI_DYN, 0}, {"ucx_alloc", BW_CL_ALLOC, 0},
-        {"ucx_dynamic", BW_CL_DYN, 0},   {"ucx_memhandle", BW_CL_MH, 0}, {"ucx_memhandle_create", BW_CL_MH, 1},
+    struct {
+        const char *name;
+        bw_kind kind;
+        int per_exchange;
+    } vars[] = {
+        {"mpi_alloc", BW_MPI_ALLOC, 0}, {"mpi_dynamic", BW_MPI_DYN, 0}, {"ucx_alloc", BW_CL_ALLOC, 0},
+        {"ucx_dynamic", BW_CL_DYN, 0},  {"ucx_memhandle", BW_CL_MH, 0}, {"ucx_memhandle_create", BW_CL_MH, 1},
     };
     const int nvars = o->mpi_only ? 2 : 6;
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     bwin w[6];
     for (int v = 0; v < nvars; v++) {
-        if (v == 5) { w[v] = w[4]; continue; } /* same memory-handle window, reopened per exchange */
+        if (v == 5) {
+            w[v] = w[4];
+            continue;
+        } /* same memory-handle window, reopened per exchange */
         /* rank 1 owns the handle; rank 0 makes the window */
         if (bw_create(&w[v], vars[v].kind, MAXSIZE, MPI_COMM_WORLD, NULL, 1) != MPI_SUCCESS) return 1;
         if (rank == 0) bw_lock_all(&w[v]);

@@ -17,12 +17,18 @@ int main(int argc, char **argv) {
     exp_opts o = {.trials = 5, .iters = 0, .max_threads = 32, .mpi_only = 0, .busy_ms = 200};
     const char *exp = argc > 1 ? argv[1] : "";
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--trials") && i + 1 < argc) o.trials = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--iters") && i + 1 < argc) o.iters = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) o.max_threads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--busy-ms") && i + 1 < argc) o.busy_ms = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--mpi-only")) o.mpi_only = 1;
-        else if (!strcmp(argv[i], "--no-mpi-cas")) o.no_mpi_cas = 1;
+        if (!strcmp(argv[i], "--trials") && i + 1 < argc)
+            o.trials = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+            o.iters = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            o.max_threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--busy-ms") && i + 1 < argc)
+            o.busy_ms = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--mpi-only"))
+            o.mpi_only = 1;
+        else if (!strcmp(argv[i], "--no-mpi-cas"))
+            o.no_mpi_cas = 1;
     }
     int n;
     MPI_Comm_size(MPI_COMM_WORLD, &n);
@@ -31,12 +37,18 @@ int main(int argc, char **argv) {
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     int rc = 2;
-    if (!strcmp(exp, "mt")) rc = exp_mt(&o);
-    else if (!strcmp(exp, "order")) rc = exp_order(&o);
-    else if (!strcmp(exp, "wins")) rc = exp_wins(&o);
-    else if (!strcmp(exp, "amo")) rc = exp_amo(&o);
-    else if (!strcmp(exp, "progress")) rc = exp_progress(&o);
-    else fprintf(stderr, "usage: rmaext_bench mt|order|wins|amo|progress [options]\n");
+    if (!strcmp(exp, "mt"))
+        rc = exp_mt(&o);
+    else if (!strcmp(exp, "order"))
+        rc = exp_order(&o);
+    else if (!strcmp(exp, "wins"))
+        rc = exp_wins(&o);
+    else if (!strcmp(exp, "amo"))
+        rc = exp_amo(&o);
+    else if (!strcmp(exp, "progress"))
+        rc = exp_progress(&o);
+    else
+        fprintf(stderr, "usage: rmaext_bench mt|order|wins|amo|progress [options]\n");
     MPI_Finalize();
     return rc;
 }

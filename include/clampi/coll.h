@@ -44,51 +44,47 @@ CLAMPI_API int CMPI_Free_mem(void *base);
 
 /* ---- collectives ---------------------------------------------------------------- */
 /* Like MPI_Alltoall / MPI_Allgather (MPI_IN_PLACE accepted as sendbuf). */
-CLAMPI_API int CMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                             MPI_Comm comm);
-CLAMPI_API int CMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                              MPI_Comm comm);
+CLAMPI_API int CMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm);
+CLAMPI_API int CMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                              MPI_Datatype recvtype, MPI_Comm comm);
 
 /* ---- extensions: algorithm selection (benchmarks), heap control ------------------ */
 typedef enum CMPIX_Coll_algo {
-    CMPIX_COLL_AUTO = 0,   /* what CMPI_Alltoall/CMPI_Allgather do: Morton where possible */
-    CMPIX_COLL_MORTON,     /* shared heap, Morton schedule (staged if buffers are outside) */
-    CMPIX_COLL_NAIVE,      /* shared heap, each process copies one column (the paper's baseline) */
-    CMPIX_COLL_MPI         /* the MPI library's collective */
+    CMPIX_COLL_AUTO = 0, /* what CMPI_Alltoall/CMPI_Allgather do: Morton where possible */
+    CMPIX_COLL_MORTON,   /* shared heap, Morton schedule (staged if buffers are outside) */
+    CMPIX_COLL_NAIVE,    /* shared heap, each process copies one column (the paper's baseline) */
+    CMPIX_COLL_MPI       /* the MPI library's collective */
 } CMPIX_Coll_algo;
 
 /* Alltoall / Allgather with a forced algorithm. MORTON and NAIVE still delegate to
  * MPI when the shared path cannot be used (spanning comm, non-contiguous type); all
  * ranks must pass the same algo. */
-CLAMPI_API int CMPIX_Alltoall_algo(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                   MPI_Comm comm, CMPIX_Coll_algo algo);
-CLAMPI_API int CMPIX_Allgather_algo(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                    MPI_Comm comm, CMPIX_Coll_algo algo);
+CLAMPI_API int CMPIX_Alltoall_algo(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, CMPIX_Coll_algo algo);
+CLAMPI_API int CMPIX_Allgather_algo(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, CMPIX_Coll_algo algo);
 
 /* Creates the shared heap now (collective over MPI_COMM_WORLD; no-op if it exists).
  * bytes_per_process = 0 uses CLAMPI_HEAP_SIZE or the default (256 MiB). */
 CLAMPI_API int CMPIX_Heap_init(MPI_Aint bytes_per_process);
 
 typedef struct CMPIX_Heap_info {
-    int enabled;            /* 1 if CMPI_Alloc_mem serves from the shared heap */
-    size_t capacity;        /* bytes of this process's heap segment */
-    size_t in_use;          /* bytes allocated from it now (incl. headers) */
-    size_t largest_free;    /* largest free block */
-    unsigned long fallbacks;/* CMPI_Alloc_mem calls served by MPI_Alloc_mem */
+    int enabled;             /* 1 if CMPI_Alloc_mem serves from the shared heap */
+    size_t capacity;         /* bytes of this process's heap segment */
+    size_t in_use;           /* bytes allocated from it now (incl. headers) */
+    size_t largest_free;     /* largest free block */
+    unsigned long fallbacks; /* CMPI_Alloc_mem calls served by MPI_Alloc_mem */
 } CMPIX_Heap_info;
 /* This process's heap statistics (creates the heap if needed: collective then). */
 CLAMPI_API int CMPIX_Heap_info_get(CMPIX_Heap_info *info);
 
 /* Per-process collective counters: which path the calls took. */
 typedef struct CMPIX_Coll_stats {
-    unsigned long direct;     /* shared path, all buffers in the heap */
-    unsigned long staged;     /* shared path, some buffers staged through scratch */
-    unsigned long delegated;  /* handed to the MPI library */
-    unsigned long eager;      /* small blocks: one synchronization, through the mailboxes */
+    unsigned long direct;       /* shared path, all buffers in the heap */
+    unsigned long staged;       /* shared path, some buffers staged through scratch */
+    unsigned long delegated;    /* handed to the MPI library */
+    unsigned long eager;        /* small blocks: one synchronization, through the mailboxes */
     unsigned long hierarchical; /* communicator spanning nodes: on-node copies + leaders' exchange */
 } CMPIX_Coll_stats;
 CLAMPI_API int CMPIX_Coll_get_stats(CMPIX_Coll_stats *stats);

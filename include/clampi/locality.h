@@ -36,11 +36,10 @@ void clampi_locality_name(const void *ptr, const char *name) __attribute__((weak
 #define CLAMPI_LOCALITY_VG_NAME_(ptr, name) ((void)0)
 #endif
 
-#define CLAMPI_LOCALITY_NAME(ptr, name)                                      \
-    do {                                                                     \
-        CLAMPI_LOCALITY_VG_NAME_((const void *)(ptr), (const char *)(name)); \
-        if (clampi_locality_name)                                            \
-            clampi_locality_name((const void *)(ptr), (const char *)(name)); \
+#define CLAMPI_LOCALITY_NAME(ptr, name)                                                            \
+    do {                                                                                           \
+        CLAMPI_LOCALITY_VG_NAME_((const void *)(ptr), (const char *)(name));                       \
+        if (clampi_locality_name) clampi_locality_name((const void *)(ptr), (const char *)(name)); \
     } while (0)
 
 /* ---- NUMA first-touch allocators (clampi_numa_alloc & co.) follow here. ---- */

@@ -47,33 +47,28 @@ CLAMPI_API int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info);
 /* Collective: every CMPIX_ operation on comm must be complete. Frees what enable made. */
 CLAMPI_API int CMPIX_Comm_disable(MPI_Comm comm);
 
-CLAMPI_API int CMPIX_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                           MPI_Comm comm, MPI_Request *request);
-CLAMPI_API int CMPIX_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                           MPI_Comm comm, MPI_Request *request);
-CLAMPI_API int CMPIX_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                          MPI_Comm comm);
-CLAMPI_API int CMPIX_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                          MPI_Comm comm, MPI_Status *status);
+CLAMPI_API int CMPIX_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                           MPI_Request *request);
+CLAMPI_API int CMPIX_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                           MPI_Request *request);
+CLAMPI_API int CMPIX_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+CLAMPI_API int CMPIX_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                          MPI_Status *status);
 /* Synchronous mode: complete only after the matching receive has started (the receiver
  * acknowledges the match). */
-CLAMPI_API int CMPIX_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                            MPI_Comm comm, MPI_Request *request);
-CLAMPI_API int CMPIX_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                           MPI_Comm comm);
+CLAMPI_API int CMPIX_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                            MPI_Request *request);
+CLAMPI_API int CMPIX_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
 /* Matched probe (MPI_Improbe / MPI_Mprobe / MPI_Imrecv / MPI_Mrecv on clampi's queues): the
  * message is taken off the unexpected queue and only the CMPIX_Message receives it. Source
  * MPI_PROC_NULL gives CMPIX_MESSAGE_NO_PROC; a received message becomes CMPIX_MESSAGE_NULL. */
 typedef struct clampi_message *CMPIX_Message;
 #define CMPIX_MESSAGE_NULL ((CMPIX_Message)0)
 CLAMPI_API extern CMPIX_Message const CMPIX_MESSAGE_NO_PROC;
-CLAMPI_API int CMPIX_Improbe(int source, int tag, MPI_Comm comm, int *flag, CMPIX_Message *message,
-                             MPI_Status *status);
+CLAMPI_API int CMPIX_Improbe(int source, int tag, MPI_Comm comm, int *flag, CMPIX_Message *message, MPI_Status *status);
 CLAMPI_API int CMPIX_Mprobe(int source, int tag, MPI_Comm comm, CMPIX_Message *message, MPI_Status *status);
-CLAMPI_API int CMPIX_Imrecv(void *buf, int count, MPI_Datatype datatype, CMPIX_Message *message,
-                            MPI_Request *request);
-CLAMPI_API int CMPIX_Mrecv(void *buf, int count, MPI_Datatype datatype, CMPIX_Message *message,
-                           MPI_Status *status);
+CLAMPI_API int CMPIX_Imrecv(void *buf, int count, MPI_Datatype datatype, CMPIX_Message *message, MPI_Request *request);
+CLAMPI_API int CMPIX_Mrecv(void *buf, int count, MPI_Datatype datatype, CMPIX_Message *message, MPI_Status *status);
 CLAMPI_API int CMPIX_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
 CLAMPI_API int CMPIX_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
 /* Cancels a posted receive that has not matched (then MPI_Test_cancelled says true).

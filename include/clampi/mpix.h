@@ -40,28 +40,25 @@ int MPIX_Memhandle_create(void *base, MPI_Aint size, MPI_Win win, void *memhandl
  * base. Only put, get, accumulates, fetch-and-op, compare-and-swap and flushes on it; lock
  * and unlock win. Garbage, released (own) or foreign handles -> MPI_ERR_ARG, another
  * target -> MPI_ERR_RANK. */
-int MPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int target_rank, int disp_unit,
-                            MPI_Info info, MPI_Win win, MPI_Win *newwin);
+int MPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int target_rank, int disp_unit, MPI_Info info,
+                            MPI_Win win, MPI_Win *newwin);
 int MPIX_Memhandle_release(void *memhandle, MPI_Win win);
 
 /* Remote-completing request-based operations: the request completes when the operation is
  * complete at the target. Passive-target epochs only. */
 int MPIX_Rrput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-               MPI_Request *request);
+               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
 int MPIX_Rraccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                      MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
-                      MPI_Win win, MPI_Request *request);
-int MPIX_Rrget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                          void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
-                          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
-                          MPI_Win win, MPI_Request *request);
+                      MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                      MPI_Request *request);
+int MPIX_Rrget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr,
+                          int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                          int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
 
 /* A put that notifies notify_id at the target once its data has landed
  * (0 <= notify_id < 1024); at the target, a request completing with such a notification. */
 int MPIX_Put_notify(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, int notify_id,
-                    MPI_Win win);
+                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, int notify_id, MPI_Win win);
 int MPIX_Win_notify_request(MPI_Win win, int notify_id, MPI_Request *request);
 
 #ifdef __cplusplus

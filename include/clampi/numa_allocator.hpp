@@ -19,9 +19,8 @@
 
 namespace clampi {
 
-template <class T>
-class numa_allocator {
-public:
+template <class T> class numa_allocator {
+  public:
     using value_type = T;
 
     numa_allocator() noexcept = default;
@@ -43,15 +42,13 @@ public:
     clampi_numa_owner_fn owner() const noexcept { return owner_; }
 
     // Any numa_allocator can free any other's memory: they all compare equal.
-    template <class U>
-    bool operator==(const numa_allocator<U> &) const noexcept { return true; }
-    template <class U>
-    bool operator!=(const numa_allocator<U> &) const noexcept { return false; }
+    template <class U> bool operator==(const numa_allocator<U> &) const noexcept { return true; }
+    template <class U> bool operator!=(const numa_allocator<U> &) const noexcept { return false; }
 
-private:
+  private:
     int nthreads_ = 0;
     clampi_numa_owner_fn owner_ = nullptr;
 };
 
-}  // namespace clampi
+} // namespace clampi
 #endif

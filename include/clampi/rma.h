@@ -36,57 +36,57 @@ extern "C" {
 #define CLAMPI_VERSION_MINOR 1
 
 /* ---- window modes: MPI_Info_set(info, CLAMPI_MODE, CLAMPI_ALWAYS_CACHE) ---------- */
-#define CLAMPI_MODE          "clampi_mode"
-#define CLAMPI_TRANSPARENT   "transparent"   /* default: cache lives until the next flush or epoch end */
-#define CLAMPI_ALWAYS_CACHE  "always_cache"  /* window is read-only: never invalidated */
-#define CLAMPI_USER_DEFINED  "user_defined"  /* invalidated only by CMPI_Win_invalidate */
-#define CLAMPI_OFF           "off"           /* no caching: every get goes to MPI */
+#define CLAMPI_MODE "clampi_mode"
+#define CLAMPI_TRANSPARENT "transparent"   /* default: cache lives until the next flush or epoch end */
+#define CLAMPI_ALWAYS_CACHE "always_cache" /* window is read-only: never invalidated */
+#define CLAMPI_USER_DEFINED "user_defined" /* invalidated only by CMPI_Win_invalidate */
+#define CLAMPI_OFF "off"                   /* no caching: every get goes to MPI */
 
 /* ---- other info keys (strongest source; then CLAMPI_* environment, then defaults) - */
-#define CLAMPI_INDEX_SIZE    "clampi_index_size"   /* index entries, e.g. "65536" */
-#define CLAMPI_BUFFER_SIZE   "clampi_buffer_size"  /* cache bytes, e.g. "64M" (K, M, G suffixes) */
-#define CLAMPI_SHM_DIRECT    "clampi_shm_direct"   /* "true"/"false": load/store for same-node targets */
+#define CLAMPI_INDEX_SIZE "clampi_index_size"       /* index entries, e.g. "65536" */
+#define CLAMPI_BUFFER_SIZE "clampi_buffer_size"     /* cache bytes, e.g. "64M" (K, M, G suffixes) */
+#define CLAMPI_SHM_DIRECT "clampi_shm_direct"       /* "true"/"false": load/store for same-node targets */
 #define CLAMPI_DYNAMIC_CACHE "clampi_dynamic_cache" /* "true": allow caching modes on a dynamic window */
-#define CLAMPI_ADAPTIVE      "clampi_adaptive"     /* "true"/"false": adapt index and buffer sizes at run time */
+#define CLAMPI_ADAPTIVE "clampi_adaptive"           /* "true"/"false": adapt index and buffer sizes at run time */
 /* Backend and the paper-002 semantics keys (creation time; docs/ucx-backend.md) */
-#define CLAMPI_BACKEND       "clampi_backend"      /* "mpi" (default) | "ucx": how the bytes move */
-#define CLAMPI_PROGRESS      "clampi_progress"     /* "auto" (default) | "thread" | "none" (UCX windows) */
-#define CLAMPI_WIN_SCOPE     "mpi_win_scope"       /* "process" (default) | "thread": flushes complete the calling thread's ops */
-#define CLAMPI_WIN_ORDER     "mpi_win_order"       /* "false" (default) | "true": ops to a target complete in issue order */
+#define CLAMPI_BACKEND "clampi_backend"   /* "mpi" (default) | "ucx": how the bytes move */
+#define CLAMPI_PROGRESS "clampi_progress" /* "auto" (default) | "thread" | "none" (UCX windows) */
+#define CLAMPI_WIN_SCOPE "mpi_win_scope" /* "process" (default) | "thread": flushes complete the calling thread's ops */
+#define CLAMPI_WIN_ORDER "mpi_win_order" /* "false" (default) | "true": ops to a target complete in issue order */
 
 /* The CLaMPI window handle. `win` is the MPI window and stays valid for raw MPI calls. */
 typedef struct CMPI_Win {
     MPI_Win win;
-    uint32_t slot;      /* clampi's registry slot for this window */
-    uint32_t serial;    /* detects use of a freed window through a stale copy */
+    uint32_t slot;   /* clampi's registry slot for this window */
+    uint32_t serial; /* detects use of a freed window through a stale copy */
 } CMPI_Win;
 
 /* Per-window statistics (this rank only). */
 typedef struct CMPI_Win_stats {
-    uint64_t gets;            /* CMPI_Get calls that were valid */
-    uint64_t hits;            /* served from the cache (including sub-range hits) */
-    uint64_t subrange_hits;   /* of hits: the get lay strictly inside a cached range */
-    uint64_t inflight_hits;   /* duplicates of a get still in flight: filled at flush, no network get */
-    uint64_t misses;          /* cacheable gets that went to the network */
-    uint64_t bypassed;        /* not cacheable (non-contiguous type, too large, uncached window) */
-    uint64_t direct;          /* served by load/store from a same-node target's shared memory */
-    uint64_t bytes_saved;     /* bytes not moved over the network thanks to hits and in-flight hits */
-    uint64_t bytes_fetched;   /* bytes the window's gets moved over the network */
-    uint64_t evictions;       /* entries evicted (capacity + conflict) */
+    uint64_t gets;               /* CMPI_Get calls that were valid */
+    uint64_t hits;               /* served from the cache (including sub-range hits) */
+    uint64_t subrange_hits;      /* of hits: the get lay strictly inside a cached range */
+    uint64_t inflight_hits;      /* duplicates of a get still in flight: filled at flush, no network get */
+    uint64_t misses;             /* cacheable gets that went to the network */
+    uint64_t bypassed;           /* not cacheable (non-contiguous type, too large, uncached window) */
+    uint64_t direct;             /* served by load/store from a same-node target's shared memory */
+    uint64_t bytes_saved;        /* bytes not moved over the network thanks to hits and in-flight hits */
+    uint64_t bytes_fetched;      /* bytes the window's gets moved over the network */
+    uint64_t evictions;          /* entries evicted (capacity + conflict) */
     uint64_t conflict_evictions; /* of evictions: the index had no room (cuckoo cycle) */
     uint64_t capacity_evictions; /* of evictions: the buffer had no room */
-    uint64_t failed_inserts;  /* completed gets that could not be cached */
-    uint64_t invalidations;   /* whole-cache invalidations */
-    uint64_t adaptations;     /* index/buffer resizes */
-    uint64_t flushes;         /* CMPI flush / flush_all calls */
-    uint64_t flushes_elided;  /* of flushes: nothing outstanding, no MPI call made */
-    uint64_t puts;            /* CMPI_Put and CMPI_Accumulate calls */
-    uint64_t index_entries;   /* current index size (entries) */
-    uint64_t buffer_bytes;    /* current cache buffer size (bytes); 0 if uncached */
-    uint64_t cached_entries;  /* entries in the cache now */
-    uint64_t cached_bytes;    /* bytes of data in the cache now */
-    uint64_t adapt_grows;     /* of adaptations: the adaptive scheme grew index and/or buffer */
-    uint64_t adapt_shrinks;   /* of adaptations: the adaptive scheme shrank them */
+    uint64_t failed_inserts;     /* completed gets that could not be cached */
+    uint64_t invalidations;      /* whole-cache invalidations */
+    uint64_t adaptations;        /* index/buffer resizes */
+    uint64_t flushes;            /* CMPI flush / flush_all calls */
+    uint64_t flushes_elided;     /* of flushes: nothing outstanding, no MPI call made */
+    uint64_t puts;               /* CMPI_Put and CMPI_Accumulate calls */
+    uint64_t index_entries;      /* current index size (entries) */
+    uint64_t buffer_bytes;       /* current cache buffer size (bytes); 0 if uncached */
+    uint64_t cached_entries;     /* entries in the cache now */
+    uint64_t cached_bytes;       /* bytes of data in the cache now */
+    uint64_t adapt_grows;        /* of adaptations: the adaptive scheme grew index and/or buffer */
+    uint64_t adapt_shrinks;      /* of adaptations: the adaptive scheme shrank them */
 } CMPI_Win_stats;
 
 /* Per-thread statistics of a UCX window (what the calling thread's flushes drove). */
@@ -99,12 +99,11 @@ typedef struct CMPIX_Win_thread_stats {
 
 /* ---- window creation and destruction (collective) ------------------------------ */
 /* Like MPI_Win_create; the info may carry CLAMPI_MODE and the size keys. */
-CLAMPI_API int CMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
-                    MPI_Comm comm, CMPI_Win *win);
+CLAMPI_API int CMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, CMPI_Win *win);
 /* Like MPI_Win_allocate. Same-node ranks' memory is allocated in node-shared memory
  * where the MPI allows it, so gets to those ranks are served by a direct copy. */
-CLAMPI_API int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                      void *baseptr, CMPI_Win *win);
+CLAMPI_API int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                                 CMPI_Win *win);
 /* Like MPI_Win_create_dynamic; memory is added with CMPI_Win_attach (displacements are
  * absolute addresses, MPI_Get_address). Caching modes need clampi_dynamic_cache=true. */
 CLAMPI_API int CMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, CMPI_Win *win);
@@ -119,34 +118,32 @@ CLAMPI_API int CMPI_Win_free(CMPI_Win *win);
 /* ---- communication ------------------------------------------------------------- */
 /* Like MPI_Get; served from the cache when the bytes are cached (exact or sub-range),
  * from a get already in flight in this epoch (filled at flush), or from the network. */
-CLAMPI_API int CMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-             int target_rank, MPI_Aint target_disp, int target_count,
-             MPI_Datatype target_datatype, CMPI_Win win);
+CLAMPI_API int CMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                        MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, CMPI_Win win);
 /* Like MPI_Put / MPI_Accumulate; the cached bytes they may overwrite are invalidated. */
-CLAMPI_API int CMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-             int target_rank, MPI_Aint target_disp, int target_count,
-             MPI_Datatype target_datatype, CMPI_Win win);
-CLAMPI_API int CMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                    int target_rank, MPI_Aint target_disp, int target_count,
-                    MPI_Datatype target_datatype, MPI_Op op, CMPI_Win win);
+CLAMPI_API int CMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                        MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, CMPI_Win win);
+CLAMPI_API int CMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                               CMPI_Win win);
 
 /* Like MPI_Rput / MPI_Rget (requests completed with MPI_Wait / MPI_Test). */
-CLAMPI_API int CMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
-              CMPI_Win win, MPI_Request *request);
-CLAMPI_API int CMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
-              CMPI_Win win, MPI_Request *request);
+CLAMPI_API int CMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, CMPI_Win win,
+                         MPI_Request *request);
+CLAMPI_API int CMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, CMPI_Win win,
+                         MPI_Request *request);
 /* Like MPI_Get_accumulate / MPI_Fetch_and_op / MPI_Compare_and_swap (the cached bytes they
  * may change are invalidated). */
 CLAMPI_API int CMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                        void *result_addr, int result_count, MPI_Datatype result_datatype,
-                        int target_rank, MPI_Aint target_disp, int target_count,
-                        MPI_Datatype target_datatype, MPI_Op op, CMPI_Win win);
-CLAMPI_API int CMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
-                      int target_rank, MPI_Aint target_disp, MPI_Op op, CMPI_Win win);
+                                   void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                                   MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                                   CMPI_Win win);
+CLAMPI_API int CMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+                                 MPI_Aint target_disp, MPI_Op op, CMPI_Win win);
 CLAMPI_API int CMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
-                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, CMPI_Win win);
+                                     MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, CMPI_Win win);
 
 /* ---- synchronization ----------------------------------------------------------- */
 /* Completes this rank's operations to `rank` (all ranks); returns at once, without a

@@ -23,7 +23,7 @@ extern "C" {
 /* mpi_win_scope and mpi_win_order: CLAMPI_WIN_SCOPE, CLAMPI_WIN_ORDER in <clampi/rma.h>. */
 /* "true": accumulate, get-accumulate, fetch-and-op and compare-and-swap go straight to UCX
  * atomics where CMPIX_Win_op_intrinsic says 1 (the program asserts it uses only those). */
-#define CLAMPI_ACC_INTRINSIC "mpi_assert_accumulate_intrinsic" 
+#define CLAMPI_ACC_INTRINSIC "mpi_assert_accumulate_intrinsic"
 
 /* ---- accumulate intrinsics (the Quo Vadis RMA paper, §2.3) ---------------------------------------------- */
 /* ops: comma-separated list of sum, prod, band, bor, bxor, max, min, replace, no_op, cas.
@@ -32,8 +32,7 @@ extern "C" {
  * endpoint the window uses (what UCX reports for its atomic lanes: shared-memory CPU
  * atomics yes, TCP's software-emulated atomics no). MPI-backend windows: always 0.
  * Unknown op name -> MPI_ERR_ARG; negative max_count -> MPI_ERR_COUNT. */
-CLAMPI_API int CMPIX_Win_op_intrinsic(const char *ops, int max_count, MPI_Datatype datatype, CMPI_Win win,
-                                      int *flag);
+CLAMPI_API int CMPIX_Win_op_intrinsic(const char *ops, int max_count, MPI_Datatype datatype, CMPI_Win win, int *flag);
 
 /* ---- window duplication (the Quo Vadis RMA paper, §3) --------------------------------------------------- */
 /* Local. newwin shares win's memory, network resources and synchronization state
@@ -49,13 +48,12 @@ CLAMPI_API int CMPIX_Win_dup_with_info(CMPI_Win win, MPI_Info info, CMPI_Win *ne
 /* Registers [base, base+size), which must be attached to the dynamic UCX window win,
  * and writes a handle of *memhandle_size (<= CMPIX_MAX_MEMHANDLE_SIZE) plain bytes to
  * memhandle: send them to peers with any MPI call. */
-CLAMPI_API int CMPIX_Memhandle_create(void *base, MPI_Aint size, CMPI_Win win, void *memhandle,
-                                      int *memhandle_size);
+CLAMPI_API int CMPIX_Memhandle_create(void *base, MPI_Aint size, CMPI_Win win, void *memhandle, int *memhandle_size);
 /* Local. A window whose only target is target_rank (the handle's owner, a rank of win's
  * group), displacement 0 at the handle's base, in units of disp_unit. Only put, get,
  * accumulates (incl. fetch-and-op, compare-and-swap) and flushes; lock/unlock on win. */
-CLAMPI_API int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int target_rank,
-                                        int disp_unit, MPI_Info info, CMPI_Win win, CMPI_Win *newwin);
+CLAMPI_API int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int target_rank, int disp_unit,
+                                        MPI_Info info, CMPI_Win win, CMPI_Win *newwin);
 /* Invalidates the handle (created here on win): every operation through a window made
  * from it that starts after the release (ordered after it, e.g. by a barrier) fails with
  * MPI_ERR_RMA_RANGE and writes nothing; flushes too. Operations concurrent with the release
@@ -71,8 +69,8 @@ CLAMPI_API int CMPIX_Rrput(const void *origin_addr, int origin_count, MPI_Dataty
                            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, CMPI_Win win,
                            MPI_Request *request);
 CLAMPI_API int CMPIX_Rraccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                                  int target_rank, MPI_Aint target_disp, int target_count,
-                                  MPI_Datatype target_datatype, MPI_Op op, CMPI_Win win, MPI_Request *request);
+                                  int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+                                  MPI_Op op, CMPI_Win win, MPI_Request *request);
 CLAMPI_API int CMPIX_Rrget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                                       void *result_addr, int result_count, MPI_Datatype result_datatype,
                                       int target_rank, MPI_Aint target_disp, int target_count,
@@ -83,8 +81,8 @@ CLAMPI_API int CMPIX_Rrget_accumulate(const void *origin_addr, int origin_count,
  * (0 <= notify_id < CMPIX_NOTIFY_MAX). */
 #define CMPIX_NOTIFY_MAX 1024
 CLAMPI_API int CMPIX_Put_notify(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                                int target_rank, MPI_Aint target_disp, int target_count,
-                                MPI_Datatype target_datatype, int notify_id, CMPI_Win win);
+                                int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+                                int notify_id, CMPI_Win win);
 /* At the target: a request (MPI_Wait/MPI_Test/MPI_Waitany with any other requests) that
  * completes when a put carrying notify_id has landed in this rank's window memory;
  * status.MPI_SOURCE is the origin. Each notification completes one request. */

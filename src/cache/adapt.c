@@ -41,7 +41,8 @@ static size_t growth(uint64_t events, uint64_t n) {
 /* The shrunk sizes for what c holds now: 4x the use, within [min, current]. */
 static void shrunk(const clampi_adapt *a, const clampi_cache *c, size_t *index, size_t *buffer) {
     const size_t cur_index = c->nentries, cur_buffer = c->buffer.capacity;
-    *index = clamp(pow2_at_least(c->count * 4 > cur_index / 2 ? cur_index / 2 : c->count * 4), a->lim.min_index, cur_index);
+    *index =
+        clamp(pow2_at_least(c->count * 4 > cur_index / 2 ? cur_index / 2 : c->count * 4), a->lim.min_index, cur_index);
     *buffer = clamp(pow2_at_least(c->bytes * 4 > cur_buffer / 2 ? cur_buffer / 2 : c->bytes * 4), a->lim.min_buffer,
                     cur_buffer);
 }
@@ -66,8 +67,10 @@ int clampi_adapt_decide(clampi_adapt *a, const clampi_cache *c, size_t *index_en
     a->last = *now;
 
     /* Mean get size: this period's inserts, else all of them, else what is cached. */
-    uint64_t mean = inserts ? (now->bytes_inserted - was->bytes_inserted) / inserts
-                  : now->inserts ? now->bytes_inserted / now->inserts : c->count ? c->bytes / c->count : 0;
+    uint64_t mean = inserts        ? (now->bytes_inserted - was->bytes_inserted) / inserts
+                    : now->inserts ? now->bytes_inserted / now->inserts
+                    : c->count     ? c->bytes / c->count
+                                   : 0;
     if (mean < 16) mean = 16;
 
     if (attempts) {
@@ -133,8 +136,10 @@ int clampi_adapt_step(clampi_adapt *a, clampi_cache *c, int epoch_end) {
     if (d == CLAMPI_ADAPT_KEEP) return d;
     int rc = epoch_end ? clampi_cache_resize(c, index, buffer) : clampi_cache_resize_keep(c, index, buffer);
     if (rc != CLAMPI_CACHE_OK) return CLAMPI_ADAPT_KEEP;
-    if (d == CLAMPI_ADAPT_GROW) a->grows++;
-    else a->shrinks++;
+    if (d == CLAMPI_ADAPT_GROW)
+        a->grows++;
+    else
+        a->shrinks++;
     a->last = c->c;
     a->period = period_for(a, c);
     return d;

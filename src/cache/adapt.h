@@ -24,22 +24,23 @@
 #include "cache/cache.h"
 
 typedef struct clampi_adapt_limits {
-    size_t min_index, max_index;     /* index entries */
-    size_t min_buffer, max_buffer;   /* buffer bytes */
-    uint64_t period;                 /* cache lookups per observation period (at most; a
+    size_t min_index, max_index;   /* index entries */
+    size_t min_buffer, max_buffer; /* buffer bytes */
+    uint64_t period;               /* cache lookups per observation period (at most; a
                                         small cache is observed over nentries/4, >= 32) */
-    unsigned quiet_periods;          /* steady, under-used periods before a shrink */
+    unsigned quiet_periods;        /* steady, under-used periods before a shrink */
 } clampi_adapt_limits;
 
-#define CLAMPI_ADAPT_DEFAULT_LIMITS {1024, (size_t)1 << 22, (size_t)64 << 10, (size_t)1 << 30, 256, 16}
+#define CLAMPI_ADAPT_DEFAULT_LIMITS \
+    { 1024, (size_t)1 << 22, (size_t)64 << 10, (size_t)1 << 30, 256, 16 }
 
 typedef struct clampi_adapt {
     clampi_adapt_limits lim;
-    clampi_cache_counters last; /* the cache's counters when this period began */
+    clampi_cache_counters last;  /* the cache's counters when this period began */
     clampi_cache_counters epoch; /* ... and at the last epoch end (invalidation) */
-    uint64_t period;            /* lookups in the current period */
-    unsigned quiet;             /* consecutive periods that qualified for a shrink */
-    uint64_t grows, shrinks;    /* decisions applied */
+    uint64_t period;             /* lookups in the current period */
+    unsigned quiet;              /* consecutive periods that qualified for a shrink */
+    uint64_t grows, shrinks;     /* decisions applied */
 } clampi_adapt;
 
 enum { CLAMPI_ADAPT_KEEP = 0, CLAMPI_ADAPT_GROW = 1, CLAMPI_ADAPT_SHRINK = 2 };

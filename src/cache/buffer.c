@@ -20,7 +20,9 @@ typedef struct free_links {
 #define USED_BIT 1ull
 
 static inline block *at(const clampi_buffer *b, uint64_t off) { return (block *)(b->base + off); }
-static inline uint64_t off_of(const clampi_buffer *b, const block *k) { return (uint64_t)((const unsigned char *)k - b->base); }
+static inline uint64_t off_of(const clampi_buffer *b, const block *k) {
+    return (uint64_t)((const unsigned char *)k - b->base);
+}
 static inline uint64_t bsize(const block *k) { return k->size & ~USED_BIT; }
 static inline int is_used(const block *k) { return (int)(k->size & USED_BIT); }
 static inline free_links *links(block *k) { return (free_links *)(k + 1); }
@@ -42,8 +44,10 @@ static void list_push(clampi_buffer *b, block *k) {
 static void list_remove(clampi_buffer *b, block *k) {
     int c = size_class(bsize(k));
     free_links *l = links(k);
-    if (l->prev) links(at(b, l->prev - 1))->next = l->next;
-    else b->free_head[c] = l->next;
+    if (l->prev)
+        links(at(b, l->prev - 1))->next = l->next;
+    else
+        b->free_head[c] = l->next;
     if (l->next) links(at(b, l->next - 1))->prev = l->prev;
 }
 
@@ -84,9 +88,7 @@ void clampi_buffer_reset(clampi_buffer *b) {
     list_push(b, k);
 }
 
-size_t clampi_buffer_max_request(const clampi_buffer *b) {
-    return b->base ? b->capacity - HDR : 0;
-}
+size_t clampi_buffer_max_request(const clampi_buffer *b) { return b->base ? b->capacity - HDR : 0; }
 
 static uint64_t block_size_for(size_t len) {
     uint64_t need = (uint64_t)len + HDR;

@@ -13,10 +13,10 @@
 #define CLAMPI_BUFFER_CLASSES 48
 
 typedef struct clampi_buffer {
-    unsigned char *base;   /* region start (CLAMPI_BUFFER_ALIGN aligned) */
-    size_t capacity;       /* region bytes */
-    size_t used;           /* bytes in allocated blocks, headers included */
-    size_t nblocks_used;   /* allocated blocks */
+    unsigned char *base;                       /* region start (CLAMPI_BUFFER_ALIGN aligned) */
+    size_t capacity;                           /* region bytes */
+    size_t used;                               /* bytes in allocated blocks, headers included */
+    size_t nblocks_used;                       /* allocated blocks */
     uint64_t free_head[CLAMPI_BUFFER_CLASSES]; /* offset+1 of first free block per class; 0 = none */
 } clampi_buffer;
 

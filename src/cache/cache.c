@@ -22,10 +22,14 @@
 
 static void lru_unlink(clampi_cache *c, uint32_t id) {
     clampi_cache_entry *e = &c->entries[id];
-    if (e->lru_prev != NONE) c->entries[e->lru_prev].lru_next = e->lru_next;
-    else c->lru_head = e->lru_next;
-    if (e->lru_next != NONE) c->entries[e->lru_next].lru_prev = e->lru_prev;
-    else c->lru_tail = e->lru_prev;
+    if (e->lru_prev != NONE)
+        c->entries[e->lru_prev].lru_next = e->lru_next;
+    else
+        c->lru_head = e->lru_next;
+    if (e->lru_next != NONE)
+        c->entries[e->lru_next].lru_prev = e->lru_prev;
+    else
+        c->lru_tail = e->lru_prev;
 }
 
 static void lru_push_front(clampi_cache *c, uint32_t id) {
@@ -119,8 +123,10 @@ static void drop(clampi_cache *c, uint32_t id) {
 static void evict(clampi_cache *c, uint32_t id, int conflict) {
     drop(c, id);
     c->c.evictions++;
-    if (conflict) c->c.conflict_evictions++;
-    else c->c.capacity_evictions++;
+    if (conflict)
+        c->c.conflict_evictions++;
+    else
+        c->c.capacity_evictions++;
 }
 
 /* Buffer full: pick a victim from the cold end of the LRU list (see top of file). */
@@ -131,7 +137,10 @@ static uint32_t capacity_victim(const clampi_cache *c, size_t need) {
     for (int i = 0; i < CLAMPI_CACHE_VICTIM_WINDOW && id != NONE; i++, id = c->entries[id].lru_prev) {
         size_t hole = clampi_buffer_hole_if_freed(&c->buffer, c->entries[id].data);
         if (hole >= need) return id; /* oldest that makes room */
-        if (best == NONE || hole > best_hole) { best = id; best_hole = hole; }
+        if (best == NONE || hole > best_hole) {
+            best = id;
+            best_hole = hole;
+        }
     }
     return best;
 }
@@ -147,7 +156,10 @@ static uint32_t conflict_victim(const clampi_cache *c, const size_t cand[2 * CLA
 }
 
 int clampi_cache_insert(clampi_cache *c, uint32_t target, uint64_t offset, uint64_t length, const void *src) {
-    if (!c->nentries) { c->c.failed_inserts++; return CLAMPI_CACHE_NOMEM; }
+    if (!c->nentries) {
+        c->c.failed_inserts++;
+        return CLAMPI_CACHE_NOMEM;
+    }
     if (length == 0) return CLAMPI_CACHE_OK;
     if (length > clampi_cache_max_entry(c)) {
         clampi_cache_note_too_large(c, length);
@@ -163,7 +175,10 @@ int clampi_cache_insert(clampi_cache *c, uint32_t target, uint64_t offset, uint6
     void *data;
     while ((data = clampi_buffer_alloc(&c->buffer, length)) == NULL) {
         uint32_t v = capacity_victim(c, length);
-        if (v == NONE) { c->c.failed_inserts++; return CLAMPI_CACHE_NOSPACE; }
+        if (v == NONE) {
+            c->c.failed_inserts++;
+            return CLAMPI_CACHE_NOSPACE;
+        }
         evict(c, v, 0);
     }
     if (c->free_head == NONE && c->fresh < c->nentries) { /* take a never-used id */

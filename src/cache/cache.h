@@ -15,8 +15,8 @@
 
 typedef struct clampi_cache_entry {
     uint64_t offset, length;
-    uint64_t last_use;       /* cache clock at the last hit or insert */
-    unsigned char *data;     /* in the buffer */
+    uint64_t last_use;   /* cache clock at the last hit or insert */
+    unsigned char *data; /* in the buffer */
     uint32_t target;
     uint32_t lru_prev, lru_next; /* LRU list, most recent at head; also the free list */
 } clampi_cache_entry;
@@ -26,8 +26,8 @@ typedef struct clampi_cache_counters {
     uint64_t inserts, failed_inserts, too_large;
     uint64_t evictions, conflict_evictions, capacity_evictions, write_invalidated;
     uint64_t invalidations, resizes;
-    uint64_t bytes_inserted;     /* data bytes of successful inserts (mean get size) */
-    uint64_t max_refused;        /* longest length refused as too large */
+    uint64_t bytes_inserted; /* data bytes of successful inserts (mean get size) */
+    uint64_t max_refused;    /* longest length refused as too large */
 } clampi_cache_counters;
 
 typedef struct clampi_cache {
@@ -40,8 +40,8 @@ typedef struct clampi_cache {
     uint32_t fresh;              /* ids >= fresh were never used (not touched: a large,
                                     mostly idle cache costs no page faults) */
     uint32_t lru_head, lru_tail;
-    size_t count;                /* entries cached */
-    size_t bytes;                /* data bytes cached */
+    size_t count; /* entries cached */
+    size_t bytes; /* data bytes cached */
     uint64_t clock;
     clampi_cache_counters c;
 } clampi_cache;

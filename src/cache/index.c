@@ -35,7 +35,9 @@ void clampi_index_clear(clampi_index *x) {
 }
 
 static uint64_t next_rand(clampi_index *x) {
-    x->rng ^= x->rng << 13; x->rng ^= x->rng >> 7; x->rng ^= x->rng << 17;
+    x->rng ^= x->rng << 13;
+    x->rng ^= x->rng >> 7;
+    x->rng ^= x->rng << 17;
     return x->rng;
 }
 
@@ -74,7 +76,10 @@ int clampi_index_insert(clampi_index *x, uint32_t target, uint64_t offset, uint3
             if (len == CLAMPI_INDEX_MAX_PATH) break;
             size_t nxt = ob * CLAMPI_INDEX_BUCKET + (next_rand(x) % CLAMPI_INDEX_BUCKET);
             for (int i = 0; i < len; i++)
-                if (path[i] == nxt) { nxt = (size_t)-1; break; }
+                if (path[i] == nxt) {
+                    nxt = (size_t)-1;
+                    break;
+                }
             if (nxt == (size_t)-1) break; /* the walk loops: give up */
             path[len] = nxt;
         }

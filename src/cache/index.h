@@ -17,15 +17,15 @@
 typedef struct clampi_index_slot {
     uint64_t offset;
     uint32_t target;
-    uint32_t id;  /* entry id; CLAMPI_INDEX_NONE = empty */
+    uint32_t id; /* entry id; CLAMPI_INDEX_NONE = empty */
 } clampi_index_slot;
 
 typedef struct clampi_index {
-    clampi_index_slot *slots;  /* nbuckets * CLAMPI_INDEX_BUCKET */
-    uint64_t bucket_mask;      /* nbuckets - 1 (nbuckets is a power of two) */
+    clampi_index_slot *slots; /* nbuckets * CLAMPI_INDEX_BUCKET */
+    uint64_t bucket_mask;     /* nbuckets - 1 (nbuckets is a power of two) */
     size_t nslots;
     size_t count;
-    uint64_t rng;              /* for choosing displacement paths */
+    uint64_t rng; /* for choosing displacement paths */
 } clampi_index;
 
 /* Sizes the table to at least `entries` slots (rounded up to a power of two, >= 8). */
@@ -35,15 +35,17 @@ void clampi_index_clear(clampi_index *x);
 
 static inline uint64_t clampi_index_hash(uint32_t target, uint64_t offset) {
     uint64_t h = offset ^ ((uint64_t)target * 0x9E3779B97F4A7C15ull);
-    h ^= h >> 33; h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33; h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
     h ^= h >> 33;
     return h;
 }
 static inline uint64_t clampi_index_bucket1(const clampi_index *x, uint64_t h) { return h & x->bucket_mask; }
 static inline uint64_t clampi_index_bucket2(const clampi_index *x, uint64_t h) {
     uint64_t b1 = h & x->bucket_mask, b2 = (h >> 32) & x->bucket_mask;
-    return b2 == b1 ? b1 ^ 1 : b2;  /* nbuckets >= 2, so b1 ^ 1 is another bucket */
+    return b2 == b1 ? b1 ^ 1 : b2; /* nbuckets >= 2, so b1 ^ 1 is another bucket */
 }
 
 /* Entry id stored for (target, offset), or CLAMPI_INDEX_NONE. The hit path. */

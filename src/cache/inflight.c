@@ -28,7 +28,9 @@ static int ensure_targets(clampi_inflight *f) {
     f->tail = malloc(f->ntargets * sizeof *f->tail);
     f->busy_targets = malloc(f->ntargets * sizeof *f->busy_targets);
     if (!f->head || !f->tail || !f->busy_targets) {
-        free(f->head); free(f->tail); free(f->busy_targets);
+        free(f->head);
+        free(f->tail);
+        free(f->busy_targets);
         f->head = f->tail = f->busy_targets = NULL;
         return -1;
     }
@@ -65,8 +67,8 @@ static uint32_t new_record(clampi_inflight *f, uint32_t target) {
     return id;
 }
 
-uint32_t clampi_inflight_add_fill(clampi_inflight *f, uint32_t target, uint64_t offset, uint64_t length,
-                                  void *dest, int cacheable) {
+uint32_t clampi_inflight_add_fill(clampi_inflight *f, uint32_t target, uint64_t offset, uint64_t length, void *dest,
+                                  int cacheable) {
     uint32_t id = new_record(f, target);
     if (id == NONE) return NONE;
     clampi_inflight_record *r = &f->recs[id];
@@ -152,7 +154,10 @@ void clampi_inflight_complete(clampi_inflight *f, uint32_t target, clampi_inflig
     if (!clampi_inflight_pending(f, target)) return;
     complete_chain(f, target, fill, ctx);
     for (size_t b = 0; b < f->nbusy; b++)
-        if (f->busy_targets[b] == target) { f->busy_targets[b] = f->busy_targets[--f->nbusy]; break; }
+        if (f->busy_targets[b] == target) {
+            f->busy_targets[b] = f->busy_targets[--f->nbusy];
+            break;
+        }
 }
 
 void clampi_inflight_complete_all(clampi_inflight *f, clampi_inflight_fill_fn fill, void *ctx) {

@@ -19,17 +19,17 @@ typedef struct clampi_inflight_record {
     uint64_t offset, length;
     unsigned char *dest;
     uint32_t target;
-    uint32_t source;     /* COPY: the FILL it copies from; FILL: CLAMPI_INFLIGHT_NONE */
-    uint32_t next;       /* next record of the same target (insertion order), or free list */
-    uint8_t cacheable;   /* FILL: may enter the cache at completion */
-    uint8_t matchable;   /* FILL: later gets may be served from it */
+    uint32_t source;   /* COPY: the FILL it copies from; FILL: CLAMPI_INFLIGHT_NONE */
+    uint32_t next;     /* next record of the same target (insertion order), or free list */
+    uint8_t cacheable; /* FILL: may enter the cache at completion */
+    uint8_t matchable; /* FILL: later gets may be served from it */
 } clampi_inflight_record;
 
 typedef struct clampi_inflight {
     clampi_inflight_record *recs;
-    clampi_ranges matchable;   /* FILL records later gets may copy from */
-    uint32_t *head, *tail;     /* per target chains */
-    uint32_t *busy_targets;    /* targets with a non-empty chain (a stack) */
+    clampi_ranges matchable; /* FILL records later gets may copy from */
+    uint32_t *head, *tail;   /* per target chains */
+    uint32_t *busy_targets;  /* targets with a non-empty chain (a stack) */
     size_t nbusy;
     uint32_t ntargets;
     size_t capacity, live;
@@ -38,15 +38,14 @@ typedef struct clampi_inflight {
 
 /* Called once the flush covering a target has returned: `fill` is told about each
  * cacheable FILL (in issue order) so it can enter the cache. */
-typedef void (*clampi_inflight_fill_fn)(void *ctx, uint32_t target, uint64_t offset, uint64_t length,
-                                        const void *data);
+typedef void (*clampi_inflight_fill_fn)(void *ctx, uint32_t target, uint64_t offset, uint64_t length, const void *data);
 
 int clampi_inflight_init(clampi_inflight *f, uint32_t ntargets);
 void clampi_inflight_destroy(clampi_inflight *f);
 /* Records a FILL; returns its id, or CLAMPI_INFLIGHT_NONE if memory ran out (the get
  * then simply stays uncached). */
-uint32_t clampi_inflight_add_fill(clampi_inflight *f, uint32_t target, uint64_t offset, uint64_t length,
-                                  void *dest, int cacheable);
+uint32_t clampi_inflight_add_fill(clampi_inflight *f, uint32_t target, uint64_t offset, uint64_t length, void *dest,
+                                  int cacheable);
 /* A matchable FILL in flight that contains [offset, offset+length) at target, or NONE. */
 uint32_t clampi_inflight_find(const clampi_inflight *f, uint32_t target, uint64_t offset, uint64_t length);
 /* Records a COPY from FILL `source`. Returns 0, or -1 if memory ran out. */

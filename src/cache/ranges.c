@@ -6,9 +6,7 @@
 #define NONE CLAMPI_RANGES_NONE
 
 /* (target, value) pairs compare lexicographically: target first. */
-static inline int pair_ge(uint32_t t1, uint64_t v1, uint32_t t2, uint64_t v2) {
-    return t1 != t2 ? t1 > t2 : v1 >= v2;
-}
+static inline int pair_ge(uint32_t t1, uint64_t v1, uint32_t t2, uint64_t v2) { return t1 != t2 ? t1 > t2 : v1 >= v2; }
 
 /* Node order: (target, start, id), so equal ranges still have distinct keys. */
 static inline int key_less(const clampi_range_node *a, uint32_t aid, const clampi_range_node *b, uint32_t bid) {
@@ -56,7 +54,10 @@ void clampi_ranges_clear(clampi_ranges *r) { r->root = NONE; }
 
 /* Splits subtree t into keys < key(id) (left) and >= (right). */
 static void split(clampi_range_node *n, uint32_t t, uint32_t id, uint32_t *l, uint32_t *rr) {
-    if (t == NONE) { *l = *rr = NONE; return; }
+    if (t == NONE) {
+        *l = *rr = NONE;
+        return;
+    }
     if (key_less(&n[t], t, &n[id], id)) {
         split(n, n[t].right, id, &n[t].right, rr);
         *l = t;
@@ -87,15 +88,19 @@ static uint32_t insert_at(clampi_range_node *n, uint32_t t, uint32_t id) {
         update(n, id);
         return id;
     }
-    if (key_less(&n[id], id, &n[t], t)) n[t].left = insert_at(n, n[t].left, id);
-    else n[t].right = insert_at(n, n[t].right, id);
+    if (key_less(&n[id], id, &n[t], t))
+        n[t].left = insert_at(n, n[t].left, id);
+    else
+        n[t].right = insert_at(n, n[t].right, id);
     update(n, t);
     return t;
 }
 
 void clampi_ranges_insert(clampi_ranges *r, uint32_t id, uint32_t target, uint64_t start, uint64_t end) {
     clampi_range_node *x = &r->nodes[id];
-    r->rng ^= r->rng << 13; r->rng ^= r->rng >> 7; r->rng ^= r->rng << 17;
+    r->rng ^= r->rng << 13;
+    r->rng ^= r->rng >> 7;
+    r->rng ^= r->rng << 17;
     x->target = target;
     x->start = start;
     x->end = end;
@@ -108,8 +113,10 @@ void clampi_ranges_insert(clampi_ranges *r, uint32_t id, uint32_t target, uint64
 static uint32_t remove_at(clampi_range_node *n, uint32_t t, uint32_t id) {
     if (t == NONE) return NONE;
     if (t == id) return merge(n, n[t].left, n[t].right);
-    if (key_less(&n[id], id, &n[t], t)) n[t].left = remove_at(n, n[t].left, id);
-    else n[t].right = remove_at(n, n[t].right, id);
+    if (key_less(&n[id], id, &n[t], t))
+        n[t].left = remove_at(n, n[t].left, id);
+    else
+        n[t].right = remove_at(n, n[t].right, id);
     update(n, t);
     return t;
 }
@@ -123,7 +130,10 @@ uint32_t clampi_ranges_find_containing(const clampi_ranges *r, uint32_t target, 
      * left subtree of one of them, may contain the range if its end reaches `end`. */
     while (t != NONE) {
         int key_le = n[t].target != target ? n[t].target < target : n[t].start <= start;
-        if (!key_le) { t = n[t].left; continue; }
+        if (!key_le) {
+            t = n[t].left;
+            continue;
+        }
         if (n[t].target == target && n[t].end >= end) return t;
         uint32_t l = n[t].left;
         if (l != NONE && pair_ge(n[l].max_target, n[l].max_end, target, end)) {
@@ -145,7 +155,10 @@ static void collect(const clampi_range_node *n, uint32_t t, uint32_t target, uin
         /* Nothing in this subtree ends after `start` at this target. */
         if (!pair_ge(n[t].max_target, n[t].max_end, target, start + 1)) return;
         int key_before_end = n[t].target != target ? n[t].target < target : n[t].start < end;
-        if (!key_before_end) { t = n[t].left; continue; }
+        if (!key_before_end) {
+            t = n[t].left;
+            continue;
+        }
         if (n[t].target == target && n[t].end > start) {
             if (*count < max) ids[*count] = t;
             (*count)++;

@@ -12,8 +12,8 @@
 #define CLAMPI_RANGES_NONE UINT32_MAX
 
 typedef struct clampi_range_node {
-    uint64_t start, end;       /* this range */
-    uint64_t max_end;          /* largest end in the subtree among nodes of target max_target */
+    uint64_t start, end; /* this range */
+    uint64_t max_end;    /* largest end in the subtree among nodes of target max_target */
     uint32_t target, max_target;
     uint32_t left, right, prio;
 } clampi_range_node;

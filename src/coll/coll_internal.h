@@ -55,33 +55,33 @@ enum { CLAMPI_COLL_LINE = 64 };
 
 /* One rank's announcement at the start of a shared-path collective. */
 typedef struct clampi_coll_slot {
-    uint32_t flags;     /* CLAMPI_SLOT_* */
-    int32_t send_seg;   /* heap segment of the send data, if SEND_HEAP */
+    uint32_t flags;   /* CLAMPI_SLOT_* */
+    int32_t send_seg; /* heap segment of the send data, if SEND_HEAP */
     uint64_t send_off;
     int32_t recv_seg;
     int32_t pad0;
     uint64_t recv_off;
-    uint64_t bytes;     /* bytes per block */
-    uint64_t seq;       /* call number this announcement belongs to; stored last (release) */
+    uint64_t bytes; /* bytes per block */
+    uint64_t seq;   /* call number this announcement belongs to; stored last (release) */
     uint64_t pad[2];
 } clampi_coll_slot;
 _Static_assert(sizeof(clampi_coll_slot) == CLAMPI_COLL_LINE, "slot is one cache line");
 
 enum {
-    CLAMPI_SLOT_DELEGATE = 1u << 0,  /* this rank cannot use the shared path */
-    CLAMPI_SLOT_SEND_HEAP = 1u << 1, /* send data readable in the heap */
-    CLAMPI_SLOT_RECV_HEAP = 1u << 2, /* receive buffer writable in the heap */
+    CLAMPI_SLOT_DELEGATE = 1u << 0,    /* this rank cannot use the shared path */
+    CLAMPI_SLOT_SEND_HEAP = 1u << 1,   /* send data readable in the heap */
+    CLAMPI_SLOT_RECV_HEAP = 1u << 2,   /* receive buffer writable in the heap */
     CLAMPI_SLOT_SEND_STAGED = 1u << 3, /* send data already copied into scratch */
     CLAMPI_SLOT_IN_PLACE = 1u << 4,
 };
 
 /* Shared control block of one communicator (rank 0's segment of the control window). */
 typedef struct clampi_coll_ctl {
-    uint64_t arrive;                     /* barrier: arrivals in this round */
+    uint64_t arrive; /* barrier: arrivals in this round */
     char pad0[CLAMPI_COLL_LINE - 8];
-    uint64_t generation;                 /* barrier: completed rounds */
+    uint64_t generation; /* barrier: completed rounds */
     char pad1[CLAMPI_COLL_LINE - 8];
-    clampi_coll_slot slots[];            /* [2][size] slots, double-buffered by call parity,
+    clampi_coll_slot slots[]; /* [2][size] slots, double-buffered by call parity,
                                             then [size] "done" lines (clampi_coll_done) */
 } clampi_coll_ctl;
 
@@ -92,25 +92,25 @@ typedef struct clampi_coll_done {
 } clampi_coll_done;
 
 typedef struct clampi_coll_comm {
-    int intranode;        /* the communicator lies within one node (and is an intracomm) */
+    int intranode; /* the communicator lies within one node (and is an intracomm) */
     int size, rank;
-    MPI_Comm shm;         /* node communicator = comm's processes (if intranode) */
+    MPI_Comm shm; /* node communicator = comm's processes (if intranode) */
     MPI_Win ctl_win;
     clampi_coll_ctl *ctl;
-    uint64_t gen;         /* barrier rounds this rank has completed */
-    uint64_t calls;       /* shared-path calls so far (slot sequence numbers, parity) */
-    clampi_coll_done *done; /* [size] completion flags in the control block */
-    int oversubscribed;   /* more processes in comm than CPUs: yield while waiting */
-    clampi_coll_cell *morton;  /* this rank's segment of the Morton schedule (size cells) */
-    clampi_coll_cell *naive;   /* this rank's row */
-    MPI_Win scr_win;      /* staging scratch: each rank owns scr_bytes */
+    uint64_t gen;             /* barrier rounds this rank has completed */
+    uint64_t calls;           /* shared-path calls so far (slot sequence numbers, parity) */
+    clampi_coll_done *done;   /* [size] completion flags in the control block */
+    int oversubscribed;       /* more processes in comm than CPUs: yield while waiting */
+    clampi_coll_cell *morton; /* this rank's segment of the Morton schedule (size cells) */
+    clampi_coll_cell *naive;  /* this rank's row */
+    MPI_Win scr_win;          /* staging scratch: each rank owns scr_bytes */
     size_t scr_bytes;
-    char **scr_base;      /* [size]: each rank's scratch in this process */
+    char **scr_base; /* [size]: each rank's scratch in this process */
     /* mailbox path (mailbox.c): each rank owns 2 x size cells of cell_bytes */
     MPI_Win mbox_win;
-    size_t cell_bytes;    /* bytes per cell (whole cache lines) */
-    size_t cell_max;      /* largest block a cell holds; 0: no mailbox path */
-    char **mbox;          /* [size]: each rank's cells in this process */
+    size_t cell_bytes; /* bytes per cell (whole cache lines) */
+    size_t cell_max;   /* largest block a cell holds; 0: no mailbox path */
+    char **mbox;       /* [size]: each rank's cells in this process */
     /* exit waits: the ranks whose schedule segment writes this rank's receive buffer or
      * reads its send data (only they can still be using them) */
     int *wait_morton, nwait_morton;
@@ -126,8 +126,7 @@ void clampi_coll_barrier(clampi_coll_comm *st);
 /* Writes slot d's fields from mine, then seq (release): the announcement of call seq. */
 void clampi_coll_slot_publish(clampi_coll_slot *d, const clampi_coll_slot *mine, uint64_t seq);
 /* Publishes this rank's slot for call seq (fields first, then seq with release). */
-void clampi_coll_publish(clampi_coll_comm *st, clampi_coll_slot *slots, const clampi_coll_slot *mine,
-                         uint64_t seq);
+void clampi_coll_publish(clampi_coll_comm *st, clampi_coll_slot *slots, const clampi_coll_slot *mine, uint64_t seq);
 /* Waits until every rank has published its slot for call seq (acquire). */
 void clampi_coll_wait_slots(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq);
 /* Marks this rank's copies of call seq done and waits for those of the nwait ranks in
@@ -141,8 +140,7 @@ void clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint
 /* For wait loops that check several flags (as clampi_coll_wait_flag does for one): the
  * number of pause rounds before yielding, read once per wait, and one round. */
 int clampi_coll_spin_budget(int oversubscribed);
-static inline void clampi_coll_relax(int iteration, int budget)
-{
+static inline void clampi_coll_relax(int iteration, int budget) {
     if (iteration < budget) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
@@ -159,12 +157,10 @@ int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes);
 /* ---- collectives (alltoall.c) ---------------------------------------------------- */
 /* Entry points for CMPI_* and the preload: *handled = 0 means nothing was done and the
  * caller must call the MPI library's collective (all ranks agree on it). */
-int clampi_coll_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                            void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                            MPI_Comm comm, CMPIX_Coll_algo algo, int *handled);
-int clampi_coll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                             void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                             MPI_Comm comm, CMPIX_Coll_algo algo, int *handled);
+int clampi_coll_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm, CMPIX_Coll_algo algo, int *handled);
+int clampi_coll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm, CMPIX_Coll_algo algo, int *handled);
 
 /* Contiguity of a datatype for the shared path: 1 if count elements are size*count
  * contiguous bytes starting at the buffer address. */
@@ -184,8 +180,8 @@ int clampi_coll_mailbox_run(clampi_coll_comm *st, int alltoall, const char *my_s
  * the mailbox path in this call (its tag for us carries seq; it will never publish a slot),
  * after writing our own tags for seq with our size, so that the mailbox ranks see the
  * mismatch too. Then every rank returns MPI_ERR_TRUNCATE and nobody hangs. */
-int clampi_coll_wait_slots_or_mailbox(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq,
-                                      int alltoall, size_t B);
+int clampi_coll_wait_slots_or_mailbox(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq, int alltoall,
+                                      size_t B);
 
 /* ---- communicators spanning nodes (hier.c) --------------------------------------- */
 /* Hierarchical state of comm (an intracommunicator spanning nodes; node = comm's node

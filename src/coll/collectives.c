@@ -13,35 +13,26 @@ CMPIX_Coll_stats clampi_coll_stats;
 
 enum { KIND_ALLTOALL = 0, KIND_ALLGATHER = 1 };
 
-static int check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                      void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    if (comm == MPI_COMM_NULL)
-        return MPI_ERR_COMM;
-    if (recvbuf == MPI_IN_PLACE)
-        return MPI_ERR_BUFFER;
-    if (recvcount < 0)
-        return MPI_ERR_COUNT;
-    if (recvtype == MPI_DATATYPE_NULL)
-        return MPI_ERR_TYPE;
+static int check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, MPI_Comm comm) {
+    if (comm == MPI_COMM_NULL) return MPI_ERR_COMM;
+    if (recvbuf == MPI_IN_PLACE) return MPI_ERR_BUFFER;
+    if (recvcount < 0) return MPI_ERR_COUNT;
+    if (recvtype == MPI_DATATYPE_NULL) return MPI_ERR_TYPE;
     if (sendbuf != MPI_IN_PLACE) {
-        if (sendcount < 0)
-            return MPI_ERR_COUNT;
-        if (sendtype == MPI_DATATYPE_NULL)
-            return MPI_ERR_TYPE;
+        if (sendcount < 0) return MPI_ERR_COUNT;
+        if (sendtype == MPI_DATATYPE_NULL) return MPI_ERR_TYPE;
         int ss, rs;
         MPI_Type_size(sendtype, &ss);
         MPI_Type_size(recvtype, &rs);
         if ((long long)sendcount * ss != (long long)recvcount * rs)
             return MPI_ERR_TRUNCATE; /* every block of a rank has both sizes */
-        if (sendbuf == NULL && (long long)sendcount * ss > 0)
-            return MPI_ERR_BUFFER;
+        if (sendbuf == NULL && (long long)sendcount * ss > 0) return MPI_ERR_BUFFER;
     }
     return MPI_SUCCESS;
 }
 
-static int coll_raise(MPI_Comm comm, int err)
-{
+static int coll_raise(MPI_Comm comm, int err) {
     clampi_raise_mpi(comm, err);
     return err;
 }
@@ -50,10 +41,8 @@ static int coll_raise(MPI_Comm comm, int err)
  * non-contiguous datatype packs its data first and unpacks after (MPI_Pack's native
  * format is the raw bytes), so every rank takes the same path without agreeing first. */
 static int hier_call(clampi_coll_comm *st, int kind, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                     void *recvbuf, int recvcount, MPI_Datatype recvtype, size_t B, int contiguous, int *handled)
-{
-    if (contiguous)
-        return clampi_coll_hier_run(st->hier, kind, sendbuf, recvbuf, B, handled);
+                     void *recvbuf, int recvcount, MPI_Datatype recvtype, size_t B, int contiguous, int *handled) {
+    if (contiguous) return clampi_coll_hier_run(st->hier, kind, sendbuf, recvbuf, B, handled);
     const int P = st->size;
     const size_t sendlen = kind == KIND_ALLTOALL ? (size_t)P * B : B, recvlen = (size_t)P * B;
     MPI_Comm self = MPI_COMM_SELF;
@@ -61,8 +50,8 @@ static int hier_call(clampi_coll_comm *st, int kind, const void *sendbuf, int se
     int err = ts && tr ? MPI_SUCCESS : MPI_ERR_NO_MEM, pos = 0;
     if (err == MPI_SUCCESS) {
         if (sendbuf != MPI_IN_PLACE)
-            err = MPI_Pack(sendbuf, kind == KIND_ALLTOALL ? P * sendcount : sendcount, sendtype, ts, (int)sendlen,
-                           &pos, self);
+            err = MPI_Pack(sendbuf, kind == KIND_ALLTOALL ? P * sendcount : sendcount, sendtype, ts, (int)sendlen, &pos,
+                           self);
         else if (kind == KIND_ALLTOALL)
             err = MPI_Pack(recvbuf, P * recvcount, recvtype, ts, (int)sendlen, &pos, self);
         else {
@@ -75,8 +64,7 @@ static int hier_call(clampi_coll_comm *st, int kind, const void *sendbuf, int se
             err = MPI_ERR_INTERN; /* not the raw bytes: cannot happen with Open MPI, MPICH */
     }
     *handled = 1;
-    if (err == MPI_SUCCESS)
-        err = clampi_coll_hier_run(st->hier, kind, ts, tr, B, handled);
+    if (err == MPI_SUCCESS) err = clampi_coll_hier_run(st->hier, kind, ts, tr, B, handled);
     if (err == MPI_SUCCESS && *handled) {
         pos = 0;
         err = MPI_Unpack(tr, (int)recvlen, &pos, recvbuf, P * recvcount, recvtype, self);
@@ -86,14 +74,11 @@ static int hier_call(clampi_coll_comm *st, int kind, const void *sendbuf, int se
     return err;
 }
 
-static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                    CMPIX_Coll_algo algo, int *handled)
-{
+static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                    MPI_Datatype recvtype, MPI_Comm comm, CMPIX_Coll_algo algo, int *handled) {
     const clampi_coll_options *o = clampi_coll_options_get();
     *handled = 0;
-    if (!o->coll)
-        return MPI_SUCCESS;
+    if (!o->coll) return MPI_SUCCESS;
     int err = check_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     if (err != MPI_SUCCESS) {
         *handled = 1;
@@ -102,10 +87,8 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
     /* AUTO: small blocks take the mailbox path (one synchronization per call), larger ones
      * the configured schedule; a forced schedule never takes the mailbox path */
     const int auto_algo = algo == CMPIX_COLL_AUTO;
-    if (auto_algo)
-        algo = o->algo;
-    if (algo == CMPIX_COLL_MPI)
-        return MPI_SUCCESS;
+    if (auto_algo) algo = o->algo;
+    if (algo == CMPIX_COLL_MPI) return MPI_SUCCESS;
     clampi_coll_comm *st = clampi_coll_comm_get(comm, &err);
     if (st == NULL) {
         *handled = 1;
@@ -115,15 +98,13 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
     int rsize;
     MPI_Type_size(recvtype, &rsize);
     const size_t B = (size_t)recvcount * (size_t)rsize;
-    const int contiguous = clampi_coll_type_contiguous(recvtype) &&
-                           (in_place || clampi_coll_type_contiguous(sendtype));
+    const int contiguous = clampi_coll_type_contiguous(recvtype) && (in_place || clampi_coll_type_contiguous(sendtype));
     if (!st->intranode) {
         if (st->hier == NULL) {
             clampi_coll_stats.delegated++; /* intercommunicator, or nothing to share */
             return MPI_SUCCESS;
         }
-        err = hier_call(st, kind, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, B, contiguous,
-                        handled);
+        err = hier_call(st, kind, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, B, contiguous, handled);
         if (*handled)
             clampi_coll_stats.hierarchical++;
         else
@@ -135,8 +116,7 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
     const size_t recvlen = (size_t)P * B;
     const size_t sendlen = kind == KIND_ALLTOALL ? (size_t)P * B : B;
     const size_t scratch_need = sendlen + recvlen;
-    const char *my_send = in_place ? (kind == KIND_ALLTOALL ? recvbuf : (char *)recvbuf + (size_t)me * B)
-                                   : sendbuf;
+    const char *my_send = in_place ? (kind == KIND_ALLTOALL ? recvbuf : (char *)recvbuf + (size_t)me * B) : sendbuf;
 
     if (auto_algo && P > 1 && B <= st->cell_max) {
         /* small blocks: the mailbox path (the same choice on every rank) */
@@ -153,14 +133,11 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
     memset(&s, 0, sizeof s);
     s.bytes = B;
     uint32_t f = in_place ? CLAMPI_SLOT_IN_PLACE : 0;
-    if (!contiguous || B > o->direct_max)
-        f |= CLAMPI_SLOT_DELEGATE;
+    if (!contiguous || B > o->direct_max) f |= CLAMPI_SLOT_DELEGATE;
     if (!(f & CLAMPI_SLOT_DELEGATE)) {
-        if (clampi_coll_heap_locate(recvbuf, recvlen, &s.recv_seg, &s.recv_off))
-            f |= CLAMPI_SLOT_RECV_HEAP;
+        if (clampi_coll_heap_locate(recvbuf, recvlen, &s.recv_seg, &s.recv_off)) f |= CLAMPI_SLOT_RECV_HEAP;
         if (!in_place) {
-            if (clampi_coll_heap_locate(sendbuf, sendlen, &s.send_seg, &s.send_off))
-                f |= CLAMPI_SLOT_SEND_HEAP;
+            if (clampi_coll_heap_locate(sendbuf, sendlen, &s.send_seg, &s.send_off)) f |= CLAMPI_SLOT_SEND_HEAP;
         } else if (kind == KIND_ALLGATHER && (f & CLAMPI_SLOT_RECV_HEAP)) {
             f |= CLAMPI_SLOT_SEND_HEAP; /* own block of the receive buffer */
             s.send_seg = s.recv_seg;
@@ -168,8 +145,7 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
         }
         /* in-place alltoall always stages its send data (blocks would be overwritten) */
         int stage_send = !(f & CLAMPI_SLOT_SEND_HEAP);
-        int optional_stage = (!(f & CLAMPI_SLOT_RECV_HEAP)) ||
-                             (stage_send && !(in_place && kind == KIND_ALLTOALL));
+        int optional_stage = (!(f & CLAMPI_SLOT_RECV_HEAP)) || (stage_send && !(in_place && kind == KIND_ALLTOALL));
         if (optional_stage && B > o->staged_max)
             f |= CLAMPI_SLOT_DELEGATE; /* large blocks: the MPI library is faster */
         else if (stage_send && st->scr_base != NULL && st->scr_bytes >= scratch_need) {
@@ -202,18 +178,14 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
         return MPI_SUCCESS; /* every rank saw the same slots: all delegate */
     }
     *handled = 1;
-    if (mismatch)
-        return coll_raise(comm, MPI_ERR_TRUNCATE); /* every rank reports it: nobody hangs */
+    if (mismatch) return coll_raise(comm, MPI_ERR_TRUNCATE); /* every rank reports it: nobody hangs */
     if (staging && !(st->scr_base != NULL && st->scr_bytes >= scratch_need)) {
         /* scratch too small (the same on every rank): grow it collectively; nobody has
          * staged speculatively then, so stage now and resynchronize */
         err = clampi_coll_scratch_ensure(st, scratch_need);
-        if (err != MPI_SUCCESS)
-            return coll_raise(comm, err);
-        if (!(f & CLAMPI_SLOT_SEND_HEAP))
-            memcpy(st->scr_base[me], my_send, sendlen);
-        if (late_stage)
-            clampi_coll_barrier(st);
+        if (err != MPI_SUCCESS) return coll_raise(comm, err);
+        if (!(f & CLAMPI_SLOT_SEND_HEAP)) memcpy(st->scr_base[me], my_send, sendlen);
+        if (late_stage) clampi_coll_barrier(st);
     }
 
     /* where each rank's send data and receive buffer are, in this process */
@@ -221,8 +193,8 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
     char **dst = (char **)alloca(sizeof(char *) * (size_t)P);
     for (int i = 0; i < P; i++) {
         const clampi_coll_slot *si = &slots[i];
-        src[i] = (si->flags & CLAMPI_SLOT_SEND_HEAP) ? clampi_coll_heap_addr(si->send_seg, si->send_off)
-                                                     : st->scr_base[i];
+        src[i] =
+            (si->flags & CLAMPI_SLOT_SEND_HEAP) ? clampi_coll_heap_addr(si->send_seg, si->send_off) : st->scr_base[i];
         dst[i] = (si->flags & CLAMPI_SLOT_RECV_HEAP) ? clampi_coll_heap_addr(si->recv_seg, si->recv_off)
                                                      : st->scr_base[i] + sendlen;
     }
@@ -237,15 +209,13 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
         for (int k = 0; k < P; k++) {
             uint32_t r = cells[k].r, c = cells[k].c;
             char *d = dst[r] + (size_t)c * B;
-            if (d != src[c])
-                memcpy(d, src[c], B);
+            if (d != src[c]) memcpy(d, src[c], B);
         }
     }
     /* B: every block of my receive buffer written, nobody reads my send data any more */
     clampi_coll_done_wait(st, seq, naive ? st->wait_naive : st->wait_morton,
                           naive ? st->nwait_naive : st->nwait_morton);
-    if (!(f & CLAMPI_SLOT_RECV_HEAP))
-        memcpy(recvbuf, st->scr_base[me] + sendlen, recvlen);
+    if (!(f & CLAMPI_SLOT_RECV_HEAP)) memcpy(recvbuf, st->scr_base[me] + sendlen, recvlen);
     if (staging)
         clampi_coll_stats.staged++;
     else
@@ -253,63 +223,44 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
     return MPI_SUCCESS;
 }
 
-int clampi_coll_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, CMPIX_Coll_algo algo,
-                         int *handled)
-{
-    return coll_run(KIND_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                    algo, handled);
+int clampi_coll_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm, CMPIX_Coll_algo algo, int *handled) {
+    return coll_run(KIND_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, algo, handled);
 }
 
-int clampi_coll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm, CMPIX_Coll_algo algo,
-                          int *handled)
-{
-    return coll_run(KIND_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                    algo, handled);
+int clampi_coll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm, CMPIX_Coll_algo algo, int *handled) {
+    return coll_run(KIND_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, algo, handled);
 }
 
 /* ---- public API ------------------------------------------------------------------ */
-CLAMPI_API int CMPIX_Alltoall_algo(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                   void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                                   CMPIX_Coll_algo algo)
-{
+CLAMPI_API int CMPIX_Alltoall_algo(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, CMPIX_Coll_algo algo) {
     int handled;
-    int err = clampi_coll_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, algo,
-                                   &handled);
-    if (!handled)
-        err = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    int err = clampi_coll_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, algo, &handled);
+    if (!handled) err = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return err;
 }
 
-CLAMPI_API int CMPIX_Allgather_algo(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                                    CMPIX_Coll_algo algo)
-{
+CLAMPI_API int CMPIX_Allgather_algo(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, CMPIX_Coll_algo algo) {
     int handled;
-    int err = clampi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, algo,
-                                    &handled);
-    if (!handled)
-        err = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    int err = clampi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, algo, &handled);
+    if (!handled) err = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return err;
 }
 
-CLAMPI_API int CMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return CMPIX_Alltoall_algo(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                               CMPIX_COLL_AUTO);
+CLAMPI_API int CMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm) {
+    return CMPIX_Alltoall_algo(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, CMPIX_COLL_AUTO);
 }
 
-CLAMPI_API int CMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                              int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return CMPIX_Allgather_algo(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                CMPIX_COLL_AUTO);
+CLAMPI_API int CMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                              MPI_Datatype recvtype, MPI_Comm comm) {
+    return CMPIX_Allgather_algo(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, CMPIX_COLL_AUTO);
 }
 
-void clampi_coll_stats_print(void)
-{
+void clampi_coll_stats_print(void) {
     int rank = -1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     clampi_stats_line line;
@@ -323,8 +274,7 @@ void clampi_coll_stats_print(void)
     clampi_stats_emit(&line);
 }
 
-CLAMPI_API int CMPIX_Coll_get_stats(CMPIX_Coll_stats *stats)
-{
+CLAMPI_API int CMPIX_Coll_get_stats(CMPIX_Coll_stats *stats) {
     if (stats == NULL) {
         clampi_raise_mpi(MPI_COMM_WORLD, MPI_ERR_ARG);
         return MPI_ERR_ARG;

@@ -12,25 +12,19 @@
 static int comm_keyval = MPI_KEYVAL_INVALID;
 static int self_keyval = MPI_KEYVAL_INVALID;
 
-static void scratch_free(clampi_coll_comm *st)
-{
-    if (st->scr_win != MPI_WIN_NULL)
-        PMPI_Win_free(&st->scr_win);
+static void scratch_free(clampi_coll_comm *st) {
+    if (st->scr_win != MPI_WIN_NULL) PMPI_Win_free(&st->scr_win);
     free(st->scr_base);
     st->scr_base = NULL;
     st->scr_bytes = 0;
 }
 
-static void state_free(clampi_coll_comm *st)
-{
-    if (st == NULL)
-        return;
+static void state_free(clampi_coll_comm *st) {
+    if (st == NULL) return;
     if (st->intranode) {
         scratch_free(st);
-        if (st->mbox_win != MPI_WIN_NULL)
-            PMPI_Win_free(&st->mbox_win);
-        if (st->ctl_win != MPI_WIN_NULL)
-            PMPI_Win_free(&st->ctl_win);
+        if (st->mbox_win != MPI_WIN_NULL) PMPI_Win_free(&st->mbox_win);
+        if (st->ctl_win != MPI_WIN_NULL) PMPI_Win_free(&st->ctl_win);
         MPI_Comm_free(&st->shm);
     }
     clampi_coll_hier_free(st->hier);
@@ -44,9 +38,7 @@ static void state_free(clampi_coll_comm *st)
 
 /* The ranks (other than me) whose segment of a schedule touches row me (writes my receive
  * buffer) or column me (reads my send data): the exit of a call waits only for them. */
-static int *exit_wait_set(uint32_t P, uint32_t me,
-                          int (*segment)(uint32_t, uint32_t, clampi_coll_cell *), int *n)
-{
+static int *exit_wait_set(uint32_t P, uint32_t me, int (*segment)(uint32_t, uint32_t, clampi_coll_cell *), int *n) {
     int *set = malloc(sizeof(int) * P);
     clampi_coll_cell *cells = malloc(sizeof *cells * P);
     *n = 0;
@@ -56,8 +48,7 @@ static int *exit_wait_set(uint32_t P, uint32_t me,
         return NULL;
     }
     for (uint32_t k = 0; k < P; k++) {
-        if (k == me)
-            continue;
+        if (k == me) continue;
         segment(P, k, cells);
         for (uint32_t i = 0; i < P; i++)
             if (cells[i].r == me || cells[i].c == me) {
@@ -69,13 +60,11 @@ static int *exit_wait_set(uint32_t P, uint32_t me,
     return set;
 }
 
-
 /* one-entry lookup cache: the last communicator used by this thread */
 static __thread MPI_Comm last_comm = MPI_COMM_NULL;
 static __thread clampi_coll_comm *last_st;
 
-static int comm_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
-{
+static int comm_delete(MPI_Comm comm, int keyval, void *attr, void *extra) {
     if (last_st == attr) {
         last_comm = MPI_COMM_NULL;
         last_st = NULL;
@@ -86,21 +75,17 @@ static int comm_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
 
 /* At MPI_Finalize (MPI_COMM_SELF's attributes are deleted first) free MPI_COMM_WORLD's
  * state while MPI still works. */
-static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
-{
-    if (comm_keyval != MPI_KEYVAL_INVALID)
-        MPI_Comm_delete_attr(MPI_COMM_WORLD, comm_keyval);
+static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra) {
+    if (comm_keyval != MPI_KEYVAL_INVALID) MPI_Comm_delete_attr(MPI_COMM_WORLD, comm_keyval);
     return MPI_SUCCESS;
 }
 
-static int cpus_online(void)
-{
+static int cpus_online(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }
 
-static clampi_coll_comm *state_create(MPI_Comm comm, int *err)
-{
+static clampi_coll_comm *state_create(MPI_Comm comm, int *err) {
     clampi_coll_comm *st = calloc(1, sizeof *st);
     if (st == NULL) {
         *err = MPI_ERR_NO_MEM;
@@ -114,8 +99,7 @@ static clampi_coll_comm *state_create(MPI_Comm comm, int *err)
     MPI_Comm_rank(comm, &st->rank);
     int inter = 0;
     MPI_Comm_test_inter(comm, &inter);
-    if (inter)
-        return st; /* intercommunicators: always the MPI library */
+    if (inter) return st; /* intercommunicators: always the MPI library */
     MPI_Comm node;
     *err = clampi_node_split(comm, &node);
     if (*err != MPI_SUCCESS) {
@@ -135,9 +119,9 @@ static clampi_coll_comm *state_create(MPI_Comm comm, int *err)
     st->intranode = 1;
     st->shm = node; /* same processes, same rank order (key 0 keeps comm order) */
     MPI_Aint bytes = st->rank == 0
-        ? (MPI_Aint)(sizeof(clampi_coll_ctl) + 2 * (size_t)st->size * sizeof(clampi_coll_slot) +
-                     (size_t)st->size * sizeof(clampi_coll_done))
-        : 0;
+                         ? (MPI_Aint)(sizeof(clampi_coll_ctl) + 2 * (size_t)st->size * sizeof(clampi_coll_slot) +
+                                      (size_t)st->size * sizeof(clampi_coll_done))
+                         : 0;
     void *mine;
     *err = PMPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, st->shm, &mine, &st->ctl_win);
     if (*err != MPI_SUCCESS) {
@@ -148,8 +132,7 @@ static clampi_coll_comm *state_create(MPI_Comm comm, int *err)
     MPI_Aint sz;
     int du;
     MPI_Win_shared_query(st->ctl_win, 0, &sz, &du, &st->ctl);
-    if (st->rank == 0)
-        memset(st->ctl, 0, (size_t)bytes);
+    if (st->rank == 0) memset(st->ctl, 0, (size_t)bytes);
     st->done = (clampi_coll_done *)&st->ctl->slots[2 * (size_t)st->size];
     st->oversubscribed = st->size > cpus_online();
     st->morton = malloc((size_t)st->size * sizeof *st->morton);
@@ -161,10 +144,9 @@ static clampi_coll_comm *state_create(MPI_Comm comm, int *err)
     }
     clampi_coll_morton_segment((uint32_t)st->size, (uint32_t)st->rank, st->morton);
     clampi_coll_naive_segment((uint32_t)st->size, (uint32_t)st->rank, st->naive);
-    st->wait_morton = exit_wait_set((uint32_t)st->size, (uint32_t)st->rank, clampi_coll_morton_segment,
-                                    &st->nwait_morton);
-    st->wait_naive = exit_wait_set((uint32_t)st->size, (uint32_t)st->rank, clampi_coll_naive_segment,
-                                   &st->nwait_naive);
+    st->wait_morton =
+        exit_wait_set((uint32_t)st->size, (uint32_t)st->rank, clampi_coll_morton_segment, &st->nwait_morton);
+    st->wait_naive = exit_wait_set((uint32_t)st->size, (uint32_t)st->rank, clampi_coll_naive_segment, &st->nwait_naive);
     *err = st->wait_morton && st->wait_naive ? clampi_coll_mailbox_create(st) : MPI_ERR_NO_MEM;
     if (*err != MPI_SUCCESS) {
         state_free(st);
@@ -174,11 +156,9 @@ static clampi_coll_comm *state_create(MPI_Comm comm, int *err)
     return st;
 }
 
-clampi_coll_comm *clampi_coll_comm_get(MPI_Comm comm, int *err)
-{
+clampi_coll_comm *clampi_coll_comm_get(MPI_Comm comm, int *err) {
     *err = MPI_SUCCESS;
-    if (comm == last_comm && last_st != NULL)
-        return last_st;
+    if (comm == last_comm && last_st != NULL) return last_st;
     if (comm_keyval == MPI_KEYVAL_INVALID) {
         MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete, &comm_keyval, NULL);
         MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
@@ -188,8 +168,7 @@ clampi_coll_comm *clampi_coll_comm_get(MPI_Comm comm, int *err)
     int found = 0;
     MPI_Comm_get_attr(comm, comm_keyval, &attr, &found);
     clampi_coll_comm *st = found ? attr : state_create(comm, err);
-    if (st != NULL && !found)
-        MPI_Comm_set_attr(comm, comm_keyval, st);
+    if (st != NULL && !found) MPI_Comm_set_attr(comm, comm_keyval, st);
     if (st != NULL) {
         last_comm = comm;
         last_st = st;
@@ -197,8 +176,7 @@ clampi_coll_comm *clampi_coll_comm_get(MPI_Comm comm, int *err)
     return st;
 }
 
-int clampi_coll_spin_budget(int oversubscribed)
-{
+int clampi_coll_spin_budget(int oversubscribed) {
     const clampi_coll_options *o = clampi_coll_options_get();
     return oversubscribed ? o->spin_oversub : o->spin;
 }
@@ -207,26 +185,20 @@ int clampi_coll_spin_budget(int oversubscribed)
  * is oversubscribed the process we wait for needs our CPU, so we yield at once
  * (CLAMPI_COLL_SPIN_OVERSUB polls first). Futex sleeping was measured and is slower on
  * this kind of machine (wake-up costs tens of microseconds under KVM). */
-void clampi_coll_wait_flag(const uint64_t *flag, uint64_t want, int oversubscribed)
-{
+void clampi_coll_wait_flag(const uint64_t *flag, uint64_t want, int oversubscribed) {
     const int budget = clampi_coll_spin_budget(oversubscribed);
-    for (int i = 0; __atomic_load_n(flag, __ATOMIC_ACQUIRE) < want; i++)
-        clampi_coll_relax(i, budget);
+    for (int i = 0; __atomic_load_n(flag, __ATOMIC_ACQUIRE) < want; i++) clampi_coll_relax(i, budget);
 }
 
-void clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint64_t want)
-{
+void clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint64_t want) {
     clampi_coll_wait_flag(flag, want, st->oversubscribed);
 }
 
-void clampi_coll_publish(clampi_coll_comm *st, clampi_coll_slot *slots, const clampi_coll_slot *mine,
-                         uint64_t seq)
-{
+void clampi_coll_publish(clampi_coll_comm *st, clampi_coll_slot *slots, const clampi_coll_slot *mine, uint64_t seq) {
     clampi_coll_slot_publish(&slots[st->rank], mine, seq);
 }
 
-void clampi_coll_slot_publish(clampi_coll_slot *d, const clampi_coll_slot *mine, uint64_t seq)
-{
+void clampi_coll_slot_publish(clampi_coll_slot *d, const clampi_coll_slot *mine, uint64_t seq) {
     d->flags = mine->flags;
     d->send_seg = mine->send_seg;
     d->send_off = mine->send_off;
@@ -236,35 +208,28 @@ void clampi_coll_slot_publish(clampi_coll_slot *d, const clampi_coll_slot *mine,
     __atomic_store_n(&d->seq, seq, __ATOMIC_RELEASE);
 }
 
-void clampi_coll_wait_slots(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq)
-{
-    for (int i = 0; i < st->size; i++)
-        clampi_coll_wait_geq(st, &slots[i].seq, seq); /* a slot holds seq or seq - 2 */
+void clampi_coll_wait_slots(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq) {
+    for (int i = 0; i < st->size; i++) clampi_coll_wait_geq(st, &slots[i].seq, seq); /* a slot holds seq or seq - 2 */
 }
 
-void clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq, const int *wait, int nwait)
-{
+void clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq, const int *wait, int nwait) {
     __atomic_store_n(&st->done[st->rank].seq, seq, __ATOMIC_RELEASE);
-    for (int i = 0; i < nwait; i++)
-        clampi_coll_wait_geq(st, &st->done[wait[i]].seq, seq);
+    for (int i = 0; i < nwait; i++) clampi_coll_wait_geq(st, &st->done[wait[i]].seq, seq);
 }
 
-void clampi_coll_barrier(clampi_coll_comm *st)
-{
+void clampi_coll_barrier(clampi_coll_comm *st) {
     clampi_coll_ctl *ctl = st->ctl;
     uint64_t g = st->gen++;
     if (__atomic_add_fetch(&ctl->arrive, 1, __ATOMIC_ACQ_REL) == (uint64_t)st->size) {
         __atomic_store_n(&ctl->arrive, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&ctl->generation, g + 1, __ATOMIC_RELEASE);
-            return;
+        return;
     }
     clampi_coll_wait_geq(st, &ctl->generation, g + 1);
 }
 
-int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes)
-{
-    if (st->scr_base != NULL && st->scr_bytes >= bytes)
-        return MPI_SUCCESS;
+int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes) {
+    if (st->scr_base != NULL && st->scr_bytes >= bytes) return MPI_SUCCESS;
     size_t want = st->scr_bytes * 2 > bytes ? st->scr_bytes * 2 : bytes;
     want = want < 4096 ? 4096 : (want + 4095) & ~(size_t)4095;
     scratch_free(st);
@@ -279,8 +244,7 @@ int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes)
         return err;
     }
     st->scr_base = malloc((size_t)st->size * sizeof *st->scr_base);
-    if (st->scr_base == NULL)
-        return MPI_ERR_NO_MEM;
+    if (st->scr_base == NULL) return MPI_ERR_NO_MEM;
     for (int i = 0; i < st->size; i++) {
         MPI_Aint sz;
         int du;

@@ -12,21 +12,20 @@
 
 static struct {
     int ready;
-    MPI_Comm node;        /* MPI_COMM_WORLD's node communicator */
+    MPI_Comm node; /* MPI_COMM_WORLD's node communicator */
     MPI_Win win;
     int nseg;
-    char **seg_base;      /* [nseg] segment start in this process */
+    char **seg_base; /* [nseg] segment start in this process */
     size_t *seg_size;
     int me;
     clampi_coll_arena arena; /* my segment */
     unsigned long fallbacks;
     pthread_mutex_t lock;
-} heap = { .node = MPI_COMM_NULL, .win = MPI_WIN_NULL, .lock = PTHREAD_MUTEX_INITIALIZER };
+} heap = {.node = MPI_COMM_NULL, .win = MPI_WIN_NULL, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 static int self_keyval = MPI_KEYVAL_INVALID;
 
-static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
-{
+static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra) {
     clampi_coll_heap_teardown();
     return MPI_SUCCESS;
 }
@@ -35,16 +34,12 @@ int clampi_coll_heap_ready(void) { return heap.ready; }
 MPI_Comm clampi_coll_heap_comm(void) { return heap.node; }
 unsigned long clampi_coll_heap_fallbacks(void) { return heap.fallbacks; }
 
-int clampi_coll_heap_ensure(size_t bytes)
-{
-    if (heap.ready)
-        return MPI_SUCCESS;
-    if (bytes == 0)
-        bytes = clampi_coll_options_get()->heap_size;
+int clampi_coll_heap_ensure(size_t bytes) {
+    if (heap.ready) return MPI_SUCCESS;
+    if (bytes == 0) bytes = clampi_coll_options_get()->heap_size;
     bytes = (bytes + 4095) & ~(size_t)4095;
     int err = clampi_node_split(MPI_COMM_WORLD, &heap.node);
-    if (err != MPI_SUCCESS)
-        return err;
+    if (err != MPI_SUCCESS) return err;
     /* a failed shared allocation (e.g. Open MPI with osc pt2pt only) is a fallback, not an abort */
     MPI_Comm_set_errhandler(heap.node, MPI_ERRORS_RETURN);
     MPI_Info info;
@@ -78,10 +73,8 @@ int clampi_coll_heap_ensure(size_t bytes)
     return MPI_SUCCESS;
 }
 
-void clampi_coll_heap_teardown(void)
-{
-    if (!heap.ready)
-        return;
+void clampi_coll_heap_teardown(void) {
+    if (!heap.ready) return;
     heap.ready = 0;
     PMPI_Win_free(&heap.win);
     MPI_Comm_free(&heap.node);
@@ -92,10 +85,8 @@ void clampi_coll_heap_teardown(void)
     memset(&heap.arena, 0, sizeof heap.arena);
 }
 
-int clampi_coll_heap_locate(const void *p, size_t n, int32_t *seg, uint64_t *off)
-{
-    if (!heap.ready || p == NULL)
-        return 0;
+int clampi_coll_heap_locate(const void *p, size_t n, int32_t *seg, uint64_t *off) {
+    if (!heap.ready || p == NULL) return 0;
     const char *c = p;
     /* own segment first: the common case */
     for (int k = 0; k < heap.nseg; k++) {
@@ -110,25 +101,18 @@ int clampi_coll_heap_locate(const void *p, size_t n, int32_t *seg, uint64_t *off
     return 0;
 }
 
-char *clampi_coll_heap_addr(int32_t seg, uint64_t off)
-{
-    return heap.seg_base[seg] + off;
-}
+char *clampi_coll_heap_addr(int32_t seg, uint64_t off) { return heap.seg_base[seg] + off; }
 
-int clampi_coll_alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr, int *handled)
-{
+int clampi_coll_alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr, int *handled) {
     *handled = 0;
-    if (!clampi_coll_options_get()->shmem_alloc || size < 0)
-        return MPI_SUCCESS;
+    if (!clampi_coll_options_get()->shmem_alloc || size < 0) return MPI_SUCCESS;
     if (!heap.ready) {
         int err = clampi_coll_heap_ensure(0);
-        if (err != MPI_SUCCESS)
-            return MPI_SUCCESS; /* no heap: the caller falls back to MPI_Alloc_mem */
+        if (err != MPI_SUCCESS) return MPI_SUCCESS; /* no heap: the caller falls back to MPI_Alloc_mem */
     }
     pthread_mutex_lock(&heap.lock);
     void *p = clampi_coll_arena_alloc(&heap.arena, (size_t)size);
-    if (p == NULL)
-        heap.fallbacks++;
+    if (p == NULL) heap.fallbacks++;
     pthread_mutex_unlock(&heap.lock);
     if (p != NULL) {
         clampi_numa_touch_own(p, (size_t)size); /* placed by its owner, not by a peer's first read */
@@ -138,11 +122,9 @@ int clampi_coll_alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr, int *hand
     return MPI_SUCCESS;
 }
 
-int clampi_coll_free_mem(void *base, int *handled)
-{
+int clampi_coll_free_mem(void *base, int *handled) {
     *handled = 0;
-    if (!heap.ready || base == NULL)
-        return MPI_SUCCESS;
+    if (!heap.ready || base == NULL) return MPI_SUCCESS;
     const char *c = base;
     const char *b = heap.seg_base[heap.me];
     if (c >= b && c < b + heap.seg_size[heap.me]) {
@@ -162,8 +144,7 @@ int clampi_coll_free_mem(void *base, int *handled)
 }
 
 /* ---- public API ------------------------------------------------------------------ */
-CLAMPI_API int CMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
-{
+CLAMPI_API int CMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
     if (size < 0 || baseptr == NULL) {
         int err = size < 0 ? MPI_ERR_SIZE : MPI_ERR_ARG;
         clampi_raise_mpi(MPI_COMM_WORLD, err);
@@ -171,38 +152,30 @@ CLAMPI_API int CMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
     }
     int handled;
     int err = clampi_coll_alloc_mem(size, info, baseptr, &handled);
-    if (err == MPI_SUCCESS && !handled)
-        err = PMPI_Alloc_mem(size, info, baseptr);
-    if (err != MPI_SUCCESS)
-        clampi_raise_mpi(MPI_COMM_WORLD, err);
+    if (err == MPI_SUCCESS && !handled) err = PMPI_Alloc_mem(size, info, baseptr);
+    if (err != MPI_SUCCESS) clampi_raise_mpi(MPI_COMM_WORLD, err);
     return err;
 }
 
-CLAMPI_API int CMPI_Free_mem(void *base)
-{
+CLAMPI_API int CMPI_Free_mem(void *base) {
     int handled;
     int err = clampi_coll_free_mem(base, &handled);
-    if (err == MPI_SUCCESS && !handled)
-        err = PMPI_Free_mem(base);
-    if (err != MPI_SUCCESS)
-        clampi_raise_mpi(MPI_COMM_WORLD, err);
+    if (err == MPI_SUCCESS && !handled) err = PMPI_Free_mem(base);
+    if (err != MPI_SUCCESS) clampi_raise_mpi(MPI_COMM_WORLD, err);
     return err;
 }
 
-CLAMPI_API int CMPIX_Heap_init(MPI_Aint bytes_per_process)
-{
+CLAMPI_API int CMPIX_Heap_init(MPI_Aint bytes_per_process) {
     if (bytes_per_process < 0) {
         clampi_raise_mpi(MPI_COMM_WORLD, MPI_ERR_SIZE);
         return MPI_ERR_SIZE;
     }
     int err = clampi_coll_heap_ensure((size_t)bytes_per_process);
-    if (err != MPI_SUCCESS)
-        clampi_raise_mpi(MPI_COMM_WORLD, err);
+    if (err != MPI_SUCCESS) clampi_raise_mpi(MPI_COMM_WORLD, err);
     return err;
 }
 
-CLAMPI_API int CMPIX_Heap_info_get(CMPIX_Heap_info *info)
-{
+CLAMPI_API int CMPIX_Heap_info_get(CMPIX_Heap_info *info) {
     if (info == NULL) {
         clampi_raise_mpi(MPI_COMM_WORLD, MPI_ERR_ARG);
         return MPI_ERR_ARG;

@@ -28,20 +28,20 @@ typedef struct hier_flag {
 } hier_flag;
 
 typedef struct hier_ctl {
-    hier_flag exchanged;   /* leader: last call whose inter-node exchange is complete */
-    hier_flag slots[];     /* [2][n] slots (clampi_coll_slot), then [n] packed, [n] done */
+    hier_flag exchanged; /* leader: last call whose inter-node exchange is complete */
+    hier_flag slots[];   /* [2][n] slots (clampi_coll_slot), then [n] packed, [n] done */
 } hier_ctl;
 
 typedef struct clampi_coll_hier {
-    MPI_Comm node;      /* this node's processes of comm, in comm's order */
-    MPI_Comm leaders;   /* the node leaders (node rank 0), in node order; NULL elsewhere */
-    int P, me;          /* comm size and rank */
-    int n, li;          /* node size, my index in the node */
-    int M, my_node;     /* number of nodes, my node's index (leaders' order) */
-    int *node_of;       /* [P] node of each comm rank */
-    int *local_of;      /* [P] index within its node */
-    int *members;       /* [P] comm ranks grouped by node (node order, then node index) */
-    int *first, *cnt;   /* [M] where each node's members start in members[], how many */
+    MPI_Comm node;    /* this node's processes of comm, in comm's order */
+    MPI_Comm leaders; /* the node leaders (node rank 0), in node order; NULL elsewhere */
+    int P, me;        /* comm size and rank */
+    int n, li;        /* node size, my index in the node */
+    int M, my_node;   /* number of nodes, my node's index (leaders' order) */
+    int *node_of;     /* [P] node of each comm rank */
+    int *local_of;    /* [P] index within its node */
+    int *members;     /* [P] comm ranks grouped by node (node order, then node index) */
+    int *first, *cnt; /* [M] where each node's members start in members[], how many */
     MPI_Win ctl_win;
     hier_ctl *ctl;
     clampi_coll_slot *slots;
@@ -49,32 +49,24 @@ typedef struct clampi_coll_hier {
     clampi_coll_cell *morton; /* my segment of the node's n x n Morton schedule */
     uint64_t calls;
     int oversubscribed;
-    MPI_Win pack_win;   /* leader's segment: [send pack][receive pack] */
-    size_t pack_bytes;  /* size of each of the two packs */
+    MPI_Win pack_win;  /* leader's segment: [send pack][receive pack] */
+    size_t pack_bytes; /* size of each of the two packs */
     char *pack_send, *pack_recv;
-    MPI_Datatype blk;   /* contiguous type of blk_bytes bytes (leaders' exchange unit) */
+    MPI_Datatype blk; /* contiguous type of blk_bytes bytes (leaders' exchange unit) */
     size_t blk_bytes;
 } clampi_coll_hier;
 
-static void wait_geq(const clampi_coll_hier *h, const uint64_t *flag, uint64_t want)
-{
+static void wait_geq(const clampi_coll_hier *h, const uint64_t *flag, uint64_t want) {
     clampi_coll_wait_flag(flag, want, h->oversubscribed);
 }
 
-void clampi_coll_hier_free(clampi_coll_hier *h)
-{
-    if (h == NULL)
-        return;
-    if (h->pack_win != MPI_WIN_NULL)
-        PMPI_Win_free(&h->pack_win);
-    if (h->ctl_win != MPI_WIN_NULL)
-        PMPI_Win_free(&h->ctl_win);
-    if (h->blk != MPI_DATATYPE_NULL)
-        MPI_Type_free(&h->blk);
-    if (h->leaders != MPI_COMM_NULL)
-        MPI_Comm_free(&h->leaders);
-    if (h->node != MPI_COMM_NULL)
-        MPI_Comm_free(&h->node);
+void clampi_coll_hier_free(clampi_coll_hier *h) {
+    if (h == NULL) return;
+    if (h->pack_win != MPI_WIN_NULL) PMPI_Win_free(&h->pack_win);
+    if (h->ctl_win != MPI_WIN_NULL) PMPI_Win_free(&h->ctl_win);
+    if (h->blk != MPI_DATATYPE_NULL) MPI_Type_free(&h->blk);
+    if (h->leaders != MPI_COMM_NULL) MPI_Comm_free(&h->leaders);
+    if (h->node != MPI_COMM_NULL) MPI_Comm_free(&h->node);
     free(h->node_of);
     free(h->local_of);
     free(h->members);
@@ -84,18 +76,15 @@ void clampi_coll_hier_free(clampi_coll_hier *h)
     free(h);
 }
 
-static long cpus(void)
-{
+static long cpus(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? n : 1;
 }
 
-clampi_coll_hier *clampi_coll_hier_create(MPI_Comm comm, MPI_Comm node, int *err)
-{
+clampi_coll_hier *clampi_coll_hier_create(MPI_Comm comm, MPI_Comm node, int *err) {
     *err = MPI_SUCCESS;
     clampi_coll_hier *h = calloc(1, sizeof *h);
-    if (h == NULL)
-        return NULL;
+    if (h == NULL) return NULL;
     h->node = h->leaders = MPI_COMM_NULL;
     h->ctl_win = h->pack_win = MPI_WIN_NULL;
     h->blk = MPI_DATATYPE_NULL;
@@ -119,7 +108,7 @@ clampi_coll_hier *clampi_coll_hier_create(MPI_Comm comm, MPI_Comm node, int *err
         return NULL;
     }
     h->my_node = node_id;
-    int mine[2] = { node_id, h->li };
+    int mine[2] = {node_id, h->li};
     int *all = malloc(sizeof(int) * 2 * (size_t)h->P);
     h->node_of = malloc(sizeof(int) * (size_t)h->P);
     h->local_of = malloc(sizeof(int) * (size_t)h->P);
@@ -141,18 +130,15 @@ clampi_coll_hier *clampi_coll_hier_create(MPI_Comm comm, MPI_Comm node, int *err
             h->local_of[r] = all[2 * r + 1];
             h->cnt[h->node_of[r]]++;
         }
-        for (int b = 1; b < h->M; b++)
-            h->first[b] = h->first[b - 1] + h->cnt[b - 1];
-        for (int r = 0; r < h->P; r++)
-            h->members[h->first[h->node_of[r]] + h->local_of[r]] = r;
+        for (int b = 1; b < h->M; b++) h->first[b] = h->first[b - 1] + h->cnt[b - 1];
+        for (int r = 0; r < h->P; r++) h->members[h->first[h->node_of[r]] + h->local_of[r]] = r;
         clampi_coll_morton_segment((uint32_t)h->n, (uint32_t)h->li, h->morton);
     }
     free(all);
     MPI_Aint bytes = h->li == 0 ? (MPI_Aint)(sizeof(hier_ctl) + 4 * (size_t)h->n * CLAMPI_COLL_LINE) : 0;
     void *base;
     int wok = PMPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, h->node, &base, &h->ctl_win) == MPI_SUCCESS;
-    if (!wok)
-        h->ctl_win = MPI_WIN_NULL;
+    if (!wok) h->ctl_win = MPI_WIN_NULL;
     MPI_Allreduce(&wok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
     if (!all_ok) {
         clampi_coll_hier_free(h);
@@ -161,8 +147,7 @@ clampi_coll_hier *clampi_coll_hier_create(MPI_Comm comm, MPI_Comm node, int *err
     MPI_Aint sz;
     int du;
     MPI_Win_shared_query(h->ctl_win, 0, &sz, &du, &h->ctl);
-    if (h->li == 0)
-        memset(h->ctl, 0, (size_t)bytes);
+    if (h->li == 0) memset(h->ctl, 0, (size_t)bytes);
     h->slots = (clampi_coll_slot *)h->ctl->slots;
     h->packed = &h->ctl->slots[2 * (size_t)h->n];
     h->done = h->packed + h->n;
@@ -179,10 +164,8 @@ clampi_coll_hier *clampi_coll_hier_create(MPI_Comm comm, MPI_Comm node, int *err
 
 /* Grows the leader's two pack buffers to at least bytes each (collective over the node;
  * every process asks for the same size). */
-static int pack_ensure(clampi_coll_hier *h, size_t bytes)
-{
-    if (h->pack_win != MPI_WIN_NULL && h->pack_bytes >= bytes)
-        return MPI_SUCCESS;
+static int pack_ensure(clampi_coll_hier *h, size_t bytes) {
+    if (h->pack_win != MPI_WIN_NULL && h->pack_bytes >= bytes) return MPI_SUCCESS;
     if (h->pack_win != MPI_WIN_NULL) {
         MPI_Barrier(h->node); /* everyone has unpacked the previous call */
         PMPI_Win_free(&h->pack_win);
@@ -190,8 +173,8 @@ static int pack_ensure(clampi_coll_hier *h, size_t bytes)
     size_t want = h->pack_bytes * 2 > bytes ? h->pack_bytes * 2 : bytes;
     want = (want + 4095) & ~(size_t)4095;
     void *base;
-    int err = PMPI_Win_allocate_shared(h->li == 0 ? (MPI_Aint)(2 * want) : 0, 1, MPI_INFO_NULL, h->node, &base,
-                                       &h->pack_win);
+    int err =
+        PMPI_Win_allocate_shared(h->li == 0 ? (MPI_Aint)(2 * want) : 0, 1, MPI_INFO_NULL, h->node, &base, &h->pack_win);
     if (err != MPI_SUCCESS) {
         h->pack_win = MPI_WIN_NULL;
         h->pack_bytes = 0;
@@ -205,26 +188,20 @@ static int pack_ensure(clampi_coll_hier *h, size_t bytes)
     return MPI_SUCCESS;
 }
 
-static int blk_type(clampi_coll_hier *h, size_t B)
-{
-    if (h->blk != MPI_DATATYPE_NULL && h->blk_bytes == B)
-        return MPI_SUCCESS;
-    if (h->blk != MPI_DATATYPE_NULL)
-        MPI_Type_free(&h->blk);
+static int blk_type(clampi_coll_hier *h, size_t B) {
+    if (h->blk != MPI_DATATYPE_NULL && h->blk_bytes == B) return MPI_SUCCESS;
+    if (h->blk != MPI_DATATYPE_NULL) MPI_Type_free(&h->blk);
     int err = MPI_Type_contiguous((int)B, MPI_BYTE, &h->blk);
-    if (err == MPI_SUCCESS)
-        err = MPI_Type_commit(&h->blk);
+    if (err == MPI_SUCCESS) err = MPI_Type_commit(&h->blk);
     h->blk_bytes = B;
     return err;
 }
 
 /* The leaders' exchange of the packs (leader only). */
-static int leaders_exchange(clampi_coll_hier *h, int kind, int local_direct)
-{
+static int leaders_exchange(clampi_coll_hier *h, int kind, int local_direct) {
     int M = h->M, n = h->n;
     int *sc = malloc(sizeof(int) * 4 * (size_t)M);
-    if (sc == NULL)
-        return MPI_ERR_NO_MEM;
+    if (sc == NULL) return MPI_ERR_NO_MEM;
     int *sd = sc + M, *rc = sd + M, *rd = rc + M;
     int err;
     if (kind == 0) {
@@ -247,19 +224,14 @@ static int leaders_exchange(clampi_coll_hier *h, int kind, int local_direct)
     return err;
 }
 
-int clampi_coll_hier_run(clampi_coll_hier *h, int kind, const void *sendbuf, void *recvbuf, size_t B,
-                         int *handled)
-{
+int clampi_coll_hier_run(clampi_coll_hier *h, int kind, const void *sendbuf, void *recvbuf, size_t B, int *handled) {
     *handled = 0;
     /* every rank of comm computes the same answer here (same B, same options) */
     const size_t pack_need = kind == 0 ? (size_t)h->n * (size_t)h->P * B : (size_t)h->P * B;
-    if (B > INT_MAX || B == 0 || (size_t)h->n * (size_t)h->P > INT_MAX)
-        return MPI_SUCCESS;
+    if (B > INT_MAX || B == 0 || (size_t)h->n * (size_t)h->P > INT_MAX) return MPI_SUCCESS;
     int err = pack_ensure(h, pack_need);
-    if (err == MPI_SUCCESS)
-        err = blk_type(h, B);
-    if (err != MPI_SUCCESS)
-        return err;
+    if (err == MPI_SUCCESS) err = blk_type(h, B);
+    if (err != MPI_SUCCESS) return err;
     *handled = 1;
     const int P = h->P, me = h->me, n = h->n, li = h->li;
     const int in_place = sendbuf == MPI_IN_PLACE;
@@ -287,12 +259,10 @@ int clampi_coll_hier_run(clampi_coll_hier *h, int kind, const void *sendbuf, voi
     /* (in-place Alltoall announced no heap buffers: its own node's blocks are packed too) */
     if (kind == 0) {
         for (int b = 0; b < h->M; b++) {
-            if (local_direct && b == h->my_node)
-                continue;
+            if (local_direct && b == h->my_node) continue;
             char *d = ps + ((size_t)n * first[b] + (size_t)li * cnt[b]) * B;
             const char *src = in_place ? rp : sp;
-            for (int j = 0; j < cnt[b]; j++)
-                memcpy(d + (size_t)j * B, src + (size_t)mem[first[b] + j] * B, B);
+            for (int j = 0; j < cnt[b]; j++) memcpy(d + (size_t)j * B, src + (size_t)mem[first[b] + j] * B, B);
         }
     } else
         memcpy(ps + (size_t)li * B, sp, B);
@@ -305,15 +275,12 @@ int clampi_coll_hier_run(clampi_coll_hier *h, int kind, const void *sendbuf, voi
             const clampi_coll_slot *sr = &slots[r], *sc = &slots[c];
             char *dst = clampi_coll_heap_addr(sr->recv_seg, sr->recv_off) + (size_t)my[c] * B;
             const char *src = clampi_coll_heap_addr(sc->send_seg, sc->send_off);
-            if (kind == 0)
-                src += (size_t)my[r] * B;
-            if (dst != src)
-                memcpy(dst, src, B);
+            if (kind == 0) src += (size_t)my[r] * B;
+            if (dst != src) memcpy(dst, src, B);
         }
     }
     if (li == 0) {
-        for (int i = 0; i < n; i++)
-            wait_geq(h, &h->packed[i].seq, seq);
+        for (int i = 0; i < n; i++) wait_geq(h, &h->packed[i].seq, seq);
         err = leaders_exchange(h, kind, local_direct);
         __atomic_store_n(&h->ctl->exchanged.seq, seq, __ATOMIC_RELEASE);
     } else
@@ -321,27 +288,22 @@ int clampi_coll_hier_run(clampi_coll_hier *h, int kind, const void *sendbuf, voi
 
     if (kind == 0) {
         for (int a = 0; a < h->M; a++) {
-            if (local_direct && a == h->my_node)
-                continue;
+            if (local_direct && a == h->my_node) continue;
             const char *src = pr + ((size_t)first[a] * n + li) * B;
-            for (int c = 0; c < cnt[a]; c++)
-                memcpy(rp + (size_t)mem[first[a] + c] * B, src + (size_t)c * n * B, B);
+            for (int c = 0; c < cnt[a]; c++) memcpy(rp + (size_t)mem[first[a] + c] * B, src + (size_t)c * n * B, B);
         }
     } else {
         for (int a = 0; a < h->M; a++) {
-            if (local_direct && a == h->my_node)
-                continue;
+            if (local_direct && a == h->my_node) continue;
             for (int c = 0; c < cnt[a]; c++) {
                 int r = mem[first[a] + c];
-                if (!(in_place && r == me))
-                    memcpy(rp + (size_t)r * B, pr + (size_t)(first[a] + c) * B, B);
+                if (!(in_place && r == me)) memcpy(rp + (size_t)r * B, pr + (size_t)(first[a] + c) * B, B);
             }
         }
     }
     if (local_direct) { /* node peers wrote into my receive buffer and read my send data */
         __atomic_store_n(&h->done[li].seq, seq, __ATOMIC_RELEASE);
-        for (int i = 0; i < n; i++)
-            wait_geq(h, &h->done[i].seq, seq);
+        for (int i = 0; i < n; i++) wait_geq(h, &h->done[i].seq, seq);
     }
     return err;
 }

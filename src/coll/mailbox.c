@@ -27,11 +27,9 @@ typedef struct cell_tag {
 } cell_tag;
 enum { TAG = sizeof(cell_tag) };
 
-int clampi_coll_mailbox_create(clampi_coll_comm *st)
-{
+int clampi_coll_mailbox_create(clampi_coll_comm *st) {
     size_t eager = clampi_coll_options_get()->eager_max;
-    if (eager == 0 || st->size < 2)
-        return MPI_SUCCESS;
+    if (eager == 0 || st->size < 2) return MPI_SUCCESS;
     size_t cell = (eager + TAG + CLAMPI_COLL_LINE - 1) & ~(size_t)(CLAMPI_COLL_LINE - 1);
     size_t cap = (((size_t)4 << 20) / (size_t)st->size) & ~(size_t)(CLAMPI_COLL_LINE - 1);
     if (cell > cap) /* at most 4 MiB of cells per rank and parity */
@@ -40,16 +38,15 @@ int clampi_coll_mailbox_create(clampi_coll_comm *st)
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
     void *mine;
-    int err = PMPI_Win_allocate_shared((MPI_Aint)(2 * (size_t)st->size * cell), CLAMPI_COLL_LINE, info, st->shm,
-                                       &mine, &st->mbox_win);
+    int err = PMPI_Win_allocate_shared((MPI_Aint)(2 * (size_t)st->size * cell), CLAMPI_COLL_LINE, info, st->shm, &mine,
+                                       &st->mbox_win);
     MPI_Info_free(&info);
     if (err != MPI_SUCCESS) {
         st->mbox_win = MPI_WIN_NULL;
         return err;
     }
     st->mbox = malloc((size_t)st->size * sizeof *st->mbox);
-    if (st->mbox == NULL)
-        return MPI_ERR_NO_MEM;
+    if (st->mbox == NULL) return MPI_ERR_NO_MEM;
     for (int i = 0; i < st->size; i++) {
         MPI_Aint sz;
         int du;
@@ -60,34 +57,28 @@ int clampi_coll_mailbox_create(clampi_coll_comm *st)
     return MPI_SUCCESS;
 }
 
-static inline cell_tag *tag_of(const clampi_coll_comm *st, int owner, uint64_t seq, int dest)
-{
+static inline cell_tag *tag_of(const clampi_coll_comm *st, int owner, uint64_t seq, int dest) {
     size_t idx = (size_t)(seq & 1) * (size_t)st->size + (size_t)dest;
     return (cell_tag *)(st->mbox[owner] + (idx + 1) * st->cell_bytes - TAG);
 }
 
-int clampi_coll_mailbox_run(clampi_coll_comm *st, int alltoall, const char *my_send, char *recv, size_t B,
-                            int in_place, int delegate, int *handled)
-{
+int clampi_coll_mailbox_run(clampi_coll_comm *st, int alltoall, const char *my_send, char *recv, size_t B, int in_place,
+                            int delegate, int *handled) {
     const int P = st->size, me = st->rank;
     const uint64_t seq = ++st->calls;
     for (int k = 1, d0 = me + 1; k < P; k++, d0++) { /* my cells: one per destination (Alltoall) or one */
-        if (d0 == P)
-            d0 = 0;
+        if (d0 == P) d0 = 0;
         int d = alltoall ? d0 : 0;
         cell_tag *t = tag_of(st, me, seq, d);
-        if (!delegate)
-            memcpy((char *)t - B, my_send + (alltoall ? (size_t)d * B : 0), B);
+        if (!delegate) memcpy((char *)t - B, my_send + (alltoall ? (size_t)d * B : 0), B);
         t->flags = delegate ? CLAMPI_SLOT_DELEGATE : 0;
         t->bytes = (uint32_t)B;
         __atomic_store_n(&t->seq, seq, __ATOMIC_RELEASE);
-        if (!alltoall)
-            break;
+        if (!alltoall) break;
     }
     int any_delegate = delegate, mismatch = 0;
     for (int k = 1, j = me + 1; k < P; k++, j++) {
-        if (j == P)
-            j = 0;
+        if (j == P) j = 0;
         const cell_tag *t = tag_of(st, j, seq, alltoall ? me : 0);
         clampi_coll_wait_geq(st, &t->seq, seq);
         any_delegate |= (t->flags & CLAMPI_SLOT_DELEGATE) != 0;
@@ -96,49 +87,41 @@ int clampi_coll_mailbox_run(clampi_coll_comm *st, int alltoall, const char *my_s
     /* A mismatch wins over delegation: a peer on the slot path (its tags carry its larger
      * size) returns the error too, so nobody may hand the call to the MPI library. */
     *handled = 1;
-    if (mismatch)
-        return MPI_ERR_TRUNCATE; /* every rank sees it: nobody hangs */
+    if (mismatch) return MPI_ERR_TRUNCATE; /* every rank sees it: nobody hangs */
     if (any_delegate) {
         *handled = 0;
         return MPI_SUCCESS; /* every rank saw the same tags: all delegate */
     }
     for (int k = 1, j = me + 1; k < P; k++, j++) {
-        if (j == P)
-            j = 0;
+        if (j == P) j = 0;
         memcpy(recv + (size_t)j * B, (const char *)tag_of(st, j, seq, alltoall ? me : 0) - B, B);
     }
-    if (!in_place)
-        memcpy(recv + (size_t)me * B, my_send + (alltoall ? (size_t)me * B : 0), B);
+    if (!in_place) memcpy(recv + (size_t)me * B, my_send + (alltoall ? (size_t)me * B : 0), B);
     return MPI_SUCCESS;
 }
 
 /* Our tags for call seq, no data: the mailbox ranks of a mismatched call see our size.
  * (The same cell walk as clampi_coll_mailbox_run's, kept apart on purpose: folding both
  * into one inline helper cost 20 % on 64-256 B blocks back to back, measured.) */
-static void post_size_only(clampi_coll_comm *st, int alltoall, size_t B, uint64_t seq)
-{
+static void post_size_only(clampi_coll_comm *st, int alltoall, size_t B, uint64_t seq) {
     const uint32_t bytes = B > UINT32_MAX ? UINT32_MAX : (uint32_t)B; /* > cell_max either way */
     for (int d = 0; d < st->size; d++) {
-        if (d == st->rank && alltoall)
-            continue;
+        if (d == st->rank && alltoall) continue;
         cell_tag *t = tag_of(st, st->rank, seq, alltoall ? d : 0);
         t->flags = 0;
         t->bytes = bytes;
         __atomic_store_n(&t->seq, seq, __ATOMIC_RELEASE);
-        if (!alltoall)
-            break;
+        if (!alltoall) break;
     }
 }
 
-static int on_mailbox(const clampi_coll_comm *st, int peer, int alltoall, uint64_t seq)
-{
+static int on_mailbox(const clampi_coll_comm *st, int peer, int alltoall, uint64_t seq) {
     const cell_tag *t = tag_of(st, peer, seq, alltoall ? st->rank : 0);
     return __atomic_load_n(&t->seq, __ATOMIC_ACQUIRE) >= seq;
 }
 
-int clampi_coll_wait_slots_or_mailbox(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq,
-                                      int alltoall, size_t B)
-{
+int clampi_coll_wait_slots_or_mailbox(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq, int alltoall,
+                                      size_t B) {
     if (st->mbox == NULL) {
         clampi_coll_wait_slots(st, slots, seq);
         return 0;
@@ -146,8 +129,7 @@ int clampi_coll_wait_slots_or_mailbox(clampi_coll_comm *st, const clampi_coll_sl
     const int budget = clampi_coll_spin_budget(st->oversubscribed);
     int mixed = 0;
     for (int i = 0; i < st->size; i++) {
-        if (i == st->rank)
-            continue;
+        if (i == st->rank) continue;
         for (int spin = 0; __atomic_load_n(&slots[i].seq, __ATOMIC_ACQUIRE) < seq; spin++) {
             if (on_mailbox(st, i, alltoall, seq)) {
                 mixed = 1;
@@ -156,7 +138,6 @@ int clampi_coll_wait_slots_or_mailbox(clampi_coll_comm *st, const clampi_coll_sl
             clampi_coll_relax(spin, budget);
         }
     }
-    if (mixed)
-        post_size_only(st, alltoall, B, seq);
+    if (mixed) post_size_only(st, alltoall, B, seq);
     return mixed;
 }

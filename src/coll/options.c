@@ -6,8 +6,7 @@
 static clampi_coll_options opts;
 static int opts_read;
 
-const clampi_coll_options *clampi_coll_options_get(void)
-{
+const clampi_coll_options *clampi_coll_options_get(void) {
     if (!opts_read) {
         opts.coll = (int)clampi_opt_process(CLAMPI_OPT_COLL).u;
         opts.shmem_alloc = (int)clampi_opt_process(CLAMPI_OPT_SHMEM_ALLOC).u;

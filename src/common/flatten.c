@@ -13,9 +13,7 @@ static int flat_delete(MPI_Datatype type, int keyval, void *value, void *extra) 
     free(value);
     return MPI_SUCCESS;
 }
-static void flat_keyval_create(void) {
-    MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, flat_delete, &flat_keyval, NULL);
-}
+static void flat_keyval_create(void) { MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, flat_delete, &flat_keyval, NULL); }
 
 /* Unpacks a packed stream whose byte k is byte `shift` of k (0xff everywhere when shift
  * is negative) with one element of type into span (which starts at the true lower bound):
@@ -109,8 +107,10 @@ int clampi_type_basic(MPI_Datatype type, MPI_Datatype *basic) {
         rc = 0;
         for (int i = 0; i < nd; i++) {
             MPI_Datatype b;
-            if (clampi_type_basic(types[i], &b) != 0 || (i > 0 && b != *basic)) rc = -1;
-            else *basic = b;
+            if (clampi_type_basic(types[i], &b) != 0 || (i > 0 && b != *basic))
+                rc = -1;
+            else
+                *basic = b;
             int ni2, na2, nd2, c2;
             MPI_Type_get_envelope(types[i], &ni2, &na2, &nd2, &c2);
             if (c2 != MPI_COMBINER_NAMED) MPI_Type_free(&types[i]); /* get_contents made a new handle */

@@ -12,15 +12,15 @@
 #include <stdint.h>
 
 typedef struct clampi_piece {
-    MPI_Aint offset;  /* from the buffer address (true lower bound included) */
-    uint64_t packed;  /* position in the packed stream of one element */
+    MPI_Aint offset; /* from the buffer address (true lower bound included) */
+    uint64_t packed; /* position in the packed stream of one element */
     uint64_t len;
 } clampi_piece;
 
 typedef struct clampi_flat {
-    MPI_Aint extent;  /* stride between elements */
-    uint64_t size;    /* data bytes of one element */
-    size_t n;         /* pieces of one element */
+    MPI_Aint extent; /* stride between elements */
+    uint64_t size;   /* data bytes of one element */
+    size_t n;        /* pieces of one element */
     clampi_piece piece[];
 } clampi_flat;
 

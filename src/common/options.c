@@ -54,8 +54,10 @@ int clampi_opt_parse(clampi_opt_id id, const char *text, clampi_opt_value *out) 
             v.u = SIZE_MAX;
             break;
         }
-        if (o->min == 0 && !strcmp(text, "0")) size = 0; /* clampi_parse_size takes positive sizes */
-        else if (clampi_parse_size(text, &size) != 0 || size < o->min) return -1;
+        if (o->min == 0 && !strcmp(text, "0"))
+            size = 0; /* clampi_parse_size takes positive sizes */
+        else if (clampi_parse_size(text, &size) != 0 || size < o->min)
+            return -1;
         v.u = size;
         break;
     case CLAMPI_OPT_UINT:
@@ -65,8 +67,7 @@ int clampi_opt_parse(clampi_opt_id id, const char *text, clampi_opt_value *out) 
         if ((i = enum_index(o->allowed, text)) < 0) return -1;
         v.u = (unsigned long long)i;
         break;
-    case CLAMPI_OPT_STRING:
-        break;
+    case CLAMPI_OPT_STRING: break;
     }
     *out = v;
     return 0;
@@ -125,8 +126,10 @@ void clampi_opt_format(clampi_opt_id id, clampi_opt_value v, char *buf, size_t l
     switch (o->type) {
     case CLAMPI_OPT_BOOL: snprintf(buf, len, "%s", v.u ? "true" : "false"); return;
     case CLAMPI_OPT_SIZE:
-        if (v.u == SIZE_MAX) snprintf(buf, len, "unlimited");
-        else snprintf(buf, len, "%llu", v.u);
+        if (v.u == SIZE_MAX)
+            snprintf(buf, len, "unlimited");
+        else
+            snprintf(buf, len, "%llu", v.u);
         return;
     case CLAMPI_OPT_UINT: snprintf(buf, len, "%llu", v.u); return;
     case CLAMPI_OPT_ENUM: {

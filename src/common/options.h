@@ -22,100 +22,99 @@ typedef enum clampi_opt_type {
 
 /* X(ID, name, part, info key or NULL, environment variable, type, default, allowed, min, max, doc)
  * Each knob's doc sits beside its default (the UCX config-table habit). */
-#define CLAMPI_OPTION_ROWS(X)                                                                                     \
-    /* ---- RMA get cache: per window (info key at creation or MPI_Win_set_info) ---- */                         \
-    X(MODE, "mode", "rma", "clampi_mode", "CLAMPI_MODE", ENUM, "transparent",                                     \
-      "transparent|always_cache|user_defined|off", 0, 0,                                                          \
-      "Cache mode: transparent keeps nothing past a flush (only gets in flight are shared), always_cache never "  \
-      "invalidates (read-only window), user_defined invalidates at CMPI_Win_invalidate, off passes through")      \
-    X(INDEX_SIZE, "index_size", "rma", "clampi_index_size", "CLAMPI_INDEX_SIZE", SIZE, "16384", NULL, 1, 0,       \
-      "Initial entries of a window's cache index (cuckoo hash); adaptive sizing may grow it")                     \
-    X(BUFFER_SIZE, "buffer_size", "rma", "clampi_buffer_size", "CLAMPI_BUFFER_SIZE", SIZE, "16M", NULL, 1, 0,     \
-      "Initial bytes of a window's cache buffer; adaptive sizing may grow it")                                    \
-    X(SHM_DIRECT, "shm_direct", "rma", "clampi_shm_direct", "CLAMPI_SHM_DIRECT", BOOL, "true", NULL, 0, 0,        \
-      "Serve gets to same-node targets by load/store from the target's memory where MPI exposes it")              \
-    X(DYNAMIC_CACHE, "dynamic_cache", "rma", "clampi_dynamic_cache", "CLAMPI_DYNAMIC_CACHE", BOOL, "false", NULL, \
-      0, 0, "Allow caching modes on dynamic windows (the program promises not to detach cached memory)")          \
-    X(ADAPTIVE, "adaptive", "rma", "clampi_adaptive", "CLAMPI_ADAPTIVE", BOOL, "true", NULL, 0, 0,                \
-      "Adapt index and buffer sizes at run time (the sizes above are the start)")                                 \
-    X(BACKEND, "backend", "rma", "clampi_backend", "CLAMPI_BACKEND", ENUM, "mpi", "mpi|ucx", 0, 0,                \
-      "How a window's bytes move: the MPI library's RMA, or clampi's UCX backend (needed by the RMA extensions)") \
-    X(PROGRESS, "progress", "rma", "clampi_progress", "CLAMPI_PROGRESS", ENUM, "auto", "auto|thread|none", 0, 0,  \
-      "UCX windows: who progresses the target side (auto: a progress thread where the transport needs one)")      \
-    X(WIN_SCOPE, "win_scope", "rma", "mpi_win_scope", "CLAMPI_WIN_SCOPE", ENUM, "process", "process|thread", 0,   \
-      0, "UCX windows: a flush completes the calling thread's operations only (thread) or every thread's")        \
-    X(WIN_ORDER, "win_order", "rma", "mpi_win_order", "CLAMPI_WIN_ORDER", BOOL, "false", NULL, 0, 0,              \
-      "UCX windows: operations to one target complete in issue order")                                            \
-    X(ACC_INTRINSIC, "acc_intrinsic", "rma", "mpi_assert_accumulate_intrinsic", "CLAMPI_ACC_INTRINSIC", BOOL,     \
-      "false", NULL, 0, 0, "UCX windows: accumulates the network can do natively use its atomics")                \
-    /* ---- RMA: process-wide ---- */                                                                             \
-    X(WINDOW_MODES, "window_modes", "rma", NULL, "CLAMPI_WINDOW_MODES", STRING, "", "name:mode[,name:mode...]",   \
-      0, 0, "Per-window modes by the name the program gives with MPI_Win_set_name, e.g. graph:always_cache")      \
-    X(STATS, "stats", "rma", NULL, "CLAMPI_STATS", BOOL, "false", NULL, 0, 0,                                     \
-      "Print one machine-readable statistics line per window, collective layer and matching communicator")        \
-    X(NODE_SIZE, "node_size", "rma", NULL, "CLAMPI_NODE_SIZE", UINT, "0", NULL, 0, 1u << 30,                      \
-      "Simulated nodes for testing: ranks [iK, (i+1)K) of MPI_COMM_WORLD form node i (0: the real nodes)")        \
-    /* ---- transparent preload ---- */                                                                          \
-    X(INFLIGHT_SHARING, "inflight_sharing", "preload", NULL, "CLAMPI_INFLIGHT_SHARING", ENUM, "auto",             \
-      "auto|always|never", 0, 0,                                                                                  \
-      "Transparent windows: share gets in flight for remote targets while it pays (auto), for every target, "     \
-      "or never")                                                                                                 \
-    /* ---- collectives and the node-shared heap (process-wide) ---- */                                          \
-    X(COLL, "coll", "coll", NULL, "CLAMPI_COLL", BOOL, "true", NULL, 0, 0,                                          \
-      "Preload: MPI_Alltoall/MPI_Allgather take clampi's shared-heap path on communicators it can serve")         \
-    X(SHMEM_ALLOC, "shmem_alloc", "coll", NULL, "CLAMPI_SHMEM_ALLOC", BOOL, "true", NULL, 0, 0,                     \
-      "Preload: MPI_Alloc_mem serves from the node-shared heap")                                                  \
-    X(HEAP_SIZE, "heap_size", "coll", NULL, "CLAMPI_HEAP_SIZE", SIZE, "256M", NULL, 1, 0,                         \
-      "Bytes of each process's segment of the node-shared heap")                                                  \
-    X(COLL_STAGED_MAX, "coll_staged_max", "coll", NULL, "CLAMPI_COLL_STAGED_MAX", SIZE, "32K", NULL, 1, 0,        \
-      "Largest block copied through the heap when a buffer is outside it (larger blocks go to MPI)")             \
-    X(COLL_DIRECT_MAX, "coll_direct_max", "coll", NULL, "CLAMPI_COLL_DIRECT_MAX", SIZE, "unlimited", NULL, 1, 0,  \
-      "Largest block copied directly between heap buffers (larger blocks go to MPI)")                             \
-    X(COLL_EAGER_MAX, "coll_eager_max", "coll", NULL, "CLAMPI_COLL_EAGER_MAX", SIZE, "1K", NULL, 0, 0,            \
-      "Largest block sent through the shared mailbox (the one-synchronization path); 0 switches it off")          \
-    X(COLL_SPIN, "coll_spin", "coll", NULL, "CLAMPI_COLL_SPIN", UINT, "256", NULL, 0, 1u << 30,                   \
-      "Busy polls before sched_yield while waiting for node peers")                                               \
-    X(COLL_SPIN_OVERSUB, "coll_spin_oversub", "coll", NULL, "CLAMPI_COLL_SPIN_OVERSUB", UINT, "0", NULL, 0,       \
-      1u << 30, "Busy polls before sched_yield when the node runs more processes than cores")                     \
-    X(COLL_HIER, "coll_hier", "coll", NULL, "CLAMPI_COLL_HIER", BOOL, "true", NULL, 0, 0,                           \
-      "Communicators spanning nodes: hierarchical Alltoall/Allgather (node leaders exchange through MPI)")         \
-    X(COLL_ALGO, "coll_algo", "coll", NULL, "CLAMPI_COLL_ALGO", ENUM, "morton", "morton|naive|mpi", 0, 0,         \
-      "Intra-node copy order: Morton (Z) order, row by row, or the MPI library's collective")                     \
-    /* ---- message matching: per communicator (info key) ---- */                                                \
-    X(MATCH, "match", "match", "clampi_match", "CLAMPI_MATCH", ENUM, "lla+hot", "list|lla|hot|lla+hot|bins", 0,   \
-      0, "Matching structure: linked list, linked list of arrays, either with hot caching, or source bins")       \
-    X(MATCH_WIDTH, "match_width", "match", "clampi_match_width", "CLAMPI_MATCH_WIDTH", UINT, "16", NULL, 1,       \
-      1u << 16, "Entries per block of the linked list of arrays")                                                 \
-    X(MATCH_HOT_PERIOD, "match_hot_period", "match", "clampi_match_hot_period", "CLAMPI_MATCH_HOT_PERIOD", UINT,  \
-      "50", NULL, 1, 10000000, "Hot caching: microseconds between two reads of the queues")                      \
-    X(MATCH_HOT_BY, "match_hot_by", "match", NULL, "CLAMPI_MATCH_HOT_BY", ENUM, "thread", "thread|progress", 0,   \
-      0, "Hot caching: a helper thread per matcher reads the queues, or the message layer's progress does")       \
-    X(MATCH_PROFILE, "match_profile", "match", NULL, "CLAMPI_MATCH_PROFILE", STRING, "0", "0|1|PATH.json", 0, 0,  \
-      "Preload: profile the program's receive-queue depth (1: summary on stderr, a path: JSON there)")           \
-    X(MATCH_VERBOSE, "match_verbose", "match", NULL, "CLAMPI_MATCH_VERBOSE", BOOL, "false", NULL, 0, 0,           \
-      "Say on stderr why a communicator stays on MPI, and trace out-of-order arrivals (debugging)")               \
-    /* ---- locality sampler (libclampi_locality_sample, set by clampi-locality run --sample) ---- */            \
-    X(LOCALITY_OUT, "locality_out", "locality", NULL, "CLAMPI_LOCALITY_OUT", STRING, "clampi-locality.out", NULL, \
-      0, 0, "Sampler: output directory (clampi-locality run -o sets it)")                                         \
-    X(LOCALITY_PAGE_SIZE, "locality_page_size", "locality", NULL, "CLAMPI_LOCALITY_PAGE_SIZE", SIZE, "4K", NULL,  \
-      1, 0, "Sampler: page size of the analysis (a power of two, at least the system page)")                      \
-    X(LOCALITY_MIN_SIZE, "locality_min_size", "locality", NULL, "CLAMPI_LOCALITY_MIN_SIZE", SIZE, "4K", NULL, 1,  \
-      0, "Sampler: smallest allocation or static object tracked (default: the page size)")                        \
-    X(LOCALITY_SAMPLE_PERIOD_MS, "locality_sample_period_ms", "locality", NULL,                                   \
-      "CLAMPI_LOCALITY_SAMPLE_PERIOD_MS", UINT, "10", NULL, 0, 60000,                                            \
-      "Sampler: milliseconds between re-protection rounds (0: first touch only)")                                \
-    X(LOCALITY_SAMPLE_PAGES, "locality_sample_pages", "locality", NULL, "CLAMPI_LOCALITY_SAMPLE_PAGES", UINT,     \
-      "16", NULL, 1, 1u << 20, "Sampler: page runs re-protected per round")                                       \
-    X(LOCALITY_SAMPLE_RUN, "locality_sample_run", "locality", NULL, "CLAMPI_LOCALITY_SAMPLE_RUN", UINT, "8",      \
-      NULL, 1, 1u << 20, "Sampler: pages per re-protected run")                                                   \
-    X(LOCALITY_MAX_PAGES, "locality_max_pages", "locality", NULL, "CLAMPI_LOCALITY_MAX_PAGES", UINT, "1048576",   \
-      NULL, 64, 1u << 30, "Sampler: pages its table holds (bounds its memory; pages beyond are counted as dropped)") \
-    X(LOCALITY_VALGRIND_ARGS, "locality_valgrind_args", "locality", NULL, "CLAMPI_LOCALITY_VALGRIND_ARGS", STRING, \
-      "", NULL, 0, 0, "clampi-locality run --exact: extra Valgrind options (read by the command)")                \
-    X(LOCALITY_VALGRIND_LIB, "locality_valgrind_lib", "locality", NULL, "CLAMPI_LOCALITY_VALGRIND_LIB", STRING,   \
-      "", NULL, 0, 0, "clampi-locality: where the Valgrind tool is (default: next to the command)")              \
-    X(LOCALITY_SAMPLE_LIB, "locality_sample_lib", "locality", NULL, "CLAMPI_LOCALITY_SAMPLE_LIB", STRING, "",     \
-      NULL, 0, 0, "clampi-locality: the sampler library to preload (default: next to the command)")
+#define CLAMPI_OPTION_ROWS(X)                                                                                          \
+    /* ---- RMA get cache: per window (info key at creation or MPI_Win_set_info) ---- */                               \
+    X(MODE, "mode", "rma", "clampi_mode", "CLAMPI_MODE", ENUM, "transparent",                                          \
+      "transparent|always_cache|user_defined|off", 0, 0,                                                               \
+      "Cache mode: transparent keeps nothing past a flush (only gets in flight are shared), always_cache never "       \
+      "invalidates (read-only window), user_defined invalidates at CMPI_Win_invalidate, off passes through")           \
+    X(INDEX_SIZE, "index_size", "rma", "clampi_index_size", "CLAMPI_INDEX_SIZE", SIZE, "16384", NULL, 1, 0,            \
+      "Initial entries of a window's cache index (cuckoo hash); adaptive sizing may grow it")                          \
+    X(BUFFER_SIZE, "buffer_size", "rma", "clampi_buffer_size", "CLAMPI_BUFFER_SIZE", SIZE, "16M", NULL, 1, 0,          \
+      "Initial bytes of a window's cache buffer; adaptive sizing may grow it")                                         \
+    X(SHM_DIRECT, "shm_direct", "rma", "clampi_shm_direct", "CLAMPI_SHM_DIRECT", BOOL, "true", NULL, 0, 0,             \
+      "Serve gets to same-node targets by load/store from the target's memory where MPI exposes it")                   \
+    X(DYNAMIC_CACHE, "dynamic_cache", "rma", "clampi_dynamic_cache", "CLAMPI_DYNAMIC_CACHE", BOOL, "false", NULL, 0,   \
+      0, "Allow caching modes on dynamic windows (the program promises not to detach cached memory)")                  \
+    X(ADAPTIVE, "adaptive", "rma", "clampi_adaptive", "CLAMPI_ADAPTIVE", BOOL, "true", NULL, 0, 0,                     \
+      "Adapt index and buffer sizes at run time (the sizes above are the start)")                                      \
+    X(BACKEND, "backend", "rma", "clampi_backend", "CLAMPI_BACKEND", ENUM, "mpi", "mpi|ucx", 0, 0,                     \
+      "How a window's bytes move: the MPI library's RMA, or clampi's UCX backend (needed by the RMA extensions)")      \
+    X(PROGRESS, "progress", "rma", "clampi_progress", "CLAMPI_PROGRESS", ENUM, "auto", "auto|thread|none", 0, 0,       \
+      "UCX windows: who progresses the target side (auto: a progress thread where the transport needs one)")           \
+    X(WIN_SCOPE, "win_scope", "rma", "mpi_win_scope", "CLAMPI_WIN_SCOPE", ENUM, "process", "process|thread", 0, 0,     \
+      "UCX windows: a flush completes the calling thread's operations only (thread) or every thread's")                \
+    X(WIN_ORDER, "win_order", "rma", "mpi_win_order", "CLAMPI_WIN_ORDER", BOOL, "false", NULL, 0, 0,                   \
+      "UCX windows: operations to one target complete in issue order")                                                 \
+    X(ACC_INTRINSIC, "acc_intrinsic", "rma", "mpi_assert_accumulate_intrinsic", "CLAMPI_ACC_INTRINSIC", BOOL, "false", \
+      NULL, 0, 0, "UCX windows: accumulates the network can do natively use its atomics")                              \
+    /* ---- RMA: process-wide ---- */                                                                                  \
+    X(WINDOW_MODES, "window_modes", "rma", NULL, "CLAMPI_WINDOW_MODES", STRING, "", "name:mode[,name:mode...]", 0, 0,  \
+      "Per-window modes by the name the program gives with MPI_Win_set_name, e.g. graph:always_cache")                 \
+    X(STATS, "stats", "rma", NULL, "CLAMPI_STATS", BOOL, "false", NULL, 0, 0,                                          \
+      "Print one machine-readable statistics line per window, collective layer and matching communicator")             \
+    X(NODE_SIZE, "node_size", "rma", NULL, "CLAMPI_NODE_SIZE", UINT, "0", NULL, 0, 1u << 30,                           \
+      "Simulated nodes for testing: ranks [iK, (i+1)K) of MPI_COMM_WORLD form node i (0: the real nodes)")             \
+    /* ---- transparent preload ---- */                                                                                \
+    X(INFLIGHT_SHARING, "inflight_sharing", "preload", NULL, "CLAMPI_INFLIGHT_SHARING", ENUM, "auto",                  \
+      "auto|always|never", 0, 0,                                                                                       \
+      "Transparent windows: share gets in flight for remote targets while it pays (auto), for every target, "          \
+      "or never")                                                                                                      \
+    /* ---- collectives and the node-shared heap (process-wide) ---- */                                                \
+    X(COLL, "coll", "coll", NULL, "CLAMPI_COLL", BOOL, "true", NULL, 0, 0,                                             \
+      "Preload: MPI_Alltoall/MPI_Allgather take clampi's shared-heap path on communicators it can serve")              \
+    X(SHMEM_ALLOC, "shmem_alloc", "coll", NULL, "CLAMPI_SHMEM_ALLOC", BOOL, "true", NULL, 0, 0,                        \
+      "Preload: MPI_Alloc_mem serves from the node-shared heap")                                                       \
+    X(HEAP_SIZE, "heap_size", "coll", NULL, "CLAMPI_HEAP_SIZE", SIZE, "256M", NULL, 1, 0,                              \
+      "Bytes of each process's segment of the node-shared heap")                                                       \
+    X(COLL_STAGED_MAX, "coll_staged_max", "coll", NULL, "CLAMPI_COLL_STAGED_MAX", SIZE, "32K", NULL, 1, 0,             \
+      "Largest block copied through the heap when a buffer is outside it (larger blocks go to MPI)")                   \
+    X(COLL_DIRECT_MAX, "coll_direct_max", "coll", NULL, "CLAMPI_COLL_DIRECT_MAX", SIZE, "unlimited", NULL, 1, 0,       \
+      "Largest block copied directly between heap buffers (larger blocks go to MPI)")                                  \
+    X(COLL_EAGER_MAX, "coll_eager_max", "coll", NULL, "CLAMPI_COLL_EAGER_MAX", SIZE, "1K", NULL, 0, 0,                 \
+      "Largest block sent through the shared mailbox (the one-synchronization path); 0 switches it off")               \
+    X(COLL_SPIN, "coll_spin", "coll", NULL, "CLAMPI_COLL_SPIN", UINT, "256", NULL, 0, 1u << 30,                        \
+      "Busy polls before sched_yield while waiting for node peers")                                                    \
+    X(COLL_SPIN_OVERSUB, "coll_spin_oversub", "coll", NULL, "CLAMPI_COLL_SPIN_OVERSUB", UINT, "0", NULL, 0, 1u << 30,  \
+      "Busy polls before sched_yield when the node runs more processes than cores")                                    \
+    X(COLL_HIER, "coll_hier", "coll", NULL, "CLAMPI_COLL_HIER", BOOL, "true", NULL, 0, 0,                              \
+      "Communicators spanning nodes: hierarchical Alltoall/Allgather (node leaders exchange through MPI)")             \
+    X(COLL_ALGO, "coll_algo", "coll", NULL, "CLAMPI_COLL_ALGO", ENUM, "morton", "morton|naive|mpi", 0, 0,              \
+      "Intra-node copy order: Morton (Z) order, row by row, or the MPI library's collective")                          \
+    /* ---- message matching: per communicator (info key) ---- */                                                      \
+    X(MATCH, "match", "match", "clampi_match", "CLAMPI_MATCH", ENUM, "lla+hot", "list|lla|hot|lla+hot|bins", 0, 0,     \
+      "Matching structure: linked list, linked list of arrays, either with hot caching, or source bins")               \
+    X(MATCH_WIDTH, "match_width", "match", "clampi_match_width", "CLAMPI_MATCH_WIDTH", UINT, "16", NULL, 1, 1u << 16,  \
+      "Entries per block of the linked list of arrays")                                                                \
+    X(MATCH_HOT_PERIOD, "match_hot_period", "match", "clampi_match_hot_period", "CLAMPI_MATCH_HOT_PERIOD", UINT, "50", \
+      NULL, 1, 10000000, "Hot caching: microseconds between two reads of the queues")                                  \
+    X(MATCH_HOT_BY, "match_hot_by", "match", NULL, "CLAMPI_MATCH_HOT_BY", ENUM, "thread", "thread|progress", 0, 0,     \
+      "Hot caching: a helper thread per matcher reads the queues, or the message layer's progress does")               \
+    X(MATCH_PROFILE, "match_profile", "match", NULL, "CLAMPI_MATCH_PROFILE", STRING, "0", "0|1|PATH.json", 0, 0,       \
+      "Preload: profile the program's receive-queue depth (1: summary on stderr, a path: JSON there)")                 \
+    X(MATCH_VERBOSE, "match_verbose", "match", NULL, "CLAMPI_MATCH_VERBOSE", BOOL, "false", NULL, 0, 0,                \
+      "Say on stderr why a communicator stays on MPI, and trace out-of-order arrivals (debugging)")                    \
+    /* ---- locality sampler (libclampi_locality_sample, set by clampi-locality run --sample) ---- */                  \
+    X(LOCALITY_OUT, "locality_out", "locality", NULL, "CLAMPI_LOCALITY_OUT", STRING, "clampi-locality.out", NULL, 0,   \
+      0, "Sampler: output directory (clampi-locality run -o sets it)")                                                 \
+    X(LOCALITY_PAGE_SIZE, "locality_page_size", "locality", NULL, "CLAMPI_LOCALITY_PAGE_SIZE", SIZE, "4K", NULL, 1, 0, \
+      "Sampler: page size of the analysis (a power of two, at least the system page)")                                 \
+    X(LOCALITY_MIN_SIZE, "locality_min_size", "locality", NULL, "CLAMPI_LOCALITY_MIN_SIZE", SIZE, "4K", NULL, 1, 0,    \
+      "Sampler: smallest allocation or static object tracked (default: the page size)")                                \
+    X(LOCALITY_SAMPLE_PERIOD_MS, "locality_sample_period_ms", "locality", NULL, "CLAMPI_LOCALITY_SAMPLE_PERIOD_MS",    \
+      UINT, "10", NULL, 0, 60000, "Sampler: milliseconds between re-protection rounds (0: first touch only)")          \
+    X(LOCALITY_SAMPLE_PAGES, "locality_sample_pages", "locality", NULL, "CLAMPI_LOCALITY_SAMPLE_PAGES", UINT, "16",    \
+      NULL, 1, 1u << 20, "Sampler: page runs re-protected per round")                                                  \
+    X(LOCALITY_SAMPLE_RUN, "locality_sample_run", "locality", NULL, "CLAMPI_LOCALITY_SAMPLE_RUN", UINT, "8", NULL, 1,  \
+      1u << 20, "Sampler: pages per re-protected run")                                                                 \
+    X(LOCALITY_MAX_PAGES, "locality_max_pages", "locality", NULL, "CLAMPI_LOCALITY_MAX_PAGES", UINT, "1048576", NULL,  \
+      64, 1u << 30, "Sampler: pages its table holds (bounds its memory; pages beyond are counted as dropped)")         \
+    X(LOCALITY_VALGRIND_ARGS, "locality_valgrind_args", "locality", NULL, "CLAMPI_LOCALITY_VALGRIND_ARGS", STRING, "", \
+      NULL, 0, 0, "clampi-locality run --exact: extra Valgrind options (read by the command)")                         \
+    X(LOCALITY_VALGRIND_LIB, "locality_valgrind_lib", "locality", NULL, "CLAMPI_LOCALITY_VALGRIND_LIB", STRING, "",    \
+      NULL, 0, 0, "clampi-locality: where the Valgrind tool is (default: next to the command)")                        \
+    X(LOCALITY_SAMPLE_LIB, "locality_sample_lib", "locality", NULL, "CLAMPI_LOCALITY_SAMPLE_LIB", STRING, "", NULL, 0, \
+      0, "clampi-locality: the sampler library to preload (default: next to the command)")
 
 typedef enum clampi_opt_id {
 #define CLAMPI_OPT_ID(id, ...) CLAMPI_OPT_##id,

@@ -7,7 +7,7 @@
 #include "common/options.h"
 
 static const char *const type_names[] = {
-    [CLAMPI_OPT_BOOL] = "bool", [CLAMPI_OPT_SIZE] = "size", [CLAMPI_OPT_UINT] = "uint",
+    [CLAMPI_OPT_BOOL] = "bool", [CLAMPI_OPT_SIZE] = "size",     [CLAMPI_OPT_UINT] = "uint",
     [CLAMPI_OPT_ENUM] = "enum", [CLAMPI_OPT_STRING] = "string",
 };
 
@@ -36,6 +36,7 @@ int CMPIX_Option_current(int index, char *value, int len, const char **source) {
     } else {
         clampi_opt_format(id, v, value, (size_t)len);
     }
-    if (source) *source = rc < 0 ? "invalid" : clampi_opt_source_name(rc > 0 ? CLAMPI_OPT_FROM_ENV : CLAMPI_OPT_FROM_DEFAULT);
+    if (source)
+        *source = rc < 0 ? "invalid" : clampi_opt_source_name(rc > 0 ? CLAMPI_OPT_FROM_ENV : CLAMPI_OPT_FROM_DEFAULT);
     return MPI_SUCCESS;
 }

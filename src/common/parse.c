@@ -16,9 +16,18 @@ int clampi_parse_size(const char *s, size_t *out) {
     if (errno || end == s) return -1;
     unsigned long long mult = 1;
     switch (toupper((unsigned char)*end)) {
-    case 'K': mult = 1ull << 10; end++; break;
-    case 'M': mult = 1ull << 20; end++; break;
-    case 'G': mult = 1ull << 30; end++; break;
+    case 'K':
+        mult = 1ull << 10;
+        end++;
+        break;
+    case 'M':
+        mult = 1ull << 20;
+        end++;
+        break;
+    case 'G':
+        mult = 1ull << 30;
+        end++;
+        break;
     default: break;
     }
     if (toupper((unsigned char)*end) == 'B' || toupper((unsigned char)*end) == 'I') end++;
@@ -33,8 +42,14 @@ int clampi_parse_bool(const char *s, int *out) {
     if (!s) return -1;
     static const char *yes[] = {"1", "true", "yes", "on"}, *no[] = {"0", "false", "no", "off"};
     for (int i = 0; i < 4; i++) {
-        if (!strcasecmp(s, yes[i])) { *out = 1; return 0; }
-        if (!strcasecmp(s, no[i])) { *out = 0; return 0; }
+        if (!strcasecmp(s, yes[i])) {
+            *out = 1;
+            return 0;
+        }
+        if (!strcasecmp(s, no[i])) {
+            *out = 0;
+            return 0;
+        }
     }
     return -1;
 }

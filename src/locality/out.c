@@ -16,14 +16,12 @@ const char *const clampi_lalloc_kind_names[] = {
 };
 
 /* ---- buffered writer ---------------------------------------------------------- */
-static void lw_flush(clampi_lw *w)
-{
+static void lw_flush(clampi_lw *w) {
     size_t off = 0;
     while (off < w->n && !w->err) {
         /* the raw system call: a preloaded write() wrapper is not async-signal-safe */
         ssize_t k = syscall(SYS_write, w->fd, w->buf + off, w->n - off);
-        if (k < 0 && errno == EINTR)
-            continue;
+        if (k < 0 && errno == EINTR) continue;
         if (k <= 0)
             w->err = 1;
         else
@@ -32,14 +30,11 @@ static void lw_flush(clampi_lw *w)
     w->n = 0;
 }
 
-static void lw_bytes(clampi_lw *w, const char *s, size_t len)
-{
+static void lw_bytes(clampi_lw *w, const char *s, size_t len) {
     while (len > 0) {
-        if (w->n == sizeof w->buf)
-            lw_flush(w);
+        if (w->n == sizeof w->buf) lw_flush(w);
         size_t k = sizeof w->buf - w->n;
-        if (k > len)
-            k = len;
+        if (k > len) k = len;
         memcpy(w->buf + w->n, s, k);
         w->n += k;
         s += k;
@@ -49,8 +44,7 @@ static void lw_bytes(clampi_lw *w, const char *s, size_t len)
 
 void clampi_lw_str(clampi_lw *w, const char *s) { lw_bytes(w, s, strlen(s)); }
 
-void clampi_lw_json_str(clampi_lw *w, const char *s)
-{
+void clampi_lw_json_str(clampi_lw *w, const char *s) {
     static const char hexd[] = "0123456789abcdef";
     lw_bytes(w, "\"", 1);
     for (; *s; s++) {
@@ -68,8 +62,7 @@ void clampi_lw_json_str(clampi_lw *w, const char *s)
     lw_bytes(w, "\"", 1);
 }
 
-void clampi_lw_u64(clampi_lw *w, uint64_t v)
-{
+void clampi_lw_u64(clampi_lw *w, uint64_t v) {
     char b[24];
     int i = sizeof b;
     do {
@@ -79,8 +72,7 @@ void clampi_lw_u64(clampi_lw *w, uint64_t v)
     lw_bytes(w, b + i, sizeof b - (size_t)i);
 }
 
-void clampi_lw_i64(clampi_lw *w, int64_t v)
-{
+void clampi_lw_i64(clampi_lw *w, int64_t v) {
     if (v < 0) {
         lw_bytes(w, "-", 1);
         clampi_lw_u64(w, (uint64_t)0 - (uint64_t)v);
@@ -89,8 +81,7 @@ void clampi_lw_i64(clampi_lw *w, int64_t v)
     }
 }
 
-char *clampi_lfmt_hex(char *buf, size_t n, uint64_t v)
-{
+char *clampi_lfmt_hex(char *buf, size_t n, uint64_t v) {
     char b[20];
     int i = sizeof b;
     do {
@@ -98,8 +89,7 @@ char *clampi_lfmt_hex(char *buf, size_t n, uint64_t v)
         v >>= 4;
     } while (v);
     size_t len = sizeof b - (size_t)i;
-    if (n < len + 3)
-        len = n - 3;
+    if (n < len + 3) len = n - 3;
     buf[0] = '0';
     buf[1] = 'x';
     memcpy(buf + 2, b + i, len);
@@ -107,41 +97,32 @@ char *clampi_lfmt_hex(char *buf, size_t n, uint64_t v)
     return buf;
 }
 
-void clampi_lw_hex(clampi_lw *w, uint64_t v)
-{
+void clampi_lw_hex(clampi_lw *w, uint64_t v) {
     char b[24];
     clampi_lw_str(w, clampi_lfmt_hex(b, sizeof b, v));
 }
 
 /* ---- pieces ------------------------------------------------------------------- */
-static const char *loc_of(const clampi_lout *o, uintptr_t ip, char *buf, size_t n)
-{
-    if (ip == 0)
-        return "?";
+static const char *loc_of(const clampi_lout *o, uintptr_t ip, char *buf, size_t n) {
+    if (ip == 0) return "?";
     const char *s = o->loc ? o->loc(ip, o->arg, buf, n) : NULL;
     return s ? s : clampi_lfmt_hex(buf, n, ip);
 }
 
-static const char *alloc_loc(const clampi_lout *o, const clampi_lalloc *a, char *buf, size_t n)
-{
+static const char *alloc_loc(const clampi_lout *o, const clampi_lalloc *a, char *buf, size_t n) {
     const char *s = o->aloc ? o->aloc(a, o->arg, buf, n) : NULL;
-    if (s)
-        return s;
+    if (s) return s;
     return loc_of(o, a->nframes ? a->frames[0] : 0, buf, n);
 }
 
-static const char *struct_name(const clampi_lout *o, const clampi_lalloc *a, char *buf, size_t n)
-{
-    if (a->name[0])
-        return a->name;
+static const char *struct_name(const clampi_lout *o, const clampi_lalloc *a, char *buf, size_t n) {
+    if (a->name[0]) return a->name;
     const char *s = o->name ? o->name(a, o->arg, buf, n) : NULL;
-    if (s)
-        return s;
+    if (s) return s;
     char l[200];
     const char *where = alloc_loc(o, a, l, sizeof l);
     size_t k = strlen(where);
-    if (k + 7 > n)
-        k = n - 7;
+    if (k + 7 > n) k = n - 7;
     memcpy(buf, "alloc@", 6);
     memcpy(buf + 6, where, k);
     buf[6 + k] = 0;
@@ -150,28 +131,21 @@ static const char *struct_name(const clampi_lout *o, const clampi_lalloc *a, cha
 
 /* Heapsort of allocation indices by map_start (qsort may allocate). */
 static int less(const clampi_lalloc *al, uint32_t a, uint32_t b) { return al[a].map_start < al[b].map_start; }
-static void sift(const clampi_lalloc *al, uint32_t *v, size_t i, size_t n)
-{
+static void sift(const clampi_lalloc *al, uint32_t *v, size_t i, size_t n) {
     for (;;) {
         size_t c = 2 * i + 1;
-        if (c >= n)
-            return;
-        if (c + 1 < n && less(al, v[c], v[c + 1]))
-            c++;
-        if (!less(al, v[i], v[c]))
-            return;
+        if (c >= n) return;
+        if (c + 1 < n && less(al, v[c], v[c + 1])) c++;
+        if (!less(al, v[i], v[c])) return;
         uint32_t t = v[i];
         v[i] = v[c];
         v[c] = t;
         i = c;
     }
 }
-static void sort_allocs(const clampi_lalloc *al, uint32_t *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        v[i] = (uint32_t)i;
-    for (size_t i = n / 2; i-- > 0;)
-        sift(al, v, i, n);
+static void sort_allocs(const clampi_lalloc *al, uint32_t *v, size_t n) {
+    for (size_t i = 0; i < n; i++) v[i] = (uint32_t)i;
+    for (size_t i = n / 2; i-- > 0;) sift(al, v, i, n);
     for (size_t e = n; e-- > 1;) {
         uint32_t t = v[0];
         v[0] = v[e];
@@ -180,8 +154,7 @@ static void sort_allocs(const clampi_lalloc *al, uint32_t *v, size_t n)
     }
 }
 
-static int open_tmp(const clampi_lout *o, const char *ext, char *tmp, char *final, size_t n)
-{
+static int open_tmp(const clampi_lout *o, const char *ext, char *tmp, char *final, size_t n) {
     char r[24];
     /* DIR/rank<R>.<ext>[.tmp] */
     size_t dl = strlen(o->dir);
@@ -207,12 +180,10 @@ static int open_tmp(const clampi_lout *o, const char *ext, char *tmp, char *fina
     return open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 }
 
-static int finish(clampi_lw *w, const char *tmp, const char *final)
-{
+static int finish(clampi_lw *w, const char *tmp, const char *final) {
     lw_flush(w);
     int bad = w->err;
-    if (close(w->fd) != 0)
-        bad = 1;
+    if (close(w->fd) != 0) bad = 1;
     if (bad || rename(tmp, final) != 0) {
         unlink(tmp);
         return -1;
@@ -223,20 +194,17 @@ static int finish(clampi_lw *w, const char *tmp, const char *final)
 static uint64_t thread_acc[CLAMPI_LTAB_MAX_THREADS];
 
 /* The first touch of a reported page: the earliest among its system pages. */
-static const clampi_lpage *first_touch(const clampi_lout *o, uintptr_t page)
-{
+static const clampi_lpage *first_touch(const clampi_lout *o, uintptr_t page) {
     const clampi_lpage *best = NULL;
     for (uintptr_t s = page; s < page + o->page_size; s += o->sys_page) {
         const clampi_lpage *p = clampi_ltab_find(o->tab, s);
-        if (p && p->ft_seq && (!best || p->ft_seq < best->ft_seq))
-            best = p;
+        if (p && p->ft_seq && (!best || p->ft_seq < best->ft_seq)) best = p;
     }
     return best;
 }
 
-static void csv_page(const clampi_lout *o, clampi_lw *w, const clampi_lalloc *a, uintptr_t page,
-                     const char *aloc, const char *name)
-{
+static void csv_page(const clampi_lout *o, clampi_lw *w, const clampi_lalloc *a, uintptr_t page, const char *aloc,
+                     const char *name) {
     char b[256];
     clampi_lw_hex(w, page);
     clampi_lw_str(w, ",");
@@ -263,21 +231,18 @@ static void csv_page(const clampi_lout *o, clampi_lw *w, const clampi_lalloc *a,
             n += (double)c * (rec ? o->count_factor(rec, o->arg) : o->count_scale);
         }
         uint64_t est = (uint64_t)(n + 0.5);
-        if (t < CLAMPI_LTAB_MAX_THREADS)
-            thread_acc[t] += est;
+        if (t < CLAMPI_LTAB_MAX_THREADS) thread_acc[t] += est;
         clampi_lw_str(w, ",");
         clampi_lw_u64(w, est);
     }
     clampi_lw_str(w, "\n");
 }
 
-static int write_csv(const clampi_lout *o)
-{
+static int write_csv(const clampi_lout *o) {
     static clampi_lw w;
     char tmp[512], final[512], aloc[256], nameb[256];
     w.fd = open_tmp(o, ".csv", tmp, final, sizeof tmp);
-    if (w.fd < 0)
-        return -1;
+    if (w.fd < 0) return -1;
     w.err = 0;
     w.n = 0;
     clampi_lw_str(&w, "address,alloc.thread,alloc.location,firsttouch.thread,firsttouch.location,struct.name");
@@ -291,14 +256,12 @@ static int write_csv(const clampi_lout *o)
     uintptr_t last = 0; /* reported pages in address order, each once */
     for (size_t i = 0; i < o->nallocs; i++) {
         const clampi_lalloc *a = &o->allocs[o->scratch[i]];
-        if (a->map_size == 0)
-            continue;
+        if (a->map_size == 0) continue;
         const char *al = alloc_loc(o, a, aloc, sizeof aloc);
         const char *nm = struct_name(o, a, nameb, sizeof nameb);
         uintptr_t p0 = a->map_start & ~(uintptr_t)(o->page_size - 1);
         for (uintptr_t p = p0; p < a->map_start + a->map_size; p += o->page_size) {
-            if (last != 0 && p <= last)
-                continue;
+            if (last != 0 && p <= last) continue;
             csv_page(o, &w, a, p, al, nm);
             last = p;
         }
@@ -306,20 +269,17 @@ static int write_csv(const clampi_lout *o)
     return finish(&w, tmp, final);
 }
 
-static void json_key(clampi_lw *w, const char *k)
-{
+static void json_key(clampi_lw *w, const char *k) {
     clampi_lw_str(w, ",\n  ");
     clampi_lw_json_str(w, k);
     clampi_lw_str(w, ": ");
 }
 
-static int write_json(const clampi_lout *o)
-{
+static int write_json(const clampi_lout *o) {
     static clampi_lw w;
     char tmp[512], final[512], b[256];
     w.fd = open_tmp(o, ".json", tmp, final, sizeof tmp);
-    if (w.fd < 0)
-        return -1;
+    if (w.fd < 0) return -1;
     w.err = 0;
     w.n = 0;
     clampi_lw_str(&w, "{\n  \"tool\": \"clampi-locality\"");
@@ -336,8 +296,7 @@ static int write_json(const clampi_lout *o)
     json_key(&w, "program");
     clampi_lw_str(&w, "[");
     for (int i = 0; i < o->argc; i++) {
-        if (i)
-            clampi_lw_str(&w, ", ");
+        if (i) clampi_lw_str(&w, ", ");
         clampi_lw_json_str(&w, o->argv[i] ? o->argv[i] : "");
     }
     clampi_lw_str(&w, "]");
@@ -362,8 +321,7 @@ static int write_json(const clampi_lout *o)
     json_key(&w, "thread_work");
     clampi_lw_str(&w, "[");
     for (int t = 0; t < o->nthreads; t++) {
-        if (t)
-            clampi_lw_str(&w, ", ");
+        if (t) clampi_lw_str(&w, ", ");
         clampi_lw_u64(&w, o->thread_work ? o->thread_work[t] : 0);
     }
     clampi_lw_str(&w, "]");
@@ -372,8 +330,7 @@ static int write_json(const clampi_lout *o)
     json_key(&w, "thread_accesses");
     clampi_lw_str(&w, "[");
     for (int t = 0; t < o->nthreads; t++) {
-        if (t)
-            clampi_lw_str(&w, ", ");
+        if (t) clampi_lw_str(&w, ", ");
         clampi_lw_u64(&w, t < CLAMPI_LTAB_MAX_THREADS ? thread_acc[t] : 0);
     }
     clampi_lw_str(&w, "]");
@@ -403,8 +360,7 @@ static int write_json(const clampi_lout *o)
     int first = 1;
     for (size_t i = 0; i < o->nallocs; i++) {
         const clampi_lalloc *a = &o->allocs[o->scratch[i]];
-        if (!a->shared)
-            continue;
+        if (!a->shared) continue;
         clampi_lw_str(&w, first ? "\n    {\"start\": \"" : ",\n    {\"start\": \"");
         first = 0;
         clampi_lw_hex(&w, a->map_start);
@@ -419,21 +375,17 @@ static int write_json(const clampi_lout *o)
     clampi_lw_str(&w, first ? "]" : "\n  ]");
     json_key(&w, "dropped");
     clampi_lw_u64(&w, atomic_load(&((clampi_ltab *)o->tab)->dropped));
-    if (o->extra)
-        o->extra(&w, o->arg);
+    if (o->extra) o->extra(&w, o->arg);
     clampi_lw_str(&w, "\n}\n");
     return finish(&w, tmp, final);
 }
 
-int clampi_lout_write(const clampi_lout *o)
-{
+int clampi_lout_write(const clampi_lout *o) {
     static atomic_int busy;
-    if (atomic_exchange(&busy, 1))
-        return -1;
+    if (atomic_exchange(&busy, 1)) return -1;
     mkdir(o->dir, 0755); /* may exist */
     int rc = write_csv(o);
-    if (rc == 0)
-        rc = write_json(o);
+    if (rc == 0) rc = write_json(o);
     atomic_store(&busy, 0);
     return rc;
 }

@@ -22,7 +22,7 @@ void clampi_lw_str(clampi_lw *w, const char *s);
 void clampi_lw_json_str(clampi_lw *w, const char *s); /* quoted, escaped */
 void clampi_lw_u64(clampi_lw *w, uint64_t v);
 void clampi_lw_i64(clampi_lw *w, int64_t v);
-void clampi_lw_hex(clampi_lw *w, uint64_t v);         /* 0x... */
+void clampi_lw_hex(clampi_lw *w, uint64_t v); /* 0x... */
 /* Formats into buf (size n >= 24) without stdio; returns buf. */
 char *clampi_lfmt_hex(char *buf, size_t n, uint64_t v);
 
@@ -44,26 +44,26 @@ typedef struct clampi_lout {
     int pid;
     int argc;
     char *const *argv;
-    const char *mode;           /* "sample" */
-    const char *counts;         /* "sampled" */
-    size_t page_size;           /* reported page size (>= system page) */
+    const char *mode;   /* "sample" */
+    const char *counts; /* "sampled" */
+    size_t page_size;   /* reported page size (>= system page) */
     size_t sys_page;
     size_t min_size;
     int complete;
     int has_exit_status;
     int exit_status;
-    const char *signal;         /* "SIGSEGV" or NULL */
+    const char *signal; /* "SIGSEGV" or NULL */
     int nthreads;
     const uint64_t *thread_work;
-    const char *work_unit;      /* "cpu_ns" */
+    const char *work_unit; /* "cpu_ns" */
     const clampi_ltab *tab;
-    double count_scale;         /* reported count = round(samples * factor), factor = */
+    double count_scale;                                         /* reported count = round(samples * factor), factor = */
     double (*count_factor)(const clampi_lpage *rec, void *arg); /* this, or count_scale */
     const clampi_lalloc *allocs;
     size_t nallocs;
-    uint32_t *scratch;          /* nallocs entries, for sorting */
-    clampi_lout_loc_fn loc;     /* NULL: hex addresses */
-    clampi_lout_name_fn name;   /* NULL: alloc@<location> */
+    uint32_t *scratch;        /* nallocs entries, for sorting */
+    clampi_lout_loc_fn loc;   /* NULL: hex addresses */
+    clampi_lout_name_fn name; /* NULL: alloc@<location> */
     clampi_lout_aloc_fn aloc;
     clampi_lout_ft_fn ftloc;
     void *arg;

@@ -24,39 +24,39 @@ enum {
 #define CLAMPI_LP_FRAMES 3
 
 typedef struct clampi_lpage {
-    _Atomic uintptr_t key;      /* system page address; 0 = empty slot */
-    _Atomic uint32_t state;     /* CLAMPI_LP_* */
-    int32_t alloc;              /* allocation holding the page (set with the first touch) */
-    int32_t ft_thread;          /* first-touching thread (valid when ft_seq != 0) */
-    int32_t prot;               /* protection to restore when opening the page */
-    uintptr_t ft_ip;            /* instruction that made the first touch */
+    _Atomic uintptr_t key;                 /* system page address; 0 = empty slot */
+    _Atomic uint32_t state;                /* CLAMPI_LP_* */
+    int32_t alloc;                         /* allocation holding the page (set with the first touch) */
+    int32_t ft_thread;                     /* first-touching thread (valid when ft_seq != 0) */
+    int32_t prot;                          /* protection to restore when opening the page */
+    uintptr_t ft_ip;                       /* instruction that made the first touch */
     uintptr_t ft_frames[CLAMPI_LP_FRAMES]; /* callers in the program when the touch happened
                                  * inside a library (memset, clampi's allocators); 0-ended */
-    uint32_t ft_stack;          /* sampler: 1 + index of the whole first-touch stack in its
+    uint32_t ft_stack;                     /* sampler: 1 + index of the whole first-touch stack in its
                                  * stack pool (deeper than ft_frames), 0 = none */
-    uint64_t ft_seq;            /* global first-touch order (1, 2, ...); 0 = not touched */
-    uint64_t ft_ns;             /* CLOCK_REALTIME of the first touch (orders ranks) */
-    _Atomic uint64_t arm_ns;    /* CLOCK_MONOTONIC when the sampler last re-protected it */
-    _Atomic uint64_t delay_sum_ns; /* sum over samples of (fault time - arm_ns) */
-    _Atomic uint64_t delay_n;   /* samples taken (the counters hold who took them) */
-    uint64_t pfn;               /* physical frame (shared mappings, read before unmapping) */
+    uint64_t ft_seq;                       /* global first-touch order (1, 2, ...); 0 = not touched */
+    uint64_t ft_ns;                        /* CLOCK_REALTIME of the first touch (orders ranks) */
+    _Atomic uint64_t arm_ns;               /* CLOCK_MONOTONIC when the sampler last re-protected it */
+    _Atomic uint64_t delay_sum_ns;         /* sum over samples of (fault time - arm_ns) */
+    _Atomic uint64_t delay_n;              /* samples taken (the counters hold who took them) */
+    uint64_t pfn;                          /* physical frame (shared mappings, read before unmapping) */
 } clampi_lpage;
 
 typedef struct clampi_lcount {
-    _Atomic uint64_t key;       /* page | thread (thread < 4096 in the low bits); 0 empty */
+    _Atomic uint64_t key; /* page | thread (thread < 4096 in the low bits); 0 empty */
     _Atomic uint64_t n;
 } clampi_lcount;
 
 typedef struct clampi_ltab {
     clampi_lpage *pages;
-    size_t page_cap;            /* power of two */
+    size_t page_cap; /* power of two */
     clampi_lcount *counts;
-    size_t count_cap;           /* power of two */
-    uint32_t *touched;          /* page slots in first-touch order, for the sampler */
+    size_t count_cap;  /* power of two */
+    uint32_t *touched; /* page slots in first-touch order, for the sampler */
     _Atomic size_t ntouched;
-    _Atomic size_t npages;      /* records in use (at most 3/4 of page_cap) */
+    _Atomic size_t npages; /* records in use (at most 3/4 of page_cap) */
     _Atomic uint64_t seq;
-    _Atomic uint64_t dropped;   /* records or counters lost to a full table */
+    _Atomic uint64_t dropped; /* records or counters lost to a full table */
 } clampi_ltab;
 
 #define CLAMPI_LTAB_MAX_THREADS 4096

@@ -53,8 +53,8 @@ typedef struct clampi_match_config {
     unsigned width;         /* lla: entries per array (>= 1) */
     unsigned hot_period_us; /* hot: touch period in microseconds (>= 1) */
     clampi_match_hot_by hot_by;
-    unsigned bins;          /* bins: number of source bins (rounded up to a power of two) */
-    int simd;               /* lla: SSE2 key compare (1) or scalar (0) */
+    unsigned bins; /* bins: number of source bins (rounded up to a power of two) */
+    int simd;      /* lla: SSE2 key compare (1) or scalar (0) */
 } clampi_match_config;
 
 /* Defaults: kind lla+hot, width 16, period 50 us by a thread, 64 bins, SIMD on. */
@@ -95,9 +95,9 @@ void clampi_matcher_touch(clampi_matcher *m);
 
 typedef struct clampi_match_stats {
     uint64_t posts, arrivals, probes, cancels, matches;
-    uint64_t searched;     /* entries compared, over all searches */
+    uint64_t searched; /* entries compared, over all searches */
     uint64_t searches;
-    uint64_t touches;      /* hot-caching passes */
+    uint64_t touches; /* hot-caching passes */
     /* searches that matched (a post or arrival that found its partner, a matched probe):
      * entries compared by each, summed and the largest */
     uint64_t match_depth_sum, match_depth_max;

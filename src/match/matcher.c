@@ -6,7 +6,7 @@
 #include "match/matcher_internal.h"
 
 static const char *kind_names[CLAMPI_MATCH_NKINDS] = {
-    [CLAMPI_MATCH_LIST] = "list", [CLAMPI_MATCH_LLA] = "lla", [CLAMPI_MATCH_HOT] = "hot",
+    [CLAMPI_MATCH_LIST] = "list",       [CLAMPI_MATCH_LLA] = "lla",   [CLAMPI_MATCH_HOT] = "hot",
     [CLAMPI_MATCH_LLA_HOT] = "lla+hot", [CLAMPI_MATCH_BINS] = "bins",
 };
 
@@ -21,7 +21,10 @@ void clampi_match_config_default(clampi_match_config *cfg) {
 
 int clampi_match_kind_parse(const char *name, clampi_match_kind *kind) {
     for (int k = 0; k < CLAMPI_MATCH_NKINDS; k++)
-        if (!strcmp(name, kind_names[k])) { *kind = (clampi_match_kind)k; return 0; }
+        if (!strcmp(name, kind_names[k])) {
+            *kind = (clampi_match_kind)k;
+            return 0;
+        }
     return -1;
 }
 
@@ -83,15 +86,16 @@ static void note_match(clampi_matcher *m, size_t depth) {
 }
 
 /* Search `from`; on a miss append to `to`. Shared by post and arrive. */
-static int match_or_queue(clampi_matcher *m, clampi_mq *from, clampi_mq *to, clampi_match_key key,
-                          uintptr_t cookie, uintptr_t *matched) {
+static int match_or_queue(clampi_matcher *m, clampi_mq *from, clampi_mq *to, clampi_match_key key, uintptr_t cookie,
+                          uintptr_t *matched) {
     size_t depth = 0;
     int r = from->ops->find(from, key, 1, matched, &depth);
     note_search(m, depth);
     if (r) {
         m->st.matches++;
         note_match(m, depth);
-    } else if (to->ops->push(to, key, cookie) != 0) r = -1;
+    } else if (to->ops->push(to, key, cookie) != 0)
+        r = -1;
     return r;
 }
 

@@ -36,8 +36,14 @@ static chain *bin_of(bins_q *b, clampi_match_key k) {
 }
 
 static void chain_unlink(bins_q *b, chain *c, node *n) {
-    if (n->prev) n->prev->next = n->next; else c->head = n->next;
-    if (n->next) n->next->prev = n->prev; else c->tail = n->prev;
+    if (n->prev)
+        n->prev->next = n->next;
+    else
+        c->head = n->next;
+    if (n->next)
+        n->next->prev = n->prev;
+    else
+        c->tail = n->prev;
     b->base.len--;
     free(n);
 }
@@ -52,7 +58,10 @@ static int bins_push(clampi_mq *q, clampi_match_key key, uintptr_t cookie) {
     n->cookie = cookie;
     n->next = NULL;
     n->prev = c->tail;
-    if (c->tail) c->tail->next = n; else c->head = n;
+    if (c->tail)
+        c->tail->next = n;
+    else
+        c->head = n;
     c->tail = n;
     q->len++;
     return 0;
@@ -62,7 +71,11 @@ static int bins_push(clampi_mq *q, clampi_match_key key, uintptr_t cookie) {
 static void chain_search(chain *c, clampi_match_key key, node **best, chain **best_chain, size_t *d) {
     for (node *n = c->head; n && (!*best || n->seq < (*best)->seq); n = n->next) {
         ++*d;
-        if (clampi_mq_key_match(n->key, key)) { *best = n; *best_chain = c; return; }
+        if (clampi_mq_key_match(n->key, key)) {
+            *best = n;
+            *best_chain = c;
+            return;
+        }
     }
 }
 
@@ -77,7 +90,10 @@ static int bins_find(clampi_mq *q, clampi_match_key key, int remove, uintptr_t *
         for (unsigned i = 0; i <= b->mask; i++) chain_search(&b->bins[i], key, &best, &bc, &d);
     }
     chain_search(&b->wild, key, &best, &bc, &d);
-    if (!best) { *depth = d; return 0; }
+    if (!best) {
+        *depth = d;
+        return 0;
+    }
     *depth = d ? d - 1 : 0;
     *cookie = best->cookie;
     if (remove) chain_unlink(b, bc, best);
@@ -89,7 +105,10 @@ static int bins_remove_cookie(clampi_mq *q, uintptr_t cookie) {
     for (unsigned i = 0; i <= b->mask + 1; i++) {
         chain *c = i <= b->mask ? &b->bins[i] : &b->wild;
         for (node *n = c->head; n; n = n->next)
-            if (n->cookie == cookie) { chain_unlink(b, c, n); return 1; }
+            if (n->cookie == cookie) {
+                chain_unlink(b, c, n);
+                return 1;
+            }
     }
     return 0;
 }

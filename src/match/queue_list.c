@@ -16,8 +16,14 @@ typedef struct {
 } list_q;
 
 static void unlink_node(list_q *l, node *n) {
-    if (n->prev) n->prev->next = n->next; else l->head = n->next;
-    if (n->next) n->next->prev = n->prev; else l->tail = n->prev;
+    if (n->prev)
+        n->prev->next = n->next;
+    else
+        l->head = n->next;
+    if (n->next)
+        n->next->prev = n->prev;
+    else
+        l->tail = n->prev;
     l->base.len--;
     free(n);
 }
@@ -30,7 +36,10 @@ static int list_push(clampi_mq *q, clampi_match_key key, uintptr_t cookie) {
     n->cookie = cookie;
     n->next = NULL;
     n->prev = l->tail;
-    if (l->tail) l->tail->next = n; else l->head = n;
+    if (l->tail)
+        l->tail->next = n;
+    else
+        l->head = n;
     l->tail = n;
     q->len++;
     return 0;
@@ -54,7 +63,10 @@ static int list_find(clampi_mq *q, clampi_match_key key, int remove, uintptr_t *
 static int list_remove_cookie(clampi_mq *q, uintptr_t cookie) {
     list_q *l = (list_q *)q;
     for (node *n = l->head; n; n = n->next)
-        if (n->cookie == cookie) { unlink_node(l, n); return 1; }
+        if (n->cookie == cookie) {
+            unlink_node(l, n);
+            return 1;
+        }
     return 0;
 }
 

@@ -57,9 +57,18 @@ static block *block_new(lla_q *l) {
 }
 
 static void block_release(lla_q *l, block *b) {
-    if (b->prev) b->prev->next = b->next; else l->head = b->next;
-    if (b->next) b->next->prev = b->prev; else l->tail = b->prev;
-    if (!l->spare) l->spare = b; else free(b);
+    if (b->prev)
+        b->prev->next = b->next;
+    else
+        l->head = b->next;
+    if (b->next)
+        b->next->prev = b->prev;
+    else
+        l->tail = b->prev;
+    if (!l->spare)
+        l->spare = b;
+    else
+        free(b);
 }
 
 static int lla_push(clampi_mq *q, clampi_match_key key, uintptr_t cookie) {
@@ -69,7 +78,10 @@ static int lla_push(clampi_mq *q, clampi_match_key key, uintptr_t cookie) {
         block *nb = block_new(l);
         if (!nb) return -1;
         nb->prev = b;
-        if (b) b->next = nb; else l->head = nb;
+        if (b)
+            b->next = nb;
+        else
+            l->head = nb;
         l->tail = b = nb;
     }
     unsigned i = b->end++;
@@ -119,7 +131,10 @@ static void remove_slot(lla_q *l, block *b, unsigned i) {
     b->ctx[i] = CLAMPI_MQ_HOLE;
     b->live--;
     l->base.len--;
-    if (b->live == 0) { block_release(l, b); return; }
+    if (b->live == 0) {
+        block_release(l, b);
+        return;
+    }
     while (b->ctx[b->first] == CLAMPI_MQ_HOLE) b->first++;
     while (b->ctx[b->end - 1] == CLAMPI_MQ_HOLE) b->end--;
     if (b->end - b->first > 2 * b->live) {
@@ -139,8 +154,8 @@ static int scan_scalar(const block *b, clampi_match_key key) {
 
 #if defined(__SSE2__)
 static int scan_sse2(const block *b, clampi_match_key key) {
-    const __m128i qc = _mm_set1_epi32((int)key.context), qs = _mm_set1_epi32(key.source),
-                  qt = _mm_set1_epi32(key.tag), any = _mm_set1_epi32(-1);
+    const __m128i qc = _mm_set1_epi32((int)key.context), qs = _mm_set1_epi32(key.source), qt = _mm_set1_epi32(key.tag),
+                  any = _mm_set1_epi32(-1);
     const int src_any = key.source == CLAMPI_MATCH_ANY_SOURCE, tag_any = key.tag == CLAMPI_MATCH_ANY_TAG;
     for (unsigned i = b->first & ~3u; i < b->end; i += 4) {
         __m128i m = _mm_cmpeq_epi32(_mm_load_si128((const __m128i *)(b->ctx + i)), qc);
@@ -184,7 +199,10 @@ static int lla_remove_cookie(clampi_mq *q, uintptr_t cookie) {
     lla_q *l = (lla_q *)q;
     for (block *b = l->head; b; b = b->next)
         for (unsigned i = b->first; i < b->end; i++)
-            if (b->ctx[i] != CLAMPI_MQ_HOLE && b->cookie[i] == cookie) { remove_slot(l, b, i); return 1; }
+            if (b->ctx[i] != CLAMPI_MQ_HOLE && b->cookie[i] == cookie) {
+                remove_slot(l, b, i);
+                return 1;
+            }
     return 0;
 }
 

@@ -89,7 +89,10 @@ static int agree_context(MPI_Comm comm, uint32_t *ctx) {
     int rc = PMPI_Allreduce(used, all, CLAMPI_MSG_MAX_CONTEXTS / 32, MPI_UINT32_T, MPI_BOR, comm);
     if (rc != MPI_SUCCESS) return rc;
     for (uint32_t i = 0; i < CLAMPI_MSG_MAX_CONTEXTS; i++)
-        if (!(all[i / 32] & (1u << (i % 32)))) { *ctx = i; return MPI_SUCCESS; }
+        if (!(all[i / 32] & (1u << (i % 32)))) {
+            *ctx = i;
+            return MPI_SUCCESS;
+        }
     return MPI_ERR_OTHER;
 }
 
@@ -105,7 +108,8 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
     if (err == MPI_SUCCESS) err = clampi_msg_transport_init();
     int any_err = 0, mine = err != MPI_SUCCESS;
     PMPI_Allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
-    if (any_err) return clampi_msg_raise(comm, err != MPI_SUCCESS ? err : MPI_ERR_OTHER, "enable failed on some process");
+    if (any_err)
+        return clampi_msg_raise(comm, err != MPI_SUCCESS ? err : MPI_ERR_OTHER, "enable failed on some process");
 
     clampi_mcomm *mc = calloc(1, sizeof *mc);
     if (!mc) return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);

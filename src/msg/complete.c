@@ -200,6 +200,7 @@ int CMPIX_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
 }
 
 int CMPIX_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
-    if (count < 0 || !index || (count && !requests)) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_ARG, "bad argument");
+    if (count < 0 || !index || (count && !requests))
+        return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_ARG, "bad argument");
     return clampi_msg_waitany(count, requests, index, status);
 }

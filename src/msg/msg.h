@@ -34,16 +34,16 @@ typedef struct clampi_msg_hdr {
     uint32_t context;
     int32_t source; /* rank in the communicator */
     int32_t tag;
-    uint32_t seq;   /* per (communicator, sender, receiver) */
+    uint32_t seq; /* per (communicator, sender, receiver) */
     uint64_t bytes;
-    uint64_t sync;  /* synchronous send: the sender's request (acknowledged when matched); 0 */
+    uint64_t sync; /* synchronous send: the sender's request (acknowledged when matched); 0 */
 } clampi_msg_hdr;
 
 /* An arrived message, while unexpected or being delivered. */
 typedef struct clampi_msg {
     clampi_msg_hdr hdr;
-    void *data;      /* eager: a copy of the payload (malloc) */
-    void *rndv_desc; /* rendezvous: UCX's data descriptor */
+    void *data;              /* eager: a copy of the payload (malloc) */
+    void *rndv_desc;         /* rendezvous: UCX's data descriptor */
     struct clampi_msg *next; /* reorder stash */
 } clampi_msg;
 
@@ -70,7 +70,7 @@ typedef struct clampi_mreq {
     /* user buffer */
     void *buf;
     int count;
-    MPI_Datatype type;       /* a receive's derived type: clampi's duplicate (the program may
+    MPI_Datatype type; /* a receive's derived type: clampi's duplicate (the program may
                               * free its own while the receive is pending, as MPI allows) */
     int type_dup;
     size_t capacity; /* bytes the buffer holds */
@@ -84,8 +84,8 @@ typedef struct clampi_mreq {
     /* result */
     int source, tag, error, cancelled;
     size_t bytes;
-    _Atomic int finished;    /* transfer over; MPI_Grequest_complete pending or done */
-    _Atomic int handed;      /* release before UCX gets r, acquire in UCX's callbacks: the
+    _Atomic int finished; /* transfer over; MPI_Grequest_complete pending or done */
+    _Atomic int handed;   /* release before UCX gets r, acquire in UCX's callbacks: the
                               * hand-over through UCX is visible to TSan (UCX is not instrumented) */
     struct clampi_mreq *done_next, *table_next;
 } clampi_mreq;
@@ -100,12 +100,12 @@ clampi_mcomm *clampi_msg_comm_by_context(uint32_t ctx); /* for the AM handler */
 void clampi_msg_disable_all_local(void);                /* at MPI_Finalize */
 
 /* transport.c */
-int clampi_msg_transport_init(void);  /* the worker, once; MPI error code */
+int clampi_msg_transport_init(void); /* the worker, once; MPI error code */
 ucp_worker_h clampi_msg_worker(void);
-void clampi_msg_progress(void);       /* UCX progress + MPI completion of finished requests */
+void clampi_msg_progress(void); /* UCX progress + MPI completion of finished requests */
 int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t bytes); /* r->sync: ssend */
-void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r); /* a matched receive */
-void clampi_msg_free(clampi_msg *m);  /* an unexpected message never received */
+void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r);                                 /* a matched receive */
+void clampi_msg_free(clampi_msg *m);    /* an unexpected message never received */
 void clampi_msg_finish(clampi_mreq *r); /* transfer over: queue for MPI completion */
 void clampi_msg_started(void);          /* a request made: wakes the progress thread */
 /* Send requests made and not yet finished (MPI_Finalize waits for them: a rendezvous send
@@ -121,7 +121,8 @@ int clampi_mreq_query(void *extra, MPI_Status *status);
 int clampi_mreq_live(void);
 /* MPICH's MPI_Pack / MPI_Unpack refuse MPI_BOTTOM (NULL): count elements of an
  * absolute-address type as one element of *shifted (free it) at the non-NULL *base. */
-void clampi_msg_bottom_type(int count, MPI_Datatype type, MPI_Datatype *shifted, void **base); /* any clampi request not yet freed by MPI? */
+void clampi_msg_bottom_type(int count, MPI_Datatype type, MPI_Datatype *shifted,
+                            void **base); /* any clampi request not yet freed by MPI? */
 
 /* complete.c: MPI's completion calls with clampi's progress and errors (the request's
  * error in MPI_ERROR, raised on its communicator); MPI's own when no clampi request lives. */
@@ -135,8 +136,8 @@ int clampi_msg_waitsome(int incount, MPI_Request requests[], int *outcount, int 
 int clampi_msg_testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
 
 /* p2p.c: the send behind CMPIX_Isend (sync = 1: CMPIX_Issend). */
-int clampi_msg_isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                     int sync, MPI_Request *request);
+int clampi_msg_isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, int sync,
+                     MPI_Request *request);
 
 /* errors: raise code through comm's handler (MPI_COMM_WORLD's for MPI_COMM_NULL). */
 int clampi_msg_raise(MPI_Comm comm, int code, const char *why);

@@ -70,14 +70,15 @@ static int null_request(clampi_mcomm *mc, int is_recv, MPI_Request *request) {
     return MPI_SUCCESS;
 }
 
-int clampi_msg_isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                     int sync, MPI_Request *request) {
+int clampi_msg_isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, int sync,
+                     MPI_Request *request) {
     clampi_mcomm *mc;
     size_t bytes;
     int err = check_comm(comm, &mc);
     if (err) return err;
     if ((err = check_buffer(comm, buf, count, datatype, &bytes))) return err;
-    if (dest != MPI_PROC_NULL && (dest < 0 || dest >= mc->size)) return clampi_msg_raise(comm, MPI_ERR_RANK, "bad destination");
+    if (dest != MPI_PROC_NULL && (dest < 0 || dest >= mc->size))
+        return clampi_msg_raise(comm, MPI_ERR_RANK, "bad destination");
     if (tag < 0 || tag > mc->tag_ub) return clampi_msg_raise(comm, MPI_ERR_TAG, "bad tag");
     if (!request) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL request");
     if (dest == MPI_PROC_NULL) return null_request(mc, 0, request);
@@ -95,8 +96,10 @@ int clampi_msg_isend(const void *buf, int count, MPI_Datatype datatype, int dest
             clampi_msg_finish(r);
             return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
         }
-        if (buf) PMPI_Pack(buf, count, datatype, r->tmp, (int)bytes, &pos, comm);
-        else pack_bottom(count, datatype, r->tmp, (int)bytes, comm);
+        if (buf)
+            PMPI_Pack(buf, count, datatype, r->tmp, (int)bytes, &pos, comm);
+        else
+            pack_bottom(count, datatype, r->tmp, (int)bytes, comm);
         data = r->tmp;
     }
     *request = r->mpi;
@@ -121,8 +124,7 @@ int CMPIX_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int
     return err ? err : CMPIX_Wait(&r, MPI_STATUS_IGNORE);
 }
 
-int CMPIX_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                MPI_Request *request) {
+int CMPIX_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) {
     clampi_mcomm *mc;
     size_t bytes;
     int err = check_comm(comm, &mc);
@@ -139,7 +141,8 @@ int CMPIX_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag
                           tag == MPI_ANY_TAG ? CLAMPI_MATCH_ANY_TAG : tag};
     uintptr_t msg;
     int m = clampi_matcher_post(mc->matcher, k, (uintptr_t)r, &msg);
-    if (m == 1) clampi_msg_deliver((clampi_msg *)msg, r);
+    if (m == 1)
+        clampi_msg_deliver((clampi_msg *)msg, r);
     else if (m < 0) {
         r->error = MPI_ERR_NO_MEM;
         clampi_msg_finish(r);

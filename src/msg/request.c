@@ -32,7 +32,10 @@ static void table_remove(clampi_mreq *r) {
     unsigned s = slot_of(r->mpi);
     pthread_mutex_lock(&table_lock);
     for (clampi_mreq **p = &table[s]; *p; p = &(*p)->table_next)
-        if (*p == r) { *p = r->table_next; break; }
+        if (*p == r) {
+            *p = r->table_next;
+            break;
+        }
     pthread_mutex_unlock(&table_lock);
 }
 
@@ -124,8 +127,10 @@ int clampi_mreq_create(clampi_mcomm *mc, int is_recv, void *buf, int count, MPI_
     if (is_recv && type != MPI_DATATYPE_NULL) {
         int ni, na, nd, combiner;
         PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
-        if (combiner != MPI_COMBINER_NAMED && PMPI_Type_dup(type, &r->type) == MPI_SUCCESS) r->type_dup = 1;
-        else r->type = type;
+        if (combiner != MPI_COMBINER_NAMED && PMPI_Type_dup(type, &r->type) == MPI_SUCCESS)
+            r->type_dup = 1;
+        else
+            r->type = type;
     }
     r->source = MPI_ANY_SOURCE;
     r->tag = MPI_ANY_TAG;

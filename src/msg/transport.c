@@ -82,7 +82,10 @@ void clampi_msg_finish(clampi_mreq *r) {
     atomic_fetch_sub(&in_flight, 1);
     r->done_next = NULL;
     pthread_mutex_lock(&done_lock);
-    if (done_tail) done_tail->done_next = r; else done_head = r;
+    if (done_tail)
+        done_tail->done_next = r;
+    else
+        done_head = r;
     done_tail = r;
     pthread_mutex_unlock(&done_lock);
 }
@@ -95,7 +98,10 @@ void clampi_msg_progress(void) {
     for (;;) {
         pthread_mutex_lock(&done_lock);
         clampi_mreq *r = done_head;
-        if (r) { done_head = r->done_next; if (!done_head) done_tail = NULL; }
+        if (r) {
+            done_head = r->done_next;
+            if (!done_head) done_tail = NULL;
+        }
         pthread_mutex_unlock(&done_lock);
         if (!r) break;
         /* Pinned: another thread's wait may free the request as soon as MPI sees it
@@ -157,8 +163,10 @@ static void unpack_into(clampi_mreq *r, const void *data, size_t bytes) {
 static void rndv_done(void *request, ucs_status_t status, size_t length, void *user_data) {
     clampi_mreq *r = user_data;
     (void)atomic_load_explicit(&r->handed, memory_order_acquire);
-    if (status != UCS_OK) r->error = MPI_ERR_OTHER;
-    else if (r->tmp) unpack_into(r, r->tmp, r->staged);
+    if (status != UCS_OK)
+        r->error = MPI_ERR_OTHER;
+    else if (r->tmp)
+        unpack_into(r, r->tmp, r->staged);
     free(r->tmp);
     r->tmp = NULL;
     if (request) ucp_request_free(request);
@@ -168,7 +176,7 @@ static void rndv_done(void *request, ucs_status_t status, size_t length, void *u
 /* ---- synchronous sends: the acknowledgement ---------------------------------------- */
 typedef struct ack_msg {
     uint64_t cookie;
-    ucp_ep_h ep;          /* queued: to whom */
+    ucp_ep_h ep; /* queued: to whom */
     struct ack_msg *next;
 } ack_msg;
 
@@ -325,7 +333,8 @@ static ucs_status_t am_handler(void *arg, const void *header, size_t header_leng
     pthread_mutex_lock(&mc->recv_lock);
     int s = h->source;
     if (h->seq != mc->seq_in[s]) { /* ahead of its turn: keep it, sorted by seq */
-        if (clampi_opt_process(CLAMPI_OPT_MATCH_VERBOSE).u) fprintf(stderr, "clampi: stash seq %u from %d (expect %u) rndv %d\n", h->seq, s, mc->seq_in[s], rndv);
+        if (clampi_opt_process(CLAMPI_OPT_MATCH_VERBOSE).u)
+            fprintf(stderr, "clampi: stash seq %u from %d (expect %u) rndv %d\n", h->seq, s, mc->seq_in[s], rndv);
         clampi_msg **p = &mc->stash[s];
         while (*p && (int32_t)((*p)->hdr.seq - h->seq) < 0) p = &(*p)->next;
         m->next = *p;
@@ -350,8 +359,10 @@ static void send_done(void *request, ucs_status_t status, void *user_data) {
     (void)atomic_load_explicit(&r->handed, memory_order_acquire);
     if (status != UCS_OK) r->error = MPI_ERR_OTHER;
     ucp_request_free(request);
-    if (r->sync) sync_part(r);
-    else clampi_msg_finish(r);
+    if (r->sync)
+        sync_part(r);
+    else
+        clampi_msg_finish(r);
 }
 
 int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t bytes) {
@@ -382,8 +393,10 @@ int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t 
         if (r->sync) clampi_mreq_unpin(r); /* no acknowledgement will come */
         clampi_msg_finish(r);
     } else if (req == NULL) {
-        if (r->sync) sync_part(r);
-        else clampi_msg_finish(r);
+        if (r->sync)
+            sync_part(r);
+        else
+            clampi_msg_finish(r);
     }
     return MPI_SUCCESS;
 }
@@ -410,7 +423,8 @@ int clampi_msg_transport_init(void) {
         if (err == MPI_SUCCESS) {
             ucp_am_handler_param_t hp;
             memset(&hp, 0, sizeof hp);
-            hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+            hp.field_mask =
+                UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
             hp.id = CLAMPI_MSG_AM_ID;
             hp.cb = am_handler;
             hp.flags = UCP_AM_FLAG_WHOLE_MSG;

@@ -24,16 +24,13 @@ typedef struct numa_header {
 
 static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
-int clampi_numa_nodes(void)
-{
+int clampi_numa_nodes(void) {
     static int nodes;
-    if (nodes == 0)
-        nodes = numa_available() < 0 ? 1 : numa_max_node() + 1;
+    if (nodes == 0) nodes = numa_available() < 0 ? 1 : numa_max_node() + 1;
     return nodes;
 }
 
-int clampi_numa_owner_static(size_t page, size_t npages, int nthreads)
-{
+int clampi_numa_owner_static(size_t page, size_t npages, int nthreads) {
     /* libgomp's schedule(static) over n = npages * page bytes: thread t gets q (+1 for
      * the first r threads) consecutive iterations. The page's middle byte decides. */
     size_t ps = page_size(), n = npages * ps, mid = page * ps + ps / 2;
@@ -42,20 +39,16 @@ int clampi_numa_owner_static(size_t page, size_t npages, int nthreads)
     return (int)(mid < big ? mid / (q + 1) : r + (mid - big) / q);
 }
 
-int clampi_numa_owner_block(size_t page, size_t npages, int nthreads)
-{
+int clampi_numa_owner_block(size_t page, size_t npages, int nthreads) {
     return (int)(page * (size_t)nthreads / npages);
 }
 
 /* Binds [p, p+len) to the node of the calling thread's CPU (multi-node machines only). */
-static void bind_here(char *p, size_t len)
-{
+static void bind_here(char *p, size_t len) {
     int node = numa_node_of_cpu(sched_getcpu());
-    if (node < 0)
-        return;
+    if (node < 0) return;
     unsigned long mask[16] = {0};
-    if ((size_t)node >= sizeof mask * 8)
-        return;
+    if ((size_t)node >= sizeof mask * 8) return;
     mask[node / (8 * sizeof(unsigned long))] |= 1ul << (node % (8 * sizeof(unsigned long)));
     mbind(p, len, MPOL_PREFERRED, mask, sizeof mask * 8, 0);
 }
@@ -63,8 +56,7 @@ static void bind_here(char *p, size_t len)
 /* Touches (writes a zero: the memory is fresh, so it stays all-zero) every page of
  * [base, base+npages*ps) that owner() gives to the calling OpenMP thread. Returns the
  * number of pages whose owner was out of range. */
-static size_t touch_mine(char *base, size_t npages, int nthreads, clampi_numa_owner_fn owner, int bind)
-{
+static size_t touch_mine(char *base, size_t npages, int nthreads, clampi_numa_owner_fn owner, int bind) {
     size_t ps = page_size(), bad = 0;
     int me = omp_get_thread_num();
     size_t run = 0; /* start of the current run of my pages, for one mbind per run */
@@ -82,23 +74,19 @@ static size_t touch_mine(char *base, size_t npages, int nthreads, clampi_numa_ow
         }
         if (bind && !mine && in_run) {
             bind_here(base + run * ps, (i - run) * ps);
-            for (size_t k = run; k < i; k++)
-                ((volatile char *)base)[k * ps] = 0;
+            for (size_t k = run; k < i; k++) ((volatile char *)base)[k * ps] = 0;
             in_run = 0;
         }
-        if (!bind && mine)
-            ((volatile char *)base)[i * ps] = 0;
+        if (!bind && mine) ((volatile char *)base)[i * ps] = 0;
     }
     if (bind && in_run) {
         bind_here(base + run * ps, (npages - run) * ps);
-        for (size_t k = run; k < npages; k++)
-            ((volatile char *)base)[k * ps] = 0;
+        for (size_t k = run; k < npages; k++) ((volatile char *)base)[k * ps] = 0;
     }
     return bad;
 }
 
-void *clampi_numa_alloc(size_t size, int nthreads, clampi_numa_owner_fn owner_fn)
-{
+void *clampi_numa_alloc(size_t size, int nthreads, clampi_numa_owner_fn owner_fn) {
     if (size == 0) {
         errno = EINVAL;
         return NULL;
@@ -111,16 +99,13 @@ void *clampi_numa_alloc(size_t size, int nthreads, clampi_numa_owner_fn owner_fn
     }
     size_t map_len = (npages + 1) * ps;
     char *m = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        return NULL;
+    if (m == MAP_FAILED) return NULL;
     numa_header *h = (numa_header *)m;
     h->magic = NUMA_MAGIC;
     h->map_len = map_len;
     char *base = m + ps;
-    if (nthreads <= 0)
-        nthreads = omp_get_max_threads();
-    if (owner_fn == NULL)
-        owner_fn = clampi_numa_owner_static;
+    if (nthreads <= 0) nthreads = omp_get_max_threads();
+    if (owner_fn == NULL) owner_fn = clampi_numa_owner_static;
     int bind = clampi_numa_nodes() > 1;
     size_t bad = 0;
 #pragma omp parallel num_threads(nthreads) reduction(+ : bad)
@@ -133,26 +118,20 @@ void *clampi_numa_alloc(size_t size, int nthreads, clampi_numa_owner_fn owner_fn
     return base;
 }
 
-void *clampi_numa_alloc_block(size_t size, int nthreads)
-{
+void *clampi_numa_alloc_block(size_t size, int nthreads) {
     return clampi_numa_alloc(size, nthreads, clampi_numa_owner_block);
 }
 
-void clampi_numa_free(void *p)
-{
-    if (p == NULL)
-        return;
+void clampi_numa_free(void *p) {
+    if (p == NULL) return;
     numa_header *h = (numa_header *)((char *)p - page_size());
-    if (h->magic != NUMA_MAGIC)
-        return; /* not ours: leave it alone rather than unmap something else */
+    if (h->magic != NUMA_MAGIC) return; /* not ours: leave it alone rather than unmap something else */
     h->magic = 0;
     munmap(h, h->map_len);
 }
 
-void clampi_numa_touch_own(void *base, size_t size)
-{
-    if (base == NULL || size == 0)
-        return;
+void clampi_numa_touch_own(void *base, size_t size) {
+    if (base == NULL || size == 0) return;
     /* an atomic OR of 0 into one byte per page of our range: a write that changes nothing
      * and loses no concurrent store (a peer's bytes may share our first/last page) */
     size_t ps = page_size();
@@ -165,11 +144,9 @@ void clampi_numa_touch_own(void *base, size_t size)
             mask[node / (8 * sizeof(unsigned long))] |= 1ul << (node % (8 * sizeof(unsigned long)));
             /* whole pages inside our range only; move what MPI may have touched already */
             size_t whole = ((hi - first) / ps) * ps;
-            if (whole)
-                mbind((void *)first, whole, MPOL_PREFERRED, mask, sizeof mask * 8, MPOL_MF_MOVE);
+            if (whole) mbind((void *)first, whole, MPOL_PREFERRED, mask, sizeof mask * 8, MPOL_MF_MOVE);
         }
     }
     __atomic_fetch_or((char *)base, 0, __ATOMIC_RELAXED);
-    for (uintptr_t p = first; p < hi; p += ps)
-        __atomic_fetch_or((char *)p, 0, __ATOMIC_RELAXED);
+    for (uintptr_t p = first; p < hi; p += ps) __atomic_fetch_or((char *)p, 0, __ATOMIC_RELAXED);
 }

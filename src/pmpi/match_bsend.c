@@ -49,8 +49,10 @@ static void reap(int wait) {
         pending *p = list;
         list = p->next;
         int flag = 1;
-        if (wait) clampi_msg_wait(&p->req, MPI_STATUS_IGNORE);
-        else clampi_msg_test(&p->req, &flag, MPI_STATUS_IGNORE);
+        if (wait)
+            clampi_msg_wait(&p->req, MPI_STATUS_IGNORE);
+        else
+            clampi_msg_test(&p->req, &flag, MPI_STATUS_IGNORE);
         if (flag) {
             pthread_mutex_lock(&block);
             used -= p->need;

@@ -48,9 +48,7 @@ clampi_mcomm *clampi_pm_comm(MPI_Comm comm) {
     return clampi_msg_comm(comm);
 }
 
-static int verbose(void) {
-    return clampi_opt_process(CLAMPI_OPT_MATCH_VERBOSE).u != 0;
-}
+static int verbose(void) { return clampi_opt_process(CLAMPI_OPT_MATCH_VERBOSE).u != 0; }
 
 /* NAME: MPI_Comm_get_name, or commN (N: agreed by the members at enabling: one more than
  * the largest any of them had used, so never reused in a process) when the communicator has no name of its own (Open MPI names dups "MPI COMMUNICATOR
@@ -60,8 +58,10 @@ static void snapshot(record *rec) {
     char name[MPI_MAX_OBJECT_NAME] = "";
     int len = 0;
     PMPI_Comm_get_name(mc->comm, name, &len);
-    if (!name[0] || strncmp(name, "MPI COMMUNICATOR ", 17) == 0) snprintf(rec->name, sizeof rec->name, "comm%d", rec->seq);
-    else snprintf(rec->name, sizeof rec->name, "%s", name);
+    if (!name[0] || strncmp(name, "MPI COMMUNICATOR ", 17) == 0)
+        snprintf(rec->name, sizeof rec->name, "comm%d", rec->seq);
+    else
+        snprintf(rec->name, sizeof rec->name, "%s", name);
     clampi_match_stats st;
     clampi_matcher_stats(mc->matcher, &st);
     rec->messages = st.matches;

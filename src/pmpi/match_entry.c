@@ -59,7 +59,8 @@ MATCH_API int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, 
 
 MATCH_API int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                         MPI_Request *request) {
-    if (request && send_route(buf, count, type, dest, tag, comm)) return CMPIX_Isend(buf, count, type, dest, tag, comm, request);
+    if (request && send_route(buf, count, type, dest, tag, comm))
+        return CMPIX_Isend(buf, count, type, dest, tag, comm, request);
     return PMPI_Isend(buf, count, type, dest, tag, comm, request);
 }
 
@@ -71,7 +72,8 @@ MATCH_API int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest,
 
 MATCH_API int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                          MPI_Request *request) {
-    if (request && send_route(buf, count, type, dest, tag, comm)) return CMPIX_Isend(buf, count, type, dest, tag, comm, request);
+    if (request && send_route(buf, count, type, dest, tag, comm))
+        return CMPIX_Isend(buf, count, type, dest, tag, comm, request);
     return PMPI_Irsend(buf, count, type, dest, tag, comm, request);
 }
 
@@ -82,7 +84,8 @@ MATCH_API int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest,
 
 MATCH_API int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                          MPI_Request *request) {
-    if (request && send_route(buf, count, type, dest, tag, comm)) return CMPIX_Issend(buf, count, type, dest, tag, comm, request);
+    if (request && send_route(buf, count, type, dest, tag, comm))
+        return CMPIX_Issend(buf, count, type, dest, tag, comm, request);
     return PMPI_Issend(buf, count, type, dest, tag, comm, request);
 }
 
@@ -100,7 +103,8 @@ MATCH_API int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest
 
 /* ---- receives (MPI_Irecv / MPI_Recv themselves are match_profile.c's) ------------------ */
 int clampi_pm_irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request) {
-    if (request && recv_route(buf, count, type, source, tag, comm)) return CMPIX_Irecv(buf, count, type, source, tag, comm, request);
+    if (request && recv_route(buf, count, type, source, tag, comm))
+        return CMPIX_Irecv(buf, count, type, source, tag, comm, request);
     return PMPI_Irecv(buf, count, type, source, tag, comm, request);
 }
 
@@ -131,7 +135,8 @@ static int sendrecv_finish(MPI_Request *sreq, MPI_Request *rreq, MPI_Status *sta
 MATCH_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                            MPI_Status *status) {
-    if (!sendrecv_route(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm))
+    if (!sendrecv_route(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                        comm))
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
                              comm, status);
     MPI_Request rr, sr;
@@ -142,8 +147,8 @@ MATCH_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype send
     return sendrecv_finish(&sr, &rr, status);
 }
 
-MATCH_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
-                                   MPI_Comm comm, MPI_Status *status) {
+MATCH_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
+                                   int recvtag, MPI_Comm comm, MPI_Status *status) {
     if (!sendrecv_route(buf, count, type, dest, sendtag, buf, count, type, source, recvtag, comm))
         return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
     /* the data to send, packed, before the receive may overwrite it */
@@ -226,7 +231,8 @@ static CMPIX_Message take(MPI_Message handle) {
 }
 
 MATCH_API int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
-    if (!flag || !message || !probe_route(source, tag, comm)) return PMPI_Improbe(source, tag, comm, flag, message, status);
+    if (!flag || !message || !probe_route(source, tag, comm))
+        return PMPI_Improbe(source, tag, comm, flag, message, status);
     CMPIX_Message m;
     int rc = CMPIX_Improbe(source, tag, comm, flag, &m, status);
     if (rc == MPI_SUCCESS) *message = *flag ? handle_of(m) : MPI_MESSAGE_NULL;

@@ -78,8 +78,10 @@ static int make(int kind, const void *buf, int count, MPI_Datatype type, int pee
     p->type = type;
     int ni, na, nd, combiner;
     PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
-    if (combiner != MPI_COMBINER_NAMED && PMPI_Type_dup(type, &p->type) == MPI_SUCCESS) p->type_dup = 1;
-    else p->type = type;
+    if (combiner != MPI_COMBINER_NAMED && PMPI_Type_dup(type, &p->type) == MPI_SUCCESS)
+        p->type_dup = 1;
+    else
+        p->type = type;
     p->peer = peer;
     p->tag = tag;
     p->comm = comm;
@@ -115,25 +117,29 @@ static clampi_mcomm *send_ok(const void *buf, int count, MPI_Datatype type, int 
 
 MATCH_API int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                             MPI_Request *request) {
-    if (request && send_ok(buf, count, type, dest, tag, comm)) return make(P_SEND, buf, count, type, dest, tag, comm, request);
+    if (request && send_ok(buf, count, type, dest, tag, comm))
+        return make(P_SEND, buf, count, type, dest, tag, comm, request);
     return PMPI_Send_init(buf, count, type, dest, tag, comm, request);
 }
 
 MATCH_API int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                              MPI_Request *request) {
-    if (request && send_ok(buf, count, type, dest, tag, comm)) return make(P_SSEND, buf, count, type, dest, tag, comm, request);
+    if (request && send_ok(buf, count, type, dest, tag, comm))
+        return make(P_SSEND, buf, count, type, dest, tag, comm, request);
     return PMPI_Ssend_init(buf, count, type, dest, tag, comm, request);
 }
 
 MATCH_API int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                              MPI_Request *request) {
-    if (request && send_ok(buf, count, type, dest, tag, comm)) return make(P_BSEND, buf, count, type, dest, tag, comm, request);
+    if (request && send_ok(buf, count, type, dest, tag, comm))
+        return make(P_BSEND, buf, count, type, dest, tag, comm, request);
     return PMPI_Bsend_init(buf, count, type, dest, tag, comm, request);
 }
 
 MATCH_API int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                              MPI_Request *request) {
-    if (request && send_ok(buf, count, type, dest, tag, comm)) return make(P_RSEND, buf, count, type, dest, tag, comm, request);
+    if (request && send_ok(buf, count, type, dest, tag, comm))
+        return make(P_RSEND, buf, count, type, dest, tag, comm, request);
     return PMPI_Rsend_init(buf, count, type, dest, tag, comm, request);
 }
 

@@ -87,7 +87,10 @@ static void posted(MPI_Request r) {
     sample_mpi_queues();
     o->next = NULL;
     o->prev = tail;
-    if (tail) tail->next = o; else head = o;
+    if (tail)
+        tail->next = o;
+    else
+        head = o;
     tail = o;
     unsigned s = slot_of(r);
     o->hnext = hash[s];
@@ -107,8 +110,14 @@ static void done(MPI_Request r, int count) {
         *p = o->hnext;
         uint64_t depth = 0;
         for (orecv *q = o->prev; q; q = q->prev) depth++;
-        if (o->prev) o->prev->next = o->next; else head = o->next;
-        if (o->next) o->next->prev = o->prev; else tail = o->prev;
+        if (o->prev)
+            o->prev->next = o->next;
+        else
+            head = o->next;
+        if (o->next)
+            o->next->prev = o->prev;
+        else
+            tail = o->prev;
         outstanding--;
         if (count) record(depth);
     }
@@ -160,10 +169,11 @@ PROFILE_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
 }
 
 /* The multiple-completion calls: the handles are copied first (MPI nulls them). */
-#define COPY_HANDLES(n, reqs)                                                              \
+#define COPY_HANDLES(n, reqs)                                                                     \
     MPI_Request stack_[64], *h_ = (n) <= 64 ? stack_ : malloc(sizeof(MPI_Request) * (size_t)(n)); \
     if (h_) memcpy(h_, reqs, sizeof(MPI_Request) * (size_t)(n))
-#define FREE_HANDLES() if (h_ != stack_) free(h_)
+#define FREE_HANDLES() \
+    if (h_ != stack_) free(h_)
 
 PROFILE_API int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
     if (!profiling() || count <= 0) return clampi_pm_waitall(count, reqs, statuses);
@@ -258,29 +268,38 @@ void clampi_match_profile_finalize(void) {
         const row *w = &all[r];
         double mean = w->receives ? (double)w->depth_sum / (double)w->receives : 0.0;
         char line[2048];
-        int n = snprintf(line, sizeof line, "clampi: match profile rank=%d receives=%llu mean_depth=%.2f max_depth=%llu histogram=",
-                         r, (unsigned long long)w->receives, mean, (unsigned long long)w->depth_max);
+        int n = snprintf(line, sizeof line,
+                         "clampi: match profile rank=%d receives=%llu mean_depth=%.2f max_depth=%llu histogram=", r,
+                         (unsigned long long)w->receives, mean, (unsigned long long)w->depth_max);
         int last = 0;
         for (int b = 0; b < NBUCKETS; b++)
             if (w->hist[b]) last = b;
         for (int b = 0; b <= last && n < (int)sizeof line - 64; b++) {
             uint64_t lo, hi;
             bucket_range(b, &lo, &hi);
-            if (lo == hi) n += snprintf(line + n, sizeof line - (size_t)n, "%s%llu:%llu", b ? "," : "", (unsigned long long)lo, (unsigned long long)w->hist[b]);
-            else n += snprintf(line + n, sizeof line - (size_t)n, ",%llu-%llu:%llu", (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)w->hist[b]);
+            if (lo == hi)
+                n += snprintf(line + n, sizeof line - (size_t)n, "%s%llu:%llu", b ? "," : "", (unsigned long long)lo,
+                              (unsigned long long)w->hist[b]);
+            else
+                n += snprintf(line + n, sizeof line - (size_t)n, ",%llu-%llu:%llu", (unsigned long long)lo,
+                              (unsigned long long)hi, (unsigned long long)w->hist[b]);
         }
         snprintf(line + n, sizeof line - (size_t)n, " source=completion_order\n");
         fputs(line, stdout);
         /* the MPI library's own figures (MPI_T), or a plain statement that it has none */
         if (w->mpit_available)
-            printf("clampi: match profile rank=%d source=mpi_t samples=%llu posted_recvq_mean=%.2f posted_recvq_max=%llu "
-                   "unexpected_msgq_mean=%.2f unexpected_msgq_max=%llu\n",
-                   r, (unsigned long long)w->mpit.samples, w->mpit.samples ? (double)w->mpit.posted_sum / (double)w->mpit.samples : 0.0,
-                   (unsigned long long)w->mpit.posted_max, w->mpit.samples ? (double)w->mpit.unexpected_sum / (double)w->mpit.samples : 0.0,
-                   (unsigned long long)w->mpit.unexpected_max);
+            printf(
+                "clampi: match profile rank=%d source=mpi_t samples=%llu posted_recvq_mean=%.2f posted_recvq_max=%llu "
+                "unexpected_msgq_mean=%.2f unexpected_msgq_max=%llu\n",
+                r, (unsigned long long)w->mpit.samples,
+                w->mpit.samples ? (double)w->mpit.posted_sum / (double)w->mpit.samples : 0.0,
+                (unsigned long long)w->mpit.posted_max,
+                w->mpit.samples ? (double)w->mpit.unexpected_sum / (double)w->mpit.samples : 0.0,
+                (unsigned long long)w->mpit.unexpected_max);
         else
             printf("clampi: match profile rank=%d source=mpi_t unavailable (the MPI library publishes no "
-                   "matching-queue performance variables)\n", r);
+                   "matching-queue performance variables)\n",
+                   r);
         if (jf) {
             fprintf(jf, "  {\"rank\":%d,\"receives\":%llu,\"mean_depth\":%.4f,\"max_depth\":%llu,\"histogram\":[", r,
                     (unsigned long long)w->receives, mean, (unsigned long long)w->depth_max);

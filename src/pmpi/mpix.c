@@ -21,8 +21,8 @@
 _Static_assert(MPI_MAX_MEMHANDLE_SIZE >= CMPIX_MAX_MEMHANDLE_SIZE, "memory handles fit MPI_MAX_MEMHANDLE_SIZE");
 
 /* The window's state; a window clampi does not know: MPI_ERR_WIN on MPI_COMM_WORLD. */
-#define WIN_OF(w, win)                                   \
-    clampi_win *w = clampi_pmpi_find(win);               \
+#define WIN_OF(w, win)                     \
+    clampi_win *w = clampi_pmpi_find(win); \
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN)
 
 /* A new family window (CMPI_ handle child, made from parent) gets its MPI_Win. */
@@ -95,27 +95,27 @@ MPIX_API int MPIX_Rrput(const void *origin_addr, int origin_count, MPI_Datatype 
                        target_datatype, w->self, request);
 }
 
-MPIX_API int MPIX_Rraccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                               int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
-                               MPI_Op op, MPI_Win win, MPI_Request *request) {
+MPIX_API int MPIX_Rraccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                               MPI_Win win, MPI_Request *request) {
     WIN_OF(w, win);
     return CMPIX_Rraccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                               target_datatype, op, w->self, request);
 }
 
 MPIX_API int MPIX_Rrget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                                   void *result_addr, int result_count, MPI_Datatype result_datatype,
-                                   int target_rank, MPI_Aint target_disp, int target_count,
-                                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
+                                   void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                                   MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                                   MPI_Win win, MPI_Request *request) {
     WIN_OF(w, win);
     return CMPIX_Rrget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                  result_datatype, target_rank, target_disp, target_count, target_datatype, op,
-                                  w->self, request);
+                                  result_datatype, target_rank, target_disp, target_count, target_datatype, op, w->self,
+                                  request);
 }
 
-MPIX_API int MPIX_Put_notify(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
-                             int notify_id, MPI_Win win) {
+MPIX_API int MPIX_Put_notify(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, int notify_id,
+                             MPI_Win win) {
     WIN_OF(w, win);
     return CMPIX_Put_notify(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                             target_datatype, notify_id, w->self);

@@ -21,25 +21,24 @@ _Static_assert(sizeof(MPI_Win) == 4, "MPICH: MPI_Win is an int");
 #endif
 _Static_assert(offsetof(clampi_straight_last, ops_win) == 0, "clampi_last.ops_win first (assembly below)");
 
-#define PASS_ENTRY(NAME, WIN_OFFSET, PARAMS, ARGS)                                           \
-    int clampi_pmpi_##NAME##_entry PARAMS;                                                   \
-    __asm__("\t.text\n"                                                                      \
-            "\t.globl MPI_" #NAME "\n"                                                       \
-            "\t.type MPI_" #NAME ", @function\n"                                             \
-            "\t.p2align 4\n"                                                                 \
-            "MPI_" #NAME ":\n\t" CLAMPI_WIN_CMP(WIN_OFFSET)                                  \
-            "jne 2f\n"                                                                       \
-            "1:\tjmp *PMPI_" #NAME "@GOTPCREL(%rip)\n"                                       \
-            "2:\tcmpl $0, active(%rip)\n\t"                                                  \
-            "je 1b\n\t"                                                                      \
-            "jmp clampi_pmpi_" #NAME "_entry\n"                                              \
-            "\t.size MPI_" #NAME ", .-MPI_" #NAME "\n");
+#define PASS_ENTRY(NAME, WIN_OFFSET, PARAMS, ARGS)                                                     \
+    int clampi_pmpi_##NAME##_entry PARAMS;                                                             \
+    __asm__("\t.text\n"                                                                                \
+            "\t.globl MPI_" #NAME "\n"                                                                 \
+            "\t.type MPI_" #NAME ", @function\n"                                                       \
+            "\t.p2align 4\n"                                                                           \
+            "MPI_" #NAME ":\n\t" CLAMPI_WIN_CMP(WIN_OFFSET) "jne 2f\n"                                 \
+                                                            "1:\tjmp *PMPI_" #NAME "@GOTPCREL(%rip)\n" \
+                                                            "2:\tcmpl $0, active(%rip)\n\t"            \
+                                                            "je 1b\n\t"                                \
+                                                            "jmp clampi_pmpi_" #NAME "_entry\n"        \
+                                                            "\t.size MPI_" #NAME ", .-MPI_" #NAME "\n");
 #else
-#define PASS_ENTRY(NAME, WIN_OFFSET, PARAMS, ARGS)                                           \
-    int clampi_pmpi_##NAME##_entry PARAMS;                                                   \
-    PRELOAD_API int MPI_##NAME PARAMS {                                                      \
-        if (FAST_PASS(ops)) return PMPI_##NAME ARGS;                                         \
-        return clampi_pmpi_##NAME##_entry ARGS;                                              \
+#define PASS_ENTRY(NAME, WIN_OFFSET, PARAMS, ARGS)   \
+    int clampi_pmpi_##NAME##_entry PARAMS;           \
+    PRELOAD_API int MPI_##NAME PARAMS {              \
+        if (FAST_PASS(ops)) return PMPI_##NAME ARGS; \
+        return clampi_pmpi_##NAME##_entry ARGS;      \
     }
 #endif
 #endif

@@ -40,7 +40,7 @@
 /* 0 with CLAMPI_MODE=off: every call goes straight to MPI. (Hidden, not static: the
  * assembly MPI_Get in pmpi/get_x86_64.h reads it.) */
 __attribute__((visibility("hidden"))) int active = 1;
-static int thread_multiple;   /* MPI initialised with MPI_THREAD_MULTIPLE */
+static int thread_multiple; /* MPI initialised with MPI_THREAD_MULTIPLE */
 
 __attribute__((constructor)) static void preload_init(void) {
     clampi_opt_value mode; /* an invalid CLAMPI_MODE fails window creation later, with its message */
@@ -90,13 +90,14 @@ static int delete_state(MPI_Win win, int keyval, void *attr, void *extra) {
      * MPI windows, unknown to clampi from now on) */
     if (w->rmax && w->rmax->kind == CLAMPI_RMAX_PARENT) clampi_rmax_on_free(w, &w->self);
     clampi_registry_remove(w->self);
-    if (clampi_registry_lookup_mpi(win) == w) clampi_registry_unmap(w);
-    else __atomic_fetch_sub(&unmapped, 1, __ATOMIC_RELAXED);
+    if (clampi_registry_lookup_mpi(win) == w)
+        clampi_registry_unmap(w);
+    else
+        __atomic_fetch_sub(&unmapped, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&window_gen, 1, __ATOMIC_RELEASE);
     clampi_win_release(w);
     return MPI_SUCCESS;
 }
-
 
 /* ---- windows of a family (MPIX_Win_dup_with_info, MPIX_Win_from_memhandle: mpix.c) ---
  * Each has an MPI_Win of its own (a zero-size window on MPI_COMM_SELF) carrying, as an
@@ -270,12 +271,12 @@ static int manage(MPI_Win win, MPI_Win shm, MPI_Comm comm, void *base, MPI_Aint 
 }
 
 /* The body of every creation call: options agreed on, MPI's call, clampi state. */
-#define CREATE_WINDOW(pmpi_call, shm, base, size, disp_unit, dynamic, try_ucx)           \
-    clampi_win_options o;                                                              \
-    int rc = active ? creation_options(info, comm, &o) : MPI_SUCCESS;                  \
-    if (!active || rc == MPI_ERR_COMM) return pmpi_call;                               \
-    if (rc != MPI_SUCCESS) return rc;                                                  \
-    rc = pmpi_call;                                                                    \
+#define CREATE_WINDOW(pmpi_call, shm, base, size, disp_unit, dynamic, try_ucx)                         \
+    clampi_win_options o;                                                                              \
+    int rc = active ? creation_options(info, comm, &o) : MPI_SUCCESS;                                  \
+    if (!active || rc == MPI_ERR_COMM) return pmpi_call;                                               \
+    if (rc != MPI_SUCCESS) return rc;                                                                  \
+    rc = pmpi_call;                                                                                    \
     if (rc == MPI_SUCCESS) manage(*win, shm, comm, base, size, disp_unit, dynamic, &o, try_ucx, NULL); \
     return rc
 
@@ -355,8 +356,10 @@ static int win_free_entry(MPI_Win *win) {
     if (w->rmax) clampi_rmax_on_free(w, &w->self);
     live_remove(*win);
     clampi_registry_remove(w->self);
-    if (clampi_registry_lookup_mpi(*win) == w) clampi_registry_unmap(w);
-    else __atomic_fetch_sub(&unmapped, 1, __ATOMIC_RELAXED);
+    if (clampi_registry_lookup_mpi(*win) == w)
+        clampi_registry_unmap(w);
+    else
+        __atomic_fetch_sub(&unmapped, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&window_gen, 1, __ATOMIC_RELEASE);
     freeing = w;
     int rc = w->be->free(w);
@@ -369,24 +372,26 @@ static int win_free_entry(MPI_Win *win) {
 PRELOAD_API int MPI_Win_free(MPI_Win *win) { return win_free_entry(win); }
 
 /* ---- gets ---------------------------------------------------------------------------- */
-__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Get_entry(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                                                int target_rank, MPI_Aint target_disp, int target_count,
-                                                MPI_Datatype target_datatype, MPI_Win win) {
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Get_entry(void *origin_addr, int origin_count,
+                                                                          MPI_Datatype origin_datatype, int target_rank,
+                                                                          MPI_Aint target_disp, int target_count,
+                                                                          MPI_Datatype target_datatype, MPI_Win win) {
     clampi_win *w = active ? lookup(win) : NULL;
     if (w && w->cmpi_route)
         return CMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                         target_datatype, w->self);
     if (w && !clampi_straight_op(w, target_rank) && target_rank != MPI_PROC_NULL) {
-        int rc = clampi_win_get(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                                target_count, target_datatype);
+        int rc = clampi_win_get(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                                target_datatype);
         if (__builtin_expect(rc >= 0, 1)) return rc;
     }
-    return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                    target_datatype, win);
+    return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype,
+                    win);
 }
 
-PASS_ENTRY(Get, 16, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                        MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),
+PASS_ENTRY(Get, 16,
+           (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+            int target_count, MPI_Datatype target_datatype, MPI_Win win),
            (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win))
 
 /* A get served locally still owes the program a request: a generalized request,
@@ -411,8 +416,8 @@ static int rget_entry(void *origin_addr, int origin_count, MPI_Datatype origin_d
                          target_datatype, w->self, request);
     if (w && target_rank != MPI_PROC_NULL && request && !clampi_straight_op(w, target_rank)) {
         int served = 0;
-        int rc = clampi_win_rget(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                                 target_count, target_datatype, request, &served);
+        int rc = clampi_win_rget(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                                 target_datatype, request, &served);
         if (rc >= 0) {
             if (rc != MPI_SUCCESS || !served) return rc;
             rc = PMPI_Grequest_start(done_query, done_free, done_cancel, NULL, request);
@@ -433,24 +438,27 @@ PRELOAD_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origi
 /* ---- writes and atomics: drop what they may overwrite ------------------------------- */
 /* The target range is checked with the target's count and type on both sides: argument
  * errors are MPI's to report (the call then goes to MPI unchanged). */
-#define WRITE_OP(target, disp, tcount, ttype, call, ccall)                                                   \
-    do {                                                                                                     \
-        clampi_win *w;                                                                                       \
-        clampi_access a;                                                                                     \
-        if (FAST_PASS(ops)) return call;                                                                     \
-        if (!active || !(w = lookup(win))) return call;                                                      \
-        if (w->cmpi_route) return ccall;                                                                     \
-        if ((target) == MPI_PROC_NULL || clampi_straight_op(w, target) ||                                    \
-            clampi_win_write_begin(w, tcount, ttype, target, disp, tcount, ttype, &a) != -1)                 \
-            return call;                                                                                     \
-        return clampi_win_write_end(w, target, &a, call);                                                    \
+#define WRITE_OP(target, disp, tcount, ttype, call, ccall)                                   \
+    do {                                                                                     \
+        clampi_win *w;                                                                       \
+        clampi_access a;                                                                     \
+        if (FAST_PASS(ops)) return call;                                                     \
+        if (!active || !(w = lookup(win))) return call;                                      \
+        if (w->cmpi_route) return ccall;                                                     \
+        if ((target) == MPI_PROC_NULL || clampi_straight_op(w, target) ||                    \
+            clampi_win_write_begin(w, tcount, ttype, target, disp, tcount, ttype, &a) != -1) \
+            return call;                                                                     \
+        return clampi_win_write_end(w, target, &a, call);                                    \
     } while (0)
 
-PASS_ENTRY(Put, 16, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                        MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),
+PASS_ENTRY(Put, 16,
+           (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),
            (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win))
-__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Put_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                        MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Put_entry(const void *origin_addr, int origin_count,
+                                                                          MPI_Datatype origin_datatype, int target_rank,
+                                                                          MPI_Aint target_disp, int target_count,
+                                                                          MPI_Datatype target_datatype, MPI_Win win) {
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
              PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                       target_datatype, win),
@@ -458,13 +466,15 @@ __attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Put_entry(const 
                       target_datatype, w->self));
 }
 
-PASS_ENTRY(Rput, 16, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-                         MPI_Request *request),
-           (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request))
-__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Rput_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-                         MPI_Request *request) {
+PASS_ENTRY(Rput, 16,
+           (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request),
+           (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win,
+            request))
+__attribute__((visibility("hidden"), noinline)) int
+clampi_pmpi_Rput_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                       MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                       MPI_Request *request) {
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
              PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                        target_datatype, win, request),
@@ -472,13 +482,15 @@ __attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Rput_entry(const
                        target_datatype, w->self, request));
 }
 
-PASS_ENTRY(Accumulate, 24, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                               int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
-                               MPI_Op op, MPI_Win win),
-           (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win))
-__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Accumulate_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                               int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
-                               MPI_Op op, MPI_Win win) {
+PASS_ENTRY(Accumulate, 24,
+           (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win),
+           (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op,
+            win))
+__attribute__((visibility("hidden"), noinline)) int
+clampi_pmpi_Accumulate_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                             MPI_Win win) {
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
              PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                              target_datatype, op, win),
@@ -486,74 +498,84 @@ __attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Accumulate_entry
                              target_datatype, op, w->self));
 }
 
-PASS_ENTRY(Raccumulate, 24, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                                int target_rank, MPI_Aint target_disp, int target_count,
-                                MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request),
-           (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request))
-__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Raccumulate_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                                int target_rank, MPI_Aint target_disp, int target_count,
-                                MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
+PASS_ENTRY(Raccumulate, 24,
+           (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+            MPI_Request *request),
+           (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op,
+            win, request))
+__attribute__((visibility("hidden"), noinline)) int
+clampi_pmpi_Raccumulate_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                              MPI_Win win, MPI_Request *request) {
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
              PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                               target_datatype, op, win, request),
              clampi_win_raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                              target_datatype, op, w->self, request));
+                                    target_datatype, op, w->self, request));
 }
 
-PASS_ENTRY(Get_accumulate, 48, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                                   void *result_addr, int result_count, MPI_Datatype result_datatype,
-                                   int target_rank, MPI_Aint target_disp, int target_count,
-                                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win),
-           (origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win))
-__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Get_accumulate_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                                   void *result_addr, int result_count, MPI_Datatype result_datatype,
-                                   int target_rank, MPI_Aint target_disp, int target_count,
-                                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+PASS_ENTRY(Get_accumulate, 48,
+           (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr,
+            int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count,
+            MPI_Datatype target_datatype, MPI_Op op, MPI_Win win),
+           (origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank,
+            target_disp, target_count, target_datatype, op, win))
+__attribute__((visibility("hidden"), noinline)) int
+clampi_pmpi_Get_accumulate_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                 void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                                 MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                                 MPI_Win win) {
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
-             PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                 result_datatype, target_rank, target_disp, target_count, target_datatype, op,
-                                 win),
-             CMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                 result_datatype, target_rank, target_disp, target_count, target_datatype, op,
-                                 w->self));
+             PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                                 target_rank, target_disp, target_count, target_datatype, op, win),
+             CMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                                 target_rank, target_disp, target_count, target_datatype, op, w->self));
 }
 
-PASS_ENTRY(Rget_accumulate, 48, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                                    void *result_addr, int result_count, MPI_Datatype result_datatype,
-                                    int target_rank, MPI_Aint target_disp, int target_count,
-                                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request),
-           (origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request))
-__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Rget_accumulate_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                                    void *result_addr, int result_count, MPI_Datatype result_datatype,
-                                    int target_rank, MPI_Aint target_disp, int target_count,
-                                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
+PASS_ENTRY(Rget_accumulate, 48,
+           (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr,
+            int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count,
+            MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request),
+           (origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank,
+            target_disp, target_count, target_datatype, op, win, request))
+__attribute__((visibility("hidden"), noinline)) int
+clampi_pmpi_Rget_accumulate_entry(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                  void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                                  MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                                  MPI_Win win, MPI_Request *request) {
     WRITE_OP(target_rank, target_disp, target_count, target_datatype,
              PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                  result_datatype, target_rank, target_disp, target_count, target_datatype, op,
-                                  win, request),
+                                  result_datatype, target_rank, target_disp, target_count, target_datatype, op, win,
+                                  request),
              clampi_win_rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                  result_datatype, target_rank, target_disp, target_count, target_datatype, op,
-                                  w->self, request));
+                                        result_datatype, target_rank, target_disp, target_count, target_datatype, op,
+                                        w->self, request));
 }
 
-PASS_ENTRY(Fetch_and_op, 8, (const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
-                                 MPI_Aint target_disp, MPI_Op op, MPI_Win win),
+PASS_ENTRY(Fetch_and_op, 8,
+           (const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+            MPI_Op op, MPI_Win win),
            (origin_addr, result_addr, datatype, target_rank, target_disp, op, win))
-__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Fetch_and_op_entry(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
-                                 MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+__attribute__((visibility("hidden"), noinline)) int
+clampi_pmpi_Fetch_and_op_entry(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+                               MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
     WRITE_OP(target_rank, target_disp, 1, datatype,
              PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win),
              CMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, w->self));
 }
 
-PASS_ENTRY(Compare_and_swap, 8, (const void *origin_addr, const void *compare_addr, void *result_addr,
-                                     MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win),
+PASS_ENTRY(Compare_and_swap, 8,
+           (const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype,
+            int target_rank, MPI_Aint target_disp, MPI_Win win),
            (origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win))
-__attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Compare_and_swap_entry(const void *origin_addr, const void *compare_addr, void *result_addr,
-                                     MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) {
-    WRITE_OP(target_rank, target_disp, 1, datatype,
-             PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win),
-             CMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, w->self));
+__attribute__((visibility("hidden"), noinline)) int
+clampi_pmpi_Compare_and_swap_entry(const void *origin_addr, const void *compare_addr, void *result_addr,
+                                   MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) {
+    WRITE_OP(
+        target_rank, target_disp, 1, datatype,
+        PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win),
+        CMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, w->self));
 }
 
 /* ---- MPI-4 large-count calls (MPI_Get_c, ...), where the MPI has them ---------------
@@ -586,14 +608,14 @@ static int big_end(clampi_win *w, int target, int writes, int rc) {
     clampi_win_leave(w);
     return rc;
 }
-#define BIG_OP(target, writes, call)                        \
-    do {                                                    \
-        clampi_win *rw_ = active ? lookup(win) : NULL;      \
+#define BIG_OP(target, writes, call)                                     \
+    do {                                                                 \
+        clampi_win *rw_ = active ? lookup(win) : NULL;                   \
         if (rw_ && rw_->cmpi_route) /* clampi's calls take int counts */ \
-            return clampi_raise_win(rw_, CLAMPI_E_COUNT);   \
-        clampi_win *bw = big_begin(win, target);            \
-        int brc = call;                                     \
-        return bw ? big_end(bw, target, writes, brc) : brc; \
+            return clampi_raise_win(rw_, CLAMPI_E_COUNT);                \
+        clampi_win *bw = big_begin(win, target);                         \
+        int brc = call;                                                  \
+        return bw ? big_end(bw, target, writes, brc) : brc;              \
     } while (0)
 
 PRELOAD_API int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
@@ -601,26 +623,27 @@ PRELOAD_API int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatyp
     if (fits(origin_count) && fits(target_count))
         return clampi_pmpi_Get_entry(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp,
                                      (int)target_count, target_datatype, win);
-    BIG_OP(target_rank, 0, PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                                      target_count, target_datatype, win));
+    BIG_OP(target_rank, 0,
+           PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                      target_datatype, win));
 }
 
 PRELOAD_API int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
                            MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
                            MPI_Request *request) {
     if (fits(origin_count) && fits(target_count))
-        return rget_entry(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp,
-                          (int)target_count, target_datatype, win, request);
-    BIG_OP(target_rank, 0, PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                                       target_count, target_datatype, win, request));
+        return rget_entry(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count,
+                          target_datatype, win, request);
+    BIG_OP(target_rank, 0,
+           PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                       target_datatype, win, request));
 }
 
 /* A write or atomic: the int path when the target count fits, else BIG_OP. */
-#define WRITE_OP_C(call, ccall)                                                             \
-    do {                                                                                    \
-        if (fits(target_count))                                                             \
-            WRITE_OP(target_rank, target_disp, (int)target_count, target_datatype, call, ccall); \
-        BIG_OP(target_rank, 1, call);                                                       \
+#define WRITE_OP_C(call, ccall)                                                                                      \
+    do {                                                                                                             \
+        if (fits(target_count)) WRITE_OP(target_rank, target_disp, (int)target_count, target_datatype, call, ccall); \
+        BIG_OP(target_rank, 1, call);                                                                                \
     } while (0)
 
 PRELOAD_API int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
@@ -628,17 +651,19 @@ PRELOAD_API int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_D
                           MPI_Win win) {
     WRITE_OP_C(PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                           target_datatype, win),
-               fits(origin_count) ? CMPI_Put(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count,
-                          target_datatype, w->self) : clampi_raise_win(w, CLAMPI_E_COUNT));
+               fits(origin_count) ? CMPI_Put(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp,
+                                             (int)target_count, target_datatype, w->self)
+                                  : clampi_raise_win(w, CLAMPI_E_COUNT));
 }
 
 PRELOAD_API int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                           int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                           MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
+                           int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+                           MPI_Win win, MPI_Request *request) {
     WRITE_OP_C(PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                            target_datatype, win, request),
-               fits(origin_count) ? CMPI_Rput(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count,
-                           target_datatype, w->self, request) : clampi_raise_win(w, CLAMPI_E_COUNT));
+               fits(origin_count) ? CMPI_Rput(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp,
+                                              (int)target_count, target_datatype, w->self, request)
+                                  : clampi_raise_win(w, CLAMPI_E_COUNT));
 }
 
 PRELOAD_API int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
@@ -646,17 +671,20 @@ PRELOAD_API int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count
                                  MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
     WRITE_OP_C(PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                                  target_datatype, op, win),
-               fits(origin_count) ? CMPI_Accumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count,
-                                 target_datatype, op, w->self) : clampi_raise_win(w, CLAMPI_E_COUNT));
+               fits(origin_count) ? CMPI_Accumulate(origin_addr, (int)origin_count, origin_datatype, target_rank,
+                                                    target_disp, (int)target_count, target_datatype, op, w->self)
+                                  : clampi_raise_win(w, CLAMPI_E_COUNT));
 }
 
 PRELOAD_API int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
                                   int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
-    WRITE_OP_C(PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                                  target_count, target_datatype, op, win, request),
-               fits(origin_count) ? clampi_win_raccumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp,
-                                  (int)target_count, target_datatype, op, w->self, request) : clampi_raise_win(w, CLAMPI_E_COUNT));
+    WRITE_OP_C(PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                                  target_datatype, op, win, request),
+               fits(origin_count)
+                   ? clampi_win_raccumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp,
+                                            (int)target_count, target_datatype, op, w->self, request)
+                   : clampi_raise_win(w, CLAMPI_E_COUNT));
 }
 
 PRELOAD_API int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
@@ -664,11 +692,12 @@ PRELOAD_API int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_c
                                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
     WRITE_OP_C(PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                     result_datatype, target_rank, target_disp, target_count, target_datatype, op,
-                                     win),
-               fits(origin_count) && fits(result_count) ? CMPI_Get_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr, (int)result_count,
-                                     result_datatype, target_rank, target_disp, (int)target_count, target_datatype, op,
-                                     w->self) : clampi_raise_win(w, CLAMPI_E_COUNT));
+                                     result_datatype, target_rank, target_disp, target_count, target_datatype, op, win),
+               fits(origin_count) && fits(result_count)
+                   ? CMPI_Get_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr,
+                                         (int)result_count, result_datatype, target_rank, target_disp,
+                                         (int)target_count, target_datatype, op, w->self)
+                   : clampi_raise_win(w, CLAMPI_E_COUNT));
 }
 
 PRELOAD_API int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
@@ -676,11 +705,13 @@ PRELOAD_API int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_
                                       int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
     WRITE_OP_C(PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                      result_datatype, target_rank, target_disp, target_count, target_datatype, op,
-                                      win, request),
-               fits(origin_count) && fits(result_count) ? clampi_win_rget_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr, (int)result_count,
-                                      result_datatype, target_rank, target_disp, (int)target_count, target_datatype, op,
-                                      w->self, request) : clampi_raise_win(w, CLAMPI_E_COUNT));
+                                      result_datatype, target_rank, target_disp, target_count, target_datatype, op, win,
+                                      request),
+               fits(origin_count) && fits(result_count)
+                   ? clampi_win_rget_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr,
+                                                (int)result_count, result_datatype, target_rank, target_disp,
+                                                (int)target_count, target_datatype, op, w->self, request)
+                   : clampi_raise_win(w, CLAMPI_E_COUNT));
 }
 
 /* Windows whose displacement unit does not fit in an int are left to MPI (unmanaged). */
@@ -701,8 +732,8 @@ PRELOAD_API int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI
                                           void *baseptr, MPI_Win *win) {
     if (disp_unit <= 0 || disp_unit > INT_MAX)
         return PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
-    CREATE_WINDOW(PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win), o.shm_direct ? *win : MPI_WIN_NULL,
-                  NULL, size, (int)disp_unit, 0, 0);
+    CREATE_WINDOW(PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win),
+                  o.shm_direct ? *win : MPI_WIN_NULL, NULL, size, (int)disp_unit, 0, 0);
 }
 
 /* Changes nothing clampi keeps: defined so that every large-count window call is accounted for. */
@@ -714,33 +745,34 @@ PRELOAD_API int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MP
 /* ---- synchronization ------------------------------------------------------------------ */
 /* MPI_NAME(rank, win) -> fn(w, rank);  MPI_NAME(win) -> fn(w). A synchronization that goes
  * through clampi also advances the straight path's policy (pmpi/straight.h). */
-#define WRAP_RANK(NAME, fn)                                                             \
-    static __attribute__((noinline)) int NAME##_entry(int rank, MPI_Win win) {          \
-        clampi_win *w = active ? lookup(win) : NULL;                                    \
-        if (w && w->cmpi_route) /* MPI_PROC_NULL: nothing to synchronize (MPI 12.5) */ \
-            return rank == MPI_PROC_NULL ? MPI_SUCCESS : CMPI_##NAME(rank, w->self);    \
-        if (!w || rank < 0 || rank >= w->nranks) return PMPI_##NAME(rank, win);         \
+#define WRAP_RANK(NAME, fn)                                                                            \
+    static __attribute__((noinline)) int NAME##_entry(int rank, MPI_Win win) {                         \
+        clampi_win *w = active ? lookup(win) : NULL;                                                   \
+        if (w && w->cmpi_route) /* MPI_PROC_NULL: nothing to synchronize (MPI 12.5) */                 \
+            return rank == MPI_PROC_NULL ? MPI_SUCCESS : CMPI_##NAME(rank, w->self);                   \
+        if (!w || rank < 0 || rank >= w->nranks) return PMPI_##NAME(rank, win);                        \
         int rc = clampi_straight_op(w, rank) && !clampi_inflight_pending(&w->inflight, (uint32_t)rank) \
-                     ? PMPI_##NAME(rank, win) : fn(w, rank);                            \
-        clampi_straight_after_sync(w, rank);                                            \
-        return rc;                                                                      \
-    }                                                                                   \
-    PRELOAD_API int MPI_##NAME(int rank, MPI_Win win) {                                 \
-        if (FAST_SYNC) return PMPI_##NAME(rank, win);                                    \
-        return NAME##_entry(rank, win);                                                 \
+                     ? PMPI_##NAME(rank, win)                                                          \
+                     : fn(w, rank);                                                                    \
+        clampi_straight_after_sync(w, rank);                                                           \
+        return rc;                                                                                     \
+    }                                                                                                  \
+    PRELOAD_API int MPI_##NAME(int rank, MPI_Win win) {                                                \
+        if (FAST_SYNC) return PMPI_##NAME(rank, win);                                                  \
+        return NAME##_entry(rank, win);                                                                \
     }
-#define WRAP_WIN(NAME, fn, cfn, ...)                                                    \
-    static __attribute__((noinline)) int NAME##_entry(__VA_ARGS__ MPI_Win win) {        \
-        clampi_win *w = active ? lookup(win) : NULL;                                    \
-        if (w && w->cmpi_route) return cfn;                                             \
-        if (!w) return PMPI_##NAME(ARGS_##NAME);                                        \
-        int rc = fn;                                                                    \
-        clampi_straight_after_sync(w, -1);                                              \
-        return rc;                                                                      \
-    }                                                                                   \
-    PRELOAD_API int MPI_##NAME(__VA_ARGS__ MPI_Win win) {                               \
-        if (FAST_SYNC) return PMPI_##NAME(ARGS_##NAME);                                  \
-        return NAME##_entry(ARGS_##NAME);                                               \
+#define WRAP_WIN(NAME, fn, cfn, ...)                                             \
+    static __attribute__((noinline)) int NAME##_entry(__VA_ARGS__ MPI_Win win) { \
+        clampi_win *w = active ? lookup(win) : NULL;                             \
+        if (w && w->cmpi_route) return cfn;                                      \
+        if (!w) return PMPI_##NAME(ARGS_##NAME);                                 \
+        int rc = fn;                                                             \
+        clampi_straight_after_sync(w, -1);                                       \
+        return rc;                                                               \
+    }                                                                            \
+    PRELOAD_API int MPI_##NAME(__VA_ARGS__ MPI_Win win) {                        \
+        if (FAST_SYNC) return PMPI_##NAME(ARGS_##NAME);                          \
+        return NAME##_entry(ARGS_##NAME);                                        \
     }
 WRAP_RANK(Win_flush, clampi_win_flush)
 WRAP_RANK(Win_flush_local, clampi_win_flush_local)
@@ -893,19 +925,19 @@ PRELOAD_API int MPI_Free_mem(void *base) {
 
 /* The shared-heap collectives keep per-communicator state that is not built for
  * concurrent collectives from several threads: under MPI_THREAD_MULTIPLE they are MPI's. */
-PRELOAD_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+PRELOAD_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm) {
     if (active && !thread_multiple) {
         int handled = 0;
-        int rc = clampi_coll_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                      CMPIX_COLL_AUTO, &handled);
+        int rc = clampi_coll_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, CMPIX_COLL_AUTO,
+                                      &handled);
         if (handled) return rc;
     }
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
-PRELOAD_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                              int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+PRELOAD_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                              MPI_Datatype recvtype, MPI_Comm comm) {
     if (active && !thread_multiple) {
         int handled = 0;
         int rc = clampi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,

@@ -7,10 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define QUIET_EPOCHS 2      /* synchronizations without a shared get before a pause */
-#define FIRST_PAUSE 64      /* synchronizations; the pause grows 4-fold up to MAX_PAUSE */
+#define QUIET_EPOCHS 2 /* synchronizations without a shared get before a pause */
+#define FIRST_PAUSE 64 /* synchronizations; the pause grows 4-fold up to MAX_PAUSE */
 #define MAX_PAUSE 4096
-
 
 /* CLAMPI_INFLIGHT_SHARING (options table: auto|always|never, read once; an invalid value is
  * reported and taken as auto: the preload never fails a program for a tuning knob). */
@@ -48,10 +47,14 @@ static unsigned char wanted(const clampi_win *w, int t) {
     switch (w->opts.mode) {
     case CLAMPI_MODE_OFF: v = 1; break;
     case CLAMPI_MODE_TRANSPARENT:
-        if (w->target_shm && w->target_shm[t]) v = 0; /* clampi's direct copy (shared windows) */
-        else if (p->sharing == SHARING_NEVER) v = 1;
-        else if (p->sharing == SHARING_ALWAYS) v = 0;
-        else v = p->same_node[t] || p->paused;
+        if (w->target_shm && w->target_shm[t])
+            v = 0; /* clampi's direct copy (shared windows) */
+        else if (p->sharing == SHARING_NEVER)
+            v = 1;
+        else if (p->sharing == SHARING_ALWAYS)
+            v = 0;
+        else
+            v = p->same_node[t] || p->paused;
         break;
     default: v = 0; /* caching modes */
     }
@@ -82,8 +85,10 @@ void clampi_straight_remember(MPI_Win win, clampi_win *w) {
     clampi_last.win = win;
     clampi_last.w = w;
     clampi_last.budget = UINT64_MAX;
-    if (!w) clampi_last.ops_win = clampi_last.syncs_win = win; /* not managed: all to MPI */
-    else if (w->straight_policy) update_last(w);
+    if (!w)
+        clampi_last.ops_win = clampi_last.syncs_win = win; /* not managed: all to MPI */
+    else if (w->straight_policy)
+        update_last(w);
 }
 
 static void set_target(clampi_win *w, int t) {

@@ -33,7 +33,7 @@
  * window's straight[] changes; cleared at every window creation and free. */
 typedef struct clampi_straight_last {
     MPI_Win ops_win, syncs_win;
-    uint64_t budget;   /* synchronizations left before the policy must see one (a pause) */
+    uint64_t budget; /* synchronizations left before the policy must see one (a pause) */
     MPI_Win win;
     clampi_win *w;
 } clampi_straight_last;
@@ -52,11 +52,11 @@ enum clampi_sharing { SHARING_AUTO, SHARING_ALWAYS, SHARING_NEVER };
 /* A window's policy state (straight.c). */
 struct clampi_straight_policy {
     enum clampi_sharing sharing;
-    int paused;                     /* sharing paused: every target goes straight for a while */
+    int paused; /* sharing paused: every target goes straight for a while */
     uint32_t quiet, pause_left, next_pause;
     uint64_t seen_misses, seen_hits;
-    int nops, nsyncs;               /* targets whose straight[] is nonzero / 1 */
-    unsigned char same_node[];      /* per target */
+    int nops, nsyncs;          /* targets whose straight[] is nonzero / 1 */
+    unsigned char same_node[]; /* per target */
 };
 
 /* After a synchronization that went through clampi: target (or -1: all targets) has

@@ -8,13 +8,14 @@
 
 typedef struct clampi_access {
     clampi_layout origin, target;
-    uint64_t offset;   /* first target byte, from the start of the target's window */
+    uint64_t offset; /* first target byte, from the start of the target's window */
 } clampi_access;
 
 /* Returns -1 if the access is valid, else the clampi_error to raise. */
-static inline __attribute__((always_inline)) int clampi_access_check(clampi_win *w, int origin_count, MPI_Datatype origin_type,
-                                      int target, MPI_Aint disp, int target_count, MPI_Datatype target_type,
-                                      clampi_access *a) {
+static inline __attribute__((always_inline)) int clampi_access_check(clampi_win *w, int origin_count,
+                                                                     MPI_Datatype origin_type, int target,
+                                                                     MPI_Aint disp, int target_count,
+                                                                     MPI_Datatype target_type, clampi_access *a) {
     if (origin_count < 0 || target_count < 0) return CLAMPI_E_COUNT;
     if (target < 0 || target >= w->nranks) return CLAMPI_E_RANK;
     const clampi_type_info *ot, *tt;
@@ -29,7 +30,10 @@ static inline __attribute__((always_inline)) int clampi_access_check(clampi_win 
         if (a->origin.bytes != a->target.bytes) return CLAMPI_E_TYPE_MISMATCH;
     }
     if (disp < 0) return CLAMPI_E_DISP;
-    if (a->target.bytes == 0) { a->offset = 0; return -1; }
+    if (a->target.bytes == 0) {
+        a->offset = 0;
+        return -1;
+    }
     MPI_Aint start;
     if (__builtin_mul_overflow(disp, (MPI_Aint)w->target_disp_unit[target], &start) ||
         __builtin_add_overflow(start, a->target.lo, &start) || start < 0 ||

@@ -15,8 +15,15 @@ static int greq_query(void *extra, MPI_Status *status) {
     status->MPI_TAG = MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
-static int greq_free(void *extra) { (void)extra; return MPI_SUCCESS; }
-static int greq_cancel(void *extra, int complete) { (void)extra; (void)complete; return MPI_SUCCESS; }
+static int greq_free(void *extra) {
+    (void)extra;
+    return MPI_SUCCESS;
+}
+static int greq_cancel(void *extra, int complete) {
+    (void)extra;
+    (void)complete;
+    return MPI_SUCCESS;
+}
 
 int clampi_request_done(MPI_Request *req) {
     int rc = MPI_Grequest_start(greq_query, greq_free, greq_cancel, NULL, req);
@@ -24,15 +31,14 @@ int clampi_request_done(MPI_Request *req) {
     return rc;
 }
 
-
 /* The checks of every write: window, MPI_PROC_NULL, target range (the target's count and
  * type on both sides, as the origin/result layouts are the backend's to check). */
-#define BEGIN_WRITE(w, win, target, disp, tcount, ttype, a)                                              \
-    clampi_win *w = clampi_registry_find(win);                                                           \
-    if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);                                                     \
-    if ((target) == MPI_PROC_NULL) return MPI_SUCCESS;                                                   \
-    clampi_access a;                                                                                     \
-    int err_ = clampi_win_write_begin(w, tcount, ttype, target, disp, tcount, ttype, &a);                \
+#define BEGIN_WRITE(w, win, target, disp, tcount, ttype, a)                               \
+    clampi_win *w = clampi_registry_find(win);                                            \
+    if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);                                      \
+    if ((target) == MPI_PROC_NULL) return MPI_SUCCESS;                                    \
+    clampi_access a;                                                                      \
+    int err_ = clampi_win_write_begin(w, tcount, ttype, target, disp, tcount, ttype, &a); \
     if (err_ != -1) return clampi_raise_win(w, CLAMPI_ARG_ERROR_CODE(err_))
 
 int CMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr,
@@ -51,8 +57,8 @@ int CMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype d
     return clampi_win_write_end(w, target_rank, &a, rc);
 }
 
-int CMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
-                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, CMPI_Win win) {
+int CMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype,
+                          int target_rank, MPI_Aint target_disp, CMPI_Win win) {
     BEGIN_WRITE(w, win, target_rank, target_disp, 1, datatype, a);
     int rc = w->be->compare_and_swap(w, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp);
     return clampi_win_write_end(w, target_rank, &a, rc);
@@ -74,9 +80,8 @@ int CMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_dat
     return clampi_win_write_end(w, target_rank, &a, rc);
 }
 
-int CMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, CMPI_Win win,
-              MPI_Request *request) {
+int CMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+              int target_count, MPI_Datatype target_datatype, CMPI_Win win, MPI_Request *request) {
     clampi_win *w = clampi_registry_find(win);
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
     if (!request) return clampi_raise_win(w, CLAMPI_E_ARG);
@@ -114,8 +119,8 @@ int clampi_win_rget_accumulate(const void *origin_addr, int origin_count, MPI_Da
     clampi_win *w = clampi_registry_find(win);
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
     if (!request) return clampi_raise_win(w, CLAMPI_E_ARG);
-    int rc = CMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                 result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+    int rc = CMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                                 target_rank, target_disp, target_count, target_datatype, op, win);
     if (rc == MPI_SUCCESS && target_rank != MPI_PROC_NULL && w->opts.acc_intrinsic)
         rc = w->be->flush_local(w, target_rank);
     return rc == MPI_SUCCESS ? clampi_request_done(request) : rc;

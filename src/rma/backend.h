@@ -19,23 +19,22 @@ typedef struct clampi_win clampi_win_t;
 typedef struct clampi_backend_ops {
     const char *name; /* "mpi", "ucx": the clampi_backend info value */
     /* communication (arguments already checked by the window layer) */
-    int (*get)(clampi_win_t *w, void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
-               int tcount, MPI_Datatype ttype);
-    int (*rget)(clampi_win_t *w, void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
-                int tcount, MPI_Datatype ttype, MPI_Request *req);
+    int (*get)(clampi_win_t *w, void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+               MPI_Datatype ttype);
+    int (*rget)(clampi_win_t *w, void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+                MPI_Datatype ttype, MPI_Request *req);
     int (*put)(clampi_win_t *w, const void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                int tcount, MPI_Datatype ttype);
     int (*rput)(clampi_win_t *w, const void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                 int tcount, MPI_Datatype ttype, MPI_Request *req);
-    int (*accumulate)(clampi_win_t *w, const void *origin, int ocount, MPI_Datatype otype, int target,
-                      MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op);
-    int (*get_accumulate)(clampi_win_t *w, const void *origin, int ocount, MPI_Datatype otype, void *result,
-                          int rcount, MPI_Datatype rtype, int target, MPI_Aint disp, int tcount,
-                          MPI_Datatype ttype, MPI_Op op);
-    int (*fetch_and_op)(clampi_win_t *w, const void *origin, void *result, MPI_Datatype type, int target,
-                        MPI_Aint disp, MPI_Op op);
-    int (*compare_and_swap)(clampi_win_t *w, const void *origin, const void *compare, void *result,
-                            MPI_Datatype type, int target, MPI_Aint disp);
+    int (*accumulate)(clampi_win_t *w, const void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                      int tcount, MPI_Datatype ttype, MPI_Op op);
+    int (*get_accumulate)(clampi_win_t *w, const void *origin, int ocount, MPI_Datatype otype, void *result, int rcount,
+                          MPI_Datatype rtype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op);
+    int (*fetch_and_op)(clampi_win_t *w, const void *origin, void *result, MPI_Datatype type, int target, MPI_Aint disp,
+                        MPI_Op op);
+    int (*compare_and_swap)(clampi_win_t *w, const void *origin, const void *compare, void *result, MPI_Datatype type,
+                            int target, MPI_Aint disp);
     /* passive target */
     int (*flush)(clampi_win_t *w, int rank);
     int (*flush_all)(clampi_win_t *w);

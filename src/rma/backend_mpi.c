@@ -9,20 +9,19 @@ static int mpi_rget(clampi_win *w, void *o, int oc, MPI_Datatype ot, int t, MPI_
                     MPI_Request *r) {
     return PMPI_Rget(o, oc, ot, t, d, tc, tt, w->win, r);
 }
-static int mpi_put(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
-                   MPI_Datatype tt) {
+static int mpi_put(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt) {
     return PMPI_Put(o, oc, ot, t, d, tc, tt, w->win);
 }
-static int mpi_rput(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
-                    MPI_Datatype tt, MPI_Request *r) {
+static int mpi_rput(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
+                    MPI_Request *r) {
     return PMPI_Rput(o, oc, ot, t, d, tc, tt, w->win, r);
 }
-static int mpi_acc(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
-                   MPI_Datatype tt, MPI_Op op) {
+static int mpi_acc(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
+                   MPI_Op op) {
     return PMPI_Accumulate(o, oc, ot, t, d, tc, tt, op, w->win);
 }
-static int mpi_get_acc(clampi_win *w, const void *o, int oc, MPI_Datatype ot, void *r, int rc, MPI_Datatype rt,
-                       int t, MPI_Aint d, int tc, MPI_Datatype tt, MPI_Op op) {
+static int mpi_get_acc(clampi_win *w, const void *o, int oc, MPI_Datatype ot, void *r, int rc, MPI_Datatype rt, int t,
+                       MPI_Aint d, int tc, MPI_Datatype tt, MPI_Op op) {
     return PMPI_Get_accumulate(o, oc, ot, r, rc, rt, t, d, tc, tt, op, w->win);
 }
 static int mpi_fop(clampi_win *w, const void *o, void *r, MPI_Datatype type, int t, MPI_Aint d, MPI_Op op) {
@@ -59,11 +58,30 @@ static int mpi_test(clampi_win_t *w, int *flag) { return PMPI_Win_test(w->win, f
 
 const clampi_backend_ops clampi_backend_mpi = {
     .name = "mpi",
-    .get = mpi_get, .rget = mpi_rget, .put = mpi_put, .rput = mpi_rput,
-    .accumulate = mpi_acc, .get_accumulate = mpi_get_acc, .fetch_and_op = mpi_fop, .compare_and_swap = mpi_cas,
-    .flush = mpi_flush, .flush_all = mpi_flush_all, .flush_local = mpi_flush_local,
-    .flush_local_all = mpi_flush_local_all, .lock = mpi_lock, .unlock = mpi_unlock, .lock_all = mpi_lock_all,
-    .unlock_all = mpi_unlock_all, .sync = mpi_sync, .fence = mpi_fence, .start = mpi_start,
-    .complete = mpi_complete, .post = mpi_post, .wait = mpi_wait, .attach = mpi_attach, .detach = mpi_detach,
-    .free = mpi_free, .test = mpi_test,
+    .get = mpi_get,
+    .rget = mpi_rget,
+    .put = mpi_put,
+    .rput = mpi_rput,
+    .accumulate = mpi_acc,
+    .get_accumulate = mpi_get_acc,
+    .fetch_and_op = mpi_fop,
+    .compare_and_swap = mpi_cas,
+    .flush = mpi_flush,
+    .flush_all = mpi_flush_all,
+    .flush_local = mpi_flush_local,
+    .flush_local_all = mpi_flush_local_all,
+    .lock = mpi_lock,
+    .unlock = mpi_unlock,
+    .lock_all = mpi_lock_all,
+    .unlock_all = mpi_unlock_all,
+    .sync = mpi_sync,
+    .fence = mpi_fence,
+    .start = mpi_start,
+    .complete = mpi_complete,
+    .post = mpi_post,
+    .wait = mpi_wait,
+    .attach = mpi_attach,
+    .detach = mpi_detach,
+    .free = mpi_free,
+    .test = mpi_test,
 };

@@ -28,7 +28,10 @@ static int element_covers_extent(MPI_Datatype type, MPI_Aint size, MPI_Aint true
             MPI_Unpack(packed, (int)size, &pos, span - true_lb, 1, type, MPI_COMM_SELF) == MPI_SUCCESS) {
             ok = 1;
             for (MPI_Aint i = 0; i < true_extent; i++)
-                if (span[i] != 0xff) { ok = 0; break; }
+                if (span[i] != 0xff) {
+                    ok = 0;
+                    break;
+                }
         }
         /* ... and in order: a permutation (e.g. a transpose, hvector of column vectors)
          * covers the extent too. Byte k of every packed position index, one pass per byte,

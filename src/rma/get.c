@@ -20,8 +20,8 @@ static inline void copy_bytes(unsigned char *dst, const void *src, uint64_t n) {
     }
 }
 
-static int network_get(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype origin_type,
-                       int target, MPI_Aint disp, int target_count, MPI_Datatype target_type, uint64_t bytes) {
+static int network_get(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype origin_type, int target,
+                       MPI_Aint disp, int target_count, MPI_Datatype target_type, uint64_t bytes) {
     int rc = w->be->get(w, origin_addr, origin_count, origin_type, target, disp, target_count, target_type);
     if (rc != MPI_SUCCESS) return rc;
     clampi_win_mark_outstanding(w, target);
@@ -41,9 +41,9 @@ static int network_rget(clampi_win *w, void *origin_addr, int origin_count, MPI_
 /* The whole get under the window lock. rreq != NULL: MPI_Rget (never joins a get in
  * flight nor enters the cache: the program may reuse its buffer as soon as the request
  * completes, before the flush that would fill the cache). */
-static inline __attribute__((always_inline)) int get_locked(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
-                             MPI_Request *rreq, int *served) {
+static inline __attribute__((always_inline)) int
+get_locked(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Request *rreq, int *served) {
     clampi_access a;
     int err = clampi_access_check(w, origin_count, origin_datatype, target_rank, target_disp, target_count,
                                   target_datatype, &a);
@@ -66,8 +66,8 @@ static inline __attribute__((always_inline)) int get_locked(clampi_win *w, void 
         w->n.bypassed++;
         return rreq ? network_rget(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                                    target_count, target_datatype, bytes, rreq)
-                    : network_get(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                                  target_count, target_datatype, bytes);
+                    : network_get(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                                  target_datatype, bytes);
     }
     if (w->caches_data) {
         const void *cached = clampi_cache_lookup(&w->cache, (uint32_t)target_rank, a.offset, bytes);
@@ -113,8 +113,8 @@ int clampi_win_get(clampi_win *w, void *origin_addr, int origin_count, MPI_Datat
                    MPI_Aint disp, int target_count, MPI_Datatype target_type) {
     int served;
     clampi_win_enter(w);
-    int rc = get_locked(w, origin_addr, origin_count, origin_type, target, disp, target_count, target_type, NULL,
-                        &served);
+    int rc =
+        get_locked(w, origin_addr, origin_count, origin_type, target, disp, target_count, target_type, NULL, &served);
     clampi_win_leave(w);
     return rc;
 }
@@ -122,14 +122,14 @@ int clampi_win_get(clampi_win *w, void *origin_addr, int origin_count, MPI_Datat
 int clampi_win_rget(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype origin_type, int target,
                     MPI_Aint disp, int target_count, MPI_Datatype target_type, MPI_Request *rreq, int *served) {
     clampi_win_enter(w);
-    int rc = get_locked(w, origin_addr, origin_count, origin_type, target, disp, target_count, target_type, rreq,
-                        served);
+    int rc =
+        get_locked(w, origin_addr, origin_count, origin_type, target, disp, target_count, target_type, rreq, served);
     clampi_win_leave(w);
     return rc;
 }
 
-int CMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, CMPI_Win win) {
+int CMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+             int target_count, MPI_Datatype target_datatype, CMPI_Win win) {
     clampi_win *w = clampi_registry_find(win);
     if (__builtin_expect(!w, 0)) return clampi_raise_nowin(CLAMPI_E_WIN);
     if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;

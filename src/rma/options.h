@@ -30,15 +30,15 @@ typedef struct clampi_win_options {
     clampi_mode mode;
     size_t index_entries;
     size_t buffer_bytes;
-    int shm_direct;          /* serve same-node targets by load/store when possible */
-    int dynamic_cache;       /* dynamic windows may use caching modes (opt-in, see window.c) */
-    int adaptive;            /* adapt index and buffer sizes at run time (sizes above are the start) */
+    int shm_direct;    /* serve same-node targets by load/store when possible */
+    int dynamic_cache; /* dynamic windows may use caching modes (opt-in, see window.c) */
+    int adaptive;      /* adapt index and buffer sizes at run time (sizes above are the start) */
     /* backend and the paper-002 semantics keys (creation time; see docs/ucx-backend.md) */
-    clampi_backend_kind backend; /* clampi_backend = mpi | ucx */
+    clampi_backend_kind backend;   /* clampi_backend = mpi | ucx */
     clampi_progress_kind progress; /* clampi_progress = auto | thread | none (UCX windows) */
-    int thread_scope;        /* mpi_win_scope = thread (requested; in effect only on UCX windows) */
-    int ordered;             /* mpi_win_order = true (requested; in effect only on UCX windows) */
-    int acc_intrinsic;       /* mpi_assert_accumulate_intrinsic = true: UCX atomics (src/rmax/intrinsic_ops.c) */
+    int thread_scope;              /* mpi_win_scope = thread (requested; in effect only on UCX windows) */
+    int ordered;                   /* mpi_win_order = true (requested; in effect only on UCX windows) */
+    int acc_intrinsic;             /* mpi_assert_accumulate_intrinsic = true: UCX atomics (src/rmax/intrinsic_ops.c) */
 } clampi_win_options;
 
 /* Fills opts from defaults, environment and info (info may be MPI_INFO_NULL).

@@ -28,8 +28,7 @@ int clampi_registry_add(clampi_win *w, CMPI_Win *h) {
         slot = free_slots[--nfree];
     } else {
         uint32_t chunk = nslots >> CHUNK_BITS;
-        if (chunk >= MAX_CHUNKS ||
-            (!chunks[chunk] && !(chunks[chunk] = calloc(CHUNK, sizeof(clampi_win *))))) {
+        if (chunk >= MAX_CHUNKS || (!chunks[chunk] && !(chunks[chunk] = calloc(CHUNK, sizeof(clampi_win *))))) {
             pthread_mutex_unlock(&registry_lock);
             return MPI_ERR_NO_MEM;
         }
@@ -98,7 +97,11 @@ static void map_rebuild(void) {
     unsigned n = 0;
     for (uint32_t i = 0; i < MAP_CAP; i++) {
         uint64_t k = __atomic_load_n(&map[i].key, __ATOMIC_RELAXED);
-        if (k != KEY_EMPTY && k != KEY_TOMB) { live[n].key = k; live[n].w = map[i].w; n++; }
+        if (k != KEY_EMPTY && k != KEY_TOMB) {
+            live[n].key = k;
+            live[n].w = map[i].w;
+            n++;
+        }
         __atomic_store_n(&map[i].key, KEY_EMPTY, __ATOMIC_RELAXED);
     }
     map_used = map_tombs = 0;

@@ -47,11 +47,31 @@ void clampi_stats_print(const clampi_win *w) {
     clampi_stats_str(&line, "win", name);
     clampi_stats_str(&line, "mode", clampi_mode_name(w->opts.mode));
     /* The line's fields, in order: adding a counter is one entry here. */
-#define CLAMPI_STATS_LINE_FIELDS(X)                                                                       \
-    X(gets) X(hits) X(subrange_hits) X(inflight_hits) X(misses) X(bypassed) X(direct) X(bytes_saved)       \
-    X(bytes_fetched) X(evictions) X(conflict_evictions) X(capacity_evictions) X(failed_inserts)            \
-    X(invalidations) X(adaptations) X(adapt_grows) X(adapt_shrinks) X(flushes) X(flushes_elided) X(puts)   \
-    X(index_entries) X(buffer_bytes)
+    // clang-format off: one field per line (clang-format's layout of this macro does not settle)
+#define CLAMPI_STATS_LINE_FIELDS(X) \
+    X(gets)                         \
+    X(hits)                         \
+    X(subrange_hits)                \
+    X(inflight_hits)                \
+    X(misses)                       \
+    X(bypassed)                     \
+    X(direct)                       \
+    X(bytes_saved)                  \
+    X(bytes_fetched)                \
+    X(evictions)                    \
+    X(conflict_evictions)           \
+    X(capacity_evictions)           \
+    X(failed_inserts)               \
+    X(invalidations)                \
+    X(adaptations)                  \
+    X(adapt_grows)                  \
+    X(adapt_shrinks)                \
+    X(flushes)                      \
+    X(flushes_elided)               \
+    X(puts)                         \
+    X(index_entries)                \
+    X(buffer_bytes)
+    // clang-format on
 #define CLAMPI_STATS_PRINT_FIELD(f) clampi_stats_u64(&line, #f, (uint64_t)s.f);
     CLAMPI_STATS_LINE_FIELDS(CLAMPI_STATS_PRINT_FIELD)
 #undef CLAMPI_STATS_PRINT_FIELD
@@ -71,7 +91,9 @@ int CMPIX_Win_get_thread_stats(CMPI_Win win, CMPIX_Win_thread_stats *stats) {
     clampi_win *w = clampi_registry_find(win);
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
     if (!stats) return clampi_raise_win(w, CLAMPI_E_ARG);
-    if (w->be->thread_stats) w->be->thread_stats(w, stats);
-    else memset(stats, 0, sizeof *stats);
+    if (w->be->thread_stats)
+        w->be->thread_stats(w, stats);
+    else
+        memset(stats, 0, sizeof *stats);
     return MPI_SUCCESS;
 }

@@ -30,7 +30,10 @@ static void target_done(clampi_win *w, int target) {
     if (w->outstanding[target] == 0) return;
     w->outstanding[target] = 0;
     for (uint32_t i = 0; i < w->ndirty; i++)
-        if (w->dirty_targets[i] == (uint32_t)target) { w->dirty_targets[i] = w->dirty_targets[--w->ndirty]; break; }
+        if (w->dirty_targets[i] == (uint32_t)target) {
+            w->dirty_targets[i] = w->dirty_targets[--w->ndirty];
+            break;
+        }
 }
 
 static void all_done(clampi_win *w) {
@@ -53,7 +56,8 @@ static void elided(clampi_win *w) {
 
 /* Under the preload, transparent windows keep every flush (programs flush to drive progress). */
 static inline int may_elide(const clampi_win *w) {
-    return w->elide_flushes == CLAMPI_ELIDE_ALWAYS || (w->elide_flushes == CLAMPI_ELIDE_WHILE_CACHING && w->caches_data);
+    return w->elide_flushes == CLAMPI_ELIDE_ALWAYS ||
+           (w->elide_flushes == CLAMPI_ELIDE_WHILE_CACHING && w->caches_data);
 }
 
 /* Nothing of this rank's is outstanding to rank: the MPI flush can be skipped. */
@@ -128,11 +132,11 @@ int clampi_win_unlock(clampi_win *w, int rank) {
 }
 
 /* Epoch ends (unlock_all, fence, complete): everything is complete. */
-#define EPOCH_END(w, call)                  \
-    clampi_win_enter(w);                    \
-    int rc = call;                          \
-    if (rc == MPI_SUCCESS) all_done(w);     \
-    clampi_win_leave(w);                    \
+#define EPOCH_END(w, call)              \
+    clampi_win_enter(w);                \
+    int rc = call;                      \
+    if (rc == MPI_SUCCESS) all_done(w); \
+    clampi_win_leave(w);                \
     return rc
 
 int clampi_win_unlock_all(clampi_win *w) { EPOCH_END(w, w->be->unlock_all(w)); }
@@ -164,38 +168,38 @@ void clampi_win_invalidate(clampi_win *w) {
 }
 
 /* ---- CMPI_ API -------------------------------------------------------------------- */
-#define FIND_WIN(w, win)                            \
-    clampi_win *w = clampi_registry_find(win);      \
+#define FIND_WIN(w, win)                       \
+    clampi_win *w = clampi_registry_find(win); \
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN)
 #define CHECK_RANK(w, rank) \
     if ((rank) < 0 || (rank) >= (w)->nranks) return clampi_raise_win(w, CLAMPI_E_RANK)
 
 /* CMPI_NAME(win) -> fn(w);  CMPI_NAME(rank, win) -> fn(w, rank) */
-#define CMPI_WIN(NAME, fn)              \
-    int CMPI_##NAME(CMPI_Win win) {     \
-        FIND_WIN(w, win);               \
-        return fn(w);                   \
+#define CMPI_WIN(NAME, fn)          \
+    int CMPI_##NAME(CMPI_Win win) { \
+        FIND_WIN(w, win);           \
+        return fn(w);               \
     }
-#define CMPI_RANK(NAME, fn)                     \
-    int CMPI_##NAME(int rank, CMPI_Win win) {   \
-        FIND_WIN(w, win);                       \
-        CHECK_RANK(w, rank);                    \
-        return fn(w, rank);                     \
+#define CMPI_RANK(NAME, fn)                   \
+    int CMPI_##NAME(int rank, CMPI_Win win) { \
+        FIND_WIN(w, win);                     \
+        CHECK_RANK(w, rank);                  \
+        return fn(w, rank);                   \
     }
 /* mpi_win_scope=thread: a flush completes the calling thread's operations only, without
  * the window lock (no cache bookkeeping: caching is off on such windows). */
-#define CMPI_FLUSH_RANK(NAME, fn, op)                            \
-    int CMPI_##NAME(int rank, CMPI_Win win) {                    \
-        FIND_WIN(w, win);                                        \
-        CHECK_RANK(w, rank);                                     \
+#define CMPI_FLUSH_RANK(NAME, fn, op)                                        \
+    int CMPI_##NAME(int rank, CMPI_Win win) {                                \
+        FIND_WIN(w, win);                                                    \
+        CHECK_RANK(w, rank);                                                 \
         if (__builtin_expect(w->thread_scope, 0)) return w->be->op(w, rank); \
-        return fn(w, rank);                                      \
+        return fn(w, rank);                                                  \
     }
-#define CMPI_FLUSH_WIN(NAME, fn, op)                             \
-    int CMPI_##NAME(CMPI_Win win) {                              \
-        FIND_WIN(w, win);                                        \
+#define CMPI_FLUSH_WIN(NAME, fn, op)                                   \
+    int CMPI_##NAME(CMPI_Win win) {                                    \
+        FIND_WIN(w, win);                                              \
         if (__builtin_expect(w->thread_scope, 0)) return w->be->op(w); \
-        return fn(w);                                            \
+        return fn(w);                                                  \
     }
 CMPI_FLUSH_RANK(Win_flush, clampi_win_flush, flush)
 CMPI_FLUSH_RANK(Win_flush_local, clampi_win_flush_local, flush_local)

@@ -112,8 +112,10 @@ static void setup_cache(clampi_win *w) {
     if (clampi_cache_init(&w->cache, opts->index_entries, opts->buffer_bytes) != CLAMPI_CACHE_OK) {
         static int warned;
         if (!__atomic_fetch_add(&warned, 1, __ATOMIC_RELAXED))
-            fprintf(stderr, "clampi: rank %d: cannot allocate a %zu-byte cache with %zu index entries; "
-                    "the window works uncached\n", w->rank, opts->buffer_bytes, opts->index_entries);
+            fprintf(stderr,
+                    "clampi: rank %d: cannot allocate a %zu-byte cache with %zu index entries; "
+                    "the window works uncached\n",
+                    w->rank, opts->buffer_bytes, opts->index_entries);
     }
     w->cache.c = kept;
     clampi_adapt_init(&w->adapt, NULL, &w->cache);
@@ -208,9 +210,12 @@ void clampi_win_reconfigure(clampi_win *w, const clampi_win_options *opts) {
     if (w->opts.mode == CLAMPI_MODE_OFF || w->opts.mode == CLAMPI_MODE_TRANSPARENT)
         for (int t = 0; t < w->nranks; t++) clampi_win_mark_outstanding(w, t);
     if (clampi_cache_usable(&w->cache)) {
-        if (!mode_caches(next.mode)) clampi_cache_invalidate(&w->cache);
-        else if (sizes_changed) clampi_cache_resize(&w->cache, next.index_entries, next.buffer_bytes);
-        else if (next.mode != w->opts.mode) clampi_cache_invalidate(&w->cache);
+        if (!mode_caches(next.mode))
+            clampi_cache_invalidate(&w->cache);
+        else if (sizes_changed)
+            clampi_cache_resize(&w->cache, next.index_entries, next.buffer_bytes);
+        else if (next.mode != w->opts.mode)
+            clampi_cache_invalidate(&w->cache);
     }
     w->opts = next;
     w->caches_data = mode_caches(next.mode);
@@ -365,8 +370,8 @@ int CMPI_Win_set_info(CMPI_Win win, MPI_Info info) {
 /* Tries to put the window's memory in node-shared memory: returns 1 with *mpi_win (over
  * comm) and *shm_win set, or 0 (everyone then falls back to MPI_Win_allocate). When all
  * of comm is on one node the shared window is the user's window itself. */
-static int allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void **base,
-                           MPI_Win *mpi_win, MPI_Win *shm_win) {
+static int allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void **base, MPI_Win *mpi_win,
+                           MPI_Win *shm_win) {
     MPI_Comm node;
     if (clampi_node_split(comm, &node) != MPI_SUCCESS) return 0;
     int nnode, ncomm;
@@ -424,8 +429,8 @@ static int allocate_ucx(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm co
     return 1;
 }
 
-int clampi_win_allocate_ucx(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void **base,
-                            MPI_Win *mpi_win, void **memh) {
+int clampi_win_allocate_ucx(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void **base, MPI_Win *mpi_win,
+                            void **memh) {
     return allocate_ucx(size, disp_unit, info, comm, base, mpi_win, memh);
 }
 
@@ -465,7 +470,7 @@ int CMPI_Win_free(CMPI_Win *win) {
         if (rc != -1) return rc;
     }
     if (clampi_options_stats_enabled()) clampi_stats_print(w);
-    int rc = w->be->free(w); /* frees w->win (and the shared window behind it) */
+    int rc = w->be->free(w);          /* frees w->win (and the shared window behind it) */
     if (rc != MPI_SUCCESS) return rc; /* the window stays usable */
     clampi_registry_unmap(w);
     clampi_registry_remove(*win);

@@ -30,20 +30,20 @@ enum { CLAMPI_ELIDE_NEVER, CLAMPI_ELIDE_ALWAYS, CLAMPI_ELIDE_WHILE_CACHING };
 struct clampi_ucx_win;
 
 typedef struct clampi_win {
-    MPI_Win win;              /* the user's window (CMPI_Win.win) */
+    MPI_Win win;                  /* the user's window (CMPI_Win.win) */
     const clampi_backend_ops *be; /* how bytes move: &clampi_backend_mpi or the UCX table */
-    struct clampi_ucx_win *ucx; /* UCX backend state (NULL on MPI windows); may be shared by duplicates */
-    int thread_scope;         /* mpi_win_scope=thread in effect: flushes skip the window lock and the
+    struct clampi_ucx_win *ucx;   /* UCX backend state (NULL on MPI windows); may be shared by duplicates */
+    int thread_scope;             /* mpi_win_scope=thread in effect: flushes skip the window lock and the
                                  get cache (which is off on such windows, see window.c) */
-    MPI_Win shm_win;          /* node-shared allocation behind win, or MPI_WIN_NULL */
-    uint32_t serial;          /* matches CMPI_Win.serial while the window lives */
+    MPI_Win shm_win;              /* node-shared allocation behind win, or MPI_WIN_NULL */
+    uint32_t serial;              /* matches CMPI_Win.serial while the window lives */
     int rank, nranks;
     clampi_win_options opts;
-    int caches_data;          /* mode keeps completed gets (always-cache, user-defined) */
-    int elide_flushes;        /* flushes with nothing outstanding skip MPI: CLAMPI_ELIDE_* */
-    int dynamic;              /* MPI_Win_create_dynamic: displacements are absolute addresses */
-    int mt;                   /* MPI_THREAD_MULTIPLE: every operation takes `lock` */
-    int passthrough;          /* mode off: the preload sends gets straight to MPI (atomic:
+    int caches_data;   /* mode keeps completed gets (always-cache, user-defined) */
+    int elide_flushes; /* flushes with nothing outstanding skip MPI: CLAMPI_ELIDE_* */
+    int dynamic;       /* MPI_Win_create_dynamic: displacements are absolute addresses */
+    int mt;            /* MPI_THREAD_MULTIPLE: every operation takes `lock` */
+    int passthrough;   /* mode off: the preload sends gets straight to MPI (atomic:
                                  read without the lock, changed by clampi_win_reconfigure) */
     /* The preload's straight path (src/pmpi/straight.h): per target, nonzero while its
      * operations go to MPI with no clampi bookkeeping (1: its syncs too); all_straight:
@@ -53,16 +53,16 @@ typedef struct clampi_win {
     struct clampi_straight_policy *straight_policy; /* the preload's, freed with the window */
     pthread_mutex_t lock;
 
-    MPI_Aint *target_size;    /* per target: window bytes */
-    int *target_disp_unit;    /* per target: displacement unit */
+    MPI_Aint *target_size;      /* per target: window bytes */
+    int *target_disp_unit;      /* per target: displacement unit */
     unsigned char **target_shm; /* per target: base for load/store, or NULL (whole array NULL if none) */
 
-    uint32_t *outstanding;    /* per target: MPI operations issued since its last completion */
-    uint32_t *dirty_targets;  /* targets with outstanding > 0 */
+    uint32_t *outstanding;   /* per target: MPI operations issued since its last completion */
+    uint32_t *dirty_targets; /* targets with outstanding > 0 */
     uint32_t ndirty;
 
     clampi_cache cache;
-    clampi_adapt adapt;       /* sizing policy state (used when opts.adaptive) */
+    clampi_adapt adapt; /* sizing policy state (used when opts.adaptive) */
     clampi_inflight inflight;
     clampi_win_counters n;
     clampi_type_info type_memo[CLAMPI_TYPE_MEMO]; /* predefined types seen (under `lock`) */
@@ -107,10 +107,13 @@ void clampi_registry_remove(CMPI_Win h);
 /* MPI_Win -> state, for the preload and CMPI_Invalidate(MPI_Win): a fixed open-addressing
  * table read without locks (a seqlock guards against concurrent creation/free of other
  * windows). Windows that do not fit are found through the window attribute instead. */
-int clampi_registry_map(clampi_win *w);      /* 0, or -1 if the table is full */
+int clampi_registry_map(clampi_win *w); /* 0, or -1 if the table is full */
 void clampi_registry_unmap(clampi_win *w);
 #define CLAMPI_MAP_CAP 4096u
-typedef struct clampi_map_slot { uint64_t key; clampi_win *w; } clampi_map_slot;
+typedef struct clampi_map_slot {
+    uint64_t key;
+    clampi_win *w;
+} clampi_map_slot;
 extern clampi_map_slot clampi_registry_map_slots[CLAMPI_MAP_CAP];
 extern unsigned clampi_registry_map_seq;
 static inline uint64_t clampi_registry_win_key(MPI_Win win) {
@@ -128,10 +131,14 @@ static inline clampi_win *clampi_registry_lookup_mpi(MPI_Win win) {
         unsigned seq = __atomic_load_n(&clampi_registry_map_seq, __ATOMIC_ACQUIRE);
         clampi_win *found = NULL;
         if (!(seq & 1)) {
-            for (uint32_t i = clampi_registry_map_home(k), n = 0; n < CLAMPI_MAP_CAP; i = (i + 1) & (CLAMPI_MAP_CAP - 1), n++) {
+            for (uint32_t i = clampi_registry_map_home(k), n = 0; n < CLAMPI_MAP_CAP;
+                 i = (i + 1) & (CLAMPI_MAP_CAP - 1), n++) {
                 uint64_t cur = __atomic_load_n(&clampi_registry_map_slots[i].key, __ATOMIC_RELAXED);
                 if (cur == 0) break; /* empty */
-                if (cur == k) { found = __atomic_load_n(&clampi_registry_map_slots[i].w, __ATOMIC_RELAXED); break; }
+                if (cur == k) {
+                    found = __atomic_load_n(&clampi_registry_map_slots[i].w, __ATOMIC_RELAXED);
+                    break;
+                }
             }
             __atomic_thread_fence(__ATOMIC_ACQUIRE);
             if (__atomic_load_n(&clampi_registry_map_seq, __ATOMIC_RELAXED) == seq) return found;
@@ -170,8 +177,8 @@ int clampi_win_setup_backend(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint 
                              const clampi_win_options *opts, void *memh);
 /* UCX-allocated memory with an MPI window over it (collective): 1 with *base, *mpi_win and
  * *memh set, or 0 on every rank (nothing allocated). */
-int clampi_win_allocate_ucx(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void **base,
-                            MPI_Win *mpi_win, void **memh);
+int clampi_win_allocate_ucx(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void **base, MPI_Win *mpi_win,
+                            void **memh);
 void clampi_win_free_ucx_memory(void *memh);
 /* Changes the window's options at run time (mode, sizes): drops what is cached. Local. */
 void clampi_win_reconfigure(clampi_win *w, const clampi_win_options *opts);

@@ -30,13 +30,13 @@ int clampi_win_write_end(clampi_win *w, int target, const clampi_access *a, int 
     return rc;
 }
 
-#define CHECK_WRITE(w, win, a)                                                                    \
-    clampi_win *w = clampi_registry_find(win);                                                    \
-    if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);                                              \
-    if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;                                         \
-    clampi_access a;                                                                              \
-    int err = clampi_win_write_begin(w, origin_count, origin_datatype, target_rank, target_disp,   \
-                                     target_count, target_datatype, &a);                          \
+#define CHECK_WRITE(w, win, a)                                                                                 \
+    clampi_win *w = clampi_registry_find(win);                                                                 \
+    if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);                                                           \
+    if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;                                                      \
+    clampi_access a;                                                                                           \
+    int err = clampi_win_write_begin(w, origin_count, origin_datatype, target_rank, target_disp, target_count, \
+                                     target_datatype, &a);                                                     \
     if (err != -1) return clampi_raise_win(w, CLAMPI_ARG_ERROR_CODE(err))
 
 int CMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
@@ -50,7 +50,7 @@ int CMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_data
 int CMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, CMPI_Win win) {
     CHECK_WRITE(w, win, a);
-    int rc = w->be->accumulate(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                               target_count, target_datatype, op);
+    int rc = w->be->accumulate(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                               target_datatype, op);
     return clampi_win_write_end(w, target_rank, &a, rc);
 }

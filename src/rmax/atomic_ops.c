@@ -20,13 +20,11 @@
 
 enum { FALLBACK = -2 };
 
-static int raise_neg(clampi_win *w, int rc) {
-    return rc < 0 ? clampi_raise_win(w, (clampi_error)(-1 - rc)) : rc;
-}
+static int raise_neg(clampi_win *w, int rc) { return rc < 0 ? clampi_raise_win(w, (clampi_error)(-1 - rc)) : rc; }
 
 /* One blocking atomic on t (offset off): UCX's buffer/reply as ucp_atomic_op_nbx takes them. */
-static ucs_status_t blocking_atomic(const clampi_rmax_target *t, ucp_atomic_op_t uop, const void *value,
-                                    void *reply, int esize, uint64_t off) {
+static ucs_status_t blocking_atomic(const clampi_rmax_target *t, ucp_atomic_op_t uop, const void *value, void *reply,
+                                    int esize, uint64_t off) {
     ucp_request_param_t p;
     memset(&p, 0, sizeof p);
     p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
@@ -38,8 +36,8 @@ static ucs_status_t blocking_atomic(const clampi_rmax_target *t, ucp_atomic_op_t
 }
 
 /* Fetching and/or/xor as fetch (add 0) + compare-and-swap until no one came between. */
-static ucs_status_t fetch_bitwise(const clampi_rmax_target *t, ucp_atomic_op_t uop, const void *value,
-                                  void *reply, int esize, uint64_t off) {
+static ucs_status_t fetch_bitwise(const clampi_rmax_target *t, ucp_atomic_op_t uop, const void *value, void *reply,
+                                  int esize, uint64_t off) {
     const uint64_t mask = esize == 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * esize)) - 1;
     uint64_t v = 0, old = 0, zero = 0, swap;
     memcpy(&v, value, (size_t)esize);
@@ -58,8 +56,8 @@ static ucs_status_t fetch_bitwise(const clampi_rmax_target *t, ucp_atomic_op_t u
 
 /* count elements of datatype at target_disp: op (fetching into result when result != NULL;
  * cas: compare != NULL). Returns FALLBACK when UCX has no atomic for it. */
-static int atomic_elems(clampi_win *w, int target, MPI_Aint disp, const void *origin, void *result,
-                        const void *compare, MPI_Datatype type, int count, MPI_Op op) {
+static int atomic_elems(clampi_win *w, int target, MPI_Aint disp, const void *origin, void *result, const void *compare,
+                        MPI_Datatype type, int count, MPI_Op op) {
     const int esize = clampi_intrinsic_int_size(type);
     const unsigned bit = compare ? CLAMPI_OPBIT_CAS : clampi_intrinsic_op_bit(op);
     if (!esize || !bit || !clampi_intrinsic_supported(bit, count, type)) return FALLBACK;
@@ -78,13 +76,13 @@ static int atomic_elems(clampi_win *w, int target, MPI_Aint disp, const void *or
     clampi_rmax_target t;
     int rc = clampi_rmax_target_begin(w, target, a.offset, a.target.bytes, &t);
     if (rc != MPI_SUCCESS) return raise_neg(w, rc);
-    ucp_atomic_op_t uop = compare ? UCP_ATOMIC_OP_CSWAP
-                        : op == MPI_SUM ? UCP_ATOMIC_OP_ADD
-                        : op == MPI_BAND ? UCP_ATOMIC_OP_AND
-                        : op == MPI_BOR ? UCP_ATOMIC_OP_OR
-                        : op == MPI_BXOR ? UCP_ATOMIC_OP_XOR
-                        : op == MPI_REPLACE ? UCP_ATOMIC_OP_SWAP
-                        : UCP_ATOMIC_OP_OR; /* MPI_NO_OP: fetch with "or 0" */
+    ucp_atomic_op_t uop = compare             ? UCP_ATOMIC_OP_CSWAP
+                          : op == MPI_SUM     ? UCP_ATOMIC_OP_ADD
+                          : op == MPI_BAND    ? UCP_ATOMIC_OP_AND
+                          : op == MPI_BOR     ? UCP_ATOMIC_OP_OR
+                          : op == MPI_BXOR    ? UCP_ATOMIC_OP_XOR
+                          : op == MPI_REPLACE ? UCP_ATOMIC_OP_SWAP
+                                              : UCP_ATOMIC_OP_OR; /* MPI_NO_OP: fetch with "or 0" */
     static const uint64_t zero = 0;
     uint64_t scratch[CLAMPI_INTRINSIC_MAX_COUNT];
     /* A swap always returns the old value: without a result it lands in scratch, which
@@ -96,7 +94,8 @@ static int atomic_elems(clampi_win *w, int target, MPI_Aint disp, const void *or
         memset(&p, 0, sizeof p);
         p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
         p.datatype = ucp_dt_make_contig((size_t)esize);
-        const char *value = op == MPI_NO_OP && !compare ? (const char *)&zero : (const char *)origin + (size_t)i * esize;
+        const char *value =
+            op == MPI_NO_OP && !compare ? (const char *)&zero : (const char *)origin + (size_t)i * esize;
         void *reply = result ? (char *)result + (size_t)i * esize : wait_here ? (char *)&scratch[i] : NULL;
         if (compare) { /* UCX: buffer = compare value, reply = swap value in, old value out */
             memcpy(reply, (const char *)origin + (size_t)i * esize, (size_t)esize);
@@ -114,9 +113,12 @@ static int atomic_elems(clampi_win *w, int target, MPI_Aint disp, const void *or
             continue;
         }
         void *req = ucp_atomic_op_nbx(t.ep, uop, value, 1, t.raddr + (uint64_t)i * esize, t.rkey, &p);
-        if (UCS_PTR_IS_ERR(req)) st = UCS_PTR_STATUS(req);
-        else if (wait_here) st = clampi_ucx_wait(t.worker, req);
-        else if (req) ucp_request_free(req); /* completes at the next flush */
+        if (UCS_PTR_IS_ERR(req))
+            st = UCS_PTR_STATUS(req);
+        else if (wait_here)
+            st = clampi_ucx_wait(t.worker, req);
+        else if (req)
+            ucp_request_free(req); /* completes at the next flush */
     }
     clampi_rmax_target_end(w, target, &t, st == UCS_OK);
     return st == UCS_OK ? MPI_SUCCESS : clampi_raise_win(w, CLAMPI_E_UCX);
@@ -136,8 +138,8 @@ static int intr_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot
     return base_ops(w)->accumulate(w, o, oc, ot, t, d, tc, tt, op);
 }
 
-static int intr_get_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot, void *r, int rc_,
-                               MPI_Datatype rt, int t, MPI_Aint d, int tc, MPI_Datatype tt, MPI_Op op) {
+static int intr_get_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot, void *r, int rc_, MPI_Datatype rt,
+                               int t, MPI_Aint d, int tc, MPI_Datatype tt, MPI_Op op) {
     if (rt == tt && rc_ == tc && (op == MPI_NO_OP || (ot == tt && oc == tc))) {
         int rc = atomic_elems(w, t, d, o, r, NULL, tt, tc, op);
         if (rc != FALLBACK) return rc;
@@ -176,6 +178,8 @@ void clampi_rmax_select_ops(clampi_win *w) {
     if (!w->ucx) return; /* MPI windows: MPI's accumulates */
     pthread_once(&tables_once, build_tables);
     const int mh = w->rmax && w->rmax->mh;
-    if (w->opts.acc_intrinsic) w->be = mh ? &mh_intrinsic : &ucx_intrinsic;
-    else w->be = mh ? &clampi_backend_memhandle : clampi_rmax_ucx_table();
+    if (w->opts.acc_intrinsic)
+        w->be = mh ? &mh_intrinsic : &ucx_intrinsic;
+    else
+        w->be = mh ? &clampi_backend_memhandle : clampi_rmax_ucx_table();
 }

@@ -39,8 +39,10 @@ static void unlink_child(clampi_win *child) {
     clampi_rmax *c = child->rmax;
     clampi_win *parent = c->parent;
     clampi_rmax *p = parent->rmax;
-    if (c->prev) c->prev->rmax->next = c->next;
-    else p->children = c->next;
+    if (c->prev)
+        c->prev->rmax->next = c->next;
+    else
+        p->children = c->next;
     if (c->next) c->next->rmax->prev = c->prev;
     if (--p->nchildren == 0) parent->elide_flushes = p->parent_elide;
     clampi_rmax_mpi_family_leave(parent);
@@ -67,8 +69,8 @@ int clampi_rmax_on_free(clampi_win *w, CMPI_Win *handle) {
         return MPI_SUCCESS;
     }
     while (x->children) free_child(x->children);
-    clampi_mh_gen_cache_destroy(w);  /* rkeys on the parent's endpoints: before they close */
-    clampi_rmax_notify_release(w); /* before the backend's free destroys the worker */
+    clampi_mh_gen_cache_destroy(w); /* rkeys on the parent's endpoints: before they close */
+    clampi_rmax_notify_release(w);  /* before the backend's free destroys the worker */
     return -1;
 }
 
@@ -86,7 +88,6 @@ clampi_win *clampi_rmax_clone(const clampi_win *parent) {
     if (w) clampi_win_share_backend(w, parent);
     return w;
 }
-
 
 int clampi_rmax_on_create(clampi_win *w, MPI_Comm comm) {
     /* Rank 0's clock and address mixed: distinct across the windows of a job (and runs),

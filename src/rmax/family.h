@@ -15,19 +15,19 @@ struct clampi_mh_table;
 
 typedef struct clampi_rmax {
     int kind;
-    clampi_win *parent;            /* child: the window it was made from */
-    clampi_win *children;          /* parent: first child */
-    clampi_win *next, *prev;       /* child: siblings */
-    CMPI_Win handle;               /* child: its registry handle */
-    int parent_elide;              /* parent: elide_flushes before its first child */
+    clampi_win *parent;      /* child: the window it was made from */
+    clampi_win *children;    /* parent: first child */
+    clampi_win *next, *prev; /* child: siblings */
+    CMPI_Win handle;         /* child: its registry handle */
+    int parent_elide;        /* parent: elide_flushes before its first child */
     int nchildren;
-    uint64_t win_id;               /* agreed at creation (UCX windows), see clampi_rmax_on_create */
-    int *locks, lock_all;          /* MPI-backend family: locks held through any member (mpi_family.c) */
-    struct clampi_notify *notify;  /* notification state (notify.c), root windows */
+    uint64_t win_id;                       /* agreed at creation (UCX windows), see clampi_rmax_on_create */
+    int *locks, lock_all;                  /* MPI-backend family: locks held through any member (mpi_family.c) */
+    struct clampi_notify *notify;          /* notification state (notify.c), root windows */
     struct clampi_mh_gen_cache *gen_cache; /* parent: owners' generation-table rkeys (memhandle.c) */
-    int atomic_lanes;              /* every endpoint has a UCX atomic lane: 1 yes, -1 no, 0 not asked yet */
-    struct clampi_mh_win *mh;      /* memory-handle window state */
-    struct clampi_mh_table *mht;   /* dynamic parent: handles created on it */
+    int atomic_lanes;                      /* every endpoint has a UCX atomic lane: 1 yes, -1 no, 0 not asked yet */
+    struct clampi_mh_win *mh;              /* memory-handle window state */
+    struct clampi_mh_table *mht;           /* dynamic parent: handles created on it */
 } clampi_rmax;
 
 /* Chooses w's operation table from its options: the UCX backend's, the memory-handle

@@ -11,11 +11,11 @@ struct clampi_greq {
     void *ctx;
     void (*free_ctx)(void *);
     clampi_greq_cancel_fn cancel;
-    int cancelled;            /* MPI_Cancel withdrew it: the next poll completes it */
+    int cancelled; /* MPI_Cancel withdrew it: the next poll completes it */
     MPI_Request req;
     MPI_Status status;
-    int completed;            /* MPI_Grequest_complete was called */
-    clampi_greq *next;        /* pending list */
+    int completed;     /* MPI_Grequest_complete was called */
+    clampi_greq *next; /* pending list */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;

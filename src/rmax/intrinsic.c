@@ -4,10 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct { const char *name; unsigned bit; } op_names[] = {
-    {"sum", CLAMPI_OPBIT_SUM},   {"prod", CLAMPI_OPBIT_PROD},       {"band", CLAMPI_OPBIT_BAND},
-    {"bor", CLAMPI_OPBIT_BOR},   {"bxor", CLAMPI_OPBIT_BXOR},       {"max", CLAMPI_OPBIT_MAX},
-    {"min", CLAMPI_OPBIT_MIN},   {"replace", CLAMPI_OPBIT_REPLACE}, {"no_op", CLAMPI_OPBIT_NO_OP},
+static const struct {
+    const char *name;
+    unsigned bit;
+} op_names[] = {
+    {"sum", CLAMPI_OPBIT_SUM}, {"prod", CLAMPI_OPBIT_PROD},       {"band", CLAMPI_OPBIT_BAND},
+    {"bor", CLAMPI_OPBIT_BOR}, {"bxor", CLAMPI_OPBIT_BXOR},       {"max", CLAMPI_OPBIT_MAX},
+    {"min", CLAMPI_OPBIT_MIN}, {"replace", CLAMPI_OPBIT_REPLACE}, {"no_op", CLAMPI_OPBIT_NO_OP},
     {"cas", CLAMPI_OPBIT_CAS},
 };
 
@@ -48,9 +51,10 @@ unsigned clampi_intrinsic_op_bit(MPI_Op op) {
 
 int clampi_intrinsic_int_size(MPI_Datatype t) {
     /* Integer types only: UCX's add/and/or/xor are integer operations. */
-    static const MPI_Datatype ints[] = {MPI_INT, MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG,
-                                        MPI_UNSIGNED_LONG_LONG, MPI_INT32_T, MPI_UINT32_T, MPI_INT64_T,
-                                        MPI_UINT64_T, MPI_AINT, MPI_OFFSET, MPI_COUNT};
+    static const MPI_Datatype ints[] = {MPI_INT,       MPI_UNSIGNED,           MPI_LONG,    MPI_UNSIGNED_LONG,
+                                        MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_INT32_T, MPI_UINT32_T,
+                                        MPI_INT64_T,   MPI_UINT64_T,           MPI_AINT,    MPI_OFFSET,
+                                        MPI_COUNT};
     if (t == MPI_DATATYPE_NULL) return 0;
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
         if (t == ints[i]) {

@@ -9,14 +9,21 @@
 
 /* The paper's op names, as bits. */
 enum {
-    CLAMPI_OPBIT_SUM = 1u << 0, CLAMPI_OPBIT_PROD = 1u << 1, CLAMPI_OPBIT_BAND = 1u << 2,
-    CLAMPI_OPBIT_BOR = 1u << 3, CLAMPI_OPBIT_BXOR = 1u << 4, CLAMPI_OPBIT_MAX = 1u << 5,
-    CLAMPI_OPBIT_MIN = 1u << 6, CLAMPI_OPBIT_REPLACE = 1u << 7, CLAMPI_OPBIT_NO_OP = 1u << 8,
+    CLAMPI_OPBIT_SUM = 1u << 0,
+    CLAMPI_OPBIT_PROD = 1u << 1,
+    CLAMPI_OPBIT_BAND = 1u << 2,
+    CLAMPI_OPBIT_BOR = 1u << 3,
+    CLAMPI_OPBIT_BXOR = 1u << 4,
+    CLAMPI_OPBIT_MAX = 1u << 5,
+    CLAMPI_OPBIT_MIN = 1u << 6,
+    CLAMPI_OPBIT_REPLACE = 1u << 7,
+    CLAMPI_OPBIT_NO_OP = 1u << 8,
     CLAMPI_OPBIT_CAS = 1u << 9,
 };
 /* Ops UCX has as atomics: add, and, or, xor, swap, cswap (and a fetching add of 0). */
-#define CLAMPI_OPBITS_UCX (CLAMPI_OPBIT_SUM | CLAMPI_OPBIT_BAND | CLAMPI_OPBIT_BOR | CLAMPI_OPBIT_BXOR | \
-                           CLAMPI_OPBIT_REPLACE | CLAMPI_OPBIT_NO_OP | CLAMPI_OPBIT_CAS)
+#define CLAMPI_OPBITS_UCX                                                                                 \
+    (CLAMPI_OPBIT_SUM | CLAMPI_OPBIT_BAND | CLAMPI_OPBIT_BOR | CLAMPI_OPBIT_BXOR | CLAMPI_OPBIT_REPLACE | \
+     CLAMPI_OPBIT_NO_OP | CLAMPI_OPBIT_CAS)
 /* Largest count of an accumulate that is issued as one atomic per element; larger ones
  * would be faster through the target's CPU (the paper's latency/bandwidth threshold). */
 #define CLAMPI_INTRINSIC_MAX_COUNT 8

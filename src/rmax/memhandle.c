@@ -16,14 +16,14 @@
 #include "rmax/ucx_access.h"
 
 typedef struct clampi_mh_slot {
-    ucp_mem_h memh;           /* registration of the region (NULL: slot free) */
-    void *rkey;               /* packed rkey of the region */
+    ucp_mem_h memh; /* registration of the region (NULL: slot free) */
+    void *rkey;     /* packed rkey of the region */
     size_t rkey_len;
 } clampi_mh_slot;
 
 typedef struct clampi_mh_table {
     pthread_mutex_t lock;
-    uint64_t *gen;            /* CLAMPI_MH_SLOTS words, registered */
+    uint64_t *gen; /* CLAMPI_MH_SLOTS words, registered */
     ucp_mem_h gen_memh;
     void *gen_rkey;
     size_t gen_rkey_len;
@@ -35,7 +35,8 @@ typedef struct clampi_mh_table {
 
 static int map_region(ucp_context_h ctx, void *base, size_t size, ucp_mem_h *memh, void **rkey, size_t *rkey_len) {
     ucp_mem_map_params_t p = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
-                              .address = base, .length = size ? size : 1};
+                              .address = base,
+                              .length = size ? size : 1};
     if (ucp_mem_map(ctx, &p, memh) != UCS_OK) return -1;
     if (ucp_rkey_pack(ctx, *memh, rkey, rkey_len) != UCS_OK) {
         ucp_mem_unmap(ctx, *memh);
@@ -50,7 +51,9 @@ static int map_table(ucp_context_h ctx, clampi_mh_table *t) {
     const size_t bytes = CLAMPI_MH_SLOTS * sizeof *t->gen;
     ucp_mem_map_params_t p = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
                                             UCP_MEM_MAP_PARAM_FIELD_FLAGS,
-                              .address = NULL, .length = bytes, .flags = UCP_MEM_MAP_ALLOCATE};
+                              .address = NULL,
+                              .length = bytes,
+                              .flags = UCP_MEM_MAP_ALLOCATE};
     if (ucp_mem_map(ctx, &p, &t->gen_memh) != UCS_OK) return -1;
     ucp_mem_attr_t a = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
     if (ucp_mem_query(t->gen_memh, &a) != UCS_OK ||
@@ -106,8 +109,8 @@ void clampi_mh_table_destroy(clampi_win *w) {
     w->rmax->mht = NULL;
 }
 
-#define FIND(w, win)                                   \
-    clampi_win *w = clampi_registry_find(win);         \
+#define FIND(w, win)                           \
+    clampi_win *w = clampi_registry_find(win); \
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN)
 
 int CMPIX_Memhandle_create(void *base, MPI_Aint size, CMPI_Win win, void *memhandle, int *memhandle_size) {
@@ -131,11 +134,17 @@ int CMPIX_Memhandle_create(void *base, MPI_Aint size, CMPI_Win win, void *memhan
     } else {
         uint64_t generation = ++t->next_generation;
         if (generation == 0) generation = ++t->next_generation;
-        clampi_mh_fields f = {.owner = (uint32_t)w->rank, .win_id = clampi_rmax_win_id(w),
-                              .base = (uint64_t)(uintptr_t)base, .size = (uint64_t)size, .slot = s,
-                              .generation = generation, .gen_addr = (uint64_t)(uintptr_t)&t->gen[s],
-                              .rkey = t->slot[s].rkey, .rkey_len = (uint32_t)t->slot[s].rkey_len,
-                              .gen_rkey = t->gen_rkey, .gen_rkey_len = (uint32_t)t->gen_rkey_len};
+        clampi_mh_fields f = {.owner = (uint32_t)w->rank,
+                              .win_id = clampi_rmax_win_id(w),
+                              .base = (uint64_t)(uintptr_t)base,
+                              .size = (uint64_t)size,
+                              .slot = s,
+                              .generation = generation,
+                              .gen_addr = (uint64_t)(uintptr_t)&t->gen[s],
+                              .rkey = t->slot[s].rkey,
+                              .rkey_len = (uint32_t)t->slot[s].rkey_len,
+                              .gen_rkey = t->gen_rkey,
+                              .gen_rkey_len = (uint32_t)t->gen_rkey_len};
         int len = clampi_mh_encode(&f, memhandle, CMPIX_MAX_MEMHANDLE_SIZE);
         if (len < 0) {
             release_slot(ctx, t, s);
@@ -205,8 +214,8 @@ void clampi_mh_gen_cache_destroy(clampi_win *parent) {
     parent->rmax->gen_cache = NULL;
 }
 
-int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int target_rank, int disp_unit,
-                             MPI_Info info, CMPI_Win win, CMPI_Win *newwin) {
+int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int target_rank, int disp_unit, MPI_Info info,
+                             CMPI_Win win, CMPI_Win *newwin) {
     FIND(parent, win);
     if (!clampi_rmax_is_ucx(parent) || !parent->dynamic || (parent->rmax && parent->rmax->kind != CLAMPI_RMAX_PARENT))
         return clampi_raise_win(parent, CLAMPI_E_WIN);
@@ -249,8 +258,10 @@ int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int targ
     /* The liveness word by pointer where it can be: our own table, or the owner's table
      * segment mapped by UCX's shared-memory transport. */
     void *gp = NULL;
-    if (target_rank == parent->rank) m->gen_ptr = (const uint64_t *)(uintptr_t)f.gen_addr;
-    else if (ucp_rkey_ptr(m->gen_rkey, f.gen_addr, &gp) == UCS_OK) m->gen_ptr = gp;
+    if (target_rank == parent->rank)
+        m->gen_ptr = (const uint64_t *)(uintptr_t)f.gen_addr;
+    else if (ucp_rkey_ptr(m->gen_rkey, f.gen_addr, &gp) == UCS_OK)
+        m->gen_ptr = gp;
     int rc = clampi_mh_window_create(parent, m, &opts, newwin);
     if (rc != MPI_SUCCESS) {
         ucp_rkey_destroy(m->rkey);

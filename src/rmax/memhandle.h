@@ -24,19 +24,19 @@
 #define CLAMPI_MH_SLOTS 4096 /* live handles per dynamic window and process */
 
 typedef struct clampi_mh_win {
-    int target;               /* the owner: the only valid target rank */
-    uint64_t base, size;      /* the region at the owner */
+    int target;          /* the owner: the only valid target rank */
+    uint64_t base, size; /* the region at the owner */
     int disp_unit;
-    ucp_ep_h ep;              /* the parent's endpoint to the owner (process scope) */
+    ucp_ep_h ep; /* the parent's endpoint to the owner (process scope) */
     ucp_worker_h worker;
     ucp_rkey_h rkey, gen_rkey;
     uint64_t gen_addr, generation;
-    uint64_t md_map;          /* memory domains of the region's rkey (op_intrinsic) */
-    uint64_t gen_seen;        /* generation word fetched by the last flush */
-    const uint64_t *gen_ptr;  /* the owner's generation word as a local pointer (same process,
+    uint64_t md_map;         /* memory domains of the region's rkey (op_intrinsic) */
+    uint64_t gen_seen;       /* generation word fetched by the last flush */
+    const uint64_t *gen_ptr; /* the owner's generation word as a local pointer (same process,
                                  or a segment mapped by shared memory: ucp_rkey_ptr), or NULL */
-    int dead;                 /* the handle was found released */
-    int refs;                 /* windows using it: the one from the handle and its duplicates */
+    int dead;                /* the handle was found released */
+    int refs;                /* windows using it: the one from the handle and its duplicates */
 } clampi_mh_win;
 
 /* Peer: frees the window's rkeys (CMPI_Win_free of a memory-handle window). */
@@ -49,7 +49,7 @@ int clampi_mh_window_create(clampi_win *parent, clampi_mh_win *m, const clampi_w
  * one maps the owner's segment (shmat on shared memory: hundreds of microseconds), so it
  * is done once per (parent, owner, table) and kept until the parent's free. */
 typedef struct clampi_mh_gen_cache {
-    uint64_t sum;             /* checksum of the packed rkey (0: empty) */
+    uint64_t sum; /* checksum of the packed rkey (0: empty) */
     ucp_rkey_h rkey;
 } clampi_mh_gen_cache;
 void clampi_mh_gen_cache_destroy(clampi_win *parent);

@@ -27,7 +27,8 @@ static int check(clampi_win *w, int ocount, MPI_Datatype otype, int target, MPI_
     int err = clampi_access_check(w, ocount, otype, target, disp, tcount, ttype, a);
     if (err >= 0) return clampi_raise_win(w, (clampi_error)err);
     if (!clampi_rmax_in_epoch(parent_of(w), target)) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
-    if (a->target.bytes && (!a->target.contiguous || !a->origin.contiguous)) return clampi_raise_win(w, CLAMPI_E_TYPE_LAYOUT);
+    if (a->target.bytes && (!a->target.contiguous || !a->origin.contiguous))
+        return clampi_raise_win(w, CLAMPI_E_TYPE_LAYOUT);
     /* Last: is the handle still live (memhandle.h)? A released handle lets nothing in. */
     int rc = clampi_mh_check_live(w);
     if (rc != MPI_SUCCESS)
@@ -35,8 +36,8 @@ static int check(clampi_win *w, int ocount, MPI_Datatype otype, int target, MPI_
     return MPI_SUCCESS;
 }
 
-static int transfer(clampi_win *w, int is_put, void *origin, int oc, MPI_Datatype ot, int target, MPI_Aint disp,
-                    int tc, MPI_Datatype tt) {
+static int transfer(clampi_win *w, int is_put, void *origin, int oc, MPI_Datatype ot, int target, MPI_Aint disp, int tc,
+                    MPI_Datatype tt) {
     clampi_access a;
     int rc = check(w, oc, ot, target, disp, tc, tt, &a);
     if (rc != MPI_SUCCESS || a.target.bytes == 0) return rc;
@@ -66,7 +67,9 @@ static int mh_flush(clampi_win *w, int rank) {
     clampi_mh_win *m = mh_of(w);
     if (rank != m->target) return clampi_raise_win(w, CLAMPI_E_RANK);
     int rc = clampi_mh_flush(w);
-    return rc == MPI_SUCCESS ? rc : clampi_raise_win(w, rc == clampi_error_code(CLAMPI_E_RANGE) ? CLAMPI_E_RANGE : CLAMPI_E_UCX);
+    return rc == MPI_SUCCESS
+               ? rc
+               : clampi_raise_win(w, rc == clampi_error_code(CLAMPI_E_RANGE) ? CLAMPI_E_RANGE : CLAMPI_E_UCX);
 }
 static int mh_flush_all(clampi_win *w) { return mh_flush(w, mh_of(w)->target); }
 
@@ -86,9 +89,9 @@ static int mh_rput(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t,
 
 /* Accumulates: the parent's operation at the handle's absolute address. */
 #define ABS(w, d) ((MPI_Aint)(mh_of(w)->base + (uint64_t)(d) * (uint64_t)mh_of(w)->disp_unit))
-#define ACC_CHECK(w, t, d, tc, tt)                                           \
-    clampi_access a_;                                                        \
-    int rc_ = check(w, tc, tt, t, d, tc, tt, &a_);                           \
+#define ACC_CHECK(w, t, d, tc, tt)                 \
+    clampi_access a_;                              \
+    int rc_ = check(w, tc, tt, t, d, tc, tt, &a_); \
     if (rc_ != MPI_SUCCESS) return rc_
 static int mh_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
                          MPI_Datatype tt, MPI_Op op) {
@@ -116,23 +119,65 @@ static int mh_compare_and_swap(clampi_win *w, const void *o, const void *c, void
 
 /* Everything else: not on a memory-handle window (the Quo Vadis RMA paper, §4.2). */
 static int refuse(clampi_win *w) { return clampi_raise_win(w, CLAMPI_E_RMA_SYNC); }
-static int mh_lock(clampi_win *w, int lt, int r, int a) { (void)lt, (void)r, (void)a; return refuse(w); }
-static int mh_unlock(clampi_win *w, int r) { (void)r; return refuse(w); }
-static int mh_lock_all(clampi_win *w, int a) { (void)a; return refuse(w); }
-static int mh_fence(clampi_win *w, int a) { (void)a; return refuse(w); }
-static int mh_group(clampi_win *w, MPI_Group g, int a) { (void)g, (void)a; return refuse(w); }
-static int mh_attach(clampi_win *w, void *b, MPI_Aint s) { (void)b, (void)s; return clampi_raise_win(w, CLAMPI_E_WIN); }
-static int mh_detach(clampi_win *w, const void *b) { (void)b; return clampi_raise_win(w, CLAMPI_E_WIN); }
-static int mh_free(clampi_win *w) { (void)w; return MPI_SUCCESS; } /* never called: family.c frees children */
+static int mh_lock(clampi_win *w, int lt, int r, int a) {
+    (void)lt, (void)r, (void)a;
+    return refuse(w);
+}
+static int mh_unlock(clampi_win *w, int r) {
+    (void)r;
+    return refuse(w);
+}
+static int mh_lock_all(clampi_win *w, int a) {
+    (void)a;
+    return refuse(w);
+}
+static int mh_fence(clampi_win *w, int a) {
+    (void)a;
+    return refuse(w);
+}
+static int mh_group(clampi_win *w, MPI_Group g, int a) {
+    (void)g, (void)a;
+    return refuse(w);
+}
+static int mh_attach(clampi_win *w, void *b, MPI_Aint s) {
+    (void)b, (void)s;
+    return clampi_raise_win(w, CLAMPI_E_WIN);
+}
+static int mh_detach(clampi_win *w, const void *b) {
+    (void)b;
+    return clampi_raise_win(w, CLAMPI_E_WIN);
+}
+static int mh_free(clampi_win *w) {
+    (void)w;
+    return MPI_SUCCESS;
+} /* never called: family.c frees children */
 
 const clampi_backend_ops clampi_backend_memhandle = {
     .name = "ucx",
-    .get = mh_get, .rget = mh_rget, .put = mh_put, .rput = mh_rput,
-    .accumulate = mh_accumulate, .get_accumulate = mh_get_accumulate,
-    .fetch_and_op = mh_fetch_and_op, .compare_and_swap = mh_compare_and_swap,
-    .flush = mh_flush, .flush_all = mh_flush_all, .flush_local = mh_flush, .flush_local_all = mh_flush_all,
-    .lock = mh_lock, .unlock = mh_unlock, .lock_all = mh_lock_all, .unlock_all = refuse,
-    .sync = refuse, .fence = mh_fence, .start = mh_group, .complete = refuse, .post = mh_group,
-    .wait = refuse, .attach = mh_attach, .detach = mh_detach, .free = mh_free,
+    .get = mh_get,
+    .rget = mh_rget,
+    .put = mh_put,
+    .rput = mh_rput,
+    .accumulate = mh_accumulate,
+    .get_accumulate = mh_get_accumulate,
+    .fetch_and_op = mh_fetch_and_op,
+    .compare_and_swap = mh_compare_and_swap,
+    .flush = mh_flush,
+    .flush_all = mh_flush_all,
+    .flush_local = mh_flush,
+    .flush_local_all = mh_flush_all,
+    .lock = mh_lock,
+    .unlock = mh_unlock,
+    .lock_all = mh_lock_all,
+    .unlock_all = refuse,
+    .sync = refuse,
+    .fence = mh_fence,
+    .start = mh_group,
+    .complete = refuse,
+    .post = mh_group,
+    .wait = refuse,
+    .attach = mh_attach,
+    .detach = mh_detach,
+    .free = mh_free,
     .thread_stats = clampi_ucx_thread_stats,
 };

@@ -15,8 +15,19 @@ uint64_t clampi_mh_checksum(const void *p, size_t n) {
     return h;
 }
 
-#define PUT(T, v) do { T x_ = (T)(v); memcpy(o + at, &x_, sizeof x_); at += sizeof x_; } while (0)
-#define GET(T, dst) do { T x_; memcpy(&x_, b + at, sizeof x_); at += sizeof x_; (dst) = x_; } while (0)
+#define PUT(T, v)                       \
+    do {                                \
+        T x_ = (T)(v);                  \
+        memcpy(o + at, &x_, sizeof x_); \
+        at += sizeof x_;                \
+    } while (0)
+#define GET(T, dst)                     \
+    do {                                \
+        T x_;                           \
+        memcpy(&x_, b + at, sizeof x_); \
+        at += sizeof x_;                \
+        (dst) = x_;                     \
+    } while (0)
 
 int clampi_mh_encode(const clampi_mh_fields *f, void *out, size_t cap) {
     size_t total = HEADER + (size_t)f->rkey_len + f->gen_rkey_len + TRAILER;

@@ -11,15 +11,15 @@
 #define CLAMPI_MH_VERSION 1u
 
 typedef struct clampi_mh_fields {
-    uint32_t owner;        /* rank in the window's communicator */
-    uint64_t win_id;       /* the dynamic window's id, the same on every rank */
-    uint64_t base, size;   /* the registered region at the owner */
-    uint32_t slot;         /* liveness word: index in the owner's generation table */
-    uint64_t generation;   /* value that word holds while the handle is live (never 0) */
-    uint64_t gen_addr;     /* address of that word at the owner */
-    const void *rkey;      /* packed rkey of [base, base+size) */
+    uint32_t owner;      /* rank in the window's communicator */
+    uint64_t win_id;     /* the dynamic window's id, the same on every rank */
+    uint64_t base, size; /* the registered region at the owner */
+    uint32_t slot;       /* liveness word: index in the owner's generation table */
+    uint64_t generation; /* value that word holds while the handle is live (never 0) */
+    uint64_t gen_addr;   /* address of that word at the owner */
+    const void *rkey;    /* packed rkey of [base, base+size) */
     uint32_t rkey_len;
-    const void *gen_rkey;  /* packed rkey of the generation table */
+    const void *gen_rkey; /* packed rkey of the generation table */
     uint32_t gen_rkey_len;
 } clampi_mh_fields;
 

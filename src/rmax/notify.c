@@ -34,14 +34,17 @@ typedef struct notify_req {
 typedef struct clampi_notify {
     pthread_mutex_t lock;
     ucp_worker_h worker;
-    uint32_t arrived[CMPIX_NOTIFY_MAX];          /* arrivals not yet given to a request */
-    int sources[CMPIX_NOTIFY_MAX][QUEUE];        /* their origins (ring) */
+    uint32_t arrived[CMPIX_NOTIFY_MAX];   /* arrivals not yet given to a request */
+    int sources[CMPIX_NOTIFY_MAX][QUEUE]; /* their origins (ring) */
     uint32_t head[CMPIX_NOTIFY_MAX];
-    notify_req *waiting;                          /* requests without an arrival yet, oldest first */
-    int refs;                                     /* the window + live requests */
+    notify_req *waiting; /* requests without an arrival yet, oldest first */
+    int refs;            /* the window + live requests */
 } clampi_notify;
 
-typedef struct { uint64_t win_id; int32_t id, origin; } notify_msg;
+typedef struct {
+    uint64_t win_id;
+    int32_t id, origin;
+} notify_msg;
 
 static void unref(clampi_notify *n) {
     pthread_mutex_lock(&n->lock);
@@ -97,7 +100,9 @@ static clampi_notify *notify_of(clampi_win *w) {
         n->worker = clampi_rmax_main_worker(root);
         ucp_am_handler_param_t p = {.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
                                                   UCP_AM_HANDLER_PARAM_FIELD_ARG,
-                                    .id = CLAMPI_RMAX_AM_NOTIFY, .cb = on_notify, .arg = n};
+                                    .id = CLAMPI_RMAX_AM_NOTIFY,
+                                    .cb = on_notify,
+                                    .arg = n};
         if (ucp_worker_set_am_recv_handler(n->worker, &p) != UCS_OK) {
             pthread_mutex_destroy(&n->lock);
             free(n);
@@ -115,7 +120,8 @@ void clampi_rmax_notify_release(clampi_win *w) {
     clampi_notify *n = w->rmax->notify;
     if (!n) return;
     ucp_am_handler_param_t p = {.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB,
-                                .id = CLAMPI_RMAX_AM_NOTIFY, .cb = NULL};
+                                .id = CLAMPI_RMAX_AM_NOTIFY,
+                                .cb = NULL};
     if (w->ucx) ucp_worker_set_am_recv_handler(n->worker, &p);
     w->rmax->notify = NULL;
     unref(n);
@@ -220,7 +226,10 @@ int CMPIX_Win_notify_request(CMPI_Win win, int notify_id, MPI_Request *req) {
     if (rc != MPI_SUCCESS) {
         pthread_mutex_lock(&n->lock);
         for (notify_req **p = &n->waiting; *p; p = &(*p)->next)
-            if (*p == r) { *p = r->next; break; }
+            if (*p == r) {
+                *p = r->next;
+                break;
+            }
         if (r->done) arrive(n, notify_id, r->source); /* give the arrival back */
         n->refs--;
         pthread_mutex_unlock(&n->lock);

@@ -29,7 +29,6 @@ static int transports_intrinsic(clampi_win *w, clampi_win *ep_win) {
     return all;
 }
 
-
 int CMPIX_Win_op_intrinsic(const char *ops, int max_count, MPI_Datatype datatype, CMPI_Win win, int *flag) {
     clampi_win *w = clampi_registry_find(win);
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);

@@ -15,7 +15,7 @@
 
 typedef struct rr_ctx {
     void *lane;
-    void *req;      /* the endpoint flush's UCX request (NULL: done at once) */
+    void *req; /* the endpoint flush's UCX request (NULL: done at once) */
     int done;
     ucs_status_t status;
     int target;
@@ -73,8 +73,10 @@ static int remote_completion_request(clampi_win *w, int target, MPI_Request *req
         free(c);
         return clampi_raise_win(w, CLAMPI_E_UCX);
     }
-    if (r) c->req = r;
-    else c->done = 1;
+    if (r)
+        c->req = r;
+    else
+        c->done = 1;
     int rc = clampi_greq_start(rr_poll, c, rr_free, NULL, request);
     if (rc != MPI_SUCCESS) {
         if (r) { /* wait for the flush here: its callback writes to c */
@@ -88,9 +90,9 @@ static int remote_completion_request(clampi_win *w, int target, MPI_Request *req
     return MPI_SUCCESS;
 }
 
-#define FIND_RR(w, win, request)                                            \
-    clampi_win *w = clampi_registry_find(win);                              \
-    if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);                        \
+#define FIND_RR(w, win, request)                     \
+    clampi_win *w = clampi_registry_find(win);       \
+    if (!w) return clampi_raise_nowin(CLAMPI_E_WIN); \
     if (!request) return clampi_raise_win(w, CLAMPI_E_ARG)
 
 int CMPIX_Rrput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
@@ -105,8 +107,8 @@ int CMPIX_Rrput(const void *origin_addr, int origin_count, MPI_Datatype origin_d
 }
 
 int CMPIX_Rraccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                       MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
-                       CMPI_Win win, MPI_Request *request) {
+                       MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, CMPI_Win win,
+                       MPI_Request *request) {
     FIND_RR(w, win, request);
     int rc = CMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                              target_datatype, op, win);
@@ -115,13 +117,13 @@ int CMPIX_Rraccumulate(const void *origin_addr, int origin_count, MPI_Datatype o
     return remote_completion_request(w, target_rank, request);
 }
 
-int CMPIX_Rrget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                           void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
-                           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
-                           CMPI_Win win, MPI_Request *request) {
+int CMPIX_Rrget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr,
+                           int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                           int target_count, MPI_Datatype target_datatype, MPI_Op op, CMPI_Win win,
+                           MPI_Request *request) {
     FIND_RR(w, win, request);
-    int rc = CMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                 result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+    int rc = CMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                                 target_rank, target_disp, target_count, target_datatype, op, win);
     if (rc != MPI_SUCCESS) return rc;
     if (target_rank == MPI_PROC_NULL) return clampi_request_done(request);
     return remote_completion_request(w, target_rank, request);

@@ -102,7 +102,8 @@ static uint64_t registered_memory_md_map(ucp_context_h ctx) {
     if (v) return v;
     static char probe[64];
     ucp_mem_map_params_t p = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
-                              .address = probe, .length = sizeof probe};
+                              .address = probe,
+                              .length = sizeof probe};
     ucp_mem_h memh;
     void *packed;
     size_t len;

@@ -11,16 +11,14 @@
 #define N 512
 
 static uint64_t rng = 88172645463325252ull;
-static uint64_t next(void)
-{
+static uint64_t next(void) {
     rng ^= rng << 13;
     rng ^= rng >> 7;
     rng ^= rng << 17;
     return rng;
 }
 
-int main(void)
-{
+int main(void) {
     size_t bytes = (size_t)8 << 20;
     char *mem = malloc(bytes + 100);
     clampi_coll_arena a;
@@ -29,14 +27,13 @@ int main(void)
     size_t whole = clampi_coll_arena_largest_free(&a);
     CHECK(whole > bytes - 256);
 
-    void *p[N] = { 0 };
-    size_t sz[N] = { 0 };
-    unsigned char tag[N] = { 0 };
+    void *p[N] = {0};
+    size_t sz[N] = {0};
+    unsigned char tag[N] = {0};
     for (int step = 0; step < 200000; step++) {
         int i = (int)(next() % N);
         if (p[i]) {
-            for (size_t k = 0; k < sz[i]; k++)
-                CHECK(((unsigned char *)p[i])[k] == tag[i]);
+            for (size_t k = 0; k < sz[i]; k++) CHECK(((unsigned char *)p[i])[k] == tag[i]);
             CHECK_EQ_INT(clampi_coll_arena_free(&a, p[i]), 0);
             p[i] = NULL;
         } else {
@@ -51,12 +48,10 @@ int main(void)
                 memset(p[i], tag[i], n);
             }
         }
-        if (step % 997 == 0)
-            CHECK_EQ_INT(clampi_coll_arena_check(&a), 0);
+        if (step % 997 == 0) CHECK_EQ_INT(clampi_coll_arena_check(&a), 0);
     }
     for (int i = 0; i < N; i++)
-        if (p[i])
-            CHECK_EQ_INT(clampi_coll_arena_free(&a, p[i]), 0);
+        if (p[i]) CHECK_EQ_INT(clampi_coll_arena_free(&a, p[i]), 0);
     CHECK_EQ_INT(clampi_coll_arena_check(&a), 0);
     CHECK_EQ_INT(a.in_use, 0);
     CHECK_EQ_INT(clampi_coll_arena_largest_free(&a), whole); /* fully coalesced */
@@ -64,16 +59,13 @@ int main(void)
     /* exhaustion: fill with 1 MiB blocks until NULL, then free in an interleaved order */
     void *big[16];
     int nb = 0;
-    while (nb < 16 && (big[nb] = clampi_coll_arena_alloc(&a, (size_t)1 << 20)) != NULL)
-        nb++;
+    while (nb < 16 && (big[nb] = clampi_coll_arena_alloc(&a, (size_t)1 << 20)) != NULL) nb++;
     CHECK(nb == 7); /* 8 MiB minus headers: seven 1 MiB blocks fit */
     CHECK(clampi_coll_arena_alloc(&a, whole) == NULL);
     CHECK(clampi_coll_arena_alloc(&a, (size_t)1 << 30) == NULL);
-    for (int i = 0; i < nb; i += 2)
-        CHECK_EQ_INT(clampi_coll_arena_free(&a, big[i]), 0);
+    for (int i = 0; i < nb; i += 2) CHECK_EQ_INT(clampi_coll_arena_free(&a, big[i]), 0);
     CHECK_EQ_INT(clampi_coll_arena_check(&a), 0);
-    for (int i = 1; i < nb; i += 2)
-        CHECK_EQ_INT(clampi_coll_arena_free(&a, big[i]), 0);
+    for (int i = 1; i < nb; i += 2) CHECK_EQ_INT(clampi_coll_arena_free(&a, big[i]), 0);
     CHECK_EQ_INT(clampi_coll_arena_largest_free(&a), whole);
 
     /* bad frees: double free, interior pointer, foreign pointer */

@@ -12,30 +12,27 @@
 #include "check.h"
 
 static int handler_calls, handler_last;
-static void count_errors(MPI_Comm *comm, int *code, ...)
-{
+static void count_errors(MPI_Comm *comm, int *code, ...) {
     handler_calls++;
     handler_last = *code;
 }
 
-static int errclass(int code)
-{
+static int errclass(int code) {
     int c;
     MPI_Error_class(code, &c);
     return c;
 }
 
-#define EXPECT_ERR(call, cls)                                                      \
-    do {                                                                           \
-        int _before = handler_calls;                                               \
-        int _rc = (call);                                                          \
-        CHECK_EQ_INT(errclass(_rc), cls);                                          \
-        CHECK_EQ_INT(handler_calls, _before + 1);                                  \
-        CHECK_EQ_INT(errclass(handler_last), cls);                                 \
+#define EXPECT_ERR(call, cls)                      \
+    do {                                           \
+        int _before = handler_calls;               \
+        int _rc = (call);                          \
+        CHECK_EQ_INT(errclass(_rc), cls);          \
+        CHECK_EQ_INT(handler_calls, _before + 1);  \
+        CHECK_EQ_INT(errclass(handler_last), cls); \
     } while (0)
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, P;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -66,7 +63,8 @@ int main(int argc, char **argv)
      * nobody hangs (it did); then the same again the other way round, and for Allgather */
     if (P > 1) {
         const int small = 4, large = 600; /* 16 B and 2400 B blocks of ints */
-        int *ms = malloc(sizeof(int) * (size_t)large * (size_t)P), *mr = malloc(sizeof(int) * (size_t)large * (size_t)P);
+        int *ms = malloc(sizeof(int) * (size_t)large * (size_t)P),
+            *mr = malloc(sizeof(int) * (size_t)large * (size_t)P);
         CHECK(ms && mr);
         memset(ms, 0, sizeof(int) * (size_t)large * (size_t)P);
         for (int flip = 0; flip < 2; flip++) {
@@ -75,12 +73,10 @@ int main(int argc, char **argv)
             EXPECT_ERR(CMPI_Allgather(ms, n, MPI_INT, mr, n, MPI_INT, comm), MPI_ERR_TRUNCATE);
         }
         /* and the communicator still works on both paths */
-        for (int i = 0; i < large * P; i++)
-            ms[i] = rank * 100000 + i;
+        for (int i = 0; i < large * P; i++) ms[i] = rank * 100000 + i;
         for (int n = small; n <= large; n += large - small) {
             CHECK(CMPI_Alltoall(ms, n, MPI_INT, mr, n, MPI_INT, comm) == MPI_SUCCESS);
-            for (int j = 0; j < P; j++)
-                CHECK_EQ_INT(mr[j * n + n - 1], j * 100000 + rank * n + n - 1);
+            for (int j = 0; j < P; j++) CHECK_EQ_INT(mr[j * n + n - 1], j * 100000 + rank * n + n - 1);
         }
         free(ms);
         free(mr);
@@ -94,12 +90,10 @@ int main(int argc, char **argv)
     /* ---- a valid call after the errors; the path follows the buffers --------------- */
     CMPIX_Coll_stats a, b;
     CMPIX_Coll_get_stats(&a);
-    for (int i = 0; i < 4 * P; i++)
-        s[i] = rank * 1000 + i;
+    for (int i = 0; i < 4 * P; i++) s[i] = rank * 1000 + i;
     CHECK(CMPI_Alltoall(s, 4, MPI_INT, r, 4, MPI_INT, comm) == MPI_SUCCESS);
     for (int j = 0; j < P; j++)
-        for (int k = 0; k < 4; k++)
-            CHECK_EQ_INT(r[j * 4 + k], j * 1000 + rank * 4 + k);
+        for (int k = 0; k < 4; k++) CHECK_EQ_INT(r[j * 4 + k], j * 1000 + rank * 4 + k);
     CMPIX_Coll_get_stats(&b);
     /* small blocks: the mailbox path (one synchronization), wherever the buffers are */
     if (P > 1)
@@ -109,8 +103,7 @@ int main(int argc, char **argv)
     memset(r, 0, sizeof(int) * 4 * (size_t)P);
     CHECK(CMPIX_Alltoall_algo(s, 4, MPI_INT, r, 4, MPI_INT, comm, CMPIX_COLL_MORTON) == MPI_SUCCESS);
     for (int j = 0; j < P; j++)
-        for (int k = 0; k < 4; k++)
-            CHECK_EQ_INT(r[j * 4 + k], j * 1000 + rank * 4 + k);
+        for (int k = 0; k < 4; k++) CHECK_EQ_INT(r[j * 4 + k], j * 1000 + rank * 4 + k);
     CMPIX_Coll_get_stats(&a);
     CHECK_EQ_INT(a.direct, b.direct + 1); /* forced schedule, all buffers in the heap */
 
@@ -126,8 +119,7 @@ int main(int argc, char **argv)
     char *bs = malloc(big * (size_t)P), *br = malloc(big * (size_t)P);
     memset(bs, rank, big * (size_t)P);
     CHECK(CMPI_Alltoall(bs, (int)big, MPI_BYTE, br, (int)big, MPI_BYTE, comm) == MPI_SUCCESS);
-    for (int j = 0; j < P; j++)
-        CHECK(br[(size_t)j * big] == j && br[(size_t)j * big + big - 1] == j);
+    for (int j = 0; j < P; j++) CHECK(br[(size_t)j * big] == j && br[(size_t)j * big + big - 1] == j);
     CMPIX_Coll_get_stats(&b);
     CHECK_EQ_INT(b.delegated, a.delegated + 1);
 
@@ -172,8 +164,7 @@ int main(int argc, char **argv)
     free(br);
     MPI_Comm_free(&comm);
     MPI_Errhandler_free(&eh);
-    if (rank == 0)
-        printf("coll api: ok (np=%d)\n", P);
+    if (rank == 0) printf("coll api: ok (np=%d)\n", P);
     MPI_Finalize();
     return 0;
 }

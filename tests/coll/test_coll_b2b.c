@@ -18,8 +18,7 @@
 
 enum { SETS = 8 };
 
-static uint64_t xs(uint64_t *s)
-{
+static uint64_t xs(uint64_t *s) {
     *s ^= *s << 13;
     *s ^= *s >> 7;
     *s ^= *s << 17;
@@ -27,8 +26,7 @@ static uint64_t xs(uint64_t *s)
 }
 
 /* byte k of the block that (world) sender s sends to receiver r in call it */
-static unsigned char pat(int it, int s, int r, size_t k)
-{
+static unsigned char pat(int it, int s, int r, size_t k) {
     return (unsigned char)(it * 131 + s * 31 + r * 7 + (int)(k * 13) + (int)(k >> 8));
 }
 
@@ -38,8 +36,7 @@ typedef struct set {
     size_t cap;
 } set;
 
-static char *get(size_t n, int heap)
-{
+static char *get(size_t n, int heap) {
     char *p = NULL;
     if (heap)
         CHECK(CMPI_Alloc_mem((MPI_Aint)n, MPI_INFO_NULL, &p) == MPI_SUCCESS);
@@ -49,16 +46,14 @@ static char *get(size_t n, int heap)
     return p;
 }
 
-static void put(char *p, int heap)
-{
+static void put(char *p, int heap) {
     if (heap)
         CHECK(CMPI_Free_mem(p) == MPI_SUCCESS);
     else
         free(p);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int iters = 400, maxlog = 15;
     uint64_t seed = 1;
@@ -74,9 +69,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     CHECK(CMPIX_Heap_init(0) == MPI_SUCCESS);
-    MPI_Comm comms[2] = { MPI_COMM_WORLD, MPI_COMM_NULL };
+    MPI_Comm comms[2] = {MPI_COMM_WORLD, MPI_COMM_NULL};
     MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, -wrank, &comms[1]); /* reversed order */
-    int *wof[2]; /* world rank of each rank of comms[c] */
+    int *wof[2];                                                  /* world rank of each rank of comms[c] */
     for (int c = 0; c < 2; c++) {
         int P;
         MPI_Comm_size(comms[c], &P);
@@ -107,8 +102,7 @@ int main(int argc, char **argv)
         if (lg > 11 && xs(&g) % 4 != 0)
             lg = (int)(xs(&g) % 12); /* mostly small blocks: where synchronization dominates */
         size_t B = ((size_t)1 << lg) + (lg > 0 ? xs(&g) % ((size_t)1 << lg) : 0);
-        if (B > maxb)
-            B = maxb;
+        if (B > maxb) B = maxb;
         MPI_Comm comm = comms[ci];
         int me, P;
         MPI_Comm_rank(comm, &me);
@@ -118,12 +112,10 @@ int main(int argc, char **argv)
         char *sb = in_place ? st->r : st->s;
         if (op == 0) {
             for (int r = 0; r < P; r++)
-                for (size_t k = 0; k < B; k++)
-                    sb[(size_t)r * B + k] = (char)pat(it, wrank, wof[ci][r], k);
+                for (size_t k = 0; k < B; k++) sb[(size_t)r * B + k] = (char)pat(it, wrank, wof[ci][r], k);
         } else {
             char *mine = in_place ? st->r + (size_t)me * B : st->s;
-            for (size_t k = 0; k < B; k++)
-                mine[k] = (char)pat(it, wrank, 0, k);
+            for (size_t k = 0; k < B; k++) mine[k] = (char)pat(it, wrank, 0, k);
         }
         const void *sarg = in_place ? MPI_IN_PLACE : st->s;
         int err = op == 0 ? CMPIX_Alltoall_algo(sarg, (int)B, MPI_BYTE, st->r, (int)B, MPI_BYTE, comm, algo)
@@ -153,8 +145,7 @@ int main(int argc, char **argv)
     if (wrank == 0)
         printf("np=%d calls=%d bytes checked=%lu: direct %lu staged %lu eager %lu hierarchical %lu delegated %lu\n",
                wsize, iters, checked, cs.direct, cs.staged, cs.eager, cs.hierarchical, cs.delegated);
-    if (wsize > 1 && getenv("CLAMPI_NODE_SIZE") == NULL)
-        CHECK(cs.eager > 0 && cs.direct > 0);
+    if (wsize > 1 && getenv("CLAMPI_NODE_SIZE") == NULL) CHECK(cs.eager > 0 && cs.direct > 0);
     for (int k = 0; k < SETS; k++) {
         put(sets[k].s, sets[k].heap_s);
         put(sets[k].r, sets[k].heap_r);

@@ -15,8 +15,7 @@
 
 #include "check.h"
 
-static uint64_t xs(uint64_t *s)
-{
+static uint64_t xs(uint64_t *s) {
     *s ^= *s << 13;
     *s ^= *s >> 7;
     *s ^= *s << 17;
@@ -28,9 +27,8 @@ typedef struct buf {
     int heap;
 } buf;
 
-static buf get(size_t n, int heap)
-{
-    buf b = { NULL, heap };
+static buf get(size_t n, int heap) {
+    buf b = {NULL, heap};
     if (heap)
         CHECK(CMPI_Alloc_mem((MPI_Aint)(n ? n : 1), MPI_INFO_NULL, &b.p) == MPI_SUCCESS);
     else
@@ -39,28 +37,24 @@ static buf get(size_t n, int heap)
     return b;
 }
 
-static void put(buf b)
-{
+static void put(buf b) {
     if (b.heap)
         CHECK(CMPI_Free_mem(b.p) == MPI_SUCCESS);
     else
         free(b.p);
 }
 
-static void fill(char *p, size_t n, uint64_t seed)
-{
+static void fill(char *p, size_t n, uint64_t seed) {
     uint64_t s = seed | 1;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         uint64_t v = xs(&s);
         memcpy(p + i, &v, 8);
     }
-    for (; i < n; i++)
-        p[i] = (char)xs(&s);
+    for (; i < n; i++) p[i] = (char)xs(&s);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int iters = 40, maxlog = 22;
     uint64_t seed = 12345;
@@ -95,7 +89,7 @@ int main(int argc, char **argv)
     MPI_Type_commit(&types[3]);
     MPI_Type_vector(2, 1, 2, MPI_INT, &types[4]); /* 8 bytes spread over 12 */
     MPI_Type_commit(&types[4]);
-    static const char *tname[5] = { "byte", "int", "double", "contig3int", "vector" };
+    static const char *tname[5] = {"byte", "int", "double", "contig3int", "vector"};
 
     uint64_t g = seed * 2654435761u + 7;
     for (int it = 0; it < iters; it++) {
@@ -106,11 +100,9 @@ int main(int argc, char **argv)
         int in_place = xs(&g) % 4 == 0;
         int all_heap = xs(&g) % 2;
         int lg = (int)(xs(&g) % (uint64_t)(maxlog + 1));
-        if (lg >= 16 && xs(&g) % 3 != 0)
-            lg = (int)(xs(&g) % 16); /* fewer large blocks */
+        if (lg >= 16 && xs(&g) % 3 != 0) lg = (int)(xs(&g) % 16); /* fewer large blocks */
         size_t want = ((size_t)1 << lg) + (lg > 0 ? xs(&g) % ((size_t)1 << lg) : 0);
-        if (want > ((size_t)4 << 20))
-            want = (size_t)4 << 20;
+        if (want > ((size_t)4 << 20)) want = (size_t)4 << 20;
 
         MPI_Comm comm = comms[ci < 3 ? ci : 0];
         if (ci == 3) /* a fresh communicator: state created lazily and freed with it */
@@ -124,8 +116,7 @@ int main(int argc, char **argv)
         MPI_Type_size(t, &tsize);
         MPI_Type_get_extent(t, &lb, &ext);
         int count = (int)(want / (size_t)tsize);
-        if (count == 0)
-            count = xs(&g) % 8 == 0 ? 0 : 1; /* sometimes a zero-byte collective */
+        if (count == 0) count = xs(&g) % 8 == 0 ? 0 : 1; /* sometimes a zero-byte collective */
         size_t blk = (size_t)count * (size_t)ext;
         size_t slen = op == 0 ? blk * (size_t)P : blk, rlen = blk * (size_t)P;
 
@@ -147,7 +138,7 @@ int main(int argc, char **argv)
         /* simulated nodes: does comm span several? (then nothing may be shared directly) */
         int spans = 0;
         if (node_size > 0) {
-            int nd[2] = { wrank / node_size, -(wrank / node_size) }, mm[2];
+            int nd[2] = {wrank / node_size, -(wrank / node_size)}, mm[2];
             MPI_Allreduce(nd, mm, 2, MPI_INT, MPI_MAX, comm);
             spans = mm[0] != -mm[1];
         }
@@ -170,20 +161,18 @@ int main(int argc, char **argv)
             CHECK_EQ_INT(after.hierarchical, before.hierarchical);
         if (memcmp(rb.p, ref, rlen) != 0) {
             size_t k = 0;
-            while (((unsigned char *)rb.p)[k] == ((unsigned char *)ref)[k])
-                k++;
+            while (((unsigned char *)rb.p)[k] == ((unsigned char *)ref)[k]) k++;
             fprintf(stderr,
                     "rank %d it %d: %s P=%d type=%s count=%d in_place=%d algo=%d heap s/r=%d/%d: "
                     "byte %zu (block %zu) differs: %02x != %02x\n",
-                    wrank, it, op ? "allgather" : "alltoall", P, tname[ti], count, in_place, (int)algo, sh,
-                    rh, k, blk ? k / blk : 0, ((unsigned char *)rb.p)[k], ((unsigned char *)ref)[k]);
+                    wrank, it, op ? "allgather" : "alltoall", P, tname[ti], count, in_place, (int)algo, sh, rh, k,
+                    blk ? k / blk : 0, ((unsigned char *)rb.p)[k], ((unsigned char *)ref)[k]);
             CHECK(0);
         }
         put(sb);
         put(rb);
         free(ref);
-        if (ci == 3)
-            MPI_Comm_free(&comm);
+        if (ci == 3) MPI_Comm_free(&comm);
     }
 
     CMPIX_Coll_stats st;
@@ -195,14 +184,12 @@ int main(int argc, char **argv)
                "fallbacks %lu\n",
                wsize, iters, st.direct, st.staged, st.eager, st.hierarchical, st.delegated, hi.in_use, hi.fallbacks);
     CHECK_EQ_INT(hi.in_use, 0); /* every heap buffer was given back */
-    if (expect && !strcmp(expect, "direct"))
-        CHECK(st.direct > 0 && st.staged > 0);
+    if (expect && !strcmp(expect, "direct")) CHECK(st.direct > 0 && st.staged > 0);
     if (expect && !strcmp(expect, "delegated"))
         CHECK(st.direct == 0 && st.staged == 0 && st.eager == 0 && st.hierarchical == 0);
     if (expect && !strcmp(expect, "hier")) /* simulated nodes: spanning communicators */
         CHECK(st.hierarchical > 0);
-    if (expect && !strcmp(expect, "fallback"))
-        CHECK(hi.fallbacks > 0);
+    if (expect && !strcmp(expect, "fallback")) CHECK(hi.fallbacks > 0);
     MPI_Type_free(&types[3]);
     MPI_Type_free(&types[4]);
     MPI_Comm_free(&comms[1]);

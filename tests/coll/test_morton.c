@@ -9,11 +9,9 @@
 #include "check.h"
 #include "coll/engine/morton.h"
 
-static void check_p(uint32_t p)
-{
+static void check_p(uint32_t p) {
     uint32_t n = 1;
-    while (n < p)
-        n <<= 1;
+    while (n < p) n <<= 1;
     /* brute force: walk the Z curve over n x n, keep in-range cells */
     clampi_coll_cell *walk = malloc(sizeof *walk * (size_t)p * p);
     size_t w = 0;
@@ -21,8 +19,7 @@ static void check_p(uint32_t p)
         uint32_t r, c;
         clampi_coll_morton_decode(z, &r, &c);
         CHECK_EQ_INT(clampi_coll_morton_encode(r, c), z);
-        if (r < p && c < p)
-            walk[w++] = (clampi_coll_cell){ r, c };
+        if (r < p && c < p) walk[w++] = (clampi_coll_cell){r, c};
     }
     CHECK_EQ_INT(w, (uint64_t)p * p);
     unsigned char *seen = calloc((size_t)p * p, 1);
@@ -48,24 +45,20 @@ static void check_p(uint32_t p)
             seen_naive[(size_t)k * p + i] = 1;
         }
     }
-    for (size_t i = 0; i < (size_t)p * p; i++)
-        CHECK(seen[i] == 1 && seen_naive[i] == 1);
+    for (size_t i = 0; i < (size_t)p * p; i++) CHECK(seen[i] == 1 && seen_naive[i] == 1);
     free(walk);
     free(seen);
     free(seen_naive);
     free(seg);
 }
 
-int main(void)
-{
+int main(void) {
     /* the paper's Figure 1: P = 8, process 0 takes the top-left 2 x 4 Z-ordered cells */
     clampi_coll_cell s[8];
     clampi_coll_morton_segment(8, 0, s);
-    static const uint32_t fig_r[8] = { 0, 0, 1, 1, 0, 0, 1, 1 }, fig_c[8] = { 0, 1, 0, 1, 2, 3, 2, 3 };
-    for (int i = 0; i < 8; i++)
-        CHECK(s[i].r == fig_r[i] && s[i].c == fig_c[i]);
-    for (uint32_t p = 1; p <= 64; p++)
-        check_p(p);
+    static const uint32_t fig_r[8] = {0, 0, 1, 1, 0, 0, 1, 1}, fig_c[8] = {0, 1, 0, 1, 2, 3, 2, 3};
+    for (int i = 0; i < 8; i++) CHECK(s[i].r == fig_r[i] && s[i].c == fig_c[i]);
+    for (uint32_t p = 1; p <= 64; p++) check_p(p);
     check_p(100);
     check_p(127);
     check_p(129);

@@ -12,22 +12,21 @@
 #define CHECK_FAIL_EXIT() exit(1)
 #endif
 
-#define CHECK(cond)                                                               \
-    do {                                                                          \
-        if (!(cond)) {                                                            \
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
             fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            CHECK_FAIL_EXIT();                                                    \
-        }                                                                         \
+            CHECK_FAIL_EXIT();                                                       \
+        }                                                                            \
     } while (0)
 
-#define CHECK_EQ_INT(a, b)                                                        \
-    do {                                                                          \
-        long long _a = (long long)(a), _b = (long long)(b);                       \
-        if (_a != _b) {                                                           \
-            fprintf(stderr, "%s:%d: check failed: %s == %s (%lld != %lld)\n",     \
-                    __FILE__, __LINE__, #a, #b, _a, _b);                          \
-            CHECK_FAIL_EXIT();                                                    \
-        }                                                                         \
+#define CHECK_EQ_INT(a, b)                                                                                         \
+    do {                                                                                                           \
+        long long _a = (long long)(a), _b = (long long)(b);                                                        \
+        if (_a != _b) {                                                                                            \
+            fprintf(stderr, "%s:%d: check failed: %s == %s (%lld != %lld)\n", __FILE__, __LINE__, #a, #b, _a, _b); \
+            CHECK_FAIL_EXIT();                                                                                     \
+        }                                                                                                          \
     } while (0)
 
 #endif

@@ -6,15 +6,15 @@
 #include "check.h"
 
 /* The MPI error class of rc must be cls. */
-#define CHECK_CLASS(rc, cls)                                                                      \
-    do {                                                                                          \
-        int _rc = (rc), _cls = -1;                                                                \
-        if (_rc != MPI_SUCCESS) MPI_Error_class(_rc, &_cls);                                      \
-        if (_cls != (cls)) {                                                                      \
-            fprintf(stderr, "%s:%d: %s: expected error class %d, got rc=%d class=%d\n", __FILE__, \
-                    __LINE__, #rc, (int)(cls), _rc, _cls);                                        \
-            CHECK_FAIL_EXIT();                                                                    \
-        }                                                                                         \
+#define CHECK_CLASS(rc, cls)                                                                                     \
+    do {                                                                                                         \
+        int _rc = (rc), _cls = -1;                                                                               \
+        if (_rc != MPI_SUCCESS) MPI_Error_class(_rc, &_cls);                                                     \
+        if (_cls != (cls)) {                                                                                     \
+            fprintf(stderr, "%s:%d: %s: expected error class %d, got rc=%d class=%d\n", __FILE__, __LINE__, #rc, \
+                    (int)(cls), _rc, _cls);                                                                      \
+            CHECK_FAIL_EXIT();                                                                                   \
+        }                                                                                                        \
     } while (0)
 
 /* Info for a window in the given mode that always uses the cache (no shared-memory

@@ -11,8 +11,7 @@
 #define PAGE 4096
 static double grid[3 * PAGE / sizeof(double)] __attribute__((aligned(PAGE)));
 
-int main(void)
-{
+int main(void) {
     /* loads, stores and read-modify-writes on one page: 10 + 10 + 2*10 = 40 */
     volatile int32_t *ld = malloc(2 * PAGE); /* @MALLOC */
     int32_t sink = 0;
@@ -32,7 +31,8 @@ int main(void)
     volatile char *grown = malloc(16);
     grown = realloc((void *)grown, 3 * PAGE); /* @REALLOC */
     grown[2 * PAGE] = 1;
-    volatile char *region = mmap(NULL, 16 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); /* @MMAP */
+    volatile char *region =
+        mmap(NULL, 16 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); /* @MMAP */
     region[0] = 1;
     region[PAGE] = 2;
     region[PAGE + 1] = 3;

@@ -2,8 +2,7 @@
  * its partial output and mark it incomplete. */
 #include <stdlib.h>
 
-int main(void)
-{
+int main(void) {
     volatile char *data = malloc(2 * 4096);
     data[0] = 1;
     volatile char *null = NULL;

@@ -7,8 +7,7 @@
 
 #define PAGE 4096
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm node;

@@ -6,8 +6,7 @@
 
 static int failures;
 
-static void expect(const char *line, const char *name)
-{
+static void expect(const char *line, const char *name) {
     char out[64];
     int found = cl_srcname_from_line(line, out, sizeof out);
     if ((name == NULL && found) || (name && (!found || strcmp(out, name) != 0))) {
@@ -17,8 +16,7 @@ static void expect(const char *line, const char *name)
     }
 }
 
-int main(void)
-{
+int main(void) {
     expect("double *u = malloc(n * sizeof *u);", "u");
     expect("  s->cells = calloc(n, 8); // cells", "s->cells");
     expect("grid.cells = (double *)malloc(n);", "grid.cells");

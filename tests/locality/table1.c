@@ -9,27 +9,23 @@
 #define PAGE 4096
 static volatile char *table;
 
-static void stores(volatile char *p, int n)
-{
+static void stores(volatile char *p, int n) {
     for (int i = 0; i < n; i++) p[i] = (char)i; /* @TOUCH */
 }
 
-static void *thread2(void *arg)
-{
+static void *thread2(void *arg) {
     stores(table, 5);
     stores(table + PAGE, 1);
     return NULL;
 }
 
-static void *thread3(void *arg)
-{
+static void *thread3(void *arg) {
     stores(table, 10);
     stores(table + PAGE, 10);
     return NULL;
 }
 
-int main(void)
-{
+int main(void) {
     table = aligned_alloc(PAGE, 2 * PAGE); /* @ALLOC */
     stores(table, 20);
     pthread_t t;

@@ -3,10 +3,9 @@
 // variable's).
 #include <vector>
 
-int main()
-{
+int main() {
     std::vector<double> field(4096, 0.0); // @VECTOR
-    double *raw = new double[1024]; // @NEW
+    double *raw = new double[1024];       // @NEW
     raw[0] = 1.0;
     field[600] = raw[0];
     delete[] raw;

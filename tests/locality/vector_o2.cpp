@@ -7,11 +7,10 @@
 
 static double s_static[8192];
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     size_t n = 8192 * (size_t)argc;
-    std::vector<double> direct(n); // @DIRECT
-    std::vector<double> filled(n, 1.0); // @FILLED
+    std::vector<double> direct(n);                             // @DIRECT
+    std::vector<double> filled(n, 1.0);                        // @FILLED
     for (size_t i = 0; i < 8192; i++) s_static[i] = (double)i; // @STATIC
     double sum = 0;
     for (size_t i = 0; i < n; i++) sum += direct[i] + filled[i] + s_static[i % 8192];

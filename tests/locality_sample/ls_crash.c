@@ -4,8 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int main(void)
-{
+int main(void) {
     char *buf = malloc(4 * 4096);
     memset(buf, 1, 4 * 4096);
     volatile int *null = (volatile int *)(uintptr_t)(buf[0] == 1 ? 0 : 8);

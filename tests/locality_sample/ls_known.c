@@ -32,30 +32,23 @@ static long counts[NT][NPAGES];
 static double seconds = 3, start;
 static pthread_barrier_t bar;
 
-static double now(void)
-{
+static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-static void visit(int p)
-{
+static void visit(int p) {
     volatile double *g = grid + (size_t)p * PAGE_DOUBLES;
-    for (int k = 0; k < KACC; k++)
-        g[k & (PAGE_DOUBLES - 1)] = k; /* one store each */
+    for (int k = 0; k < KACC; k++) g[k & (PAGE_DOUBLES - 1)] = k; /* one store each */
 }
 
-static void *run(void *arg)
-{
+static void *run(void *arg) {
     int t = (int)(long)arg;
-    for (int p = t; p < NPAGES; p += NT)
-        grid[(size_t)p * PAGE_DOUBLES] = t; /* FIRST-TOUCH */
-    for (int p = t; p < NPAGES; p += NT)
-        counts[t][p] = 1;
+    for (int p = t; p < NPAGES; p += NT) grid[(size_t)p * PAGE_DOUBLES] = t; /* FIRST-TOUCH */
+    for (int p = t; p < NPAGES; p += NT) counts[t][p] = 1;
     pthread_barrier_wait(&bar); /* every first touch before any other access */
-    if (t == 0)
-        start = now();
+    if (t == 0) start = now();
     pthread_barrier_wait(&bar);
     double el;
     while ((el = now() - start) < seconds) {
@@ -69,24 +62,18 @@ static void *run(void *arg)
     return NULL;
 }
 
-int main(int argc, char **argv)
-{
-    if (argc > 2)
-        seconds = atof(argv[2]);
+int main(int argc, char **argv) {
+    if (argc > 2) seconds = atof(argv[2]);
     grid = malloc(NPAGES * 4096); /* ALLOC */
     pthread_barrier_init(&bar, NULL, NT);
     pthread_t th[NT];
-    for (long t = 1; t < NT; t++)
-        pthread_create(&th[t], NULL, run, (void *)t);
+    for (long t = 1; t < NT; t++) pthread_create(&th[t], NULL, run, (void *)t);
     run((void *)0);
-    for (int t = 1; t < NT; t++)
-        pthread_join(th[t], NULL);
+    for (int t = 1; t < NT; t++) pthread_join(th[t], NULL);
     FILE *f = fopen(argc > 1 ? argv[1] : "expected.txt", "w");
-    if (!f)
-        return 1;
+    if (!f) return 1;
     for (int p = 0; p < NPAGES; p++)
-        for (int t = 0; t < NT; t++)
-            fprintf(f, "%d %d %ld\n", p, t, counts[t][p]);
+        for (int t = 0; t < NT; t++) fprintf(f, "%d %d %ld\n", p, t, counts[t][p]);
     fclose(f);
     free(grid);
     return 0;

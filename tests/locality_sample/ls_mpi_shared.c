@@ -14,23 +14,19 @@
 
 static volatile double sink;
 
-static void peer_reads_then_own_writes(MPI_Win win, int rank, int size, double *mine)
-{
+static void peer_reads_then_own_writes(MPI_Win win, int rank, int size, double *mine) {
     int peer = (rank + 1) % size;
     MPI_Aint sz;
     int du;
     double *theirs;
     MPI_Win_shared_query(win, peer, &sz, &du, &theirs);
-    for (size_t i = 0; i < (size_t)sz / sizeof(double); i += 512)
-        sink += theirs[i];
+    for (size_t i = 0; i < (size_t)sz / sizeof(double); i += 512) sink += theirs[i];
     MPI_Barrier(MPI_COMM_WORLD);
-    for (size_t i = 0; i < BYTES / sizeof(double); i++)
-        mine[i] = rank;
+    for (size_t i = 0; i < BYTES / sizeof(double); i++) mine[i] = rank;
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -47,14 +43,13 @@ int main(int argc, char **argv)
     CMPI_Win_allocate(BYTES, sizeof(double), info, MPI_COMM_WORLD, &cbase, &cw);
     double *hbuf;
     CMPI_Alloc_mem(BYTES, MPI_INFO_NULL, &hbuf);
-    printf("SEG %d plain %p %d\nSEG %d clampi_win %p %d\nSEG %d clampi_heap %p %d\n", rank, (void *)plain,
-           BYTES, rank, (void *)cbase, BYTES, rank, (void *)hbuf, BYTES);
+    printf("SEG %d plain %p %d\nSEG %d clampi_win %p %d\nSEG %d clampi_heap %p %d\n", rank, (void *)plain, BYTES, rank,
+           (void *)cbase, BYTES, rank, (void *)hbuf, BYTES);
     fflush(stdout);
     MPI_Barrier(MPI_COMM_WORLD);
     peer_reads_then_own_writes(pw, rank, size, plain);
     peer_reads_then_own_writes(cw.win, rank, size, cbase);
-    for (size_t i = 0; i < BYTES / sizeof(double); i++)
-        hbuf[i] = rank;
+    for (size_t i = 0; i < BYTES / sizeof(double); i++) hbuf[i] = rank;
     CMPI_Free_mem(hbuf);
     CMPI_Win_free(&cw);
     MPI_Win_free(&pw);

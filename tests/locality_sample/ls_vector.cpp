@@ -7,8 +7,7 @@
 #include <cstdio>
 #include <vector>
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     size_t n = 16384 * (size_t)argc;
     std::vector<double> ctor(n); // @CTOR
     std::vector<double> grown;

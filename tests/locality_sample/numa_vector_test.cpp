@@ -12,19 +12,18 @@
 #include <unistd.h>
 #include <vector>
 
-#define CHECK(c)                                                               \
-    do {                                                                       \
-        if (!(c)) {                                                            \
+#define CHECK(c)                                                                       \
+    do {                                                                               \
+        if (!(c)) {                                                                    \
             std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-            std::exit(1);                                                      \
-        }                                                                      \
+            std::exit(1);                                                              \
+        }                                                                              \
     } while (0)
 
 constexpr int NT = 3;
 using numa_vec = std::vector<double, clampi::numa_allocator<double>>;
 
-int main()
-{
+int main() {
     const std::size_t ps = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     const std::size_t n = 20 * ps / sizeof(double) + 7;
     numa_vec u(n, clampi::numa_allocator<double>(NT));

@@ -173,7 +173,8 @@ int main(int argc, char **argv) {
         CHECK(CMPIX_Send(&a, 1, MPI_INT, peer, 1, c2) == MPI_SUCCESS);
         int idx;
         int werr = CMPIX_Waitany(2, q, &idx, &st);
-        if (!(werr == MPI_SUCCESS && idx == 1 && c == peer && b == -1)) fprintf(stderr, "rank %d: err %d idx %d b %d c %d\n", rank, werr, idx, b, c);
+        if (!(werr == MPI_SUCCESS && idx == 1 && c == peer && b == -1))
+            fprintf(stderr, "rank %d: err %d idx %d b %d c %d\n", rank, werr, idx, b, c);
         CHECK(werr == MPI_SUCCESS && idx == 1 && c == peer && b == -1);
         MPI_Sendrecv_replace(&idx, 1, MPI_INT, peer, 9, peer, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* both saw it */
         a += 100;

@@ -16,11 +16,22 @@
 #include "check.h"
 
 #define MAXM 64
-typedef struct { int src, dst, tag, bytes, seq; } plan_msg;
-typedef struct { int source, tag, count; uint64_t sum; int seq; } result;
+typedef struct {
+    int src, dst, tag, bytes, seq;
+} plan_msg;
+typedef struct {
+    int source, tag, count;
+    uint64_t sum;
+    int seq;
+} result;
 
 static uint64_t rng, lrng; /* the plan's (same on all ranks), this rank's own choices */
-static unsigned step(uint64_t *x, unsigned n) { *x ^= *x << 13; *x ^= *x >> 7; *x ^= *x << 17; return (unsigned)(*x % n); }
+static unsigned step(uint64_t *x, unsigned n) {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return (unsigned)(*x % n);
+}
 static unsigned rnd(unsigned n) { return step(&rng, n); }
 static unsigned lrnd(unsigned n) { return step(&lrng, n); }
 static int rank, size;
@@ -34,7 +45,10 @@ static int pick_size(void) {
 
 static void fill(unsigned char *b, int n, int src, int seq) {
     for (int i = 0; i < n; i++) b[i] = (unsigned char)(src * 31 + seq * 7 + i);
-    if (n >= 8) { memcpy(b, &src, 4); memcpy(b + 4, &seq, 4); }
+    if (n >= 8) {
+        memcpy(b, &src, 4);
+        memcpy(b + 4, &seq, 4);
+    }
 }
 
 static uint64_t checksum(const unsigned char *b, int n) {
@@ -48,7 +62,13 @@ typedef int (*irecv_fn)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Reque
 typedef int (*probe_fn)(int, int, MPI_Comm, MPI_Status *);
 typedef int (*cancel_fn)(MPI_Request *);
 typedef int (*waitall_fn)(int, MPI_Request *, MPI_Status *);
-typedef struct { isend_fn isend; irecv_fn irecv; probe_fn probe; cancel_fn cancel; waitall_fn waitall; } api;
+typedef struct {
+    isend_fn isend;
+    irecv_fn irecv;
+    probe_fn probe;
+    cancel_fn cancel;
+    waitall_fn waitall;
+} api;
 
 /* Runs all rounds with one API; fills res (receives in posting order); returns count. */
 static int run(const api *a, MPI_Comm comm, int rounds, uint64_t seed, result *res, int maxres) {
@@ -56,7 +76,8 @@ static int run(const api *a, MPI_Comm comm, int rounds, uint64_t seed, result *r
     lrng = seed * 40503u + (uint64_t)rank * 977 + 3;
     int nres = 0, seq_to[16] = {0};
     for (int round = 0; round < rounds; round++) {
-        if (getenv("DIFF_DEBUG")) fprintf(stderr, "rank %d %s round %d\n", rank, a->isend == MPI_Isend ? "mpi" : "clampi", round);
+        if (getenv("DIFF_DEBUG"))
+            fprintf(stderr, "rank %d %s round %d\n", rank, a->isend == MPI_Isend ? "mpi" : "clampi", round);
         plan_msg plan[MAXM];
         int n = 0;
         for (int s = 0; s < size; s++) {
@@ -84,13 +105,15 @@ static int run(const api *a, MPI_Comm comm, int rounds, uint64_t seed, result *r
             if (plan[i].src == rank) {
                 sbuf[i] = malloc((size_t)plan[i].bytes + 1);
                 fill(sbuf[i], plan[i].bytes, rank, plan[i].seq);
-                CHECK(a->isend(sbuf[i], plan[i].bytes, MPI_BYTE, plan[i].dst, plan[i].tag, comm, &reqs[nreq++]) == MPI_SUCCESS);
+                CHECK(a->isend(sbuf[i], plan[i].bytes, MPI_BYTE, plan[i].dst, plan[i].tag, comm, &reqs[nreq++]) ==
+                      MPI_SUCCESS);
             }
         /* a probe (specific source, any tag): the first message from that source */
         unsigned prob = lrnd(3);
         if (prob == 0 && senders_to_me) {
             int s = -1;
-            for (int i = 0; i < n && s < 0; i++) if (plan[i].dst == rank) s = plan[i].src;
+            for (int i = 0; i < n && s < 0; i++)
+                if (plan[i].dst == rank) s = plan[i].src;
             MPI_Status st;
             CHECK(a->probe(s, MPI_ANY_TAG, comm, &st) == MPI_SUCCESS);
             int cnt;
@@ -175,8 +198,11 @@ int main(int argc, char **argv) {
         CHECK_EQ_INT(n1, n2);
         for (int i = 0; i < n1; i++) {
             if (memcmp(&r1[i], &r2[i], sizeof r1[i]) != 0)
-                fprintf(stderr, "rank %d receive %d: MPI src %d tag %d count %d seq %d | clampi src %d tag %d count %d seq %d\n",
-                        rank, i, r1[i].source, r1[i].tag, r1[i].count, r1[i].seq, r2[i].source, r2[i].tag, r2[i].count, r2[i].seq);
+                fprintf(
+                    stderr,
+                    "rank %d receive %d: MPI src %d tag %d count %d seq %d | clampi src %d tag %d count %d seq %d\n",
+                    rank, i, r1[i].source, r1[i].tag, r1[i].count, r1[i].seq, r2[i].source, r2[i].tag, r2[i].count,
+                    r2[i].seq);
             CHECK(memcmp(&r1[i], &r2[i], sizeof r1[i]) == 0);
         }
         /* non-overtaking, explicitly: per (source, tag), sequence numbers increase */

@@ -27,8 +27,10 @@ static void *worker(void *arg) {
         MPI_Status st[2];
         CHECK(CMPIX_Irecv(rb, 65536, MPI_BYTE, peer, t, comm, &rq[0]) == MPI_SUCCESS);
         CHECK(CMPIX_Isend(sb, n, MPI_BYTE, peer, t, comm, &rq[1]) == MPI_SUCCESS);
-        if (i % 2) CHECK(CMPIX_Waitall(2, rq, st) == MPI_SUCCESS);
-        else CHECK(CMPIX_Wait(&rq[0], &st[0]) == MPI_SUCCESS && MPI_Wait(&rq[1], &st[1]) == MPI_SUCCESS);
+        if (i % 2)
+            CHECK(CMPIX_Waitall(2, rq, st) == MPI_SUCCESS);
+        else
+            CHECK(CMPIX_Wait(&rq[0], &st[0]) == MPI_SUCCESS && MPI_Wait(&rq[1], &st[1]) == MPI_SUCCESS);
         int cnt;
         MPI_Get_count(&st[0], MPI_BYTE, &cnt);
         CHECK(cnt == n && st[0].MPI_TAG == t && st[0].MPI_SOURCE == peer);

@@ -32,8 +32,8 @@ static int cls(int err) {
 /* One more error raised through comm's handler, of class c; returns nothing else. */
 static void expect_raised(int before, int err, int c) {
     if (cls(err) != c || raised != before + 1 || cls(last_code) != c)
-        fprintf(stderr, "rank %d: err class %d raised %d (want class %d, one raise)\n", rank, cls(err),
-                raised - before, c);
+        fprintf(stderr, "rank %d: err class %d raised %d (want class %d, one raise)\n", rank, cls(err), raised - before,
+                c);
     CHECK(cls(err) == c && raised == before + 1 && cls(last_code) == c);
 }
 
@@ -57,11 +57,21 @@ static void truncate_case(void) {
         memset(&st, 0, sizeof st);
         switch (t) {
         case 0: err = MPI_Wait(&r, &st); break;
-        case 1: while ((err = MPI_Test(&r, &flag, &st)) == MPI_SUCCESS && !flag) {} break;
+        case 1:
+            while ((err = MPI_Test(&r, &flag, &st)) == MPI_SUCCESS && !flag) {}
+            break;
         case 2: err = CMPIX_Wait(&r, &st); break;
-        case 3: while ((err = CMPIX_Test(&r, &flag, &st)) == MPI_SUCCESS && !flag) {} break;
-        case 4: err = MPI_Waitany(1, &r, &idx, &st); CHECK(idx == 0); break;
-        default: while ((err = MPI_Testany(1, &r, &idx, &flag, &st)) == MPI_SUCCESS && !flag) {} CHECK(idx == 0); break;
+        case 3:
+            while ((err = CMPIX_Test(&r, &flag, &st)) == MPI_SUCCESS && !flag) {}
+            break;
+        case 4:
+            err = MPI_Waitany(1, &r, &idx, &st);
+            CHECK(idx == 0);
+            break;
+        default:
+            while ((err = MPI_Testany(1, &r, &idx, &flag, &st)) == MPI_SUCCESS && !flag) {}
+            CHECK(idx == 0);
+            break;
         }
         if (cls(err) != MPI_ERR_TRUNCATE) fprintf(stderr, "single case %d\n", t);
         expect_raised(before, err, MPI_ERR_TRUNCATE);
@@ -79,9 +89,13 @@ static void truncate_case(void) {
         for (int i = 0; i < 2; i++) sts[i].MPI_ERROR = -12345;
         switch (t) {
         case 0: err = MPI_Waitall(2, q, sts); break;
-        case 1: while ((err = MPI_Testall(2, q, &flag, sts)) == MPI_SUCCESS && !flag) {} break;
+        case 1:
+            while ((err = MPI_Testall(2, q, &flag, sts)) == MPI_SUCCESS && !flag) {}
+            break;
         case 2: err = CMPIX_Waitall(2, q, sts); break;
-        case 3: while ((err = CMPIX_Testall(2, q, &flag, sts)) == MPI_SUCCESS && !flag) {} break;
+        case 3:
+            while ((err = CMPIX_Testall(2, q, &flag, sts)) == MPI_SUCCESS && !flag) {}
+            break;
         case 4: /* until both are in: the truncated one counts */
             CHECK(CMPIX_Wait(&q[1], &sts[1]) == MPI_SUCCESS);
             err = MPI_Waitsome(2, q, &out, idx, sts);
@@ -239,14 +253,21 @@ int main(int argc, char **argv) {
     MPI_Comm_set_errhandler(comm, eh); /* MPI_COMM_WORLD keeps MPI_ERRORS_ARE_FATAL */
     CHECK(CMPIX_Comm_enable(comm, MPI_INFO_NULL) == MPI_SUCCESS);
     const char *c = argc > 1 ? argv[1] : "";
-    if (!strcmp(c, "truncate")) truncate_case();
-    else if (!strcmp(c, "cancel")) cancel_case();
-    else if (!strcmp(c, "bottom")) bottom_case();
-    else if (!strcmp(c, "progress")) progress_case();
-    else if (!strcmp(c, "partial")) partial_case();
-    else CHECK(!"unknown case");
+    if (!strcmp(c, "truncate"))
+        truncate_case();
+    else if (!strcmp(c, "cancel"))
+        cancel_case();
+    else if (!strcmp(c, "bottom"))
+        bottom_case();
+    else if (!strcmp(c, "progress"))
+        progress_case();
+    else if (!strcmp(c, "partial"))
+        partial_case();
+    else
+        CHECK(!"unknown case");
     int want = rank == 1 && !strcmp(c, "truncate") ? N_SINGLE + N_MULTI : 0;
-    if (raised != want) fprintf(stderr, "rank %d: %d errors raised (last class %d), want %d\n", rank, raised, cls(last_code), want);
+    if (raised != want)
+        fprintf(stderr, "rank %d: %d errors raised (last class %d), want %d\n", rank, raised, cls(last_code), want);
     CHECK(raised == want);
     CHECK(CMPIX_Comm_disable(comm) == MPI_SUCCESS);
     MPI_Comm_free(&comm);

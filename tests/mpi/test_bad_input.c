@@ -36,7 +36,7 @@ static void test_rma_arguments(void) {
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK(CMPI_Win_lock_all(0, w) == MPI_SUCCESS);
     int t = (rank + 1) % nranks;
-    check_good_get(w, t, 5);  /* cached now */
+    check_good_get(w, t, 5); /* cached now */
     check_good_get(w, t, 5);
     CMPI_Win_stats before = stats_of(w);
     CHECK_EQ_INT(before.cached_entries, 1);
@@ -47,12 +47,12 @@ static void test_rma_arguments(void) {
     CHECK_CLASS(CMPI_Get(buf, 1, MPI_INT, nranks, 0, 1, MPI_INT, w), MPI_ERR_RANK);
     CHECK_CLASS(CMPI_Get(buf, 1, MPI_INT, -7, 0, 1, MPI_INT, w), MPI_ERR_RANK);
     CHECK_CLASS(CMPI_Get(buf, 1, MPI_INT, t, -1, 1, MPI_INT, w), MPI_ERR_DISP);
-    CHECK_CLASS(CMPI_Get(buf, 1, MPI_INT, t, N, 1, MPI_INT, w), MPI_ERR_RMA_RANGE);       /* just past the end */
-    CHECK_CLASS(CMPI_Get(buf, 4, MPI_INT, t, N - 2, 4, MPI_INT, w), MPI_ERR_RMA_RANGE);   /* straddles the end */
+    CHECK_CLASS(CMPI_Get(buf, 1, MPI_INT, t, N, 1, MPI_INT, w), MPI_ERR_RMA_RANGE);     /* just past the end */
+    CHECK_CLASS(CMPI_Get(buf, 4, MPI_INT, t, N - 2, 4, MPI_INT, w), MPI_ERR_RMA_RANGE); /* straddles the end */
     CHECK_CLASS(CMPI_Get(buf, 1, MPI_INT, t, (MPI_Aint)1 << 61, 1, MPI_INT, w), MPI_ERR_RMA_RANGE); /* overflow */
     CHECK_CLASS(CMPI_Get(buf, 1, MPI_DATATYPE_NULL, t, 0, 1, MPI_INT, w), MPI_ERR_TYPE);
     CHECK_CLASS(CMPI_Get(buf, 1, MPI_INT, t, 0, 1, MPI_DATATYPE_NULL, w), MPI_ERR_TYPE);
-    CHECK_CLASS(CMPI_Get(buf, 1, MPI_INT, t, 0, 3, MPI_BYTE, w), MPI_ERR_TYPE);          /* 4 bytes vs 3 */
+    CHECK_CLASS(CMPI_Get(buf, 1, MPI_INT, t, 0, 3, MPI_BYTE, w), MPI_ERR_TYPE); /* 4 bytes vs 3 */
     CHECK_CLASS(CMPI_Put(buf, 1, MPI_INT, nranks, 0, 1, MPI_INT, w), MPI_ERR_RANK);
     CHECK_CLASS(CMPI_Put(buf, 1, MPI_INT, t, N, 1, MPI_INT, w), MPI_ERR_RMA_RANGE);
     CHECK_CLASS(CMPI_Accumulate(buf, 1, MPI_INT, t, -3, 1, MPI_INT, MPI_SUM, w), MPI_ERR_DISP);

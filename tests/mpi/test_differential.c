@@ -23,7 +23,10 @@
 
 static int rank, nranks;
 static uint64_t rng;
-static uint64_t rnd(void) { rng = rng * 6364136223846793005ull + 1442695040888963407ull; return rng >> 33; }
+static uint64_t rnd(void) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return rng >> 33;
+}
 
 /* One get in flight on both windows. */
 typedef struct pending {
@@ -36,11 +39,11 @@ typedef struct pending {
 
 static MPI_Datatype t_int4, t_vec, t_ovec;
 static void make_types(void) {
-    MPI_Type_contiguous(4, MPI_INT, &t_int4);       /* contiguous derived */
-    MPI_Type_vector(4, 2, 4, MPI_INT, &t_vec);       /* 4 blocks of 8 B, stride 16 B: gaps */
+    MPI_Type_contiguous(4, MPI_INT, &t_int4);  /* contiguous derived */
+    MPI_Type_vector(4, 2, 4, MPI_INT, &t_vec); /* 4 blocks of 8 B, stride 16 B: gaps */
     MPI_Type_commit(&t_int4);
     MPI_Type_commit(&t_vec);
-    MPI_Type_vector(2, 4, 8, MPI_INT, &t_ovec);      /* 32 data bytes over 48: non-contiguous origin */
+    MPI_Type_vector(2, 4, 8, MPI_INT, &t_ovec); /* 32 data bytes over 48: non-contiguous origin */
     MPI_Type_commit(&t_ovec);
 }
 
@@ -57,20 +60,52 @@ static void random_get(pending *p, int private_slice) {
     MPI_Datatype ot, tt;
     uint64_t tspan;
     switch (kind) {
-    case 0: ot = tt = MPI_BYTE; ocount = tcount = (int)n; tspan = n; break;
-    case 1: ot = tt = MPI_INT; ocount = tcount = (int)((n + 3) / 4); tspan = (uint64_t)tcount * 4; break;
-    case 2: ot = tt = MPI_DOUBLE; ocount = tcount = (int)((n + 7) / 8); tspan = (uint64_t)tcount * 8; break;
-    case 3: ot = tt = t_int4; ocount = tcount = (int)((n + 15) / 16); tspan = (uint64_t)tcount * 16; break;
-    case 4: tt = t_vec; ot = MPI_BYTE; tcount = (int)((n + 31) / 32); ocount = tcount * 32; tspan = (uint64_t)tcount * 56; break;
-    default: tt = MPI_BYTE; ot = t_ovec; ocount = (int)((n + 31) / 32); tcount = ocount * 32; tspan = (uint64_t)tcount; break;
+    case 0:
+        ot = tt = MPI_BYTE;
+        ocount = tcount = (int)n;
+        tspan = n;
+        break;
+    case 1:
+        ot = tt = MPI_INT;
+        ocount = tcount = (int)((n + 3) / 4);
+        tspan = (uint64_t)tcount * 4;
+        break;
+    case 2:
+        ot = tt = MPI_DOUBLE;
+        ocount = tcount = (int)((n + 7) / 8);
+        tspan = (uint64_t)tcount * 8;
+        break;
+    case 3:
+        ot = tt = t_int4;
+        ocount = tcount = (int)((n + 15) / 16);
+        tspan = (uint64_t)tcount * 16;
+        break;
+    case 4:
+        tt = t_vec;
+        ot = MPI_BYTE;
+        tcount = (int)((n + 31) / 32);
+        ocount = tcount * 32;
+        tspan = (uint64_t)tcount * 56;
+        break;
+    default:
+        tt = MPI_BYTE;
+        ot = t_ovec;
+        ocount = (int)((n + 31) / 32);
+        tcount = ocount * 32;
+        tspan = (uint64_t)tcount;
+        break;
     }
     if (tspan > limit) { /* shrink to a single small element */
-        ot = tt = MPI_BYTE; ocount = tcount = 1; tspan = 1;
+        ot = tt = MPI_BYTE;
+        ocount = tcount = 1;
+        tspan = 1;
     }
     /* Hot offsets (so gets repeat and overlap) or anywhere. */
     uint64_t off;
-    if (rnd() % 4 != 0) off = (rnd() % 8) * (limit / 8);
-    else off = rnd() % (limit - tspan + 1);
+    if (rnd() % 4 != 0)
+        off = (rnd() % 8) * (limit / 8);
+    else
+        off = rnd() % (limit - tspan + 1);
     if (off + tspan > limit) off = limit - tspan;
     if (rnd() % 4 == 0 && off + 64 + tspan <= limit) off += rnd() % 64; /* sub-range of a hot block */
     p->disp = (MPI_Aint)(base + off);
@@ -117,8 +152,10 @@ static void write_both(int target, MPI_Aint disp, size_t n, MPI_Win ref, CMPI_Wi
     if (accumulate) {
         n &= ~(size_t)3;
         if (!n) return;
-        CHECK(MPI_Accumulate(buf, (int)n / 4, MPI_INT, target, disp, (int)n / 4, MPI_INT, MPI_REPLACE, ref) == MPI_SUCCESS);
-        CHECK(CMPI_Accumulate(buf, (int)n / 4, MPI_INT, target, disp, (int)n / 4, MPI_INT, MPI_REPLACE, cw) == MPI_SUCCESS);
+        CHECK(MPI_Accumulate(buf, (int)n / 4, MPI_INT, target, disp, (int)n / 4, MPI_INT, MPI_REPLACE, ref) ==
+              MPI_SUCCESS);
+        CHECK(CMPI_Accumulate(buf, (int)n / 4, MPI_INT, target, disp, (int)n / 4, MPI_INT, MPI_REPLACE, cw) ==
+              MPI_SUCCESS);
     } else {
         CHECK(MPI_Put(buf, (int)n, MPI_BYTE, target, disp, (int)n, MPI_BYTE, ref) == MPI_SUCCESS);
         CHECK(CMPI_Put(buf, (int)n, MPI_BYTE, target, disp, (int)n, MPI_BYTE, cw) == MPI_SUCCESS);
@@ -128,8 +165,14 @@ static void write_both(int target, MPI_Aint disp, size_t n, MPI_Win ref, CMPI_Wi
 /* One read phase in an epoch style: batches of gets (and own-slice writes) between flushes. */
 static void read_phase(MPI_Win ref, CMPI_Win cw, int style, int batches) {
     pending p[MAX_GETS];
-    if (style == 0) { MPI_Win_lock_all(0, ref); CMPI_Win_lock_all(0, cw); }
-    if (style == 2) { MPI_Win_fence(0, ref); CMPI_Win_fence(0, cw); }
+    if (style == 0) {
+        MPI_Win_lock_all(0, ref);
+        CMPI_Win_lock_all(0, cw);
+    }
+    if (style == 2) {
+        MPI_Win_fence(0, ref);
+        CMPI_Win_fence(0, cw);
+    }
     for (int b = 0; b < batches; b++) {
         int n = 1 + (int)(rnd() % MAX_GETS);
         int own_write = rnd() % 3 == 0;
@@ -141,8 +184,13 @@ static void read_phase(MPI_Win ref, CMPI_Win cw, int style, int batches) {
         if (own_write && style != 2) { /* a write to my slice, completed before reading it back */
             MPI_Aint disp = (MPI_Aint)(SHARED + (uint64_t)rank * SLICE + rnd() % (SLICE / 2));
             write_both(target, disp, 1 + rnd() % 4096, ref, cw, (int)(rnd() % 2));
-            if (style == 0) { MPI_Win_flush(target, ref); CMPI_Win_flush(target, cw); }
-            else { MPI_Win_flush_all(ref); CMPI_Win_flush_all(cw); }
+            if (style == 0) {
+                MPI_Win_flush(target, ref);
+                CMPI_Win_flush(target, cw);
+            } else {
+                MPI_Win_flush_all(ref);
+                CMPI_Win_flush_all(cw);
+            }
         }
         for (int i = 0; i < n; i++) {
             random_get(&p[i], rnd() % 4 == 0);
@@ -150,11 +198,14 @@ static void read_phase(MPI_Win ref, CMPI_Win cw, int style, int batches) {
             issue(&p[i], ref, cw);
         }
         if (style == 0) {
-            if (rnd() % 2) { MPI_Win_flush_all(ref); CMPI_Win_flush_all(cw); }
-            else for (int t = 0; t < nranks; t++) {
-                MPI_Win_flush(t, ref);
-                CMPI_Win_flush(t, cw);
-            }
+            if (rnd() % 2) {
+                MPI_Win_flush_all(ref);
+                CMPI_Win_flush_all(cw);
+            } else
+                for (int t = 0; t < nranks; t++) {
+                    MPI_Win_flush(t, ref);
+                    CMPI_Win_flush(t, cw);
+                }
         } else if (style == 1) {
             MPI_Win_unlock(target, ref);
             CMPI_Win_unlock(target, cw);
@@ -165,8 +216,14 @@ static void read_phase(MPI_Win ref, CMPI_Win cw, int style, int batches) {
         verify(p, n, style == 0 ? "flush" : style == 1 ? "unlock" : "fence");
         if (rnd() % 10 == 0) CMPI_Win_flush_all(cw); /* nothing outstanding: elided */
     }
-    if (style == 0) { MPI_Win_unlock_all(ref); CMPI_Win_unlock_all(cw); }
-    if (style == 2) { MPI_Win_fence(0, ref); CMPI_Win_fence(0, cw); }
+    if (style == 0) {
+        MPI_Win_unlock_all(ref);
+        CMPI_Win_unlock_all(cw);
+    }
+    if (style == 2) {
+        MPI_Win_fence(0, ref);
+        CMPI_Win_fence(0, cw);
+    }
 }
 
 /* Everyone rewrites part of the shared region (disjoint pieces), then the mode's
@@ -200,7 +257,7 @@ int main(int argc, char **argv) {
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, CLAMPI_MODE, mode);
-    MPI_Info_set(info, CLAMPI_BUFFER_SIZE, "1M");  /* small: evictions happen */
+    MPI_Info_set(info, CLAMPI_BUFFER_SIZE, "1M"); /* small: evictions happen */
     MPI_Info_set(info, CLAMPI_INDEX_SIZE, "256");
     if (!strcmp(kind, "allocate_nodirect")) MPI_Info_set(info, CLAMPI_SHM_DIRECT, "false");
 
@@ -243,7 +300,8 @@ int main(int argc, char **argv) {
     MPI_Allreduce(&served, &all_served, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     if (strcmp(mode, CLAMPI_OFF) && strcmp(kind, "allocate") && rounds >= 6) CHECK(all_served > 0);
     if (rank == 0)
-        printf("differential %s %s np=%d: gets=%llu hits=%llu inflight=%llu misses=%llu bypassed=%llu direct=%llu evictions=%llu\n",
+        printf("differential %s %s np=%d: gets=%llu hits=%llu inflight=%llu misses=%llu bypassed=%llu direct=%llu "
+               "evictions=%llu\n",
                mode, kind, nranks, (unsigned long long)s.gets, (unsigned long long)s.hits,
                (unsigned long long)s.inflight_hits, (unsigned long long)s.misses, (unsigned long long)s.bypassed,
                (unsigned long long)s.direct, (unsigned long long)s.evictions);

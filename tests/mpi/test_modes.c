@@ -50,10 +50,12 @@ static void test_mode(const char *mode) {
     owner_sets(w, 10, 7);
     if (rank == 0) {
         int v = get_int(w, 1, 10);
-        if (!strcmp(mode, CLAMPI_TRANSPARENT)) CHECK_EQ_INT(v, 7);      /* after a flush: fresh */
-        else CHECK_EQ_INT(v, 100010);                                   /* cached, as the mode allows */
+        if (!strcmp(mode, CLAMPI_TRANSPARENT))
+            CHECK_EQ_INT(v, 7); /* after a flush: fresh */
+        else
+            CHECK_EQ_INT(v, 100010); /* cached, as the mode allows */
         CHECK(CMPI_Win_invalidate(w) == MPI_SUCCESS);
-        CHECK_EQ_INT(get_int(w, 1, 10), 7);                             /* every mode: fresh after invalidate */
+        CHECK_EQ_INT(get_int(w, 1, 10), 7); /* every mode: fresh after invalidate */
     }
 
     /* Own writes invalidate what they overwrite, in every mode. */

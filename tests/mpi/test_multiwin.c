@@ -19,7 +19,10 @@ int main(int argc, char **argv) {
     MPI_Info_free(&it);
     MPI_Win_set_name(graph.win, "graph");
     MPI_Win_set_name(tree.win, "tree");
-    for (int i = 0; i < 1024; i++) { gbase[i] = rank * 10000 + i; tbase[i] = -(rank * 10000 + i); }
+    for (int i = 0; i < 1024; i++) {
+        gbase[i] = rank * 10000 + i;
+        tbase[i] = -(rank * 10000 + i);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK(CMPI_Win_lock_all(0, graph) == MPI_SUCCESS);
     CHECK(CMPI_Win_lock_all(0, tree) == MPI_SUCCESS);
@@ -40,7 +43,7 @@ int main(int argc, char **argv) {
     CHECK_EQ_INT(g.misses, 100);
     CHECK_EQ_INT(g.hits, 200);
     CHECK_EQ_INT(g.invalidations, 0);
-    CHECK_EQ_INT(r.misses, 200);      /* round 0 and the round after the invalidation */
+    CHECK_EQ_INT(r.misses, 200); /* round 0 and the round after the invalidation */
     CHECK_EQ_INT(r.hits, 100);
     CHECK_EQ_INT(r.invalidations, 1);
     CHECK(g.index_entries >= 4096 && r.index_entries >= 256 && r.index_entries < 4096);

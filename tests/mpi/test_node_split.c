@@ -26,8 +26,7 @@ int main(int argc, char **argv) {
     /* ---- RMA: direct copies only within the simulated node --------------------------- */
     CMPI_Win w;
     int *base;
-    CHECK(CMPI_Win_allocate(64 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &w) ==
-          MPI_SUCCESS);
+    CHECK(CMPI_Win_allocate(64 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &w) == MPI_SUCCESS);
     for (int i = 0; i < 64; i++) base[i] = me * 1000 + i;
     MPI_Barrier(MPI_COMM_WORLD);
     CMPI_Win_lock_all(0, w);
@@ -43,8 +42,8 @@ int main(int argc, char **argv) {
         int on_node = t / K == me / K;
         same += on_node;
         if ((int)(b.direct - a.direct) != on_node) {
-            fprintf(stderr, "rank %d: get from target %d (node %d, mine %d): direct %lu -> %lu\n", me, t, t / K,
-                    me / K, (unsigned long)a.direct, (unsigned long)b.direct);
+            fprintf(stderr, "rank %d: get from target %d (node %d, mine %d): direct %lu -> %lu\n", me, t, t / K, me / K,
+                    (unsigned long)a.direct, (unsigned long)b.direct);
             CHECK(0);
         }
     }
@@ -77,9 +76,8 @@ int main(int argc, char **argv) {
         if (c == 0 || nodes == 1) { /* within one node: never the hierarchical path */
             CHECK_EQ_INT(b.hierarchical, a.hierarchical);
             CHECK_EQ_INT(b.delegated, a.delegated);
-            if (cp > 1)
-                CHECK_EQ_INT(b.direct, a.direct + 1);
-        } else { /* spans the simulated nodes: no direct, mailbox or staged call on it */
+            if (cp > 1) CHECK_EQ_INT(b.direct, a.direct + 1);
+        } else {       /* spans the simulated nodes: no direct, mailbox or staged call on it */
             if (K > 1) /* hierarchical; one process per node: the MPI library */
                 CHECK_EQ_INT(b.hierarchical, a.hierarchical + 2);
             else
@@ -87,8 +85,7 @@ int main(int argc, char **argv) {
             CHECK_EQ_INT(b.direct + b.eager + b.staged, a.direct + a.eager + a.staged);
         }
     }
-    if (me == 0)
-        printf("np=%d node size %d (%d nodes): direct gets and collective paths as expected\n", P, K, nodes);
+    if (me == 0) printf("np=%d node size %d (%d nodes): direct gets and collective paths as expected\n", P, K, nodes);
     CHECK(CMPI_Free_mem(s) == MPI_SUCCESS);
     CHECK(CMPI_Free_mem(r) == MPI_SUCCESS);
     free(ref);

@@ -22,12 +22,12 @@
 
 static int me, np, fails;
 
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
+#define CHECK(cond)                                                                         \
+    do {                                                                                    \
+        if (!(cond)) {                                                                      \
             fprintf(stderr, "rank %d: check failed at line %d: %s\n", me, __LINE__, #cond); \
-            fails++;                                                                     \
-        }                                                                                \
+            fails++;                                                                        \
+        }                                                                                   \
     } while (0)
 #define OK(call) CHECK((call) == MPI_SUCCESS)
 static int cls(int rc) {

@@ -38,7 +38,15 @@ static long long sum(const int *b, int n) {
     return s;
 }
 
-#define CHECK(call) do { int rc_ = (call); if (rc_ != MPI_SUCCESS) { printf("result rank=%d FAILED %s rc=%d line %d\n", wrank, #call, rc_, __LINE__); fflush(stdout); MPI_Abort(MPI_COMM_WORLD, 1); } } while (0)
+#define CHECK(call)                                                                          \
+    do {                                                                                     \
+        int rc_ = (call);                                                                    \
+        if (rc_ != MPI_SUCCESS) {                                                            \
+            printf("result rank=%d FAILED %s rc=%d line %d\n", wrank, #call, rc_, __LINE__); \
+            fflush(stdout);                                                                  \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                    \
+        }                                                                                    \
+    } while (0)
 
 /* 1. A ring with every send mode and random sizes / tags, specific sources. */
 static void ring(MPI_Comm comm, const char *name, int rounds) {
@@ -61,11 +69,23 @@ static void ring(MPI_Comm comm, const char *name, int rounds) {
         case 0: CHECK(MPI_Send(s, cnt, MPI_INT, to, tag, comm)); break;
         case 1: CHECK(MPI_Ssend(s, cnt, MPI_INT, to, tag, comm)); break;
         case 2: CHECK(MPI_Rsend(s, cnt, MPI_INT, to, tag, comm)); break;
-        case 3: CHECK(MPI_Isend(s, cnt, MPI_INT, to, tag, comm, &sq)); CHECK(MPI_Wait(&sq, MPI_STATUS_IGNORE)); break;
-        case 4: CHECK(MPI_Issend(s, cnt, MPI_INT, to, tag, comm, &sq)); CHECK(MPI_Wait(&sq, MPI_STATUS_IGNORE)); break;
-        case 5: CHECK(MPI_Irsend(s, cnt, MPI_INT, to, tag, comm, &sq)); CHECK(MPI_Wait(&sq, MPI_STATUS_IGNORE)); break;
+        case 3:
+            CHECK(MPI_Isend(s, cnt, MPI_INT, to, tag, comm, &sq));
+            CHECK(MPI_Wait(&sq, MPI_STATUS_IGNORE));
+            break;
+        case 4:
+            CHECK(MPI_Issend(s, cnt, MPI_INT, to, tag, comm, &sq));
+            CHECK(MPI_Wait(&sq, MPI_STATUS_IGNORE));
+            break;
+        case 5:
+            CHECK(MPI_Irsend(s, cnt, MPI_INT, to, tag, comm, &sq));
+            CHECK(MPI_Wait(&sq, MPI_STATUS_IGNORE));
+            break;
         case 6: CHECK(MPI_Bsend(s, cnt, MPI_INT, to, tag, comm)); break;
-        default: CHECK(MPI_Ibsend(s, cnt, MPI_INT, to, tag, comm, &sq)); CHECK(MPI_Wait(&sq, MPI_STATUS_IGNORE)); break;
+        default:
+            CHECK(MPI_Ibsend(s, cnt, MPI_INT, to, tag, comm, &sq));
+            CHECK(MPI_Wait(&sq, MPI_STATUS_IGNORE));
+            break;
         }
         CHECK(MPI_Wait(&rq, &st));
         int got;
@@ -123,8 +143,13 @@ static void gather_any(MPI_Comm comm, const char *name, int rounds) {
         MPI_Status st[4];
         switch (done % 3) {
         case 0: CHECK(MPI_Waitsome(4, q, &outc, idx, st)); break;
-        case 1: CHECK(MPI_Waitany(4, q, &idx[0], &st[0])); outc = idx[0] == MPI_UNDEFINED ? 0 : 1; break;
-        default: do { CHECK(MPI_Testsome(4, q, &outc, idx, st)); } while (outc == 0); break;
+        case 1:
+            CHECK(MPI_Waitany(4, q, &idx[0], &st[0]));
+            outc = idx[0] == MPI_UNDEFINED ? 0 : 1;
+            break;
+        default: do { CHECK(MPI_Testsome(4, q, &outc, idx, st));
+            } while (outc == 0);
+            break;
         }
         for (int x = 0; x < outc; x++) /* by posting order */
             for (int y = x + 1; y < outc; y++)

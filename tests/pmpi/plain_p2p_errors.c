@@ -30,8 +30,10 @@ static void bad_calls(MPI_Comm comm, const char *name) {
     report(name, "send_bad_rank", MPI_Send(buf, 1, MPI_INT, n, 0, comm));
     report(name, "send_negative_rank", MPI_Send(buf, 1, MPI_INT, -7, 0, comm));
     report(name, "send_bad_tag", MPI_Send(buf, 1, MPI_INT, peer, -5, comm));
-    if (*ub < 0x7fffffff) report(name, "send_tag_above_ub", MPI_Send(buf, 1, MPI_INT, peer, *ub + 1, comm));
-    else report(name, "send_tag_above_ub", MPI_ERR_TAG); /* no tag above it (Open MPI) */
+    if (*ub < 0x7fffffff)
+        report(name, "send_tag_above_ub", MPI_Send(buf, 1, MPI_INT, peer, *ub + 1, comm));
+    else
+        report(name, "send_tag_above_ub", MPI_ERR_TAG); /* no tag above it (Open MPI) */
     report(name, "send_any_tag", MPI_Send(buf, 1, MPI_INT, peer, MPI_ANY_TAG, comm));
     report(name, "send_bad_count", MPI_Send(buf, -1, MPI_INT, peer, 0, comm));
     report(name, "send_null_type", MPI_Send(buf, 1, MPI_DATATYPE_NULL, peer, 0, comm));

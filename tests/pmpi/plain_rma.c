@@ -17,13 +17,13 @@ static int value(int rank, int i, int gen) { return rank * 100000 + i * 7 + gen 
 
 static void result(const char *what, long long v) { printf("result rank=%d %s=%lld\n", me, what, v); }
 
-#define CHECK(x)                                                                           \
-    do {                                                                                   \
-        int rc_ = (x);                                                                     \
-        if (rc_ != MPI_SUCCESS) {                                                          \
+#define CHECK(x)                                                                            \
+    do {                                                                                    \
+        int rc_ = (x);                                                                      \
+        if (rc_ != MPI_SUCCESS) {                                                           \
             fprintf(stderr, "rank %d: %s failed (%d) at line %d\n", me, #x, rc_, __LINE__); \
-            MPI_Abort(MPI_COMM_WORLD, 2);                                                  \
-        }                                                                                  \
+            MPI_Abort(MPI_COMM_WORLD, 2);                                                   \
+        }                                                                                   \
     } while (0)
 
 /* Reads N ints of target `reps` times in one flush interval: duplicates of gets in flight. */
@@ -183,8 +183,7 @@ static void dynamic(void) {
         long long sum = 0;
         for (int t = 0; t < np; t++) {
             static int buf[3][N];
-            for (int rep = 0; rep < 3; rep++)
-                CHECK(MPI_Get(buf[rep], N, MPI_INT, t, addr[t], N, MPI_INT, win));
+            for (int rep = 0; rep < 3; rep++) CHECK(MPI_Get(buf[rep], N, MPI_INT, t, addr[t], N, MPI_INT, win));
             CHECK(MPI_Win_flush(t, win));
             for (int rep = 0; rep < 3; rep++)
                 for (int i = 0; i < N; i++) sum += buf[rep][i];
@@ -220,7 +219,8 @@ static void dynamic_optin(void) {
         CHECK(MPI_Win_lock_all(0, win));
         for (int t = 0; t < np; t++) {
             int buf[N];
-            for (int i = 0; i < N; i += 16) CHECK(MPI_Get(&buf[i], 16, MPI_INT, t, addr[t] + i * (MPI_Aint)sizeof(int), 16, MPI_INT, win));
+            for (int i = 0; i < N; i += 16)
+                CHECK(MPI_Get(&buf[i], 16, MPI_INT, t, addr[t] + i * (MPI_Aint)sizeof(int), 16, MPI_INT, win));
             CHECK(MPI_Win_flush(t, win));
             for (int i = 0; i < N; i++) sum += buf[i] * (long long)(it + 1);
         }
@@ -289,9 +289,9 @@ static void dtype(void) {
             memset(b, 0, sizeof b);
             memset(c, 0, sizeof c);
             for (int rep = 0; rep < 3; rep++) {
-                CHECK(MPI_Get(a[rep], 4, four, t, 10 + it, 4, four, win));         /* 16 ints */
-                CHECK(MPI_Get(b[rep], 16, MPI_INT, t, 20, 1, vec, win));          /* 16 ints, strided */
-                CHECK(MPI_Get(c[rep], 1, idx, t, 12 + it, 8, MPI_INT, win));      /* scattered origin */
+                CHECK(MPI_Get(a[rep], 4, four, t, 10 + it, 4, four, win));   /* 16 ints */
+                CHECK(MPI_Get(b[rep], 16, MPI_INT, t, 20, 1, vec, win));     /* 16 ints, strided */
+                CHECK(MPI_Get(c[rep], 1, idx, t, 12 + it, 8, MPI_INT, win)); /* scattered origin */
             }
             CHECK(MPI_Win_flush(t, win));
             for (int rep = 0; rep < 3; rep++) {
@@ -401,10 +401,10 @@ static void accumulate(void) {
             MPI_Request r1, r2;
             CHECK(MPI_Raccumulate(add, 4, MPI_LONG_LONG, t, 20, 4, MPI_LONG_LONG, MPI_SUM, win, &r1));
             CHECK(MPI_Wait(&r1, MPI_STATUS_IGNORE));
-            CHECK(MPI_Get_accumulate(&one, 1, MPI_LONG_LONG, &got, 1, MPI_LONG_LONG, t, 40, 1, MPI_LONG_LONG,
-                                     MPI_SUM, win));
-            CHECK(MPI_Rget_accumulate(NULL, 0, MPI_LONG_LONG, res, 8, MPI_LONG_LONG, t, 8, 8, MPI_LONG_LONG,
-                                      MPI_NO_OP, win, &r2));
+            CHECK(MPI_Get_accumulate(&one, 1, MPI_LONG_LONG, &got, 1, MPI_LONG_LONG, t, 40, 1, MPI_LONG_LONG, MPI_SUM,
+                                     win));
+            CHECK(MPI_Rget_accumulate(NULL, 0, MPI_LONG_LONG, res, 8, MPI_LONG_LONG, t, 8, 8, MPI_LONG_LONG, MPI_NO_OP,
+                                      win, &r2));
             CHECK(MPI_Wait(&r2, MPI_STATUS_IGNORE));
             CHECK(MPI_Win_flush(t, win));
             (void)before;
@@ -496,20 +496,34 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     const char *p = argc > 1 ? argv[1] : "lock_flush";
     if (argc > 2) iters = atoi(argv[2]);
-    if (!strcmp(p, "lock_flush")) lock_flush();
-    else if (!strcmp(p, "lock_all")) lock_all();
-    else if (!strcmp(p, "fence")) fence();
-    else if (!strcmp(p, "pscw")) pscw();
-    else if (!strcmp(p, "dynamic")) dynamic();
-    else if (!strcmp(p, "shared")) shared();
-    else if (!strcmp(p, "dtype")) dtype();
-    else if (!strcmp(p, "readonly")) readonly(0);
-    else if (!strcmp(p, "rget")) readonly(1);
-    else if (!strcmp(p, "accumulate")) accumulate();
-    else if (!strcmp(p, "mutex")) mutex();
-    else if (!strcmp(p, "counter")) counter();
-    else if (!strcmp(p, "infokey")) infokey();
-    else if (!strcmp(p, "dynamic_optin")) dynamic_optin();
+    if (!strcmp(p, "lock_flush"))
+        lock_flush();
+    else if (!strcmp(p, "lock_all"))
+        lock_all();
+    else if (!strcmp(p, "fence"))
+        fence();
+    else if (!strcmp(p, "pscw"))
+        pscw();
+    else if (!strcmp(p, "dynamic"))
+        dynamic();
+    else if (!strcmp(p, "shared"))
+        shared();
+    else if (!strcmp(p, "dtype"))
+        dtype();
+    else if (!strcmp(p, "readonly"))
+        readonly(0);
+    else if (!strcmp(p, "rget"))
+        readonly(1);
+    else if (!strcmp(p, "accumulate"))
+        accumulate();
+    else if (!strcmp(p, "mutex"))
+        mutex();
+    else if (!strcmp(p, "counter"))
+        counter();
+    else if (!strcmp(p, "infokey"))
+        infokey();
+    else if (!strcmp(p, "dynamic_optin"))
+        dynamic_optin();
     else {
         fprintf(stderr, "unknown pattern %s\n", p);
         MPI_Abort(MPI_COMM_WORLD, 1);

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define N 256    /* read-only ints per rank */
-#define SLOT 8   /* then one slot of SLOT ints per rank, written by that rank only */
+#define N 256  /* read-only ints per rank */
+#define SLOT 8 /* then one slot of SLOT ints per rank, written by that rank only */
 static int me, np, iters = 3, failures;
 
 static int value(int rank, int i) { return rank * 100000 + i * 7; }
@@ -22,13 +22,13 @@ static void expect(const char *what, long long got, long long want) {
     failures++;
 }
 
-#define CHECK(x)                                                                           \
-    do {                                                                                   \
-        int rc_ = (x);                                                                     \
-        if (rc_ != MPI_SUCCESS) {                                                          \
+#define CHECK(x)                                                                            \
+    do {                                                                                    \
+        int rc_ = (x);                                                                      \
+        if (rc_ != MPI_SUCCESS) {                                                           \
             fprintf(stderr, "rank %d: %s failed (%d) at line %d\n", me, #x, rc_, __LINE__); \
-            MPI_Abort(MPI_COMM_WORLD, 2);                                                  \
-        }                                                                                  \
+            MPI_Abort(MPI_COMM_WORLD, 2);                                                   \
+        }                                                                                   \
     } while (0)
 
 /* Reads target t's read-only ints with MPI_Get_c (8 at a time, every chunk twice), one
@@ -68,8 +68,8 @@ int main(int argc, char **argv) {
     /* 1. MPI_Win_allocate_c, read-only phase, then every write call on my own slot. */
     int *mem;
     MPI_Win win;
-    CHECK(MPI_Win_allocate_c(ints * (MPI_Aint)sizeof(int), (MPI_Aint)sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                             &mem, &win));
+    CHECK(MPI_Win_allocate_c(ints * (MPI_Aint)sizeof(int), (MPI_Aint)sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
+                             &win));
     CHECK(MPI_Win_set_name(win, "graph"));
     for (MPI_Aint i = 0; i < ints; i++) mem[i] = i < N ? value(me, (int)i) : 0;
     MPI_Barrier(MPI_COMM_WORLD);
@@ -141,8 +141,8 @@ int main(int argc, char **argv) {
     /* 2. MPI_Win_create_c (transparent mode), read with MPI_Get_c under fence. */
     int *base = malloc(N * sizeof(int));
     for (int i = 0; i < N; i++) base[i] = value(me, i);
-    CHECK(MPI_Win_create_c(base, N * (MPI_Aint)sizeof(int), (MPI_Aint)sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                           &win));
+    CHECK(
+        MPI_Win_create_c(base, N * (MPI_Aint)sizeof(int), (MPI_Aint)sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
     sum = 0;
     for (int it = 0; it < iters; it++) {
         int buf[N];
@@ -165,8 +165,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(node, &nme);
     MPI_Comm_size(node, &nnp);
     int *shm;
-    CHECK(MPI_Win_allocate_shared_c(N * (MPI_Aint)sizeof(int), (MPI_Aint)sizeof(int), MPI_INFO_NULL, node, &shm,
-                                    &win));
+    CHECK(MPI_Win_allocate_shared_c(N * (MPI_Aint)sizeof(int), (MPI_Aint)sizeof(int), MPI_INFO_NULL, node, &shm, &win));
     for (int i = 0; i < N; i++) shm[i] = value(nme, i);
     MPI_Barrier(node);
     const int nt = (nme + 1) % nnp;

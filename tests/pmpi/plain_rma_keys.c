@@ -25,13 +25,13 @@ static MPI_Aint nelem;
 static MPI_Aint *bases; /* dynamic: every rank's attached base; else unused */
 static int dynamic;
 
-#define CHECK(x)                                                                              \
-    do {                                                                                      \
-        int rc_ = (x);                                                                        \
-        if (rc_ != MPI_SUCCESS) {                                                             \
-            fprintf(stderr, "rank %d: %s failed (%d) at line %d\n", me, #x, rc_, __LINE__);    \
-            MPI_Abort(MPI_COMM_WORLD, 2);                                                     \
-        }                                                                                     \
+#define CHECK(x)                                                                            \
+    do {                                                                                    \
+        int rc_ = (x);                                                                      \
+        if (rc_ != MPI_SUCCESS) {                                                           \
+            fprintf(stderr, "rank %d: %s failed (%d) at line %d\n", me, #x, rc_, __LINE__); \
+            MPI_Abort(MPI_COMM_WORLD, 2);                                                   \
+        }                                                                                   \
     } while (0)
 
 static uint64_t rng;
@@ -79,7 +79,8 @@ static int ompi_workarounds;
 static int intrinsic;
 static int allowed(int t, int off, int k, int kind) {
     for (int i = 0; i < k; i++)
-        if (state[t][off + i] && (state[t][off + i] != kind || kind == 1 || (kind == 3 && (ompi_workarounds || intrinsic))))
+        if (state[t][off + i] &&
+            (state[t][off + i] != kind || kind == 1 || (kind == 3 && (ompi_workarounds || intrinsic))))
             return 0;
     return 1;
 }
@@ -99,23 +100,30 @@ static void one_op(MPI_Win win, int t, int passive, int round, int opi) {
     if (getenv("KEYS_DEBUG")) fprintf(stderr, "rank %d round %d op %d kind %d t %d\n", me, round, opi, kind, t);
     int want = kind == 1 || kind == 7 ? 2 : kind == 0 || kind == 6 ? 1 : 3;
     if (kind == 5) k = 1; /* atomics: one element */
-    if (kind == 4) { /* accumulation area: SUM only, from everyone, never read until the end */
+    if (kind == 4) {      /* accumulation area: SUM only, from everyone, never read until the end */
         int ao = pick(A - k + 1);
         CHECK(MPI_Accumulate(src, k, MPI_INT64_T, t, disp(t, (MPI_Aint)np * S + ao), k, MPI_INT64_T, MPI_SUM, win));
         return;
     }
     if (!allowed(t, off, k, want)) {
         if (!passive) return;
-        if (pick(2)) CHECK(MPI_Win_flush(t, win));
-        else CHECK(MPI_Win_flush_all(win));
-        if (pick(2)) clear_state(t);
-        else clear_all();
+        if (pick(2))
+            CHECK(MPI_Win_flush(t, win));
+        else
+            CHECK(MPI_Win_flush_all(win));
+        if (pick(2))
+            clear_state(t);
+        else
+            clear_all();
     }
     if (nlog + 2 * MAXK > LOG) return;
     MPI_Request req;
     switch (kind) {
     case 0: CHECK(MPI_Put(src, k, MPI_INT64_T, t, disp(t, own), k, MPI_INT64_T, win)); break;
-    case 1: CHECK(MPI_Get(&logbuf[nlog], k, MPI_INT64_T, t, disp(t, own), k, MPI_INT64_T, win)); nlog += k; break;
+    case 1:
+        CHECK(MPI_Get(&logbuf[nlog], k, MPI_INT64_T, t, disp(t, own), k, MPI_INT64_T, win));
+        nlog += k;
+        break;
     case 2: {
         MPI_Op ops[] = {MPI_SUM, intrinsic ? MPI_SUM : MPI_MAX, MPI_BXOR, MPI_REPLACE};
         CHECK(MPI_Accumulate(src, k, MPI_INT64_T, t, disp(t, own), k, MPI_INT64_T, ops[pick(4)], win));
@@ -123,15 +131,15 @@ static void one_op(MPI_Win win, int t, int passive, int round, int opi) {
     }
     case 3: {
         MPI_Op ops[] = {MPI_SUM, MPI_NO_OP, MPI_BOR, MPI_REPLACE};
-        CHECK(MPI_Get_accumulate(src, k, MPI_INT64_T, &logbuf[nlog], k, MPI_INT64_T, t, disp(t, own), k,
-                                 MPI_INT64_T, ops[pick(4)], win));
+        CHECK(MPI_Get_accumulate(src, k, MPI_INT64_T, &logbuf[nlog], k, MPI_INT64_T, t, disp(t, own), k, MPI_INT64_T,
+                                 ops[pick(4)], win));
         nlog += k;
         break;
     }
     case 5:
         if (pick(2)) {
-            CHECK(MPI_Fetch_and_op(src, &logbuf[nlog], MPI_INT64_T, t, disp(t, own), pick(2) ? MPI_SUM : MPI_NO_OP,
-                                   win));
+            CHECK(
+                MPI_Fetch_and_op(src, &logbuf[nlog], MPI_INT64_T, t, disp(t, own), pick(2) ? MPI_SUM : MPI_NO_OP, win));
         } else {
             int64_t *cmp = &src[MAXK];
             *cmp = (int64_t)me * 1000003 + (round - pick(2)) * 1009; /* matches now and then */
@@ -139,7 +147,10 @@ static void one_op(MPI_Win win, int t, int passive, int round, int opi) {
         }
         nlog += 1;
         break;
-    case 6: CHECK(MPI_Rput(src, k, MPI_INT64_T, t, disp(t, own), k, MPI_INT64_T, win, &req)); CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE)); break;
+    case 6:
+        CHECK(MPI_Rput(src, k, MPI_INT64_T, t, disp(t, own), k, MPI_INT64_T, win, &req));
+        CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        break;
     case 7:
         CHECK(MPI_Rget(&logbuf[nlog], k, MPI_INT64_T, t, disp(t, own), k, MPI_INT64_T, win, &req));
         CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
@@ -150,14 +161,18 @@ static void one_op(MPI_Win win, int t, int passive, int round, int opi) {
         CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
         break;
     default:
-        CHECK(MPI_Rget_accumulate(src, k, MPI_INT64_T, &logbuf[nlog], k, MPI_INT64_T, t, disp(t, own), k,
-                                  MPI_INT64_T, MPI_SUM, win, &req));
-        { int flag = 0; while (!flag) CHECK(MPI_Test(&req, &flag, MPI_STATUS_IGNORE)); }
+        CHECK(MPI_Rget_accumulate(src, k, MPI_INT64_T, &logbuf[nlog], k, MPI_INT64_T, t, disp(t, own), k, MPI_INT64_T,
+                                  MPI_SUM, win, &req));
+        {
+            int flag = 0;
+            while (!flag) CHECK(MPI_Test(&req, &flag, MPI_STATUS_IGNORE));
+        }
         nlog += k;
     }
     mark(t, off, k, want);
     /* extra synchronization calls that complete nothing the program relies on */
-    if (passive && pick(8) == 0 && !ompi_workarounds) CHECK(pick(2) ? MPI_Win_flush_local(t, win) : MPI_Win_flush_local_all(win));
+    if (passive && pick(8) == 0 && !ompi_workarounds)
+        CHECK(pick(2) ? MPI_Win_flush_local(t, win) : MPI_Win_flush_local_all(win));
 }
 
 int main(int argc, char **argv) {

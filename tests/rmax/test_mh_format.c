@@ -9,9 +9,17 @@ int main(void) {
     unsigned char rkey[40], gen_rkey[9];
     for (unsigned i = 0; i < sizeof rkey; i++) rkey[i] = (unsigned char)(i * 7 + 1);
     for (unsigned i = 0; i < sizeof gen_rkey; i++) gen_rkey[i] = (unsigned char)(200 - i);
-    clampi_mh_fields f = {.owner = 3, .win_id = 0x1122334455667788ull, .base = 0x7f0000001000ull, .size = 4096,
-                          .slot = 17, .generation = 99, .gen_addr = 0x7f0000100088ull, .rkey = rkey,
-                          .rkey_len = sizeof rkey, .gen_rkey = gen_rkey, .gen_rkey_len = sizeof gen_rkey};
+    clampi_mh_fields f = {.owner = 3,
+                          .win_id = 0x1122334455667788ull,
+                          .base = 0x7f0000001000ull,
+                          .size = 4096,
+                          .slot = 17,
+                          .generation = 99,
+                          .gen_addr = 0x7f0000100088ull,
+                          .rkey = rkey,
+                          .rkey_len = sizeof rkey,
+                          .gen_rkey = gen_rkey,
+                          .gen_rkey_len = sizeof gen_rkey};
     unsigned char h[256], c[256];
     CHECK_EQ_INT(clampi_mh_encode(&f, h, 10), -1); /* does not fit */
     int len = clampi_mh_encode(&f, h, sizeof h);
@@ -22,10 +30,10 @@ int main(void) {
           g.generation == 99 && g.gen_addr == f.gen_addr && g.rkey_len == sizeof rkey &&
           g.gen_rkey_len == sizeof gen_rkey && !memcmp(g.rkey, rkey, sizeof rkey) &&
           !memcmp(g.gen_rkey, gen_rkey, sizeof gen_rkey));
-    for (int l = 0; l < len; l++) CHECK_EQ_INT(clampi_mh_decode(h, (size_t)l, &g), -1);   /* truncated */
+    for (int l = 0; l < len; l++) CHECK_EQ_INT(clampi_mh_decode(h, (size_t)l, &g), -1); /* truncated */
     memcpy(c, h, (size_t)len);
     c[len] = 0;
-    CHECK_EQ_INT(clampi_mh_decode(c, (size_t)len + 1, &g), -1);                       /* padded */
+    CHECK_EQ_INT(clampi_mh_decode(c, (size_t)len + 1, &g), -1); /* padded */
     for (int byte = 0; byte < len; byte++)
         for (int bit = 0; bit < 8; bit++) {
             memcpy(c, h, (size_t)len);

@@ -102,11 +102,12 @@ int main(int argc, char **argv) {
         MPI_Barrier(MPI_COMM_WORLD);
         int token = 99;
         MPI_Send(&token, 1, MPI_INT, 0, 7, MPI_COMM_WORLD); /* mixed in with the notifications */
-        for (int i = IDS - 1; i >= 0; i--) { /* out of id order */
+        for (int i = IDS - 1; i >= 0; i--) {                /* out of id order */
             int data[SLOT];
             for (int k = 0; k < SLOT; k++) data[k] = rank * 1000 + i * 100 + k;
-            CHECK_EQ_INT(CMPIX_Put_notify(data, SLOT, MPI_INT, 0, (rank * IDS + i) * SLOT, SLOT, MPI_INT,
-                                          rank * IDS + i, w), MPI_SUCCESS);
+            CHECK_EQ_INT(
+                CMPIX_Put_notify(data, SLOT, MPI_INT, 0, (rank * IDS + i) * SLOT, SLOT, MPI_INT, rank * IDS + i, w),
+                MPI_SUCCESS);
         }
         barrier_progressing(w);
     }
@@ -118,8 +119,9 @@ int main(int argc, char **argv) {
     MPI_Request rr[3];
     CHECK_EQ_INT(CMPIX_Rrput(&v, 1, MPI_INT, to, base, 1, MPI_INT, w, &rr[0]), MPI_SUCCESS);
     CHECK_EQ_INT(CMPIX_Rraccumulate(&one, 1, MPI_INT, to, base + 1, 1, MPI_INT, MPI_SUM, w, &rr[1]), MPI_SUCCESS);
-    CHECK_EQ_INT(CMPIX_Rrget_accumulate(&one, 1, MPI_INT, &fetched, 1, MPI_INT, to, base + 2, 1, MPI_INT, MPI_SUM, w,
-                                        &rr[2]), MPI_SUCCESS);
+    CHECK_EQ_INT(
+        CMPIX_Rrget_accumulate(&one, 1, MPI_INT, &fetched, 1, MPI_INT, to, base + 2, 1, MPI_INT, MPI_SUM, w, &rr[2]),
+        MPI_SUCCESS);
     /* the target must progress while we wait (clampi_progress=none): it waits on a request too */
     MPI_Request sreq, rreq;
     int token = 1, got = 0;

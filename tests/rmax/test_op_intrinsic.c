@@ -74,7 +74,8 @@ int main(int argc, char **argv) {
     if (all == 1 && n > 1) {
         if (rank == 0) {
             const double deadline = now() + 60;
-            while (__atomic_load_n(&base[0], __ATOMIC_ACQUIRE) < n - 1 && now() < deadline) { /* no MPI, no clampi */ }
+            while (__atomic_load_n(&base[0], __ATOMIC_ACQUIRE) < n - 1 && now() < deadline) { /* no MPI, no clampi */
+            }
             CHECK_EQ_INT(base[0], n - 1); /* else the "intrinsic" atomics needed this CPU */
         } else {
             long one = 1, old = -1;

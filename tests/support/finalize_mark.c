@@ -8,8 +8,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-int MPI_Finalize(void)
-{
+int MPI_Finalize(void) {
     printf("clampi-test: pid %ld entering MPI_Finalize\n", (long)getpid());
     fflush(stdout);
     int (*next)(void) = (int (*)(void))dlsym(RTLD_NEXT, "MPI_Finalize");

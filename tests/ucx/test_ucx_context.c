@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -27,7 +26,8 @@ int main(int argc, char **argv)
     /* Register a buffer of one slot per rank and exchange (address, rkey). */
     int64_t *buf = calloc((size_t)size, sizeof *buf);
     ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
-                               .address = buf, .length = sizeof *buf * (size_t)size};
+                               .address = buf,
+                               .length = sizeof *buf * (size_t)size};
     ucp_mem_h memh;
     CHECK(ucp_mem_map(ctx, &mp, &memh) == UCS_OK);
     void *rkey_buf;
@@ -50,23 +50,24 @@ int main(int argc, char **argv)
         CHECK(ucp_ep_rkey_unpack(eps[r], all + (size_t)r * slot + sizeof raddr, &rkey) == UCS_OK);
         int64_t value = 1000 + rank;
         ucp_request_param_t param = {0};
-        void *req = ucp_put_nbx(eps[r], &value, sizeof value, raddr + sizeof(int64_t) * (uint64_t)rank,
-                                rkey, &param);
+        void *req = ucp_put_nbx(eps[r], &value, sizeof value, raddr + sizeof(int64_t) * (uint64_t)rank, rkey, &param);
         CHECK(clampi_ucx_wait(worker, req) == UCS_OK);
         CHECK(clampi_ucx_wait(worker, ucp_ep_flush_nbx(eps[r], &param)) == UCS_OK);
         ucp_rkey_destroy(rkey);
     }
     /* Over TCP the puts are emulated with messages the target's worker must progress. */
     CHECK_EQ_INT(clampi_ucx_barrier(MPI_COMM_WORLD, worker), MPI_SUCCESS);
-    for (int r = 0; r < size; r++)
-        CHECK_EQ_INT(buf[r], 1000 + r);
+    for (int r = 0; r < size; r++) CHECK_EQ_INT(buf[r], 1000 + r);
     CHECK_EQ_INT(clampi_ucx_barrier(MPI_COMM_WORLD, worker), MPI_SUCCESS);
 
     clampi_ucx_disconnect(worker, eps, size);
     CHECK_EQ_INT(clampi_ucx_barrier(MPI_COMM_WORLD, worker), MPI_SUCCESS);
     ucp_mem_unmap(ctx, memh);
     ucp_worker_destroy(worker);
-    free(eps); free(buf); free(mine); free(all);
+    free(eps);
+    free(buf);
+    free(mine);
+    free(all);
     MPI_Finalize();
     return 0;
 }

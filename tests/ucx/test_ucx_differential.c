@@ -26,7 +26,7 @@ enum { FREE, PUT, GET, ACC };
 enum { SYNC_FENCE, SYNC_LOCK, SYNC_LOCKALL, SYNC_PSCW, NSYNC };
 
 static int rank, nranks, kind_dynamic;
-static int passive; /* this epoch is passive-target: request-based RMA is allowed (MPI 12.3.5) */
+static int passive;        /* this epoch is passive-target: request-based RMA is allowed (MPI 12.3.5) */
 static MPI_Aint *bases[2]; /* dynamic: per target base address, per window */
 static int64_t *mem[2];
 static size_t nelem;
@@ -53,9 +53,15 @@ static MPI_Aint disp_of(int win, int target, size_t elem) {
 }
 
 /* Results fetched in an epoch: compared between the windows at its end. */
-typedef struct { int64_t buf[2][2 * K]; int n; int compare; } result_t;
+typedef struct {
+    int64_t buf[2][2 * K];
+    int n;
+    int compare;
+} result_t;
 /* Origin buffers must stay untouched until the epoch completes the operation. */
-typedef struct { int64_t src[2 * K], cmp; } origin_t;
+typedef struct {
+    int64_t src[2 * K], cmp;
+} origin_t;
 
 typedef struct {
     CMPI_Win w[2];
@@ -93,12 +99,14 @@ static void random_op(state_t *st, int target, unsigned char *track) {
         if (rnd() & 1) {
             for (int v = vlo; v < vhi; v++)
                 CHECK_EQ_INT(CMPI_Accumulate(src, 1, MPI_INT64_T, target, disp_of(v, target, e), 1, MPI_INT64_T,
-                                             MPI_SUM, st->w[v]), MPI_SUCCESS);
+                                             MPI_SUM, st->w[v]),
+                             MPI_SUCCESS);
         } else {
             result_t *r = new_result(st, 1, 0);
             for (int v = vlo; v < vhi; v++)
-                CHECK_EQ_INT(CMPI_Fetch_and_op(src, r->buf[v], MPI_INT64_T, target, disp_of(v, target, e), MPI_SUM,
-                                               st->w[v]), MPI_SUCCESS);
+                CHECK_EQ_INT(
+                    CMPI_Fetch_and_op(src, r->buf[v], MPI_INT64_T, target, disp_of(v, target, e), MPI_SUM, st->w[v]),
+                    MPI_SUCCESS);
         }
         return;
     }
@@ -119,10 +127,12 @@ static void random_op(state_t *st, int target, unsigned char *track) {
     for (int i = 0; i < len; i++) track[e0 + (size_t)i] = (unsigned char)want;
     size_t e = slice + e0;
     if (tlog_n < sizeof tlog - 100)
-        tlog_n += (size_t)snprintf(tlog + tlog_n, sizeof tlog - tlog_n, "rank %d op %d -> %d elems [%zu,%zu) src0 %lld\n",
-                                   rank, op, target, e, e + (size_t)len, (long long)src[0]);
+        tlog_n +=
+            (size_t)snprintf(tlog + tlog_n, sizeof tlog - tlog_n, "rank %d op %d -> %d elems [%zu,%zu) src0 %lld\n",
+                             rank, op, target, e, e + (size_t)len, (long long)src[0]);
     switch (op) {
-    case 0: case 1: /* put */
+    case 0:
+    case 1: /* put */
         for (int v = vlo; v < vhi; v++)
             CHECK_EQ_INT(CMPI_Put(src, len, MPI_INT64_T, target, disp_of(v, target, e), len, MPI_INT64_T, st->w[v]),
                          MPI_SUCCESS);
@@ -135,36 +145,42 @@ static void random_op(state_t *st, int target, unsigned char *track) {
     case 3: { /* get into a strided origin buffer */
         result_t *r = new_result(st, 2 * len, 1);
         for (int v = vlo; v < vhi; v++)
-            CHECK_EQ_INT(CMPI_Get(r->buf[v], len / 2, vec_t, target, disp_of(v, target, e), len, MPI_INT64_T,
-                                  st->w[v]), MPI_SUCCESS);
+            CHECK_EQ_INT(CMPI_Get(r->buf[v], len / 2, vec_t, target, disp_of(v, target, e), len, MPI_INT64_T, st->w[v]),
+                         MPI_SUCCESS);
         break;
     }
     case 4: /* rput (waited at epoch end) */
         for (int v = vlo; v < vhi; v++)
             CHECK_EQ_INT(CMPI_Rput(src, len, MPI_INT64_T, target, disp_of(v, target, e), len, MPI_INT64_T, st->w[v],
-                                   &st->reqs[st->nreqs++]), MPI_SUCCESS);
+                                   &st->reqs[st->nreqs++]),
+                         MPI_SUCCESS);
         break;
     case 5: { /* get */
         result_t *r = new_result(st, len, 1);
         for (int v = vlo; v < vhi; v++)
-            CHECK_EQ_INT(CMPI_Get(r->buf[v], len, MPI_INT64_T, target, disp_of(v, target, e), len, MPI_INT64_T,
-                                  st->w[v]), MPI_SUCCESS);
+            CHECK_EQ_INT(
+                CMPI_Get(r->buf[v], len, MPI_INT64_T, target, disp_of(v, target, e), len, MPI_INT64_T, st->w[v]),
+                MPI_SUCCESS);
         break;
     }
     case 6: { /* rget */
         result_t *r = new_result(st, len, 1);
         for (int v = vlo; v < vhi; v++)
             CHECK_EQ_INT(CMPI_Rget(r->buf[v], len, MPI_INT64_T, target, disp_of(v, target, e), len, MPI_INT64_T,
-                                   st->w[v], &st->reqs[st->nreqs++]), MPI_SUCCESS);
+                                   st->w[v], &st->reqs[st->nreqs++]),
+                         MPI_SUCCESS);
         break;
     }
-    case 11: case 12: case 13: { /* non-contiguous target type: elements e, e + 2 */
+    case 11:
+    case 12:
+    case 13: { /* non-contiguous target type: elements e, e + 2 */
         int pick = rndn(3);
         MPI_Datatype tt = pick == 0 ? tvec_t : pick == 1 ? tind_t : tres_t;
         int tc = pick == 2 ? 2 : 1;
         if (op == 11) {
             for (int v = vlo; v < vhi; v++)
-                CHECK_EQ_INT(CMPI_Put(src, 2, MPI_INT64_T, target, disp_of(v, target, e), tc, tt, st->w[v]), MPI_SUCCESS);
+                CHECK_EQ_INT(CMPI_Put(src, 2, MPI_INT64_T, target, disp_of(v, target, e), tc, tt, st->w[v]),
+                             MPI_SUCCESS);
         } else if (op == 12) {
             result_t *r = new_result(st, 2, 1);
             for (int v = vlo; v < vhi; v++)
@@ -182,17 +198,20 @@ static void random_op(state_t *st, int target, unsigned char *track) {
             result_t *r = new_result(st, 2, 1);
             for (int v = vlo; v < vhi; v++)
                 CHECK_EQ_INT(CMPI_Get_accumulate(src, 2, MPI_INT64_T, r->buf[v], 2, MPI_INT64_T, target,
-                                                 disp_of(v, target, e), tc, tt, o, st->w[v]), MPI_SUCCESS);
+                                                 disp_of(v, target, e), tc, tt, o, st->w[v]),
+                             MPI_SUCCESS);
         }
         break;
     }
     case 7: { /* accumulate */
         MPI_Op ops[] = {MPI_SUM, MPI_BXOR, MPI_MAX, MPI_MIN, MPI_REPLACE, MPI_PROD};
         MPI_Op o = ops[rndn(6)];
-        if (o == MPI_PROD) for (int i = 0; i < len; i++) src[i] = src[i] % 3;
+        if (o == MPI_PROD)
+            for (int i = 0; i < len; i++) src[i] = src[i] % 3;
         for (int v = vlo; v < vhi; v++)
-            CHECK_EQ_INT(CMPI_Accumulate(src, len, MPI_INT64_T, target, disp_of(v, target, e), len, MPI_INT64_T, o,
-                                         st->w[v]), MPI_SUCCESS);
+            CHECK_EQ_INT(
+                CMPI_Accumulate(src, len, MPI_INT64_T, target, disp_of(v, target, e), len, MPI_INT64_T, o, st->w[v]),
+                MPI_SUCCESS);
         break;
     }
     case 8: { /* get_accumulate (SUM, NO_OP, REPLACE) */
@@ -201,7 +220,8 @@ static void random_op(state_t *st, int target, unsigned char *track) {
         result_t *r = new_result(st, len, 1);
         for (int v = vlo; v < vhi; v++)
             CHECK_EQ_INT(CMPI_Get_accumulate(src, len, MPI_INT64_T, r->buf[v], len, MPI_INT64_T, target,
-                                             disp_of(v, target, e), len, MPI_INT64_T, o, st->w[v]), MPI_SUCCESS);
+                                             disp_of(v, target, e), len, MPI_INT64_T, o, st->w[v]),
+                         MPI_SUCCESS);
         break;
     }
     case 9: { /* fetch_and_op or compare_and_swap on one element */
@@ -210,14 +230,15 @@ static void random_op(state_t *st, int target, unsigned char *track) {
             MPI_Op ops[] = {MPI_SUM, MPI_NO_OP, MPI_REPLACE, MPI_BOR};
             MPI_Op o = ops[rndn(4)];
             for (int v = vlo; v < vhi; v++)
-                CHECK_EQ_INT(CMPI_Fetch_and_op(src, r->buf[v], MPI_INT64_T, target, disp_of(v, target, e), o,
-                                               st->w[v]), MPI_SUCCESS);
+                CHECK_EQ_INT(CMPI_Fetch_and_op(src, r->buf[v], MPI_INT64_T, target, disp_of(v, target, e), o, st->w[v]),
+                             MPI_SUCCESS);
         } else {
             /* compare with the value the element has in the reference run half of the time */
             *cmpp = (rnd() & 1) ? (int64_t)(target * 1000 + (int)e) : src[1]; /* the initial value, or not */
             for (int v = vlo; v < vhi; v++)
-                CHECK_EQ_INT(CMPI_Compare_and_swap(src, cmpp, r->buf[v], MPI_INT64_T, target, disp_of(v, target, e),
-                                                   st->w[v]), MPI_SUCCESS);
+                CHECK_EQ_INT(
+                    CMPI_Compare_and_swap(src, cmpp, r->buf[v], MPI_INT64_T, target, disp_of(v, target, e), st->w[v]),
+                    MPI_SUCCESS);
         }
         break;
     }
@@ -233,8 +254,10 @@ static void ops_to(state_t *st, int target, unsigned char *track, int flushes) {
             int f = rndn(4);
             if (acc_once && f >= 2) f -= 2; /* Open MPI osc/pt2pt: flush_local can hang (lock_all) */
             for (int v = vlo; v < vhi; v++) {
-                int rc = f == 0 ? CMPI_Win_flush(target, st->w[v]) : f == 1 ? CMPI_Win_flush_all(st->w[v])
-                       : f == 2 ? CMPI_Win_flush_local(target, st->w[v]) : CMPI_Win_flush_local_all(st->w[v]);
+                int rc = f == 0   ? CMPI_Win_flush(target, st->w[v])
+                         : f == 1 ? CMPI_Win_flush_all(st->w[v])
+                         : f == 2 ? CMPI_Win_flush_local(target, st->w[v])
+                                  : CMPI_Win_flush_local_all(st->w[v]);
                 CHECK_EQ_INT(rc, MPI_SUCCESS);
             }
         }
@@ -277,8 +300,10 @@ static void epoch(state_t *st, int sync, unsigned char *track) {
                 CHECK_EQ_INT(CMPI_Win_lock(type, t, 0, st->w[v]), MPI_SUCCESS);
                 ops_to(st, t, track + (size_t)t * K, 1);
                 CHECK_EQ_INT(CMPI_Win_unlock(t, st->w[v]), MPI_SUCCESS);
-                if (v == 0) log_after_first = tlog_n;
-                else tlog_n = log_after_first;
+                if (v == 0)
+                    log_after_first = tlog_n;
+                else
+                    tlog_n = log_after_first;
             }
             vlo = 0, vhi = 2;
         }
@@ -304,7 +329,8 @@ static void epoch(state_t *st, int sync, unsigned char *track) {
     MPI_Barrier(MPI_COMM_WORLD);
     int bad = 0;
     for (int i = 0; i < st->nres; i++)
-        if (st->res[i].compare && memcmp(st->res[i].buf[0], st->res[i].buf[1], sizeof(int64_t) * (size_t)st->res[i].n)) {
+        if (st->res[i].compare &&
+            memcmp(st->res[i].buf[0], st->res[i].buf[1], sizeof(int64_t) * (size_t)st->res[i].n)) {
             fprintf(stderr, "rank %d: result %d differs (sync %d):", rank, i, sync);
             for (int j = 0; j < st->res[i].n; j++)
                 fprintf(stderr, " %lld/%lld", (long long)st->res[i].buf[0][j], (long long)st->res[i].buf[1][j]);
@@ -371,11 +397,13 @@ int main(int argc, char **argv) {
         MPI_Info_set(info, CLAMPI_SHM_DIRECT, "false");
         if (!strcmp(kind, "allocate")) {
             CHECK_EQ_INT(CMPI_Win_allocate((MPI_Aint)(nelem * sizeof(int64_t)), sizeof(int64_t), info, MPI_COMM_WORLD,
-                                           &mem[v], &st.w[v]), MPI_SUCCESS);
+                                           &mem[v], &st.w[v]),
+                         MPI_SUCCESS);
         } else if (!strcmp(kind, "create")) {
             mem[v] = malloc(nelem * sizeof(int64_t));
             CHECK_EQ_INT(CMPI_Win_create(mem[v], (MPI_Aint)(nelem * sizeof(int64_t)), sizeof(int64_t), info,
-                                         MPI_COMM_WORLD, &st.w[v]), MPI_SUCCESS);
+                                         MPI_COMM_WORLD, &st.w[v]),
+                         MPI_SUCCESS);
         } else {
             CHECK(kind_dynamic);
             mem[v] = malloc(nelem * sizeof(int64_t));

@@ -93,8 +93,8 @@ typedef struct {
 static void put_round(job_t *j, int round) {
     for (int i = 0; i < j->nputs; i++) {
         j->vals[i] = (int64_t)(j->id * 1000 + round * 100 + i);
-        CHECK_EQ_INT(CMPI_Put(&j->vals[i], 1, MPI_INT64_T, 1, (MPI_Aint)(j->id * PER_THREAD + i), 1, MPI_INT64_T,
-                              j->w), MPI_SUCCESS);
+        CHECK_EQ_INT(CMPI_Put(&j->vals[i], 1, MPI_INT64_T, 1, (MPI_Aint)(j->id * PER_THREAD + i), 1, MPI_INT64_T, j->w),
+                     MPI_SUCCESS);
     }
 }
 
@@ -111,10 +111,10 @@ static void *thread_main(void *arg) {
         CHECK_EQ_INT(CMPIX_Win_get_thread_stats(j->w, &j->st), MPI_SUCCESS);
         CHECK_EQ_INT(clampi_ucx_test_flush_probe(j->w, &j->pr), MPI_SUCCESS);
         CHECK_EQ_INT(j->st.last_flush_ops, j->nputs);
-        CHECK_EQ_INT(j->pr.last_workers, 1);          /* its own worker only */
-        CHECK_EQ_INT(j->pr.last_eps, 1);              /* one endpoint: to the target */
-        CHECK_EQ_INT(j->pr.last_own_ops, j->nputs);   /* all of its own puts */
-        CHECK_EQ_INT(j->pr.last_foreign_ops, 0);      /* none of the others' (pending now) */
+        CHECK_EQ_INT(j->pr.last_workers, 1);        /* its own worker only */
+        CHECK_EQ_INT(j->pr.last_eps, 1);            /* one endpoint: to the target */
+        CHECK_EQ_INT(j->pr.last_own_ops, j->nputs); /* all of its own puts */
+        CHECK_EQ_INT(j->pr.last_foreign_ops, 0);    /* none of the others' (pending now) */
         pthread_barrier_wait(j->bar);
     }
     CHECK_EQ_INT(j->st.ops, 3 * j->nputs);
@@ -250,9 +250,12 @@ int main(int argc, char **argv) {
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(size >= 2 && argc >= 3);
-    if (!strcmp(argv[1], "order")) test_order(atol(argv[2]));
-    else if (!strcmp(argv[1], "badinfo")) test_bad_info();
-    else test_threads(atoi(argv[2]));
+    if (!strcmp(argv[1], "order"))
+        test_order(atol(argv[2]));
+    else if (!strcmp(argv[1], "badinfo"))
+        test_bad_info();
+    else
+        test_threads(atoi(argv[2]));
     MPI_Finalize();
     return 0;
 }

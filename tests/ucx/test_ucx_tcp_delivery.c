@@ -48,8 +48,7 @@ static void *thread_main(void *arg) {
     for (int i = 0; i < j->per_thread; i++) {
         int64_t *src = j->reuse ? &j->vals[0] : &j->vals[i];
         *src = (int64_t)j->id * 1000000 + i + 1;
-        CHECK_EQ_INT(CMPI_Put(src, 1, MPI_INT64_T, 1, (MPI_Aint)j->id * j->per_thread + i, 1, MPI_INT64_T,
-                              j->w),
+        CHECK_EQ_INT(CMPI_Put(src, 1, MPI_INT64_T, 1, (MPI_Aint)j->id * j->per_thread + i, 1, MPI_INT64_T, j->w),
                      MPI_SUCCESS);
         if ((i + 1) % j->every == 0) CHECK_EQ_INT(CMPI_Win_flush(1, j->w), MPI_SUCCESS);
     }
@@ -128,8 +127,7 @@ static void test_computing(double seconds) {
     } else if (rank == 1) {
         volatile int64_t *data = &mem[0], *flag = &mem[1];
         double t0 = now(), t = t0;
-        while (*flag != 1 && (t = now()) - t0 < seconds) {
-        }
+        while (*flag != 1 && (t = now()) - t0 < seconds) {}
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         arrived = *flag == 1;
         int64_t d = *data;

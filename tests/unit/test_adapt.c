@@ -15,8 +15,10 @@ static void access(clampi_cache *c, uint32_t t, uint64_t off, uint64_t len) {
     const unsigned char *p = clampi_cache_lookup(c, t, off, len);
     if (!p) {
         for (uint64_t i = 0; i < len; i++) tmp[i] = remote_byte(t, off + i);
-        if (len > clampi_cache_max_entry(c)) clampi_cache_note_too_large(c, len);
-        else clampi_cache_insert(c, t, off, len, tmp);
+        if (len > clampi_cache_max_entry(c))
+            clampi_cache_note_too_large(c, len);
+        else
+            clampi_cache_insert(c, t, off, len, tmp);
         return;
     }
     for (uint64_t i = 0; i < len; i++) CHECK(p[i] == remote_byte(t, off + i));

@@ -9,9 +9,9 @@ static void test_alloc_and_bounds(void) {
     clampi_buffer b;
     CHECK(clampi_buffer_init(&b, 4096) == 0);
     CHECK(clampi_buffer_max_request(&b) == 4096 - 16);
-    CHECK(clampi_buffer_alloc(&b, 4096) == NULL);          /* larger than the region */
+    CHECK(clampi_buffer_alloc(&b, 4096) == NULL); /* larger than the region */
     void *all = clampi_buffer_alloc(&b, clampi_buffer_max_request(&b));
-    CHECK(all != NULL);                                     /* exactly the region fits */
+    CHECK(all != NULL); /* exactly the region fits */
     CHECK(clampi_buffer_alloc(&b, 1) == NULL);
     clampi_buffer_free(&b, all);
     CHECK(clampi_buffer_largest_free(&b) == 4096 - 16);
@@ -35,7 +35,7 @@ static void test_coalescing(void) {
     CHECK(clampi_buffer_hole_if_freed(&b, m) >= 3000);
     clampi_buffer_free(&b, m);
     CHECK_EQ_INT(clampi_buffer_free_blocks(&b), blocks_before + 1); /* the merged hole + the free tail */
-    void *big = clampi_buffer_alloc(&b, 3000); /* fits only in the merged hole */
+    void *big = clampi_buffer_alloc(&b, 3000);                      /* fits only in the merged hole */
     CHECK(big == a);
     clampi_buffer_free(&b, big);
     clampi_buffer_free(&b, tail);
@@ -51,7 +51,7 @@ static void test_fragmentation(void) {
     void *p[600];
     int n = 0;
     while (n < 600 && (p[n] = clampi_buffer_alloc(&b, 2000)) != NULL) n++;
-    CHECK(n > 500 && n < 600); /* the buffer is full */
+    CHECK(n > 500 && n < 600);                                   /* the buffer is full */
     for (int i = 0; i < n; i += 2) clampi_buffer_free(&b, p[i]); /* every other block */
     /* Half the memory is free, but in 2000-byte holes: a 4000-byte request fails. */
     CHECK(clampi_buffer_largest_free(&b) < 4000);

@@ -37,7 +37,7 @@ static void test_hits_and_subranges(void) {
     CHECK_EQ_INT(c.c.subrange_hits, 1);
     CHECK(clampi_cache_lookup(&c, 1, 1200, 301) == NULL); /* one byte past the end */
     CHECK(clampi_cache_lookup(&c, 1, 999, 2) == NULL);
-    CHECK(clampi_cache_lookup(&c, 2, 1000, 8) == NULL);   /* other target */
+    CHECK(clampi_cache_lookup(&c, 2, 1000, 8) == NULL); /* other target */
     CHECK_EQ_INT(c.c.hits, 3);
     /* a longer range at the same start replaces the shorter one */
     put(&c, 1, 1000, 800);
@@ -83,16 +83,16 @@ static void test_capacity_eviction_is_lru(void) {
 static void test_capacity_eviction_prefers_room(void) {
     clampi_cache c;
     CHECK(clampi_cache_init(&c, 64, 3 * 1040 + 2 * 528) == CLAMPI_CACHE_OK);
-    put(&c, 0, 0, 500);       /* oldest, small */
+    put(&c, 0, 0, 500); /* oldest, small */
     put(&c, 0, 10000, 1000);
     put(&c, 0, 20000, 500);
     put(&c, 0, 30000, 1000);
     put(&c, 0, 40000, 1000);
     CHECK_EQ_INT(c.count, 5);
-    put(&c, 0, 50000, 1000);  /* needs 1000 B: the oldest (500 B, neighbours used) does not free enough */
+    put(&c, 0, 50000, 1000); /* needs 1000 B: the oldest (500 B, neighbours used) does not free enough */
     CHECK_EQ_INT(c.c.capacity_evictions, 1);
-    CHECK(clampi_cache_lookup(&c, 0, 0, 500) != NULL);       /* oldest small entry kept */
-    CHECK(clampi_cache_lookup(&c, 0, 10000, 1000) == NULL);  /* oldest entry that made room */
+    CHECK(clampi_cache_lookup(&c, 0, 0, 500) != NULL);      /* oldest small entry kept */
+    CHECK(clampi_cache_lookup(&c, 0, 10000, 1000) == NULL); /* oldest entry that made room */
     clampi_cache_destroy(&c);
 }
 
@@ -110,7 +110,10 @@ static void test_conflict_eviction(void) {
     size_t found = 0;
     for (uint64_t i = 0; i < 100; i++) {
         const unsigned char *p = clampi_cache_lookup(&c, 0, i * 64, 64);
-        if (p) { CHECK(matches(0, i * 64, 64, p)); found++; }
+        if (p) {
+            CHECK(matches(0, i * 64, 64, p));
+            found++;
+        }
     }
     CHECK_EQ_INT(found, c.count);
     clampi_cache_destroy(&c);
@@ -126,7 +129,7 @@ static void test_invalidate_range(void) {
     CHECK(clampi_cache_lookup(&c, 3, 200, 1) == NULL);
     CHECK(clampi_cache_lookup(&c, 3, 400, 100) == NULL);
     CHECK(clampi_cache_lookup(&c, 3, 500, 100) != NULL);
-    CHECK(clampi_cache_lookup(&c, 4, 300, 100) != NULL);          /* other target untouched */
+    CHECK(clampi_cache_lookup(&c, 4, 300, 100) != NULL); /* other target untouched */
     CHECK_EQ_INT(clampi_cache_invalidate_range(&c, 3, 0, 100000), 7);
     CHECK_EQ_INT(c.count, 1);
     clampi_cache_invalidate(&c);
@@ -148,7 +151,7 @@ static void test_resize(void) {
     for (uint64_t i = 0; i < 500; i++) put(&c, 1, i * 1000, 1000);
     CHECK_EQ_INT(c.count, 500);
     CHECK(clampi_cache_resize(&c, 8, (size_t)1 << 62) == CLAMPI_CACHE_NOMEM); /* impossible size */
-    CHECK_EQ_INT(c.count, 500); /* old cache stays in force */
+    CHECK_EQ_INT(c.count, 500);                                               /* old cache stays in force */
     CHECK(clampi_cache_lookup(&c, 1, 499000, 1000) != NULL);
     clampi_cache_destroy(&c);
 }
@@ -174,7 +177,10 @@ static void test_random_model(void) {
         int op = (int)(RND() % 100);
         if (op < 50) {
             const unsigned char *p = clampi_cache_lookup(&c, t, off, len);
-            if (p) { CHECK(matches(t, off, len, p)); hits++; }
+            if (p) {
+                CHECK(matches(t, off, len, p));
+                hits++;
+            }
         } else if (op < 97) {
             fetch(t, off, len, tmp);
             int rc = clampi_cache_insert(&c, t, off, len, tmp);

@@ -7,7 +7,9 @@
 static int nfills;
 static uint64_t last_off, last_len;
 static void on_fill(void *ctx, uint32_t t, uint64_t off, uint64_t len, const void *data) {
-    (void)ctx; (void)t; (void)data;
+    (void)ctx;
+    (void)t;
+    (void)data;
     nfills++;
     last_off = off;
     last_len = len;
@@ -58,7 +60,8 @@ int main(void) {
 
     /* Many records: the table grows and recycles. */
     for (int round = 0; round < 3; round++) {
-        for (uint32_t i = 0; i < 1000; i++) CHECK(clampi_inflight_add_fill(&f, i % 4, i * 8, 8, a, 0) != CLAMPI_INFLIGHT_NONE);
+        for (uint32_t i = 0; i < 1000; i++)
+            CHECK(clampi_inflight_add_fill(&f, i % 4, i * 8, 8, a, 0) != CLAMPI_INFLIGHT_NONE);
         CHECK_EQ_INT(f.live, 1000);
         for (uint32_t t = 0; t < 4; t++) clampi_inflight_complete(&f, t, on_fill, NULL);
         CHECK_EQ_INT(f.live, 0);

@@ -43,7 +43,9 @@ static void ref_push(ent *a, int *n, clampi_match_key k, uintptr_t c) {
 
 static uint64_t rng;
 static unsigned rnd(unsigned n) {
-    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
     return (unsigned)(rng % n);
 }
 

@@ -6,10 +6,18 @@
 #include "check.h"
 
 enum { N = 2000 };
-static struct { int live; uint32_t t; uint64_t s, e; } ref[N];
+static struct {
+    int live;
+    uint32_t t;
+    uint64_t s, e;
+} ref[N];
 
-static int contains(int i, uint32_t t, uint64_t s, uint64_t e) { return ref[i].live && ref[i].t == t && ref[i].s <= s && ref[i].e >= e; }
-static int overlaps(int i, uint32_t t, uint64_t s, uint64_t e) { return ref[i].live && ref[i].t == t && ref[i].s < e && ref[i].e > s; }
+static int contains(int i, uint32_t t, uint64_t s, uint64_t e) {
+    return ref[i].live && ref[i].t == t && ref[i].s <= s && ref[i].e >= e;
+}
+static int overlaps(int i, uint32_t t, uint64_t s, uint64_t e) {
+    return ref[i].live && ref[i].t == t && ref[i].s < e && ref[i].e > s;
+}
 
 int main(void) {
     clampi_ranges r;
@@ -20,8 +28,10 @@ int main(void) {
         int op = (int)(RND() % 4);
         int i = (int)(RND() % N);
         if (op == 0) {
-            if (ref[i].live) { clampi_ranges_remove(&r, (uint32_t)i); ref[i].live = 0; }
-            else {
+            if (ref[i].live) {
+                clampi_ranges_remove(&r, (uint32_t)i);
+                ref[i].live = 0;
+            } else {
                 ref[i].t = (uint32_t)(RND() % 4);
                 ref[i].s = RND() % 100000;
                 ref[i].e = ref[i].s + 1 + RND() % 3000;
@@ -34,8 +44,10 @@ int main(void) {
             uint32_t id = clampi_ranges_find_containing(&r, t, s, e);
             int any = 0;
             for (int k = 0; k < N; k++) any |= contains(k, t, s, e);
-            if (id == CLAMPI_RANGES_NONE) CHECK(!any);
-            else CHECK(contains((int)id, t, s, e));
+            if (id == CLAMPI_RANGES_NONE)
+                CHECK(!any);
+            else
+                CHECK(contains((int)id, t, s, e));
             uint32_t ids[N];
             size_t n = clampi_ranges_find_overlapping(&r, t, s, e, ids, N);
             size_t expect = 0;

@@ -30,8 +30,8 @@ static void print_build(void) {
         return;
     }
     for (unsigned c = 0; c < ncomp; c++) {
-        uct_component_attr_t attr = {.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME |
-                                                   UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT};
+        uct_component_attr_t attr = {.field_mask =
+                                         UCT_COMPONENT_ATTR_FIELD_NAME | UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT};
         if (uct_component_query(components[c], &attr) != UCS_OK) continue;
         uct_md_resource_desc_t mds[attr.md_resource_count ? attr.md_resource_count : 1];
         attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
@@ -69,8 +69,10 @@ static void print_options(void) {
         CMPIX_Option_allowed(i, allowed, sizeof allowed);
         if (strcmp(part, o.part)) printf("[%s]\n", part = o.part);
         printf("  %-26s = %-14s (%s)\n", o.name, value, source);
-        if (o.info_key) printf("      info key %s, env %s", o.info_key, o.env);
-        else printf("      env %s (process-wide)", o.env);
+        if (o.info_key)
+            printf("      info key %s, env %s", o.info_key, o.env);
+        else
+            printf("      env %s (process-wide)", o.env);
         printf(": %s; default %s\n", allowed, o.default_value[0] ? o.default_value : "(empty)");
         printf("      %s\n", o.doc);
     }
@@ -103,7 +105,8 @@ static void print_markdown(void) {
         CMPIX_Option_get(i, &o);
         CMPIX_Option_allowed(i, allowed, sizeof allowed);
         if (strcmp(part, o.part)) {
-            printf("\n## %s\n\n| variable | info key | type | default | allowed | what it does |\n|---|---|---|---|---|---|\n",
+            printf("\n## %s\n\n| variable | info key | type | default | allowed | what it does "
+                   "|\n|---|---|---|---|---|---|\n",
                    part = o.part);
         }
         for (char *p = allowed; *p; p++)
@@ -116,9 +119,12 @@ static void print_markdown(void) {
 
 int main(int argc, char **argv) {
     const char *what = argc > 1 ? argv[1] : "";
-    if (!strcmp(what, "--markdown")) print_markdown();
-    else if (!strcmp(what, "--parsable")) print_parsable();
-    else if (!strcmp(what, "--options")) print_options();
+    if (!strcmp(what, "--markdown"))
+        print_markdown();
+    else if (!strcmp(what, "--parsable"))
+        print_parsable();
+    else if (!strcmp(what, "--options"))
+        print_options();
     else if (!*what) {
         print_build();
         print_options();

@@ -17,15 +17,15 @@
 
 static int predefined_op(MPI_Op op, int allow_no_op) {
     return op == MPI_MAX || op == MPI_MIN || op == MPI_SUM || op == MPI_PROD || op == MPI_LAND || op == MPI_BAND ||
-           op == MPI_LOR || op == MPI_BOR || op == MPI_LXOR || op == MPI_BXOR || op == MPI_MAXLOC ||
-           op == MPI_MINLOC || op == MPI_REPLACE || (allow_no_op && op == MPI_NO_OP);
+           op == MPI_LOR || op == MPI_BOR || op == MPI_LXOR || op == MPI_BXOR || op == MPI_MAXLOC || op == MPI_MINLOC ||
+           op == MPI_REPLACE || (allow_no_op && op == MPI_NO_OP);
 }
 
 static ucs_status_t acc_lock(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
-    for (unsigned round = 0;; ) {
+    for (unsigned round = 0;;) {
         uint64_t old = (uint64_t)u->rank + 1; /* in: swap value; out: previous */
-        ucs_status_t st = clampi_ucx_ctl_atomic(u, l, target, offsetof(clampi_ucx_ctl, acc_lock),
-                                                UCP_ATOMIC_OP_CSWAP, 0, &old);
+        ucs_status_t st =
+            clampi_ucx_ctl_atomic(u, l, target, offsetof(clampi_ucx_ctl, acc_lock), UCP_ATOMIC_OP_CSWAP, 0, &old);
         if (st != UCS_OK || old == 0) return st;
         clampi_ucx_backoff(l, &round);
     }
@@ -190,8 +190,10 @@ int clampi_ucx_get_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype
     }
     if (a.target.bytes) {
         void *res = ra.origin.contiguous ? (char *)r + ra.origin.lo : malloc(a.target.bytes);
-        if (!res) rc = clampi_raise_win(w, CLAMPI_E_NOMEM);
-        else rc = rmw(w, t, &at, packed, basic, op, res, NULL);
+        if (!res)
+            rc = clampi_raise_win(w, CLAMPI_E_NOMEM);
+        else
+            rc = rmw(w, t, &at, packed, basic, op, res, NULL);
         if (res && !ra.origin.contiguous) {
             if (rc == MPI_SUCCESS) {
                 int pos = 0;
@@ -204,8 +206,7 @@ int clampi_ucx_get_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype
     return rc;
 }
 
-int clampi_ucx_fetch_and_op(clampi_win *w, const void *o, void *r, MPI_Datatype type, int t, MPI_Aint d,
-                            MPI_Op op) {
+int clampi_ucx_fetch_and_op(clampi_win *w, const void *o, void *r, MPI_Datatype type, int t, MPI_Aint d, MPI_Op op) {
     return clampi_ucx_get_accumulate(w, o, 1, type, r, 1, type, t, d, 1, type, op);
 }
 

@@ -14,9 +14,11 @@ static int finalize_keyval = MPI_KEYVAL_INVALID;
 
 /* Runs at MPI_Finalize (MPI frees MPI_COMM_SELF's attributes first): every window and
  * communicator (hence every worker and endpoint) is gone by then. */
-static int context_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
-{
-    (void)comm; (void)keyval; (void)value; (void)extra;
+static int context_finalize(MPI_Comm comm, int keyval, void *value, void *extra) {
+    (void)comm;
+    (void)keyval;
+    (void)value;
+    (void)extra;
     if (context) {
         ucp_cleanup(context);
         context = NULL;
@@ -24,19 +26,16 @@ static int context_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
     return MPI_SUCCESS;
 }
 
-static void context_init(void)
-{
+static void context_init(void) {
     ucp_config_t *config;
     context_status = ucp_config_read(NULL, NULL, &config);
-    if (context_status != UCS_OK)
-        return;
+    if (context_status != UCS_OK) return;
     /* UCX 1.13's native TCP put (PUT_REQ/PUT_ACK) crashes the target's receive path when a
      * thread's worker and the process worker of the same rank talk to each other while
      * a progress thread polls (seen 1 run in 8 of the thread-scope differential test over
      * UCX_TLS=tcp, never with it off in 60 runs). clampi's context emulates puts with active
      * messages instead, unless the user chose otherwise; MPI's own UCX context is untouched. */
-    if (!getenv("UCX_TCP_PUT_ENABLE"))
-        ucp_config_modify(config, "PUT_ENABLE", "n");
+    if (!getenv("UCX_TCP_PUT_ENABLE")) ucp_config_modify(config, "PUT_ENABLE", "n");
     ucp_params_t params;
     memset(&params, 0, sizeof params);
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
@@ -49,13 +48,11 @@ static void context_init(void)
         context = NULL;
         return;
     }
-    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, context_finalize, &finalize_keyval, NULL)
-            == MPI_SUCCESS)
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, context_finalize, &finalize_keyval, NULL) == MPI_SUCCESS)
         PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
 }
 
-int clampi_ucx_context(ucp_context_h *ctx)
-{
+int clampi_ucx_context(ucp_context_h *ctx) {
     pthread_once(&context_once, context_init);
     if (context_status != UCS_OK || !context) {
         fprintf(stderr, "clampi: UCX could not start: %s\n", ucs_status_string(context_status));
@@ -65,17 +62,12 @@ int clampi_ucx_context(ucp_context_h *ctx)
     return MPI_SUCCESS;
 }
 
-int clampi_ucx_status_to_mpi(ucs_status_t status)
-{
-    return status == UCS_OK ? MPI_SUCCESS : MPI_ERR_OTHER;
-}
+int clampi_ucx_status_to_mpi(ucs_status_t status) { return status == UCS_OK ? MPI_SUCCESS : MPI_ERR_OTHER; }
 
-int clampi_ucx_worker_create(ucs_thread_mode_t mode, ucp_worker_h *worker)
-{
+int clampi_ucx_worker_create(ucs_thread_mode_t mode, ucp_worker_h *worker) {
     ucp_context_h ctx;
     int rc = clampi_ucx_context(&ctx);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    if (rc != MPI_SUCCESS) return rc;
     ucp_worker_params_t params;
     memset(&params, 0, sizeof params);
     params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
@@ -88,13 +80,10 @@ int clampi_ucx_worker_create(ucs_thread_mode_t mode, ucp_worker_h *worker)
     return MPI_SUCCESS;
 }
 
-int clampi_ucx_worker_address_exchange(MPI_Comm comm, ucp_worker_h worker, void **blob,
-                                       size_t **offsets)
-{
+int clampi_ucx_worker_address_exchange(MPI_Comm comm, ucp_worker_h worker, void **blob, size_t **offsets) {
     ucp_address_t *addr;
     size_t addr_len;
-    if (ucp_worker_get_address(worker, &addr, &addr_len) != UCS_OK)
-        return MPI_ERR_OTHER;
+    if (ucp_worker_get_address(worker, &addr, &addr_len) != UCS_OK) return MPI_ERR_OTHER;
     int size, rc = MPI_ERR_NO_MEM;
     PMPI_Comm_size(comm, &size);
     int *lens = malloc(sizeof(int) * (size_t)size);
@@ -105,11 +94,9 @@ int clampi_ucx_worker_address_exchange(MPI_Comm comm, ucp_worker_h worker, void 
     /* Every rank must reach the same collectives, even when a malloc failed: agree first. */
     int ok = lens && displs && offs, all_ok;
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
-    if (!all_ok)
-        goto out;
+    if (!all_ok) goto out;
     rc = PMPI_Allgather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, comm);
-    if (rc != MPI_SUCCESS)
-        goto out;
+    if (rc != MPI_SUCCESS) goto out;
     size_t total = 0;
     for (int r = 0; r < size; r++) {
         displs[r] = (int)total;
@@ -139,13 +126,11 @@ out:
     return MPI_SUCCESS;
 }
 
-int clampi_ucx_connect(MPI_Comm comm, ucp_worker_h worker, ucp_ep_h *eps)
-{
+int clampi_ucx_connect(MPI_Comm comm, ucp_worker_h worker, ucp_ep_h *eps) {
     void *blob;
     size_t *offs;
     int rc = clampi_ucx_worker_address_exchange(comm, worker, &blob, &offs);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    if (rc != MPI_SUCCESS) return rc;
     int size;
     PMPI_Comm_size(comm, &size);
     int ok = 1;
@@ -171,15 +156,13 @@ int clampi_ucx_connect(MPI_Comm comm, ucp_worker_h worker, ucp_ep_h *eps)
     return MPI_SUCCESS;
 }
 
-void clampi_ucx_disconnect(ucp_worker_h worker, ucp_ep_h *eps, int n)
-{
+void clampi_ucx_disconnect(ucp_worker_h worker, ucp_ep_h *eps, int n) {
     ucp_request_param_t param;
     memset(&param, 0, sizeof param);
     param.op_attr_mask = 0; /* no UCP_EP_CLOSE_FLAG_FORCE: flush mode, pending operations complete */
     void **reqs = calloc((size_t)(n > 0 ? n : 1), sizeof(void *));
     for (int r = 0; r < n; r++) {
-        if (!eps[r])
-            continue;
+        if (!eps[r]) continue;
         void *req = ucp_ep_close_nbx(eps[r], &param);
         eps[r] = NULL;
         if (reqs)
@@ -188,38 +171,29 @@ void clampi_ucx_disconnect(ucp_worker_h worker, ucp_ep_h *eps, int n)
             clampi_ucx_wait(worker, req);
     }
     if (reqs) {
-        for (int r = 0; r < n; r++)
-            clampi_ucx_wait(worker, reqs[r]);
+        for (int r = 0; r < n; r++) clampi_ucx_wait(worker, reqs[r]);
         free(reqs);
     }
 }
 
-ucs_status_t clampi_ucx_wait(ucp_worker_h worker, void *request)
-{
-    if (request == NULL)
-        return UCS_OK;
-    if (UCS_PTR_IS_ERR(request))
-        return UCS_PTR_STATUS(request);
+ucs_status_t clampi_ucx_wait(ucp_worker_h worker, void *request) {
+    if (request == NULL) return UCS_OK;
+    if (UCS_PTR_IS_ERR(request)) return UCS_PTR_STATUS(request);
     ucs_status_t st;
-    while ((st = ucp_request_check_status(request)) == UCS_INPROGRESS)
-        ucp_worker_progress(worker);
+    while ((st = ucp_request_check_status(request)) == UCS_INPROGRESS) ucp_worker_progress(worker);
     ucp_request_free(request);
     return st;
 }
 
-int clampi_ucx_barrier(MPI_Comm comm, ucp_worker_h worker)
-{
+int clampi_ucx_barrier(MPI_Comm comm, ucp_worker_h worker) {
     MPI_Request req;
     int rc = PMPI_Ibarrier(comm, &req);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    if (rc != MPI_SUCCESS) return rc;
     int done = 0;
     while (!done) {
-        if (worker)
-            ucp_worker_progress(worker);
+        if (worker) ucp_worker_progress(worker);
         rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS)
-            return rc;
+        if (rc != MPI_SUCCESS) return rc;
     }
     return MPI_SUCCESS;
 }

@@ -31,8 +31,7 @@ int clampi_ucx_worker_create(ucs_thread_mode_t mode, ucp_worker_h *worker);
  * allgatherv of addresses) and returns them packed: *blob holds them back to back,
  * (*offsets)[r] is where rank r's address starts, (*offsets)[size] the total length.
  * The caller frees *blob and *offsets with free(). Returns an MPI error code. */
-int clampi_ucx_worker_address_exchange(MPI_Comm comm, ucp_worker_h worker, void **blob,
-                                       size_t **offsets);
+int clampi_ucx_worker_address_exchange(MPI_Comm comm, ucp_worker_h worker, void **blob, size_t **offsets);
 
 /* Collective over comm: exchange worker addresses and create one endpoint per rank of comm
  * (eps[rank], own rank included). eps must hold comm_size entries. Returns an MPI error code

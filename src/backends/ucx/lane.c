@@ -153,8 +153,10 @@ static void probe_visit_worker(ucp_worker_h w) {
     if (!probe_visit.armed) return;
     for (int i = 0; i < probe_visit.n; i++)
         if (probe_visit.w[i] == w) return;
-    if (probe_visit.n < PROBE_MAX_WORKERS) probe_visit.w[probe_visit.n++] = w;
-    else probe_visit.overflow++;
+    if (probe_visit.n < PROBE_MAX_WORKERS)
+        probe_visit.w[probe_visit.n++] = w;
+    else
+        probe_visit.overflow++;
 }
 
 void clampi_ucx_probe_begin(clampi_ucx_thread *me) {
@@ -225,8 +227,7 @@ static ucs_status_t refresh_regions(clampi_ucx_win *u, clampi_ucx_lane *l, int t
         uint64_t v2;
         st = get_blocking(l, ep, &snap->version, sizeof(clampi_ucx_ctl) - offsetof(clampi_ucx_ctl, version),
                           raddr + offsetof(clampi_ucx_ctl, version), rkey);
-        if (st == UCS_OK)
-            st = get_blocking(l, ep, &v2, sizeof v2, raddr + offsetof(clampi_ucx_ctl, version), rkey);
+        if (st == UCS_OK) st = get_blocking(l, ep, &v2, sizeof v2, raddr + offsetof(clampi_ucx_ctl, version), rkey);
         if (st != UCS_OK) break;
         if (!(snap->version & 1) && v2 == snap->version && snap->nregions <= CLAMPI_UCX_MAX_REGIONS) break;
         clampi_ucx_backoff(l, &round);
@@ -287,8 +288,8 @@ static ucs_status_t dyn_remote(clampi_ucx_win *u, clampi_ucx_lane *l, int target
     return st;
 }
 
-ucs_status_t clampi_ucx_lane_remote(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t offset,
-                                    uint64_t len, uint64_t *raddr, ucp_rkey_h *rkey) {
+ucs_status_t clampi_ucx_lane_remote(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t offset, uint64_t len,
+                                    uint64_t *raddr, ucp_rkey_h *rkey) {
     if (u->dynamic) return dyn_remote(u, l, target, offset, len, raddr, rkey);
     if (__builtin_expect(l->rkeys[target] == NULL, 0)) {
         ucs_status_t st = unpack(u, l, target, u->rkey_blob, u->rkey_off, &l->rkeys[target]);
@@ -396,8 +397,10 @@ void clampi_ucx_backoff(clampi_ucx_lane *l, unsigned *round) {
 
 void clampi_ucx_thread_stats(clampi_win *w, CMPIX_Win_thread_stats *stats) {
     clampi_ucx_thread *t = clampi_ucx_thread_current(w->ucx);
-    if (t) *stats = t->stats;
-    else memset(stats, 0, sizeof *stats);
+    if (t)
+        *stats = t->stats;
+    else
+        memset(stats, 0, sizeof *stats);
 }
 
 int clampi_ucx_test_counters(CMPI_Win win, clampi_ucx_counters *out) {
@@ -412,7 +415,9 @@ int clampi_ucx_test_flush_probe(CMPI_Win win, clampi_ucx_flush_probe *out) {
     clampi_win *w = clampi_registry_find(win);
     if (!w || !w->ucx || !out) return MPI_ERR_WIN;
     clampi_ucx_thread *t = clampi_ucx_thread_current(w->ucx);
-    if (t) *out = t->probe;
-    else memset(out, 0, sizeof *out);
+    if (t)
+        *out = t->probe;
+    else
+        memset(out, 0, sizeof *out);
     return MPI_SUCCESS;
 }

@@ -47,7 +47,8 @@ int clampi_ucx_needs_progress_thread(clampi_ucx_win *u) {
  * worker itself while it holds the mutex). Returns whether anything progressed. */
 static unsigned progress_thread_lanes(clampi_ucx_win *u) {
     unsigned n = 0;
-    if (pthread_mutex_trylock(&u->threads_lock) != 0) return 0; /* a lane is being added or everything flushed: next round */
+    if (pthread_mutex_trylock(&u->threads_lock) != 0)
+        return 0; /* a lane is being added or everything flushed: next round */
     for (clampi_ucx_thread *th = u->threads; th; th = th->next) {
         if (!__atomic_load_n(&th->lane_ready, __ATOMIC_ACQUIRE)) continue;
         if (pthread_mutex_trylock(&th->lane.mutex) != 0) continue;

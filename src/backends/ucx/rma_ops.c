@@ -32,7 +32,7 @@ static ucs_status_t pending_add(pending *p, clampi_ucx_lane *l, void *req) {
 
 /* (ucx_win.h) */
 ucs_status_t clampi_ucx_pieces(clampi_ucx_win *u, clampi_ucx_lane *l, ucp_ep_h ep, int is_put, char *buf, int target,
-                           uint64_t base, int tcount, const clampi_flat *f, int ordered, int complete) {
+                               uint64_t base, int tcount, const clampi_flat *f, int ordered, int complete) {
     pending p = {NULL, 0, 0};
     ucs_status_t st = UCS_OK;
     ucp_request_param_t param;
@@ -90,8 +90,7 @@ static void copy_sent(void *request, ucs_status_t status, void *user_data) {
     free(user_data);
 }
 
-static void *put_small(clampi_ucx_win *u, ucp_ep_h ep, const void *buf, size_t bytes, uint64_t raddr,
-                       ucp_rkey_h rkey) {
+static void *put_small(clampi_ucx_win *u, ucp_ep_h ep, const void *buf, size_t bytes, uint64_t raddr, ucp_rkey_h rkey) {
     ucp_request_param_t param;
     memset(&param, 0, sizeof param);
     param.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
@@ -124,8 +123,8 @@ static void count_op(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
     if (t) t->stats.ops++;
 }
 
-static int transfer(clampi_win *w, int is_put, void *origin, int ocount, MPI_Datatype otype, int target,
-                    MPI_Aint disp, int tcount, MPI_Datatype ttype, int complete_locally) {
+static int transfer(clampi_win *w, int is_put, void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                    int tcount, MPI_Datatype ttype, int complete_locally) {
     clampi_ucx_win *u = w->ucx;
     clampi_access a;
     int err = clampi_access_check(w, ocount, otype, target, disp, tcount, ttype, &a);
@@ -152,8 +151,8 @@ static int transfer(clampi_win *w, int is_put, void *origin, int ocount, MPI_Dat
     ucp_ep_h ep = clampi_ucx_lane_ep(u, l, target);
     ucs_status_t st = ep ? UCS_OK : UCS_ERR_UNREACHABLE;
     if (st == UCS_OK && flat) {
-        st = clampi_ucx_pieces(u, l, ep, is_put, buf, target, a.offset - (uint64_t)a.target.lo, tcount, flat, w->opts.ordered,
-                    complete_locally);
+        st = clampi_ucx_pieces(u, l, ep, is_put, buf, target, a.offset - (uint64_t)a.target.lo, tcount, flat,
+                               w->opts.ordered, complete_locally);
         if (st == UCS_OK) count_op(u, l, target);
     } else if (st == UCS_OK && (st = clampi_ucx_lane_remote(u, l, target, a.offset, bytes, &raddr, &rkey)) == UCS_OK) {
         if (w->opts.ordered) ucp_worker_fence(l->worker);
@@ -190,8 +189,7 @@ static int transfer(clampi_win *w, int is_put, void *origin, int ocount, MPI_Dat
 int clampi_ucx_get(clampi_win *w, void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt) {
     return transfer(w, 0, o, oc, ot, t, d, tc, tt, 0);
 }
-int clampi_ucx_put(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
-                   MPI_Datatype tt) {
+int clampi_ucx_put(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt) {
     return transfer(w, 1, (void *)o, oc, ot, t, d, tc, tt, 0);
 }
 /* Request-based: completed locally before the (generalized) request is returned. */
@@ -200,8 +198,8 @@ int clampi_ucx_rget(clampi_win *w, void *o, int oc, MPI_Datatype ot, int t, MPI_
     int rc = transfer(w, 0, o, oc, ot, t, d, tc, tt, 1);
     return rc == MPI_SUCCESS ? clampi_request_done(r) : rc;
 }
-int clampi_ucx_rput(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
-                    MPI_Datatype tt, MPI_Request *r) {
+int clampi_ucx_rput(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
+                    MPI_Request *r) {
     int rc = transfer(w, 1, (void *)o, oc, ot, t, d, tc, tt, 1);
     return rc == MPI_SUCCESS ? clampi_request_done(r) : rc;
 }

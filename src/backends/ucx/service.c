@@ -119,8 +119,7 @@ static void *service_main(void *unused) {
         for (int i = 0; i < k; i++) {
             if (ev[i].data.fd == svc.wakefd) {
                 uint64_t v;
-                if (read(svc.wakefd, &v, sizeof v) < 0) {
-                    /* nothing to drain */
+                if (read(svc.wakefd, &v, sizeof v) < 0) { /* nothing to drain */
                 }
             }
         }

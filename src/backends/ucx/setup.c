@@ -143,8 +143,8 @@ int clampi_ucx_win_setup(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size
     u->have_key = pthread_key_create(&u->thread_key, NULL) == 0;
     const clampi_win_options *o = &w->opts;
     /* MULTI when user threads or a progress thread may share the process worker. */
-    ucs_thread_mode_t mode = (u->mt || o->progress != CLAMPI_PROGRESS_NONE) ? UCS_THREAD_MODE_MULTI
-                                                                           : UCS_THREAD_MODE_SINGLE;
+    ucs_thread_mode_t mode =
+        (u->mt || o->progress != CLAMPI_PROGRESS_NONE) ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE;
     int n = u->nranks;
     u->lock_type = calloc((size_t)n, sizeof *u->lock_type);
     u->peer_base = calloc((size_t)n, sizeof *u->peer_base);

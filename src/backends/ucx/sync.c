@@ -19,8 +19,8 @@
 
 enum { TAG_POST = 1, TAG_DONE = 2 };
 
-ucs_status_t clampi_ucx_ctl_atomic(clampi_ucx_win *u, clampi_ucx_lane *l, int target, size_t field,
-                                   ucp_atomic_op_t op, uint64_t value, uint64_t *result) {
+ucs_status_t clampi_ucx_ctl_atomic(clampi_ucx_win *u, clampi_ucx_lane *l, int target, size_t field, ucp_atomic_op_t op,
+                                   uint64_t value, uint64_t *result) {
     uint64_t raddr;
     ucp_rkey_h rkey;
     ucs_status_t st = clampi_ucx_lane_ctl(u, l, target, field, &raddr, &rkey);
@@ -33,8 +33,8 @@ ucs_status_t clampi_ucx_ctl_atomic(clampi_ucx_win *u, clampi_ucx_lane *l, int ta
         param.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
         param.reply_buffer = result;
     }
-    return clampi_ucx_lane_wait(l, ucp_atomic_op_nbx(clampi_ucx_lane_ep(u, l, target), op, &value, 1, raddr, rkey,
-                                                     &param));
+    return clampi_ucx_lane_wait(
+        l, ucp_atomic_op_nbx(clampi_ucx_lane_ep(u, l, target), op, &value, 1, raddr, rkey, &param));
 }
 
 int clampi_ucx_in_access_epoch(const clampi_ucx_win *u, int target) {
@@ -105,8 +105,8 @@ static int unlock_word(clampi_win *w, int type, int target) {
     clampi_ucx_win *u = w->ucx;
     uint64_t old;
     uint64_t delta = type == MPI_LOCK_EXCLUSIVE ? (uint64_t)0 - CLAMPI_UCX_EXCL : (uint64_t)-1;
-    ucs_status_t st = clampi_ucx_ctl_atomic(u, &u->main, target, offsetof(clampi_ucx_ctl, lock_word),
-                                            UCP_ATOMIC_OP_ADD, delta, &old);
+    ucs_status_t st =
+        clampi_ucx_ctl_atomic(u, &u->main, target, offsetof(clampi_ucx_ctl, lock_word), UCP_ATOMIC_OP_ADD, delta, &old);
     return st == UCS_OK ? MPI_SUCCESS : clampi_raise_win(w, CLAMPI_E_UCX);
 }
 
@@ -118,10 +118,10 @@ static int ucx_lock(clampi_win *w, int type, int rank, int assert) {
     end_fence_epoch(u);
     if (type != MPI_LOCK_SHARED && type != MPI_LOCK_EXCLUSIVE) return clampi_raise_win(w, CLAMPI_E_LOCKTYPE);
     if (u->lock_type[rank] || u->lock_all || u->start_open) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
-    int rc = (assert & MPI_MODE_NOCHECK) ? MPI_SUCCESS : lock_word(w, type, rank);
+    int rc = (assert &MPI_MODE_NOCHECK) ? MPI_SUCCESS : lock_word(w, type, rank);
     if (rc != MPI_SUCCESS) return rc;
     clampi_ucx_dyn_epoch(u);
-    __atomic_store_n(&u->lock_type[rank], type | ((assert & MPI_MODE_NOCHECK) ? CLAMPI_UCX_LOCK_NOCHECK : 0),
+    __atomic_store_n(&u->lock_type[rank], type | ((assert &MPI_MODE_NOCHECK) ? CLAMPI_UCX_LOCK_NOCHECK : 0),
                      __ATOMIC_RELAXED);
     __atomic_fetch_add(&u->nlocks, 1, __ATOMIC_RELAXED);
     return MPI_SUCCESS;
@@ -145,7 +145,7 @@ static int ucx_lock_all(clampi_win *w, int assert) {
     clampi_ucx_win *u = w->ucx;
     end_fence_epoch(u);
     if (u->lock_all || u->nlocks || u->start_open) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
-    if (!(assert & MPI_MODE_NOCHECK))
+    if (!(assert &MPI_MODE_NOCHECK))
         for (int t = 0; t < u->nranks; t++) {
             int rc = lock_word(w, MPI_LOCK_SHARED, t);
             if (rc != MPI_SUCCESS) {
@@ -154,7 +154,7 @@ static int ucx_lock_all(clampi_win *w, int assert) {
             }
         }
     clampi_ucx_dyn_epoch(u);
-    __atomic_store_n(&u->lock_all, 1 | ((assert & MPI_MODE_NOCHECK) ? CLAMPI_UCX_LOCK_NOCHECK : 0), __ATOMIC_RELAXED);
+    __atomic_store_n(&u->lock_all, 1 | ((assert &MPI_MODE_NOCHECK) ? CLAMPI_UCX_LOCK_NOCHECK : 0), __ATOMIC_RELAXED);
     return MPI_SUCCESS;
 }
 
@@ -184,13 +184,13 @@ static int ucx_sync(clampi_win *w) {
 static int ucx_fence(clampi_win *w, int assert) {
     clampi_ucx_win *u = w->ucx;
     if (u->nlocks || u->lock_all || u->start_open || u->post_open) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
-    if (!(assert & MPI_MODE_NOPRECEDE) && clampi_ucx_flush_everything(u, -1) != UCS_OK)
+    if (!(assert &MPI_MODE_NOPRECEDE) && clampi_ucx_flush_everything(u, -1) != UCS_OK)
         return clampi_raise_win(w, CLAMPI_E_UCX);
     int rc = clampi_ucx_barrier(u->comm, u->main.worker);
     if (rc != MPI_SUCCESS) return rc;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     clampi_ucx_dyn_epoch(u);
-    __atomic_store_n(&u->fence_open, !(assert & MPI_MODE_NOSUCCEED), __ATOMIC_RELAXED);
+    __atomic_store_n(&u->fence_open, !(assert &MPI_MODE_NOSUCCEED), __ATOMIC_RELAXED);
     return MPI_SUCCESS;
 }
 
@@ -339,8 +339,8 @@ int clampi_ucx_put(clampi_win *, const void *, int, MPI_Datatype, int, MPI_Aint,
 int clampi_ucx_rget(clampi_win *, void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Request *);
 int clampi_ucx_rput(clampi_win *, const void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Request *);
 int clampi_ucx_accumulate(clampi_win *, const void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Op);
-int clampi_ucx_get_accumulate(clampi_win *, const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int,
-                              MPI_Aint, int, MPI_Datatype, MPI_Op);
+int clampi_ucx_get_accumulate(clampi_win *, const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Aint,
+                              int, MPI_Datatype, MPI_Op);
 int clampi_ucx_fetch_and_op(clampi_win *, const void *, void *, MPI_Datatype, int, MPI_Aint, MPI_Op);
 int clampi_ucx_compare_and_swap(clampi_win *, const void *, const void *, void *, MPI_Datatype, int, MPI_Aint);
 int clampi_ucx_attach(clampi_win *, void *, MPI_Aint);
@@ -349,12 +349,31 @@ int clampi_ucx_free(clampi_win *);
 
 const clampi_backend_ops clampi_backend_ucx = {
     .name = "ucx",
-    .get = clampi_ucx_get, .rget = clampi_ucx_rget, .put = clampi_ucx_put, .rput = clampi_ucx_rput,
-    .accumulate = clampi_ucx_accumulate, .get_accumulate = clampi_ucx_get_accumulate,
-    .fetch_and_op = clampi_ucx_fetch_and_op, .compare_and_swap = clampi_ucx_compare_and_swap,
-    .flush = ucx_flush, .flush_all = ucx_flush_all, .flush_local = ucx_flush, .flush_local_all = ucx_flush_all,
-    .lock = ucx_lock, .unlock = ucx_unlock, .lock_all = ucx_lock_all, .unlock_all = ucx_unlock_all,
-    .sync = ucx_sync, .fence = ucx_fence, .start = ucx_start, .complete = ucx_complete, .post = ucx_post,
-    .wait = ucx_wait, .test = ucx_test, .attach = clampi_ucx_attach, .detach = clampi_ucx_detach, .free = clampi_ucx_free,
+    .get = clampi_ucx_get,
+    .rget = clampi_ucx_rget,
+    .put = clampi_ucx_put,
+    .rput = clampi_ucx_rput,
+    .accumulate = clampi_ucx_accumulate,
+    .get_accumulate = clampi_ucx_get_accumulate,
+    .fetch_and_op = clampi_ucx_fetch_and_op,
+    .compare_and_swap = clampi_ucx_compare_and_swap,
+    .flush = ucx_flush,
+    .flush_all = ucx_flush_all,
+    .flush_local = ucx_flush,
+    .flush_local_all = ucx_flush_all,
+    .lock = ucx_lock,
+    .unlock = ucx_unlock,
+    .lock_all = ucx_lock_all,
+    .unlock_all = ucx_unlock_all,
+    .sync = ucx_sync,
+    .fence = ucx_fence,
+    .start = ucx_start,
+    .complete = ucx_complete,
+    .post = ucx_post,
+    .wait = ucx_wait,
+    .test = ucx_test,
+    .attach = clampi_ucx_attach,
+    .detach = clampi_ucx_detach,
+    .free = clampi_ucx_free,
     .thread_stats = clampi_ucx_thread_stats,
 };

@@ -26,9 +26,9 @@
 #include "clampi/rma.h"
 #include "rma/window.h"
 
-#define CLAMPI_UCX_EXCL (1ull << 32)    /* lock word: exclusive holder bit; low 32 bits: readers */
-#define CLAMPI_UCX_MAX_REGIONS 32        /* dynamic windows: attached regions per rank */
-#define CLAMPI_UCX_RKEY_MAX 256          /* bytes of a packed rkey in the region table */
+#define CLAMPI_UCX_EXCL (1ull << 32) /* lock word: exclusive holder bit; low 32 bits: readers */
+#define CLAMPI_UCX_MAX_REGIONS 32    /* dynamic windows: attached regions per rank */
+#define CLAMPI_UCX_RKEY_MAX 256      /* bytes of a packed rkey in the region table */
 
 typedef struct clampi_ucx_region {
     uint64_t base, size;
@@ -38,9 +38,9 @@ typedef struct clampi_ucx_region {
 
 /* The per-rank control block, registered and read/written by origins through UCX. */
 typedef struct clampi_ucx_ctl {
-    uint64_t lock_word;      /* MPI_Win_lock: CLAMPI_UCX_EXCL | number of shared holders */
-    uint64_t acc_lock;       /* accumulate-type ops: 0 free, else holder's rank + 1 */
-    uint64_t version;        /* dynamic: region table version, odd while it changes */
+    uint64_t lock_word; /* MPI_Win_lock: CLAMPI_UCX_EXCL | number of shared holders */
+    uint64_t acc_lock;  /* accumulate-type ops: 0 free, else holder's rank + 1 */
+    uint64_t version;   /* dynamic: region table version, odd while it changes */
     uint64_t nregions;
     clampi_ucx_region regions[CLAMPI_UCX_MAX_REGIONS];
 } clampi_ucx_ctl;
@@ -48,20 +48,23 @@ typedef struct clampi_ucx_ctl {
 /* An origin's copy of one target's region table, with rkeys unpacked for its lane. */
 typedef struct clampi_ucx_dyncache {
     uint64_t version;
-    int n, check;            /* check: verify the version before the next use (new epoch) */
-    struct { uint64_t base, size; ucp_rkey_h rkey; } r[CLAMPI_UCX_MAX_REGIONS];
+    int n, check; /* check: verify the version before the next use (new epoch) */
+    struct {
+        uint64_t base, size;
+        ucp_rkey_h rkey;
+    } r[CLAMPI_UCX_MAX_REGIONS];
 } clampi_ucx_dyncache;
 
 /* A worker and its view of every target. */
 typedef struct clampi_ucx_lane {
     ucp_worker_h worker;
-    ucp_ep_h *eps;           /* per target (thread lanes: created on first use) */
-    ucp_rkey_h *rkeys;       /* per target: window memory (static windows; NULL if 0 bytes) */
-    ucp_rkey_h *ctl_rkeys;   /* per target: control block */
+    ucp_ep_h *eps;            /* per target (thread lanes: created on first use) */
+    ucp_rkey_h *rkeys;        /* per target: window memory (static windows; NULL if 0 bytes) */
+    ucp_rkey_h *ctl_rkeys;    /* per target: control block */
     clampi_ucx_dyncache *dyn; /* per target (dynamic windows) */
-    uint64_t *pending;       /* per target: operations issued and not yet driven by a flush */
-    pthread_mutex_t mutex;   /* see the file comment */
-    int is_thread;           /* a per-thread lane (else the process lane) */
+    uint64_t *pending;        /* per target: operations issued and not yet driven by a flush */
+    pthread_mutex_t mutex;    /* see the file comment */
+    int is_thread;            /* a per-thread lane (else the process lane) */
     struct clampi_ucx_win *u; /* the window state it belongs to */
 } clampi_ucx_lane;
 
@@ -83,36 +86,36 @@ typedef struct clampi_ucx_flush_probe {
 
 /* Per-thread record: the thread's lane (thread scope) and its flush statistics. */
 typedef struct clampi_ucx_thread {
-    clampi_ucx_lane lane;    /* used only with thread scope */
+    clampi_ucx_lane lane; /* used only with thread scope */
     int lane_ready;
     CMPIX_Win_thread_stats stats;
     clampi_ucx_flush_probe probe;
-    int in_flush;            /* inside a flush call: clampi_ucx_lane_flush fills probe */
-    uint64_t *main_own;      /* per target: operations issued on the process lane, not yet flushed by us */
+    int in_flush;       /* inside a flush call: clampi_ucx_lane_flush fills probe */
+    uint64_t *main_own; /* per target: operations issued on the process lane, not yet flushed by us */
     struct clampi_ucx_thread *next;
 } clampi_ucx_thread;
 
 /* Backend counters of a window (all threads; read with clampi_ucx_test_counters). */
 typedef struct clampi_ucx_counters {
-    uint64_t put_copies;     /* small puts UCX could not complete at once: sent from a private copy */
-    uint64_t put_waits;      /* small puts UCX returned a request for anyway: completed locally */
+    uint64_t put_copies; /* small puts UCX could not complete at once: sent from a private copy */
+    uint64_t put_waits;  /* small puts UCX returned a request for anyway: completed locally */
 } clampi_ucx_counters;
 
 typedef struct clampi_ucx_win {
-    int refs;                /* duplicates sharing this state (CMPIX_Win_dup_with_info) */
-    MPI_Comm comm;           /* duplicate of the window's communicator: fence, PSCW, free */
+    int refs;      /* duplicates sharing this state (CMPIX_Win_dup_with_info) */
+    MPI_Comm comm; /* duplicate of the window's communicator: fence, PSCW, free */
     int rank, nranks, dynamic, mt;
     ucp_context_h ctx;
-    clampi_ucx_lane main;    /* the process lane */
-    void *addr_blob;         /* every rank's main worker address ... */
-    size_t *addr_off;        /* ... at these offsets (thread lanes connect with them) */
+    clampi_ucx_lane main; /* the process lane */
+    void *addr_blob;      /* every rank's main worker address ... */
+    size_t *addr_off;     /* ... at these offsets (thread lanes connect with them) */
     /* memory */
     void *base;
     size_t size;
     ucp_mem_h memh, ctl_memh;
-    int mem_one_sided;       /* the window memory was allocated by UCX (or is empty): see progress.c */
-    clampi_ucx_ctl *ctl;     /* this rank's control block */
-    uint64_t *peer_base, *peer_ctl; /* per target: remote addresses */
+    int mem_one_sided;               /* the window memory was allocated by UCX (or is empty): see progress.c */
+    clampi_ucx_ctl *ctl;             /* this rank's control block */
+    uint64_t *peer_base, *peer_ctl;  /* per target: remote addresses */
     char *rkey_blob, *ctl_rkey_blob; /* packed rkeys of every rank */
     size_t *rkey_off, *ctl_rkey_off;
     ucp_mem_h region_memh[CLAMPI_UCX_MAX_REGIONS]; /* dynamic: this rank's attached regions */
@@ -125,13 +128,13 @@ typedef struct clampi_ucx_win {
     struct clampi_ucx_client *progress_client; /* registered with the UCX progress service, or NULL */
     clampi_ucx_counters counters;
     /* epoch state (touched by the calling threads under the window lock, read atomically) */
-    int *lock_type;          /* per target: 0, MPI_LOCK_SHARED, MPI_LOCK_EXCLUSIVE (+ nocheck flag) */
-    int nlocks;              /* targets locked */
-    int lock_all;            /* lock_all epoch open */
-    int fence_open;          /* inside a fence epoch */
-    int *start_ranks, nstart, start_open;   /* PSCW access epoch */
-    int *post_ranks, npost, post_open;      /* PSCW exposure epoch */
-    int post_done;                          /* origins whose complete notice arrived */
+    int *lock_type;                       /* per target: 0, MPI_LOCK_SHARED, MPI_LOCK_EXCLUSIVE (+ nocheck flag) */
+    int nlocks;                           /* targets locked */
+    int lock_all;                         /* lock_all epoch open */
+    int fence_open;                       /* inside a fence epoch */
+    int *start_ranks, nstart, start_open; /* PSCW access epoch */
+    int *post_ranks, npost, post_open;    /* PSCW exposure epoch */
+    int post_done;                        /* origins whose complete notice arrived */
 } clampi_ucx_win;
 
 #define CLAMPI_UCX_LOCK_NOCHECK 0x100 /* lock_type flag: taken with MPI_MODE_NOCHECK (no lock word) */
@@ -149,8 +152,8 @@ void clampi_ucx_lane_leave(clampi_ucx_lane *l);
 ucp_ep_h clampi_ucx_lane_ep(clampi_ucx_win *u, clampi_ucx_lane *l, int target);
 /* Remote address + rkey of [offset, offset + len) of target's window (offset: from the
  * window base; dynamic windows: an absolute address). UCS_OK or an error (not attached). */
-ucs_status_t clampi_ucx_lane_remote(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t offset,
-                                    uint64_t len, uint64_t *raddr, ucp_rkey_h *rkey);
+ucs_status_t clampi_ucx_lane_remote(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t offset, uint64_t len,
+                                    uint64_t *raddr, ucp_rkey_h *rkey);
 /* One put (is_put) or get per piece of tcount elements of a flattened target type
  * (src/common/flatten.h) at base (the target displacement in bytes; dynamic: the address),
  * buf holding the packed data. Every piece is checked before any is issued. ordered: a
@@ -186,8 +189,8 @@ ucs_status_t clampi_ucx_lane_wait(clampi_ucx_lane *l, void *req);
 /* ---- atomics on the control block (sync.c) ---- */
 /* 64-bit atomic on target's control block field; result may be NULL (post). cas: for
  * UCP_ATOMIC_OP_CSWAP, value is the compare and *result holds the swap value on entry. */
-ucs_status_t clampi_ucx_ctl_atomic(clampi_ucx_win *u, clampi_ucx_lane *l, int target, size_t field,
-                                   ucp_atomic_op_t op, uint64_t value, uint64_t *result);
+ucs_status_t clampi_ucx_ctl_atomic(clampi_ucx_win *u, clampi_ucx_lane *l, int target, size_t field, ucp_atomic_op_t op,
+                                   uint64_t value, uint64_t *result);
 /* Backoff step for lock retries: progresses the lane's worker, then yields. */
 void clampi_ucx_backoff(clampi_ucx_lane *l, unsigned *round);
 

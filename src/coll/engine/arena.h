@@ -15,11 +15,11 @@
 #define CLAMPI_ARENA_ALIGN 64
 
 typedef struct clampi_coll_arena {
-    char *base;          /* first header (64-byte aligned) */
-    size_t size;         /* bytes managed (multiple of 64) */
-    uint64_t free_head;  /* offset of the first free block, or UINT64_MAX */
-    size_t in_use;       /* bytes in allocated blocks, headers included */
-    size_t nallocs;      /* live allocations */
+    char *base;         /* first header (64-byte aligned) */
+    size_t size;        /* bytes managed (multiple of 64) */
+    uint64_t free_head; /* offset of the first free block, or UINT64_MAX */
+    size_t in_use;      /* bytes in allocated blocks, headers included */
+    size_t nallocs;     /* live allocations */
 } clampi_coll_arena;
 
 /* Manages [mem, mem + bytes). Returns 0, or -1 if the range holds no block. */

@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 typedef struct clampi_coll_cell {
-    uint32_t r;   /* receiving process (row of the recv-buffer matrix) */
-    uint32_t c;   /* sending process (column) */
+    uint32_t r; /* receiving process (row of the recv-buffer matrix) */
+    uint32_t c; /* sending process (column) */
 } clampi_coll_cell;
 
 /* Interleaves r (odd bits) and c (even bits) into a Morton index, and back. */

@@ -38,24 +38,19 @@ static int nsys;
 static uintptr_t clampi_lo[8], clampi_hi[8]; /* libclampi*: its allocators touch for the program */
 static int nclampi;
 
-int ls_is_system_code(uintptr_t ip)
-{
+int ls_is_system_code(uintptr_t ip) {
     for (int i = 0; i < nsys; i++)
-        if (ip >= sys_lo[i] && ip < sys_hi[i])
-            return 1;
+        if (ip >= sys_lo[i] && ip < sys_hi[i]) return 1;
     for (int i = 0; i < nclampi; i++)
-        if (ip >= clampi_lo[i] && ip < clampi_hi[i])
-            return 1;
+        if (ip >= clampi_lo[i] && ip < clampi_hi[i]) return 1;
     return 0;
 }
 
 int ls_is_library_code(uintptr_t ip) { return ls_is_system_code(ip); }
 
-static void find_system_code(void)
-{
+static void find_system_code(void) {
     FILE *f = fopen("/proc/self/maps", "r");
-    if (!f)
-        return;
+    if (!f) return;
     char line[1024], perms[8], path[512];
     unsigned long lo, hi;
     while (fgets(line, sizeof line, f) && nsys < MAX_SYS_RANGES)
@@ -72,48 +67,39 @@ static void find_system_code(void)
     fclose(f);
 }
 
-static void find_libc(void)
-{
+static void find_libc(void) {
     Dl_info di;
-    if (!dladdr((void *)__libc_malloc, &di) || !di.dli_fname)
-        return;
+    if (!dladdr((void *)__libc_malloc, &di) || !di.dli_fname) return;
     FILE *f = fopen("/proc/self/maps", "r");
-    if (!f)
-        return;
+    if (!f) return;
     char line[1024], path[512];
     unsigned long lo, hi;
     const char *base = strrchr(di.dli_fname, '/');
     base = base ? base : di.dli_fname; /* "/libc.so.6": /lib and /usr/lib are the same */
     while (fgets(line, sizeof line, f)) {
-        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %511s", &lo, &hi, path) != 3)
-            continue;
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %511s", &lo, &hi, path) != 3) continue;
         size_t pl = strlen(path), bl = strlen(base);
         if (pl >= bl && strcmp(path + pl - bl, base) == 0) {
-            if (!ls_libc_lo || lo < ls_libc_lo)
-                ls_libc_lo = lo;
-            if (hi > ls_libc_hi)
-                ls_libc_hi = hi;
+            if (!ls_libc_lo || lo < ls_libc_lo) ls_libc_lo = lo;
+            if (hi > ls_libc_hi) ls_libc_hi = hi;
         }
     }
     fclose(f);
 }
 #define MAX_ALLOCS (1u << 18)
 
-void *ls_real_mmap(void *addr, size_t len, int prot, int flags, int fd, long off)
-{
+void *ls_real_mmap(void *addr, size_t len, int prot, int flags, int fd, long off) {
     return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 }
 
 int ls_real_munmap(void *addr, size_t len) { return (int)syscall(SYS_munmap, addr, len); }
 
-static void *map_zeroed(size_t bytes)
-{
+static void *map_zeroed(size_t bytes) {
     void *p = ls_real_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 
-int ls_alloc_init(void)
-{
+int ls_alloc_init(void) {
     /* The sampler's memory is bounded by these tables, sized at start-up (issue 18 item 10):
      * CLAMPI_LOCALITY_MAX_PAGES page records (default 2^20: 4 GiB of 4 KiB pages, 3/4 of
      * them usable), twice as many (page, thread) counters. What does not fit is counted
@@ -129,8 +115,7 @@ int ls_alloc_init(void)
     void *arena = ls_real_mmap(NULL, ARENA_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     ls.stacks = map_zeroed((size_t)LS_MAX_STACKS * sizeof *ls.stacks);
     ls.stack_cap = ls.stacks ? LS_MAX_STACKS : 0;
-    if (!tab || !ls.allocs || !idx || arena == MAP_FAILED)
-        return -1;
+    if (!tab || !ls.allocs || !idx || arena == MAP_FAILED) return -1;
     clampi_ltab_init(&ls.tab, tab, max_pages, max_counts);
     ls.arena_idx = idx;
     ls.mmap_idx = idx + MAX_ALLOCS;
@@ -147,8 +132,7 @@ int ls_alloc_init(void)
     return 0;
 }
 
-void ls_frames(clampi_lalloc *a, void *ret0)
-{
+void ls_frames(clampi_lalloc *a, void *ret0) {
     void *f[CLAMPI_LA_FRAMES + 2];
     ls_in_lib++;
     int n = backtrace(f, CLAMPI_LA_FRAMES + 2);
@@ -156,20 +140,16 @@ void ls_frames(clampi_lalloc *a, void *ret0)
     /* f[0] is ls_frames, f[1] our wrapper: start at the wrapper's caller (ret0). */
     int k = 0;
     for (int i = 0; i < n && k < CLAMPI_LA_FRAMES; i++) {
-        if (k == 0 && f[i] != ret0)
-            continue;
+        if (k == 0 && f[i] != ret0) continue;
         a->frames[k++] = (uintptr_t)f[i];
     }
-    if (k == 0)
-        a->frames[k++] = (uintptr_t)ret0;
+    if (k == 0) a->frames[k++] = (uintptr_t)ret0;
     a->nframes = (uint8_t)k;
 }
 
-uint32_t ls_alloc_add(const clampi_lalloc *a, int in_arena)
-{
+uint32_t ls_alloc_add(const clampi_lalloc *a, int in_arena) {
     size_t i = atomic_load(&ls.nallocs);
-    if (i >= ls.alloc_cap)
-        return UINT32_MAX;
+    if (i >= ls.alloc_cap) return UINT32_MAX;
     ls.allocs[i] = *a;
     atomic_store_explicit(&ls.nallocs, i + 1, memory_order_release);
     if (in_arena) {
@@ -184,8 +164,7 @@ uint32_t ls_alloc_add(const clampi_lalloc *a, int in_arena)
     return (uint32_t)i;
 }
 
-clampi_lalloc *ls_alloc_find(uintptr_t addr)
-{
+clampi_lalloc *ls_alloc_find(uintptr_t addr) {
     if (addr >= ls.arena_lo && addr < ls.arena_hi) {
         /* arena allocations are appended in address order: binary search */
         size_t lo = 0, hi = atomic_load_explicit(&ls.narena, memory_order_acquire);
@@ -204,30 +183,25 @@ clampi_lalloc *ls_alloc_find(uintptr_t addr)
     /* mmaps: newest first (an address range may have been unmapped and mapped again) */
     for (size_t k = atomic_load_explicit(&ls.nmmap, memory_order_acquire); k-- > 0;) {
         clampi_lalloc *a = &ls.allocs[ls.mmap_idx[k]];
-        if (addr >= a->map_start && addr < a->map_start + a->map_size && !a->freed)
-            return a;
+        if (addr >= a->map_start && addr < a->map_start + a->map_size && !a->freed) return a;
     }
     return NULL;
 }
 
 static int in_arena(const void *p) { return (uintptr_t)p >= ls.arena_lo && (uintptr_t)p < ls.arena_hi; }
 
-static clampi_lalloc *arena_alloc_at(const void *p)
-{
+static clampi_lalloc *arena_alloc_at(const void *p) {
     clampi_lalloc *a = in_arena(p) ? ls_alloc_find((uintptr_t)p) : NULL;
     return a && a->start == (uintptr_t)p && !a->freed ? a : NULL;
 }
 
 /* A tracked allocation, or NULL when this one is not tracked (too small, not ready,
  * arena or table full): the caller then uses glibc. */
-static void *track(size_t size, size_t align, int kind, void *ret0)
-{
+static void *track(size_t size, size_t align, int kind, void *ret0) {
     if (!atomic_load_explicit(&ls.ready, memory_order_acquire) || ls_in_lib || size < ls.min_size || size == 0)
         return NULL;
-    if ((uintptr_t)ret0 >= ls_libc_lo && (uintptr_t)ret0 < ls_libc_hi)
-        return NULL;
-    if (align < ls.page_size)
-        align = ls.page_size;
+    if ((uintptr_t)ret0 >= ls_libc_lo && (uintptr_t)ret0 < ls_libc_hi) return NULL;
+    if (align < ls.page_size) align = ls.page_size;
     size_t len = (size + ls.page_size - 1) & ~(ls.page_size - 1);
     clampi_lalloc a;
     memset(&a, 0, sizeof a);
@@ -255,22 +229,19 @@ static void *track(size_t size, size_t align, int kind, void *ret0)
     return ret; /* the arena is PROT_NONE and never used before: zero, untouched */
 }
 
-static void release(clampi_lalloc *a)
-{
+static void release(clampi_lalloc *a) {
     a->freed = 1;
     /* Give the memory back, keep the addresses reserved (never reused). */
     madvise((void *)a->map_start, a->map_size, MADV_DONTNEED);
     mprotect((void *)a->map_start, a->map_size, PROT_NONE);
 }
 
-LS_EXPORT void *malloc(size_t n)
-{
+LS_EXPORT void *malloc(size_t n) {
     void *p = track(n, 0, CLAMPI_LA_MALLOC, __builtin_return_address(0));
     return p ? p : __libc_malloc(n);
 }
 
-LS_EXPORT void *calloc(size_t n, size_t m)
-{
+LS_EXPORT void *calloc(size_t n, size_t m) {
     size_t bytes;
     if (__builtin_mul_overflow(n, m, &bytes)) {
         errno = ENOMEM;
@@ -280,41 +251,34 @@ LS_EXPORT void *calloc(size_t n, size_t m)
     return p ? p : __libc_calloc(n, m);
 }
 
-LS_EXPORT void free(void *p)
-{
-    if (p == NULL)
-        return;
+LS_EXPORT void free(void *p) {
+    if (p == NULL) return;
     if (in_arena(p)) {
         clampi_lalloc *a = arena_alloc_at(p);
-        if (a)
-            release(a);
+        if (a) release(a);
         return;
     }
     __libc_free(p);
 }
 
-LS_EXPORT size_t malloc_usable_size(void *p)
-{
+LS_EXPORT size_t malloc_usable_size(void *p) {
     static size_t (*real)(void *);
     if (p && in_arena(p)) {
         clampi_lalloc *a = arena_alloc_at(p);
         return a ? a->map_size : 0;
     }
-    if (!real)
-        real = (size_t(*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+    if (!real) real = (size_t(*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
     return real ? real(p) : 0;
 }
 
-LS_EXPORT void *realloc(void *p, size_t n)
-{
+LS_EXPORT void *realloc(void *p, size_t n) {
     void *ret0 = __builtin_return_address(0);
     if (p == NULL) {
         void *q = track(n, 0, CLAMPI_LA_REALLOC, ret0);
         return q ? q : __libc_malloc(n);
     }
     clampi_lalloc *a = in_arena(p) ? arena_alloc_at(p) : NULL;
-    if (in_arena(p) && !a)
-        return NULL; /* not an allocation of ours */
+    if (in_arena(p) && !a) return NULL; /* not an allocation of ours */
     if (a && n == 0) {
         release(a);
         return NULL;
@@ -326,11 +290,9 @@ LS_EXPORT void *realloc(void *p, size_t n)
     size_t old = a ? a->size : malloc_usable_size(p);
     void *q = track(n, 0, CLAMPI_LA_REALLOC, ret0);
     if (!q) {
-        if (!a)
-            return __libc_realloc(p, n);
+        if (!a) return __libc_realloc(p, n);
         q = __libc_malloc(n);
-        if (!q)
-            return NULL;
+        if (!q) return NULL;
     }
     size_t copy = old < n ? old : n;
     /* realloc's copy is the first touch of the new pages, by the caller, at the call */
@@ -344,35 +306,27 @@ LS_EXPORT void *realloc(void *p, size_t n)
     return q;
 }
 
-static int aligned(void **out, size_t align, size_t n, int kind, void *ret0)
-{
-    if (align == 0 || (align & (align - 1)) || align % sizeof(void *))
-        return EINVAL;
+static int aligned(void **out, size_t align, size_t n, int kind, void *ret0) {
+    if (align == 0 || (align & (align - 1)) || align % sizeof(void *)) return EINVAL;
     void *p = track(n, align, kind, ret0);
-    if (!p)
-        p = __libc_memalign(align, n);
-    if (!p)
-        return ENOMEM;
+    if (!p) p = __libc_memalign(align, n);
+    if (!p) return ENOMEM;
     *out = p;
     return 0;
 }
 
-LS_EXPORT int posix_memalign(void **out, size_t align, size_t n)
-{
+LS_EXPORT int posix_memalign(void **out, size_t align, size_t n) {
     return aligned(out, align, n, CLAMPI_LA_POSIX_MEMALIGN, __builtin_return_address(0));
 }
 
-LS_EXPORT void *aligned_alloc(size_t align, size_t n)
-{
+LS_EXPORT void *aligned_alloc(size_t align, size_t n) {
     void *p = NULL;
     int rc = aligned(&p, align ? align : 1, n, CLAMPI_LA_ALIGNED_ALLOC, __builtin_return_address(0));
-    if (rc)
-        errno = rc;
+    if (rc) errno = rc;
     return rc ? NULL : p;
 }
 
-LS_EXPORT void *memalign(size_t align, size_t n)
-{
+LS_EXPORT void *memalign(size_t align, size_t n) {
     void *p = track(n, align, CLAMPI_LA_ALIGNED_ALLOC, __builtin_return_address(0));
     return p ? p : __libc_memalign(align, n);
 }
@@ -382,24 +336,19 @@ typedef void *(*new_fn)(size_t);
 typedef void *(*new_al_fn)(size_t, size_t);
 
 /* Small requests go to libstdc++'s operator (new_handler, bad_alloc stay its business). */
-static void *new_common(void **real, const char *sym, size_t n, size_t align, void *ret0)
-{
+static void *new_common(void **real, const char *sym, size_t n, size_t align, void *ret0) {
     void *p = track(n, align, CLAMPI_LA_NEW, ret0);
-    if (p)
-        return p;
-    if (!*real)
-        *real = dlsym(RTLD_NEXT, sym);
+    if (p) return p;
+    if (!*real) *real = dlsym(RTLD_NEXT, sym);
     return align ? ((new_al_fn)*real)(n, align) : ((new_fn)*real)(n);
 }
 
 static void *real_new[4];
 LS_EXPORT void *_Znwm(size_t n) { return new_common(&real_new[0], "_Znwm", n, 0, __builtin_return_address(0)); }
 LS_EXPORT void *_Znam(size_t n) { return new_common(&real_new[1], "_Znam", n, 0, __builtin_return_address(0)); }
-LS_EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t al)
-{
+LS_EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t al) {
     return new_common(&real_new[2], "_ZnwmSt11align_val_t", n, al, __builtin_return_address(0));
 }
-LS_EXPORT void *_ZnamSt11align_val_t(size_t n, size_t al)
-{
+LS_EXPORT void *_ZnamSt11align_val_t(size_t n, size_t al) {
     return new_common(&real_new[3], "_ZnamSt11align_val_t", n, al, __builtin_return_address(0));
 }

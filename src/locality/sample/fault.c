@@ -26,8 +26,7 @@ static struct sigaction app_segv; /* the program's SIGSEGV disposition */
 static __thread uintptr_t retry_addr __attribute__((tls_model("initial-exec")));
 static __thread int retries __attribute__((tls_model("initial-exec")));
 
-static uintptr_t fault_ip(void *ucv)
-{
+static uintptr_t fault_ip(void *ucv) {
     ucontext_t *uc = ucv;
 #if defined(__x86_64__)
     return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -52,8 +51,7 @@ static __thread uintptr_t last_frames[CLAMPI_LP_FRAMES] __attribute__((tls_model
 static __thread uint32_t last_stack __attribute__((tls_model("initial-exec")));
 
 /* Returns the stack pool entry (1 + index) of the whole program stack, 0 if none. */
-static uint32_t fault_frames(void *ucv, uintptr_t *out)
-{
+static uint32_t fault_frames(void *ucv, uintptr_t *out) {
     memset(out, 0, CLAMPI_LP_FRAMES * sizeof *out);
 #if defined(__x86_64__)
     ucontext_t *uc = ucv;
@@ -99,16 +97,14 @@ static uint32_t fault_frames(void *ucv, uintptr_t *out)
 #endif
 }
 
-static uint64_t now_ns(void)
-{
+static uint64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* A sample's delay: how long the page stayed protected before this access (sampler.c). */
-static void note_delay(clampi_lpage *p)
-{
+static void note_delay(clampi_lpage *p) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -122,8 +118,7 @@ static void note_delay(clampi_lpage *p)
 /* One access by this thread to a tracked page. Returns 1 when the access may be retried
  * (page opened, or another thread is opening it), 0 when the page is not protected by us
  * (a genuine fault). */
-static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, void *uc, int is_fault)
-{
+static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, void *uc, int is_fault) {
     int tid = ls_thread_id();
     clampi_lpage *p = clampi_ltab_get(&ls.tab, page);
     if (p == NULL) { /* table full: stop watching this page */
@@ -133,8 +128,7 @@ static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, void *uc,
     uint32_t st = atomic_load(&p->state);
     switch (st) {
     case CLAMPI_LP_UNTOUCHED:
-        if (!atomic_compare_exchange_strong(&p->state, &st, CLAMPI_LP_BUSY))
-            return 1;
+        if (!atomic_compare_exchange_strong(&p->state, &st, CLAMPI_LP_BUSY)) return 1;
         p->alloc = (int32_t)(a - ls.allocs);
         p->prot = a->prot;
         uintptr_t frames[CLAMPI_LP_FRAMES] = {0};
@@ -146,8 +140,7 @@ static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, void *uc,
         retry_addr = 0;
         return 1;
     case CLAMPI_LP_SAMPLED:
-        if (!atomic_compare_exchange_strong(&p->state, &st, CLAMPI_LP_BUSY))
-            return 1;
+        if (!atomic_compare_exchange_strong(&p->state, &st, CLAMPI_LP_BUSY)) return 1;
         clampi_ltab_count_add(&ls.tab, page, tid, 1);
         note_delay(p);
         atomic_fetch_add(&ls.samples, 1);
@@ -156,16 +149,13 @@ static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, void *uc,
         atomic_store(&p->state, CLAMPI_LP_OPEN);
         retry_addr = 0;
         return 1;
-    case CLAMPI_LP_BUSY:
-        return 1;
+    case CLAMPI_LP_BUSY: return 1;
     default: /* OPEN: opened by another thread meanwhile, or a genuine protection fault */
-        if (!is_fault)
-            return 1;
+        if (!is_fault) return 1;
         /* A race with another thread's opening repeats on the same page whenever the
          * sampler re-arms it, so only many consecutive retries mean a genuine fault; on a
          * read-write page (all tracked heap memory) a genuine one cannot be ours. */
-        if (retry_addr == page && ++retries > ((p->prot & PROT_WRITE) ? 1000 : 2))
-            return 0;
+        if (retry_addr == page && ++retries > ((p->prot & PROT_WRITE) ? 1000 : 2)) return 0;
         if (retry_addr != page) {
             retry_addr = page;
             retries = 0;
@@ -174,23 +164,18 @@ static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, void *uc,
     }
 }
 
-void ls_touch_range(const void *ptr, size_t n, uintptr_t ip)
-{
-    if (!atomic_load_explicit(&ls.ready, memory_order_relaxed) || n == 0)
-        return;
+void ls_touch_range(const void *ptr, size_t n, uintptr_t ip) {
+    if (!atomic_load_explicit(&ls.ready, memory_order_relaxed) || n == 0) return;
     uintptr_t lo = (uintptr_t)ptr & ~(ls.sys_page - 1), hi = (uintptr_t)ptr + n;
     int maybe = (lo >= ls.arena_lo && lo < ls.arena_hi) || atomic_load(&ls.nmmap) > 0;
-    if (!maybe)
-        return;
+    if (!maybe) return;
     for (uintptr_t pg = lo; pg < hi; pg += ls.sys_page) {
         clampi_lalloc *a = ls_alloc_find(pg);
-        if (a && !a->freed)
-            access_page(pg, a, ip, NULL, 0);
+        if (a && !a->freed) access_page(pg, a, ip, NULL, 0);
     }
 }
 
-static const char *sig_name(int sig)
-{
+static const char *sig_name(int sig) {
     switch (sig) {
     case SIGSEGV: return "SIGSEGV";
     case SIGBUS: return "SIGBUS";
@@ -203,10 +188,8 @@ static const char *sig_name(int sig)
 }
 
 /* The run ends on this signal: partial output, then the default action. */
-static void die_with(int sig)
-{
-    if (getpid() == ls.pid)
-        ls_write_output(0, 0, 0, sig_name(sig), 0);
+static void die_with(int sig) {
+    if (getpid() == ls.pid) ls_write_output(0, 0, 0, sig_name(sig), 0);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -214,8 +197,7 @@ static void die_with(int sig)
     raise(sig); /* blocked in the handler: delivered when it returns (a fault re-faults) */
 }
 
-static void on_segv(int sig, siginfo_t *si, void *uc)
-{
+static void on_segv(int sig, siginfo_t *si, void *uc) {
     int saved = errno;
     if (si->si_code == SEGV_ACCERR) {
         uintptr_t addr = (uintptr_t)si->si_addr;
@@ -234,38 +216,33 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
         strcat(msg, "): the program's own fault; writing partial output\n");
         (void)!syscall(SYS_write, 2, msg, strlen(msg));
         die_with(sig);
-    }
-    else if (app_segv.sa_flags & SA_SIGINFO)
+    } else if (app_segv.sa_flags & SA_SIGINFO)
         app_segv.sa_sigaction(sig, si, uc);
     else
         app_segv.sa_handler(sig);
     errno = saved;
 }
 
-static void on_fatal(int sig, siginfo_t *si, void *uc)
-{
+static void on_fatal(int sig, siginfo_t *si, void *uc) {
     (void)si;
     (void)uc;
     die_with(sig);
 }
 
-int ls_fault_init(void)
-{
+int ls_fault_init(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_segv;
     sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
-    if (__sigaction(SIGSEGV, &sa, &app_segv) != 0)
-        return -1;
+    if (__sigaction(SIGSEGV, &sa, &app_segv) != 0) return -1;
     static const int fatal[] = {SIGBUS, SIGFPE, SIGILL, SIGABRT};
     for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
         struct sigaction old, f;
         memset(&f, 0, sizeof f);
         f.sa_sigaction = on_fatal;
         f.sa_flags = SA_SIGINFO | SA_ONSTACK;
-        if (__sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
-            __sigaction(fatal[i], &f, NULL);
+        if (__sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL) __sigaction(fatal[i], &f, NULL);
     }
     return 0;
 }
@@ -275,121 +252,101 @@ int ls_fault_init(void)
  * that static data is tracked, or a malloc'ed one): the kernel writes signal frames
  * there and cannot take a fault, so its pages are opened now (first touch by the
  * caller) and never re-protected by the sampler (issue 18). */
-LS_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
-{
+LS_EXPORT int sigaltstack(const stack_t *ss, stack_t *old) {
     /* before the sampler's own start-up (another library's constructor, e.g. libucs's)
      * nothing is tracked yet: nothing to open */
     if (ss && !(ss->ss_flags & SS_DISABLE) && ss->ss_sp && ss->ss_size && ls.sys_page) {
         uintptr_t lo = (uintptr_t)ss->ss_sp & ~(ls.sys_page - 1), hi = (uintptr_t)ss->ss_sp + ss->ss_size;
         for (uintptr_t pg = lo; pg < hi; pg += ls.sys_page) {
             clampi_lalloc *a = ls_alloc_find(pg);
-            if (a)
-                a->unwatched = 1;
+            if (a) a->unwatched = 1;
         }
         ls_touch_range(ss->ss_sp, ss->ss_size, (uintptr_t)__builtin_return_address(0));
     }
     return (int)syscall(SYS_sigaltstack, ss, old);
 }
 
-LS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-{
-    if (sig != SIGSEGV || !atomic_load(&ls.ready))
-        return __sigaction(sig, act, old);
-    if (old)
-        *old = app_segv;
-    if (act)
-        app_segv = *act;
+LS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+    if (sig != SIGSEGV || !atomic_load(&ls.ready)) return __sigaction(sig, act, old);
+    if (old) *old = app_segv;
+    if (act) app_segv = *act;
     return 0;
 }
 
-LS_EXPORT sighandler_t signal(int sig, sighandler_t h)
-{
+LS_EXPORT sighandler_t signal(int sig, sighandler_t h) {
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = h;
     sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(sig, &sa, &old) != 0)
-        return SIG_ERR;
+    if (sigaction(sig, &sa, &old) != 0) return SIG_ERR;
     return old.sa_handler;
 }
 
 /* ---- system calls that write into program buffers: the kernel's copy does not fault
  * into our handler (it fails with EFAULT), so the buffer is opened first, as a touch by
  * the calling thread at the call. ------------------------------------------------- */
-#define REAL(name)                                                                    \
-    static __typeof__(name) *real_##name;                                             \
-    if (!real_##name)                                                                 \
-    real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
+#define REAL(name)                        \
+    static __typeof__(name) *real_##name; \
+    if (!real_##name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
 
-LS_EXPORT ssize_t read(int fd, void *buf, size_t n)
-{
+LS_EXPORT ssize_t read(int fd, void *buf, size_t n) {
     REAL(read);
     ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
     return real_read(fd, buf, n);
 }
 
-LS_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
-{
+LS_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off) {
     REAL(pread);
     ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
     return real_pread(fd, buf, n, off);
 }
 
-LS_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
-{
+LS_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags) {
     REAL(recv);
     ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
     return real_recv(fd, buf, n, flags);
 }
 
-LS_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *sa, socklen_t *sl)
-{
+LS_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *sa, socklen_t *sl) {
     REAL(recvfrom);
     ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
     return real_recvfrom(fd, buf, n, flags, sa, sl);
 }
 
-LS_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
-{
+LS_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt) {
     REAL(readv);
     for (int i = 0; i < cnt; i++)
         ls_touch_range(iov[i].iov_base, iov[i].iov_len, (uintptr_t)__builtin_return_address(0));
     return real_readv(fd, iov, cnt);
 }
 
-LS_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f)
-{
+LS_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f) {
     REAL(fread);
     ls_touch_range(buf, size * n, (uintptr_t)__builtin_return_address(0));
     return real_fread(buf, size, n, f);
 }
 
-LS_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
-{
+LS_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
     REAL(recvmsg);
     for (size_t i = 0; msg && i < msg->msg_iovlen; i++)
         ls_touch_range(msg->msg_iov[i].iov_base, msg->msg_iov[i].iov_len, (uintptr_t)__builtin_return_address(0));
     return real_recvmsg(fd, msg, flags);
 }
 
-LS_EXPORT char *getcwd(char *buf, size_t n)
-{
+LS_EXPORT char *getcwd(char *buf, size_t n) {
     REAL(getcwd);
-    if (buf)
-        ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
+    if (buf) ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
     return real_getcwd(buf, n);
 }
 
-LS_EXPORT ssize_t readlink(const char *path, char *buf, size_t n)
-{
+LS_EXPORT ssize_t readlink(const char *path, char *buf, size_t n) {
     REAL(readlink);
     ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
     return real_readlink(path, buf, n);
 }
 
-LS_EXPORT ssize_t write(int fd, const void *buf, size_t n)
-{
+LS_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
     REAL(write);
     ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
     return real_write(fd, buf, n);

@@ -18,25 +18,22 @@
 
 ls_state ls = {.alloc_lock = PTHREAD_MUTEX_INITIALIZER};
 
-static int env_rank(void)
-{
+static int env_rank(void) {
     static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *s = getenv(vars[i]);
-        if (s && *s)
-            return atoi(s);
+        if (s && *s) return atoi(s);
     }
     return 0;
 }
 
 /* The sampler's knobs, through clampi's options table (common/options.h). */
-static void read_options(void)
-{
+static void read_options(void) {
     ls.sys_page = (size_t)sysconf(_SC_PAGESIZE);
     ls.page_size = (size_t)clampi_opt_process(CLAMPI_OPT_LOCALITY_PAGE_SIZE).u;
     if (ls.page_size < ls.sys_page || (ls.page_size & (ls.page_size - 1))) {
-        fprintf(stderr, "clampi-locality: page size %zu must be a power of two >= %zu; using %zu\n",
-                ls.page_size, ls.sys_page, ls.sys_page);
+        fprintf(stderr, "clampi-locality: page size %zu must be a power of two >= %zu; using %zu\n", ls.page_size,
+                ls.sys_page, ls.sys_page);
         ls.page_size = ls.sys_page;
     }
     ls.min_size = clampi_opt_process_source(CLAMPI_OPT_LOCALITY_MIN_SIZE) == CLAMPI_OPT_FROM_DEFAULT
@@ -64,8 +61,7 @@ static const char *const quiet_defaults[][2] = {
     {"UCX_MEM_EVENTS", "n"},
 };
 
-static void quiet_single_copy(void)
-{
+static void quiet_single_copy(void) {
     for (size_t i = 0; i < sizeof quiet_defaults / sizeof quiet_defaults[0]; i++)
         setenv(quiet_defaults[i][0], quiet_defaults[i][1], 0);
 }
@@ -74,34 +70,27 @@ static void quiet_single_copy(void)
  * ours: getenv answers with the defaults above for variables the user did not set. Same
  * lookup as glibc's otherwise. */
 extern char **environ;
-LS_EXPORT char *getenv(const char *name)
-{
+LS_EXPORT char *getenv(const char *name) {
     size_t n = strlen(name);
     for (char **e = environ; e && *e; e++)
-        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
-            return *e + n + 1;
+        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
     for (size_t i = 0; i < sizeof quiet_defaults / sizeof quiet_defaults[0]; i++)
-        if (strcmp(name, quiet_defaults[i][0]) == 0)
-            return (char *)quiet_defaults[i][1];
+        if (strcmp(name, quiet_defaults[i][0]) == 0) return (char *)quiet_defaults[i][1];
     return NULL;
 }
 
 /* Children are not traced (as Valgrind's default --trace-children=no): drop this library
  * from LD_PRELOAD, so that e.g. the daemon Open MPI starts for a singleton MPI_Init does
  * not write its own rank0 files over the program's. */
-static void untrace_children(void)
-{
+static void untrace_children(void) {
     const char *pre = getenv("LD_PRELOAD");
-    if (!pre || !strstr(pre, "libclampi_locality_sample"))
-        return;
+    if (!pre || !strstr(pre, "libclampi_locality_sample")) return;
     char keep[4096] = "";
     char buf[4096];
     snprintf(buf, sizeof buf, "%s", pre);
     for (char *save = NULL, *tok = strtok_r(buf, ": ", &save); tok; tok = strtok_r(NULL, ": ", &save)) {
-        if (strstr(tok, "libclampi_locality_sample"))
-            continue;
-        if (keep[0])
-            strncat(keep, ":", sizeof keep - strlen(keep) - 1);
+        if (strstr(tok, "libclampi_locality_sample")) continue;
+        if (keep[0]) strncat(keep, ":", sizeof keep - strlen(keep) - 1);
         strncat(keep, tok, sizeof keep - strlen(keep) - 1);
     }
     if (keep[0])
@@ -110,8 +99,7 @@ static void untrace_children(void)
         unsetenv("LD_PRELOAD");
 }
 
-static void at_exit(int status, void *arg)
-{
+static void at_exit(int status, void *arg) {
     if (getpid() != ls.pid) /* a forked child that did not exec: not our process */
         return;
     ls_write_output(1, 1, status, NULL, 1);
@@ -119,50 +107,39 @@ static void at_exit(int status, void *arg)
 
 /* A program that ends with _exit() (or _Exit, quick_exit) skips on_exit: write the
  * output here (issue 18 item 9). A forked child's _exit is not the traced process's. */
-static void exit_now(int status)
-{
-    if (getpid() == ls.pid)
-        ls_write_output(1, 1, status, NULL, 1);
+static void exit_now(int status) {
+    if (getpid() == ls.pid) ls_write_output(1, 1, status, NULL, 1);
 }
 
-LS_EXPORT void _exit(int status)
-{
+LS_EXPORT void _exit(int status) {
     exit_now(status);
-    for (;;)
-        syscall(SYS_exit_group, status);
+    for (;;) syscall(SYS_exit_group, status);
 }
 LS_EXPORT void _Exit(int status) __attribute__((alias("_exit")));
 
-LS_EXPORT void quick_exit(int status)
-{
+LS_EXPORT void quick_exit(int status) {
     exit_now(status);
     void (*real)(int) = (void (*)(int))dlsym(RTLD_NEXT, "quick_exit");
-    if (real)
-        real(status);
-    for (;;)
-        syscall(SYS_exit_group, status);
+    if (real) real(status);
+    for (;;) syscall(SYS_exit_group, status);
 }
 
-static void read_cmdline(void)
-{
+static void read_cmdline(void) {
     /* /proc/self/cmdline: argv as the kernel has it (main's argv is not ours to see). */
     FILE *f = fopen("/proc/self/cmdline", "r");
-    if (!f)
-        return;
+    if (!f) return;
     static char buf[8192];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = 0;
     static char *argv[128];
     int argc = 0;
-    for (size_t i = 0; i < n && argc < 127; i += strlen(buf + i) + 1)
-        argv[argc++] = buf + i;
+    for (size_t i = 0; i < n && argc < 127; i += strlen(buf + i) + 1) argv[argc++] = buf + i;
     ls.argc = argc;
     ls.argv = argv;
 }
 
-__attribute__((constructor)) static void ls_init(void)
-{
+__attribute__((constructor)) static void ls_init(void) {
     read_options();
     ls.pid = getpid();
     quiet_single_copy();

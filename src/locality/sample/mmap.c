@@ -15,18 +15,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int trackable(size_t len, int prot, int flags)
-{
+static int trackable(size_t len, int prot, int flags) {
     return atomic_load_explicit(&ls.ready, memory_order_acquire) && !ls_in_lib && len >= ls.min_size &&
            prot != PROT_NONE && !(flags & (MAP_STACK | MAP_GROWSDOWN | MAP_HUGETLB));
 }
 
-LS_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
-{
+LS_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
     void *ret0 = __builtin_return_address(0);
     void *p = ls_real_mmap(addr, len, prot, flags, fd, off);
-    if (p == MAP_FAILED || !trackable(len, prot, flags))
-        return p;
+    if (p == MAP_FAILED || !trackable(len, prot, flags)) return p;
     clampi_lalloc a;
     memset(&a, 0, sizeof a);
     ls_frames(&a, ret0);
@@ -66,31 +63,26 @@ LS_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
     }
     return p;
 }
-LS_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
-    __attribute__((alias("mmap")));
+LS_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off) __attribute__((alias("mmap")));
 
 /* Mappings that [addr, addr+len) touches stop being tracked: their pages get the
  * program's protection back (a partly unmapped mapping's rest stays usable). */
-uint64_t ls_pfn_of(uintptr_t page)
-{
+uint64_t ls_pfn_of(uintptr_t page) {
     uint64_t e = 0;
     if (ls.pagemap_fd < 0 || pread(ls.pagemap_fd, &e, sizeof e, (off_t)(page / ls.sys_page * sizeof e)) != sizeof e)
         return 0;
     return (e >> 63) ? e & ((1ull << 55) - 1) : 0;
 }
 
-static void untrack(uintptr_t lo, uintptr_t hi)
-{
+static void untrack(uintptr_t lo, uintptr_t hi) {
     pthread_mutex_lock(&ls.alloc_lock);
     for (size_t k = atomic_load(&ls.nmmap); k-- > 0;) {
         clampi_lalloc *a = &ls.allocs[ls.mmap_idx[k]];
-        if (a->freed || a->map_start >= hi || a->map_start + a->map_size <= lo)
-            continue;
+        if (a->freed || a->map_start >= hi || a->map_start + a->map_size <= lo) continue;
         if (a->shared) /* the frames go with the mapping: keep them for "pfns" */
             for (uintptr_t pg = a->map_start; pg < a->map_start + a->map_size; pg += ls.sys_page) {
                 clampi_lpage *rec = clampi_ltab_find(&ls.tab, pg);
-                if (rec && rec->ft_seq)
-                    rec->pfn = ls_pfn_of(pg);
+                if (rec && rec->ft_seq) rec->pfn = ls_pfn_of(pg);
             }
         a->freed = 1;
         mprotect((void *)a->map_start, a->map_size, a->prot);
@@ -98,15 +90,12 @@ static void untrack(uintptr_t lo, uintptr_t hi)
     pthread_mutex_unlock(&ls.alloc_lock);
 }
 
-LS_EXPORT int munmap(void *addr, size_t len)
-{
-    if (atomic_load(&ls.nmmap))
-        untrack((uintptr_t)addr, (uintptr_t)addr + len);
+LS_EXPORT int munmap(void *addr, size_t len) {
+    if (atomic_load(&ls.nmmap)) untrack((uintptr_t)addr, (uintptr_t)addr + len);
     return ls_real_munmap(addr, len);
 }
 
-LS_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
-{
+LS_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...) {
     void *new_addr = NULL;
     if (flags & MREMAP_FIXED) {
         va_list ap;
@@ -114,8 +103,7 @@ LS_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...
         new_addr = va_arg(ap, void *);
         va_end(ap);
     }
-    if (atomic_load(&ls.nmmap))
-        untrack((uintptr_t)old, (uintptr_t)old + old_len);
+    if (atomic_load(&ls.nmmap)) untrack((uintptr_t)old, (uintptr_t)old + old_len);
     long r = syscall(SYS_mremap, old, old_len, new_len, flags, new_addr);
     return r == -1 ? MAP_FAILED : (void *)r;
 }

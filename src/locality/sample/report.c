@@ -14,16 +14,13 @@
 /* "pfns": physical frames of the touched pages of shared mappings, from
  * /proc/self/pagemap (readable with CAP_SYS_ADMIN; otherwise the frames read as 0 and
  * the member is left out), read at exit or, for mappings unmapped before, at munmap. Another way for `report` to see the same page across ranks. */
-static void write_pfns(clampi_lw *w)
-{
+static void write_pfns(clampi_lw *w) {
     size_t n = atomic_load(&ls.tab.ntouched);
-    if (n > ls.tab.page_cap)
-        n = ls.tab.page_cap;
+    if (n > ls.tab.page_cap) n = ls.tab.page_cap;
     int first = 1;
     for (size_t i = 0; i < n; i++) {
         const clampi_lpage *p = clampi_ltab_slot(&ls.tab, ls.tab.touched[i]);
-        if (!ls.allocs[p->alloc].shared)
-            continue;
+        if (!ls.allocs[p->alloc].shared) continue;
         uint64_t page = atomic_load(&p->key);
         uint64_t pfn = ls.allocs[p->alloc].freed ? p->pfn : ls_pfn_of(page);
         if (pfn == 0) /* not present, or frames hidden from us */
@@ -34,12 +31,10 @@ static void write_pfns(clampi_lw *w)
         clampi_lw_str(w, "\": ");
         clampi_lw_u64(w, pfn);
     }
-    if (!first)
-        clampi_lw_str(w, "}");
+    if (!first) clampi_lw_str(w, "}");
 }
 
-static void extra_json(clampi_lw *w, void *arg)
-{
+static void extra_json(clampi_lw *w, void *arg) {
     (void)arg;
     clampi_lw_str(w, ",\n  \"sampling\": {\"method\": \"page re-protection\", \"period_ms\": ");
     clampi_lw_u64(w, ls.period_ms);
@@ -59,14 +54,13 @@ static void extra_json(clampi_lw *w, void *arg)
     clampi_lw_u64(w, atomic_load(&ls.stacks_dropped));
     clampi_lw_str(w, ", \"arm_interval_ns\": ");
     clampi_lw_u64(w, atomic_load(&ls.arm_interval_ns));
-    clampi_lw_str(w, ", \"count_unit\": \"estimated access bursts: sample share x re-protection interval / fault delay\"}");
+    clampi_lw_str(
+        w, ", \"count_unit\": \"estimated access bursts: sample share x re-protection interval / fault delay\"}");
     /* what was not recorded, and how much the samples say (issue 18 item 10) */
     size_t touched = atomic_load(&ls.tab.ntouched), sampled = 0;
-    if (touched > ls.tab.page_cap)
-        touched = ls.tab.page_cap;
+    if (touched > ls.tab.page_cap) touched = ls.tab.page_cap;
     for (size_t i = 0; i < touched; i++)
-        if (atomic_load(&clampi_ltab_slot(&ls.tab, ls.tab.touched[i])->delay_n))
-            sampled++;
+        if (atomic_load(&clampi_ltab_slot(&ls.tab, ls.tab.touched[i])->delay_n)) sampled++;
     clampi_lw_str(w, ",\n  \"coverage\": {\"page_capacity\": ");
     clampi_lw_u64(w, ls.page_capacity);
     clampi_lw_str(w, ", \"pages_recorded\": ");
@@ -89,12 +83,10 @@ static void extra_json(clampi_lw *w, void *arg)
     clampi_lw_str(w, ",\n  \"shared_firsttouch_ns\": {");
     int first = 1;
     size_t n = atomic_load(&ls.tab.ntouched);
-    if (n > ls.tab.page_cap)
-        n = ls.tab.page_cap;
+    if (n > ls.tab.page_cap) n = ls.tab.page_cap;
     for (size_t i = 0; i < n; i++) {
         const clampi_lpage *p = clampi_ltab_slot(&ls.tab, ls.tab.touched[i]);
-        if (!ls.allocs[p->alloc].shared)
-            continue;
+        if (!ls.allocs[p->alloc].shared) continue;
         clampi_lw_str(w, first ? "\"" : ", \"");
         first = 0;
         clampi_lw_hex(w, atomic_load(&p->key));
@@ -102,8 +94,7 @@ static void extra_json(clampi_lw *w, void *arg)
         clampi_lw_u64(w, p->ft_ns);
     }
     clampi_lw_str(w, "}");
-    if (ls.pagemap_fd >= 0)
-        write_pfns(w);
+    if (ls.pagemap_fd >= 0) write_pfns(w);
 }
 
 /* DIR/rank<R>.maps: a copy of /proc/self/maps (issue 18 item 13), written at start-up and
@@ -111,20 +102,17 @@ static void extra_json(clampi_lw *w, void *arg)
  * crashed or killed run's partial output can be resolved later: a module's load base is
  * the start of its mapping at offset 0, `addr2line -e MODULE ADDR-BASE` (PIE and shared
  * libraries; a non-PIE executable: ADDR itself). Async-signal-safe (open/read/write). */
-void ls_write_maps(void)
-{
+void ls_write_maps(void) {
     char path[sizeof ls.out_dir + 32], tmp[sizeof path + 8], num[24];
     int k = 0;
     unsigned r = (unsigned)ls.rank;
-    do
-        num[k++] = (char)('0' + r % 10);
+    do num[k++] = (char)('0' + r % 10);
     while ((r /= 10) != 0);
     size_t n = strlen(ls.out_dir);
     memcpy(path, ls.out_dir, n);
     memcpy(path + n, "/rank", 5);
     n += 5;
-    while (k > 0)
-        path[n++] = num[--k];
+    while (k > 0) path[n++] = num[--k];
     memcpy(path + n, ".maps", 6);
     memcpy(tmp, path, n + 5);
     memcpy(tmp + n + 5, ".tmp", 5);
@@ -133,10 +121,8 @@ void ls_write_maps(void)
     char buf[4096];
     ssize_t got;
     int ok = out >= 0;
-    while (ok && (got = read(in, buf, sizeof buf)) > 0)
-        ok = write(out, buf, (size_t)got) == got;
-    if (in >= 0)
-        close(in);
+    while (ok && (got = read(in, buf, sizeof buf)) > 0) ok = write(out, buf, (size_t)got) == got;
+    if (in >= 0) close(in);
     if (out >= 0) {
         close(out);
         if (ok)
@@ -146,10 +132,8 @@ void ls_write_maps(void)
     }
 }
 
-void ls_write_output(int complete, int has_status, int status, const char *signame, int resolve)
-{
-    if (!atomic_load(&ls.ready) || atomic_exchange(&ls.finished, 1))
-        return;
+void ls_write_output(int complete, int has_status, int status, const char *signame, int resolve) {
+    if (!atomic_load(&ls.ready) || atomic_exchange(&ls.finished, 1)) return;
     ls_write_maps();
     static uint64_t work[LS_MAX_THREADS];
     ls_in_lib++;
@@ -160,12 +144,29 @@ void ls_write_output(int complete, int has_status, int status, const char *signa
     int nthreads = atomic_load(&ls.nthreads);
     ls_thread_work(work, nthreads);
     clampi_lout o = {
-        .dir = ls.out_dir, .rank = ls.rank, .pid = ls.pid, .argc = ls.argc, .argv = ls.argv,
-        .mode = "sample", .counts = "sampled", .page_size = ls.page_size, .sys_page = ls.sys_page,
-        .min_size = ls.min_size, .complete = complete, .has_exit_status = has_status,
-        .exit_status = status, .signal = signame, .nthreads = nthreads, .thread_work = work,
-        .work_unit = "cpu_ns", .tab = &ls.tab, .count_scale = 1.0, .count_factor = ls_count_factor,
-        .allocs = ls.allocs, .nallocs = atomic_load(&ls.nallocs), .scratch = ls.scratch,
+        .dir = ls.out_dir,
+        .rank = ls.rank,
+        .pid = ls.pid,
+        .argc = ls.argc,
+        .argv = ls.argv,
+        .mode = "sample",
+        .counts = "sampled",
+        .page_size = ls.page_size,
+        .sys_page = ls.sys_page,
+        .min_size = ls.min_size,
+        .complete = complete,
+        .has_exit_status = has_status,
+        .exit_status = status,
+        .signal = signame,
+        .nthreads = nthreads,
+        .thread_work = work,
+        .work_unit = "cpu_ns",
+        .tab = &ls.tab,
+        .count_scale = 1.0,
+        .count_factor = ls_count_factor,
+        .allocs = ls.allocs,
+        .nallocs = atomic_load(&ls.nallocs),
+        .scratch = ls.scratch,
         .extra = extra_json,
     };
     if (resolve) {

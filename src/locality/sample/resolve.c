@@ -23,10 +23,10 @@ extern char **environ;
 
 typedef struct res {
     uintptr_t ip;
-    int n;                       /* inline chain, innermost first */
+    int n; /* inline chain, innermost first */
     char *path[MAX_INLINE];
     int line[MAX_INLINE];
-    int user;                    /* index of the first entry in the program's own code, -1 */
+    int user; /* index of the first entry in the program's own code, -1 */
 } res;
 
 typedef struct module {
@@ -40,18 +40,15 @@ static size_t nresults, capresults;
 static module *mods;
 static size_t nmods;
 
-static void read_maps(void)
-{
+static void read_maps(void) {
     FILE *f = fopen("/proc/self/maps", "r");
-    if (!f)
-        return;
+    if (!f) return;
     char line[1024];
     size_t cap = 0;
     while (fgets(line, sizeof line, f)) {
         unsigned long lo, hi, off;
         char perms[8], path[512] = "";
-        if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %511s", &lo, &hi, perms, &off, path) < 4 || path[0] != '/')
-            continue;
+        if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %511s", &lo, &hi, perms, &off, path) < 4 || path[0] != '/') continue;
         if (nmods == cap) {
             cap = cap ? 2 * cap : 64;
             mods = realloc(mods, cap * sizeof *mods);
@@ -63,38 +60,31 @@ static void read_maps(void)
         /* load base: the module's mapping at file offset 0 (holds the ELF header) */
         m->base = off == 0 ? lo : 0;
         for (size_t i = 0; m->base == 0 && i + 1 < nmods; i++)
-            if (strcmp(mods[i].path, path) == 0)
-                m->base = mods[i].base;
+            if (strcmp(mods[i].path, path) == 0) m->base = mods[i].base;
         const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m->base;
         m->dyn = m->base && memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_type == ET_DYN;
     }
     fclose(f);
 }
 
-static const module *module_of(uintptr_t ip)
-{
+static const module *module_of(uintptr_t ip) {
     for (size_t i = 0; i < nmods; i++)
-        if (ip >= mods[i].lo && ip < mods[i].hi)
-            return &mods[i];
+        if (ip >= mods[i].lo && ip < mods[i].hi) return &mods[i];
     return NULL;
 }
 
-static int cmp_res(const void *a, const void *b)
-{
+static int cmp_res(const void *a, const void *b) {
     uintptr_t x = ((const res *)a)->ip, y = ((const res *)b)->ip;
     return x < y ? -1 : x > y;
 }
 
-static res *find(uintptr_t ip)
-{
+static res *find(uintptr_t ip) {
     res key = {.ip = ip};
     return nresults ? bsearch(&key, results, nresults, sizeof *results, cmp_res) : NULL;
 }
 
-static void want(uintptr_t ip)
-{
-    if (ip == 0)
-        return;
+static void want(uintptr_t ip) {
+    if (ip == 0) return;
     if (nresults == capresults) {
         capresults = capresults ? 2 * capresults : 1024;
         results = realloc(results, capresults * sizeof *results);
@@ -108,25 +98,24 @@ static void want(uintptr_t ip)
 /* Lines in a source file (cached; 0 = unreadable). addr2line 2.40 names the wrong file
  * for some DWARF 5 line entries (a line of stl_algobase.h reported as the program's
  * main.cc:922, in an 11-line file): such an entry is not the program's line. */
-static struct { char *path; int lines; } nlines_cache[64];
+static struct {
+    char *path;
+    int lines;
+} nlines_cache[64];
 static int nlines_n;
 
-static int file_lines(const char *path)
-{
+static int file_lines(const char *path) {
     for (int i = 0; i < nlines_n; i++)
-        if (strcmp(nlines_cache[i].path, path) == 0)
-            return nlines_cache[i].lines;
+        if (strcmp(nlines_cache[i].path, path) == 0) return nlines_cache[i].lines;
     int n = 0;
     FILE *f = fopen(path, "r");
     if (f) {
         int c, last = '\n';
         while ((c = getc(f)) != EOF) {
-            if (c == '\n')
-                n++;
+            if (c == '\n') n++;
             last = c;
         }
-        if (last != '\n')
-            n++;
+        if (last != '\n') n++;
         fclose(f);
     }
     if (nlines_n < (int)(sizeof nlines_cache / sizeof nlines_cache[0])) {
@@ -138,13 +127,11 @@ static int file_lines(const char *path)
 
 /* The C++ standard library's code instantiated in (or inlined into) the program: by the
  * function's name (addr2line -f -C), whatever file the line table names. */
-static int is_std_function(const char *fn)
-{
-    static const char *const prefixes[] = {"std::", "__gnu_cxx::", "void std::", "operator new",
-                                           "__cxa", "__gnu_", "__libc_", "_IO_", NULL};
+static int is_std_function(const char *fn) {
+    static const char *const prefixes[] = {"std::",   "__gnu_cxx::", "void std::", "operator new", "__cxa", "__gnu_",
+                                           "__libc_", "_IO_",        NULL};
     for (int i = 0; prefixes[i]; i++)
-        if (strncmp(fn, prefixes[i], strlen(prefixes[i])) == 0)
-            return 1;
+        if (strncmp(fn, prefixes[i], strlen(prefixes[i])) == 0) return 1;
     /* a template function's demangled name may start with its return type */
     const char *paren = strchr(fn, '(');
     const char *std = strstr(fn, " std::");
@@ -153,8 +140,7 @@ static int is_std_function(const char *fn)
 
 /* The program's own code: not a system library (/usr/lib, /lib), not a system header
  * inlined into the program (/usr/include), not clampi's own allocators. */
-static int is_user_path(const char *path, const module *m)
-{
+static int is_user_path(const char *path, const module *m) {
     if (path == NULL || strncmp(path, "/usr/", 5) == 0 || strncmp(m->path, "/usr/lib", 8) == 0 ||
         strncmp(m->path, "/lib", 4) == 0)
         return 0;
@@ -164,14 +150,12 @@ static int is_user_path(const char *path, const module *m)
 }
 
 /* One addr2line run per module: addresses in a file, answers in another. */
-static void run_addr2line(const module *m, size_t from, size_t to)
-{
+static void run_addr2line(const module *m, size_t from, size_t to) {
     char in[600], out[600];
     snprintf(in, sizeof in, "%s/.a2l.%d.in", ls.out_dir, (int)getpid());
     snprintf(out, sizeof out, "%s/.a2l.%d.out", ls.out_dir, (int)getpid());
     FILE *f = fopen(in, "w");
-    if (!f)
-        return;
+    if (!f) return;
     for (size_t i = from; i < to; i++)
         fprintf(f, "0x%lx\n", (unsigned long)(m->dyn ? results[i].ip - m->base : results[i].ip));
     fclose(f);
@@ -212,24 +196,19 @@ static void run_addr2line(const module *m, size_t from, size_t to)
                 continue;
             }
             want = ADDR_OR_FN;
-            if (!cur || cur->n == MAX_INLINE)
-                continue;
+            if (!cur || cur->n == MAX_INLINE) continue;
             char *d = strstr(line, " (discriminator");
-            if (d)
-                *d = 0;
+            if (d) *d = 0;
             char *colon = strrchr(line, ':');
-            if (!colon || strncmp(line, "??", 2) == 0)
-                continue;
+            if (!colon || strncmp(line, "??", 2) == 0) continue;
             *colon = 0;
             int ln = atoi(colon + 1);
-            if (ln <= 0)
-                continue;
+            if (ln <= 0) continue;
             cur->path[cur->n] = strdup(line);
             cur->line[cur->n] = ln;
             if (cur->user < 0 && is_user_path(line, m) && !is_std_function(fn)) {
                 int nl = file_lines(line);
-                if (nl == 0 || ln <= nl)
-                    cur->user = cur->n;
+                if (nl == 0 || ln <= nl) cur->user = cur->n;
             }
             cur->n++;
         }
@@ -239,66 +218,52 @@ static void run_addr2line(const module *m, size_t from, size_t to)
 }
 
 static const module *mod_cmp_tab;
-static int cmp_by_module(const void *a, const void *b)
-{
+static int cmp_by_module(const void *a, const void *b) {
     const module *x = module_of(((const res *)a)->ip), *y = module_of(((const res *)b)->ip);
     (void)mod_cmp_tab;
-    if (x != y)
-        return x < y ? -1 : 1;
+    if (x != y) return x < y ? -1 : 1;
     return cmp_res(a, b);
 }
 
-void ls_resolve_run(void)
-{
+void ls_resolve_run(void) {
     read_maps();
     size_t n = atomic_load(&ls.tab.ntouched);
-    if (n > ls.tab.page_cap)
-        n = ls.tab.page_cap;
+    if (n > ls.tab.page_cap) n = ls.tab.page_cap;
     for (size_t i = 0; i < n; i++) {
         const clampi_lpage *p = clampi_ltab_slot(&ls.tab, ls.tab.touched[i]);
         want(p->ft_ip);
-        for (int k = 0; k < CLAMPI_LP_FRAMES && p->ft_frames[k]; k++)
-            want(p->ft_frames[k] - 1);
+        for (int k = 0; k < CLAMPI_LP_FRAMES && p->ft_frames[k]; k++) want(p->ft_frames[k] - 1);
     }
     uint32_t ns = atomic_load(&ls.nstacks);
-    if (ns > ls.stack_cap)
-        ns = ls.stack_cap;
+    if (ns > ls.stack_cap) ns = ls.stack_cap;
     for (uint32_t i = 0; i < ns; i++)
-        for (int k = 0; k < LS_STACK_DEPTH && ls.stacks[i][k]; k++)
-            want(ls.stacks[i][k] - 1);
+        for (int k = 0; k < LS_STACK_DEPTH && ls.stacks[i][k]; k++) want(ls.stacks[i][k] - 1);
     size_t na = atomic_load(&ls.nallocs);
     for (size_t i = 0; i < na; i++)
-        for (int k = 0; k < ls.allocs[i].nframes; k++)
-            want(ls.allocs[i].frames[k] - 1);
-    if (nresults == 0)
-        return;
+        for (int k = 0; k < ls.allocs[i].nframes; k++) want(ls.allocs[i].frames[k] - 1);
+    if (nresults == 0) return;
     qsort(results, nresults, sizeof *results, cmp_by_module);
     size_t w = 1; /* unique */
     for (size_t i = 1; i < nresults; i++)
-        if (results[i].ip != results[w - 1].ip)
-            results[w++] = results[i];
+        if (results[i].ip != results[w - 1].ip) results[w++] = results[i];
     nresults = w;
     for (size_t i = 0; i < nresults;) {
         const module *m = module_of(results[i].ip);
         size_t j = i + 1;
-        while (j < nresults && module_of(results[j].ip) == m)
-            j++;
-        if (m)
-            run_addr2line(m, i, j);
+        while (j < nresults && module_of(results[j].ip) == m) j++;
+        if (m) run_addr2line(m, i, j);
         i = j;
     }
     qsort(results, nresults, sizeof *results, cmp_res);
 }
 
-static const char *format(const res *r, int k, char *buf, size_t n)
-{
+static const char *format(const res *r, int k, char *buf, size_t n) {
     const char *b = strrchr(r->path[k], '/');
     snprintf(buf, n, "%s:%d", b ? b + 1 : r->path[k], r->line[k]);
     return buf;
 }
 
-const char *ls_resolve_loc(uintptr_t ip, void *arg, char *buf, size_t n)
-{
+const char *ls_resolve_loc(uintptr_t ip, void *arg, char *buf, size_t n) {
     (void)arg;
     const res *r = find(ip);
     return r && r->user >= 0 ? format(r, r->user, buf, n) : NULL;
@@ -307,12 +272,10 @@ const char *ls_resolve_loc(uintptr_t ip, void *arg, char *buf, size_t n)
 /* firsttouch.location: the touching instruction if it is in the program, else the first
  * caller in the program, else the innermost line known (e.g. clampi's own alloc.c from
  * an OpenMP worker), else NULL (hex). */
-const char *ls_resolve_ft_loc(const clampi_lpage *p, void *arg, char *buf, size_t n)
-{
+const char *ls_resolve_ft_loc(const clampi_lpage *p, void *arg, char *buf, size_t n) {
     (void)arg;
     const res *r = find(p->ft_ip);
-    if (r && r->user >= 0)
-        return format(r, r->user, buf, n);
+    if (r && r->user >= 0) return format(r, r->user, buf, n);
     const uintptr_t *frames = p->ft_frames;
     int depth = CLAMPI_LP_FRAMES;
     if (p->ft_stack && p->ft_stack <= ls.stack_cap) { /* the whole stack (issue 18 item 8) */
@@ -321,16 +284,14 @@ const char *ls_resolve_ft_loc(const clampi_lpage *p, void *arg, char *buf, size_
     }
     for (int k = 0; k < depth && frames[k]; k++) {
         const res *c = find(frames[k] - 1);
-        if (c && c->user >= 0)
-            return format(c, c->user, buf, n);
+        if (c && c->user >= 0) return format(c, c->user, buf, n);
     }
     return r && r->n > 0 ? format(r, 0, buf, n) : NULL;
 }
 
 /* The allocation's site: the first frame in the program's own code (the caller of
  * malloc, or of the std::vector / clampi allocator that allocated). */
-static const res *alloc_site_frame(const clampi_lalloc *a, int *k, int *frame)
-{
+static const res *alloc_site_frame(const clampi_lalloc *a, int *k, int *frame) {
     for (int i = 0; i < a->nframes; i++) {
         const res *r = find(a->frames[i] - 1);
         if (r && r->user >= 0) {
@@ -343,8 +304,7 @@ static const res *alloc_site_frame(const clampi_lalloc *a, int *k, int *frame)
     return NULL;
 }
 
-static const res *alloc_site(const clampi_lalloc *a, int *k)
-{
+static const res *alloc_site(const clampi_lalloc *a, int *k) {
     int frame;
     return alloc_site_frame(a, k, &frame);
 }
@@ -357,59 +317,46 @@ static const res *alloc_site(const clampi_lalloc *a, int *k)
  * allocation functions, CMPI_Alloc_mem, clampi_numa_alloc..., as the caller) and
  * mappings (a shared window's segment). Named after the outermost such library below
  * the program's frame (the one the program called: libmpi, not an MCA component). */
-static const char *owner_library(const clampi_lalloc *a, int upto)
-{
+static const char *owner_library(const clampi_lalloc *a, int upto) {
     static char exe[512];
     if (!exe[0]) {
         ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
         exe[k > 0 ? k : 0] = 0;
     }
-    if (a->kind == CLAMPI_LA_MMAP || a->kind == CLAMPI_LA_STATIC)
-        return NULL;
+    if (a->kind == CLAMPI_LA_MMAP || a->kind == CLAMPI_LA_STATIC) return NULL;
     const char *lib = NULL;
     int caller = 1;
     for (int i = 0; i < upto; i++) {
         const module *m = module_of(a->frames[i]);
-        if (!m)
-            continue;
-        if (strcmp(m->path, exe) == 0)
-            return NULL; /* the program itself called the allocator */
+        if (!m) continue;
+        if (strcmp(m->path, exe) == 0) return NULL; /* the program itself called the allocator */
         const char *b = strrchr(m->path, '/');
         b = b ? b + 1 : m->path;
-        if (strncmp(b, "libstdc++", 9) == 0 || strncmp(b, "libgcc_s", 8) == 0)
-            continue;
+        if (strncmp(b, "libstdc++", 9) == 0 || strncmp(b, "libgcc_s", 8) == 0) continue;
         Dl_info di;
         const char *fn = dladdr((void *)a->frames[i], &di) && di.dli_sname ? di.dli_sname : "";
-        if (strcmp(fn, "MPI_Alloc_mem") == 0 || strcmp(fn, "PMPI_Alloc_mem") == 0)
-            return NULL;
-        if (caller && strncmp(b, "libclampi", 9) == 0 && strstr(fn, "lloc") && !strstr(fn, "Win_"))
-            return NULL;
+        if (strcmp(fn, "MPI_Alloc_mem") == 0 || strcmp(fn, "PMPI_Alloc_mem") == 0) return NULL;
+        if (caller && strncmp(b, "libclampi", 9) == 0 && strstr(fn, "lloc") && !strstr(fn, "Win_")) return NULL;
         caller = 0;
-        if (!lib || strncmp(b, "libclampi", 9) != 0)
-            lib = b;
+        if (!lib || strncmp(b, "libclampi", 9) != 0) lib = b;
     }
     return lib;
 }
 
-const char *ls_resolve_alloc_loc(const clampi_lalloc *a, void *arg, char *buf, size_t n)
-{
+const char *ls_resolve_alloc_loc(const clampi_lalloc *a, void *arg, char *buf, size_t n) {
     (void)arg;
     int k;
     const res *r = alloc_site(a, &k);
-    if (r)
-        return format(r, k, buf, n);
+    if (r) return format(r, k, buf, n);
     /* inside a library (MPI's own buffers): its innermost known line, else unknown */
     for (int i = 0; i < a->nframes; i++)
-        if ((r = find(a->frames[i] - 1)) && r->n > 0)
-            return format(r, 0, buf, n);
+        if ((r = find(a->frames[i] - 1)) && r->n > 0) return format(r, 0, buf, n);
     return "?";
 }
 
-static int source_line(const char *path, int line, char *buf, size_t n)
-{
+static int source_line(const char *path, int line, char *buf, size_t n) {
     FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
+    if (!f) return 0;
     int k = 0, ok = 0;
     while (fgets(buf, (int)n, f))
         if (++k == line) {
@@ -420,8 +367,7 @@ static int source_line(const char *path, int line, char *buf, size_t n)
     return ok;
 }
 
-const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t n)
-{
+const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t n) {
     (void)arg;
     int k, frame;
     const res *r = alloc_site_frame(a, &k, &frame);
@@ -431,14 +377,11 @@ const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t
         snprintf(buf, n, "alloc@%s", lib);
         return buf;
     }
-    if (r && source_line(r->path[k], r->line[k], src, sizeof src) && cl_srcname_from_line(src, buf, n))
-        return buf;
-    if (r || a->nframes == 0)
-        return NULL; /* alloc@file.c:123 */
+    if (r && source_line(r->path[k], r->line[k], src, sizeof src) && cl_srcname_from_line(src, buf, n)) return buf;
+    if (r || a->nframes == 0) return NULL; /* alloc@file.c:123 */
     /* no source line in the program: alloc@<library> */
     const module *m = module_of(a->frames[0]);
-    if (!m)
-        return NULL;
+    if (!m) return NULL;
     const char *b = strrchr(m->path, '/');
     snprintf(buf, n, "alloc@%s", b ? b + 1 : m->path);
     return buf;
@@ -446,9 +389,7 @@ const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t
 
 /* CLAMPI_LOCALITY_NAME(ptr, name) from <clampi/locality.h> lands here under the sampler
  * (the header's weak symbol is a no-op otherwise). */
-LS_EXPORT void clampi_locality_name(const void *ptr, const char *name)
-{
+LS_EXPORT void clampi_locality_name(const void *ptr, const char *name) {
     clampi_lalloc *a = ptr ? ls_alloc_find((uintptr_t)ptr) : NULL;
-    if (a && name)
-        snprintf(a->name, sizeof a->name, "%s", name);
+    if (a && name) snprintf(a->name, sizeof a->name, "%s", name);
 }

@@ -31,27 +31,27 @@
 typedef struct ls_thread {
     _Atomic int used;
     _Atomic int alive;
-    clockid_t clock;           /* CLOCK_THREAD_CPUTIME_ID of the thread, while alive */
-    _Atomic uint64_t cpu_ns;   /* final CPU time, recorded when the thread ends */
+    clockid_t clock;         /* CLOCK_THREAD_CPUTIME_ID of the thread, while alive */
+    _Atomic uint64_t cpu_ns; /* final CPU time, recorded when the thread ends */
 } ls_thread;
 
 typedef struct ls_state {
-    _Atomic int ready;         /* constructor done: wrappers may track */
+    _Atomic int ready; /* constructor done: wrappers may track */
     int pid;
     int rank;
     size_t sys_page;
-    size_t page_size;          /* CLAMPI_LOCALITY_PAGE_SIZE */
-    size_t min_size;           /* CLAMPI_LOCALITY_MIN_SIZE */
-    char out_dir[384];         /* CLAMPI_LOCALITY_OUT */
-    unsigned period_ms;        /* CLAMPI_LOCALITY_SAMPLE_PERIOD_MS (0: no access sampling) */
-    unsigned pages_per_round;  /* CLAMPI_LOCALITY_SAMPLE_PAGES */
-    unsigned run_pages;        /* CLAMPI_LOCALITY_SAMPLE_RUN: contiguous pages armed together */
+    size_t page_size;         /* CLAMPI_LOCALITY_PAGE_SIZE */
+    size_t min_size;          /* CLAMPI_LOCALITY_MIN_SIZE */
+    char out_dir[384];        /* CLAMPI_LOCALITY_OUT */
+    unsigned period_ms;       /* CLAMPI_LOCALITY_SAMPLE_PERIOD_MS (0: no access sampling) */
+    unsigned pages_per_round; /* CLAMPI_LOCALITY_SAMPLE_PAGES */
+    unsigned run_pages;       /* CLAMPI_LOCALITY_SAMPLE_RUN: contiguous pages armed together */
 
     clampi_ltab tab;
 
     /* the arena of tracked heap allocations */
     uintptr_t arena_lo, arena_hi;
-    uintptr_t arena_next;      /* under alloc_lock */
+    uintptr_t arena_next; /* under alloc_lock */
 
     /* allocations: records, then two index lists (arena ones in address order, mmaps) */
     clampi_lalloc *allocs;
@@ -61,7 +61,7 @@ typedef struct ls_state {
     _Atomic size_t narena;
     uint32_t *mmap_idx;
     _Atomic size_t nmmap;
-    uint32_t *scratch;         /* for the writer's sort */
+    uint32_t *scratch; /* for the writer's sort */
     pthread_mutex_t alloc_lock;
 
     ls_thread threads[LS_MAX_THREADS];
@@ -73,8 +73,8 @@ typedef struct ls_state {
     int sampler_running;
     _Atomic uint64_t rounds, samples, protected_pages;
     _Atomic uint64_t delay_sum_ns, delay_n; /* over all samples */
-    _Atomic uint64_t arm_interval_ns; /* expected time between two re-protections of a page */
-    _Atomic int outstanding;         /* pages re-protected and not yet faulted */
+    _Atomic uint64_t arm_interval_ns;       /* expected time between two re-protections of a page */
+    _Atomic int outstanding;                /* pages re-protected and not yet faulted */
 
     /* first-touch call stacks (issue 18 item 8): one per distinct (ip, sp, [sp]) unwind,
      * LS_STACK_DEPTH program frames each (libstdc++ templates at -O0 are 8 deep) */
@@ -83,13 +83,13 @@ typedef struct ls_state {
     uint32_t stack_cap;
     _Atomic uint64_t stacks_dropped; /* pool full: those pages keep ft_frames only */
 
-    size_t max_pages;          /* CLAMPI_LOCALITY_MAX_PAGES (page table size, power of two) */
-    size_t page_capacity;      /* page records usable (3/4 of the table) */
-    size_t memory_bound;       /* bytes of all the sampler's tables (virtual, touched as used) */
+    size_t max_pages;     /* CLAMPI_LOCALITY_MAX_PAGES (page table size, power of two) */
+    size_t page_capacity; /* page records usable (3/4 of the table) */
+    size_t memory_bound;  /* bytes of all the sampler's tables (virtual, touched as used) */
     _Atomic uint64_t allocs_untracked, bytes_untracked; /* allocation table or arena full */
-    _Atomic uint32_t static_objects; /* the executable's static objects tracked (statics.c) */
+    _Atomic uint32_t static_objects;                    /* the executable's static objects tracked (statics.c) */
 
-    int pagemap_fd;            /* /proc/self/pagemap, -1 if not readable */
+    int pagemap_fd; /* /proc/self/pagemap, -1 if not readable */
     int argc;
     char **argv;
     _Atomic int finished;
@@ -98,20 +98,21 @@ typedef struct ls_state {
 extern ls_state ls;
 extern __thread int ls_in_lib;
 extern uintptr_t ls_libc_lo, ls_libc_hi; /* glibc's text */
-int ls_is_system_code(uintptr_t ip);  /* in a /lib, /usr/lib or libclampi library; signal-safe */
-int ls_is_library_code(uintptr_t ip); /* the same: where a first touch is attributed to the caller */ /* the library allocates for itself: do not track */
+int ls_is_system_code(uintptr_t ip);     /* in a /lib, /usr/lib or libclampi library; signal-safe */
+int ls_is_library_code(uintptr_t ip);
+/* the same: where a first touch is attributed to the caller */ /* the library allocates for itself: do not track */
 
 /* threads.c */
-int ls_thread_id(void);                 /* caller's id (0 main, 1.. creation order); async-signal-safe */
+int ls_thread_id(void); /* caller's id (0 main, 1.. creation order); async-signal-safe */
 void ls_thread_main_init(void);
 void ls_thread_work(uint64_t *work, int n); /* CPU ns per thread */
 int ls_spawn_helper(pthread_t *th, void *(*fn)(void *), void *arg);
 
 /* alloc.c: tracked allocation table */
-clampi_lalloc *ls_alloc_find(uintptr_t addr);  /* live or freed allocation holding addr; signal-safe */
+clampi_lalloc *ls_alloc_find(uintptr_t addr); /* live or freed allocation holding addr; signal-safe */
 int ls_alloc_init(void);
 uint32_t ls_alloc_add(const clampi_lalloc *a, int in_arena); /* caller holds alloc_lock */
-void ls_frames(clampi_lalloc *a, void *ret0);   /* allocation call stack */
+void ls_frames(clampi_lalloc *a, void *ret0);                /* allocation call stack */
 
 /* fault.c */
 int ls_fault_init(void);
@@ -119,8 +120,8 @@ void ls_touch_range(const void *p, size_t n, uintptr_t ip); /* first-touch/sampl
 void ls_open_page(clampi_lpage *p, uintptr_t page, int prot);
 
 /* sampler.c */
-void ls_statics_init(void);   /* the executable's .data/.bss objects (statics.c) */
-void ls_write_maps(void);     /* DIR/rank<R>.maps: load bases for hex locations; signal-safe */
+void ls_statics_init(void); /* the executable's .data/.bss objects (statics.c) */
+void ls_write_maps(void);   /* DIR/rank<R>.maps: load bases for hex locations; signal-safe */
 
 void ls_sampler_start(void);
 void ls_sampler_stop(void);

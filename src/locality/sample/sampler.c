@@ -14,8 +14,7 @@
 
 #define MAX_OUTSTANDING 8192 /* bounds the extra VMAs (vm.max_map_count is 65530) */
 
-static uint64_t xorshift(uint64_t *s)
-{
+static uint64_t xorshift(uint64_t *s) {
     uint64_t x = *s;
     x ^= x << 13;
     x ^= x >> 7;
@@ -26,27 +25,22 @@ static uint64_t xorshift(uint64_t *s)
 /* Arms (re-protects) up to `run` OPEN pages of one allocation starting at p, with one
  * mprotect: removing access costs a TLB shootdown on every CPU running the program, so
  * it is paid once per run, not per page. Returns the pages armed. */
-static size_t arm_run(clampi_lpage *p, size_t run, uint64_t now)
-{
+static size_t arm_run(clampi_lpage *p, size_t run, uint64_t now) {
     const clampi_lalloc *a = &ls.allocs[p->alloc];
-    if (a->freed || a->unwatched || p->prot == PROT_NONE)
-        return 0;
+    if (a->freed || a->unwatched || p->prot == PROT_NONE) return 0;
     uintptr_t start = atomic_load(&p->key), end = start;
     clampi_lpage *pages[64];
     size_t k = 0;
-    if (run > 64)
-        run = 64;
+    if (run > 64) run = 64;
     while (k < run && end < a->map_start + a->map_size) {
         clampi_lpage *q = k == 0 ? p : clampi_ltab_find(&ls.tab, end);
         uint32_t st = CLAMPI_LP_OPEN;
-        if (!q || q->prot != p->prot || !atomic_compare_exchange_strong(&q->state, &st, CLAMPI_LP_SAMPLED))
-            break;
+        if (!q || q->prot != p->prot || !atomic_compare_exchange_strong(&q->state, &st, CLAMPI_LP_SAMPLED)) break;
         atomic_store(&q->arm_ns, now);
         pages[k++] = q;
         end += ls.sys_page;
     }
-    if (k == 0)
-        return 0;
+    if (k == 0) return 0;
     if (mprotect((void *)start, end - start, PROT_NONE) != 0) {
         for (size_t i = 0; i < k; i++) {
             uint32_t st = CLAMPI_LP_SAMPLED;
@@ -58,13 +52,10 @@ static size_t arm_run(clampi_lpage *p, size_t run, uint64_t now)
     return k;
 }
 
-static void round_once(uint64_t *rng, uint64_t round_ns)
-{
+static void round_once(uint64_t *rng, uint64_t round_ns) {
     size_t n = atomic_load(&ls.tab.ntouched);
-    if (n > ls.tab.page_cap)
-        n = ls.tab.page_cap;
-    if (n == 0)
-        return;
+    if (n > ls.tab.page_cap) n = ls.tab.page_cap;
+    if (n == 0) return;
     size_t budget = ls.pages_per_round < n ? ls.pages_per_round : n;
     size_t run = ls.run_pages ? ls.run_pages : 1;
     struct timespec ts;
@@ -81,8 +72,7 @@ static void round_once(uint64_t *rng, uint64_t round_ns)
     atomic_fetch_add(&ls.protected_pages, armed);
 }
 
-static uint64_t clock_ns(clockid_t c)
-{
+static uint64_t clock_ns(clockid_t c) {
     struct timespec ts;
     clock_gettime(c, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -91,8 +81,7 @@ static uint64_t clock_ns(clockid_t c)
 /* A round every period of wall time in which the program also used at least a period of
  * CPU time: on a loaded machine (or a program that waits) the sampler slows down with
  * the program instead of taking more samples per unit of its work. */
-static void *sampler_main(void *arg)
-{
+static void *sampler_main(void *arg) {
     (void)arg;
     uint64_t rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)ls.pid;
     uint64_t period = (uint64_t)ls.period_ms * 1000000ull;
@@ -101,8 +90,7 @@ static void *sampler_main(void *arg)
     while (!atomic_load(&ls.sampler_stop)) {
         nanosleep(&ts, NULL);
         uint64_t cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-        if (atomic_load(&ls.sampler_stop) || cpu - last_cpu < period)
-            continue;
+        if (atomic_load(&ls.sampler_stop) || cpu - last_cpu < period) continue;
         uint64_t wall = clock_ns(CLOCK_MONOTONIC);
         round_once(&rng, wall - last_wall);
         last_wall = wall;
@@ -111,15 +99,12 @@ static void *sampler_main(void *arg)
     return NULL;
 }
 
-void ls_sampler_start(void)
-{
-    if (ls.period_ms == 0 || ls.pages_per_round == 0)
-        return;
+void ls_sampler_start(void) {
+    if (ls.period_ms == 0 || ls.pages_per_round == 0) return;
     ls.sampler_running = ls_spawn_helper(&ls.sampler, sampler_main, NULL) == 0;
 }
 
-void ls_sampler_stop(void)
-{
+void ls_sampler_stop(void) {
     atomic_store(&ls.sampler_stop, 1);
     if (ls.sampler_running) {
         pthread_join(ls.sampler, NULL);
@@ -131,16 +116,14 @@ void ls_sampler_stop(void)
  * a page with one or two samples has a very noisy delay, and weighting it by that alone
  * lets a few pages dominate a structure's totals. */
 #define SHRINK 8.0
-double ls_count_factor(const clampi_lpage *rec, void *arg)
-{
+double ls_count_factor(const clampi_lpage *rec, void *arg) {
     (void)arg;
     uint64_t n = atomic_load(&rec->delay_n), sum = atomic_load(&rec->delay_sum_ns);
     uint64_t gn = atomic_load(&ls.delay_n), gsum = atomic_load(&ls.delay_sum_ns);
     double gmean = gn ? (double)gsum / (double)gn : 0;
     double mean = (double)sum + SHRINK * gmean;
     mean /= (double)n + SHRINK;
-    if (mean < 1000.0)
-        mean = 1000.0; /* signal delivery: about a microsecond */
+    if (mean < 1000.0) mean = 1000.0; /* signal delivery: about a microsecond */
     double f = (double)atomic_load(&ls.arm_interval_ns) / mean;
     return f < 1.0 ? 1.0 : f;
 }

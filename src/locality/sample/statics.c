@@ -20,16 +20,14 @@
 #include <unistd.h>
 
 static uintptr_t exe_bias;
-static int first_object(struct dl_phdr_info *info, size_t size, void *arg)
-{
+static int first_object(struct dl_phdr_info *info, size_t size, void *arg) {
     (void)size;
     (void)arg;
     exe_bias = info->dlpi_addr; /* the first object is the executable */
     return 1;
 }
 
-static void *read_at(int fd, off_t off, size_t n)
-{
+static void *read_at(int fd, off_t off, size_t n) {
     void *p = malloc(n ? n : 1);
     if (p && pread(fd, p, n, off) != (ssize_t)n) {
         free(p);
@@ -38,11 +36,9 @@ static void *read_at(int fd, off_t off, size_t n)
     return p;
 }
 
-static void track_static(uintptr_t lo, size_t size, const char *name)
-{
+static void track_static(uintptr_t lo, size_t size, const char *name) {
     uintptr_t first = (lo + ls.sys_page - 1) & ~(ls.sys_page - 1), end = (lo + size) & ~(ls.sys_page - 1);
-    if (end <= first || size < ls.min_size)
-        return;
+    if (end <= first || size < ls.min_size) return;
     clampi_lalloc a;
     memset(&a, 0, sizeof a);
     a.start = lo;
@@ -60,8 +56,7 @@ static void track_static(uintptr_t lo, size_t size, const char *name)
         atomic_fetch_add(&ls.static_objects, 1);
 }
 
-void ls_statics_init(void)
-{
+void ls_statics_init(void) {
     ls_in_lib++;
     dl_iterate_phdr(first_object, NULL);
     char *(*demangle)(const char *, char *, size_t *, int *) =
@@ -75,11 +70,11 @@ void ls_statics_init(void)
         goto out;
     int symtab = -1;
     for (int i = 0; i < eh.e_shnum; i++)
-        if (sh[i].sh_type == SHT_SYMTAB)
-            symtab = i;
+        if (sh[i].sh_type == SHT_SYMTAB) symtab = i;
     if (symtab < 0 || sh[symtab].sh_link >= eh.e_shnum) { /* stripped */
-        char *names = eh.e_shstrndx < eh.e_shnum ? read_at(fd, (off_t)sh[eh.e_shstrndx].sh_offset,
-                                                           sh[eh.e_shstrndx].sh_size) : NULL;
+        char *names = eh.e_shstrndx < eh.e_shnum
+                          ? read_at(fd, (off_t)sh[eh.e_shstrndx].sh_offset, sh[eh.e_shstrndx].sh_size)
+                          : NULL;
         for (int i = 0; names && i < eh.e_shnum; i++) {
             const char *n = sh[i].sh_name < sh[eh.e_shstrndx].sh_size ? names + sh[i].sh_name : "";
             if ((sh[i].sh_flags & (SHF_ALLOC | SHF_WRITE)) == (SHF_ALLOC | SHF_WRITE) &&
@@ -102,13 +97,11 @@ void ls_statics_init(void)
             s->st_shndx >= eh.e_shnum || s->st_name >= strs->sh_size)
             continue;
         const Elf64_Shdr *sec = &sh[s->st_shndx];
-        if ((sec->sh_flags & (SHF_ALLOC | SHF_WRITE)) != (SHF_ALLOC | SHF_WRITE) || (sec->sh_flags & SHF_TLS))
-            continue;
+        if ((sec->sh_flags & (SHF_ALLOC | SHF_WRITE)) != (SHF_ALLOC | SHF_WRITE) || (sec->sh_flags & SHF_TLS)) continue;
         const char *name = str + s->st_name;
         char *dm = NULL;
         int st = -1;
-        if (demangle && name[0] == '_' && name[1] == 'Z')
-            dm = demangle(name, NULL, NULL, &st);
+        if (demangle && name[0] == '_' && name[1] == 'Z') dm = demangle(name, NULL, NULL, &st);
         track_static(exe_bias + s->st_value, s->st_size, dm && st == 0 ? dm : name);
         free(dm);
     }
@@ -116,7 +109,6 @@ void ls_statics_init(void)
     free(str);
 out:
     free(sh);
-    if (fd >= 0)
-        close(fd);
+    if (fd >= 0) close(fd);
     ls_in_lib--;
 }

@@ -13,22 +13,18 @@ extern void __libc_free(void *);
 static __thread int my_id __attribute__((tls_model("initial-exec"))) = -1;
 static _Atomic int next_id = 1;
 
-static void register_self(int id)
-{
+static void register_self(int id) {
     my_id = id;
-    if (id < 0 || id >= LS_MAX_THREADS)
-        return;
+    if (id < 0 || id >= LS_MAX_THREADS) return;
     ls_thread *t = &ls.threads[id];
-    if (pthread_getcpuclockid(pthread_self(), &t->clock) == 0)
-        atomic_store(&t->alive, 1);
+    if (pthread_getcpuclockid(pthread_self(), &t->clock) == 0) atomic_store(&t->alive, 1);
     atomic_store(&t->used, 1);
     int n = atomic_load(&ls.nthreads);
     while (n < id + 1 && !atomic_compare_exchange_weak(&ls.nthreads, &n, id + 1))
         ;
 }
 
-int ls_thread_id(void)
-{
+int ls_thread_id(void) {
     if (my_id < 0) /* a thread we did not see start (e.g. created with clone) */
         register_self(atomic_fetch_add(&next_id, 1));
     return my_id;
@@ -36,11 +32,9 @@ int ls_thread_id(void)
 
 void ls_thread_main_init(void) { register_self(0); }
 
-static void thread_ended(void *arg)
-{
+static void thread_ended(void *arg) {
     (void)arg;
-    if (my_id < 0 || my_id >= LS_MAX_THREADS)
-        return;
+    if (my_id < 0 || my_id >= LS_MAX_THREADS) return;
     ls_thread *t = &ls.threads[my_id];
     struct timespec ts;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
@@ -54,8 +48,7 @@ struct start_arg {
     int id;
 };
 
-static void *trampoline(void *p)
-{
+static void *trampoline(void *p) {
     struct start_arg sa = *(struct start_arg *)p;
     __libc_free(p);
     register_self(sa.id);
@@ -68,25 +61,20 @@ static void *trampoline(void *p)
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
-LS_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
-{
+LS_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
     static create_fn real;
-    if (!real)
-        real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+    if (!real) real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
     struct start_arg *sa = __libc_malloc(sizeof *sa);
-    if (!sa)
-        return real(th, attr, fn, arg);
+    if (!sa) return real(th, attr, fn, arg);
     sa->fn = fn;
     sa->arg = arg;
     sa->id = atomic_fetch_add(&next_id, 1); /* numbered at creation, in the creating order */
     int rc = real(th, attr, trampoline, sa);
-    if (rc != 0)
-        __libc_free(sa);
+    if (rc != 0) __libc_free(sa);
     return rc;
 }
 
-void ls_thread_work(uint64_t *work, int n)
-{
+void ls_thread_work(uint64_t *work, int n) {
     for (int i = 0; i < n && i < LS_MAX_THREADS; i++) {
         ls_thread *t = &ls.threads[i];
         struct timespec ts;
@@ -97,8 +85,7 @@ void ls_thread_work(uint64_t *work, int n)
 }
 
 /* The sampler's own thread: not numbered, not a thread of the program. */
-int ls_spawn_helper(pthread_t *th, void *(*fn)(void *), void *arg)
-{
+int ls_spawn_helper(pthread_t *th, void *(*fn)(void *), void *arg) {
     create_fn real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
     return real(th, NULL, fn, arg);
 }

@@ -19,11 +19,14 @@ static Alloc **allocs;
 static Word n_allocs, cap_allocs;
 
 /* Live tracked allocations by address (they do not overlap). */
-typedef struct { Addr start; SizeT size; Alloc *al; } LiveNode;
+typedef struct {
+    Addr start;
+    SizeT size;
+    Alloc *al;
+} LiveNode;
 static OSet *live;
 
-static Word cmp_live(const void *key, const void *elem)
-{
+static Word cmp_live(const void *key, const void *elem) {
     Addr a = *(const Addr *)key;
     const LiveNode *n = elem;
     if (a < n->start) return -1;
@@ -31,30 +34,26 @@ static Word cmp_live(const void *key, const void *elem)
     return 0;
 }
 
-void cl_alloc_init(void)
-{
+void cl_alloc_init(void) {
     live = VG_(OSetGen_Create)(offsetof(LiveNode, start), cmp_live, VG_(malloc), "cl.live", VG_(free));
 }
 
 Word cl_alloc_count(void) { return n_allocs; }
 Alloc *cl_alloc_at(Word i) { return allocs[i]; }
 
-Alloc *cl_alloc_find_live(Addr a)
-{
+Alloc *cl_alloc_find_live(Addr a) {
     LiveNode *n = VG_(OSetGen_Lookup)(live, &a);
     return n ? n->al : NULL;
 }
 
-static void live_remove(Addr start)
-{
+static void live_remove(Addr start) {
     LiveNode *n = VG_(OSetGen_Remove)(live, &start);
     if (!n) return;
     n->al->live = False;
     VG_(OSetGen_FreeNode)(live, n);
 }
 
-Alloc *cl_alloc_track(ThreadId tid, Addr start, SizeT size, const HChar *kind, ExeContext *where)
-{
+Alloc *cl_alloc_track(ThreadId tid, Addr start, SizeT size, const HChar *kind, ExeContext *where) {
     if (size == 0) return NULL;
     /* Live allocations never overlap: whatever the new block covers is gone. */
     cl_alloc_unmap(start, size);
@@ -81,20 +80,18 @@ Alloc *cl_alloc_track(ThreadId tid, Addr start, SizeT size, const HChar *kind, E
     return al;
 }
 
-void cl_alloc_untrack(Addr start)
-{
+void cl_alloc_untrack(Addr start) {
     Alloc *al = cl_alloc_find_live(start);
     if (al && al->start == start) live_remove(start);
 }
 
 /* Memory [start, start+len) was unmapped or mapped anew: every tracked
  * allocation overlapping it is gone. */
-void cl_alloc_unmap(Addr start, SizeT len)
-{
+void cl_alloc_unmap(Addr start, SizeT len) {
     Addr gone[64];
-    for (;;) {   /* in batches: the set cannot change while it is iterated */
+    for (;;) { /* in batches: the set cannot change while it is iterated */
         Int n = 0;
-        Alloc *first = cl_alloc_find_live(start);   /* may begin below start */
+        Alloc *first = cl_alloc_find_live(start); /* may begin below start */
         if (first) gone[n++] = first->start;
         VG_(OSetGen_ResetIterAt)(live, &start);
         LiveNode *node;
@@ -107,10 +104,9 @@ void cl_alloc_unmap(Addr start, SizeT len)
     }
 }
 
-void cl_alloc_name(ThreadId tid, Addr a, const HChar *name)
-{
+void cl_alloc_name(ThreadId tid, Addr a, const HChar *name) {
     Alloc *al = cl_alloc_find_live(a);
-    if (!al) {   /* not a tracked allocation: name the rest of a's page */
+    if (!al) { /* not a tracked allocation: name the rest of a's page */
         Addr end = ((a >> cl_page_shift) + 1) << cl_page_shift;
         al = cl_alloc_track(tid, a, end - a, "named", NULL);
     }
@@ -120,9 +116,8 @@ void cl_alloc_name(ThreadId tid, Addr a, const HChar *name)
 
 /* ---------------- the malloc family ---------------- */
 
-static void *do_alloc(ThreadId tid, SizeT n, SizeT align, Bool zero, const HChar *kind)
-{
-    cl_flush_misses();   /* earlier accesses see the allocations of their time */
+static void *do_alloc(ThreadId tid, SizeT n, SizeT align, Bool zero, const HChar *kind) {
+    cl_flush_misses(); /* earlier accesses see the allocations of their time */
     void *p = VG_(cli_malloc)(align, n);
     if (!p) return NULL;
     if (zero) VG_(memset)(p, 0, n);
@@ -130,8 +125,7 @@ static void *do_alloc(ThreadId tid, SizeT n, SizeT align, Bool zero, const HChar
     return p;
 }
 
-static void do_free(ThreadId tid, void *p)
-{
+static void do_free(ThreadId tid, void *p) {
     if (!p) return;
     cl_flush_misses();
     cl_alloc_untrack((Addr)p);
@@ -146,8 +140,7 @@ static void *cl_new_aligned(ThreadId tid, SizeT n, SizeT al) { return do_alloc(t
  * aligned_alloc is an alias of memalign (Valgrind replaces both as memalign), so
  * a call through posix_memalign's wrapper is "posix_memalign" and any other is
  * "aligned_alloc" (memalign and valloc are obsolete spellings of it). */
-static void *cl_memalign(ThreadId tid, SizeT align, SizeT n)
-{
+static void *cl_memalign(ThreadId tid, SizeT align, SizeT n) {
     cl_flush_misses();
     void *p = VG_(cli_malloc)(align, n);
     if (!p || n < cl_min_size) return p;
@@ -162,17 +155,15 @@ static void *cl_memalign(ThreadId tid, SizeT align, SizeT n)
     return p;
 }
 
-static void *cl_calloc(ThreadId tid, SizeT nmemb, SizeT size1)
-{
-    if (size1 && nmemb > (SizeT)-1 / size1) return NULL;   /* overflow */
+static void *cl_calloc(ThreadId tid, SizeT nmemb, SizeT size1) {
+    if (size1 && nmemb > (SizeT)-1 / size1) return NULL; /* overflow */
     return do_alloc(tid, nmemb * size1, VG_(clo_alignment), True, "calloc");
 }
 
 static void cl_free_any(ThreadId tid, void *p) { do_free(tid, p); }
 static void cl_free_aligned(ThreadId tid, void *p, SizeT align) { do_free(tid, p); }
 
-static void *cl_realloc(ThreadId tid, void *p, SizeT n)
-{
+static void *cl_realloc(ThreadId tid, void *p, SizeT n) {
     cl_flush_misses();
     if (p) cl_alloc_untrack((Addr)p);
     void *q = VG_(cli_realloc)(p, n);
@@ -183,11 +174,10 @@ static void *cl_realloc(ThreadId tid, void *p, SizeT n)
 static SizeT cl_usable_size(ThreadId tid, void *p) { return VG_(cli_malloc_usable_size)(p); }
 
 void cl_alloc_register_malloc(void);
-void cl_alloc_register_malloc(void)
-{
-    VG_(needs_malloc_replacement)(cl_malloc, cl_new, cl_new_aligned, cl_new, cl_new_aligned,
-                                  cl_memalign, cl_calloc, cl_free_any, cl_free_any, cl_free_aligned,
-                                  cl_free_any, cl_free_aligned, cl_realloc, cl_usable_size, 0);
+void cl_alloc_register_malloc(void) {
+    VG_(needs_malloc_replacement)
+    (cl_malloc, cl_new, cl_new_aligned, cl_new, cl_new_aligned, cl_memalign, cl_calloc, cl_free_any, cl_free_any,
+     cl_free_aligned, cl_free_any, cl_free_aligned, cl_realloc, cl_usable_size, 0);
 }
 
 /* ---------------- shared file mappings ---------------- */
@@ -195,8 +185,7 @@ void cl_alloc_register_malloc(void)
 static SharedMap *maps;
 static Word n_maps, cap_maps;
 
-void cl_mapping_add(Addr start, SizeT len, const HChar *file, ULong offset)
-{
+void cl_mapping_add(Addr start, SizeT len, const HChar *file, ULong offset) {
     if (n_maps == cap_maps) {
         cap_maps = cap_maps ? 2 * cap_maps : 32;
         maps = VG_(realloc)("cl.maps", maps, cap_maps * sizeof(SharedMap));
@@ -208,11 +197,10 @@ void cl_mapping_add(Addr start, SizeT len, const HChar *file, ULong offset)
     n_maps++;
 }
 
-void cl_mapping_forget(Addr start, SizeT len)
-{
+void cl_mapping_forget(Addr start, SizeT len) {
     Word kept = 0;
     for (Word i = 0; i < n_maps; i++) {
-        if (maps[i].start < start + len && maps[i].end > start) {   /* replaced by a new mapping */
+        if (maps[i].start < start + len && maps[i].end > start) { /* replaced by a new mapping */
             VG_(free)(maps[i].file);
             continue;
         }

@@ -24,35 +24,33 @@
 
 UWord cl_page_size = 4096;
 UInt cl_page_shift = 12;
-SizeT cl_min_size = 0;   /* 0 = one page */
+SizeT cl_min_size = 0; /* 0 = one page */
 const HChar *cl_out_dir = "clampi-locality.out";
 Int cl_rank = -1;
 
 static Long opt_page_size = 4096, opt_min_size = -1, opt_rank = -1;
 
-static Bool cl_process_cmd_line_option(const HChar *arg)
-{
-    if VG_BINT_CLO(arg, "--page-size", opt_page_size, 1, 1L << 30) {}
-    else if VG_BINT_CLO(arg, "--min-size", opt_min_size, 0, 1L << 62) {}
-    else if VG_BINT_CLO(arg, "--rank", opt_rank, 0, 1L << 30) {}
-    else if VG_STR_CLO(arg, "--out-dir", cl_out_dir) {}
-    else return VG_(replacement_malloc_process_cmd_line_option)(arg);
+static Bool cl_process_cmd_line_option(const HChar *arg) {
+    if VG_BINT_CLO (arg, "--page-size", opt_page_size, 1, 1L << 30) {
+    } else if VG_BINT_CLO (arg, "--min-size", opt_min_size, 0, 1L << 62) {
+    } else if VG_BINT_CLO (arg, "--rank", opt_rank, 0, 1L << 30) {
+    } else if VG_STR_CLO (arg, "--out-dir", cl_out_dir) {
+    } else
+        return VG_(replacement_malloc_process_cmd_line_option)(arg);
     return True;
 }
 
-static void cl_print_usage(void)
-{
-    VG_(printf)(
-        "    --page-size=<n>     page size in bytes, a power of two [4096]\n"
-        "    --min-size=<n>      smallest allocation tracked as a structure [page size]\n"
-        "    --out-dir=<dir>     directory for rank<R>.csv and rank<R>.json [clampi-locality.out]\n"
-        "    --rank=<r>          rank in the file names [OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, 0]\n");
+static void cl_print_usage(void) {
+    VG_(printf)
+    ("    --page-size=<n>     page size in bytes, a power of two [4096]\n"
+     "    --min-size=<n>      smallest allocation tracked as a structure [page size]\n"
+     "    --out-dir=<dir>     directory for rank<R>.csv and rank<R>.json [clampi-locality.out]\n"
+     "    --rank=<r>          rank in the file names [OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, 0]\n");
 }
 
 static void cl_print_debug_usage(void) { VG_(printf)("    (none)\n"); }
 
-static Int rank_from_env(void)
-{
+static Int rank_from_env(void) {
     static const HChar *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", NULL};
     for (Int i = 0; vars[i]; i++) {
         const HChar *v = VG_(getenv)(vars[i]);
@@ -65,25 +63,21 @@ static Int rank_from_env(void)
 
 ThreadStats *cl_cur;
 UWord cl_last_page = (UWord)-1;
-Addr cl_last_base = (Addr)-1 << 12;   /* cl_last_page << cl_page_shift */
+Addr cl_last_base = (Addr)-1 << 12; /* cl_last_page << cl_page_shift */
 ULong *cl_last_count;
 Int cl_nthreads;
-static ThreadStats **threads;   /* by our id */
-static Int *tid_to_id;          /* by Valgrind ThreadId (slots are reused) */
-static ULong insn_counter;      /* instructions of cl_cur not yet added to it */
+static ThreadStats **threads; /* by our id */
+static Int *tid_to_id;        /* by Valgrind ThreadId (slots are reused) */
+static ULong insn_counter;    /* instructions of cl_cur not yet added to it */
 
 ThreadStats *cl_thread(Int id) { return threads[id]; }
 
-Int cl_thread_id_of(ThreadId tid)
-{
-    return (tid >= 1 && tid < VG_N_THREADS && tid_to_id) ? tid_to_id[tid] : -1;
-}
+Int cl_thread_id_of(ThreadId tid) { return (tid >= 1 && tid < VG_N_THREADS && tid_to_id) ? tid_to_id[tid] : -1; }
 
 /* Accesses before the first thread is known (none in practice) go here. */
 static ULong dummy_count;
 
-static void cl_thread_created(ThreadId parent, ThreadId child)
-{
+static void cl_thread_created(ThreadId parent, ThreadId child) {
     ThreadStats *t = VG_(malloc)("cl.thread", sizeof *t);
     t->id = cl_nthreads;
     t->last_page = (UWord)-1;
@@ -98,12 +92,14 @@ static void cl_thread_created(ThreadId parent, ThreadId child)
 /* Thread stacks, as Valgrind knows them when each thread starts: pages first
  * touched before the owner ran (pthread_create writes the new thread's TCB) are
  * attributed at exit (cl_thread_stack_of). */
-typedef struct { Addr lo, hi; Int id; } StackRange;
+typedef struct {
+    Addr lo, hi;
+    Int id;
+} StackRange;
 static StackRange *stacks;
 static Int n_stacks;
 
-static void cl_thread_first_insn(ThreadId tid)
-{
+static void cl_thread_first_insn(ThreadId tid) {
     Addr hi = VG_(thread_get_stack_max)(tid);
     SizeT size = VG_(thread_get_stack_size)(tid);
     if (!hi || !size) return;
@@ -114,19 +110,17 @@ static void cl_thread_first_insn(ThreadId tid)
     n_stacks++;
 }
 
-Int cl_thread_stack_of(Addr a)
-{
+Int cl_thread_stack_of(Addr a) {
     for (Int i = n_stacks - 1; i >= 0; i--)
         if (a >= stacks[i].lo && a <= stacks[i].hi) return stacks[i].id;
     return -1;
 }
 
-static void cl_start_client_code(ThreadId tid, ULong blocks_done)
-{
+static void cl_start_client_code(ThreadId tid, ULong blocks_done) {
     Int id = cl_thread_id_of(tid);
     ThreadStats *t = id >= 0 ? threads[id] : NULL;
     if (t == cl_cur || !t) return;
-    cl_flush_misses();   /* they belong to the thread that ran until now */
+    cl_flush_misses(); /* they belong to the thread that ran until now */
     if (cl_cur) {
         cl_cur->insns += insn_counter;
         cl_cur->last_page = cl_last_page;
@@ -145,16 +139,14 @@ static void cl_start_client_code(ThreadId tid, ULong blocks_done)
 Bool cl_exited;
 Int cl_exit_status;
 
-static void cl_pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
-{
+static void cl_pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs) {
     if (sysno == __NR_exit_group) {
         cl_exited = True;
         cl_exit_status = (Int)(args[0] & 0xff);
     }
 }
 
-static void cl_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs, SysRes res)
-{
+static void cl_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs, SysRes res) {
     if (sr_isError(res)) return;
     if (sysno == __NR_munmap || sysno == __NR_mmap) cl_flush_misses();
     if (sysno == __NR_munmap) {
@@ -169,13 +161,13 @@ static void cl_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs, S
     UWord prot = args[2], flags = args[3];
     Int fd = (Int)args[4];
     Bool anon = (flags & VKI_MAP_ANONYMOUS) != 0, shared = (flags & VKI_MAP_SHARED) != 0;
-    if (shared && !anon) {   /* the file behind fd names the physical pages across processes */
+    if (shared && !anon) { /* the file behind fd names the physical pages across processes */
         HChar link[64], file[4096];
         VG_(snprintf)(link, sizeof link, "/proc/self/fd/%d", fd);
         SSizeT n = VG_(readlink)(link, file, sizeof file - 1);
         if (n > 0) {
             file[n] = 0;
-            HChar *deleted = VG_(strstr)(file, " (deleted)");   /* unlinked after mapping: same file */
+            HChar *deleted = VG_(strstr)(file, " (deleted)"); /* unlinked after mapping: same file */
             if (deleted && deleted[10] == 0) *deleted = 0;
             cl_mapping_add(start, len, file, args[5]);
         }
@@ -191,8 +183,7 @@ static void cl_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs, S
 
 /* ---------------- client requests ---------------- */
 
-static Bool cl_handle_client_request(ThreadId tid, UWord *args, UWord *ret)
-{
+static Bool cl_handle_client_request(ThreadId tid, UWord *args, UWord *ret) {
     if (!VG_IS_TOOL_USERREQ('C', 'L', args[0])) return False;
     if (args[0] == CLAMPI_LOCALITY_REQ_NAME) {
         HChar name[128];
@@ -210,8 +201,7 @@ static Bool cl_handle_client_request(ThreadId tid, UWord *args, UWord *ret)
 
 /* ---------------- instrumentation ---------------- */
 
-static IRTemp tmp_op(IRSB *sb, IRType ty, IRExpr *e)
-{
+static IRTemp tmp_op(IRSB *sb, IRType ty, IRExpr *e) {
     IRTemp t = newIRTemp(sb->tyenv, ty);
     addStmtToIRSB(sb, IRStmt_WrTmp(t, e));
     return t;
@@ -225,10 +215,9 @@ static IRTemp tmp_op(IRSB *sb, IRType ty, IRExpr *e)
  *   hit = off <= page_size - size
  *   if (guard && hit)   (*cl_last_count)++
  *   if (guard && !hit)  cl_miss_buf[cl_miss_n++] = {addr, size, iaddr} */
-static UInt sb_accesses;   /* instrumented accesses since the last flush point */
+static UInt sb_accesses; /* instrumented accesses since the last flush point */
 
-static void add_access(IRSB *sb, IRExpr *addr, Int size, IRExpr *guard, Addr iaddr)
-{
+static void add_access(IRSB *sb, IRExpr *addr, Int size, IRExpr *guard, Addr iaddr) {
     sb_accesses++;
     IRExpr *room = IRExpr_Const(IRConst_U64(size <= (Int)cl_page_size ? cl_page_size - size : 0));
     IRTemp base = tmp_op(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&cl_last_base)));
@@ -261,8 +250,7 @@ static void add_access(IRSB *sb, IRExpr *addr, Int size, IRExpr *guard, Addr iad
 static VG_REGPARM(0) void cl_flush_helper(void) { cl_flush_misses(); }
 
 /* if (cl_miss_n > threshold) cl_flush_misses() */
-static void add_flush(IRSB *sb, UWord threshold)
-{
+static void add_flush(IRSB *sb, UWord threshold) {
     IRTemp n = tmp_op(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&cl_miss_n)));
     IRTemp due = tmp_op(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, IRExpr_Const(IRConst_U64(threshold)), RD(n)));
     IRDirty *di = unsafeIRDirty_0_N(0, "cl_flush_misses", VG_(fnptr_to_fnentry)(cl_flush_helper), mkIRExprVec_0());
@@ -271,34 +259,32 @@ static void add_flush(IRSB *sb, UWord threshold)
 }
 
 /* insn_counter += n, inline (no call). */
-static void add_insns(IRSB *sb, UInt *pending)
-{
+static void add_insns(IRSB *sb, UInt *pending) {
     if (*pending == 0) return;
     IRTemp old = newIRTemp(sb->tyenv, Ity_I64), new = newIRTemp(sb->tyenv, Ity_I64);
     IRExpr *where = mkIRExpr_HWord((HWord)&insn_counter);
     addStmtToIRSB(sb, IRStmt_WrTmp(old, IRExpr_Load(Iend_LE, Ity_I64, where)));
-    addStmtToIRSB(sb, IRStmt_WrTmp(new, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(old),
-                                                     IRExpr_Const(IRConst_U64(*pending)))));
+    addStmtToIRSB(sb,
+                  IRStmt_WrTmp(new, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(old), IRExpr_Const(IRConst_U64(*pending)))));
     addStmtToIRSB(sb, IRStmt_Store(Iend_LE, where, IRExpr_RdTmp(new)));
     *pending = 0;
 }
 
 static IRSB *cl_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout *layout,
-                           const VexGuestExtents *vge, const VexArchInfo *archinfo_host,
-                           IRType gWordTy, IRType hWordTy)
-{
+                           const VexGuestExtents *vge, const VexArchInfo *archinfo_host, IRType gWordTy,
+                           IRType hWordTy) {
     IRSB *out = deepCopyIRSBExceptStmts(in);
     IRTypeEnv *tyenv = in->tyenv;
     Int i = 0;
-    UInt pending = 0;   /* instructions seen since the counter was last bumped */
+    UInt pending = 0; /* instructions seen since the counter was last bumped */
     Addr iaddr = 0;
     while (i < in->stmts_used && in->stmts[i]->tag != Ist_IMark) addStmtToIRSB(out, in->stmts[i++]);
-    add_flush(out, CL_MISS_CAP / 2);   /* room for this superblock's misses */
+    add_flush(out, CL_MISS_CAP / 2); /* room for this superblock's misses */
     sb_accesses = 0;
     for (; i < in->stmts_used; i++) {
         IRStmt *st = in->stmts[i];
         if (!st || st->tag == Ist_NoOp) continue;
-        if (sb_accesses >= CL_MISS_CAP / 2 - 4) {   /* a giant superblock: flush on the way */
+        if (sb_accesses >= CL_MISS_CAP / 2 - 4) { /* a giant superblock: flush on the way */
             add_flush(out, 0);
             sb_accesses = 0;
         }
@@ -334,7 +320,7 @@ static IRSB *cl_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
             if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify) add_access(out, d->mAddr, d->mSize, NULL, iaddr);
             break;
         }
-        case Ist_CAS: {   /* a read and a write, as a load-modify-store */
+        case Ist_CAS: { /* a read and a write, as a load-modify-store */
             IRCAS *cas = st->Ist.CAS.details;
             Int size = sizeofIRType(typeOfIRExpr(tyenv, cas->dataLo)) * (cas->dataHi ? 2 : 1);
             add_access(out, cas->addr, size, NULL, iaddr);
@@ -347,16 +333,15 @@ static IRSB *cl_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
             add_access(out, st->Ist.LLSC.addr, sizeofIRType(ty), NULL, iaddr);
             break;
         }
-        case Ist_Exit:   /* the instructions so far ran whether or not the exit is taken */
+        case Ist_Exit: /* the instructions so far ran whether or not the exit is taken */
             add_insns(out, &pending);
             break;
-        default:
-            break;
+        default: break;
         }
         addStmtToIRSB(out, st);
     }
     add_insns(out, &pending);
-    add_flush(out, 0);   /* misses are processed within the superblock's function */
+    add_flush(out, 0); /* misses are processed within the superblock's function */
     return out;
 }
 
@@ -365,8 +350,7 @@ static IRSB *cl_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
 static Int initial_pid;
 
 void cl_locations_init(void);
-static void cl_post_clo_init(void)
-{
+static void cl_post_clo_init(void) {
     cl_locations_init();
     if (opt_page_size < 1 || (opt_page_size & (opt_page_size - 1)) != 0) {
         VG_(fmsg_bad_option)("--page-size", "must be a power of two (got %lld)\n", opt_page_size);
@@ -383,19 +367,17 @@ static void cl_post_clo_init(void)
     cl_last_count = &dummy_count;
 }
 
-static void cl_fini(Int exitcode)
-{
+static void cl_fini(Int exitcode) {
     cl_flush_misses();
     if (cl_cur) cl_cur->insns += insn_counter;
     insn_counter = 0;
-    if (VG_(getpid)() != initial_pid) return;   /* a forked child: the parent writes */
+    if (VG_(getpid)() != initial_pid) return; /* a forked child: the parent writes */
     cl_write_output();
 }
 
 void cl_alloc_register_malloc(void);
 
-static void cl_pre_clo_init(void)
-{
+static void cl_pre_clo_init(void) {
     VG_(details_name)("clampi-locality");
     VG_(details_version)("1");
     VG_(details_description)("per-page memory access locality of threads");

@@ -19,29 +19,27 @@
 
 typedef struct {
     ExeContext *ec;
-    HChar short_loc[128];   /* "file.c:123" or "?" */
-    HChar path[512];        /* source file, for reading the line; "" if unknown */
+    HChar short_loc[128]; /* "file.c:123" or "?" */
+    HChar path[512];      /* source file, for reading the line; "" if unknown */
     UInt line;
-    HChar lib[128];         /* a library between the allocator and the program (its own
+    HChar lib[128]; /* a library between the allocator and the program (its own
                                buffer, issue 18 item 13): "libmpi.so.40", else "" */
-    Bool alloc_mem;         /* that call went through MPI_Alloc_mem: the program's memory */
-    Int owner;              /* the allocator's caller: 0 unknown, 1 the program, 2 a library */
-    Bool program;           /* a frame of the program was found */
+    Bool alloc_mem; /* that call went through MPI_Alloc_mem: the program's memory */
+    Int owner;      /* the allocator's caller: 0 unknown, 1 the program, 2 a library */
+    Bool program;   /* a frame of the program was found */
 } Loc;
 
 static Loc *locs;
 static Word n_locs, cap_locs;
 
-static Bool starts_with(const HChar *s, const HChar *prefix)
-{
+static Bool starts_with(const HChar *s, const HChar *prefix) {
     return s && VG_(strncmp)(s, prefix, VG_(strlen)(prefix)) == 0;
 }
 
 /* Frames of the C library, the C++ runtime, system headers (inlined STL code),
  * Valgrind's preloads and clampi itself do not count as "the program". `path` is the
  * source file of one (possibly inlined) level of the frame, `fn` its function. */
-static Bool is_system_level(DiEpoch ep, Addr ip, const HChar *path, const HChar *fn)
-{
+static Bool is_system_level(DiEpoch ep, Addr ip, const HChar *path, const HChar *fn) {
     const HChar *obj;
     if (VG_(get_objname)(ep, ip, &obj) &&
         (starts_with(obj, "/lib") || starts_with(obj, "/usr/lib") || VG_(strstr)(obj, "vgpreload_") ||
@@ -53,19 +51,20 @@ static Bool is_system_level(DiEpoch ep, Addr ip, const HChar *path, const HChar 
     /* the standard library's templates instantiated in the program, whatever file the
      * line table names, and clampi's own functions */
     if (starts_with(fn, "std::") || starts_with(fn, "__gnu_cxx::") || starts_with(fn, "__cxx") ||
-        starts_with(fn, "operator new") || starts_with(fn, "void std::") ||
-        starts_with(fn, "clampi_") || starts_with(fn, "clampi::") || starts_with(fn, "CMPI_") ||
-        starts_with(fn, "cmpi_"))
+        starts_with(fn, "operator new") || starts_with(fn, "void std::") || starts_with(fn, "clampi_") ||
+        starts_with(fn, "clampi::") || starts_with(fn, "CMPI_") || starts_with(fn, "cmpi_"))
         return True;
     return False;
 }
 
-typedef struct { Loc *out; Bool found_program, found_any; } FrameWalk;
+typedef struct {
+    Loc *out;
+    Bool found_program, found_any;
+} FrameWalk;
 
 /* Libraries that allocate on the program's behalf (the allocator itself, the C++
  * runtime's out-of-line templates) are not an allocation's owner. */
-static Bool is_transparent_obj(const HChar *obj)
-{
+static Bool is_transparent_obj(const HChar *obj) {
     return VG_(strstr)(obj, "vgpreload_") || VG_(strstr)(obj, "libstdc++") || VG_(strstr)(obj, "libgcc_s");
 }
 
@@ -76,24 +75,21 @@ static Bool is_transparent_obj(const HChar *obj)
  * stdio's buffer, CMPI_Win_allocate's bookkeeping). Named after the outermost library
  * below the program's frame (libmpi, not an MCA component). MPI_Alloc_mem anywhere on
  * the way: the program's memory. */
-static void note_owner(Loc *l, UInt n, DiEpoch ep, Addr ip)
-{
+static void note_owner(Loc *l, UInt n, DiEpoch ep, Addr ip) {
     const HChar *obj, *fn;
     if (n == 0 || !VG_(get_objname)(ep, ip, &obj) || is_transparent_obj(obj)) return;
     if (!VG_(get_fnname)(ep, ip, &fn)) fn = "";
     if (VG_(strcmp)(fn, "MPI_Alloc_mem") == 0 || VG_(strcmp)(fn, "PMPI_Alloc_mem") == 0) l->alloc_mem = True;
     Bool clampi = VG_(strstr)(obj, "libclampi") != NULL;
     if (!VG_(strstr)(obj, ".so") && !starts_with(obj, "/lib") && !starts_with(obj, "/usr/lib")) {
-        if (l->owner == 0) l->owner = 1;   /* the executable */
+        if (l->owner == 0) l->owner = 1; /* the executable */
         return;
     }
-    if (l->owner == 0)
-        l->owner = clampi && VG_(strstr)(fn, "lloc") && !VG_(strstr)(fn, "Win_") ? 1 : 2;
+    if (l->owner == 0) l->owner = clampi && VG_(strstr)(fn, "lloc") && !VG_(strstr)(fn, "Win_") ? 1 : 2;
     if (!l->lib[0] || !clampi) VG_(snprintf)(l->lib, sizeof l->lib, "%s", VG_(basename)(obj));
 }
 
-static void set_loc(Loc *l, const HChar *path, UInt line)
-{
+static void set_loc(Loc *l, const HChar *path, UInt line) {
     VG_(snprintf)(l->short_loc, sizeof l->short_loc, "%s:%u", VG_(basename)(path), line);
     VG_(snprintf)(l->path, sizeof l->path, "%s", path);
     l->line = line;
@@ -102,15 +98,15 @@ static void set_loc(Loc *l, const HChar *path, UInt line)
 /* One level of VG_(describe_IP)'s text, "0x4011AB: fn (dir/file.c:123)" (the directory
  * is printed in full: cl_locations_init adds --fullpath-after=): its function, path and
  * line. False without a source location ("(in /lib/libc.so.6)"). */
-static Bool parse_described(const HChar *d, HChar *fn, Int fncap, HChar *path, Int pathcap, UInt *line)
-{
+static Bool parse_described(const HChar *d, HChar *fn, Int fncap, HChar *path, Int pathcap, UInt *line) {
     const HChar *open = NULL, *q;
     Int n = (Int)VG_(strlen)(d);
     if (n < 4 || d[n - 1] != ')') return False;
     for (q = d; (q = VG_(strstr)(q, " (")) != NULL; q++) open = q;
     if (!open || starts_with(open + 2, "in ")) return False;
     const HChar *colon = NULL;
-    for (q = open + 2; q < d + n - 1; q++) if (*q == ':') colon = q;
+    for (q = open + 2; q < d + n - 1; q++)
+        if (*q == ':') colon = q;
     if (!colon) return False;
     Int plen = (Int)(colon - (open + 2));
     if (plen <= 0 || plen >= pathcap) return False;
@@ -129,8 +125,7 @@ static Bool parse_described(const HChar *d, HChar *fn, Int fncap, HChar *path, I
 /* Walks every inlined level of the frame, innermost first: at -O2 the program's line that
  * constructs a std::vector is an inlined caller of new_allocator.h / stl_algobase.h code
  * at the same instruction (issue 18 item 7). */
-static void visit_frame(UInt n, DiEpoch ep, Addr ip, void *opaque)
-{
+static void visit_frame(UInt n, DiEpoch ep, Addr ip, void *opaque) {
     FrameWalk *w = opaque;
     if (w->found_program) return;
     note_owner(w->out, n, ep, ip);
@@ -138,8 +133,7 @@ static void visit_frame(UInt n, DiEpoch ep, Addr ip, void *opaque)
     do {
         HChar fn[256], path[512];
         UInt line;
-        if (!parse_described(VG_(describe_IP)(ep, ip, iipc), fn, sizeof fn, path, sizeof path, &line))
-            continue;
+        if (!parse_described(VG_(describe_IP)(ep, ip, iipc), fn, sizeof fn, path, sizeof path, &line)) continue;
         if (!is_system_level(ep, ip, path, fn)) {
             set_loc(w->out, path, line);
             w->found_program = True;
@@ -161,8 +155,7 @@ extern XArray *VG_(clo_fullpath_after);
  * Memcheck and a few other tools (--read-inline-info; the CLI passes =yes too). */
 extern Bool VG_(clo_read_inline_info);
 void cl_locations_init(void);
-void cl_locations_init(void)
-{
+void cl_locations_init(void) {
     static const HChar *empty = "";
     VG_(clo_read_inline_info) = True;
     if (VG_(clo_fullpath_after) && VG_(sizeXA)(VG_(clo_fullpath_after)) == 0)
@@ -170,13 +163,12 @@ void cl_locations_init(void)
 }
 
 /* ExeContext -> its Loc, open addressing (many pages share few contexts). */
-static Word *loc_index;   /* -1 empty */
+static Word *loc_index; /* -1 empty */
 static UWord loc_mask;
 
 static UWord hash_ec(const ExeContext *ec) { return ((UWord)ec >> 4) * 0x9E3779B97F4A7C15ULL >> 20; }
 
-static void loc_index_rebuild(UWord cap)
-{
+static void loc_index_rebuild(UWord cap) {
     VG_(free)(loc_index);
     loc_mask = cap - 1;
     loc_index = VG_(malloc)("cl.locidx", cap * sizeof(Word));
@@ -188,8 +180,7 @@ static void loc_index_rebuild(UWord cap)
     }
 }
 
-static const Loc *resolve(ExeContext *ec)
-{
+static const Loc *resolve(ExeContext *ec) {
     static const Loc unknown = {NULL, "?", "", 0, "", False, 0, False};
     if (!ec) return &unknown;
     if (!loc_index) loc_index_rebuild(1024);
@@ -212,12 +203,15 @@ static const Loc *resolve(ExeContext *ec)
 
 /* ---------------- source lines ---------------- */
 
-typedef struct { HChar *path; HChar *text; Int len; } SrcFile;
+typedef struct {
+    HChar *path;
+    HChar *text;
+    Int len;
+} SrcFile;
 static SrcFile srcs[32];
 static Int n_srcs;
 
-static const SrcFile *load_source(const HChar *path)
-{
+static const SrcFile *load_source(const HChar *path) {
     for (Int i = 0; i < n_srcs; i++)
         if (VG_(strcmp)(srcs[i].path, path) == 0) return &srcs[i];
     if (n_srcs == (Int)(sizeof srcs / sizeof srcs[0])) return NULL;
@@ -231,7 +225,7 @@ static const SrcFile *load_source(const HChar *path)
     f->text = VG_(malloc)("cl.src", cap + 1);
     for (;;) {
         if (f->len == cap) {
-            if (cap >= (8 << 20)) break;   /* 8 MiB of source is enough */
+            if (cap >= (8 << 20)) break; /* 8 MiB of source is enough */
             cap *= 2;
             f->text = VG_(realloc)("cl.src", f->text, cap + 1);
         }
@@ -245,8 +239,7 @@ static const SrcFile *load_source(const HChar *path)
 }
 
 /* Copies line number `line` (1-based) of path into buf; False if unreadable. */
-static Bool source_line(const HChar *path, UInt line, HChar *buf, Int cap)
-{
+static Bool source_line(const HChar *path, UInt line, HChar *buf, Int cap) {
     const SrcFile *f = path[0] ? load_source(path) : NULL;
     if (!f || !f->text || line == 0) return False;
     const HChar *p = f->text, *end = f->text + f->len;
@@ -259,8 +252,7 @@ static Bool source_line(const HChar *path, UInt line, HChar *buf, Int cap)
     return True;
 }
 
-static Bool ends_with_continuation(const HChar *s)
-{
+static Bool ends_with_continuation(const HChar *s) {
     Int n = (Int)VG_(strlen)(s);
     while (n > 0 && VG_(isspace)(s[n - 1])) n--;
     return n > 0 && (s[n - 1] == '=' || s[n - 1] == '(' || s[n - 1] == ',');
@@ -268,8 +260,7 @@ static Bool ends_with_continuation(const HChar *s)
 
 /* The structure name of a tracked allocation (contract: variable from the
  * source line, else alloc@file:line). */
-static void alloc_name_uncached(const Alloc *al, HChar *out, Int cap)
-{
+static void alloc_name_uncached(const Alloc *al, HChar *out, Int cap) {
     if (al->user_name) {
         VG_(snprintf)(out, cap, "%s", al->user_name);
         return;
@@ -280,7 +271,7 @@ static void alloc_name_uncached(const Alloc *al, HChar *out, Int cap)
      * memory MPI_Alloc_mem returns, and mmaps such as a
      * shared window's segment, are) */
     if (l->lib[0] && !l->alloc_mem &&
-        ((l->owner == 2 && VG_(strcmp)(al->kind, "mmap") != 0) || !l->program)) {   /* no program frame at all */
+        ((l->owner == 2 && VG_(strcmp)(al->kind, "mmap") != 0) || !l->program)) { /* no program frame at all */
         VG_(snprintf)(out, cap, "alloc@%s", l->lib);
         return;
     }
@@ -291,12 +282,13 @@ static void alloc_name_uncached(const Alloc *al, HChar *out, Int cap)
             if (cl_srcname_from_line(joined, out, cap)) return;
         }
     }
-    if (l->line) VG_(snprintf)(out, cap, "alloc@%s", l->short_loc);
-    else VG_(snprintf)(out, cap, "?");
+    if (l->line)
+        VG_(snprintf)(out, cap, "alloc@%s", l->short_loc);
+    else
+        VG_(snprintf)(out, cap, "?");
 }
 
-static void alloc_name(Alloc *al, HChar *out, Int cap)
-{
+static void alloc_name(Alloc *al, HChar *out, Int cap) {
     if (!al->resolved_name) {
         HChar name[256];
         alloc_name_uncached(al, name, sizeof name);
@@ -306,20 +298,21 @@ static void alloc_name(Alloc *al, HChar *out, Int cap)
 }
 
 /* CSV fields must not contain separators. */
-static void csv_clean(HChar *s)
-{
+static void csv_clean(HChar *s) {
     for (; *s; s++)
         if (*s == ',' || *s == '"' || *s == '\n' || *s == '\r') *s = '_';
 }
 
-static void json_str(VgFile *f, const HChar *s)
-{
+static void json_str(VgFile *f, const HChar *s) {
     VG_(fprintf)(f, "\"");
     for (; s && *s; s++) {
         UChar c = (UChar)*s;
-        if (c == '"' || c == '\\') VG_(fprintf)(f, "\\%c", c);
-        else if (c < 0x20) VG_(fprintf)(f, "\\u%04x", (UInt)c);
-        else VG_(fprintf)(f, "%c", c);
+        if (c == '"' || c == '\\')
+            VG_(fprintf)(f, "\\%c", c);
+        else if (c < 0x20)
+            VG_(fprintf)(f, "\\u%04x", (UInt)c);
+        else
+            VG_(fprintf)(f, "%c", c);
     }
     VG_(fprintf)(f, "\"");
 }
@@ -330,29 +323,26 @@ static void json_str(VgFile *f, const HChar *s)
  * zero counts); very large ones only up to this many pages. */
 #define MAX_UNTOUCHED_PAGES_PER_ALLOC (1UL << 18)
 
-static void add_untouched_pages(void)
-{
+static void add_untouched_pages(void) {
     for (Word i = 0; i < cl_alloc_count(); i++) {
         Alloc *al = cl_alloc_at(i);
         UWord first = al->start >> cl_page_shift, last = (al->start + al->size - 1) >> cl_page_shift;
         if (last - first + 1 > MAX_UNTOUCHED_PAGES_PER_ALLOC) last = first + MAX_UNTOUCHED_PAGES_PER_ALLOC - 1;
         for (UWord pg = first; pg <= last; pg++) {
             PageInfo *p = cl_page_get(pg);
-            if (p->ft_thread < 0) p->alloc = al;   /* latest allocation wins */
+            if (p->ft_thread < 0) p->alloc = al; /* latest allocation wins */
         }
     }
 }
 
 static Word *page_order;
-static Int cmp_page_order(const void *a, const void *b)
-{
+static Int cmp_page_order(const void *a, const void *b) {
     UWord pa = cl_page_at(*(const Word *)a)->page, pb = cl_page_at(*(const Word *)b)->page;
     return pa < pb ? -1 : pa > pb ? 1 : 0;
 }
 
 /* counts[row * nthreads + t] */
-static ULong *count_matrix(void)
-{
+static ULong *count_matrix(void) {
     Int nt = cl_nthreads;
     ULong *m = VG_(calloc)("cl.matrix", (SizeT)cl_page_count() * nt + 1, sizeof(ULong));
     for (Int t = 0; t < nt; t++) {
@@ -367,20 +357,22 @@ static ULong *count_matrix(void)
     return m;
 }
 
-static void page_struct_name(PageInfo *p, HChar *out, Int cap)
-{
+static void page_struct_name(PageInfo *p, HChar *out, Int cap) {
     if (!p->alloc && p->stack_of < 0 && !p->datasym) p->stack_of = cl_thread_stack_of(p->page << cl_page_shift);
-    if (p->alloc) alloc_name(p->alloc, out, cap);
-    else if (p->stack_of >= 0) VG_(snprintf)(out, cap, "[stack T%d]", p->stack_of);
-    else if (p->datasym) VG_(snprintf)(out, cap, "%s", p->datasym);
-    else VG_(snprintf)(out, cap, "?");
+    if (p->alloc)
+        alloc_name(p->alloc, out, cap);
+    else if (p->stack_of >= 0)
+        VG_(snprintf)(out, cap, "[stack T%d]", p->stack_of);
+    else if (p->datasym)
+        VG_(snprintf)(out, cap, "%s", p->datasym);
+    else
+        VG_(snprintf)(out, cap, "?");
     csv_clean(out);
 }
 
 /* ---------------- files ---------------- */
 
-static VgFile *open_tmp(const HChar *path)
-{
+static VgFile *open_tmp(const HChar *path) {
     HChar tmp[4200];
     VG_(snprintf)(tmp, sizeof tmp, "%s.tmp", path);
     VgFile *f = VG_(fopen)(tmp, VKI_O_CREAT | VKI_O_WRONLY | VKI_O_TRUNC, 0644);
@@ -388,16 +380,14 @@ static VgFile *open_tmp(const HChar *path)
     return f;
 }
 
-static void commit_tmp(VgFile *f, const HChar *path)
-{
+static void commit_tmp(VgFile *f, const HChar *path) {
     HChar tmp[4200];
     VG_(fclose)(f);
     VG_(snprintf)(tmp, sizeof tmp, "%s.tmp", path);
     if (VG_(rename)(tmp, path) != 0) VG_(umsg)("clampi-locality: cannot rename %s to %s\n", tmp, path);
 }
 
-static void write_csv(const HChar *path, const ULong *m, ULong *thread_total)
-{
+static void write_csv(const HChar *path, const ULong *m, ULong *thread_total) {
     VgFile *f = open_tmp(path);
     if (!f) return;
     Int nt = cl_nthreads;
@@ -409,9 +399,9 @@ static void write_csv(const HChar *path, const ULong *m, ULong *thread_total)
         Word row = page_order[k];
         PageInfo *p = cl_page_at(row);
         page_struct_name(p, name, sizeof name);
-        VG_(fprintf)(f, "0x%lx,%d,%s,%d,%s,%s", p->page << cl_page_shift, p->alloc ? p->alloc->thread : -1,
-                     p->alloc ? resolve(p->alloc->where)->short_loc : "?", p->ft_thread,
-                     resolve(p->ft_where)->short_loc, name);
+        VG_(fprintf)
+        (f, "0x%lx,%d,%s,%d,%s,%s", p->page << cl_page_shift, p->alloc ? p->alloc->thread : -1,
+         p->alloc ? resolve(p->alloc->where)->short_loc : "?", p->ft_thread, resolve(p->ft_where)->short_loc, name);
         for (Int t = 0; t < nt; t++) {
             VG_(fprintf)(f, ",%llu", m[row * nt + t]);
             thread_total[t] += m[row * nt + t];
@@ -421,8 +411,7 @@ static void write_csv(const HChar *path, const ULong *m, ULong *thread_total)
     commit_tmp(f, path);
 }
 
-static void write_structures(VgFile *f)
-{
+static void write_structures(VgFile *f) {
     HChar name[256];
     Bool first = True;
     VG_(fprintf)(f, "  \"structures\": [");
@@ -432,8 +421,9 @@ static void write_structures(VgFile *f)
         csv_clean(name);
         VG_(fprintf)(f, "%s\n    {\"name\": ", first ? "" : ",");
         json_str(f, name);
-        VG_(fprintf)(f, ", \"address\": \"0x%lx\", \"size\": %lu, \"alloc_thread\": %d, \"alloc_location\": ",
-                     al->start, al->size, al->thread);
+        VG_(fprintf)
+        (f, ", \"address\": \"0x%lx\", \"size\": %lu, \"alloc_thread\": %d, \"alloc_location\": ", al->start, al->size,
+         al->thread);
         json_str(f, resolve(al->where)->short_loc);
         VG_(fprintf)(f, ", \"kind\": ");
         json_str(f, al->kind);
@@ -455,21 +445,22 @@ static void write_structures(VgFile *f)
             if (n_syms == MAX_SYMS) continue;
             sym_first[n_syms++] = p;
         }
-        sym_end[j] = (p->page + 1) << cl_page_shift;   /* pages come in address order */
+        sym_end[j] = (p->page + 1) << cl_page_shift; /* pages come in address order */
     }
     for (Int j = 0; j < n_syms; j++) {
         VG_(fprintf)(f, "%s\n    {\"name\": ", first ? "" : ",");
         json_str(f, sym_first[j]->datasym);
-        VG_(fprintf)(f, ", \"address\": \"0x%lx\", \"size\": %lu, \"alloc_thread\": -1, "
-                        "\"alloc_location\": \"?\", \"kind\": \"static\"}",
-                     sym_first[j]->datasym_start, sym_end[j] - sym_first[j]->datasym_start);
+        VG_(fprintf)
+        (f,
+         ", \"address\": \"0x%lx\", \"size\": %lu, \"alloc_thread\": -1, "
+         "\"alloc_location\": \"?\", \"kind\": \"static\"}",
+         sym_first[j]->datasym_start, sym_end[j] - sym_first[j]->datasym_start);
         first = False;
     }
     VG_(fprintf)(f, "\n  ],\n");
 }
 
-static void write_mappings(VgFile *f)
-{
+static void write_mappings(VgFile *f) {
     Bool first = True;
     VG_(fprintf)(f, "  \"mappings\": [");
     for (Word i = 0; i < cl_mapping_count(); i++) {
@@ -480,8 +471,8 @@ static void write_mappings(VgFile *f)
             holds = a + cl_page_size > mp->start && a < mp->end;
         }
         if (!holds) continue;
-        VG_(fprintf)(f, "%s\n    {\"start\": \"0x%lx\", \"end\": \"0x%lx\", \"file\": ", first ? "" : ",",
-                     mp->start, mp->end);
+        VG_(fprintf)
+        (f, "%s\n    {\"start\": \"0x%lx\", \"end\": \"0x%lx\", \"file\": ", first ? "" : ",", mp->start, mp->end);
         json_str(f, mp->file);
         VG_(fprintf)(f, ", \"offset\": %llu, \"shared\": true}", mp->offset);
         first = False;
@@ -489,11 +480,11 @@ static void write_mappings(VgFile *f)
     VG_(fprintf)(f, "\n  ]\n");
 }
 
-static void write_json(const HChar *path, const ULong *thread_total)
-{
+static void write_json(const HChar *path, const ULong *thread_total) {
     VgFile *f = open_tmp(path);
     if (!f) return;
-    VG_(fprintf)(f, "{\n  \"tool\": \"clampi-locality\", \"version\": 1, \"mode\": \"exact\", \"counts\": \"exact\",\n");
+    VG_(fprintf)
+    (f, "{\n  \"tool\": \"clampi-locality\", \"version\": 1, \"mode\": \"exact\", \"counts\": \"exact\",\n");
     VG_(fprintf)(f, "  \"rank\": %d, \"pid\": %d,\n  \"program\": [", cl_rank, VG_(getpid)());
     json_str(f, VG_(args_the_exename));
     for (Word i = 0; i < VG_(sizeXA)(VG_(args_for_client)); i++) {
@@ -516,8 +507,7 @@ static void write_json(const HChar *path, const ULong *thread_total)
     commit_tmp(f, path);
 }
 
-void cl_write_output(void)
-{
+void cl_write_output(void) {
     add_untouched_pages();
     Word n = cl_page_count();
     page_order = VG_(malloc)("cl.order", (n + 1) * sizeof(Word));

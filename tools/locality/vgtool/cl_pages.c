@@ -17,23 +17,18 @@
 
 #define EMPTY ((UWord)-1)
 
-static inline UWord hash_page(UWord page, UWord mask)
-{
-    return (UWord)((page * 0x9E3779B97F4A7C15ULL) >> 17) & mask;
-}
+static inline UWord hash_page(UWord page, UWord mask) { return (UWord)((page * 0x9E3779B97F4A7C15ULL) >> 17) & mask; }
 
 /* ---------------- per-thread counts ---------------- */
 
-void cl_count_map_init(CountMap *m)
-{
+void cl_count_map_init(CountMap *m) {
     m->mask = 1023;
     m->used = 0;
     m->slots = VG_(malloc)("cl.counts", (m->mask + 1) * sizeof(CountSlot));
     for (UWord i = 0; i <= m->mask; i++) m->slots[i].page = EMPTY;
 }
 
-static void count_map_grow(CountMap *m)
-{
+static void count_map_grow(CountMap *m) {
     CountSlot *old = m->slots;
     UWord old_cap = m->mask + 1;
     m->mask = old_cap * 2 - 1;
@@ -49,12 +44,14 @@ static void count_map_grow(CountMap *m)
 }
 
 /* The slot of page; *fresh tells whether it was just created. */
-static CountSlot *count_slot(CountMap *m, UWord page, Bool *fresh)
-{
+static CountSlot *count_slot(CountMap *m, UWord page, Bool *fresh) {
     UWord h = hash_page(page, m->mask);
     for (;;) {
         CountSlot *s = &m->slots[h];
-        if (s->page == page) { *fresh = False; return s; }
+        if (s->page == page) {
+            *fresh = False;
+            return s;
+        }
         if (s->page == EMPTY) break;
         h = (h + 1) & m->mask;
     }
@@ -72,14 +69,13 @@ static CountSlot *count_slot(CountMap *m, UWord page, Bool *fresh)
 
 /* ---------------- page records ---------------- */
 
-static PageInfo *pages;      /* growable array, index = record id */
+static PageInfo *pages; /* growable array, index = record id */
 static Word n_pages, cap_pages;
-static Word *index_slots;    /* open addressing: page -> record id, -1 empty */
+static Word *index_slots; /* open addressing: page -> record id, -1 empty */
 static UWord *index_keys;
 static UWord index_mask;
 
-void cl_pages_init(void)
-{
+void cl_pages_init(void) {
     cap_pages = 1024;
     pages = VG_(malloc)("cl.pages", cap_pages * sizeof(PageInfo));
     index_mask = 4095;
@@ -91,8 +87,7 @@ void cl_pages_init(void)
 Word cl_page_count(void) { return n_pages; }
 PageInfo *cl_page_at(Word i) { return &pages[i]; }
 
-PageInfo *cl_page_lookup(UWord page)
-{
+PageInfo *cl_page_lookup(UWord page) {
     UWord h = hash_page(page, index_mask);
     while (index_keys[h] != EMPTY) {
         if (index_keys[h] == page) return &pages[index_slots[h]];
@@ -101,23 +96,21 @@ PageInfo *cl_page_lookup(UWord page)
     return NULL;
 }
 
-static void index_insert(UWord page, Word id)
-{
+static void index_insert(UWord page, Word id) {
     UWord h = hash_page(page, index_mask);
     while (index_keys[h] != EMPTY) h = (h + 1) & index_mask;
     index_keys[h] = page;
     index_slots[h] = id;
 }
 
-PageInfo *cl_page_get(UWord page)
-{
+PageInfo *cl_page_get(UWord page) {
     PageInfo *p = cl_page_lookup(page);
     if (p) return p;
     if (n_pages == cap_pages) {
         cap_pages *= 2;
         pages = VG_(realloc)("cl.pages", pages, cap_pages * sizeof(PageInfo));
     }
-    if (2 * (UWord)(n_pages + 1) > index_mask + 1) {   /* rebuild the index twice as big */
+    if (2 * (UWord)(n_pages + 1) > index_mask + 1) { /* rebuild the index twice as big */
         VG_(free)(index_keys);
         VG_(free)(index_slots);
         index_mask = index_mask * 2 + 1;
@@ -138,10 +131,9 @@ PageInfo *cl_page_get(UWord page)
     return p;
 }
 
-void cl_pages_assign_alloc(Alloc *al)
-{
+void cl_pages_assign_alloc(Alloc *al) {
     UWord first = al->start >> cl_page_shift, last = (al->start + al->size - 1) >> cl_page_shift;
-    if (last - first + 1 > (UWord)n_pages) {   /* big range, few pages: scan the records */
+    if (last - first + 1 > (UWord)n_pages) { /* big range, few pages: scan the records */
         for (Word i = 0; i < n_pages; i++)
             if (pages[i].page >= first && pages[i].page <= last) pages[i].alloc = al;
         return;
@@ -154,8 +146,7 @@ void cl_pages_assign_alloc(Alloc *al)
 
 /* A new mapping makes fresh pages: forget what happened at these addresses
  * before (an earlier, unmapped life such as the loader's temporary maps). */
-static void reset_page(PageInfo *p)
-{
+static void reset_page(PageInfo *p) {
     p->ft_thread = -1;
     p->ft_where = NULL;
     p->alloc = NULL;
@@ -173,14 +164,13 @@ static void reset_page(PageInfo *p)
         }
         if (ts->last_page == p->page) ts->last_page = EMPTY;
     }
-    if (cl_last_page == p->page) {   /* the running thread's inline cache */
+    if (cl_last_page == p->page) { /* the running thread's inline cache */
         cl_last_page = EMPTY;
         cl_last_base = EMPTY << cl_page_shift;
     }
 }
 
-void cl_pages_reset(Addr start, SizeT len)
-{
+void cl_pages_reset(Addr start, SizeT len) {
     if (len == 0) return;
     UWord first = start >> cl_page_shift, last = (start + len - 1) >> cl_page_shift;
     if (last - first + 1 > (UWord)n_pages) {
@@ -196,10 +186,8 @@ void cl_pages_reset(Addr start, SizeT len)
 
 /* C++ static data is named by its mangled symbol (`static double s[]` at file scope is
  * `_ZL1s`): the demangled name is the variable's (issue 18 item 7). */
-extern void VG_(demangle)(Bool do_cxx_demangling, Bool do_z_demangling, const HChar *orig,
-                          const HChar **result);
-static const HChar *demangled(const HChar *sym)
-{
+extern void VG_(demangle)(Bool do_cxx_demangling, Bool do_z_demangling, const HChar *orig, const HChar **result);
+static const HChar *demangled(const HChar *sym) {
     const HChar *out = NULL;
     if (sym[0] != '_' || sym[1] != 'Z') return sym;
     VG_(demangle)(True, False, sym, &out);
@@ -207,8 +195,7 @@ static const HChar *demangled(const HChar *sym)
 }
 
 /* Interned static-data symbol names (few distinct ones). */
-static const HChar *intern(const HChar *s)
-{
+static const HChar *intern(const HChar *s) {
     static HChar **names;
     static Word n, cap;
     for (Word i = 0; i < n; i++)
@@ -233,8 +220,7 @@ ThreadId cl_cur_tid;
 static Addr flush_ips[64];
 static UInt flush_n_ips;
 
-static ExeContext *touch_context(Addr iaddr)
-{
+static ExeContext *touch_context(Addr iaddr) {
     Addr ips[64];
     if (flush_n_ips == 0) {
         UInt depth = VG_(clo_backtrace_size) < 64 ? (UInt)VG_(clo_backtrace_size) : 64;
@@ -246,8 +232,7 @@ static ExeContext *touch_context(Addr iaddr)
     return VG_(make_ExeContext_from_StackTrace)(ips, flush_n_ips);
 }
 
-static void first_touch(ThreadStats *t, PageInfo *p, Addr a, Addr iaddr)
-{
+static void first_touch(ThreadStats *t, PageInfo *p, Addr a, Addr iaddr) {
     p->ft_thread = t->id;
     p->ft_where = touch_context(iaddr);
     if (!p->alloc) p->alloc = cl_alloc_find_live(a);
@@ -279,15 +264,17 @@ static void first_touch(ThreadStats *t, PageInfo *p, Addr a, Addr iaddr)
     Addr lo, hi;
     VG_(thread_stack_reset_iter)(&st);
     while (VG_(thread_stack_next)(&st, &lo, &hi)) {
-        if (a >= lo && a <= hi) { p->stack_of = cl_thread_id_of(st); break; }
+        if (a >= lo && a <= hi) {
+            p->stack_of = cl_thread_id_of(st);
+            break;
+        }
     }
 }
 
-static void count_slow(ThreadStats *t, UWord page, Addr a, Addr iaddr)
-{
+static void count_slow(ThreadStats *t, UWord page, Addr a, Addr iaddr) {
     Bool fresh;
     CountSlot *s = count_slot(&t->counts, page, &fresh);
-    fresh = fresh || s->count == 0;   /* 0: reset by a new mapping (cl_pages_reset) */
+    fresh = fresh || s->count == 0; /* 0: reset by a new mapping (cl_pages_reset) */
     s->count++;
     cl_last_page = page;
     cl_last_base = page << cl_page_shift;
@@ -300,8 +287,7 @@ static void count_slow(ThreadStats *t, UWord page, Addr a, Addr iaddr)
 
 /* Accesses that missed the inline one-page cache, in program order. An access
  * that spans a page boundary counts once on each page it touches. */
-void cl_flush_misses(void)
-{
+void cl_flush_misses(void) {
     UWord n = cl_miss_n;
     ThreadStats *t = cl_cur;
     if (n == 0 || !t) return;
@@ -310,8 +296,10 @@ void cl_flush_misses(void)
     for (UWord i = 0; i < n; i++) {
         Addr a = cl_miss_buf[i].addr, iaddr = cl_miss_buf[i].iaddr;
         UWord page = a >> cl_page_shift, last = (a + cl_miss_buf[i].size - 1) >> cl_page_shift;
-        if (page == cl_last_page) (*cl_last_count)++;
-        else count_slow(t, page, a, iaddr);
+        if (page == cl_last_page)
+            (*cl_last_count)++;
+        else
+            count_slow(t, page, a, iaddr);
         for (UWord pg = page + 1; pg <= last; pg++) count_slow(t, pg, pg << cl_page_shift, iaddr);
     }
 }

@@ -1,22 +1,19 @@
 /* Variable names from source lines: see cl_srcname.h. No libc calls here. */
 #include "cl_srcname.h"
 
-static int is_ident(char c)
-{
+static int is_ident(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
 static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
-static unsigned long str_len(const char *s)
-{
+static unsigned long str_len(const char *s) {
     unsigned long n = 0;
     while (s[n]) n++;
     return n;
 }
 
-static int word_eq(const char *s, unsigned long n, const char *w)
-{
+static int word_eq(const char *s, unsigned long n, const char *w) {
     unsigned long i = 0;
     for (; i < n && w[i]; i++)
         if (s[i] != w[i]) return 0;
@@ -24,17 +21,16 @@ static int word_eq(const char *s, unsigned long n, const char *w)
 }
 
 /* Words that can stand before a call without declaring a variable. */
-static int is_stmt_keyword(const char *s, unsigned long n)
-{
-    static const char *const kw[] = {"return", "else", "do", "case", "goto", "throw", "co_return",
-                                     "if", "while", "for", "switch", "sizeof", "new", "delete", 0};
+static int is_stmt_keyword(const char *s, unsigned long n) {
+    static const char *const kw[] = {"return", "else",      "do",  "case",   "goto",
+                                     "throw",  "co_return", "if",  "while",  "for",
+                                     "switch", "sizeof",    "new", "delete", 0};
     for (int i = 0; kw[i]; i++)
         if (word_eq(s, n, kw[i])) return 1;
     return 0;
 }
 
-static int copy_out(const char *s, unsigned long n, char *out, unsigned long cap)
-{
+static int copy_out(const char *s, unsigned long n, char *out, unsigned long cap) {
     if (n == 0 || cap == 0) return 0;
     if (n >= cap) n = cap - 1;
     for (unsigned long i = 0; i < n; i++) out[i] = s[i];
@@ -44,17 +40,18 @@ static int copy_out(const char *s, unsigned long n, char *out, unsigned long cap
 
 /* Scans backwards from end (exclusive) over an lvalue such as a, s->f, a.b, a[i].c;
  * trailing [..] index groups are dropped. Returns its start, or end if none. */
-static unsigned long lvalue_start(const char *s, unsigned long end, unsigned long *stripped_end)
-{
+static unsigned long lvalue_start(const char *s, unsigned long end, unsigned long *stripped_end) {
     unsigned long e = end;
     while (e > 0 && is_space(s[e - 1])) e--;
-    while (e > 0 && s[e - 1] == ']') {   /* drop a trailing subscript */
+    while (e > 0 && s[e - 1] == ']') { /* drop a trailing subscript */
         int depth = 0;
         unsigned long i = e;
         while (i > 0) {
             i--;
-            if (s[i] == ']') depth++;
-            else if (s[i] == '[' && --depth == 0) break;
+            if (s[i] == ']')
+                depth++;
+            else if (s[i] == '[' && --depth == 0)
+                break;
         }
         if (depth != 0) break;
         e = i;
@@ -64,29 +61,39 @@ static unsigned long lvalue_start(const char *s, unsigned long end, unsigned lon
     unsigned long b = e;
     for (;;) {
         while (b > 0 && is_ident(s[b - 1])) b--;
-        if (b >= 1 && s[b - 1] == '.' && b >= 2 && is_ident(s[b - 2])) { b--; continue; }
-        if (b >= 2 && s[b - 1] == '>' && s[b - 2] == '-' && b >= 3 && is_ident(s[b - 3])) { b -= 2; continue; }
+        if (b >= 1 && s[b - 1] == '.' && b >= 2 && is_ident(s[b - 2])) {
+            b--;
+            continue;
+        }
+        if (b >= 2 && s[b - 1] == '>' && s[b - 2] == '-' && b >= 3 && is_ident(s[b - 3])) {
+            b -= 2;
+            continue;
+        }
         break;
     }
-    while (b < e && s[b] >= '0' && s[b] <= '9') b++;   /* not an identifier start */
+    while (b < e && s[b] >= '0' && s[b] <= '9') b++; /* not an identifier start */
     return b;
 }
 
 /* Rule 1: "lhs = ..." with a plain '=' outside parentheses. */
-static int from_assignment(const char *s, unsigned long n, char *out, unsigned long cap)
-{
+static int from_assignment(const char *s, unsigned long n, char *out, unsigned long cap) {
     int depth = 0;
     for (unsigned long i = 0; i < n; i++) {
         char c = s[i];
-        if (c == '(' || c == '[' || c == '{') depth++;
-        else if (c == ')' || c == ']' || c == '}') depth--;
-        else if (c == '"' || c == '\'') return 0;   /* strings: give up rather than guess */
+        if (c == '(' || c == '[' || c == '{')
+            depth++;
+        else if (c == ')' || c == ']' || c == '}')
+            depth--;
+        else if (c == '"' || c == '\'')
+            return 0; /* strings: give up rather than guess */
         else if (c == '=' && depth == 0) {
             char prev = i ? s[i - 1] : 0, next = s[i + 1];
-            if (next == '=') { i++; continue; }
-            if (prev && (prev == '=' || prev == '!' || prev == '<' || prev == '>' || prev == '+' ||
-                         prev == '-' || prev == '*' || prev == '/' || prev == '%' || prev == '&' ||
-                         prev == '|' || prev == '^'))
+            if (next == '=') {
+                i++;
+                continue;
+            }
+            if (prev && (prev == '=' || prev == '!' || prev == '<' || prev == '>' || prev == '+' || prev == '-' ||
+                         prev == '*' || prev == '/' || prev == '%' || prev == '&' || prev == '|' || prev == '^'))
                 continue;
             unsigned long e, b = lvalue_start(s, i, &e);
             if (b < e && !is_stmt_keyword(s + b, e - b)) return copy_out(s + b, e - b, out, cap);
@@ -99,8 +106,7 @@ static int from_assignment(const char *s, unsigned long n, char *out, unsigned l
 static int lower(char c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; }
 
 /* Does s[b, e) contain word (case-insensitive)? */
-static int contains(const char *s, unsigned long b, unsigned long e, const char *word)
-{
+static int contains(const char *s, unsigned long b, unsigned long e, const char *word) {
     unsigned long n = str_len(word);
     for (unsigned long i = b; i + n <= e; i++) {
         unsigned long k = 0;
@@ -111,8 +117,7 @@ static int contains(const char *s, unsigned long b, unsigned long e, const char 
 }
 
 /* Does the word ending at s[e) name an allocating function (...alloc..., ...memalign)? */
-static int allocating_call(const char *s, unsigned long e)
-{
+static int allocating_call(const char *s, unsigned long e) {
     unsigned long b = e;
     while (b > 0 && is_ident(s[b - 1])) b--;
     return contains(s, b, e, "alloc") || contains(s, b, e, "memalign");
@@ -120,11 +125,10 @@ static int allocating_call(const char *s, unsigned long e)
 
 /* Rule 2: an output argument "&name" of an allocating call: posix_memalign(&p, ...),
  * MPI_Win_allocate_shared(n, 1, info, comm, &base, &win) (not MPI_Init(&argc, ...)). */
-static int from_out_argument(const char *s, unsigned long n, char *out, unsigned long cap)
-{
+static int from_out_argument(const char *s, unsigned long n, char *out, unsigned long cap) {
     unsigned long open = 0;
     while (open < n && s[open] != '(') open++;
-    while (open < n) {   /* the first call whose name says it allocates */
+    while (open < n) { /* the first call whose name says it allocates */
         unsigned long e = open;
         while (e > 0 && is_space(s[e - 1])) e--;
         if (allocating_call(s, e)) break;
@@ -141,8 +145,14 @@ static int from_out_argument(const char *s, unsigned long n, char *out, unsigned
         unsigned long e = b;
         for (;;) {
             while (e < n && is_ident(s[e])) e++;
-            if (e + 1 < n && s[e] == '.' && is_ident(s[e + 1])) { e++; continue; }
-            if (e + 2 < n && s[e] == '-' && s[e + 1] == '>' && is_ident(s[e + 2])) { e += 2; continue; }
+            if (e + 1 < n && s[e] == '.' && is_ident(s[e + 1])) {
+                e++;
+                continue;
+            }
+            if (e + 2 < n && s[e] == '-' && s[e + 1] == '>' && is_ident(s[e + 2])) {
+                e += 2;
+                continue;
+            }
             break;
         }
         if (e > b && !(s[b] >= '0' && s[b] <= '9')) return copy_out(s + b, e - b, out, cap);
@@ -153,8 +163,7 @@ static int from_out_argument(const char *s, unsigned long n, char *out, unsigned
 /* Rules 3 and 4, on the first call "word(" of the line:
  *   obj.method(...) / obj->method(...)  -> obj      (u.resize(n))
  *   Type name(...) / Type name{...}     -> name     (std::vector<double> u(n)) */
-static int from_call_or_declaration(const char *s, unsigned long n, char *out, unsigned long cap)
-{
+static int from_call_or_declaration(const char *s, unsigned long n, char *out, unsigned long cap) {
     for (unsigned long i = 1; i < n; i++) {
         if (s[i] != '(' && s[i] != '{') continue;
         unsigned long e = i;
@@ -172,7 +181,7 @@ static int from_call_or_declaration(const char *s, unsigned long n, char *out, u
         }
         unsigned long p = b;
         while (p > 0 && is_space(s[p - 1])) p--;
-        if (p == 0) return 0;   /* a plain call at the start: f(x) */
+        if (p == 0) return 0; /* a plain call at the start: f(x) */
         char c = s[p - 1];
         if (is_ident(c)) {
             unsigned long wb = p;
@@ -187,8 +196,7 @@ static int from_call_or_declaration(const char *s, unsigned long n, char *out, u
     return 0;
 }
 
-int cl_srcname_from_line(const char *line, char *out, unsigned long cap)
-{
+int cl_srcname_from_line(const char *line, char *out, unsigned long cap) {
     char buf[512];
     unsigned long n = 0, len = str_len(line);
     if (cap) out[0] = 0;
