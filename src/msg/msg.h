@@ -107,7 +107,6 @@ int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t 
 void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r);                                 /* a matched receive */
 void clampi_msg_free(clampi_msg *m);    /* an unexpected message never received */
 void clampi_msg_finish(clampi_mreq *r); /* transfer over: queue for MPI completion */
-void clampi_msg_started(void);          /* a request made: wakes the progress thread */
 /* Send requests made and not yet finished (MPI_Finalize waits for them: a rendezvous send
  * finishes only when its receiver has pulled the data). */
 long clampi_msg_sends_in_flight(void);

@@ -185,23 +185,38 @@ struct clampi_message {
 static struct clampi_message no_proc_message;
 CMPIX_Message const CMPIX_MESSAGE_NO_PROC = &no_proc_message;
 
-int CMPIX_Improbe(int source, int tag, MPI_Comm comm, int *flag, CMPIX_Message *message, MPI_Status *status) {
-    clampi_mcomm *mc;
-    int err = check_comm(comm, &mc);
+/* What both probes do first: the argument checks, MPI_PROC_NULL (answered at once: *flag =
+ * 1, *key unset), progress, and the key to look for. Returns an MPI code. */
+static int probe_begin(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status, clampi_mcomm **mc,
+                       clampi_match_key *key) {
+    int err = check_comm(comm, mc);
     if (err) return err;
-    if ((err = check_source_tag(mc, comm, source, tag))) return err;
-    if (!flag || !message) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL flag or message");
-    MPI_Status ignored;
-    if (status == MPI_STATUS_IGNORE) status = &ignored;
+    if ((err = check_source_tag(*mc, comm, source, tag))) return err;
+    if (!flag) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL flag");
+    *flag = 0;
     if (source == MPI_PROC_NULL) {
         *flag = 1;
-        *message = CMPIX_MESSAGE_NO_PROC;
         proc_null_status(status);
         return MPI_SUCCESS;
     }
     clampi_msg_progress();
-    clampi_match_key k = {mc->context, source == MPI_ANY_SOURCE ? CLAMPI_MATCH_ANY_SOURCE : source,
-                          tag == MPI_ANY_TAG ? CLAMPI_MATCH_ANY_TAG : tag};
+    *key = (clampi_match_key){(*mc)->context, source == MPI_ANY_SOURCE ? CLAMPI_MATCH_ANY_SOURCE : source,
+                              tag == MPI_ANY_TAG ? CLAMPI_MATCH_ANY_TAG : tag};
+    return MPI_SUCCESS;
+}
+
+int CMPIX_Improbe(int source, int tag, MPI_Comm comm, int *flag, CMPIX_Message *message, MPI_Status *status) {
+    clampi_mcomm *mc;
+    clampi_match_key k;
+    MPI_Status ignored;
+    if (status == MPI_STATUS_IGNORE) status = &ignored;
+    int err = probe_begin(source, tag, comm, flag, status, &mc, &k);
+    if (err) return err;
+    if (!message) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL message");
+    if (*flag) { /* MPI_PROC_NULL */
+        *message = CMPIX_MESSAGE_NO_PROC;
+        return MPI_SUCCESS;
+    }
     uintptr_t found;
     *flag = clampi_matcher_probe(mc->matcher, k, 1, &found);
     *message = CMPIX_MESSAGE_NULL;
@@ -260,20 +275,11 @@ int CMPIX_Mrecv(void *buf, int count, MPI_Datatype datatype, CMPIX_Message *mess
 
 int CMPIX_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
     clampi_mcomm *mc;
-    int err = check_comm(comm, &mc);
-    if (err) return err;
-    if ((err = check_source_tag(mc, comm, source, tag))) return err;
-    if (!flag) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL flag");
+    clampi_match_key k;
     MPI_Status ignored;
     if (status == MPI_STATUS_IGNORE) status = &ignored;
-    if (source == MPI_PROC_NULL) {
-        *flag = 1;
-        proc_null_status(status);
-        return MPI_SUCCESS;
-    }
-    clampi_msg_progress();
-    clampi_match_key k = {mc->context, source == MPI_ANY_SOURCE ? CLAMPI_MATCH_ANY_SOURCE : source,
-                          tag == MPI_ANY_TAG ? CLAMPI_MATCH_ANY_TAG : tag};
+    int err = probe_begin(source, tag, comm, flag, status, &mc, &k);
+    if (err || *flag) return err; /* an error, or MPI_PROC_NULL */
     uintptr_t found;
     /* The message stays queued and is freed only by the receive that takes it, which
      * must come from this thread after the probe (MPI's rule), so reading it is safe. */

@@ -146,7 +146,6 @@ int clampi_mreq_create(clampi_mcomm *mc, int is_recv, void *buf, int count, MPI_
     atomic_fetch_add(&live, 1);
     if (!is_recv) clampi_msg_send_started();
     table_insert(r);
-    clampi_msg_started();
     *out = r;
     return MPI_SUCCESS;
 }

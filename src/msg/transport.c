@@ -48,7 +48,6 @@ static void flush_acks(void); /* synchronous sends' acknowledgements, outside UC
  * (the worker is UCS_THREAD_MODE_MULTI); requests are completed with MPI by the
  * application's next MPI call (clampi_msg_progress). */
 static clampi_ucx_client *prog_client;
-static _Atomic long in_flight; /* requests made and not yet finished */
 
 static _Atomic long sends_in_flight;
 long clampi_msg_sends_in_flight(void) { return atomic_load(&sends_in_flight); }
@@ -65,8 +64,6 @@ static int msg_arm(void *arg) {
 }
 static const clampi_ucx_client_ops msg_client = {msg_progress_once, msg_arm};
 
-void clampi_msg_started(void) { atomic_fetch_add(&in_flight, 1); }
-
 static void prog_stop_thread(void) {
     clampi_ucx_service_remove(prog_client);
     prog_client = NULL;
@@ -79,7 +76,6 @@ void clampi_msg_finish(clampi_mreq *r) {
         r->tmp = NULL;
         atomic_fetch_sub(&sends_in_flight, 1);
     }
-    atomic_fetch_sub(&in_flight, 1);
     r->done_next = NULL;
     pthread_mutex_lock(&done_lock);
     if (done_tail)

@@ -26,6 +26,7 @@
 #include "pmpi/straight.h"
 #include "pmpi/match_entry.h"
 #include "pmpi/match_profile.h"
+#include "common/stats.h"
 #include "rma/access.h"
 #include "rma/errors.h"
 #include "rma/stats.h"
@@ -349,7 +350,7 @@ static int win_free_entry(MPI_Win *win) {
     clampi_win *w = active && win ? find(*win) : NULL;
     /* a window of a family: its attribute's delete callback frees the child (stats too) */
     if (!w || (w->rmax && w->rmax->kind != CLAMPI_RMAX_PARENT)) return PMPI_Win_free(win);
-    if (clampi_options_stats_enabled()) clampi_stats_print(w);
+    if (clampi_stats_enabled()) clampi_stats_print(w);
     if (!w->ucx) return PMPI_Win_free(win); /* the attribute's delete callback frees w */
     /* UCX: the children go, our operations complete, then the MPI window (collective:
      * nobody uses the memory after it), then the UCX state, which may own the memory. */
@@ -960,7 +961,7 @@ PRELOAD_API int MPI_Finalize(void) {
         win_free_entry(&h);
         if (nlive_ucx == before) live_remove(win); /* gone either way */
     }
-    if (active && clampi_options_stats_enabled()) {
+    if (active && clampi_stats_enabled()) {
         clampi_registry_for_each_mapped(clampi_stats_print);
         clampi_coll_stats_print();
     }

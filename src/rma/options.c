@@ -7,7 +7,6 @@
 #include "clampi/rma.h"
 #include "clampi/rmax.h"
 #include "common/options_info.h"
-#include "common/stats.h"
 
 /* The window's knobs, in the options table (common/options.h), and where each lands. */
 static const clampi_opt_id window_knobs[] = {
@@ -126,7 +125,3 @@ int clampi_options_window_mode(const char *name, clampi_mode *mode) {
     }
     return found;
 }
-
-int clampi_options_stats_enabled(void) { return clampi_stats_enabled(); }
-
-int clampi_options_node_size(void) { return (int)clampi_opt_process(CLAMPI_OPT_NODE_SIZE).u; }

@@ -55,10 +55,4 @@ const char *clampi_backend_name(clampi_backend_kind b);
 const char *clampi_progress_name(clampi_progress_kind p);
 /* "transparent", "always_cache", ... */
 const char *clampi_mode_name(clampi_mode mode);
-/* CLAMPI_NODE_SIZE=K (testing knob, read once): ranks [iK, (i+1)K) of MPI_COMM_WORLD form
- * a simulated node (src/topo/node.c); 0 when unset (real nodes). A malformed value is
- * reported once on stderr and ignored. */
-int clampi_options_node_size(void);
-/* Whether CLAMPI_STATS is set (read once). */
-int clampi_options_stats_enabled(void);
 #endif

@@ -6,6 +6,7 @@
 
 #include "numa/numa_internal.h"
 #include "backends/ucx/backend.h"
+#include "common/stats.h"
 #include "rma/errors.h"
 #include "rma/stats.h"
 #include "rma/window.h"
@@ -469,7 +470,7 @@ int CMPI_Win_free(CMPI_Win *win) {
         int rc = clampi_rmax_on_free(w, win);
         if (rc != -1) return rc;
     }
-    if (clampi_options_stats_enabled()) clampi_stats_print(w);
+    if (clampi_stats_enabled()) clampi_stats_print(w);
     int rc = w->be->free(w);          /* frees w->win (and the shared window behind it) */
     if (rc != MPI_SUCCESS) return rc; /* the window stays usable */
     clampi_registry_unmap(w);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/stats.h"
 #include "rma/options.h"
 #include "rma/stats.h"
 #include "rmax/memhandle.h"
@@ -51,7 +52,7 @@ static void unlink_child(clampi_win *child) {
 /* Frees a child: local; nothing of the parent's is released. */
 static void free_child(clampi_win *child) {
     clampi_rmax *c = child->rmax;
-    if (clampi_options_stats_enabled()) clampi_stats_print(child);
+    if (clampi_stats_enabled()) clampi_stats_print(child);
     unlink_child(child);
     if (c->mh) clampi_mh_win_destroy(child);
     clampi_registry_remove(c->handle);
