@@ -143,6 +143,21 @@ void clampi_opt_format(clampi_opt_id id, clampi_opt_value v, char *buf, size_t l
     }
 }
 
+#define ENUM_MAX 8
+/* Filled once per option from its allowed list (a race only writes the same bytes twice). */
+static char enum_names[CLAMPI_NOPTIONS][ENUM_MAX][24];
+static int enum_ready[CLAMPI_NOPTIONS];
+
+const char *clampi_opt_enum_name(clampi_opt_id id, unsigned long long index) {
+    if (clampi_option_table[id].type != CLAMPI_OPT_ENUM || index >= ENUM_MAX) return "?";
+    if (!__atomic_load_n(&enum_ready[id], __ATOMIC_ACQUIRE)) {
+        for (unsigned i = 0; i < ENUM_MAX; i++)
+            clampi_opt_format(id, (clampi_opt_value){i, NULL}, enum_names[id][i], sizeof enum_names[id][i]);
+        __atomic_store_n(&enum_ready[id], 1, __ATOMIC_RELEASE);
+    }
+    return enum_names[id][index][0] ? enum_names[id][index] : "?";
+}
+
 void clampi_opt_allowed(clampi_opt_id id, char *buf, size_t len) {
     const clampi_option *o = &clampi_option_table[id];
     switch (o->type) {

@@ -155,6 +155,9 @@ clampi_opt_value clampi_opt_process(clampi_opt_id id);
 clampi_opt_source clampi_opt_process_source(clampi_opt_id id);
 /* value -> text (the canonical spelling: ENUM names, "true"/"false", sizes in bytes). */
 void clampi_opt_format(clampi_opt_id id, clampi_opt_value v, char *buf, size_t len);
+/* ENUM option id: the name of value index, as a string that lives as long as the process
+ * ("?" for an index out of range). */
+const char *clampi_opt_enum_name(clampi_opt_id id, unsigned long long index);
 /* The allowed values as text ("transparent|always_cache|...", "1..65536", "a size: 4096, 64K, 16M"). */
 void clampi_opt_allowed(clampi_opt_id id, char *buf, size_t len);
 /* The row whose environment variable (or info key) is `name`; -1 if none. */

@@ -50,13 +50,7 @@ static unsigned long long load(clampi_opt_id id, const clampi_win_options *o) {
     }
 }
 
-static const char *enum_text(clampi_opt_id id, unsigned long long index) {
-    static _Thread_local char buf[4][32];
-    static _Thread_local int next;
-    char *b = buf[next++ & 3];
-    clampi_opt_format(id, (clampi_opt_value){index, NULL}, b, sizeof buf[0]);
-    return b;
-}
+static const char *enum_text(clampi_opt_id id, unsigned long long index) { return clampi_opt_enum_name(id, index); }
 
 const char *clampi_mode_name(clampi_mode mode) { return enum_text(CLAMPI_OPT_MODE, mode); }
 const char *clampi_backend_name(clampi_backend_kind b) { return enum_text(CLAMPI_OPT_BACKEND, b); }

@@ -27,6 +27,16 @@ int main(void) {
     CHECK(clampi_opt_parse(CLAMPI_OPT_MODE, "always_cache", &v) == 0 && v.u == 1);
     CHECK(clampi_opt_parse(CLAMPI_OPT_MODE, "always", &v) == -1);
     CHECK(clampi_opt_parse(CLAMPI_OPT_MODE, "always_cache_", &v) == -1);
+    CHECK(!strcmp(clampi_opt_enum_name(CLAMPI_OPT_MODE, 3), "off"));
+    CHECK(!strcmp(clampi_opt_enum_name(CLAMPI_OPT_MATCH, 4), "bins"));
+    CHECK(!strcmp(clampi_opt_enum_name(CLAMPI_OPT_MODE, 7), "?") &&
+          !strcmp(clampi_opt_enum_name(CLAMPI_OPT_STATS, 0), "?"));
+    for (int i = 0; i < CLAMPI_NOPTIONS; i++) /* every enum's names fit the name cache (8) */
+        if (clampi_option_table[i].type == CLAMPI_OPT_ENUM) {
+            int n = 1;
+            for (const char *p = clampi_option_table[i].allowed; *p; p++) n += *p == '|';
+            CHECK(n <= 8);
+        }
     CHECK(clampi_opt_parse(CLAMPI_OPT_MATCH, "lla+hot", &v) == 0);
     clampi_opt_format(CLAMPI_OPT_MATCH, v, buf, sizeof buf);
     CHECK(!strcmp(buf, "lla+hot"));
