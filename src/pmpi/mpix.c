@@ -32,7 +32,7 @@ static int adopt(clampi_win *parent, CMPI_Win child, MPI_Win *newwin) {
     int rc = PMPI_Win_allocate(0, 1, MPI_INFO_NULL, MPI_COMM_SELF, &base, &own);
     if (rc == MPI_SUCCESS) {
         MPI_Errhandler eh;
-        if (PMPI_Win_get_errhandler(parent->has_err_win ? parent->err_win : parent->win, &eh) == MPI_SUCCESS) {
+        if (PMPI_Win_get_errhandler(parent->b.err_win, &eh) == MPI_SUCCESS) {
             PMPI_Win_set_errhandler(own, eh);
             PMPI_Errhandler_free(&eh);
         }
@@ -45,8 +45,7 @@ static int adopt(clampi_win *parent, CMPI_Win child, MPI_Win *newwin) {
         return clampi_raise_win(parent, CLAMPI_E_NOMEM);
     }
     c->self = child; /* (a clone: it had the parent's) */
-    c->err_win = own;
-    c->has_err_win = 1;
+    c->b.err_win = own;
     c->cmpi_route = 1;
     /* the family's members lock and flush through the CMPI_ layer from now on */
     clampi_pmpi_route(parent);

@@ -27,12 +27,11 @@
 #include "pmpi/match_entry.h"
 #include "pmpi/match_profile.h"
 #include "common/stats.h"
-#include "rma/access.h"
+#include "backends/access.h"
 #include "rma/errors.h"
 #include "rma/stats.h"
 #include "rma/window.h"
 #include "rmax/family.h"
-#include "backends/ucx/backend.h"
 #include "pmpi/preload_internal.h"
 
 #define PRELOAD_API __attribute__((visibility("default")))
@@ -235,12 +234,13 @@ static int manage(MPI_Win win, MPI_Win shm, MPI_Comm comm, void *base, MPI_Aint 
     clampi_win *w;
     if (win_keyval == MPI_KEYVAL_INVALID ||
         clampi_win_attach(win, shm, comm, size, disp_unit, dynamic, opts, &w) != MPI_SUCCESS) {
-        if (memh) clampi_win_free_ucx_memory(memh);
+        if (memh) clampi_win_free_backend_memory(opts->backend, memh);
         return memh ? -1 : 0;
     }
     int ucx = 0;
     if (try_ucx && opts->backend == CLAMPI_BACKEND_KIND_UCX)
-        ucx = clampi_win_setup_backend(w, comm, base, size, dynamic, opts, memh) == MPI_SUCCESS && w->ucx;
+        ucx = clampi_win_setup_backend(w, comm, base, size, opts, memh) == MPI_SUCCESS &&
+              w->opts.backend != CLAMPI_BACKEND_KIND_MPI;
     if (memh && !ucx) {
         clampi_win_release(w);
         return -1;
@@ -254,7 +254,7 @@ static int manage(MPI_Win win, MPI_Win shm, MPI_Comm comm, void *base, MPI_Aint 
         PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
         if (!all) {
             clampi_registry_remove(w->self);
-            clampi_ucx_win_teardown(w);
+            clampi_win_teardown_backend(w);
             ok = 0;
         }
     }
@@ -296,7 +296,7 @@ static int allocate_entry(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm 
     if (o.backend == CLAMPI_BACKEND_KIND_UCX && size >= 0 && disp_unit > 0 && baseptr && win) {
         void *base = NULL, *memh = NULL;
         MPI_Win mw;
-        if (clampi_win_allocate_ucx(size, disp_unit, info, comm, &base, &mw, &memh)) {
+        if (clampi_win_allocate_backend(o.backend, size, disp_unit, info, comm, &base, &mw, &memh)) {
             if (manage(mw, MPI_WIN_NULL, comm, base, size, disp_unit, 0, &o, 1, memh) == 1) {
                 clampi_win *w = find(mw);
                 if (w) w->preload_flavor = MPI_WIN_FLAVOR_ALLOCATE;
@@ -351,7 +351,7 @@ static int win_free_entry(MPI_Win *win) {
     /* a window of a family: its attribute's delete callback frees the child (stats too) */
     if (!w || (w->rmax && w->rmax->kind != CLAMPI_RMAX_PARENT)) return PMPI_Win_free(win);
     if (clampi_stats_enabled()) clampi_stats_print(w);
-    if (!w->ucx) return PMPI_Win_free(win); /* the attribute's delete callback frees w */
+    if (!w->b.state) return PMPI_Win_free(win); /* the attribute's delete callback frees w */
     /* UCX: the children go, our operations complete, then the MPI window (collective:
      * nobody uses the memory after it), then the UCX state, which may own the memory. */
     if (w->rmax) clampi_rmax_on_free(w, &w->self);
@@ -363,7 +363,7 @@ static int win_free_entry(MPI_Win *win) {
         __atomic_fetch_sub(&unmapped, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&window_gen, 1, __ATOMIC_RELEASE);
     freeing = w;
-    int rc = w->be->free(w);
+    int rc = w->b.ops->free(&w->b);
     freeing = NULL;
     clampi_win_release(w);
     if (rc == MPI_SUCCESS) *win = MPI_WIN_NULL;
@@ -589,7 +589,7 @@ static inline int fits(MPI_Count c) { return c >= 0 && c <= INT_MAX; }
 
 static clampi_win *big_begin(MPI_Win win, int target) {
     clampi_win *w = active ? lookup(win) : NULL;
-    if (!w || target < 0 || target >= w->nranks || clampi_straight_op(w, target)) return NULL;
+    if (!w || target < 0 || target >= w->b.nranks || clampi_straight_op(w, target)) return NULL;
     clampi_win_enter(w);
     return w;
 }
@@ -600,7 +600,7 @@ static int big_end(clampi_win *w, int target, int writes, int rc) {
             w->n.gets++;
             w->n.bypassed++;
         } else {
-            const uint64_t all = (uint64_t)w->target_size[target];
+            const uint64_t all = (uint64_t)w->b.target_size[target];
             w->n.puts++;
             if (w->caches_data) clampi_cache_invalidate_range(&w->cache, (uint32_t)target, 0, all);
             clampi_inflight_forget_overlapping(&w->inflight, (uint32_t)target, 0, all);
@@ -751,7 +751,7 @@ PRELOAD_API int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MP
         clampi_win *w = active ? lookup(win) : NULL;                                                   \
         if (w && w->cmpi_route) /* MPI_PROC_NULL: nothing to synchronize (MPI 12.5) */                 \
             return rank == MPI_PROC_NULL ? MPI_SUCCESS : CMPI_##NAME(rank, w->self);                   \
-        if (!w || rank < 0 || rank >= w->nranks) return PMPI_##NAME(rank, win);                        \
+        if (!w || rank < 0 || rank >= w->b.nranks) return PMPI_##NAME(rank, win);                      \
         int rc = clampi_straight_op(w, rank) && !clampi_inflight_pending(&w->inflight, (uint32_t)rank) \
                      ? PMPI_##NAME(rank, win)                                                          \
                      : fn(w, rank);                                                                    \
@@ -871,7 +871,7 @@ PRELOAD_API int MPI_Win_set_name(MPI_Win win, const char *win_name) {
     int rc = PMPI_Win_set_name(win, win_name);
     clampi_win *w = active && rc == MPI_SUCCESS ? find(win) : NULL;
     clampi_mode mode;
-    if (w && !w->thread_scope && clampi_options_window_mode(win_name, &mode) == 1 && mode != w->opts.mode) {
+    if (w && !w->b.thread_scope && clampi_options_window_mode(win_name, &mode) == 1 && mode != w->opts.mode) {
         clampi_win_options o = w->opts;
         o.mode = mode;
         clampi_win_reconfigure(w, &o);

@@ -75,8 +75,8 @@ static void update_last(const clampi_win *w) {
         clampi_last.budget = UINT64_MAX;
         return;
     }
-    clampi_last.ops_win = p->nops == w->nranks ? clampi_last.win : none;
-    clampi_last.syncs_win = p->nsyncs == w->nranks ? clampi_last.win : none;
+    clampi_last.ops_win = p->nops == w->b.nranks ? clampi_last.win : none;
+    clampi_last.syncs_win = p->nsyncs == w->b.nranks ? clampi_last.win : none;
     clampi_last.budget = p->paused ? p->pause_left : UINT64_MAX;
 }
 
@@ -97,23 +97,23 @@ static void set_target(clampi_win *w, int t) {
     p->nops += (v != 0) - (old != 0);
     p->nsyncs += (v == 1) - (old == 1);
     __atomic_store_n(&w->straight[t], v, __ATOMIC_RELAXED);
-    __atomic_store_n(&w->all_straight, p->nsyncs == w->nranks, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->all_straight, p->nsyncs == w->b.nranks, __ATOMIC_RELAXED);
 }
 
 static void set_all(clampi_win *w) {
-    for (int t = 0; t < w->nranks; t++) set_target(w, t);
+    for (int t = 0; t < w->b.nranks; t++) set_target(w, t);
     update_last(w);
 }
 
 int clampi_straight_setup(clampi_win *w, MPI_Comm comm) {
-    struct clampi_straight_policy *p = calloc(1, sizeof *p + (size_t)w->nranks);
-    if (!p || find_same_node(comm, w->nranks, p->same_node) != 0) {
+    struct clampi_straight_policy *p = calloc(1, sizeof *p + (size_t)w->b.nranks);
+    if (!p || find_same_node(comm, w->b.nranks, p->same_node) != 0) {
         free(p);
         return -1;
     }
     p->sharing = sharing_setting();
     p->next_pause = FIRST_PAUSE;
-    memset(w->straight, 0, (size_t)w->nranks);
+    memset(w->straight, 0, (size_t)w->b.nranks);
     w->straight_policy = p;
     set_all(w);
     return 0;
@@ -170,7 +170,7 @@ void clampi_straight_after_sync(clampi_win *w, int target) {
     }
     if (all) {
         set_all(w);
-    } else if (target < w->nranks) {
+    } else if (target < w->b.nranks) {
         set_target(w, target);
         update_last(w);
     }

@@ -65,11 +65,11 @@ void clampi_straight_after_sync(clampi_win *w, int target);
 
 /* Whether an operation to target goes straight to MPI (target need not be valid). */
 static inline int clampi_straight_op(const clampi_win *w, int target) {
-    return (unsigned)target < (unsigned)w->nranks && __atomic_load_n(&w->straight[target], __ATOMIC_RELAXED);
+    return (unsigned)target < (unsigned)w->b.nranks && __atomic_load_n(&w->straight[target], __ATOMIC_RELAXED);
 }
 /* Whether a synchronization of target (flush, flush_local, unlock) goes straight. */
 static inline int clampi_straight_sync(const clampi_win *w, int target) {
-    return (unsigned)target < (unsigned)w->nranks && __atomic_load_n(&w->straight[target], __ATOMIC_RELAXED) == 1;
+    return (unsigned)target < (unsigned)w->b.nranks && __atomic_load_n(&w->straight[target], __ATOMIC_RELAXED) == 1;
 }
 /* Whether a synchronization of the whole window goes straight. */
 static inline int clampi_straight_sync_all(const clampi_win *w) {

@@ -3,7 +3,8 @@
  * the operation itself in the window's backend. CMPI_Rget goes through the cache like
  * CMPI_Get; when the cache (or same-node shared memory) serves it, the request returned
  * is an already complete generalized request. */
-#include "rma/access.h"
+#include "backends/access.h"
+#include "rma/window.h"
 #include "rma/errors.h"
 
 /* Requests served locally or completed before returning: complete generalized requests. */
@@ -45,22 +46,23 @@ int CMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
                         int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
                         int target_count, MPI_Datatype target_datatype, MPI_Op op, CMPI_Win win) {
     BEGIN_WRITE(w, win, target_rank, target_disp, target_count, target_datatype, a);
-    int rc = w->be->get_accumulate(w, origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                   result_datatype, target_rank, target_disp, target_count, target_datatype, op);
+    int rc = w->b.ops->get_accumulate(&w->b, origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                                      result_datatype, target_rank, target_disp, target_count, target_datatype, op);
     return clampi_win_write_end(w, target_rank, &a, rc);
 }
 
 int CMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
                       MPI_Aint target_disp, MPI_Op op, CMPI_Win win) {
     BEGIN_WRITE(w, win, target_rank, target_disp, 1, datatype, a);
-    int rc = w->be->fetch_and_op(w, origin_addr, result_addr, datatype, target_rank, target_disp, op);
+    int rc = w->b.ops->fetch_and_op(&w->b, origin_addr, result_addr, datatype, target_rank, target_disp, op);
     return clampi_win_write_end(w, target_rank, &a, rc);
 }
 
 int CMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype,
                           int target_rank, MPI_Aint target_disp, CMPI_Win win) {
     BEGIN_WRITE(w, win, target_rank, target_disp, 1, datatype, a);
-    int rc = w->be->compare_and_swap(w, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp);
+    int rc =
+        w->b.ops->compare_and_swap(&w->b, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp);
     return clampi_win_write_end(w, target_rank, &a, rc);
 }
 
@@ -75,8 +77,8 @@ int CMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_dat
     int err = clampi_win_write_begin(w, origin_count, origin_datatype, target_rank, target_disp, target_count,
                                      target_datatype, &a);
     if (err != -1) return clampi_raise_win(w, CLAMPI_ARG_ERROR_CODE(err));
-    int rc = w->be->rput(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                         target_datatype, request);
+    int rc = w->b.ops->rput(&w->b, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                            target_datatype, request);
     return clampi_win_write_end(w, target_rank, &a, rc);
 }
 
@@ -108,7 +110,7 @@ int clampi_win_raccumulate(const void *origin_addr, int origin_count, MPI_Dataty
     int rc = CMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                              target_datatype, op, win);
     if (rc == MPI_SUCCESS && target_rank != MPI_PROC_NULL && w->opts.acc_intrinsic)
-        rc = w->be->flush_local(w, target_rank);
+        rc = w->b.ops->flush_local(&w->b, target_rank);
     return rc == MPI_SUCCESS ? clampi_request_done(request) : rc;
 }
 
@@ -122,6 +124,6 @@ int clampi_win_rget_accumulate(const void *origin_addr, int origin_count, MPI_Da
     int rc = CMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
                                  target_rank, target_disp, target_count, target_datatype, op, win);
     if (rc == MPI_SUCCESS && target_rank != MPI_PROC_NULL && w->opts.acc_intrinsic)
-        rc = w->be->flush_local(w, target_rank);
+        rc = w->b.ops->flush_local(&w->b, target_rank);
     return rc == MPI_SUCCESS ? clampi_request_done(request) : rc;
 }

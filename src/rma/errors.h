@@ -6,7 +6,5 @@
 
 /* Raise e through the window's error handler (a family window's own MPI_Win where it has
  * one: the handle the program holds); returns the code. */
-static inline int clampi_raise_win(const clampi_win *w, clampi_error e) {
-    return clampi_raise_on_win(w->has_err_win ? w->err_win : w->win, e);
-}
+static inline int clampi_raise_win(const clampi_win *w, clampi_error e) { return clampi_bwin_raise(&w->b, e); }
 #endif

@@ -7,7 +7,8 @@
  * flush that completes it can enter the bytes in the cache. */
 #include <string.h>
 
-#include "rma/access.h"
+#include "backends/access.h"
+#include "rma/window.h"
 #include "rma/errors.h"
 
 /* memcpy with the common small sizes inlined (the hit path of small gets). */
@@ -22,7 +23,7 @@ static inline void copy_bytes(unsigned char *dst, const void *src, uint64_t n) {
 
 static int network_get(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype origin_type, int target,
                        MPI_Aint disp, int target_count, MPI_Datatype target_type, uint64_t bytes) {
-    int rc = w->be->get(w, origin_addr, origin_count, origin_type, target, disp, target_count, target_type);
+    int rc = w->b.ops->get(&w->b, origin_addr, origin_count, origin_type, target, disp, target_count, target_type);
     if (rc != MPI_SUCCESS) return rc;
     clampi_win_mark_outstanding(w, target);
     w->n.bytes_fetched += bytes;
@@ -31,7 +32,8 @@ static int network_get(clampi_win *w, void *origin_addr, int origin_count, MPI_D
 
 static int network_rget(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype origin_type, int target,
                         MPI_Aint disp, int target_count, MPI_Datatype target_type, uint64_t bytes, MPI_Request *rreq) {
-    int rc = w->be->rget(w, origin_addr, origin_count, origin_type, target, disp, target_count, target_type, rreq);
+    int rc =
+        w->b.ops->rget(&w->b, origin_addr, origin_count, origin_type, target, disp, target_count, target_type, rreq);
     if (rc != MPI_SUCCESS) return rc;
     clampi_win_mark_outstanding(w, target);
     w->n.bytes_fetched += bytes;
@@ -45,7 +47,7 @@ static inline __attribute__((always_inline)) int
 get_locked(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Request *rreq, int *served) {
     clampi_access a;
-    int err = clampi_access_check(w, origin_count, origin_datatype, target_rank, target_disp, target_count,
+    int err = clampi_access_check(&w->b, origin_count, origin_datatype, target_rank, target_disp, target_count,
                                   target_datatype, &a);
     if (__builtin_expect(err >= 0, 0)) return CLAMPI_ARG_ERROR(err);
     w->n.gets++;

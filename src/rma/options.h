@@ -4,6 +4,7 @@
 #define CLAMPI_RMA_OPTIONS_H
 #include <mpi.h>
 #include <stddef.h>
+#include "backends/backend.h"
 
 #ifndef CLAMPI_DEFAULT_INDEX_ENTRIES
 #define CLAMPI_DEFAULT_INDEX_ENTRIES 16384
@@ -18,13 +19,6 @@ typedef enum clampi_mode {
     CLAMPI_MODE_USER,        /* invalidated by CMPI_Win_invalidate */
     CLAMPI_MODE_OFF          /* pass-through */
 } clampi_mode;
-
-typedef enum clampi_backend_kind { CLAMPI_BACKEND_KIND_MPI, CLAMPI_BACKEND_KIND_UCX } clampi_backend_kind;
-typedef enum clampi_progress_kind {
-    CLAMPI_PROGRESS_AUTO,   /* a progress thread where the transports need one (see backends/ucx/progress.c) */
-    CLAMPI_PROGRESS_THREAD, /* always a progress thread */
-    CLAMPI_PROGRESS_NONE    /* never: the target progresses only inside clampi calls */
-} clampi_progress_kind;
 
 typedef struct clampi_win_options {
     clampi_mode mode;

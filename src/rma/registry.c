@@ -37,7 +37,7 @@ int clampi_registry_add(clampi_win *w, CMPI_Win *h) {
     if (next_serial == 0) next_serial = 1;
     w->serial = next_serial++;
     chunks[slot >> CHUNK_BITS][slot & (CHUNK - 1)] = w;
-    h->win = w->win;
+    h->win = w->b.win;
     h->slot = slot;
     h->serial = w->serial;
     pthread_mutex_unlock(&registry_lock);
@@ -120,7 +120,7 @@ int clampi_registry_map(clampi_win *w) {
     if (map_used < MAP_CAP / 2) {
         write_begin();
         if (map_used + map_tombs >= MAP_CAP / 2) map_rebuild();
-        map_put(win_key(w->win), w);
+        map_put(win_key(w->b.win), w);
         write_end();
         rc = 0;
     }
@@ -129,7 +129,7 @@ int clampi_registry_map(clampi_win *w) {
 }
 
 void clampi_registry_unmap(clampi_win *w) {
-    uint64_t k = win_key(w->win);
+    uint64_t k = win_key(w->b.win);
     pthread_mutex_lock(&registry_lock);
     for (uint32_t i = map_home(k), n = 0; n < MAP_CAP; i = (i + 1) & (MAP_CAP - 1), n++) {
         uint64_t cur = map[i].key;

@@ -38,12 +38,12 @@ void clampi_stats_collect(const clampi_win *w, CMPI_Win_stats *s) {
 void clampi_stats_print(const clampi_win *w) {
     char name[MPI_MAX_OBJECT_NAME + 1] = "";
     int len = 0;
-    PMPI_Win_get_name(w->win, name, &len);
+    PMPI_Win_get_name(w->b.win, name, &len);
     if (!name[0]) snprintf(name, sizeof name, "win%u", w->serial);
     CMPI_Win_stats s;
     clampi_stats_collect(w, &s);
     clampi_stats_line line;
-    clampi_stats_begin(&line, NULL, w->rank);
+    clampi_stats_begin(&line, NULL, w->b.rank);
     clampi_stats_str(&line, "win", name);
     clampi_stats_str(&line, "mode", clampi_mode_name(w->opts.mode));
     /* The line's fields, in order: adding a counter is one entry here. */
@@ -91,8 +91,8 @@ int CMPIX_Win_get_thread_stats(CMPI_Win win, CMPIX_Win_thread_stats *stats) {
     clampi_win *w = clampi_registry_find(win);
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
     if (!stats) return clampi_raise_win(w, CLAMPI_E_ARG);
-    if (w->be->thread_stats)
-        w->be->thread_stats(w, stats);
+    if (w->b.ops->thread_stats)
+        w->b.ops->thread_stats(&w->b, stats);
     else
         memset(stats, 0, sizeof *stats);
     return MPI_SUCCESS;

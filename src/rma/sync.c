@@ -5,7 +5,8 @@
  * The clampi_win_* functions are shared with the preload; they hold the window lock
  * across the MPI call, so a get issued by another thread meanwhile cannot be taken for
  * complete by the bookkeeping that follows it. */
-#include "rma/access.h"
+#include "backends/access.h"
+#include "rma/window.h"
 #include "rma/errors.h"
 
 static void fill_cache(void *ctx, uint32_t target, uint64_t offset, uint64_t length, const void *data) {
@@ -72,7 +73,7 @@ int clampi_win_flush(clampi_win *w, int rank) {
     if (flush_elidable(w, rank)) {
         elided(w);
     } else {
-        rc = w->be->flush(w, rank);
+        rc = w->b.ops->flush(&w->b, rank);
         if (rc == MPI_SUCCESS) target_done(w, rank);
     }
     clampi_win_leave(w);
@@ -86,7 +87,7 @@ int clampi_win_flush_all(clampi_win *w) {
     if (may_elide(w) && w->ndirty == 0 && w->inflight.live == 0) {
         elided(w);
     } else {
-        rc = w->be->flush_all(w);
+        rc = w->b.ops->flush_all(&w->b);
         if (rc == MPI_SUCCESS) all_done(w);
     }
     clampi_win_leave(w);
@@ -102,7 +103,7 @@ int clampi_win_flush_local(clampi_win *w, int rank) {
     if (may_elide(w) && w->outstanding[rank] == 0) {
         elided(w);
     } else {
-        rc = w->be->flush_local(w, rank);
+        rc = w->b.ops->flush_local(&w->b, rank);
         if (rc == MPI_SUCCESS) gets_done(w, rank);
     }
     clampi_win_leave(w);
@@ -116,7 +117,7 @@ int clampi_win_flush_local_all(clampi_win *w) {
     if (may_elide(w) && w->ndirty == 0) {
         elided(w);
     } else {
-        rc = w->be->flush_local_all(w);
+        rc = w->b.ops->flush_local_all(&w->b);
         if (rc == MPI_SUCCESS) clampi_inflight_complete_all(&w->inflight, w->caches_data ? fill_cache : NULL, w);
     }
     clampi_win_leave(w);
@@ -125,7 +126,7 @@ int clampi_win_flush_local_all(clampi_win *w) {
 
 int clampi_win_unlock(clampi_win *w, int rank) {
     clampi_win_enter(w);
-    int rc = w->be->unlock(w, rank);
+    int rc = w->b.ops->unlock(&w->b, rank);
     if (rc == MPI_SUCCESS) target_done(w, rank);
     clampi_win_leave(w);
     return rc;
@@ -139,15 +140,15 @@ int clampi_win_unlock(clampi_win *w, int rank) {
     clampi_win_leave(w);                \
     return rc
 
-int clampi_win_unlock_all(clampi_win *w) { EPOCH_END(w, w->be->unlock_all(w)); }
-int clampi_win_fence(clampi_win *w, int assert) { EPOCH_END(w, w->be->fence(w, assert)); }
-int clampi_win_complete(clampi_win *w) { EPOCH_END(w, w->be->complete(w)); }
+int clampi_win_unlock_all(clampi_win *w) { EPOCH_END(w, w->b.ops->unlock_all(&w->b)); }
+int clampi_win_fence(clampi_win *w, int assert) { EPOCH_END(w, w->b.ops->fence(&w->b, assert)); }
+int clampi_win_complete(clampi_win *w) { EPOCH_END(w, w->b.ops->complete(&w->b)); }
 
 /* MPI_Win_sync orders memory accesses (unified model, shared windows): in transparent
  * mode a get issued before it no longer serves duplicates issued after it. */
 int clampi_win_sync(clampi_win *w) {
     clampi_win_enter(w);
-    int rc = w->be->sync(w);
+    int rc = w->b.ops->sync(&w->b);
     if (rc == MPI_SUCCESS && w->opts.mode == CLAMPI_MODE_TRANSPARENT) clampi_inflight_forget_all(&w->inflight);
     clampi_win_leave(w);
     return rc;
@@ -155,8 +156,8 @@ int clampi_win_sync(clampi_win *w) {
 
 int clampi_win_test(clampi_win *w, int *flag) {
     if (!flag) return clampi_raise_win(w, CLAMPI_E_ARG);
-    if (!w->be->test) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
-    return w->be->test(w, flag);
+    if (!w->b.ops->test) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+    return w->b.ops->test(&w->b, flag);
 }
 
 void clampi_win_invalidate(clampi_win *w) {
@@ -172,7 +173,7 @@ void clampi_win_invalidate(clampi_win *w) {
     clampi_win *w = clampi_registry_find(win); \
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN)
 #define CHECK_RANK(w, rank) \
-    if ((rank) < 0 || (rank) >= (w)->nranks) return clampi_raise_win(w, CLAMPI_E_RANK)
+    if ((rank) < 0 || (rank) >= (w)->b.nranks) return clampi_raise_win(w, CLAMPI_E_RANK)
 
 /* CMPI_NAME(win) -> fn(w);  CMPI_NAME(rank, win) -> fn(w, rank) */
 #define CMPI_WIN(NAME, fn)          \
@@ -188,18 +189,18 @@ void clampi_win_invalidate(clampi_win *w) {
     }
 /* mpi_win_scope=thread: a flush completes the calling thread's operations only, without
  * the window lock (no cache bookkeeping: caching is off on such windows). */
-#define CMPI_FLUSH_RANK(NAME, fn, op)                                        \
-    int CMPI_##NAME(int rank, CMPI_Win win) {                                \
-        FIND_WIN(w, win);                                                    \
-        CHECK_RANK(w, rank);                                                 \
-        if (__builtin_expect(w->thread_scope, 0)) return w->be->op(w, rank); \
-        return fn(w, rank);                                                  \
+#define CMPI_FLUSH_RANK(NAME, fn, op)                                                 \
+    int CMPI_##NAME(int rank, CMPI_Win win) {                                         \
+        FIND_WIN(w, win);                                                             \
+        CHECK_RANK(w, rank);                                                          \
+        if (__builtin_expect(w->b.thread_scope, 0)) return w->b.ops->op(&w->b, rank); \
+        return fn(w, rank);                                                           \
     }
-#define CMPI_FLUSH_WIN(NAME, fn, op)                                   \
-    int CMPI_##NAME(CMPI_Win win) {                                    \
-        FIND_WIN(w, win);                                              \
-        if (__builtin_expect(w->thread_scope, 0)) return w->be->op(w); \
-        return fn(w);                                                  \
+#define CMPI_FLUSH_WIN(NAME, fn, op)                                            \
+    int CMPI_##NAME(CMPI_Win win) {                                             \
+        FIND_WIN(w, win);                                                       \
+        if (__builtin_expect(w->b.thread_scope, 0)) return w->b.ops->op(&w->b); \
+        return fn(w);                                                           \
     }
 CMPI_FLUSH_RANK(Win_flush, clampi_win_flush, flush)
 CMPI_FLUSH_RANK(Win_flush_local, clampi_win_flush_local, flush_local)
@@ -213,12 +214,12 @@ CMPI_WIN(Win_sync, clampi_win_sync)
 int CMPI_Win_lock(int lock_type, int rank, int assert, CMPI_Win win) {
     FIND_WIN(w, win);
     CHECK_RANK(w, rank);
-    return w->be->lock(w, lock_type, rank, assert);
+    return w->b.ops->lock(&w->b, lock_type, rank, assert);
 }
 
 int CMPI_Win_lock_all(int assert, CMPI_Win win) {
     FIND_WIN(w, win);
-    return w->be->lock_all(w, assert);
+    return w->b.ops->lock_all(&w->b, assert);
 }
 
 int CMPI_Win_fence(int assert, CMPI_Win win) {
@@ -228,17 +229,17 @@ int CMPI_Win_fence(int assert, CMPI_Win win) {
 
 int CMPI_Win_start(MPI_Group group, int assert, CMPI_Win win) {
     FIND_WIN(w, win);
-    return w->be->start(w, group, assert);
+    return w->b.ops->start(&w->b, group, assert);
 }
 
 int CMPI_Win_post(MPI_Group group, int assert, CMPI_Win win) {
     FIND_WIN(w, win);
-    return w->be->post(w, group, assert);
+    return w->b.ops->post(&w->b, group, assert);
 }
 
 int CMPI_Win_wait(CMPI_Win win) {
     FIND_WIN(w, win);
-    return w->be->wait(w);
+    return w->b.ops->wait(&w->b);
 }
 
 int CMPI_Win_invalidate(CMPI_Win win) {

@@ -5,21 +5,24 @@
 #include <string.h>
 
 #include "numa/numa_internal.h"
-#include "backends/ucx/backend.h"
 #include "common/stats.h"
 #include "rma/errors.h"
 #include "rma/stats.h"
 #include "rma/window.h"
 #include "topo/node.h"
-#include "rmax/family.h"
+
+/* The extensions' hooks (src/rmax registers them); none by default. */
+static const clampi_win_hooks no_hooks;
+static const clampi_win_hooks *hooks = &no_hooks;
+void clampi_win_set_hooks(const clampi_win_hooks *h) { hooks = h ? h : &no_hooks; }
 
 void clampi_win_release(clampi_win *w) {
-    clampi_rmax_release(w);
+    if (w->rmax && hooks->on_release) hooks->on_release(w);
     if (w->mt) pthread_mutex_destroy(&w->lock);
     clampi_cache_destroy(&w->cache);
     clampi_inflight_destroy(&w->inflight);
-    free(w->target_size);
-    free(w->target_disp_unit);
+    free(w->b.target_size);
+    free(w->b.target_disp_unit);
     free(w->target_shm);
     free(w->outstanding);
     free(w->dirty_targets);
@@ -28,18 +31,18 @@ void clampi_win_release(clampi_win *w) {
     free(w);
 }
 
-/* The state a window owns per target, sized for w->nranks, empty (target_shm only when
+/* The state a window owns per target, sized for w->b.nranks, empty (target_shm only when
  * with_shm: attach maps it later). Returns 1, or 0 with whatever was allocated left for
  * clampi_win_release. */
 static int alloc_per_target(clampi_win *w, int with_shm) {
-    const size_t n = (size_t)w->nranks;
-    w->target_size = malloc(n * sizeof *w->target_size);
-    w->target_disp_unit = malloc(n * sizeof *w->target_disp_unit);
+    const size_t n = (size_t)w->b.nranks;
+    w->b.target_size = malloc(n * sizeof *w->b.target_size);
+    w->b.target_disp_unit = malloc(n * sizeof *w->b.target_disp_unit);
     w->target_shm = with_shm ? malloc(n * sizeof *w->target_shm) : NULL;
     w->outstanding = calloc(n, sizeof *w->outstanding);
     w->dirty_targets = malloc(n * sizeof *w->dirty_targets);
     w->straight = calloc(n, 1);
-    return w->target_size && w->target_disp_unit && (!with_shm || w->target_shm) && w->outstanding &&
+    return w->b.target_size && w->b.target_disp_unit && (!with_shm || w->target_shm) && w->outstanding &&
            w->dirty_targets && w->straight && clampi_inflight_init(&w->inflight, (uint32_t)n) == 0;
 }
 
@@ -65,9 +68,9 @@ clampi_win *clampi_win_clone(const clampi_win *parent) {
         clampi_win_release(w);
         return NULL;
     }
-    const size_t n = (size_t)w->nranks;
-    memcpy(w->target_size, parent->target_size, n * sizeof *w->target_size);
-    memcpy(w->target_disp_unit, parent->target_disp_unit, n * sizeof *w->target_disp_unit);
+    const size_t n = (size_t)w->b.nranks;
+    memcpy(w->b.target_size, parent->b.target_size, n * sizeof *w->b.target_size);
+    memcpy(w->b.target_disp_unit, parent->b.target_disp_unit, n * sizeof *w->b.target_disp_unit);
     if (w->target_shm) memcpy(w->target_shm, parent->target_shm, n * sizeof *w->target_shm);
     return w;
 }
@@ -98,7 +101,7 @@ static int check_comm_args(MPI_Comm comm, MPI_Aint size, int disp_unit, const vo
  * absolute address) and cannot see a detach (and a later attach of other memory at the
  * same address) at the target. Transparent mode keeps nothing past a flush, so it is safe. */
 static clampi_mode allowed_mode(const clampi_win *w, const clampi_win_options *o) {
-    if (w->dynamic && (o->mode == CLAMPI_MODE_ALWAYS || o->mode == CLAMPI_MODE_USER) && !o->dynamic_cache)
+    if (w->b.dynamic && (o->mode == CLAMPI_MODE_ALWAYS || o->mode == CLAMPI_MODE_USER) && !o->dynamic_cache)
         return CLAMPI_MODE_TRANSPARENT;
     return o->mode;
 }
@@ -116,7 +119,7 @@ static void setup_cache(clampi_win *w) {
             fprintf(stderr,
                     "clampi: rank %d: cannot allocate a %zu-byte cache with %zu index entries; "
                     "the window works uncached\n",
-                    w->rank, opts->buffer_bytes, opts->index_entries);
+                    w->b.rank, opts->buffer_bytes, opts->index_entries);
     }
     w->cache.c = kept;
     clampi_adapt_init(&w->adapt, NULL, &w->cache);
@@ -127,10 +130,11 @@ int clampi_win_attach(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint 
     clampi_win *w = calloc(1, sizeof *w);
     int ok = w != NULL;
     if (w) {
-        w->win = mpi_win;
-        w->be = &clampi_backend_mpi;
-        w->shm_win = shm_win;
-        w->dynamic = dynamic;
+        w->b.win = mpi_win;
+        w->b.err_win = mpi_win;
+        w->b.ops = clampi_backend_table(CLAMPI_BACKEND_KIND_MPI);
+        w->b.shm_win = shm_win;
+        w->b.dynamic = dynamic;
         w->elide_flushes = CLAMPI_ELIDE_ALWAYS;
         w->opts = *opts;
         /* In effect until a backend that honours them takes over (setup_backend). */
@@ -145,8 +149,8 @@ int clampi_win_attach(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint 
         MPI_Query_thread(&provided);
         w->mt = provided == MPI_THREAD_MULTIPLE;
         if (w->mt && pthread_mutex_init(&w->lock, NULL) != 0) w->mt = 0, ok = 0;
-        MPI_Comm_rank(comm, &w->rank);
-        MPI_Comm_size(comm, &w->nranks);
+        MPI_Comm_rank(comm, &w->b.rank);
+        MPI_Comm_size(comm, &w->b.nranks);
         ok = alloc_per_target(w, 0) && ok;
     }
     /* Agree first: the allgathers below are collective and must run on every rank. */
@@ -157,14 +161,14 @@ int clampi_win_attach(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint 
     if (dynamic) {
         /* Displacements are absolute addresses: any address is in range for clampi (MPI
          * checks attachment), disp_unit is 1. */
-        for (int i = 0; i < w->nranks; i++) {
-            w->target_size[i] = (MPI_Aint)(INTPTR_MAX / 2);
-            w->target_disp_unit[i] = 1;
+        for (int i = 0; i < w->b.nranks; i++) {
+            w->b.target_size[i] = (MPI_Aint)(INTPTR_MAX / 2);
+            w->b.target_disp_unit[i] = 1;
         }
     } else {
         MPI_Aint my_size = size;
-        PMPI_Allgather(&my_size, 1, MPI_AINT, w->target_size, 1, MPI_AINT, comm);
-        PMPI_Allgather(&disp_unit, 1, MPI_INT, w->target_disp_unit, 1, MPI_INT, comm);
+        PMPI_Allgather(&my_size, 1, MPI_AINT, w->b.target_size, 1, MPI_AINT, comm);
+        PMPI_Allgather(&disp_unit, 1, MPI_INT, w->b.target_disp_unit, 1, MPI_INT, comm);
     }
     setup_cache(w);
     if (shm_win != MPI_WIN_NULL) {
@@ -174,7 +178,7 @@ int clampi_win_attach(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint 
         MPI_Comm_group(comm, &g_comm);
         int nnode;
         MPI_Group_size(g_node, &nnode);
-        w->target_shm = calloc(w->nranks, sizeof *w->target_shm);
+        w->target_shm = calloc(w->b.nranks, sizeof *w->target_shm);
         int *node_ranks = malloc(nnode * sizeof *node_ranks), *comm_ranks = malloc(nnode * sizeof *comm_ranks);
         if (w->target_shm && node_ranks && comm_ranks) {
             for (int i = 0; i < nnode; i++) node_ranks[i] = i;
@@ -209,7 +213,7 @@ void clampi_win_reconfigure(clampi_win *w, const clampi_win_options *opts) {
     /* An off or transparent window's operations may have gone straight to MPI (preload):
      * the next flushes must not be elided. */
     if (w->opts.mode == CLAMPI_MODE_OFF || w->opts.mode == CLAMPI_MODE_TRANSPARENT)
-        for (int t = 0; t < w->nranks; t++) clampi_win_mark_outstanding(w, t);
+        for (int t = 0; t < w->b.nranks; t++) clampi_win_mark_outstanding(w, t);
     if (clampi_cache_usable(&w->cache)) {
         if (!mode_caches(next.mode))
             clampi_cache_invalidate(&w->cache);
@@ -219,44 +223,51 @@ void clampi_win_reconfigure(clampi_win *w, const clampi_win_options *opts) {
             clampi_cache_invalidate(&w->cache);
     }
     w->opts = next;
+    w->b.ordered = next.ordered; /* the backend honours it (0 unless the backend can) */
     w->caches_data = mode_caches(next.mode);
     __atomic_store_n(&w->passthrough, next.mode == CLAMPI_MODE_OFF, __ATOMIC_RELAXED);
     setup_cache(w);
     clampi_win_leave(w);
 }
 
-/* The backend the options ask for (collective). A UCX window honours mpi_win_scope and
- * mpi_win_order; with thread scope its get cache is off (a process-wide cache cannot be
- * completed by per-thread flushes). */
-static int setup_backend(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size, int dynamic,
-                         const clampi_win_options *opts, void *memh) {
-    if (opts->backend != CLAMPI_BACKEND_KIND_UCX) return MPI_SUCCESS;
-    w->opts.backend = CLAMPI_BACKEND_KIND_UCX;
-    w->opts.ordered = opts->ordered;
-    w->opts.acc_intrinsic = opts->acc_intrinsic;
-    int rc = clampi_ucx_win_setup(w, comm, base, size, dynamic, memh);
-    if (rc == MPI_SUCCESS) {
-        rc = clampi_rmax_on_create(w, comm); /* RMA extensions (src/rmax) */
-        if (rc != MPI_SUCCESS) clampi_ucx_win_teardown(w);
+/* The backend the options ask for (collective). The MPI backend needs nothing; another
+ * takes the window over (its setup), then the extensions' hook runs. A backend honours
+ * mpi_win_scope and mpi_win_order; with thread scope the get cache is off (a process-wide
+ * cache cannot be completed by per-thread flushes). */
+int clampi_win_setup_backend(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size, const clampi_win_options *opts,
+                             void *memh) {
+    const clampi_backend_ops *be = clampi_backend_table(opts->backend);
+    if (!be->setup) return MPI_SUCCESS;
+    w->b.ordered = opts->ordered;
+    w->b.progress = opts->progress;
+    int rc = be->setup(&w->b, comm, base, size, memh);
+    if (rc == MPI_SUCCESS && hooks->on_backend) {
+        rc = hooks->on_backend(w, comm);
+        if (rc != MPI_SUCCESS) clampi_win_teardown_backend(w);
     }
     if (rc != MPI_SUCCESS) { /* still an MPI window: say so */
-        w->opts.backend = CLAMPI_BACKEND_KIND_MPI;
-        w->opts.ordered = w->opts.acc_intrinsic = 0;
+        w->b.ordered = 0;
         return rc;
     }
+    w->opts.backend = opts->backend;
+    w->opts.ordered = opts->ordered;
+    w->opts.acc_intrinsic = opts->acc_intrinsic;
     if (opts->thread_scope) {
         clampi_win_options o = w->opts;
         o.thread_scope = 1;
         o.mode = CLAMPI_MODE_OFF;
         clampi_win_reconfigure(w, &o);
-        w->thread_scope = 1;
+        w->b.thread_scope = 1;
     }
     return MPI_SUCCESS;
 }
 
-int clampi_win_setup_backend(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size, int dynamic,
-                             const clampi_win_options *opts, void *memh) {
-    return setup_backend(w, comm, base, size, dynamic, opts, memh);
+void clampi_win_teardown_backend(clampi_win *w) {
+    if (w->b.ops->teardown) w->b.ops->teardown(&w->b); /* the backend's state only; the MPI window stays */
+    w->b.ops = clampi_backend_table(CLAMPI_BACKEND_KIND_MPI);
+    w->opts.backend = CLAMPI_BACKEND_KIND_MPI;
+    w->opts.ordered = w->opts.acc_intrinsic = 0;
+    w->b.ordered = 0;
 }
 
 /* attach + backend + registry: the CMPI_Win handle. On failure the MPI window is left to
@@ -266,10 +277,10 @@ static int attach_state(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, void *b
     clampi_win *w;
     int rc = clampi_win_attach(mpi_win, shm_win, comm, size, disp_unit, dynamic, opts, &w);
     if (rc != MPI_SUCCESS) {
-        clampi_ucx_mem_free(memh);
+        clampi_win_free_backend_memory(opts->backend, memh);
         return rc;
     }
-    rc = setup_backend(w, comm, base, size, dynamic, opts, memh);
+    rc = clampi_win_setup_backend(w, comm, base, size, opts, memh);
     if (rc == MPI_SUCCESS) {
         CMPI_Win h;
         int ok = clampi_registry_add(w, &h) == MPI_SUCCESS, all;
@@ -281,7 +292,7 @@ static int attach_state(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, void *b
         }
         if (ok) clampi_registry_remove(h);
         rc = MPI_ERR_NO_MEM;
-        if (w->ucx) clampi_ucx_win_teardown(w); /* the UCX state only; the MPI window stays */
+        clampi_win_teardown_backend(w);
     }
     clampi_win_release(w);
     return rc;
@@ -322,23 +333,23 @@ int CMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, CMPI_Win *win) {
 int CMPI_Win_attach(CMPI_Win win, void *base, MPI_Aint size) {
     clampi_win *w = clampi_registry_find(win);
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
-    if (!w->dynamic) return clampi_raise_win(w, CLAMPI_E_ARG);
+    if (!w->b.dynamic) return clampi_raise_win(w, CLAMPI_E_ARG);
     if (size < 0 || (size > 0 && !base)) return clampi_raise_win(w, CLAMPI_E_ARG);
-    return w->be->attach(w, base, size);
+    return w->b.ops->attach(&w->b, base, size);
 }
 
 int CMPI_Win_detach(CMPI_Win win, const void *base) {
     clampi_win *w = clampi_registry_find(win);
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
-    if (!w->dynamic) return clampi_raise_win(w, CLAMPI_E_ARG);
-    return w->be->detach(w, base);
+    if (!w->b.dynamic) return clampi_raise_win(w, CLAMPI_E_ARG);
+    return w->b.ops->detach(&w->b, base);
 }
 
 int CMPI_Win_get_info(CMPI_Win win, MPI_Info *info_used) {
     clampi_win *w = clampi_registry_find(win);
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
     if (!info_used) return clampi_raise_win(w, CLAMPI_E_ARG);
-    int rc = PMPI_Win_get_info(w->win, info_used);
+    int rc = PMPI_Win_get_info(w->b.win, info_used);
     if (rc != MPI_SUCCESS) return rc;
     clampi_win_enter(w);
     clampi_win_options o = w->opts;
@@ -356,15 +367,15 @@ int CMPI_Win_set_info(CMPI_Win win, MPI_Info info) {
     clampi_win_options next = w->opts;
     const char *bad_key = NULL;
     if (clampi_options_update(info, &next, &bad_key) != MPI_SUCCESS) return clampi_raise_win(w, CLAMPI_E_INFO);
-    int rc = PMPI_Win_set_info(w->win, info);
+    int rc = PMPI_Win_set_info(w->b.win, info);
     if (rc != MPI_SUCCESS) return rc;
     next.backend = w->opts.backend;
     next.progress = w->opts.progress;
     next.thread_scope = w->opts.thread_scope;
     if (w->opts.backend != CLAMPI_BACKEND_KIND_UCX) next.ordered = next.acc_intrinsic = 0;
-    if (w->thread_scope) next.mode = CLAMPI_MODE_OFF;
+    if (w->b.thread_scope) next.mode = CLAMPI_MODE_OFF;
     clampi_win_reconfigure(w, &next);
-    clampi_rmax_select_ops(w); /* mpi_assert_accumulate_intrinsic may have changed */
+    if (hooks->on_set_info) hooks->on_set_info(w); /* e.g. mpi_assert_accumulate_intrinsic changed */
     return MPI_SUCCESS;
 }
 
@@ -404,15 +415,18 @@ static int allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm
     return 1;
 }
 
-/* UCX windows: memory allocated by UCX (one-sided over its shared-memory transports, see
- * clampi_ucx_mem_alloc) with an MPI window created over it. 0 if not possible everywhere
- * (e.g. Open MPI's osc/rdma cannot create a window over user memory at np = 1): the
- * caller then allocates with MPI, and UCX registers that memory. */
-static int allocate_ucx(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void **base, MPI_Win *mpi_win,
-                        void **memh) {
-    int ok = clampi_ucx_mem_alloc((size_t)size, base, memh) == MPI_SUCCESS;
+/* Window memory from the backend (UCX: allocated by UCX so that its shared-memory
+ * transports reach it one-sidedly) with an MPI window created over it. 0 if the backend has
+ * no allocator or it is not possible everywhere (e.g. Open MPI's osc/rdma cannot create a
+ * window over user memory at np = 1): the caller then allocates with MPI, and the backend
+ * registers that memory. */
+int clampi_win_allocate_backend(clampi_backend_kind kind, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                                void **base, MPI_Win *mpi_win, void **memh) {
+    const clampi_backend_ops *be = clampi_backend_table(kind);
+    if (!be->mem_alloc) return 0;
+    int ok = be->mem_alloc((size_t)size, base, memh) == MPI_SUCCESS;
     if (!all_agree(comm, ok)) {
-        if (ok) clampi_ucx_mem_free(*memh);
+        if (ok) be->mem_free(*memh);
         return 0;
     }
     MPI_Errhandler old;
@@ -423,19 +437,17 @@ static int allocate_ucx(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm co
     PMPI_Errhandler_free(&old);
     if (!all_agree(comm, ok)) {
         if (ok) PMPI_Win_free(mpi_win);
-        clampi_ucx_mem_free(*memh);
+        be->mem_free(*memh);
         *memh = NULL;
         return 0;
     }
     return 1;
 }
 
-int clampi_win_allocate_ucx(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void **base, MPI_Win *mpi_win,
-                            void **memh) {
-    return allocate_ucx(size, disp_unit, info, comm, base, mpi_win, memh);
+void clampi_win_free_backend_memory(clampi_backend_kind kind, void *memh) {
+    const clampi_backend_ops *be = clampi_backend_table(kind);
+    if (memh && be->mem_free) be->mem_free(memh);
 }
-
-void clampi_win_free_ucx_memory(void *memh) { clampi_ucx_mem_free(memh); }
 
 int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, CMPI_Win *win) {
     int rc = check_comm_args(comm, size, disp_unit, win);
@@ -445,8 +457,8 @@ int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
     if (!clampi_win_read_options(info, comm, &opts)) return clampi_raise_comm(comm, CLAMPI_E_INFO);
     MPI_Win mpi_win = MPI_WIN_NULL, shm_win = MPI_WIN_NULL;
     void *base = NULL, *memh = NULL;
-    if (opts.backend == CLAMPI_BACKEND_KIND_UCX && allocate_ucx(size, disp_unit, info, comm, &base, &mpi_win, &memh)) {
-        /* UCX memory under an MPI window */
+    if (clampi_win_allocate_backend(opts.backend, size, disp_unit, info, comm, &base, &mpi_win, &memh)) {
+        /* the backend's memory under an MPI window */
     } else if (!(opts.shm_direct && allocate_shared(size, disp_unit, info, comm, &base, &mpi_win, &shm_win))) {
         /* Rounded up: MPICH 4.0's MPI_Win_allocate misplaces the targets that follow a
          * rank whose size is not a multiple of 16 (gets read the wrong bytes). */
@@ -466,12 +478,12 @@ int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
 int CMPI_Win_free(CMPI_Win *win) {
     clampi_win *w = win ? clampi_registry_find(*win) : NULL;
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
-    if (w->rmax) { /* duplicates and memory-handle windows (src/rmax/family.h) */
-        int rc = clampi_rmax_on_free(w, win);
+    if (w->rmax && hooks->on_free) { /* duplicates and memory-handle windows (src/rmax) */
+        int rc = hooks->on_free(w, win);
         if (rc != -1) return rc;
     }
     if (clampi_stats_enabled()) clampi_stats_print(w);
-    int rc = w->be->free(w);          /* frees w->win (and the shared window behind it) */
+    int rc = w->b.ops->free(&w->b);   /* frees w->b.win (and the shared window behind it) */
     if (rc != MPI_SUCCESS) return rc; /* the window stays usable */
     clampi_registry_unmap(w);
     clampi_registry_remove(*win);

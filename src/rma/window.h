@@ -9,8 +9,8 @@
 #include "cache/cache.h"
 #include "cache/inflight.h"
 #include "clampi/rma.h"
-#include "rma/backend.h"
-#include "rma/datatype.h"
+#include "backends/backend.h"
+#include "common/datatype.h"
 #include "rma/options.h"
 
 /* Counters kept by the MPI-facing layer; the engine keeps its own (cache.c). Both are
@@ -27,21 +27,15 @@ typedef struct clampi_win_counters {
  * writes) and only if every RMA call of the MPI is wrapped; never in transparent mode. */
 enum { CLAMPI_ELIDE_NEVER, CLAMPI_ELIDE_ALWAYS, CLAMPI_ELIDE_WHILE_CACHING };
 
-struct clampi_ucx_win;
-
 typedef struct clampi_win {
-    MPI_Win win;                  /* the user's window (CMPI_Win.win) */
-    const clampi_backend_ops *be; /* how bytes move: &clampi_backend_mpi or the UCX table */
-    struct clampi_ucx_win *ucx;   /* UCX backend state (NULL on MPI windows); may be shared by duplicates */
-    int thread_scope;             /* mpi_win_scope=thread in effect: flushes skip the window lock and the
-                                 get cache (which is off on such windows, see window.c) */
-    MPI_Win shm_win;              /* node-shared allocation behind win, or MPI_WIN_NULL */
-    uint32_t serial;              /* matches CMPI_Win.serial while the window lives */
-    int rank, nranks;
+    /* The window as its backend sees it (src/backends/backend.h): MPI handles (b.win is the
+     * user's window, CMPI_Win.win), group geometry, semantics, the backend's table (b.ops)
+     * and its opaque state. The window layer reaches the backend only through b.ops. */
+    clampi_bwin b;
+    uint32_t serial; /* matches CMPI_Win.serial while the window lives */
     clampi_win_options opts;
     int caches_data;   /* mode keeps completed gets (always-cache, user-defined) */
     int elide_flushes; /* flushes with nothing outstanding skip MPI: CLAMPI_ELIDE_* */
-    int dynamic;       /* MPI_Win_create_dynamic: displacements are absolute addresses */
     int mt;            /* MPI_THREAD_MULTIPLE: every operation takes `lock` */
     int passthrough;   /* mode off: the preload sends gets straight to MPI (atomic:
                                  read without the lock, changed by clampi_win_reconfigure) */
@@ -53,8 +47,6 @@ typedef struct clampi_win {
     struct clampi_straight_policy *straight_policy; /* the preload's, freed with the window */
     pthread_mutex_t lock;
 
-    MPI_Aint *target_size;      /* per target: window bytes */
-    int *target_disp_unit;      /* per target: displacement unit */
     unsigned char **target_shm; /* per target: base for load/store, or NULL (whole array NULL if none) */
 
     uint32_t *outstanding;   /* per target: MPI operations issued since its last completion */
@@ -65,21 +57,21 @@ typedef struct clampi_win {
     clampi_adapt adapt; /* sizing policy state (used when opts.adaptive) */
     clampi_inflight inflight;
     clampi_win_counters n;
-    clampi_type_info type_memo[CLAMPI_TYPE_MEMO]; /* predefined types seen (under `lock`) */
     struct clampi_rmax *rmax; /* RMA extensions (src/rmax/family.h): dups, memory handles; usually NULL */
     /* The preload (src/pmpi): the window's CMPI_ handle (serial 0: none) and whether its MPI_
      * calls are served through the CMPI_ layer (UCX backend, duplicates, memory-handle
-     * windows, parents of those) instead of the transparent path on w->win. */
+     * windows, parents of those) instead of the transparent path on w->b.win. */
     CMPI_Win self;
     int cmpi_route;
-    /* Errors raised on this window go to err_win's handler when has_err_win (a preload
-     * duplicate's own MPI_Win), else to win's. */
-    int has_err_win;
-    MPI_Win err_win;
     /* MPI_WIN_CREATE_FLAVOR the program asked for when the preload made the MPI window
      * another way (MPI_Win_allocate on UCX: MPI_Win_create over UCX memory); 0: MPI's. */
     int preload_flavor;
 } clampi_win;
+
+/* The window of a backend view (an op of a table defined above the backends, src/rmax). */
+static inline clampi_win *clampi_win_of(clampi_bwin *b) {
+    return (clampi_win *)(void *)((char *)b - __builtin_offsetof(clampi_win, b));
+}
 
 /* The window lock: only taken under MPI_THREAD_MULTIPLE (one predictable branch else). */
 static inline void clampi_win_enter(clampi_win *w) {
@@ -98,7 +90,7 @@ static inline clampi_win *clampi_registry_find(CMPI_Win h) {
     uint32_t chunk = h.slot >> CLAMPI_REGISTRY_CHUNK_BITS;
     if (h.serial == 0 || chunk >= CLAMPI_REGISTRY_MAX_CHUNKS || !clampi_registry_chunks[chunk]) return NULL;
     clampi_win *w = clampi_registry_chunks[chunk][h.slot & ((1u << CLAMPI_REGISTRY_CHUNK_BITS) - 1)];
-    return (w && w->serial == h.serial && w->win == h.win) ? w : NULL;
+    return (w && w->serial == h.serial && w->b.win == h.win) ? w : NULL;
 }
 /* Registers w; fills h. Returns MPI_SUCCESS or MPI_ERR_NO_MEM. */
 int clampi_registry_add(clampi_win *w, CMPI_Win *h);
@@ -169,17 +161,28 @@ void clampi_win_release(clampi_win *w);
  * flight, counters and per-target arrays. NULL when out of memory. Local. */
 clampi_win *clampi_win_clone(const clampi_win *parent);
 /* The backend the options ask for (collective over comm), on a window made by
- * clampi_win_attach: with clampi_backend=ucx the UCX backend (memh: UCX-allocated window
- * memory, see clampi_win_allocate_ucx). If UCX cannot be set up on every rank the window
- * stays on MPI, unchanged (w->opts says what is in effect). Returns an MPI code (the
- * same on every rank). */
-int clampi_win_setup_backend(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size, int dynamic,
-                             const clampi_win_options *opts, void *memh);
-/* UCX-allocated memory with an MPI window over it (collective): 1 with *base, *mpi_win and
- * *memh set, or 0 on every rank (nothing allocated). */
-int clampi_win_allocate_ucx(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void **base, MPI_Win *mpi_win,
-                            void **memh);
-void clampi_win_free_ucx_memory(void *memh);
+ * clampi_win_attach (memh: memory from clampi_win_allocate_backend). If the backend cannot
+ * be set up on every rank the window stays on MPI, unchanged (w->opts says what is in
+ * effect). Returns an MPI code (the same on every rank). */
+int clampi_win_setup_backend(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size, const clampi_win_options *opts,
+                             void *memh);
+/* Collective: back to the MPI backend (the backend's state goes, the MPI window stays). */
+void clampi_win_teardown_backend(clampi_win *w);
+/* Memory from the backend of that kind with an MPI window over it (collective): 1 with
+ * *base, *mpi_win and *memh set, or 0 on every rank (nothing allocated). */
+int clampi_win_allocate_backend(clampi_backend_kind kind, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                                void **base, MPI_Win *mpi_win, void **memh);
+void clampi_win_free_backend_memory(clampi_backend_kind kind, void *memh);
+/* Extensions (src/rmax) hook into a window's life here: the window layer never calls them
+ * by name. on_free and on_release run on windows with extension state (w->rmax);
+ * on_backend when a backend other than MPI took a window over; on_set_info always. */
+typedef struct clampi_win_hooks {
+    int (*on_backend)(clampi_win *w, MPI_Comm comm); /* collective, at creation; an MPI code */
+    int (*on_free)(clampi_win *w, CMPI_Win *handle); /* freed w itself: its MPI code; -1: go on */
+    void (*on_set_info)(clampi_win *w);              /* after CMPI_Win_set_info changed w->opts */
+    void (*on_release)(clampi_win *w);               /* clampi_win_release: free the extension state */
+} clampi_win_hooks;
+void clampi_win_set_hooks(const clampi_win_hooks *h);
 /* Changes the window's options at run time (mode, sizes): drops what is cached. Local. */
 void clampi_win_reconfigure(clampi_win *w, const clampi_win_options *opts);
 

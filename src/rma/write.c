@@ -2,12 +2,14 @@
  * flight over them) are dropped, so no later get returns the old value. CMPI_Put and
  * CMPI_Accumulate here; the preload brackets every other write or atomic MPI call
  * (MPI_Rput, MPI_Get_accumulate, MPI_Fetch_and_op, ...) with the same two functions. */
-#include "rma/access.h"
+#include "backends/access.h"
+#include "rma/errors.h"
+#include "rma/window.h"
 
 int clampi_win_write_begin(clampi_win *w, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint disp,
                            int target_count, MPI_Datatype target_type, clampi_access *a) {
     clampi_win_enter(w);
-    int err = clampi_access_check(w, origin_count, origin_type, target, disp, target_count, target_type, a);
+    int err = clampi_access_check(&w->b, origin_count, origin_type, target, disp, target_count, target_type, a);
     if (err >= 0) {
         clampi_win_leave(w);
         return CLAMPI_ARG_ERROR(err);
@@ -42,15 +44,15 @@ int clampi_win_write_end(clampi_win *w, int target, const clampi_access *a, int 
 int CMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, CMPI_Win win) {
     CHECK_WRITE(w, win, a);
-    int rc = w->be->put(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                        target_datatype);
+    int rc = w->b.ops->put(&w->b, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                           target_datatype);
     return clampi_win_write_end(w, target_rank, &a, rc);
 }
 
 int CMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, CMPI_Win win) {
     CHECK_WRITE(w, win, a);
-    int rc = w->be->accumulate(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                               target_datatype, op);
+    int rc = w->b.ops->accumulate(&w->b, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                                  target_count, target_datatype, op);
     return clampi_win_write_end(w, target_rank, &a, rc);
 }

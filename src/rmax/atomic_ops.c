@@ -9,8 +9,8 @@
 
 #include <pthread.h>
 
-#include "rma/backend.h"
-#include "rma/access.h"
+#include "backends/backend.h"
+#include "backends/access.h"
 #include "rma/errors.h"
 #include "rmax/family.h"
 #include "rmax/intrinsic.h"
@@ -63,7 +63,7 @@ static int atomic_elems(clampi_win *w, int target, MPI_Aint disp, const void *or
     if (!esize || !bit || !clampi_intrinsic_supported(bit, count, type)) return FALLBACK;
     if (op == MPI_NO_OP && !result) return MPI_SUCCESS; /* nothing to do, nothing to fetch */
     clampi_access a;
-    int err = clampi_access_check(w, count, type, target, disp, count, type, &a);
+    int err = clampi_access_check(&w->b, count, type, target, disp, count, type, &a);
     if (err >= 0) return clampi_raise_win(w, (clampi_error)err);
     if (!clampi_rmax_in_epoch(w, target)) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
     if (a.target.bytes == 0) return MPI_SUCCESS;
@@ -129,33 +129,37 @@ static const clampi_backend_ops *base_ops(clampi_win *w) {
     return w->rmax && w->rmax->mh ? &clampi_backend_memhandle : (const clampi_backend_ops *)clampi_rmax_ucx_table();
 }
 
-static int intr_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
+static int intr_accumulate(clampi_bwin *bw, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
                            MPI_Datatype tt, MPI_Op op) {
+    clampi_win *w = clampi_win_of(bw);
     if (ot == tt && oc == tc) {
         int rc = atomic_elems(w, t, d, o, NULL, NULL, tt, tc, op);
         if (rc != FALLBACK) return rc;
     }
-    return base_ops(w)->accumulate(w, o, oc, ot, t, d, tc, tt, op);
+    return base_ops(w)->accumulate(&w->b, o, oc, ot, t, d, tc, tt, op);
 }
 
-static int intr_get_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot, void *r, int rc_, MPI_Datatype rt,
-                               int t, MPI_Aint d, int tc, MPI_Datatype tt, MPI_Op op) {
+static int intr_get_accumulate(clampi_bwin *bw, const void *o, int oc, MPI_Datatype ot, void *r, int rc_,
+                               MPI_Datatype rt, int t, MPI_Aint d, int tc, MPI_Datatype tt, MPI_Op op) {
+    clampi_win *w = clampi_win_of(bw);
     if (rt == tt && rc_ == tc && (op == MPI_NO_OP || (ot == tt && oc == tc))) {
         int rc = atomic_elems(w, t, d, o, r, NULL, tt, tc, op);
         if (rc != FALLBACK) return rc;
     }
-    return base_ops(w)->get_accumulate(w, o, oc, ot, r, rc_, rt, t, d, tc, tt, op);
+    return base_ops(w)->get_accumulate(&w->b, o, oc, ot, r, rc_, rt, t, d, tc, tt, op);
 }
 
-static int intr_fetch_and_op(clampi_win *w, const void *o, void *r, MPI_Datatype type, int t, MPI_Aint d, MPI_Op op) {
+static int intr_fetch_and_op(clampi_bwin *bw, const void *o, void *r, MPI_Datatype type, int t, MPI_Aint d, MPI_Op op) {
+    clampi_win *w = clampi_win_of(bw);
     int rc = atomic_elems(w, t, d, o, r, NULL, type, 1, op);
-    return rc != FALLBACK ? rc : base_ops(w)->fetch_and_op(w, o, r, type, t, d, op);
+    return rc != FALLBACK ? rc : base_ops(w)->fetch_and_op(&w->b, o, r, type, t, d, op);
 }
 
-static int intr_compare_and_swap(clampi_win *w, const void *o, const void *c, void *r, MPI_Datatype type, int t,
+static int intr_compare_and_swap(clampi_bwin *bw, const void *o, const void *c, void *r, MPI_Datatype type, int t,
                                  MPI_Aint d) {
+    clampi_win *w = clampi_win_of(bw);
     int rc = atomic_elems(w, t, d, o, r, c, type, 1, MPI_REPLACE);
-    return rc != FALLBACK ? rc : base_ops(w)->compare_and_swap(w, o, c, r, type, t, d);
+    return rc != FALLBACK ? rc : base_ops(w)->compare_and_swap(&w->b, o, c, r, type, t, d);
 }
 
 static clampi_backend_ops ucx_intrinsic, mh_intrinsic;
@@ -175,11 +179,11 @@ static void build_tables(void) {
 }
 
 void clampi_rmax_select_ops(clampi_win *w) {
-    if (!w->ucx) return; /* MPI windows: MPI's accumulates */
+    if (!w->b.state) return; /* MPI windows (no backend state): MPI's accumulates */
     pthread_once(&tables_once, build_tables);
     const int mh = w->rmax && w->rmax->mh;
     if (w->opts.acc_intrinsic)
-        w->be = mh ? &mh_intrinsic : &ucx_intrinsic;
+        w->b.ops = mh ? &mh_intrinsic : &ucx_intrinsic;
     else
-        w->be = mh ? &clampi_backend_memhandle : clampi_rmax_ucx_table();
+        w->b.ops = mh ? &clampi_backend_memhandle : clampi_rmax_ucx_table();
 }

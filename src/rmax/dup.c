@@ -24,7 +24,7 @@ int CMPIX_Win_dup_with_info(CMPI_Win win, MPI_Info info, CMPI_Win *newwin) {
      * of the same window state); an MPI window has none of them. */
     opts.backend = parent->opts.backend;
     opts.progress = parent->opts.progress;
-    if (!parent->ucx) opts.thread_scope = opts.ordered = opts.acc_intrinsic = 0;
+    if (!parent->b.state) opts.thread_scope = opts.ordered = opts.acc_intrinsic = 0;
     if (opts.thread_scope) opts.mode = CLAMPI_MODE_OFF; /* no process-wide cache under per-thread flushes */
     clampi_win *w = clampi_rmax_clone(parent);
     if (!w) return clampi_raise_win(parent, CLAMPI_E_NOMEM);
@@ -40,7 +40,7 @@ int CMPIX_Win_dup_with_info(CMPI_Win win, MPI_Info info, CMPI_Win *newwin) {
     }
     /* The mode and sizes of the new keys: a cache of its own when the mode caches. */
     clampi_win_reconfigure(w, &opts);
-    w->thread_scope = opts.thread_scope;
+    w->b.thread_scope = opts.thread_scope;
     clampi_rmax_link(root, w, parent->rmax && parent->rmax->mh ? CLAMPI_RMAX_MEMHANDLE : CLAMPI_RMAX_DUP, h);
     clampi_rmax_select_ops(w);
     *newwin = h;

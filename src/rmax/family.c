@@ -94,7 +94,7 @@ int clampi_rmax_on_create(clampi_win *w, MPI_Comm comm) {
     /* Rank 0's clock and address mixed: distinct across the windows of a job (and runs),
      * identical on every rank of this one. */
     uint64_t id = 0;
-    if (w->rank == 0) {
+    if (w->b.rank == 0) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         static uint64_t counter;
@@ -110,3 +110,15 @@ int clampi_rmax_on_create(clampi_win *w, MPI_Comm comm) {
     clampi_rmax_notify_setup(w);
     return MPI_SUCCESS;
 }
+
+/* The extensions hook into every window's life (rma/window.h): registered before main.
+ * Static links keep this object with -Wl,-u,clampi_rmax_hooks (clampi_static's CMake
+ * interface and clampi.pc's Libs.private add it). */
+static void on_set_info(clampi_win *w) { clampi_rmax_select_ops(w); }
+const clampi_win_hooks clampi_rmax_hooks = {
+    .on_backend = clampi_rmax_on_create,
+    .on_free = clampi_rmax_on_free,
+    .on_set_info = on_set_info,
+    .on_release = clampi_rmax_release,
+};
+__attribute__((constructor)) static void register_hooks(void) { clampi_win_set_hooks(&clampi_rmax_hooks); }

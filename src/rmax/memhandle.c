@@ -115,7 +115,7 @@ void clampi_mh_table_destroy(clampi_win *w) {
 
 int CMPIX_Memhandle_create(void *base, MPI_Aint size, CMPI_Win win, void *memhandle, int *memhandle_size) {
     FIND(w, win);
-    if (!clampi_rmax_is_ucx(w) || (w->rmax && w->rmax->kind != CLAMPI_RMAX_PARENT) || !w->dynamic)
+    if (!clampi_rmax_is_ucx(w) || (w->rmax && w->rmax->kind != CLAMPI_RMAX_PARENT) || !w->b.dynamic)
         return clampi_raise_win(w, CLAMPI_E_WIN);
     if (!memhandle || !memhandle_size || size < 0 || (!base && size > 0)) return clampi_raise_win(w, CLAMPI_E_ARG);
     if (!clampi_rmax_attached(w, base, (size_t)size)) return clampi_raise_win(w, CLAMPI_E_RANGE);
@@ -134,7 +134,7 @@ int CMPIX_Memhandle_create(void *base, MPI_Aint size, CMPI_Win win, void *memhan
     } else {
         uint64_t generation = ++t->next_generation;
         if (generation == 0) generation = ++t->next_generation;
-        clampi_mh_fields f = {.owner = (uint32_t)w->rank,
+        clampi_mh_fields f = {.owner = (uint32_t)w->b.rank,
                               .win_id = clampi_rmax_win_id(w),
                               .base = (uint64_t)(uintptr_t)base,
                               .size = (uint64_t)size,
@@ -176,7 +176,7 @@ int CMPIX_Memhandle_release(void *memhandle, CMPI_Win win) {
     clampi_mh_fields f;
     int len = handle_length(memhandle);
     clampi_mh_table *t = w->rmax ? w->rmax->mht : NULL;
-    if (len < 0 || clampi_mh_decode(memhandle, (size_t)len, &f) != 0 || !t || f.owner != (uint32_t)w->rank ||
+    if (len < 0 || clampi_mh_decode(memhandle, (size_t)len, &f) != 0 || !t || f.owner != (uint32_t)w->b.rank ||
         f.win_id != clampi_rmax_win_id(w) || f.slot >= CLAMPI_MH_SLOTS)
         return clampi_raise_win(w, CLAMPI_E_ARG);
     ucp_context_h ctx;
@@ -193,7 +193,7 @@ int CMPIX_Memhandle_release(void *memhandle, CMPI_Win win) {
 static ucp_rkey_h cached_gen_rkey(clampi_win *parent, int owner, ucp_ep_h ep, const void *packed, uint32_t len) {
     clampi_rmax *x = clampi_rmax_of(parent);
     if (!x) return NULL;
-    if (!x->gen_cache && !(x->gen_cache = calloc((size_t)parent->nranks, sizeof *x->gen_cache))) return NULL;
+    if (!x->gen_cache && !(x->gen_cache = calloc((size_t)parent->b.nranks, sizeof *x->gen_cache))) return NULL;
     clampi_mh_gen_cache *c = &x->gen_cache[owner];
     uint64_t sum = clampi_mh_checksum(packed, len) | 1;
     if (c->sum == sum) return c->rkey;
@@ -208,7 +208,7 @@ static ucp_rkey_h cached_gen_rkey(clampi_win *parent, int owner, ucp_ep_h ep, co
 void clampi_mh_gen_cache_destroy(clampi_win *parent) {
     clampi_mh_gen_cache *c = parent->rmax ? parent->rmax->gen_cache : NULL;
     if (!c) return;
-    for (int r = 0; r < parent->nranks; r++)
+    for (int r = 0; r < parent->b.nranks; r++)
         if (c[r].sum) ucp_rkey_destroy(c[r].rkey);
     free(c);
     parent->rmax->gen_cache = NULL;
@@ -217,17 +217,17 @@ void clampi_mh_gen_cache_destroy(clampi_win *parent) {
 int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int target_rank, int disp_unit, MPI_Info info,
                              CMPI_Win win, CMPI_Win *newwin) {
     FIND(parent, win);
-    if (!clampi_rmax_is_ucx(parent) || !parent->dynamic || (parent->rmax && parent->rmax->kind != CLAMPI_RMAX_PARENT))
+    if (!clampi_rmax_is_ucx(parent) || !parent->b.dynamic || (parent->rmax && parent->rmax->kind != CLAMPI_RMAX_PARENT))
         return clampi_raise_win(parent, CLAMPI_E_WIN);
     if (!newwin || disp_unit <= 0) return clampi_raise_win(parent, CLAMPI_E_ARG);
-    if (target_rank < 0 || target_rank >= parent->nranks) return clampi_raise_win(parent, CLAMPI_E_RANK);
+    if (target_rank < 0 || target_rank >= parent->b.nranks) return clampi_raise_win(parent, CLAMPI_E_RANK);
     clampi_mh_fields f;
     if (!memhandle || memhandle_size <= 0 || clampi_mh_decode(memhandle, (size_t)memhandle_size, &f) != 0 ||
         f.win_id != clampi_rmax_win_id(parent))
         return clampi_raise_win(parent, CLAMPI_E_ARG);
     if (f.owner != (uint32_t)target_rank) return clampi_raise_win(parent, CLAMPI_E_RANK);
     /* A handle of this process: its liveness is known here and now. */
-    if (target_rank == parent->rank) {
+    if (target_rank == parent->b.rank) {
         clampi_mh_table *t = parent->rmax ? parent->rmax->mht : NULL;
         if (!t || f.slot >= CLAMPI_MH_SLOTS || __atomic_load_n(&t->gen[f.slot], __ATOMIC_ACQUIRE) != f.generation)
             return clampi_raise_win(parent, CLAMPI_E_ARG);
@@ -258,7 +258,7 @@ int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int targ
     /* The liveness word by pointer where it can be: our own table, or the owner's table
      * segment mapped by UCX's shared-memory transport. */
     void *gp = NULL;
-    if (target_rank == parent->rank)
+    if (target_rank == parent->b.rank)
         m->gen_ptr = (const uint64_t *)(uintptr_t)f.gen_addr;
     else if (ucp_rkey_ptr(m->gen_rkey, f.gen_addr, &gp) == UCS_OK)
         m->gen_ptr = gp;
@@ -294,10 +294,10 @@ int clampi_mh_window_create(clampi_win *parent, clampi_mh_win *m, const clampi_w
         return MPI_ERR_NO_MEM;
     }
     /* Displacement 0 is the handle's base; only its owner is a target (others have no bytes). */
-    w->dynamic = 0;
-    for (int r = 0; r < w->nranks; r++) {
-        w->target_size[r] = r == m->target ? (MPI_Aint)m->size : 0;
-        w->target_disp_unit[r] = m->disp_unit;
+    w->b.dynamic = 0;
+    for (int r = 0; r < w->b.nranks; r++) {
+        w->b.target_size[r] = r == m->target ? (MPI_Aint)m->size : 0;
+        w->b.target_disp_unit[r] = m->disp_unit;
         if (w->target_shm) w->target_shm[r] = NULL;
     }
     CMPI_Win h;
@@ -316,7 +316,7 @@ int clampi_mh_window_create(clampi_win *parent, clampi_mh_win *m, const clampi_w
     o.backend = parent->opts.backend;
     o.progress = parent->opts.progress;
     clampi_win_reconfigure(w, &o);
-    w->thread_scope = 0;
+    w->b.thread_scope = 0;
     clampi_rmax_link(parent, w, CLAMPI_RMAX_MEMHANDLE, h);
     clampi_rmax_select_ops(w);
     *newwin = h;

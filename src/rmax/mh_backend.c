@@ -6,10 +6,10 @@
  * (MPI_ERR_RMA_SYNC): lock and unlock the parent. */
 #include <string.h>
 
-#include "backends/ucx/backend.h"
+#include "backends/ucx/ucx_win.h"
 #include "backends/ucx/context.h"
-#include "rma/access.h"
-#include "rma/backend.h"
+#include "backends/access.h"
+#include "backends/backend.h"
 #include "rma/errors.h"
 #include "rmax/family.h"
 #include "rmax/memhandle.h"
@@ -24,7 +24,7 @@ static int check(clampi_win *w, int ocount, MPI_Datatype otype, int target, MPI_
     clampi_mh_win *m = mh_of(w);
     if (target != m->target) return clampi_raise_win(w, CLAMPI_E_RANK);
     if (__atomic_load_n(&m->dead, __ATOMIC_RELAXED)) return clampi_raise_win(w, CLAMPI_E_RANGE);
-    int err = clampi_access_check(w, ocount, otype, target, disp, tcount, ttype, a);
+    int err = clampi_access_check(&w->b, ocount, otype, target, disp, tcount, ttype, a);
     if (err >= 0) return clampi_raise_win(w, (clampi_error)err);
     if (!clampi_rmax_in_epoch(parent_of(w), target)) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
     if (a->target.bytes && (!a->target.contiguous || !a->origin.contiguous))
@@ -55,15 +55,18 @@ static int transfer(clampi_win *w, int is_put, void *origin, int oc, MPI_Datatyp
     return ok ? MPI_SUCCESS : clampi_raise_win(w, CLAMPI_E_UCX);
 }
 
-static int mh_get(clampi_win *w, void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt) {
+static int mh_get(clampi_bwin *bw, void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt) {
+    clampi_win *w = clampi_win_of(bw);
     return transfer(w, 0, o, oc, ot, t, d, tc, tt);
 }
-static int mh_put(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt) {
+static int mh_put(clampi_bwin *bw, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt) {
+    clampi_win *w = clampi_win_of(bw);
     return transfer(w, 1, (void *)o, oc, ot, t, d, tc, tt);
 }
 
 /* Flush: the endpoint to the owner, plus the liveness word (memhandle.c). */
-static int mh_flush(clampi_win *w, int rank) {
+static int mh_flush(clampi_bwin *bw, int rank) {
+    clampi_win *w = clampi_win_of(bw);
     clampi_mh_win *m = mh_of(w);
     if (rank != m->target) return clampi_raise_win(w, CLAMPI_E_RANK);
     int rc = clampi_mh_flush(w);
@@ -71,20 +74,25 @@ static int mh_flush(clampi_win *w, int rank) {
                ? rc
                : clampi_raise_win(w, rc == clampi_error_code(CLAMPI_E_RANGE) ? CLAMPI_E_RANGE : CLAMPI_E_UCX);
 }
-static int mh_flush_all(clampi_win *w) { return mh_flush(w, mh_of(w)->target); }
+static int mh_flush_all(clampi_bwin *bw) {
+    clampi_win *w = clampi_win_of(bw);
+    return mh_flush(bw, mh_of(w)->target);
+}
 
 static int mh_request_op(clampi_win *w, int rc, MPI_Request *req) {
     /* Completed at the owner before the request is returned (as the UCX backend's). */
-    if (rc == MPI_SUCCESS) rc = mh_flush(w, mh_of(w)->target);
+    if (rc == MPI_SUCCESS) rc = mh_flush(&w->b, mh_of(w)->target);
     return rc == MPI_SUCCESS ? clampi_request_done(req) : rc;
 }
-static int mh_rget(clampi_win *w, void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
+static int mh_rget(clampi_bwin *bw, void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
                    MPI_Request *r) {
-    return mh_request_op(w, mh_get(w, o, oc, ot, t, d, tc, tt), r);
+    clampi_win *w = clampi_win_of(bw);
+    return mh_request_op(w, mh_get(bw, o, oc, ot, t, d, tc, tt), r);
 }
-static int mh_rput(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
+static int mh_rput(clampi_bwin *bw, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
                    MPI_Request *r) {
-    return mh_request_op(w, mh_put(w, o, oc, ot, t, d, tc, tt), r);
+    clampi_win *w = clampi_win_of(bw);
+    return mh_request_op(w, mh_put(bw, o, oc, ot, t, d, tc, tt), r);
 }
 
 /* Accumulates: the parent's operation at the handle's absolute address. */
@@ -93,61 +101,71 @@ static int mh_rput(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t,
     clampi_access a_;                              \
     int rc_ = check(w, tc, tt, t, d, tc, tt, &a_); \
     if (rc_ != MPI_SUCCESS) return rc_
-static int mh_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
+static int mh_accumulate(clampi_bwin *bw, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
                          MPI_Datatype tt, MPI_Op op) {
+    clampi_win *w = clampi_win_of(bw);
     ACC_CHECK(w, t, d, tc, tt);
     clampi_win *p = parent_of(w);
-    return p->be->accumulate(p, o, oc, ot, t, ABS(w, d), tc, tt, op);
+    return p->b.ops->accumulate(&p->b, o, oc, ot, t, ABS(w, d), tc, tt, op);
 }
-static int mh_get_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot, void *r, int rc, MPI_Datatype rt,
+static int mh_get_accumulate(clampi_bwin *bw, const void *o, int oc, MPI_Datatype ot, void *r, int rc, MPI_Datatype rt,
                              int t, MPI_Aint d, int tc, MPI_Datatype tt, MPI_Op op) {
+    clampi_win *w = clampi_win_of(bw);
     ACC_CHECK(w, t, d, tc, tt);
     clampi_win *p = parent_of(w);
-    return p->be->get_accumulate(p, o, oc, ot, r, rc, rt, t, ABS(w, d), tc, tt, op);
+    return p->b.ops->get_accumulate(&p->b, o, oc, ot, r, rc, rt, t, ABS(w, d), tc, tt, op);
 }
-static int mh_fetch_and_op(clampi_win *w, const void *o, void *r, MPI_Datatype type, int t, MPI_Aint d, MPI_Op op) {
+static int mh_fetch_and_op(clampi_bwin *bw, const void *o, void *r, MPI_Datatype type, int t, MPI_Aint d, MPI_Op op) {
+    clampi_win *w = clampi_win_of(bw);
     ACC_CHECK(w, t, d, 1, type);
     clampi_win *p = parent_of(w);
-    return p->be->fetch_and_op(p, o, r, type, t, ABS(w, d), op);
+    return p->b.ops->fetch_and_op(&p->b, o, r, type, t, ABS(w, d), op);
 }
-static int mh_compare_and_swap(clampi_win *w, const void *o, const void *c, void *r, MPI_Datatype type, int t,
+static int mh_compare_and_swap(clampi_bwin *bw, const void *o, const void *c, void *r, MPI_Datatype type, int t,
                                MPI_Aint d) {
+    clampi_win *w = clampi_win_of(bw);
     ACC_CHECK(w, t, d, 1, type);
     clampi_win *p = parent_of(w);
-    return p->be->compare_and_swap(p, o, c, r, type, t, ABS(w, d));
+    return p->b.ops->compare_and_swap(&p->b, o, c, r, type, t, ABS(w, d));
 }
 
 /* Everything else: not on a memory-handle window (the Quo Vadis RMA paper, §4.2). */
-static int refuse(clampi_win *w) { return clampi_raise_win(w, CLAMPI_E_RMA_SYNC); }
-static int mh_lock(clampi_win *w, int lt, int r, int a) {
+static int refuse(clampi_bwin *bw) {
+    clampi_win *w = clampi_win_of(bw);
+    return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+}
+static int mh_lock(clampi_bwin *bw, int lt, int r, int a) {
     (void)lt, (void)r, (void)a;
-    return refuse(w);
+    return refuse(bw);
 }
-static int mh_unlock(clampi_win *w, int r) {
+static int mh_unlock(clampi_bwin *bw, int r) {
     (void)r;
-    return refuse(w);
+    return refuse(bw);
 }
-static int mh_lock_all(clampi_win *w, int a) {
+static int mh_lock_all(clampi_bwin *bw, int a) {
     (void)a;
-    return refuse(w);
+    return refuse(bw);
 }
-static int mh_fence(clampi_win *w, int a) {
+static int mh_fence(clampi_bwin *bw, int a) {
     (void)a;
-    return refuse(w);
+    return refuse(bw);
 }
-static int mh_group(clampi_win *w, MPI_Group g, int a) {
+static int mh_group(clampi_bwin *bw, MPI_Group g, int a) {
     (void)g, (void)a;
-    return refuse(w);
+    return refuse(bw);
 }
-static int mh_attach(clampi_win *w, void *b, MPI_Aint s) {
+static int mh_attach(clampi_bwin *bw, void *b, MPI_Aint s) {
+    clampi_win *w = clampi_win_of(bw);
     (void)b, (void)s;
     return clampi_raise_win(w, CLAMPI_E_WIN);
 }
-static int mh_detach(clampi_win *w, const void *b) {
+static int mh_detach(clampi_bwin *bw, const void *b) {
+    clampi_win *w = clampi_win_of(bw);
     (void)b;
     return clampi_raise_win(w, CLAMPI_E_WIN);
 }
-static int mh_free(clampi_win *w) {
+static int mh_free(clampi_bwin *bw) {
+    clampi_win *w = clampi_win_of(bw);
     (void)w;
     return MPI_SUCCESS;
 } /* never called: family.c frees children */

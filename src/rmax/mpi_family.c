@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "rma/backend.h"
+#include "backends/backend.h"
 #include "rma/errors.h"
 #include "rmax/family.h"
 
@@ -16,33 +16,37 @@ static clampi_rmax *root_of(clampi_win *w) {
     return w->rmax->kind == CLAMPI_RMAX_PARENT ? w->rmax : w->rmax->parent->rmax;
 }
 
-static int fam_lock(clampi_win *w, int type, int rank, int assert) {
+static int fam_lock(clampi_bwin *bw, int type, int rank, int assert) {
+    clampi_win *w = clampi_win_of(bw);
     clampi_rmax *r = root_of(w);
     if (r->lock_all || (r->locks && r->locks[rank])) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
-    int rc = clampi_backend_mpi.lock(w, type, rank, assert);
+    int rc = clampi_backend_mpi.lock(&w->b, type, rank, assert);
     if (rc == MPI_SUCCESS && r->locks) r->locks[rank] = 1;
     return rc;
 }
-static int fam_unlock(clampi_win *w, int rank) {
+static int fam_unlock(clampi_bwin *bw, int rank) {
+    clampi_win *w = clampi_win_of(bw);
     clampi_rmax *r = root_of(w);
     if (r->locks && !r->locks[rank]) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
-    int rc = clampi_backend_mpi.unlock(w, rank);
+    int rc = clampi_backend_mpi.unlock(&w->b, rank);
     if (rc == MPI_SUCCESS && r->locks) r->locks[rank] = 0;
     return rc;
 }
-static int fam_lock_all(clampi_win *w, int assert) {
+static int fam_lock_all(clampi_bwin *bw, int assert) {
+    clampi_win *w = clampi_win_of(bw);
     clampi_rmax *r = root_of(w);
     int any = r->lock_all;
-    for (int t = 0; r->locks && t < w->nranks && !any; t++) any = r->locks[t];
+    for (int t = 0; r->locks && t < w->b.nranks && !any; t++) any = r->locks[t];
     if (any) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
-    int rc = clampi_backend_mpi.lock_all(w, assert);
+    int rc = clampi_backend_mpi.lock_all(&w->b, assert);
     if (rc == MPI_SUCCESS) r->lock_all = 1;
     return rc;
 }
-static int fam_unlock_all(clampi_win *w) {
+static int fam_unlock_all(clampi_bwin *bw) {
+    clampi_win *w = clampi_win_of(bw);
     clampi_rmax *r = root_of(w);
     if (!r->lock_all) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
-    int rc = clampi_backend_mpi.unlock_all(w);
+    int rc = clampi_backend_mpi.unlock_all(&w->b);
     if (rc == MPI_SUCCESS) r->lock_all = 0;
     return rc;
 }
@@ -58,14 +62,14 @@ static void build(void) {
 }
 
 void clampi_rmax_mpi_family_enter(clampi_win *parent, clampi_win *child) {
-    if (parent->be != &clampi_backend_mpi && parent->be != &family_ops) return; /* UCX: its own epoch state */
+    if (parent->b.ops != &clampi_backend_mpi && parent->b.ops != &family_ops) return; /* UCX: its own epoch state */
     pthread_once(&once, build);
     clampi_rmax *r = parent->rmax;
-    if (!r->locks) r->locks = calloc((size_t)parent->nranks, sizeof *r->locks);
-    parent->be = &family_ops;
-    child->be = &family_ops;
+    if (!r->locks) r->locks = calloc((size_t)parent->b.nranks, sizeof *r->locks);
+    parent->b.ops = &family_ops;
+    child->b.ops = &family_ops;
 }
 
 void clampi_rmax_mpi_family_leave(clampi_win *parent) {
-    if (parent->be == &family_ops && parent->rmax->nchildren == 0) parent->be = &clampi_backend_mpi;
+    if (parent->b.ops == &family_ops && parent->rmax->nchildren == 0) parent->b.ops = &clampi_backend_mpi;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "backends/ucx/context.h"
+#include "backends/ucx/ucx_win.h"
 #include "clampi/rmax.h"
 #include "rma/errors.h"
 #include "rmax/family.h"
@@ -122,7 +123,7 @@ void clampi_rmax_notify_release(clampi_win *w) {
     ucp_am_handler_param_t p = {.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB,
                                 .id = CLAMPI_RMAX_AM_NOTIFY,
                                 .cb = NULL};
-    if (w->ucx) ucp_worker_set_am_recv_handler(n->worker, &p);
+    if (clampi_ucx_of(&w->b)) ucp_worker_set_am_recv_handler(n->worker, &p);
     w->rmax->notify = NULL;
     unref(n);
 }
@@ -152,7 +153,7 @@ int CMPIX_Put_notify(const void *origin_addr, int origin_count, MPI_Datatype ori
     ucs_status_t st = ep ? clampi_ucx_wait(worker, ucp_ep_flush_nbx(ep, &p)) : UCS_ERR_UNREACHABLE;
     if (st == UCS_OK) {
         clampi_win *root = w->rmax && w->rmax->kind != CLAMPI_RMAX_PARENT ? w->rmax->parent : w;
-        notify_msg m = {.win_id = clampi_rmax_win_id(root), .id = notify_id, .origin = w->rank};
+        notify_msg m = {.win_id = clampi_rmax_win_id(root), .id = notify_id, .origin = w->b.rank};
         memset(&p, 0, sizeof p);
         p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
         p.flags = UCP_AM_SEND_FLAG_EAGER;

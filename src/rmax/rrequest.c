@@ -50,7 +50,7 @@ static void rr_free(void *ctx) {
 /* After a successful operation on w to target: the request. */
 static int remote_completion_request(clampi_win *w, int target, MPI_Request *request) {
     if (!clampi_rmax_is_ucx(w)) {
-        int rc = w->be->flush(w, target);
+        int rc = w->b.ops->flush(&w->b, target);
         return rc == MPI_SUCCESS ? clampi_request_done(request) : rc;
     }
     rr_ctx *c = calloc(1, sizeof *c);

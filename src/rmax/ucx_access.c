@@ -8,11 +8,11 @@
 #include "rmax/intrinsic.h"
 #include "rmax/memhandle.h"
 
-int clampi_rmax_is_ucx(const clampi_win *w) { return w->ucx != NULL; }
+int clampi_rmax_is_ucx(const clampi_win *w) { return clampi_ucx_of(&w->b) != NULL; }
 
 int clampi_rmax_attached(const clampi_win *w, const void *base, size_t size) {
-    if (!w->ucx || !w->dynamic) return 0;
-    const clampi_ucx_ctl *c = w->ucx->ctl;
+    if (!clampi_ucx_of(&w->b) || !w->b.dynamic) return 0;
+    const clampi_ucx_ctl *c = clampi_ucx_of(&w->b)->ctl;
     const uint64_t lo = (uint64_t)(uintptr_t)base;
     uint64_t n = __atomic_load_n(&c->nregions, __ATOMIC_ACQUIRE);
     for (uint64_t i = 0; i < n && i < CLAMPI_UCX_MAX_REGIONS; i++)
@@ -22,47 +22,51 @@ int clampi_rmax_attached(const clampi_win *w, const void *base, size_t size) {
     return 0;
 }
 
-ucp_worker_h clampi_rmax_worker(clampi_win *w) { return w->ucx->main.worker; }
-ucp_ep_h clampi_rmax_ep(clampi_win *w, int target) { return clampi_ucx_lane_ep(w->ucx, &w->ucx->main, target); }
+ucp_worker_h clampi_rmax_worker(clampi_win *w) { return clampi_ucx_of(&w->b)->main.worker; }
+ucp_ep_h clampi_rmax_ep(clampi_win *w, int target) {
+    return clampi_ucx_lane_ep(clampi_ucx_of(&w->b), &clampi_ucx_of(&w->b)->main, target);
+}
 
 ucp_worker_h clampi_rmax_thread_worker(clampi_win *w) {
-    clampi_ucx_lane *l = clampi_ucx_lane_current(w);
+    clampi_ucx_lane *l = clampi_ucx_lane_current(&w->b);
     return l ? l->worker : NULL;
 }
 ucp_ep_h clampi_rmax_thread_ep(clampi_win *w, int target) {
-    clampi_ucx_lane *l = clampi_ucx_lane_current(w);
-    return l ? clampi_ucx_lane_ep(w->ucx, l, target) : NULL;
+    clampi_ucx_lane *l = clampi_ucx_lane_current(&w->b);
+    return l ? clampi_ucx_lane_ep(clampi_ucx_of(&w->b), l, target) : NULL;
 }
 
 int clampi_rmax_eps(clampi_win *w, ucp_ep_h **eps) {
-    if (!w->ucx) return 0;
-    for (int r = 0; r < w->nranks; r++) clampi_ucx_lane_ep(w->ucx, &w->ucx->main, r);
-    *eps = w->ucx->main.eps;
-    return w->nranks;
+    if (!clampi_ucx_of(&w->b)) return 0;
+    for (int r = 0; r < w->b.nranks; r++) clampi_ucx_lane_ep(clampi_ucx_of(&w->b), &clampi_ucx_of(&w->b)->main, r);
+    *eps = clampi_ucx_of(&w->b)->main.eps;
+    return w->b.nranks;
 }
 
 void clampi_win_share_backend(clampi_win *w, const clampi_win *parent) {
-    if (!parent->ucx) return;
-    __atomic_add_fetch(&parent->ucx->refs, 1, __ATOMIC_RELAXED);
-    w->ucx = parent->ucx;
+    if (!clampi_ucx_of(&parent->b)) return;
+    __atomic_add_fetch(&clampi_ucx_of(&parent->b)->refs, 1, __ATOMIC_RELAXED);
+    w->b.state = clampi_ucx_of(&parent->b);
 }
 
 void clampi_win_detach_shared(clampi_win *w) {
-    if (!w->ucx) return;
-    __atomic_sub_fetch(&w->ucx->refs, 1, __ATOMIC_RELAXED);
-    w->ucx = NULL;
+    if (!clampi_ucx_of(&w->b)) return;
+    __atomic_sub_fetch(&clampi_ucx_of(&w->b)->refs, 1, __ATOMIC_RELAXED);
+    w->b.state = NULL;
 }
 
 uint64_t clampi_rmax_win_id(const clampi_win *w) { return w->rmax ? w->rmax->win_id : 0; }
 
-int clampi_rmax_in_epoch(const clampi_win *w, int target) { return clampi_ucx_in_access_epoch(w->ucx, target); }
+int clampi_rmax_in_epoch(const clampi_win *w, int target) {
+    return clampi_ucx_in_access_epoch(clampi_ucx_of(&w->b), target);
+}
 
 const void *clampi_rmax_ucx_table(void) { return &clampi_backend_ucx; }
 
 int clampi_rmax_target_begin(clampi_win *w, int target, uint64_t offset, uint64_t len, clampi_rmax_target *t) {
-    clampi_ucx_win *u = w->ucx;
+    clampi_ucx_win *u = clampi_ucx_of(&w->b);
     clampi_mh_win *m = w->rmax ? w->rmax->mh : NULL;
-    clampi_ucx_lane *l = m ? &u->main : clampi_ucx_lane_current(w);
+    clampi_ucx_lane *l = m ? &u->main : clampi_ucx_lane_current(&w->b);
     if (!l) return -1 - CLAMPI_E_UCX;
     clampi_ucx_lane_enter(l);
     t->lane = l;
@@ -88,7 +92,7 @@ void clampi_rmax_target_end(clampi_win *w, int target, clampi_rmax_target *t, in
     clampi_ucx_lane *l = t->lane;
     if (issued) {
         clampi_ucx_lane_count(l, target);
-        clampi_ucx_thread *th = clampi_ucx_thread_current(w->ucx);
+        clampi_ucx_thread *th = clampi_ucx_thread_current(clampi_ucx_of(&w->b));
         if (th) th->stats.ops++;
     }
     clampi_ucx_lane_leave(l);
@@ -118,7 +122,7 @@ static uint64_t registered_memory_md_map(ucp_context_h ctx) {
 }
 
 uint64_t clampi_rmax_target_md_map(clampi_win *w, int target) {
-    clampi_ucx_win *u = w->ucx;
+    clampi_ucx_win *u = clampi_ucx_of(&w->b);
     if (w->rmax && w->rmax->mh) return w->rmax->mh->md_map;
     if (u->dynamic) return registered_memory_md_map(u->ctx);
     size_t len = u->rkey_off[target + 1] - u->rkey_off[target];
@@ -126,11 +130,13 @@ uint64_t clampi_rmax_target_md_map(clampi_win *w, int target) {
 }
 
 void *clampi_rmax_lane(clampi_win *w) {
-    if (w->rmax && w->rmax->mh) return &w->ucx->main;
-    return clampi_ucx_lane_current(w);
+    if (w->rmax && w->rmax->mh) return &clampi_ucx_of(&w->b)->main;
+    return clampi_ucx_lane_current(&w->b);
 }
 void clampi_rmax_lane_enter(void *lane) { clampi_ucx_lane_enter(lane); }
 void clampi_rmax_lane_leave(void *lane) { clampi_ucx_lane_leave(lane); }
 ucp_worker_h clampi_rmax_lane_worker(void *lane) { return ((clampi_ucx_lane *)lane)->worker; }
-ucp_ep_h clampi_rmax_lane_ep(clampi_win *w, void *lane, int target) { return clampi_ucx_lane_ep(w->ucx, lane, target); }
-ucp_worker_h clampi_rmax_main_worker(clampi_win *w) { return w->ucx->main.worker; }
+ucp_ep_h clampi_rmax_lane_ep(clampi_win *w, void *lane, int target) {
+    return clampi_ucx_lane_ep(clampi_ucx_of(&w->b), lane, target);
+}
+ucp_worker_h clampi_rmax_main_worker(clampi_win *w) { return clampi_ucx_of(&w->b)->main.worker; }

@@ -21,7 +21,7 @@ ucp_worker_h clampi_rmax_thread_worker(clampi_win *w);
 ucp_ep_h clampi_rmax_thread_ep(clampi_win *w, int target);
 /* The md map of the rkey through which w reaches target's memory (see intrinsic.h). */
 uint64_t clampi_rmax_target_md_map(clampi_win *w, int target);
-/* Endpoints of w to every rank (n = w->nranks) for the atomic-lane query. */
+/* Endpoints of w to every rank (n = w->b.nranks) for the atomic-lane query. */
 int clampi_rmax_eps(clampi_win *w, ucp_ep_h **eps);
 /* Lets w (a duplicate or memory-handle window) use parent's backend state without owning it. */
 void clampi_win_share_backend(clampi_win *w, const clampi_win *parent);

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/ucx/ucx_win.h" /* clampi_ucx_test_flush_probe */
+#include "rmax/ucx_probe.h" /* clampi_ucx_test_flush_probe */
 #include "mpi_util.h"
 
 static int rank;

@@ -11,8 +11,7 @@
 #include <string.h>
 
 #include "backends/ucx/ucx_win.h"
-#include "rma/access.h"
-#include "rma/errors.h"
+#include "backends/access.h"
 #include "common/flatten.h"
 
 static int predefined_op(MPI_Op op, int allow_no_op) {
@@ -77,22 +76,22 @@ static ucs_status_t read_old(clampi_ucx_lane *l, ucp_ep_h ep, const acc_target *
 /* The read-modify-write under the target's accumulate lock.
  *   origin: packed origin data (bytes), or NULL (no_op); result: where the old target
  *   bytes go (packed), or NULL; compare: CAS compare value (bytes), or NULL. */
-static int rmw(clampi_win *w, int target, const acc_target *at, const void *origin, MPI_Datatype basic, MPI_Op op,
+static int rmw(clampi_bwin *w, int target, const acc_target *at, const void *origin, MPI_Datatype basic, MPI_Op op,
                void *result, const void *compare) {
     const uint64_t offset = at->offset;
     const size_t bytes = at->bytes;
-    clampi_ucx_win *u = w->ucx;
+    clampi_ucx_win *u = clampi_ucx_of(w);
     clampi_ucx_lane *l = clampi_ucx_lane_current(w);
-    if (!l) return clampi_raise_win(w, CLAMPI_E_UCX);
+    if (!l) return clampi_bwin_raise(w, CLAMPI_E_UCX);
     unsigned char *tmp = malloc(bytes ? bytes : 1);
-    if (!tmp) return clampi_raise_win(w, CLAMPI_E_NOMEM);
+    if (!tmp) return clampi_bwin_raise(w, CLAMPI_E_NOMEM);
     clampi_ucx_lane_enter(l);
     ucp_ep_h ep = clampi_ucx_lane_ep(u, l, target);
     uint64_t raddr;
     ucp_rkey_h rkey;
     ucs_status_t st = ep ? clampi_ucx_lane_remote(u, l, target, offset, at->flat ? at->span : bytes, &raddr, &rkey)
                          : UCS_ERR_UNREACHABLE;
-    if (st == UCS_OK && w->opts.ordered) ucp_worker_fence(l->worker);
+    if (st == UCS_OK && w->ordered) ucp_worker_fence(l->worker);
     if (st == UCS_OK) st = acc_lock(u, l, target);
     if (st == UCS_OK) {
         ucp_request_param_t param;
@@ -128,28 +127,28 @@ static int rmw(clampi_win *w, int target, const acc_target *at, const void *orig
     }
     clampi_ucx_lane_leave(l);
     free(tmp);
-    if (st == UCS_ERR_INVALID_ADDR) return clampi_raise_win(w, CLAMPI_E_RANGE);
-    return st == UCS_OK ? MPI_SUCCESS : clampi_raise_win(w, CLAMPI_E_UCX);
+    if (st == UCS_ERR_INVALID_ADDR) return clampi_bwin_raise(w, CLAMPI_E_RANGE);
+    return st == UCS_OK ? MPI_SUCCESS : clampi_bwin_raise(w, CLAMPI_E_UCX);
 }
 
 /* Checks shared by all four: epoch, contiguous target, element type, op. *packed gets the
  * origin data packed (or the origin itself when contiguous; *owned says to free it). */
-static int prepare(clampi_win *w, const void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+static int prepare(clampi_bwin *w, const void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                    int tcount, MPI_Datatype ttype, MPI_Op op, int allow_no_op, clampi_access *a, acc_target *at,
                    MPI_Datatype *basic, const void **packed, void **owned) {
     *owned = NULL;
     int err = clampi_access_check(w, ocount, otype, target, disp, tcount, ttype, a);
-    if (err >= 0) return clampi_raise_win(w, (clampi_error)err);
-    if (!predefined_op(op, allow_no_op)) return clampi_raise_win(w, CLAMPI_E_OP);
-    if (!clampi_ucx_in_access_epoch(w->ucx, target)) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+    if (err >= 0) return clampi_bwin_raise(w, (clampi_error)err);
+    if (!predefined_op(op, allow_no_op)) return clampi_bwin_raise(w, CLAMPI_E_OP);
+    if (!clampi_ucx_in_access_epoch(clampi_ucx_of(w), target)) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
     *at = (acc_target){a->offset, a->target.bytes, NULL, tcount, ttype, a->target.lo, a->target.span};
-    if (clampi_type_basic(ttype, basic) != 0) return clampi_raise_win(w, CLAMPI_E_TYPE_LAYOUT);
+    if (clampi_type_basic(ttype, basic) != 0) return clampi_bwin_raise(w, CLAMPI_E_TYPE_LAYOUT);
     if (!a->target.contiguous && a->target.bytes && !(at->flat = clampi_flat_get(ttype)))
-        return clampi_raise_win(w, CLAMPI_E_TYPE_LAYOUT);
+        return clampi_bwin_raise(w, CLAMPI_E_TYPE_LAYOUT);
     *packed = origin ? (const char *)origin + a->origin.lo : NULL;
     if (origin && a->target.bytes && !a->origin.contiguous) {
         void *p = malloc(a->target.bytes);
-        if (!p) return clampi_raise_win(w, CLAMPI_E_NOMEM);
+        if (!p) return clampi_bwin_raise(w, CLAMPI_E_NOMEM);
         int pos = 0;
         MPI_Pack(origin, ocount, otype, p, (int)a->target.bytes, &pos, MPI_COMM_SELF);
         *packed = *owned = p;
@@ -157,7 +156,7 @@ static int prepare(clampi_win *w, const void *origin, int ocount, MPI_Datatype o
     return MPI_SUCCESS;
 }
 
-int clampi_ucx_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
+int clampi_ucx_accumulate(clampi_bwin *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
                           MPI_Datatype tt, MPI_Op op) {
     clampi_access a;
     acc_target at;
@@ -170,7 +169,7 @@ int clampi_ucx_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot,
     return rc;
 }
 
-int clampi_ucx_get_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype ot, void *r, int rcount,
+int clampi_ucx_get_accumulate(clampi_bwin *w, const void *o, int oc, MPI_Datatype ot, void *r, int rcount,
                               MPI_Datatype rtype, int t, MPI_Aint d, int tc, MPI_Datatype tt, MPI_Op op) {
     clampi_access a, ra;
     acc_target at;
@@ -186,12 +185,12 @@ int clampi_ucx_get_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype
     int err = clampi_access_check(w, rcount, rtype, t, d, tc, tt, &ra); /* result layout vs target */
     if (err >= 0) {
         free(owned);
-        return clampi_raise_win(w, (clampi_error)err);
+        return clampi_bwin_raise(w, (clampi_error)err);
     }
     if (a.target.bytes) {
         void *res = ra.origin.contiguous ? (char *)r + ra.origin.lo : malloc(a.target.bytes);
         if (!res)
-            rc = clampi_raise_win(w, CLAMPI_E_NOMEM);
+            rc = clampi_bwin_raise(w, CLAMPI_E_NOMEM);
         else
             rc = rmw(w, t, &at, packed, basic, op, res, NULL);
         if (res && !ra.origin.contiguous) {
@@ -206,11 +205,11 @@ int clampi_ucx_get_accumulate(clampi_win *w, const void *o, int oc, MPI_Datatype
     return rc;
 }
 
-int clampi_ucx_fetch_and_op(clampi_win *w, const void *o, void *r, MPI_Datatype type, int t, MPI_Aint d, MPI_Op op) {
+int clampi_ucx_fetch_and_op(clampi_bwin *w, const void *o, void *r, MPI_Datatype type, int t, MPI_Aint d, MPI_Op op) {
     return clampi_ucx_get_accumulate(w, o, 1, type, r, 1, type, t, d, 1, type, op);
 }
 
-int clampi_ucx_compare_and_swap(clampi_win *w, const void *o, const void *c, void *r, MPI_Datatype type, int t,
+int clampi_ucx_compare_and_swap(clampi_bwin *w, const void *o, const void *c, void *r, MPI_Datatype type, int t,
                                 MPI_Aint d) {
     clampi_access a;
     acc_target at;
@@ -218,7 +217,7 @@ int clampi_ucx_compare_and_swap(clampi_win *w, const void *o, const void *c, voi
     const void *packed;
     void *owned;
     int rc = prepare(w, o, 1, type, t, d, 1, type, MPI_REPLACE, 0, &a, &at, &basic, &packed, &owned);
-    if (rc == MPI_SUCCESS && basic != type) rc = clampi_raise_win(w, CLAMPI_E_TYPE); /* predefined only */
+    if (rc == MPI_SUCCESS && basic != type) rc = clampi_bwin_raise(w, CLAMPI_E_TYPE); /* predefined only */
     if (rc == MPI_SUCCESS && a.target.bytes) rc = rmw(w, t, &at, packed, basic, MPI_REPLACE, r, c);
     free(owned);
     return rc;

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/ucx/backend.h"
 #include "backends/ucx/context.h"
 #include "backends/ucx/ucx_win.h"
 
@@ -98,8 +97,8 @@ clampi_ucx_thread *clampi_ucx_thread_current(clampi_ucx_win *u) {
     return t;
 }
 
-clampi_ucx_lane *clampi_ucx_lane_current(clampi_win *w) {
-    clampi_ucx_win *u = w->ucx;
+clampi_ucx_lane *clampi_ucx_lane_current(clampi_bwin *w) {
+    clampi_ucx_win *u = clampi_ucx_of(w);
     if (!w->thread_scope) return &u->main;
     clampi_ucx_thread *t = clampi_ucx_thread_current(u);
     if (!t) return NULL;
@@ -395,29 +394,24 @@ void clampi_ucx_backoff(clampi_ucx_lane *l, unsigned *round) {
     (*round)++;
 }
 
-void clampi_ucx_thread_stats(clampi_win *w, CMPIX_Win_thread_stats *stats) {
-    clampi_ucx_thread *t = clampi_ucx_thread_current(w->ucx);
+void clampi_ucx_thread_stats(clampi_bwin *w, CMPIX_Win_thread_stats *stats) {
+    clampi_ucx_thread *t = clampi_ucx_thread_current(clampi_ucx_of(w));
     if (t)
         *stats = t->stats;
     else
         memset(stats, 0, sizeof *stats);
 }
 
-int clampi_ucx_test_counters(CMPI_Win win, clampi_ucx_counters *out) {
-    clampi_win *w = clampi_registry_find(win);
-    if (!w || !w->ucx || !out) return MPI_ERR_WIN;
-    out->put_copies = __atomic_load_n(&w->ucx->counters.put_copies, __ATOMIC_RELAXED);
-    out->put_waits = __atomic_load_n(&w->ucx->counters.put_waits, __ATOMIC_RELAXED);
-    return MPI_SUCCESS;
+void clampi_ucx_counters_of(const clampi_bwin *b, clampi_ucx_counters *out) {
+    const clampi_ucx_win *u = clampi_ucx_of(b);
+    out->put_copies = __atomic_load_n(&u->counters.put_copies, __ATOMIC_RELAXED);
+    out->put_waits = __atomic_load_n(&u->counters.put_waits, __ATOMIC_RELAXED);
 }
 
-int clampi_ucx_test_flush_probe(CMPI_Win win, clampi_ucx_flush_probe *out) {
-    clampi_win *w = clampi_registry_find(win);
-    if (!w || !w->ucx || !out) return MPI_ERR_WIN;
-    clampi_ucx_thread *t = clampi_ucx_thread_current(w->ucx);
+void clampi_ucx_flush_probe_of(const clampi_bwin *b, clampi_ucx_flush_probe *out) {
+    clampi_ucx_thread *t = clampi_ucx_thread_current(clampi_ucx_of(b));
     if (t)
         *out = t->probe;
     else
         memset(out, 0, sizeof *out);
-    return MPI_SUCCESS;
 }

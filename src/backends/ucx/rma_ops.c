@@ -7,8 +7,7 @@
 #include <string.h>
 
 #include "backends/ucx/ucx_win.h"
-#include "rma/access.h"
-#include "rma/errors.h"
+#include "backends/access.h"
 #include "common/flatten.h"
 
 /* Requests of one call's pieces that must complete before it returns. */
@@ -123,23 +122,23 @@ static void count_op(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
     if (t) t->stats.ops++;
 }
 
-static int transfer(clampi_win *w, int is_put, void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+static int transfer(clampi_bwin *w, int is_put, void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                     int tcount, MPI_Datatype ttype, int complete_locally) {
-    clampi_ucx_win *u = w->ucx;
+    clampi_ucx_win *u = clampi_ucx_of(w);
     clampi_access a;
     int err = clampi_access_check(w, ocount, otype, target, disp, tcount, ttype, &a);
-    if (err >= 0) return clampi_raise_win(w, (clampi_error)err);
-    if (!clampi_ucx_in_access_epoch(u, target)) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+    if (err >= 0) return clampi_bwin_raise(w, (clampi_error)err);
+    if (!clampi_ucx_in_access_epoch(u, target)) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
     if (a.target.bytes == 0) return MPI_SUCCESS;
     const clampi_flat *flat = NULL;
-    if (!a.target.contiguous && !(flat = clampi_flat_get(ttype))) return clampi_raise_win(w, CLAMPI_E_TYPE_LAYOUT);
+    if (!a.target.contiguous && !(flat = clampi_flat_get(ttype))) return clampi_bwin_raise(w, CLAMPI_E_TYPE_LAYOUT);
     clampi_ucx_lane *l = clampi_ucx_lane_current(w);
-    if (!l) return clampi_raise_win(w, CLAMPI_E_UCX);
+    if (!l) return clampi_bwin_raise(w, CLAMPI_E_UCX);
     const size_t bytes = a.target.bytes;
     void *tmp = NULL, *buf = (char *)origin + a.origin.lo;
     if (!a.origin.contiguous) {
         tmp = malloc(bytes);
-        if (!tmp) return clampi_raise_win(w, CLAMPI_E_NOMEM);
+        if (!tmp) return clampi_bwin_raise(w, CLAMPI_E_NOMEM);
         int pos = 0;
         if (is_put) MPI_Pack(origin, ocount, otype, tmp, (int)bytes, &pos, MPI_COMM_SELF);
         buf = tmp;
@@ -152,10 +151,10 @@ static int transfer(clampi_win *w, int is_put, void *origin, int ocount, MPI_Dat
     ucs_status_t st = ep ? UCS_OK : UCS_ERR_UNREACHABLE;
     if (st == UCS_OK && flat) {
         st = clampi_ucx_pieces(u, l, ep, is_put, buf, target, a.offset - (uint64_t)a.target.lo, tcount, flat,
-                               w->opts.ordered, complete_locally);
+                               w->ordered, complete_locally);
         if (st == UCS_OK) count_op(u, l, target);
     } else if (st == UCS_OK && (st = clampi_ucx_lane_remote(u, l, target, a.offset, bytes, &raddr, &rkey)) == UCS_OK) {
-        if (w->opts.ordered) ucp_worker_fence(l->worker);
+        if (w->ordered) ucp_worker_fence(l->worker);
         ucp_request_param_t param;
         memset(&param, 0, sizeof param);
         void *req;
@@ -181,24 +180,24 @@ static int transfer(clampi_win *w, int is_put, void *origin, int ocount, MPI_Dat
         MPI_Unpack(tmp, (int)bytes, &pos, origin, ocount, otype, MPI_COMM_SELF);
     }
     free(tmp);
-    if (st == UCS_ERR_INVALID_ADDR) return clampi_raise_win(w, CLAMPI_E_RANGE); /* dynamic: not attached */
-    if (st != UCS_OK) return clampi_raise_win(w, CLAMPI_E_UCX);
+    if (st == UCS_ERR_INVALID_ADDR) return clampi_bwin_raise(w, CLAMPI_E_RANGE); /* dynamic: not attached */
+    if (st != UCS_OK) return clampi_bwin_raise(w, CLAMPI_E_UCX);
     return MPI_SUCCESS;
 }
 
-int clampi_ucx_get(clampi_win *w, void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt) {
+int clampi_ucx_get(clampi_bwin *w, void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt) {
     return transfer(w, 0, o, oc, ot, t, d, tc, tt, 0);
 }
-int clampi_ucx_put(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt) {
+int clampi_ucx_put(clampi_bwin *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt) {
     return transfer(w, 1, (void *)o, oc, ot, t, d, tc, tt, 0);
 }
 /* Request-based: completed locally before the (generalized) request is returned. */
-int clampi_ucx_rget(clampi_win *w, void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
+int clampi_ucx_rget(clampi_bwin *w, void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
                     MPI_Request *r) {
     int rc = transfer(w, 0, o, oc, ot, t, d, tc, tt, 1);
     return rc == MPI_SUCCESS ? clampi_request_done(r) : rc;
 }
-int clampi_ucx_rput(clampi_win *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
+int clampi_ucx_rput(clampi_bwin *w, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
                     MPI_Request *r) {
     int rc = transfer(w, 1, (void *)o, oc, ot, t, d, tc, tt, 1);
     return rc == MPI_SUCCESS ? clampi_request_done(r) : rc;

@@ -11,10 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/ucx/backend.h"
 #include "backends/ucx/context.h"
 #include "backends/ucx/ucx_win.h"
-#include "rma/errors.h"
 
 static int agree(MPI_Comm comm, int ok) {
     int all = 0;
@@ -121,7 +119,8 @@ static void release(clampi_ucx_win *u) {
     free(u);
 }
 
-int clampi_ucx_win_setup(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size, int dynamic, void *memh) {
+int clampi_ucx_win_setup(clampi_bwin *w, MPI_Comm comm, void *base, MPI_Aint size, void *memh) {
+    const int dynamic = w->dynamic;
     clampi_ucx_win *u = calloc(1, sizeof *u);
     int ok = u != NULL && clampi_ucx_context(u ? &u->ctx : NULL) == MPI_SUCCESS;
     if (!agree(comm, ok)) {
@@ -141,10 +140,9 @@ int clampi_ucx_win_setup(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size
     MPI_Query_thread(&provided);
     u->mt = provided == MPI_THREAD_MULTIPLE;
     u->have_key = pthread_key_create(&u->thread_key, NULL) == 0;
-    const clampi_win_options *o = &w->opts;
     /* MULTI when user threads or a progress thread may share the process worker. */
     ucs_thread_mode_t mode =
-        (u->mt || o->progress != CLAMPI_PROGRESS_NONE) ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE;
+        (u->mt || w->progress != CLAMPI_PROGRESS_NONE) ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE;
     int n = u->nranks;
     u->lock_type = calloc((size_t)n, sizeof *u->lock_type);
     u->peer_base = calloc((size_t)n, sizeof *u->peer_base);
@@ -180,9 +178,9 @@ int clampi_ucx_win_setup(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint size
     if ((rc = exchange_rkey(u, u->memh, &u->rkey_blob, &u->rkey_off)) != MPI_SUCCESS) goto fail;
     if ((rc = exchange_rkey(u, u->ctl_memh, &u->ctl_rkey_blob, &u->ctl_rkey_off)) != MPI_SUCCESS) goto fail;
     rc = MPI_ERR_OTHER;
-    if (!agree(u->comm, clampi_ucx_progress_start(u, o->progress) == MPI_SUCCESS)) goto fail;
-    w->ucx = u;
-    w->be = &clampi_backend_ucx;
+    if (!agree(u->comm, clampi_ucx_progress_start(u, w->progress) == MPI_SUCCESS)) goto fail;
+    w->state = u;
+    w->ops = &clampi_backend_ucx;
     return MPI_SUCCESS;
 fail:
     /* Peers may already hold endpoints to us: close ours only after everyone got here. */
@@ -192,8 +190,8 @@ fail:
 }
 
 /* Collective: everyone's operations on everyone's memory complete before anything goes. */
-static int teardown(clampi_win *w) {
-    clampi_ucx_win *u = w->ucx;
+static int teardown(clampi_bwin *w) {
+    clampi_ucx_win *u = clampi_ucx_of(w);
     clampi_ucx_flush_everything(u, -1);
     int rc = clampi_ucx_barrier(u->comm, u->main.worker);
     if (rc != MPI_SUCCESS) return rc;
@@ -210,22 +208,22 @@ static int teardown(clampi_win *w) {
     clampi_ucx_lane_close(u, &u->main);
     clampi_ucx_barrier(u->comm, u->main.worker);
     release(u);
-    w->ucx = NULL;
-    w->be = &clampi_backend_mpi;
+    w->state = NULL;
+    w->ops = &clampi_backend_mpi;
     return MPI_SUCCESS;
 }
 
-void clampi_ucx_win_teardown(clampi_win *w) { teardown(w); }
+void clampi_ucx_win_teardown(clampi_bwin *w) { teardown(w); }
 
-int clampi_ucx_free(clampi_win *w) {
-    if (w->ucx->refs > 1) { /* a duplicate: the parent keeps the state */
-        w->ucx->refs--;
-        w->ucx = NULL;
+int clampi_ucx_free(clampi_bwin *w) {
+    if (clampi_ucx_of(w)->refs > 1) { /* a duplicate: the parent keeps the state */
+        clampi_ucx_of(w)->refs--;
+        w->state = NULL;
         return MPI_SUCCESS;
     }
     /* Our operations complete first; then the MPI window goes (collective: nobody uses
      * the memory after it), then the UCX state, which may own the memory. */
-    clampi_ucx_flush_everything(w->ucx, -1);
+    clampi_ucx_flush_everything(clampi_ucx_of(w), -1);
     MPI_Win shm = w->shm_win, win = w->win;
     int rc = PMPI_Win_free(&win);
     if (rc != MPI_SUCCESS) return rc;
@@ -243,21 +241,21 @@ static void table_end(clampi_ucx_ctl *c) {
     __atomic_store_n(&c->version, c->version + 1, __ATOMIC_RELEASE); /* even: stable */
 }
 
-int clampi_ucx_attach(clampi_win *w, void *base, MPI_Aint size) {
-    clampi_ucx_win *u = w->ucx;
-    if (size < 0) return clampi_raise_win(w, CLAMPI_E_ARG);
+int clampi_ucx_attach(clampi_bwin *w, void *base, MPI_Aint size) {
+    clampi_ucx_win *u = clampi_ucx_of(w);
+    if (size < 0) return clampi_bwin_raise(w, CLAMPI_E_ARG);
     if (size == 0) return MPI_SUCCESS;
     clampi_ucx_ctl *c = u->ctl;
-    if (c->nregions >= CLAMPI_UCX_MAX_REGIONS) return clampi_raise_win(w, CLAMPI_E_BASE);
+    if (c->nregions >= CLAMPI_UCX_MAX_REGIONS) return clampi_bwin_raise(w, CLAMPI_E_BASE);
     ucp_mem_h memh;
-    if (map_memory(u->ctx, base, (size_t)size, &memh) != UCS_OK) return clampi_raise_win(w, CLAMPI_E_BASE);
+    if (map_memory(u->ctx, base, (size_t)size, &memh) != UCS_OK) return clampi_bwin_raise(w, CLAMPI_E_BASE);
     void *packed;
     size_t plen;
     if (ucp_rkey_pack(u->ctx, memh, &packed, &plen) != UCS_OK || plen > CLAMPI_UCX_RKEY_MAX) {
         if (plen <= CLAMPI_UCX_RKEY_MAX) packed = NULL;
         if (packed) ucp_rkey_buffer_release(packed);
         ucp_mem_unmap(u->ctx, memh);
-        return clampi_raise_win(w, CLAMPI_E_BASE);
+        return clampi_bwin_raise(w, CLAMPI_E_BASE);
     }
     int i = (int)c->nregions;
     table_begin(c);
@@ -273,13 +271,13 @@ int clampi_ucx_attach(clampi_win *w, void *base, MPI_Aint size) {
     return PMPI_Win_attach(w->win, base, size);
 }
 
-int clampi_ucx_detach(clampi_win *w, const void *base) {
-    clampi_ucx_win *u = w->ucx;
+int clampi_ucx_detach(clampi_bwin *w, const void *base) {
+    clampi_ucx_win *u = clampi_ucx_of(w);
     clampi_ucx_ctl *c = u->ctl;
     int i;
     for (i = 0; i < (int)c->nregions; i++)
         if (c->regions[i].base == (uint64_t)(uintptr_t)base) break;
-    if (i == (int)c->nregions) return clampi_raise_win(w, CLAMPI_E_BASE);
+    if (i == (int)c->nregions) return clampi_bwin_raise(w, CLAMPI_E_BASE);
     int rc = PMPI_Win_detach(w->win, base);
     if (rc != MPI_SUCCESS) return rc;
     ucp_mem_h memh = u->region_memh[i];

@@ -12,10 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/ucx/backend.h"
 #include "backends/ucx/context.h"
 #include "backends/ucx/ucx_win.h"
-#include "rma/errors.h"
 
 enum { TAG_POST = 1, TAG_DONE = 2 };
 
@@ -54,11 +52,11 @@ static int passive_epoch(const clampi_ucx_win *u, int target) {
 }
 
 /* ---- flushes ---- */
-static int flush_lane(clampi_win *w, int target) {
-    clampi_ucx_win *u = w->ucx;
-    if (!passive_epoch(u, target)) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+static int flush_lane(clampi_bwin *w, int target) {
+    clampi_ucx_win *u = clampi_ucx_of(w);
+    if (!passive_epoch(u, target)) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
     clampi_ucx_lane *l = clampi_ucx_lane_current(w);
-    if (!l) return clampi_raise_win(w, CLAMPI_E_UCX);
+    if (!l) return clampi_bwin_raise(w, CLAMPI_E_UCX);
     uint64_t driven = 0;
     clampi_ucx_thread *t = clampi_ucx_thread_current(u);
     if (t) clampi_ucx_probe_begin(t); /* what this call really flushes (lane.c) */
@@ -71,16 +69,16 @@ static int flush_lane(clampi_win *w, int target) {
         t->stats.flush_ops_driven += driven;
         t->stats.last_flush_ops = driven;
     }
-    return st == UCS_OK ? MPI_SUCCESS : clampi_raise_win(w, CLAMPI_E_UCX);
+    return st == UCS_OK ? MPI_SUCCESS : clampi_bwin_raise(w, CLAMPI_E_UCX);
 }
 
 /* UCX has no local-only completion for RMA: flush_local is a flush (stronger, allowed). */
-static int ucx_flush(clampi_win *w, int rank) { return flush_lane(w, rank); }
-static int ucx_flush_all(clampi_win *w) { return flush_lane(w, -1); }
+static int ucx_flush(clampi_bwin *w, int rank) { return flush_lane(w, rank); }
+static int ucx_flush_all(clampi_bwin *w) { return flush_lane(w, -1); }
 
 /* ---- passive-target locks ---- */
-static int lock_word(clampi_win *w, int type, int target) {
-    clampi_ucx_win *u = w->ucx;
+static int lock_word(clampi_bwin *w, int type, int target) {
+    clampi_ucx_win *u = clampi_ucx_of(w);
     clampi_ucx_lane *l = &u->main; /* lock traffic: process lane (any thread may unlock) */
     const size_t field = offsetof(clampi_ucx_ctl, lock_word);
     ucs_status_t st;
@@ -98,26 +96,26 @@ static int lock_word(clampi_win *w, int type, int target) {
         }
         clampi_ucx_backoff(l, &round);
     }
-    return st == UCS_OK ? MPI_SUCCESS : clampi_raise_win(w, CLAMPI_E_UCX);
+    return st == UCS_OK ? MPI_SUCCESS : clampi_bwin_raise(w, CLAMPI_E_UCX);
 }
 
-static int unlock_word(clampi_win *w, int type, int target) {
-    clampi_ucx_win *u = w->ucx;
+static int unlock_word(clampi_bwin *w, int type, int target) {
+    clampi_ucx_win *u = clampi_ucx_of(w);
     uint64_t old;
     uint64_t delta = type == MPI_LOCK_EXCLUSIVE ? (uint64_t)0 - CLAMPI_UCX_EXCL : (uint64_t)-1;
     ucs_status_t st =
         clampi_ucx_ctl_atomic(u, &u->main, target, offsetof(clampi_ucx_ctl, lock_word), UCP_ATOMIC_OP_ADD, delta, &old);
-    return st == UCS_OK ? MPI_SUCCESS : clampi_raise_win(w, CLAMPI_E_UCX);
+    return st == UCS_OK ? MPI_SUCCESS : clampi_bwin_raise(w, CLAMPI_E_UCX);
 }
 
 /* A fence followed by other synchronization opened no epoch (MPI 12.5.1): forget it. */
 static void end_fence_epoch(clampi_ucx_win *u) { __atomic_store_n(&u->fence_open, 0, __ATOMIC_RELAXED); }
 
-static int ucx_lock(clampi_win *w, int type, int rank, int assert) {
-    clampi_ucx_win *u = w->ucx;
+static int ucx_lock(clampi_bwin *w, int type, int rank, int assert) {
+    clampi_ucx_win *u = clampi_ucx_of(w);
     end_fence_epoch(u);
-    if (type != MPI_LOCK_SHARED && type != MPI_LOCK_EXCLUSIVE) return clampi_raise_win(w, CLAMPI_E_LOCKTYPE);
-    if (u->lock_type[rank] || u->lock_all || u->start_open) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+    if (type != MPI_LOCK_SHARED && type != MPI_LOCK_EXCLUSIVE) return clampi_bwin_raise(w, CLAMPI_E_LOCKTYPE);
+    if (u->lock_type[rank] || u->lock_all || u->start_open) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
     int rc = (assert &MPI_MODE_NOCHECK) ? MPI_SUCCESS : lock_word(w, type, rank);
     if (rc != MPI_SUCCESS) return rc;
     clampi_ucx_dyn_epoch(u);
@@ -127,11 +125,11 @@ static int ucx_lock(clampi_win *w, int type, int rank, int assert) {
     return MPI_SUCCESS;
 }
 
-static int ucx_unlock(clampi_win *w, int rank) {
-    clampi_ucx_win *u = w->ucx;
+static int ucx_unlock(clampi_bwin *w, int rank) {
+    clampi_ucx_win *u = clampi_ucx_of(w);
     int type = u->lock_type[rank];
-    if (!type) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
-    if (clampi_ucx_flush_everything(u, rank) != UCS_OK) return clampi_raise_win(w, CLAMPI_E_UCX);
+    if (!type) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
+    if (clampi_ucx_flush_everything(u, rank) != UCS_OK) return clampi_bwin_raise(w, CLAMPI_E_UCX);
     if (!(type & CLAMPI_UCX_LOCK_NOCHECK)) {
         int rc = unlock_word(w, type, rank);
         if (rc != MPI_SUCCESS) return rc;
@@ -141,10 +139,10 @@ static int ucx_unlock(clampi_win *w, int rank) {
     return MPI_SUCCESS;
 }
 
-static int ucx_lock_all(clampi_win *w, int assert) {
-    clampi_ucx_win *u = w->ucx;
+static int ucx_lock_all(clampi_bwin *w, int assert) {
+    clampi_ucx_win *u = clampi_ucx_of(w);
     end_fence_epoch(u);
-    if (u->lock_all || u->nlocks || u->start_open) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+    if (u->lock_all || u->nlocks || u->start_open) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
     if (!(assert &MPI_MODE_NOCHECK))
         for (int t = 0; t < u->nranks; t++) {
             int rc = lock_word(w, MPI_LOCK_SHARED, t);
@@ -158,10 +156,10 @@ static int ucx_lock_all(clampi_win *w, int assert) {
     return MPI_SUCCESS;
 }
 
-static int ucx_unlock_all(clampi_win *w) {
-    clampi_ucx_win *u = w->ucx;
-    if (!u->lock_all) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
-    if (clampi_ucx_flush_everything(u, -1) != UCS_OK) return clampi_raise_win(w, CLAMPI_E_UCX);
+static int ucx_unlock_all(clampi_bwin *w) {
+    clampi_ucx_win *u = clampi_ucx_of(w);
+    if (!u->lock_all) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
+    if (clampi_ucx_flush_everything(u, -1) != UCS_OK) return clampi_bwin_raise(w, CLAMPI_E_UCX);
     if (!(u->lock_all & CLAMPI_UCX_LOCK_NOCHECK))
         for (int t = 0; t < u->nranks; t++) {
             int rc = unlock_word(w, MPI_LOCK_SHARED, t);
@@ -173,19 +171,19 @@ static int ucx_unlock_all(clampi_win *w) {
 
 /* MPI_Win_sync: our loads/stores and remote UCX writes meet in memory; a full barrier
  * plus a progress round (software-emulated writes land during progress). */
-static int ucx_sync(clampi_win *w) {
+static int ucx_sync(clampi_bwin *w) {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    ucp_worker_progress(w->ucx->main.worker);
+    ucp_worker_progress(clampi_ucx_of(w)->main.worker);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return MPI_SUCCESS;
 }
 
 /* ---- active target ---- */
-static int ucx_fence(clampi_win *w, int assert) {
-    clampi_ucx_win *u = w->ucx;
-    if (u->nlocks || u->lock_all || u->start_open || u->post_open) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+static int ucx_fence(clampi_bwin *w, int assert) {
+    clampi_ucx_win *u = clampi_ucx_of(w);
+    if (u->nlocks || u->lock_all || u->start_open || u->post_open) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
     if (!(assert &MPI_MODE_NOPRECEDE) && clampi_ucx_flush_everything(u, -1) != UCS_OK)
-        return clampi_raise_win(w, CLAMPI_E_UCX);
+        return clampi_bwin_raise(w, CLAMPI_E_UCX);
     int rc = clampi_ucx_barrier(u->comm, u->main.worker);
     if (rc != MPI_SUCCESS) return rc;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -237,13 +235,13 @@ static int notify(clampi_ucx_win *u, const int *ranks, int n, int tag, int recei
     return rc;
 }
 
-static int ucx_post(clampi_win *w, MPI_Group group, int assert) {
+static int ucx_post(clampi_bwin *w, MPI_Group group, int assert) {
     (void)assert;
-    clampi_ucx_win *u = w->ucx;
+    clampi_ucx_win *u = clampi_ucx_of(w);
     end_fence_epoch(u);
-    if (u->post_open) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+    if (u->post_open) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
     int n, *ranks = group_ranks(u, group, &n);
-    if (!ranks) return clampi_raise_win(w, CLAMPI_E_NOMEM);
+    if (!ranks) return clampi_bwin_raise(w, CLAMPI_E_NOMEM);
     int rc = notify(u, ranks, n, TAG_POST, 0);
     if (rc != MPI_SUCCESS) {
         free(ranks);
@@ -255,13 +253,13 @@ static int ucx_post(clampi_win *w, MPI_Group group, int assert) {
     return MPI_SUCCESS;
 }
 
-static int ucx_start(clampi_win *w, MPI_Group group, int assert) {
+static int ucx_start(clampi_bwin *w, MPI_Group group, int assert) {
     (void)assert;
-    clampi_ucx_win *u = w->ucx;
+    clampi_ucx_win *u = clampi_ucx_of(w);
     end_fence_epoch(u);
-    if (u->start_open || u->lock_all || u->nlocks) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+    if (u->start_open || u->lock_all || u->nlocks) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
     int n, *ranks = group_ranks(u, group, &n);
-    if (!ranks) return clampi_raise_win(w, CLAMPI_E_NOMEM);
+    if (!ranks) return clampi_bwin_raise(w, CLAMPI_E_NOMEM);
     int rc = notify(u, ranks, n, TAG_POST, 1); /* wait for every target's post */
     if (rc != MPI_SUCCESS) {
         free(ranks);
@@ -274,11 +272,11 @@ static int ucx_start(clampi_win *w, MPI_Group group, int assert) {
     return MPI_SUCCESS;
 }
 
-static int ucx_complete(clampi_win *w) {
-    clampi_ucx_win *u = w->ucx;
-    if (!u->start_open) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+static int ucx_complete(clampi_bwin *w) {
+    clampi_ucx_win *u = clampi_ucx_of(w);
+    if (!u->start_open) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
     for (int i = 0; i < u->nstart; i++)
-        if (clampi_ucx_flush_everything(u, u->start_ranks[i]) != UCS_OK) return clampi_raise_win(w, CLAMPI_E_UCX);
+        if (clampi_ucx_flush_everything(u, u->start_ranks[i]) != UCS_OK) return clampi_bwin_raise(w, CLAMPI_E_UCX);
     int rc = notify(u, u->start_ranks, u->nstart, TAG_DONE, 0);
     __atomic_store_n(&u->start_open, 0, __ATOMIC_RELAXED);
     free(u->start_ranks);
@@ -316,17 +314,17 @@ static void end_exposure(clampi_ucx_win *u) {
     __atomic_store_n(&u->post_open, 0, __ATOMIC_RELAXED);
 }
 
-static int ucx_wait(clampi_win *w) {
-    clampi_ucx_win *u = w->ucx;
-    if (!u->post_open) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+static int ucx_wait(clampi_bwin *w) {
+    clampi_ucx_win *u = clampi_ucx_of(w);
+    if (!u->post_open) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
     int rc = receive_done(u, 1);
     end_exposure(u);
     return rc;
 }
 
-static int ucx_test(clampi_win *w, int *flag) {
-    clampi_ucx_win *u = w->ucx;
-    if (!u->post_open) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+static int ucx_test(clampi_bwin *w, int *flag) {
+    clampi_ucx_win *u = clampi_ucx_of(w);
+    if (!u->post_open) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
     int rc = receive_done(u, 0);
     *flag = rc == MPI_SUCCESS && u->post_done >= u->npost;
     if (*flag) end_exposure(u);
@@ -334,21 +332,25 @@ static int ucx_test(clampi_win *w, int *flag) {
 }
 
 /* The ops table (put/get: rma_ops.c; accumulates: atomics.c; attach/detach, free: setup.c). */
-int clampi_ucx_get(clampi_win *, void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype);
-int clampi_ucx_put(clampi_win *, const void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype);
-int clampi_ucx_rget(clampi_win *, void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Request *);
-int clampi_ucx_rput(clampi_win *, const void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Request *);
-int clampi_ucx_accumulate(clampi_win *, const void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Op);
-int clampi_ucx_get_accumulate(clampi_win *, const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Aint,
+int clampi_ucx_get(clampi_bwin *, void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype);
+int clampi_ucx_put(clampi_bwin *, const void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype);
+int clampi_ucx_rget(clampi_bwin *, void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Request *);
+int clampi_ucx_rput(clampi_bwin *, const void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Request *);
+int clampi_ucx_accumulate(clampi_bwin *, const void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Op);
+int clampi_ucx_get_accumulate(clampi_bwin *, const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Aint,
                               int, MPI_Datatype, MPI_Op);
-int clampi_ucx_fetch_and_op(clampi_win *, const void *, void *, MPI_Datatype, int, MPI_Aint, MPI_Op);
-int clampi_ucx_compare_and_swap(clampi_win *, const void *, const void *, void *, MPI_Datatype, int, MPI_Aint);
-int clampi_ucx_attach(clampi_win *, void *, MPI_Aint);
-int clampi_ucx_detach(clampi_win *, const void *);
-int clampi_ucx_free(clampi_win *);
+int clampi_ucx_fetch_and_op(clampi_bwin *, const void *, void *, MPI_Datatype, int, MPI_Aint, MPI_Op);
+int clampi_ucx_compare_and_swap(clampi_bwin *, const void *, const void *, void *, MPI_Datatype, int, MPI_Aint);
+int clampi_ucx_attach(clampi_bwin *, void *, MPI_Aint);
+int clampi_ucx_detach(clampi_bwin *, const void *);
+int clampi_ucx_free(clampi_bwin *);
 
 const clampi_backend_ops clampi_backend_ucx = {
     .name = "ucx",
+    .setup = clampi_ucx_win_setup,
+    .teardown = clampi_ucx_win_teardown,
+    .mem_alloc = clampi_ucx_mem_alloc,
+    .mem_free = clampi_ucx_mem_free,
     .get = clampi_ucx_get,
     .rget = clampi_ucx_rget,
     .put = clampi_ucx_put,

@@ -24,7 +24,7 @@
 #include <ucp/api/ucp.h>
 
 #include "clampi/rma.h"
-#include "rma/window.h"
+#include "backends/backend.h"
 
 #define CLAMPI_UCX_EXCL (1ull << 32) /* lock word: exclusive holder bit; low 32 bits: readers */
 #define CLAMPI_UCX_MAX_REGIONS 32    /* dynamic windows: attached regions per rank */
@@ -137,12 +137,15 @@ typedef struct clampi_ucx_win {
     int post_done;                        /* origins whose complete notice arrived */
 } clampi_ucx_win;
 
+/* The UCX state of a window (clampi_bwin.state). */
+static inline clampi_ucx_win *clampi_ucx_of(const clampi_bwin *b) { return (clampi_ucx_win *)b->state; }
+
 #define CLAMPI_UCX_LOCK_NOCHECK 0x100 /* lock_type flag: taken with MPI_MODE_NOCHECK (no lock word) */
 
 /* ---- lanes (lane.c) ---- */
 /* The lane the calling thread issues on: its own (thread scope) or the process lane.
  * Returns NULL (out of memory / UCX failure) rarely. */
-clampi_ucx_lane *clampi_ucx_lane_current(clampi_win *w);
+clampi_ucx_lane *clampi_ucx_lane_current(clampi_bwin *w);
 /* Stats record of the calling thread (created on first use; NULL only without memory). */
 clampi_ucx_thread *clampi_ucx_thread_current(clampi_ucx_win *u);
 /* Lock/unlock a lane for use (no-op for the process lane). */
@@ -204,12 +207,15 @@ int clampi_ucx_needs_progress_thread(clampi_ucx_win *u);
 /* An RMA operation to target is allowed now (passive lock held, lock_all, fence or PSCW). */
 int clampi_ucx_in_access_epoch(const clampi_ucx_win *u, int target);
 
-/* ---- test/diagnostic hooks (internal: tests link clampi_static) ---- */
-/* The window's backend counters. MPI_ERR_WIN if win is not a UCX window. */
-int clampi_ucx_test_counters(CMPI_Win win, clampi_ucx_counters *out);
-/* The calling thread's flush probe on win (zero if it never flushed). MPI_ERR_WIN if win
- * is not a UCX window. */
-int clampi_ucx_test_flush_probe(CMPI_Win win, clampi_ucx_flush_probe *out);
-
-extern const clampi_backend_ops clampi_backend_ucx;
+/* ---- diagnostics: read by the tests through src/rmax/ucx_probe.h ---- */
+/* The window's backend counters (all threads). */
+void clampi_ucx_counters_of(const clampi_bwin *b, clampi_ucx_counters *out);
+/* The calling thread's flush probe (zero if it never flushed). */
+void clampi_ucx_flush_probe_of(const clampi_bwin *b, clampi_ucx_flush_probe *out);
+/* Life cycle entries of the table (setup.c, lane.c). */
+int clampi_ucx_win_setup(clampi_bwin *w, MPI_Comm comm, void *base, MPI_Aint size, void *memh);
+void clampi_ucx_win_teardown(clampi_bwin *w);
+int clampi_ucx_mem_alloc(size_t size, void **base, void **handle);
+void clampi_ucx_mem_free(void *handle);
+void clampi_ucx_thread_stats(clampi_bwin *w, struct CMPIX_Win_thread_stats *stats);
 #endif

@@ -2,8 +2,8 @@
  * Predefined types are memoized by handle (their handles never change) in a small table
  * per window (so it is guarded by the window lock under MPI_THREAD_MULTIPLE); derived
  * types carry their verdict as an MPI attribute, so the analysis runs once per type. */
-#ifndef CLAMPI_RMA_DATATYPE_H
-#define CLAMPI_RMA_DATATYPE_H
+#ifndef CLAMPI_COMMON_DATATYPE_H
+#define CLAMPI_COMMON_DATATYPE_H
 #include <mpi.h>
 #include <stdint.h>
 

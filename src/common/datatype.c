@@ -1,4 +1,4 @@
-#include "rma/datatype.h"
+#include "common/datatype.h"
 
 #include <pthread.h>
 #include <stdint.h>

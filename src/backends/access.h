@@ -1,10 +1,9 @@
 /* Argument checks shared by every RMA call: counts, rank, datatypes, and the target
  * byte range against the target's window size. Inline: it is on the hit path. */
-#ifndef CLAMPI_RMA_ACCESS_H
-#define CLAMPI_RMA_ACCESS_H
-#include "rma/datatype.h"
-#include "rma/errors.h"
-#include "rma/window.h"
+#ifndef CLAMPI_BACKENDS_ACCESS_H
+#define CLAMPI_BACKENDS_ACCESS_H
+#include "backends/backend.h"
+#include "common/datatype.h"
 
 typedef struct clampi_access {
     clampi_layout origin, target;
@@ -12,7 +11,7 @@ typedef struct clampi_access {
 } clampi_access;
 
 /* Returns -1 if the access is valid, else the clampi_error to raise. */
-static inline __attribute__((always_inline)) int clampi_access_check(clampi_win *w, int origin_count,
+static inline __attribute__((always_inline)) int clampi_access_check(clampi_bwin *w, int origin_count,
                                                                      MPI_Datatype origin_type, int target,
                                                                      MPI_Aint disp, int target_count,
                                                                      MPI_Datatype target_type, clampi_access *a) {

@@ -1,0 +1,120 @@
+/* How a window's bytes move: ONE operations table, one row per capability, one table per
+ * backend. This header is the whole interface between the window layer (src/rma/) and the
+ * backends below it:
+ *   src/backends/mpi/  the PMPI_ calls on the window's MPI window (the default)
+ *   src/backends/ucx/  UCX workers, endpoints and rkeys on the process's UCX service, chosen
+ *                      with the info key clampi_backend=ucx (or CLAMPI_BACKEND=ucx)
+ *
+ * A backend sees a window only as a clampi_bwin: the MPI handles, the group geometry, the
+ * semantics it must honour and its own state (opaque to the layers above). The window layer
+ * (clampi_win, src/rma/window.h) embeds one and never looks inside `state`; a backend never
+ * sees clampi_win. A capability another backend needs is a new row here, never an
+ * `if (backend)` in the window layer.
+ *
+ * Every op returns an MPI error code and reports its own errors through the window's error
+ * handler (clampi_bwin_raise; the MPI backend: MPI does it on `win`). */
+#ifndef CLAMPI_BACKENDS_BACKEND_H
+#define CLAMPI_BACKENDS_BACKEND_H
+#include <mpi.h>
+#include <stddef.h>
+
+#include "common/datatype.h"
+#include "common/errors.h"
+
+struct CMPIX_Win_thread_stats;
+
+/* The values of the clampi_backend option, indexes of clampi_backend_table. */
+typedef enum clampi_backend_kind { CLAMPI_BACKEND_KIND_MPI, CLAMPI_BACKEND_KIND_UCX } clampi_backend_kind;
+
+/* The values of the clampi_progress option: how a backend's target side progresses. */
+typedef enum clampi_progress_kind {
+    CLAMPI_PROGRESS_AUTO,   /* a progress thread where the transports need one (see backends/ucx/progress.c) */
+    CLAMPI_PROGRESS_THREAD, /* always a progress thread */
+    CLAMPI_PROGRESS_NONE    /* never: the target progresses only inside clampi calls */
+} clampi_progress_kind;
+
+typedef struct clampi_bwin {
+    const struct clampi_backend_ops *ops; /* this window's table (a backend may switch variants) */
+    void *state;                          /* the backend's own (NULL on MPI); opaque above */
+    MPI_Win win;                          /* the MPI window (the program's, or the one under it) */
+    MPI_Win shm_win;                      /* node-shared window behind win, or MPI_WIN_NULL */
+    MPI_Win err_win;                      /* errors are raised through this window's handler */
+    int rank, nranks;
+    int dynamic;                   /* MPI_Win_create_dynamic: displacements are absolute addresses */
+    int thread_scope;              /* mpi_win_scope=thread: flushes complete the calling thread's operations */
+    int ordered;                   /* mpi_win_order: operations to a target complete in issue order */
+    clampi_progress_kind progress; /* clampi_progress: read by setup */
+    /* Geometry for argument checks (backends/access.h), filled by the window layer. */
+    MPI_Aint *target_size;                        /* per target: window bytes */
+    int *target_disp_unit;                        /* per target: displacement unit */
+    clampi_type_info type_memo[CLAMPI_TYPE_MEMO]; /* predefined types seen (under the window lock) */
+} clampi_bwin;
+
+/* Raise e through the window's error handler; returns the code. */
+static inline int clampi_bwin_raise(const clampi_bwin *b, clampi_error e) { return clampi_raise_on_win(b->err_win, e); }
+
+typedef struct clampi_backend_ops {
+    const char *name; /* "mpi", "ucx": the clampi_backend info value */
+    /* ---- life cycle (NULL: nothing to do) ----------------------------------------------
+     * setup: collective over comm, after the MPI window and the window layer's state exist:
+     * takes the window over (b->ops, b->state). memh: memory from mem_alloc (now the
+     * window's). MPI_SUCCESS or an error code, the same on every rank; b unchanged on
+     * failure. */
+    int (*setup)(clampi_bwin *b, MPI_Comm comm, void *base, MPI_Aint size, void *memh);
+    /* Collective: releases the backend's state only (not b->win); b is an MPI window again. */
+    void (*teardown)(clampi_bwin *b);
+    /* Window memory this backend reaches one-sidedly (MPI_Win_allocate); *handle goes to setup. */
+    int (*mem_alloc)(size_t size, void **base, void **handle);
+    void (*mem_free)(void *handle);
+    /* ---- communication (arguments already checked by the window layer) ---------------- */
+    int (*get)(clampi_bwin *b, void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+               MPI_Datatype ttype);
+    int (*rget)(clampi_bwin *b, void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
+                MPI_Datatype ttype, MPI_Request *req);
+    int (*put)(clampi_bwin *b, const void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+               int tcount, MPI_Datatype ttype);
+    int (*rput)(clampi_bwin *b, const void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                int tcount, MPI_Datatype ttype, MPI_Request *req);
+    int (*accumulate)(clampi_bwin *b, const void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                      int tcount, MPI_Datatype ttype, MPI_Op op);
+    int (*get_accumulate)(clampi_bwin *b, const void *origin, int ocount, MPI_Datatype otype, void *result, int rcount,
+                          MPI_Datatype rtype, int target, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op);
+    int (*fetch_and_op)(clampi_bwin *b, const void *origin, void *result, MPI_Datatype type, int target, MPI_Aint disp,
+                        MPI_Op op);
+    int (*compare_and_swap)(clampi_bwin *b, const void *origin, const void *compare, void *result, MPI_Datatype type,
+                            int target, MPI_Aint disp);
+    /* ---- passive target ----------------------------------------------------------------- */
+    int (*flush)(clampi_bwin *b, int rank);
+    int (*flush_all)(clampi_bwin *b);
+    int (*flush_local)(clampi_bwin *b, int rank);
+    int (*flush_local_all)(clampi_bwin *b);
+    int (*lock)(clampi_bwin *b, int lock_type, int rank, int assert);
+    int (*unlock)(clampi_bwin *b, int rank);
+    int (*lock_all)(clampi_bwin *b, int assert);
+    int (*unlock_all)(clampi_bwin *b);
+    int (*sync)(clampi_bwin *b);
+    /* ---- active target ------------------------------------------------------------------ */
+    int (*fence)(clampi_bwin *b, int assert);
+    int (*start)(clampi_bwin *b, MPI_Group group, int assert);
+    int (*complete)(clampi_bwin *b);
+    int (*post)(clampi_bwin *b, MPI_Group group, int assert);
+    int (*wait)(clampi_bwin *b);
+    /* MPI_Win_test: *flag = 1 and the exposure epoch ends when every origin completed.
+     * NULL: not supported (MPI_ERR_RMA_SYNC). */
+    int (*test)(clampi_bwin *b, int *flag);
+    /* ---- dynamic windows ---------------------------------------------------------------- */
+    int (*attach)(clampi_bwin *b, void *base, MPI_Aint size);
+    int (*detach)(clampi_bwin *b, const void *base);
+    /* Per-thread flush counters (mpi_win_scope=thread); NULL: the backend has none (zeros). */
+    void (*thread_stats)(clampi_bwin *b, struct CMPIX_Win_thread_stats *stats);
+    /* Frees the backend's resources and b->win (collective). On failure the window stays usable. */
+    int (*free)(clampi_bwin *b);
+} clampi_backend_ops;
+
+/* The backends' tables (src/backends/mpi/ops.c, src/backends/ucx/sync.c). */
+extern const clampi_backend_ops clampi_backend_mpi;
+extern const clampi_backend_ops clampi_backend_ucx;
+
+/* The table of a kind (backends/backend.c). */
+const clampi_backend_ops *clampi_backend_table(clampi_backend_kind kind);
+#endif
