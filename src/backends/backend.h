@@ -36,6 +36,8 @@ typedef enum clampi_progress_kind {
 typedef struct clampi_bwin {
     const struct clampi_backend_ops *ops; /* this window's table (a backend may switch variants) */
     void *state;                          /* the backend's own (NULL on MPI); opaque above */
+    void *variant;                        /* a variant's own (UCX: a memory-handle window's handle; MPI: the lock
+                      table of a window with duplicates), NULL on a plain window; opaque above */
     MPI_Win win;                          /* the MPI window (the program's, or the one under it) */
     MPI_Win shm_win;                      /* node-shared window behind win, or MPI_WIN_NULL */
     MPI_Win err_win;                      /* errors are raised through this window's handler */

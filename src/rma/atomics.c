@@ -4,33 +4,9 @@
  * CMPI_Get; when the cache (or same-node shared memory) serves it, the request returned
  * is an already complete generalized request. */
 #include "backends/access.h"
+#include "common/greq.h"
 #include "rma/window.h"
 #include "rma/errors.h"
-
-/* Requests served locally or completed before returning: complete generalized requests. */
-static int greq_query(void *extra, MPI_Status *status) {
-    (void)extra;
-    MPI_Status_set_elements(status, MPI_BYTE, 0);
-    MPI_Status_set_cancelled(status, 0);
-    status->MPI_SOURCE = MPI_UNDEFINED;
-    status->MPI_TAG = MPI_UNDEFINED;
-    return MPI_SUCCESS;
-}
-static int greq_free(void *extra) {
-    (void)extra;
-    return MPI_SUCCESS;
-}
-static int greq_cancel(void *extra, int complete) {
-    (void)extra;
-    (void)complete;
-    return MPI_SUCCESS;
-}
-
-int clampi_request_done(MPI_Request *req) {
-    int rc = MPI_Grequest_start(greq_query, greq_free, greq_cancel, NULL, req);
-    if (rc == MPI_SUCCESS) rc = MPI_Grequest_complete(*req);
-    return rc;
-}
 
 /* The checks of every write: window, MPI_PROC_NULL, target range (the target's count and
  * type on both sides, as the origin/result layouts are the backend's to check). */

@@ -228,6 +228,4 @@ int clampi_win_rget_accumulate(const void *origin_addr, int origin_count, MPI_Da
                                void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
                                MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
                                CMPI_Win win, MPI_Request *request);
-/* An already complete generalized request (served locally / completed before returning). */
-int clampi_request_done(MPI_Request *req);
 #endif

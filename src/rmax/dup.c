@@ -32,7 +32,7 @@ int CMPIX_Win_dup_with_info(CMPI_Win win, MPI_Info info, CMPI_Win *newwin) {
         clampi_win_release(w);
         return clampi_raise_win(parent, CLAMPI_E_NOMEM);
     }
-    if (parent->rmax && parent->rmax->mh) clampi_mh_win_share(w, parent);
+    if (clampi_ucx_mh_of(&parent->b)) clampi_ucx_mh_share(&w->b, &parent->b);
     CMPI_Win h;
     if (clampi_registry_add(w, &h) != MPI_SUCCESS) {
         clampi_win_release(w);
@@ -41,7 +41,7 @@ int CMPIX_Win_dup_with_info(CMPI_Win win, MPI_Info info, CMPI_Win *newwin) {
     /* The mode and sizes of the new keys: a cache of its own when the mode caches. */
     clampi_win_reconfigure(w, &opts);
     w->b.thread_scope = opts.thread_scope;
-    clampi_rmax_link(root, w, parent->rmax && parent->rmax->mh ? CLAMPI_RMAX_MEMHANDLE : CLAMPI_RMAX_DUP, h);
+    clampi_rmax_link(root, w, clampi_ucx_mh_of(&parent->b) ? CLAMPI_RMAX_MEMHANDLE : CLAMPI_RMAX_DUP, h);
     clampi_rmax_select_ops(w);
     *newwin = h;
     return MPI_SUCCESS;

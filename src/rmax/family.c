@@ -8,6 +8,8 @@
 #include "common/stats.h"
 #include "rma/options.h"
 #include "rma/stats.h"
+#include "backends/mpi/family.h"
+#include "backends/ucx/target.h"
 #include "rmax/memhandle.h"
 #include "rmax/ucx_access.h"
 
@@ -33,7 +35,7 @@ void clampi_rmax_link(clampi_win *parent, clampi_win *child, int kind, CMPI_Win 
     if (p->nchildren++ == 0) p->parent_elide = parent->elide_flushes;
     parent->elide_flushes = CLAMPI_ELIDE_NEVER;
     child->elide_flushes = CLAMPI_ELIDE_NEVER;
-    clampi_rmax_mpi_family_enter(parent, child);
+    clampi_mpi_family_join(&parent->b, &child->b);
 }
 
 static void unlink_child(clampi_win *child) {
@@ -46,7 +48,7 @@ static void unlink_child(clampi_win *child) {
         p->children = c->next;
     if (c->next) c->next->rmax->prev = c->prev;
     if (--p->nchildren == 0) parent->elide_flushes = p->parent_elide;
-    clampi_rmax_mpi_family_leave(parent);
+    if (p->nchildren == 0) clampi_mpi_family_empty(&parent->b);
 }
 
 /* Frees a child: local; nothing of the parent's is released. */
@@ -54,7 +56,7 @@ static void free_child(clampi_win *child) {
     clampi_rmax *c = child->rmax;
     if (clampi_stats_enabled()) clampi_stats_print(child);
     unlink_child(child);
-    if (c->mh) clampi_mh_win_destroy(child);
+    if (clampi_ucx_mh_of(&child->b)) clampi_ucx_mh_release(&child->b);
     clampi_registry_remove(c->handle);
     clampi_win_detach_shared(child);
     clampi_win_release(child);
@@ -78,7 +80,7 @@ int clampi_rmax_on_free(clampi_win *w, CMPI_Win *handle) {
 void clampi_rmax_release(clampi_win *w) {
     if (!w->rmax) return;
     if (w->rmax->mht) clampi_mh_table_destroy(w);
-    free(w->rmax->locks);
+    if (w->rmax->kind == CLAMPI_RMAX_PARENT) clampi_mpi_family_free(&w->b);
     free(w->rmax);
     w->rmax = NULL;
 }
@@ -114,6 +116,10 @@ int clampi_rmax_on_create(clampi_win *w, MPI_Comm comm) {
 /* The extensions hook into every window's life (rma/window.h): registered before main.
  * Static links keep this object with -Wl,-u,clampi_rmax_hooks (clampi_static's CMake
  * interface and clampi.pc's Libs.private add it). */
+void clampi_rmax_select_ops(clampi_win *w) {
+    if (w->b.state) w->b.ops = clampi_ucx_variant_ops(&w->b, w->opts.acc_intrinsic); /* MPI windows keep theirs */
+}
+
 static void on_set_info(clampi_win *w) { clampi_rmax_select_ops(w); }
 const clampi_win_hooks clampi_rmax_hooks = {
     .on_backend = clampi_rmax_on_create,

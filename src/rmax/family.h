@@ -22,22 +22,15 @@ typedef struct clampi_rmax {
     int parent_elide;        /* parent: elide_flushes before its first child */
     int nchildren;
     uint64_t win_id;                       /* agreed at creation (UCX windows), see clampi_rmax_on_create */
-    int *locks, lock_all;                  /* MPI-backend family: locks held through any member (mpi_family.c) */
     struct clampi_notify *notify;          /* notification state (notify.c), root windows */
     struct clampi_mh_gen_cache *gen_cache; /* parent: owners' generation-table rkeys (memhandle.c) */
     int atomic_lanes;                      /* every endpoint has a UCX atomic lane: 1 yes, -1 no, 0 not asked yet */
-    struct clampi_mh_win *mh;              /* memory-handle window state */
     struct clampi_mh_table *mht;           /* dynamic parent: handles created on it */
 } clampi_rmax;
 
 /* Chooses w's operation table from its options: the UCX backend's, the memory-handle
  * one, or either with UCX atomics for accumulates (mpi_assert_accumulate_intrinsic). */
 void clampi_rmax_select_ops(clampi_win *w);
-/* The table of memory-handle windows (mh_backend.c). */
-extern const struct clampi_backend_ops clampi_backend_memhandle;
-/* MPI-backend windows: the family's lock tracking (mpi_family.c). */
-void clampi_rmax_mpi_family_enter(clampi_win *parent, clampi_win *child);
-void clampi_rmax_mpi_family_leave(clampi_win *parent);
 /* Notifications (notify.c): handler set up at creation, released at free. */
 void clampi_rmax_notify_setup(clampi_win *w);
 void clampi_rmax_notify_release(clampi_win *w);

@@ -1,5 +1,5 @@
 /* CMPIX_Memhandle_create / CMPIX_Win_from_memhandle / CMPIX_Memhandle_release and the
- * data path of memory-handle windows. See memhandle.h for the liveness design. */
+ * owner's side (the peer's: src/backends/ucx/mh_ops.c). See memhandle.h for the liveness design. */
 #include "rmax/memhandle.h"
 
 #include <pthread.h>
@@ -8,10 +8,10 @@
 #include <time.h>
 
 #include "backends/ucx/context.h"
+#include "backends/ucx/intrinsic.h"
 #include "clampi/rmax.h"
 #include "rma/errors.h"
 #include "rmax/family.h"
-#include "rmax/intrinsic.h"
 #include "rmax/mh_format.h"
 #include "rmax/ucx_access.h"
 
@@ -271,20 +271,6 @@ int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int targ
     return MPI_SUCCESS;
 }
 
-void clampi_mh_win_share(clampi_win *w, const clampi_win *from) {
-    clampi_mh_win *m = from->rmax->mh;
-    m->refs++;
-    w->rmax->mh = m;
-}
-
-void clampi_mh_win_destroy(clampi_win *w) {
-    clampi_mh_win *m = w->rmax->mh;
-    w->rmax->mh = NULL;
-    if (--m->refs > 0) return;
-    ucp_rkey_destroy(m->rkey); /* gen_rkey belongs to the parent's cache */
-    free(m);
-}
-
 int clampi_mh_window_create(clampi_win *parent, clampi_mh_win *m, const clampi_win_options *opts, CMPI_Win *newwin) {
     clampi_win *w = clampi_rmax_clone(parent);
     if (!w) return MPI_ERR_NO_MEM;
@@ -306,8 +292,7 @@ int clampi_mh_window_create(clampi_win *parent, clampi_mh_win *m, const clampi_w
         clampi_win_release(w);
         return MPI_ERR_NO_MEM;
     }
-    m->refs = 1;
-    w->rmax->mh = m;
+    clampi_ucx_mh_adopt(&w->b, &parent->b, m);
     /* Nothing cached (a handle may die under it); the process lane (its rkey is unpacked
      * on the parent's process endpoint); backend and progress are the parent's. */
     clampi_win_options o = *opts;
@@ -320,64 +305,5 @@ int clampi_mh_window_create(clampi_win *parent, clampi_mh_win *m, const clampi_w
     clampi_rmax_link(parent, w, CLAMPI_RMAX_MEMHANDLE, h);
     clampi_rmax_select_ops(w);
     *newwin = h;
-    return MPI_SUCCESS;
-}
-
-/* ---- data path -------------------------------------------------------------------- */
-
-static int submitted(void *r) {
-    if (UCS_PTR_IS_ERR(r)) return MPI_ERR_OTHER;
-    if (r) ucp_request_free(r); /* completion is awaited by the window's flush */
-    return MPI_SUCCESS;
-}
-
-int clampi_mh_put(clampi_win *w, const void *buf, size_t len, uint64_t offset) {
-    clampi_mh_win *m = w->rmax->mh;
-    int live = clampi_mh_check_live(w);
-    if (live != MPI_SUCCESS) return live;
-    ucp_request_param_t p = {0};
-    return submitted(ucp_put_nbx(m->ep, buf, len, m->base + offset, m->rkey, &p));
-}
-
-int clampi_mh_get(clampi_win *w, void *buf, size_t len, uint64_t offset) {
-    clampi_mh_win *m = w->rmax->mh;
-    int live = clampi_mh_check_live(w);
-    if (live != MPI_SUCCESS) return live;
-    ucp_request_param_t p = {0};
-    return submitted(ucp_get_nbx(m->ep, buf, len, m->base + offset, m->rkey, &p));
-}
-
-int clampi_mh_check_live(clampi_win *w) {
-    clampi_mh_win *m = w->rmax->mh;
-    if (__atomic_load_n(&m->dead, __ATOMIC_RELAXED)) return clampi_error_code(CLAMPI_E_RANGE);
-    uint64_t g;
-    if (m->gen_ptr) {
-        g = __atomic_load_n(m->gen_ptr, __ATOMIC_ACQUIRE);
-    } else {
-        ucp_request_param_t p = {0};
-        ucs_status_t st = clampi_ucx_wait(m->worker, ucp_get_nbx(m->ep, &g, sizeof g, m->gen_addr, m->gen_rkey, &p));
-        if (st != UCS_OK) return clampi_ucx_status_to_mpi(st);
-    }
-    if (g != m->generation) {
-        __atomic_store_n(&m->dead, 1, __ATOMIC_RELAXED);
-        return clampi_error_code(CLAMPI_E_RANGE);
-    }
-    return MPI_SUCCESS;
-}
-
-int clampi_mh_flush(clampi_win *w) {
-    clampi_mh_win *m = w->rmax->mh;
-    if (__atomic_load_n(&m->dead, __ATOMIC_RELAXED)) return clampi_error_code(CLAMPI_E_RANGE);
-    ucp_request_param_t p = {0};
-    /* The liveness word travels with the flush: issued after the window's operations,
-     * completed by the same endpoint flush. */
-    int rc = submitted(ucp_get_nbx(m->ep, &m->gen_seen, sizeof m->gen_seen, m->gen_addr, m->gen_rkey, &p));
-    if (rc != MPI_SUCCESS) return rc;
-    ucs_status_t st = clampi_ucx_wait(m->worker, ucp_ep_flush_nbx(m->ep, &p));
-    if (st != UCS_OK) return clampi_ucx_status_to_mpi(st);
-    if (m->gen_seen != m->generation) {
-        __atomic_store_n(&m->dead, 1, __ATOMIC_RELAXED);
-        return clampi_error_code(CLAMPI_E_RANGE);
-    }
     return MPI_SUCCESS;
 }

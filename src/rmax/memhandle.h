@@ -5,9 +5,9 @@
  * holds while the handle is live; CMPIX_Memhandle_release zeroes the word (and unmaps the
  * region), so a handle is dead for everyone as soon as its owner releases it.
  *
- * Peer side: a memory-handle window holds the unpacked rkeys and the parent's endpoint to
+ * Peer side (src/backends/ucx/memhandle.h, a variant of UCX windows): a memory-handle window holds the unpacked rkeys and the parent's endpoint to
  * the owner. Every operation checks the generation word before it is issued
- * (clampi_mh_check_live): a load where the word is reachable by pointer (same process, or
+ * (clampi_ucx_mh_check_live): a load where the word is reachable by pointer (same process, or
  * UCX mapped the owner's table segment over shared memory), else a blocking 8-byte get (one
  * round trip: over TCP, where UCX's emulated RMA and cma reach the memory without looking
  * at any registration, the owner's ucp_mem_unmap cannot revoke access). A mismatch fails
@@ -19,30 +19,11 @@
 #include <stdint.h>
 #include <ucp/api/ucp.h>
 
+#include "backends/ucx/memhandle.h"
 #include "rma/window.h"
 
 #define CLAMPI_MH_SLOTS 4096 /* live handles per dynamic window and process */
 
-typedef struct clampi_mh_win {
-    int target;          /* the owner: the only valid target rank */
-    uint64_t base, size; /* the region at the owner */
-    int disp_unit;
-    ucp_ep_h ep; /* the parent's endpoint to the owner (process scope) */
-    ucp_worker_h worker;
-    ucp_rkey_h rkey, gen_rkey;
-    uint64_t gen_addr, generation;
-    uint64_t md_map;         /* memory domains of the region's rkey (op_intrinsic) */
-    uint64_t gen_seen;       /* generation word fetched by the last flush */
-    const uint64_t *gen_ptr; /* the owner's generation word as a local pointer (same process,
-                                 or a segment mapped by shared memory: ucp_rkey_ptr), or NULL */
-    int dead;                /* the handle was found released */
-    int refs;                /* windows using it: the one from the handle and its duplicates */
-} clampi_mh_win;
-
-/* Peer: frees the window's rkeys (CMPI_Win_free of a memory-handle window). */
-void clampi_mh_win_destroy(clampi_win *w);
-/* CMPIX_Win_dup_with_info of a memory-handle window: w shares from's state (same handle). */
-void clampi_mh_win_share(clampi_win *w, const clampi_win *from);
 /* Makes the clampi_win of a memory-handle window (registered, linked under parent). */
 int clampi_mh_window_create(clampi_win *parent, clampi_mh_win *m, const clampi_win_options *opts, CMPI_Win *newwin);
 /* Parent: the generation-table rkeys it keeps for its memory-handle windows. Unpacking
@@ -56,13 +37,4 @@ void clampi_mh_gen_cache_destroy(clampi_win *parent);
 /* Owner: unmaps every region and the table (the parent's free). */
 void clampi_mh_table_destroy(clampi_win *w);
 
-/* Operations of a memory-handle window: contiguous bytes at byte offset `offset` from the
- * handle's base (checked against its size by the caller). Return an MPI code. */
-int clampi_mh_put(clampi_win *w, const void *buf, size_t len, uint64_t offset);
-int clampi_mh_get(clampi_win *w, void *buf, size_t len, uint64_t offset);
-/* Flush: completes the window's operations at the owner and checks the handle is live. */
-int clampi_mh_flush(clampi_win *w);
-/* Before an operation: MPI_SUCCESS if the handle is live, else the code of
- * MPI_ERR_RMA_RANGE (released: the window is dead from then on) or of a UCX failure. */
-int clampi_mh_check_live(clampi_win *w);
 #endif

@@ -20,7 +20,7 @@
 #include "clampi/rmax.h"
 #include "rma/errors.h"
 #include "rmax/family.h"
-#include "rmax/greq.h"
+#include "common/greq.h"
 #include "rmax/ucx_access.h"
 
 #define CLAMPI_RMAX_AM_NOTIFY 0x6e6f /* UCX AM id ("no"): announced in /work/wt/COORD_UCX.md */

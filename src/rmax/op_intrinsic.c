@@ -6,8 +6,9 @@
 #include "clampi/rmax.h"
 #include "rma/errors.h"
 #include "rmax/family.h"
-#include "rmax/intrinsic.h"
+#include "backends/ucx/intrinsic.h"
 #include "rmax/memhandle.h"
+#include "backends/ucx/target.h"
 #include "rmax/ucx_access.h"
 
 /* 1 if, for every target, UCX has an atomic lane that reaches the target's window memory
@@ -20,10 +21,11 @@ static int transports_intrinsic(clampi_win *w, clampi_win *ep_win) {
     if (x && x->atomic_lanes) return x->atomic_lanes > 0;
     ucp_ep_h *eps = NULL;
     int n = clampi_rmax_eps(ep_win, &eps), all = n > 0;
-    const int only = w->rmax && w->rmax->mh ? w->rmax->mh->target : -1;
+    const clampi_mh_win *m = clampi_ucx_mh_of(&w->b);
+    const int only = m ? m->target : -1;
     for (int r = 0; r < n && all; r++) {
         if (only >= 0 && r != only) continue;
-        if (!eps[r] || !(clampi_ucx_ep_amo_mds(eps[r]) & clampi_rmax_target_md_map(w, r))) all = 0;
+        if (!eps[r] || !(clampi_ucx_ep_amo_mds(eps[r]) & clampi_ucx_target_md_map(&w->b, r))) all = 0;
     }
     if (x) x->atomic_lanes = all ? 1 : -1;
     return all;

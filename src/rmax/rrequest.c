@@ -10,7 +10,7 @@
 #include "clampi/rmax.h"
 #include "backends/ucx/context.h"
 #include "rma/errors.h"
-#include "rmax/greq.h"
+#include "common/greq.h"
 #include "rmax/ucx_access.h"
 
 typedef struct rr_ctx {

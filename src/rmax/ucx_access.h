@@ -19,8 +19,6 @@ ucp_ep_h clampi_rmax_ep(clampi_win *w, int target);
 /* The worker and endpoint the calling thread uses for w (its own with thread scope). */
 ucp_worker_h clampi_rmax_thread_worker(clampi_win *w);
 ucp_ep_h clampi_rmax_thread_ep(clampi_win *w, int target);
-/* The md map of the rkey through which w reaches target's memory (see intrinsic.h). */
-uint64_t clampi_rmax_target_md_map(clampi_win *w, int target);
 /* Endpoints of w to every rank (n = w->b.nranks) for the atomic-lane query. */
 int clampi_rmax_eps(clampi_win *w, ucp_ep_h **eps);
 /* Lets w (a duplicate or memory-handle window) use parent's backend state without owning it. */
@@ -30,26 +28,6 @@ void clampi_win_detach_shared(clampi_win *w);
 /* The window's id, agreed at creation (clampi_rmax_on_create); 0 if none. */
 uint64_t clampi_rmax_win_id(const clampi_win *w);
 #endif
-
-/* Where an operation of w on target's bytes [offset, offset+len) goes: the endpoint, remote
- * address and rkey, on the lane the calling thread uses (memory-handle windows: the parent's
- * process lane and the handle's rkey). clampi_rmax_target_begin enters the lane; _end
- * leaves it after the operation was issued and counts it for the next flush. */
-typedef struct clampi_rmax_target {
-    ucp_ep_h ep;
-    ucp_worker_h worker;
-    uint64_t raddr;
-    ucp_rkey_h rkey;
-    void *lane;
-} clampi_rmax_target;
-/* MPI_SUCCESS, or the clampi_error to raise (as a negative -1 - e). */
-int clampi_rmax_target_begin(clampi_win *w, int target, uint64_t offset, uint64_t len, clampi_rmax_target *t);
-void clampi_rmax_target_end(clampi_win *w, int target, clampi_rmax_target *t, int issued);
-/* Whether target may be accessed now (an epoch of the window, or of the parent for a
- * memory-handle window). */
-int clampi_rmax_in_epoch(const clampi_win *w, int target);
-/* The UCX backend's table (for windows whose table i9b overrides). */
-const void *clampi_rmax_ucx_table(void);
 
 /* The lane (worker + endpoints) the calling thread issues w's operations on (memory-handle
  * windows: the parent's process lane), entered/left around any use of its worker. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backends/ucx/ucx_win.h"
+#include "common/greq.h"
 #include "backends/access.h"
 #include "common/flatten.h"
 

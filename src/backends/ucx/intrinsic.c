@@ -1,4 +1,4 @@
-#include "rmax/intrinsic.h"
+#include "backends/ucx/intrinsic.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "rmax/greq.h"
+#include "common/greq.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -135,4 +135,29 @@ int clampi_greq_start(clampi_greq_poll_fn poll, void *ctx, void (*free_ctx)(void
     pthread_mutex_unlock(&lock);
     clampi_greq_progress(); /* already done (e.g. shared memory): complete at once */
     return MPI_SUCCESS;
+}
+
+/* Complete requests: nothing to query, free or cancel. */
+static int greq_query(void *extra, MPI_Status *status) {
+    (void)extra;
+    MPI_Status_set_elements(status, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(status, 0);
+    status->MPI_SOURCE = MPI_UNDEFINED;
+    status->MPI_TAG = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+static int greq_free(void *extra) {
+    (void)extra;
+    return MPI_SUCCESS;
+}
+static int greq_cancel(void *extra, int complete) {
+    (void)extra;
+    (void)complete;
+    return MPI_SUCCESS;
+}
+
+int clampi_request_done(MPI_Request *req) {
+    int rc = MPI_Grequest_start(greq_query, greq_free, greq_cancel, NULL, req);
+    if (rc == MPI_SUCCESS) rc = MPI_Grequest_complete(*req);
+    return rc;
 }

@@ -1,8 +1,8 @@
 /* CMPIX_Win_op_intrinsic's two halves: which (op, datatype, count) UCX can run as one
  * network atomic per element, and whether the endpoints in use have a device atomic lane
  * (what UCX reports; TCP's atomics are emulated through the target's progress). */
-#ifndef CLAMPI_RMAX_INTRINSIC_H
-#define CLAMPI_RMAX_INTRINSIC_H
+#ifndef CLAMPI_BACKENDS_UCX_INTRINSIC_H
+#define CLAMPI_BACKENDS_UCX_INTRINSIC_H
 #include <mpi.h>
 #include <stdint.h>
 #include <ucp/api/ucp.h>

@@ -5,25 +5,22 @@
  * CLAMPI_INTRINSIC_MAX_COUNT elements, non-contiguous types) falls back to the backend's
  * lock-based path: by the assertion the program issues none of those, and if it does they
  * are not atomic with respect to the intrinsic ones (the paper's rule). */
+#include <pthread.h>
 #include <string.h>
 
-#include <pthread.h>
-
-#include "backends/backend.h"
 #include "backends/access.h"
-#include "rma/errors.h"
-#include "rmax/family.h"
-#include "rmax/intrinsic.h"
-#include "rmax/memhandle.h"
 #include "backends/ucx/context.h"
-#include "rmax/ucx_access.h"
+#include "backends/ucx/intrinsic.h"
+#include "backends/ucx/memhandle.h"
+#include "backends/ucx/target.h"
+#include "backends/ucx/ucx_win.h"
 
 enum { FALLBACK = -2 };
 
-static int raise_neg(clampi_win *w, int rc) { return rc < 0 ? clampi_raise_win(w, (clampi_error)(-1 - rc)) : rc; }
+static int raise_neg(clampi_bwin *w, int rc) { return rc < 0 ? clampi_bwin_raise(w, (clampi_error)(-1 - rc)) : rc; }
 
 /* One blocking atomic on t (offset off): UCX's buffer/reply as ucp_atomic_op_nbx takes them. */
-static ucs_status_t blocking_atomic(const clampi_rmax_target *t, ucp_atomic_op_t uop, const void *value, void *reply,
+static ucs_status_t blocking_atomic(const clampi_ucx_target *t, ucp_atomic_op_t uop, const void *value, void *reply,
                                     int esize, uint64_t off) {
     ucp_request_param_t p;
     memset(&p, 0, sizeof p);
@@ -36,7 +33,7 @@ static ucs_status_t blocking_atomic(const clampi_rmax_target *t, ucp_atomic_op_t
 }
 
 /* Fetching and/or/xor as fetch (add 0) + compare-and-swap until no one came between. */
-static ucs_status_t fetch_bitwise(const clampi_rmax_target *t, ucp_atomic_op_t uop, const void *value, void *reply,
+static ucs_status_t fetch_bitwise(const clampi_ucx_target *t, ucp_atomic_op_t uop, const void *value, void *reply,
                                   int esize, uint64_t off) {
     const uint64_t mask = esize == 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * esize)) - 1;
     uint64_t v = 0, old = 0, zero = 0, swap;
@@ -56,25 +53,26 @@ static ucs_status_t fetch_bitwise(const clampi_rmax_target *t, ucp_atomic_op_t u
 
 /* count elements of datatype at target_disp: op (fetching into result when result != NULL;
  * cas: compare != NULL). Returns FALLBACK when UCX has no atomic for it. */
-static int atomic_elems(clampi_win *w, int target, MPI_Aint disp, const void *origin, void *result, const void *compare,
-                        MPI_Datatype type, int count, MPI_Op op) {
+static int atomic_elems(clampi_bwin *w, int target, MPI_Aint disp, const void *origin, void *result,
+                        const void *compare, MPI_Datatype type, int count, MPI_Op op) {
     const int esize = clampi_intrinsic_int_size(type);
     const unsigned bit = compare ? CLAMPI_OPBIT_CAS : clampi_intrinsic_op_bit(op);
     if (!esize || !bit || !clampi_intrinsic_supported(bit, count, type)) return FALLBACK;
     if (op == MPI_NO_OP && !result) return MPI_SUCCESS; /* nothing to do, nothing to fetch */
     clampi_access a;
-    int err = clampi_access_check(&w->b, count, type, target, disp, count, type, &a);
-    if (err >= 0) return clampi_raise_win(w, (clampi_error)err);
-    if (!clampi_rmax_in_epoch(w, target)) return clampi_raise_win(w, CLAMPI_E_RMA_SYNC);
+    int err = clampi_access_check(w, count, type, target, disp, count, type, &a);
+    if (err >= 0) return clampi_bwin_raise(w, (clampi_error)err);
+    if (!clampi_ucx_target_in_epoch(w, target)) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
     if (a.target.bytes == 0) return MPI_SUCCESS;
-    if (w->rmax && w->rmax->mh) { /* a memory-handle window: only its owner, only while live */
-        if (target != w->rmax->mh->target) return clampi_raise_win(w, CLAMPI_E_RANK);
-        int live = clampi_mh_check_live(w);
+    const clampi_mh_win *m = clampi_ucx_mh_of(w);
+    if (m) { /* a memory-handle window: only its owner, only while live */
+        if (target != m->target) return clampi_bwin_raise(w, CLAMPI_E_RANK);
+        int live = clampi_ucx_mh_check_live((clampi_mh_win *)m);
         if (live != MPI_SUCCESS)
-            return clampi_raise_win(w, live == clampi_error_code(CLAMPI_E_RANGE) ? CLAMPI_E_RANGE : CLAMPI_E_UCX);
+            return clampi_bwin_raise(w, live == clampi_error_code(CLAMPI_E_RANGE) ? CLAMPI_E_RANGE : CLAMPI_E_UCX);
     }
-    clampi_rmax_target t;
-    int rc = clampi_rmax_target_begin(w, target, a.offset, a.target.bytes, &t);
+    clampi_ucx_target t;
+    int rc = clampi_ucx_target_begin(w, target, a.offset, a.target.bytes, &t);
     if (rc != MPI_SUCCESS) return raise_neg(w, rc);
     ucp_atomic_op_t uop = compare             ? UCP_ATOMIC_OP_CSWAP
                           : op == MPI_SUM     ? UCP_ATOMIC_OP_ADD
@@ -120,46 +118,46 @@ static int atomic_elems(clampi_win *w, int target, MPI_Aint disp, const void *or
         else if (req)
             ucp_request_free(req); /* completes at the next flush */
     }
-    clampi_rmax_target_end(w, target, &t, st == UCS_OK);
-    return st == UCS_OK ? MPI_SUCCESS : clampi_raise_win(w, CLAMPI_E_UCX);
+    clampi_ucx_target_end(w, target, &t, st == UCS_OK);
+    return st == UCS_OK ? MPI_SUCCESS : clampi_bwin_raise(w, CLAMPI_E_UCX);
 }
 
 /* The table the window had before: the UCX backend's, or (memory-handle windows) theirs. */
-static const clampi_backend_ops *base_ops(clampi_win *w) {
-    return w->rmax && w->rmax->mh ? &clampi_backend_memhandle : (const clampi_backend_ops *)clampi_rmax_ucx_table();
+static const clampi_backend_ops *base_ops(clampi_bwin *w) {
+    return clampi_ucx_mh_of(w) ? &clampi_backend_ucx_memhandle : &clampi_backend_ucx;
 }
 
 static int intr_accumulate(clampi_bwin *bw, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
                            MPI_Datatype tt, MPI_Op op) {
-    clampi_win *w = clampi_win_of(bw);
+    clampi_bwin *w = bw;
     if (ot == tt && oc == tc) {
         int rc = atomic_elems(w, t, d, o, NULL, NULL, tt, tc, op);
         if (rc != FALLBACK) return rc;
     }
-    return base_ops(w)->accumulate(&w->b, o, oc, ot, t, d, tc, tt, op);
+    return base_ops(w)->accumulate(w, o, oc, ot, t, d, tc, tt, op);
 }
 
 static int intr_get_accumulate(clampi_bwin *bw, const void *o, int oc, MPI_Datatype ot, void *r, int rc_,
                                MPI_Datatype rt, int t, MPI_Aint d, int tc, MPI_Datatype tt, MPI_Op op) {
-    clampi_win *w = clampi_win_of(bw);
+    clampi_bwin *w = bw;
     if (rt == tt && rc_ == tc && (op == MPI_NO_OP || (ot == tt && oc == tc))) {
         int rc = atomic_elems(w, t, d, o, r, NULL, tt, tc, op);
         if (rc != FALLBACK) return rc;
     }
-    return base_ops(w)->get_accumulate(&w->b, o, oc, ot, r, rc_, rt, t, d, tc, tt, op);
+    return base_ops(w)->get_accumulate(w, o, oc, ot, r, rc_, rt, t, d, tc, tt, op);
 }
 
 static int intr_fetch_and_op(clampi_bwin *bw, const void *o, void *r, MPI_Datatype type, int t, MPI_Aint d, MPI_Op op) {
-    clampi_win *w = clampi_win_of(bw);
+    clampi_bwin *w = bw;
     int rc = atomic_elems(w, t, d, o, r, NULL, type, 1, op);
-    return rc != FALLBACK ? rc : base_ops(w)->fetch_and_op(&w->b, o, r, type, t, d, op);
+    return rc != FALLBACK ? rc : base_ops(w)->fetch_and_op(w, o, r, type, t, d, op);
 }
 
 static int intr_compare_and_swap(clampi_bwin *bw, const void *o, const void *c, void *r, MPI_Datatype type, int t,
                                  MPI_Aint d) {
-    clampi_win *w = clampi_win_of(bw);
+    clampi_bwin *w = bw;
     int rc = atomic_elems(w, t, d, o, r, c, type, 1, MPI_REPLACE);
-    return rc != FALLBACK ? rc : base_ops(w)->compare_and_swap(&w->b, o, c, r, type, t, d);
+    return rc != FALLBACK ? rc : base_ops(w)->compare_and_swap(w, o, c, r, type, t, d);
 }
 
 static clampi_backend_ops ucx_intrinsic, mh_intrinsic;
@@ -174,16 +172,13 @@ static void with_atomics(clampi_backend_ops *dst, const clampi_backend_ops *src)
 }
 
 static void build_tables(void) {
-    with_atomics(&ucx_intrinsic, clampi_rmax_ucx_table());
-    with_atomics(&mh_intrinsic, &clampi_backend_memhandle);
+    with_atomics(&ucx_intrinsic, &clampi_backend_ucx);
+    with_atomics(&mh_intrinsic, &clampi_backend_ucx_memhandle);
 }
 
-void clampi_rmax_select_ops(clampi_win *w) {
-    if (!w->b.state) return; /* MPI windows (no backend state): MPI's accumulates */
+const clampi_backend_ops *clampi_ucx_variant_ops(const clampi_bwin *b, int acc_intrinsic) {
     pthread_once(&tables_once, build_tables);
-    const int mh = w->rmax && w->rmax->mh;
-    if (w->opts.acc_intrinsic)
-        w->b.ops = mh ? &mh_intrinsic : &ucx_intrinsic;
-    else
-        w->b.ops = mh ? &clampi_backend_memhandle : clampi_rmax_ucx_table();
+    const int mh = clampi_ucx_mh_of(b) != NULL;
+    if (acc_intrinsic) return mh ? &mh_intrinsic : &ucx_intrinsic;
+    return mh ? &clampi_backend_ucx_memhandle : &clampi_backend_ucx;
 }

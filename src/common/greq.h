@@ -1,4 +1,5 @@
-/* Requests completed by clampi's progress (CMPIX_Rrput & co., CMPIX_Win_notify_request):
+/* Requests completed by clampi's progress (CMPIX_Rrput & co., CMPIX_Win_notify_request, the
+ * request-based calls of UCX windows):
  * MPI generalized requests that MPI_Wait / MPI_Test / MPI_Waitany drive like any other.
  *
  * Generalized requests of MPI-2 have no progress hook, so each MPI gets one:
@@ -8,8 +9,8 @@
  *  - otherwise: a helper thread polls every 50 us (needs MPI_THREAD_MULTIPLE to be safe).
  * The poll function progresses the UCX worker the operation depends on and reports
  * whether the request is done; clampi then calls MPI_Grequest_complete. */
-#ifndef CLAMPI_RMAX_GREQ_H
-#define CLAMPI_RMAX_GREQ_H
+#ifndef CLAMPI_COMMON_GREQ_H
+#define CLAMPI_COMMON_GREQ_H
 #include <mpi.h>
 
 typedef struct clampi_greq clampi_greq;
@@ -25,4 +26,7 @@ int clampi_greq_start(clampi_greq_poll_fn poll, void *ctx, void (*free_ctx)(void
                       MPI_Request *req);
 /* Polls every pending request once (also called by clampi's blocking paths). */
 void clampi_greq_progress(void);
+/* An already complete request (an operation served locally or completed before returning):
+ * MPI_Wait and MPI_Test on it return at once with an empty status. */
+int clampi_request_done(MPI_Request *req);
 #endif

@@ -1,0 +1,31 @@
+/* Where an operation of a UCX window (or one of its variants) on target's bytes
+ * [offset, offset+len) goes: endpoint, remote address and rkey on the lane the calling
+ * thread uses (memory-handle windows: the parent's process lane and the handle's rkey).
+ * clampi_ucx_target_begin enters the lane; _end leaves it after the operation was issued
+ * and counts it for the next flush. */
+#ifndef CLAMPI_BACKENDS_UCX_TARGET_H
+#define CLAMPI_BACKENDS_UCX_TARGET_H
+#include <stdint.h>
+#include <ucp/api/ucp.h>
+
+#include "backends/backend.h"
+
+typedef struct clampi_ucx_target {
+    ucp_ep_h ep;
+    ucp_worker_h worker;
+    uint64_t raddr;
+    ucp_rkey_h rkey;
+    void *lane;
+} clampi_ucx_target;
+
+/* MPI_SUCCESS, or the clampi_error to raise (as a negative -1 - e). */
+int clampi_ucx_target_begin(clampi_bwin *b, int target, uint64_t offset, uint64_t len, clampi_ucx_target *t);
+void clampi_ucx_target_end(clampi_bwin *b, int target, clampi_ucx_target *t, int issued);
+/* Whether target may be accessed now (an epoch of the window's shared state). */
+int clampi_ucx_target_in_epoch(const clampi_bwin *b, int target);
+/* The md map of the rkey through which b reaches target's memory (see intrinsic.h). */
+uint64_t clampi_ucx_target_md_map(const clampi_bwin *b, int target);
+/* The table of a UCX window: the backend's, the memory-handle variant's, or either with
+ * UCX atomics for accumulates (mpi_assert_accumulate_intrinsic). */
+const clampi_backend_ops *clampi_ucx_variant_ops(const clampi_bwin *b, int acc_intrinsic);
+#endif
