@@ -55,8 +55,17 @@ typedef struct clampi_bwin {
 /* Raise e through the window's error handler; returns the code. */
 static inline int clampi_bwin_raise(const clampi_bwin *b, clampi_error e) { return clampi_raise_on_win(b->err_win, e); }
 
+/* What a backend honours beyond MPI-3 RMA (the Quo Vadis RMA paper's keys): the window layer
+ * keeps a key's value only where the window's table has its capability. */
+enum {
+    CLAMPI_BACKEND_CAP_THREAD_SCOPE = 1u << 0, /* mpi_win_scope=thread */
+    CLAMPI_BACKEND_CAP_ORDER = 1u << 1,        /* mpi_win_order */
+    CLAMPI_BACKEND_CAP_ACC_INTRINSIC = 1u << 2 /* mpi_assert_accumulate_intrinsic */
+};
+
 typedef struct clampi_backend_ops {
     const char *name; /* "mpi", "ucx": the clampi_backend info value */
+    unsigned caps;    /* CLAMPI_BACKEND_CAP_* */
     /* ---- life cycle (NULL: nothing to do) ----------------------------------------------
      * setup: collective over comm, after the MPI window and the window layer's state exist:
      * takes the window over (b->ops, b->state). memh: memory from mem_alloc (now the

@@ -238,7 +238,11 @@ int clampi_win_setup_backend(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint 
                              void *memh) {
     const clampi_backend_ops *be = clampi_backend_table(opts->backend);
     if (!be->setup) return MPI_SUCCESS;
-    w->b.ordered = opts->ordered;
+    /* What the backend honours, in effect from here (its setup and the hooks read it). */
+    w->opts.backend = opts->backend;
+    w->opts.ordered = (be->caps & CLAMPI_BACKEND_CAP_ORDER) ? opts->ordered : 0;
+    w->opts.acc_intrinsic = (be->caps & CLAMPI_BACKEND_CAP_ACC_INTRINSIC) ? opts->acc_intrinsic : 0;
+    w->b.ordered = w->opts.ordered;
     w->b.progress = opts->progress;
     int rc = be->setup(&w->b, comm, base, size, memh);
     if (rc == MPI_SUCCESS && hooks->on_backend) {
@@ -246,13 +250,12 @@ int clampi_win_setup_backend(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint 
         if (rc != MPI_SUCCESS) clampi_win_teardown_backend(w);
     }
     if (rc != MPI_SUCCESS) { /* still an MPI window: say so */
+        w->opts.backend = CLAMPI_BACKEND_KIND_MPI;
+        w->opts.ordered = w->opts.acc_intrinsic = 0;
         w->b.ordered = 0;
         return rc;
     }
-    w->opts.backend = opts->backend;
-    w->opts.ordered = opts->ordered;
-    w->opts.acc_intrinsic = opts->acc_intrinsic;
-    if (opts->thread_scope) {
+    if (opts->thread_scope && (be->caps & CLAMPI_BACKEND_CAP_THREAD_SCOPE)) {
         clampi_win_options o = w->opts;
         o.thread_scope = 1;
         o.mode = CLAMPI_MODE_OFF;
@@ -372,7 +375,9 @@ int CMPI_Win_set_info(CMPI_Win win, MPI_Info info) {
     next.backend = w->opts.backend;
     next.progress = w->opts.progress;
     next.thread_scope = w->opts.thread_scope;
-    if (w->opts.backend != CLAMPI_BACKEND_KIND_UCX) next.ordered = next.acc_intrinsic = 0;
+    const unsigned caps = w->b.ops->caps;
+    if (!(caps & CLAMPI_BACKEND_CAP_ORDER)) next.ordered = 0;
+    if (!(caps & CLAMPI_BACKEND_CAP_ACC_INTRINSIC)) next.acc_intrinsic = 0;
     if (w->b.thread_scope) next.mode = CLAMPI_MODE_OFF;
     clampi_win_reconfigure(w, &next);
     if (hooks->on_set_info) hooks->on_set_info(w); /* e.g. mpi_assert_accumulate_intrinsic changed */

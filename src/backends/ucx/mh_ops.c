@@ -231,6 +231,7 @@ static int mh_free(clampi_bwin *bw) { /* never called: the extensions free child
 
 const clampi_backend_ops clampi_backend_ucx_memhandle = {
     .name = "ucx",
+    .caps = CLAMPI_BACKEND_CAP_ORDER | CLAMPI_BACKEND_CAP_ACC_INTRINSIC, /* process lane only */
     .get = mh_get,
     .rget = mh_rget,
     .put = mh_put,

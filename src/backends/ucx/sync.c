@@ -347,6 +347,7 @@ int clampi_ucx_free(clampi_bwin *);
 
 const clampi_backend_ops clampi_backend_ucx = {
     .name = "ucx",
+    .caps = CLAMPI_BACKEND_CAP_THREAD_SCOPE | CLAMPI_BACKEND_CAP_ORDER | CLAMPI_BACKEND_CAP_ACC_INTRINSIC,
     .setup = clampi_ucx_win_setup,
     .teardown = clampi_ucx_win_teardown,
     .mem_alloc = clampi_ucx_mem_alloc,
