@@ -58,8 +58,8 @@ static void note_lock(const void *word) {
     if (c->nwords < FLUSH_WORDS) c->lock_word[c->nwords++] = word;
 }
 
-#define NEXT(ret, name, ...)                                  \
-    static ret (*next_##name)(__VA_ARGS__);                   \
+#define NEXT(ret, name, ...)                \
+    static ret (*next_##name)(__VA_ARGS__); \
     if (!next_##name) next_##name = dlsym(RTLD_NEXT, #name)
 
 int pthread_mutex_lock(pthread_mutex_t *m) {

@@ -55,13 +55,19 @@ int clampi_intrinsic_int_size(MPI_Datatype t) {
                                         MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_INT32_T, MPI_UINT32_T,
                                         MPI_INT64_T,   MPI_UINT64_T,           MPI_AINT,    MPI_OFFSET,
                                         MPI_COUNT};
+    enum { N = sizeof ints / sizeof *ints };
+    static int sizes[N], ready; /* asked of MPI once: on the path of every intrinsic atomic */
     if (t == MPI_DATATYPE_NULL) return 0;
-    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
-        if (t == ints[i]) {
+    if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
+        for (size_t i = 0; i < N; i++) {
             int size = 0;
-            MPI_Type_size(t, &size);
-            return size == 4 || size == 8 ? size : 0;
+            MPI_Type_size(ints[i], &size);
+            sizes[i] = size == 4 || size == 8 ? size : 0;
         }
+        __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+    }
+    for (size_t i = 0; i < N; i++)
+        if (t == ints[i]) return sizes[i];
     return 0;
 }
 

@@ -78,10 +78,21 @@ void clampi_ucx_lane_leave(clampi_ucx_lane *l) {
     if (l->is_thread) pthread_mutex_unlock(&l->mutex);
 }
 
+/* The calling thread's last answer: (window serial, thread state). Serials are never reused,
+ * so a window freed and another allocated at the same address cannot hit. */
+static __thread struct {
+    uint64_t serial;
+    clampi_ucx_thread *t;
+} last_thread __attribute__((tls_model("initial-exec"))); /* no __tls_get_addr on the op path */
+
 clampi_ucx_thread *clampi_ucx_thread_current(clampi_ucx_win *u) {
+    if (last_thread.serial == u->serial && last_thread.t) return last_thread.t;
     if (!u->have_key) return NULL;
     clampi_ucx_thread *t = pthread_getspecific(u->thread_key);
-    if (t) return t;
+    if (t) {
+        last_thread.serial = u->serial, last_thread.t = t;
+        return t;
+    }
     t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->main_own = calloc((size_t)u->nranks, sizeof *t->main_own);

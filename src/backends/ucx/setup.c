@@ -128,6 +128,8 @@ int clampi_ucx_win_setup(clampi_bwin *w, MPI_Comm comm, void *base, MPI_Aint siz
         return MPI_ERR_OTHER;
     }
     u->refs = 1;
+    static uint64_t next_serial;
+    u->serial = __atomic_add_fetch(&next_serial, 1, __ATOMIC_RELAXED);
     u->comm = MPI_COMM_NULL;
     u->dynamic = dynamic;
     u->base = base;
