@@ -8,7 +8,7 @@
 
 static const char *kind_names[] = {
     [BW_MPI_ALLOC] = "mpi_alloc", [BW_MPI_DYN] = "mpi_dynamic", [BW_CL_ALLOC] = "ucx_alloc",
-    [BW_CL_DYN] = "ucx_dynamic",  [BW_CL_MH] = "ucx_memhandle",
+    [BW_CL_DYN] = "ucx_dynamic",  [BW_CL_MH] = "ucx_memhandle", [BW_CL_MH_HEAP] = "ucx_memhandle_heap",
 };
 const char *bw_kind_name(bw_kind k) { return kind_names[k]; }
 int bw_is_clampi(bw_kind k) { return k >= BW_CL_ALLOC; }
@@ -73,6 +73,7 @@ static void require_ucx(CMPI_Win w) {
 
 int bw_create(bwin *w, bw_kind kind, MPI_Aint size, MPI_Comm comm, const char *const *keys, int mh_owner) {
     memset(w, 0, sizeof *w);
+    if (kind == BW_CL_MH_HEAP) w->heap_mem = 1, kind = BW_CL_MH;
     w->kind = kind;
     w->size = size;
     w->mh_owner = mh_owner;
@@ -87,7 +88,13 @@ int bw_create(bwin *w, bw_kind kind, MPI_Aint size, MPI_Comm comm, const char *c
     case BW_MPI_DYN:
     case BW_CL_DYN:
     case BW_CL_MH:
-        w->mem = calloc(1, size);
+    case BW_CL_MH_HEAP: /* created as BW_CL_MH */
+        if (w->heap_mem) {
+            if (CMPI_Alloc_mem(size, MPI_INFO_NULL, &w->mem) != MPI_SUCCESS) return MPI_ERR_NO_MEM;
+            memset(w->mem, 0, (size_t)size);
+        } else {
+            w->mem = calloc(1, size);
+        }
         if (kind == BW_MPI_DYN) {
             rc = MPI_Win_create_dynamic(info, comm, &w->mw);
             if (rc == MPI_SUCCESS) rc = MPI_Win_attach(w->mw, w->mem, size);
@@ -155,6 +162,7 @@ void bw_free(bwin *w) {
         MPI_Win_free(&w->mw);
         break;
     case BW_CL_MH:
+    case BW_CL_MH_HEAP: /* created as BW_CL_MH */
         if (w->cw.serial) CMPI_Win_free(&w->cw);
         MPI_Barrier(MPI_COMM_WORLD); /* peers are done with the handle */
         if (w->mh_size && w->mh[0] && w->parent.serial) {
@@ -169,7 +177,10 @@ void bw_free(bwin *w) {
         CMPI_Win_free(&w->cw);
         break;
     }
-    if (w->kind == BW_MPI_DYN || w->kind == BW_CL_DYN || w->kind == BW_CL_MH) free(w->mem);
+    if (w->heap_mem)
+        CMPI_Free_mem(w->mem);
+    else if (w->kind == BW_MPI_DYN || w->kind == BW_CL_DYN || w->kind == BW_CL_MH)
+        free(w->mem);
     free(w->remote);
 }
 

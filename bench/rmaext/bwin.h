@@ -13,6 +13,7 @@ typedef enum {
     BW_CL_ALLOC,  /* CMPI_Win_allocate, clampi_backend=ucx */
     BW_CL_DYN,    /* CMPI_Win_create_dynamic (ucx) + attach */
     BW_CL_MH,     /* window from a memory handle of a dynamic UCX window (lock on parent) */
+    BW_CL_MH_HEAP /* the same over memory from CMPI_Alloc_mem (created as BW_CL_MH, heap_mem set) */
 } bw_kind;
 
 typedef struct bwin {
@@ -21,6 +22,7 @@ typedef struct bwin {
     CMPI_Win cw;     /* clampi variants: the window operations go to */
     CMPI_Win parent; /* BW_CL_MH: the dynamic window (locks) */
     void *mem;       /* this rank's exposed memory */
+    int heap_mem;    /* mem came from CMPI_Alloc_mem */
     MPI_Aint size;
     MPI_Aint *remote;                           /* dynamic: per rank, the base address to use as displacement */
     unsigned char mh[CMPIX_MAX_MEMHANDLE_SIZE]; /* BW_CL_MH: the target's handle (at rank != owner) */

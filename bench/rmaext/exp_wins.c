@@ -41,46 +41,59 @@ static double mh_cycle_cost(bwin *w, int n) {
 
 int exp_wins(const exp_opts *o) {
     static const int sizes[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
+    /* reuse: the per-exchange variants time the window of that entry, closed and reopened
+     * around every exchange. ucx_memhandle_heap: the target's memory from CMPI_Alloc_mem
+     * (clampi's node-shared heap: the peer's window reaches it by load/store). */
     struct {
         const char *name;
         bw_kind kind;
-        int per_exchange;
+        int per_exchange, reuse;
     } vars[] = {
-        {"mpi_alloc", BW_MPI_ALLOC, 0}, {"mpi_dynamic", BW_MPI_DYN, 0}, {"ucx_alloc", BW_CL_ALLOC, 0},
-        {"ucx_dynamic", BW_CL_DYN, 0},  {"ucx_memhandle", BW_CL_MH, 0}, {"ucx_memhandle_create", BW_CL_MH, 1},
+        {"mpi_alloc", BW_MPI_ALLOC, 0, -1},
+        {"mpi_dynamic", BW_MPI_DYN, 0, -1},
+        {"ucx_alloc", BW_CL_ALLOC, 0, -1},
+        {"ucx_dynamic", BW_CL_DYN, 0, -1},
+        {"ucx_memhandle", BW_CL_MH, 0, -1},
+        {"ucx_memhandle_create", BW_CL_MH, 1, 4},
+        {"ucx_memhandle_heap", BW_CL_MH_HEAP, 0, -1},
+        {"ucx_memhandle_heap_create", BW_CL_MH_HEAP, 1, 6},
     };
-    const int nvars = o->mpi_only ? 2 : 6;
+    enum { NV = sizeof vars / sizeof *vars };
+    const int nvars = o->mpi_only ? 2 : NV;
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    bwin w[6];
+    bwin w[NV];
     for (int v = 0; v < nvars; v++) {
-        if (v == 5) {
-            w[v] = w[4];
+        if (vars[v].reuse >= 0) {
+            w[v] = w[vars[v].reuse];
             continue;
-        } /* same memory-handle window, reopened per exchange */
+        }
         /* rank 1 owns the handle; rank 0 makes the window */
         if (bw_create(&w[v], vars[v].kind, MAXSIZE, MPI_COMM_WORLD, NULL, 1) != MPI_SUCCESS) return 1;
         if (rank == 0) bw_lock_all(&w[v]);
     }
     unsigned char *buf = malloc(MAXSIZE);
     memset(buf, 3, MAXSIZE);
-    if (nvars == 6 && rank == 0) {
-        bw_mh_close(&w[4]); /* per-exchange variant starts closed; reopen after */
-        double c = mh_cycle_cost(&w[4], 2000);
-        bw_json("\"exp\":\"mh_cycle\",\"variant\":\"ucx_memhandle\",\"create_free_us\":%.3f", c);
-        bw_mh_open(&w[4], NULL);
+    for (int v = 0; v < nvars && rank == 0; v++) {
+        if (vars[v].reuse < 0) continue;
+        bwin *mh = &w[vars[v].reuse];
+        bw_mh_close(mh); /* the per-exchange variant starts closed; reopen after */
+        double c = mh_cycle_cost(mh, 2000);
+        bw_json("\"exp\":\"mh_cycle\",\"variant\":\"%s\",\"create_free_us\":%.3f", vars[vars[v].reuse].name, c);
+        bw_mh_open(mh, NULL);
     }
     for (int get = 0; get <= 1; get++)
         for (unsigned si = 0; si < sizeof sizes / sizeof *sizes; si++) {
             int size = sizes[si];
             int n = o->iters > 0 ? o->iters : (size >= 262144 ? 40 : size >= 32768 ? 100 : 500);
-            double best[6], sum[6] = {0};
-            for (int v = 0; v < 6; v++) best[v] = 1e30;
+            double best[NV], sum[NV] = {0};
+            for (int v = 0; v < NV; v++) best[v] = 1e30;
             for (int trial = 0; trial < o->trials; trial++)
                 for (int v = 0; v < nvars; v++) {
-                    if (v == 5 && rank == 0) bw_mh_close(&w[4]);
-                    double l = wins_run(&w[v], get, vars[v].per_exchange, size, n, rank, buf);
-                    if (v == 5 && rank == 0) bw_mh_open(&w[4], NULL);
+                    const int r = vars[v].reuse;
+                    if (r >= 0 && rank == 0) bw_mh_close(&w[r]);
+                    double l = wins_run(r >= 0 ? &w[r] : &w[v], get, vars[v].per_exchange, size, n, rank, buf);
+                    if (r >= 0 && rank == 0) bw_mh_open(&w[r], NULL);
                     if (l < best[v]) best[v] = l;
                     sum[v] += l;
                 }
@@ -91,7 +104,8 @@ int exp_wins(const exp_opts *o) {
                             get ? "get" : "put", vars[v].name, size, n, best[v], sum[v] / o->trials);
         }
     free(buf);
-    for (int v = 0; v < nvars && v < 5; v++) {
+    for (int v = 0; v < nvars; v++) {
+        if (vars[v].reuse >= 0) continue;
         if (rank == 0) bw_unlock_all(&w[v]);
         bw_free(&w[v]);
     }

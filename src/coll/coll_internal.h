@@ -35,6 +35,8 @@ const clampi_coll_options *clampi_coll_options_get(void);
 int clampi_coll_heap_ensure(size_t bytes_per_process);
 /* 1 once the heap exists in this process. */
 int clampi_coll_heap_ready(void);
+/* The heap's identity, the same on every process of its node (0: no heap). */
+uint64_t clampi_coll_heap_id(void);
 /* If [p, p+n) lies in one segment of the heap: *seg, *off and 1; else 0. */
 int clampi_coll_heap_locate(const void *p, size_t n, int32_t *seg, uint64_t *off);
 /* Address in this process of offset off in segment seg. */

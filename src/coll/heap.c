@@ -9,6 +9,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 static struct {
     int ready;
@@ -18,6 +20,7 @@ static struct {
     char **seg_base; /* [nseg] segment start in this process */
     size_t *seg_size;
     int me;
+    uint64_t id;             /* the same on every process of the node, distinct per heap */
     clampi_coll_arena arena; /* my segment */
     unsigned long fallbacks;
     pthread_mutex_t lock;
@@ -31,6 +34,7 @@ static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra) {
 }
 
 int clampi_coll_heap_ready(void) { return heap.ready; }
+uint64_t clampi_coll_heap_id(void) { return heap.ready ? heap.id : 0; }
 MPI_Comm clampi_coll_heap_comm(void) { return heap.node; }
 unsigned long clampi_coll_heap_fallbacks(void) { return heap.fallbacks; }
 
@@ -65,6 +69,15 @@ int clampi_coll_heap_ensure(size_t bytes) {
         heap.seg_size[i] = (size_t)sz;
     }
     clampi_coll_arena_init(&heap.arena, heap.seg_base[heap.me], heap.seg_size[heap.me]);
+    /* The heap's identity (memory handles name it): node rank 0's clock, pid and address. */
+    if (heap.me == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        heap.id = ((uint64_t)ts.tv_sec * 1000000007ull) ^ ((uint64_t)ts.tv_nsec << 20) ^ ((uint64_t)getpid() << 40) ^
+                  (uint64_t)(uintptr_t)heap.seg_base[0];
+        if (heap.id == 0) heap.id = 1;
+    }
+    MPI_Bcast(&heap.id, 1, MPI_UINT64_T, 0, heap.node);
     /* free the window before MPI_Finalize tears down the MPI library */
     if (self_keyval == MPI_KEYVAL_INVALID)
         MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);

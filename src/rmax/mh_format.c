@@ -4,8 +4,9 @@
 
 /* Layout: magic u32 | version u16 | header bytes u16 | owner u32 | slot u32 | win_id u64 |
  * base u64 | size u64 | generation u64 | gen_addr u64 | rkey_len u32 | gen_rkey_len u32 |
+ * heap_id u64 | heap_off u64 | heap_seg u32 | 0 u32 |
  * rkey | gen_rkey | total length u32 | checksum u64 (of everything before it). */
-#define HEADER 64u
+#define HEADER 88u
 #define TRAILER 12u
 
 uint64_t clampi_mh_checksum(const void *p, size_t n) {
@@ -46,6 +47,10 @@ int clampi_mh_encode(const clampi_mh_fields *f, void *out, size_t cap) {
     PUT(uint64_t, f->gen_addr);
     PUT(uint32_t, f->rkey_len);
     PUT(uint32_t, f->gen_rkey_len);
+    PUT(uint64_t, f->heap_id);
+    PUT(uint64_t, f->heap_off);
+    PUT(uint32_t, f->heap_seg);
+    PUT(uint32_t, 0);
     memcpy(o + at, f->rkey, f->rkey_len);
     at += f->rkey_len;
     memcpy(o + at, f->gen_rkey, f->gen_rkey_len);
@@ -75,6 +80,12 @@ int clampi_mh_decode(const void *buf, size_t len, clampi_mh_fields *f) {
     GET(uint64_t, f->gen_addr);
     GET(uint32_t, f->rkey_len);
     GET(uint32_t, f->gen_rkey_len);
+    uint32_t zero;
+    GET(uint64_t, f->heap_id);
+    GET(uint64_t, f->heap_off);
+    GET(uint32_t, f->heap_seg);
+    GET(uint32_t, zero);
+    if (zero != 0) return -1;
     if ((uint64_t)HEADER + f->rkey_len + f->gen_rkey_len + TRAILER != len) return -1; /* truncated or padded */
     f->rkey = b + at;
     at += f->rkey_len;

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #define CLAMPI_MH_MAGIC 0x484d4c43u /* "CLMH" */
-#define CLAMPI_MH_VERSION 1u
+#define CLAMPI_MH_VERSION 2u
 
 typedef struct clampi_mh_fields {
     uint32_t owner;      /* rank in the window's communicator */
@@ -21,6 +21,10 @@ typedef struct clampi_mh_fields {
     uint32_t rkey_len;
     const void *gen_rkey; /* packed rkey of the generation table */
     uint32_t gen_rkey_len;
+    /* The region in clampi's node-shared heap (CMPI_Alloc_mem): a same-node peer whose
+     * heap has this id reaches it by load/store at (segment, offset). heap_id 0: not. */
+    uint64_t heap_id, heap_off;
+    uint32_t heap_seg;
 } clampi_mh_fields;
 
 /* Writes the handle to out (cap bytes). Returns its length, or -1 if it does not fit. */

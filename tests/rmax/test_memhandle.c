@@ -4,10 +4,13 @@
  * on the handle window, released handle) gets the right error class and changes nothing.
  * A release while peers hold windows makes every later operation through them fail at once
  * (MPI_ERR_RMA_RANGE), the owner's memory unchanged. A second handle is never released: the parent's free and MPI_Finalize must
- * still complete everywhere. */
+ * still complete everywhere.
+ * Argument "heap": the memory comes from CMPI_Alloc_mem (clampi's node-shared heap) and the
+ * peers' windows must reach it by load/store (zero copy), checked through the window's probe. */
 #include <string.h>
 
 #include "mpi_util.h"
+#include "rmax/ucx_probe.h"
 
 #define N 256
 
@@ -23,10 +26,20 @@ int main(int argc, char **argv) {
     CMPI_Win dyn;
     CHECK_EQ_INT(CMPI_Win_create_dynamic(info, MPI_COMM_WORLD, &dyn), MPI_SUCCESS);
     MPI_Win_set_errhandler(dyn.win, MPI_ERRORS_RETURN);
-    static int mem[N], other[N];
-    for (int i = 0; i < N; i++) mem[i] = -1;
-    CHECK_EQ_INT(CMPI_Win_attach(dyn, mem, sizeof mem), MPI_SUCCESS);
-    CHECK_EQ_INT(CMPI_Win_attach(dyn, other, sizeof other), MPI_SUCCESS);
+    const int heap = argc > 1 && !strcmp(argv[1], "heap");
+    static int mem_static[N], other_static[N];
+    int *mem = mem_static, *other = other_static;
+    int heap_enabled = 0;
+    if (heap) {
+        CHECK_EQ_INT(CMPI_Alloc_mem(N * sizeof(int), MPI_INFO_NULL, &mem), MPI_SUCCESS);
+        CHECK_EQ_INT(CMPI_Alloc_mem(N * sizeof(int), MPI_INFO_NULL, &other), MPI_SUCCESS);
+        CMPIX_Heap_info hi;
+        CHECK_EQ_INT(CMPIX_Heap_info_get(&hi), MPI_SUCCESS);
+        heap_enabled = hi.enabled && hi.fallbacks == 0; /* both blocks in the heap */
+    }
+    for (int i = 0; i < N; i++) mem[i] = -1, other[i] = 0;
+    CHECK_EQ_INT(CMPI_Win_attach(dyn, mem, N * sizeof(int)), MPI_SUCCESS);
+    CHECK_EQ_INT(CMPI_Win_attach(dyn, other, N * sizeof(int)), MPI_SUCCESS);
 
     unsigned char h[CMPIX_MAX_MEMHANDLE_SIZE], h2[CMPIX_MAX_MEMHANDLE_SIZE];
     int hlen = 0, h2len = 0;
@@ -34,10 +47,10 @@ int main(int argc, char **argv) {
         int dummy;
         /* not attached -> MPI_ERR_RMA_RANGE; null handle buffer -> MPI_ERR_ARG */
         CHECK_CLASS(CMPIX_Memhandle_create(&dummy, sizeof dummy, dyn, h, &hlen), MPI_ERR_RMA_RANGE);
-        CHECK_CLASS(CMPIX_Memhandle_create(mem, sizeof mem, dyn, NULL, &hlen), MPI_ERR_ARG);
-        CHECK_EQ_INT(CMPIX_Memhandle_create(mem, sizeof mem, dyn, h, &hlen), MPI_SUCCESS);
+        CHECK_CLASS(CMPIX_Memhandle_create(mem, N * sizeof(int), dyn, NULL, &hlen), MPI_ERR_ARG);
+        CHECK_EQ_INT(CMPIX_Memhandle_create(mem, N * sizeof(int), dyn, h, &hlen), MPI_SUCCESS);
         CHECK(hlen > 0 && hlen <= CMPIX_MAX_MEMHANDLE_SIZE);
-        CHECK_EQ_INT(CMPIX_Memhandle_create(other, sizeof other, dyn, h2, &h2len), MPI_SUCCESS);
+        CHECK_EQ_INT(CMPIX_Memhandle_create(other, N * sizeof(int), dyn, h2, &h2len), MPI_SUCCESS);
     }
     MPI_Bcast(&hlen, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Bcast(h, hlen, MPI_BYTE, 0, MPI_COMM_WORLD);
@@ -59,6 +72,8 @@ int main(int argc, char **argv) {
 
     /* a working window: displacement 0 is the handle's base, in ints */
     CHECK_EQ_INT(CMPIX_Win_from_memhandle(h, hlen, 0, sizeof(int), MPI_INFO_NULL, dyn, &mw), MPI_SUCCESS);
+    /* zero copy exactly when the region is in the heap (every rank here is on one node) */
+    CHECK_EQ_INT(clampi_ucx_test_mh_direct(mw), heap && heap_enabled);
     CHECK_CLASS(CMPI_Win_lock(MPI_LOCK_SHARED, 0, 0, mw), MPI_ERR_RMA_SYNC); /* lock the parent instead */
     CHECK_CLASS(CMPI_Win_lock_all(0, mw), MPI_ERR_RMA_SYNC);
     CHECK_EQ_INT(CMPI_Win_lock(MPI_LOCK_SHARED, 0, 0, dyn), MPI_SUCCESS);
@@ -136,7 +151,11 @@ int main(int argc, char **argv) {
     CHECK_EQ_INT(CMPI_Win_free(&dyn), MPI_SUCCESS);
     CHECK_CLASS(CMPI_Win_flush(0, mw2), MPI_ERR_WIN); /* freed with its parent */
     MPI_Info_free(&info);
+    if (heap) {
+        CHECK_EQ_INT(CMPI_Free_mem(mem), MPI_SUCCESS);
+        CHECK_EQ_INT(CMPI_Free_mem(other), MPI_SUCCESS);
+    }
     MPI_Finalize();
-    if (rank == 0) printf("test_memhandle: ok (%d ranks)\n", n);
+    if (rank == 0) printf("test_memhandle: ok (%d ranks%s)\n", n, heap ? ", heap memory" : "");
     return 0;
 }

@@ -19,13 +19,17 @@ int main(void) {
                           .rkey = rkey,
                           .rkey_len = sizeof rkey,
                           .gen_rkey = gen_rkey,
-                          .gen_rkey_len = sizeof gen_rkey};
+                          .gen_rkey_len = sizeof gen_rkey,
+                          .heap_id = 0x0123456789abcdefull,
+                          .heap_off = 8192,
+                          .heap_seg = 5};
     unsigned char h[256], c[256];
     CHECK_EQ_INT(clampi_mh_encode(&f, h, 10), -1); /* does not fit */
     int len = clampi_mh_encode(&f, h, sizeof h);
     CHECK(len > 0 && len <= 256);
     clampi_mh_fields g;
     CHECK_EQ_INT(clampi_mh_decode(h, (size_t)len, &g), 0);
+    CHECK(g.heap_id == f.heap_id && g.heap_off == 8192 && g.heap_seg == 5);
     CHECK(g.owner == 3 && g.win_id == f.win_id && g.base == f.base && g.size == 4096 && g.slot == 17 &&
           g.generation == 99 && g.gen_addr == f.gen_addr && g.rkey_len == sizeof rkey &&
           g.gen_rkey_len == sizeof gen_rkey && !memcmp(g.rkey, rkey, sizeof rkey) &&

@@ -26,6 +26,8 @@ typedef struct clampi_mh_win {
     int dead;                /* the handle was found released */
     int refs;                /* windows using it: the one from the handle and its duplicates */
     clampi_bwin *parent;     /* the window it was made from: accumulates run on its table */
+    unsigned char *direct;   /* the region mapped in this process (a same-node peer's memory
+                                in clampi's node-shared heap): put and get are load/store */
 } clampi_mh_win;
 
 /* The variant's table (mh_ops.c). */

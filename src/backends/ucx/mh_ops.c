@@ -45,6 +45,18 @@ int clampi_ucx_mh_check_live(clampi_mh_win *m) {
 static int mh_flush_handle(clampi_mh_win *m) {
     if (__atomic_load_n(&m->dead, __ATOMIC_RELAXED)) return clampi_error_code(CLAMPI_E_RANGE);
     ucp_request_param_t p = {0};
+    if (m->direct && m->gen_ptr) {
+        /* Loads and stores are complete; accumulates (the parent's table) went over the
+         * endpoint: complete them, then read the liveness word in place. */
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        ucs_status_t st = clampi_ucx_wait(m->worker, ucp_ep_flush_nbx(m->ep, &p));
+        if (st != UCS_OK) return clampi_ucx_status_to_mpi(st);
+        if (__atomic_load_n(m->gen_ptr, __ATOMIC_ACQUIRE) != m->generation) {
+            __atomic_store_n(&m->dead, 1, __ATOMIC_RELAXED);
+            return clampi_error_code(CLAMPI_E_RANGE);
+        }
+        return MPI_SUCCESS;
+    }
     /* The liveness word travels with the flush: issued after the window's operations,
      * completed by the same endpoint flush. */
     int rc = submitted(ucp_get_nbx(m->ep, &m->gen_seen, sizeof m->gen_seen, m->gen_addr, m->gen_rkey, &p));
@@ -103,6 +115,15 @@ static int transfer(clampi_bwin *w, int is_put, void *origin, int oc, MPI_Dataty
     clampi_access a;
     int rc = check(w, oc, ot, target, disp, tc, tt, &a);
     if (rc != MPI_SUCCESS || a.target.bytes == 0) return rc;
+    const clampi_mh_win *m = mh_of(w);
+    if (m->direct) { /* zero copy: the owner's bytes are mapped here (node-shared heap) */
+        char *buf = (char *)origin + a.origin.lo;
+        if (is_put)
+            memcpy(m->direct + a.offset, buf, a.target.bytes);
+        else
+            memcpy(buf, m->direct + a.offset, a.target.bytes);
+        return MPI_SUCCESS;
+    }
     clampi_ucx_target t;
     rc = clampi_ucx_target_begin(w, target, a.offset, a.target.bytes, &t);
     if (rc != MPI_SUCCESS) return clampi_bwin_raise(w, (clampi_error)(-1 - rc));
