@@ -6,15 +6,15 @@
 # distinct lock words the flushing thread shares with another thread, UCX workers
 # progressed, progress calls, endpoint/worker flushes; with CALLGRIND=1 also instructions
 # per flush (callgrind, --toggle-collect on the flush, 1 and 4 threads).
-# Needs build/openmpi and build/mpich with -DCLAMPI_BUILD_BENCH=ON. Counts do not depend
+# Needs build/openmpi and build/mpich (or OMPI_BUILD, MPICH_BUILD) with -DCLAMPI_BUILD_BENCH=ON. Counts do not depend
 # on machine load; timings of the same pattern are rmaext_bench's "mt" experiment.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/bench/rmaext/results/flush_count.txt}
 iters=${ITERS:-200}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-ompi=$root/build/openmpi/bench/rmaext/flush_count
-mpich=$root/build/mpich/bench/rmaext/flush_count
+ompi=${OMPI_BUILD:-$root/build/openmpi}/bench/rmaext/flush_count
+mpich=${MPICH_BUILD:-$root/build/mpich}/bench/rmaext/flush_count
 {
     echo "# bench/rmaext/flush_count.sh: per flush, rank 0 with T threads each put 8 B + flush to rank 1, $iters times per thread, shared memory"
     echo "# $(date -u +%F) $(uname -r); Open MPI $(ompi_info --version 2>/dev/null | head -1 | awk '{print $NF}'), MPICH $(mpichversion 2>/dev/null | awk '/Version/{print $NF}'), UCX $(ucx_info -v 2>/dev/null | awk '/version/{print $4; exit}')"
