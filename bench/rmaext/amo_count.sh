@@ -26,7 +26,8 @@ count() { # label launcher... -- binary args
     echo "# bench/rmaext/amo_count.sh: instructions per atomic (+ nothing of the flush), $n ops after one warm-up, rank 0 -> rank 1, shared memory"
     echo "# $(date -u +%F); Open MPI $(ompi_info --version 2>/dev/null | head -1 | awk '{print $NF}'), MPICH $(mpichversion 2>/dev/null | awk '/Version/{print $NF}'), UCX $(ucx_info -v 2>/dev/null | awk '/version/{print $4; exit}')"
     for op in fop cas; do
-        count "openmpi-osc-rdma $op" mpirun.openmpi --oversubscribe -- "$root/build/openmpi/bench/rmaext/amo_count" mpi $op $n
+        # Open MPI 4.1.4's osc/rdma crashes in MPI_Compare_and_swap (see run.sh): fop only.
+        [ $op = fop ] && count "openmpi-osc-rdma $op" mpirun.openmpi --oversubscribe -- "$root/build/openmpi/bench/rmaext/amo_count" mpi $op $n
         count "openmpi-osc-ucx $op" mpirun.openmpi --oversubscribe --mca osc ucx -- "$root/build/openmpi/bench/rmaext/amo_count" mpi $op $n
         count "mpich $op" mpiexec.mpich -- "$root/build/mpich/bench/rmaext/amo_count" mpi $op $n
         count "clampi-ucx-lock-based $op" mpirun.openmpi --oversubscribe -- "$root/build/openmpi/bench/rmaext/amo_count" ucx $op $n
