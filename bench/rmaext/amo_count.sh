@@ -3,11 +3,13 @@
 # (callgrind on rank 0, --toggle-collect on the call; issue 17 item 3), plain MPI windows
 # (Open MPI osc/rdma and osc/ucx, MPICH ch4:ucx) against clampi UCX windows with and without
 # mpi_assert_accumulate_intrinsic, over shared memory; plus the top self costs of clampi's
-# intrinsic path. Needs build/openmpi and build/mpich with -DCLAMPI_BUILD_BENCH=ON.
+# intrinsic path. Needs build/openmpi and build/mpich (or OMPI_BUILD, MPICH_BUILD) with
+# -DCLAMPI_BUILD_BENCH=ON.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/bench/rmaext/results/amo_instructions.txt}
 n=${N:-100}
+ob=${OMPI_BUILD:-$root/build/openmpi} mb=${MPICH_BUILD:-$root/build/mpich}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 tmp=$(mktemp -d)
 count() { # label launcher... -- binary args
@@ -27,11 +29,11 @@ count() { # label launcher... -- binary args
     echo "# $(date -u +%F); Open MPI $(ompi_info --version 2>/dev/null | head -1 | awk '{print $NF}'), MPICH $(mpichversion 2>/dev/null | awk '/Version/{print $NF}'), UCX $(ucx_info -v 2>/dev/null | awk '/version/{print $4; exit}')"
     for op in fop cas; do
         # Open MPI 4.1.4's osc/rdma crashes in MPI_Compare_and_swap (see run.sh): fop only.
-        [ $op = fop ] && count "openmpi-osc-rdma $op" mpirun.openmpi --oversubscribe -- "$root/build/openmpi/bench/rmaext/amo_count" mpi $op $n
-        count "openmpi-osc-ucx $op" mpirun.openmpi --oversubscribe --mca osc ucx -- "$root/build/openmpi/bench/rmaext/amo_count" mpi $op $n
-        count "mpich $op" mpiexec.mpich -- "$root/build/mpich/bench/rmaext/amo_count" mpi $op $n
-        count "clampi-ucx-lock-based $op" mpirun.openmpi --oversubscribe -- "$root/build/openmpi/bench/rmaext/amo_count" ucx $op $n
-        count "clampi-ucx-intrinsic $op" mpirun.openmpi --oversubscribe -- "$root/build/openmpi/bench/rmaext/amo_count" intrinsic $op $n
+        [ $op = fop ] && count "openmpi-osc-rdma $op" mpirun.openmpi --oversubscribe -- "$ob/bench/rmaext/amo_count" mpi $op $n
+        count "openmpi-osc-ucx $op" mpirun.openmpi --oversubscribe --mca osc ucx -- "$ob/bench/rmaext/amo_count" mpi $op $n
+        count "mpich $op" mpiexec.mpich -- "$mb/bench/rmaext/amo_count" mpi $op $n
+        count "clampi-ucx-lock-based $op" mpirun.openmpi --oversubscribe -- "$ob/bench/rmaext/amo_count" ucx $op $n
+        count "clampi-ucx-intrinsic $op" mpirun.openmpi --oversubscribe -- "$ob/bench/rmaext/amo_count" intrinsic $op $n
     done
     echo "# self instructions per op of the last run (clampi intrinsic cas), top 15"
     python3 - "$tmp/last" "$n" <<'PY'
