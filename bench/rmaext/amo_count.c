@@ -58,6 +58,10 @@ int main(int argc, char **argv) {
         }
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    if (is_mpi)
+        MPI_Win_sync(mw); /* the target's view of its memory in the passive epoch */
+    else
+        CMPI_Win_sync(cw);
     long expect = cas ? 1 : n + 1; /* the first CAS swaps 0 -> 1, the others find 1 */
     if (rank == 1 && *base != expect) printf("amo_count: wrong result %ld, expected %ld\n", *base, expect);
     if (rank == 0) printf("variant=%s op=%s n=%d\n", argv[1], argv[2], n);
