@@ -10,6 +10,7 @@ MODE known : tests/locality_sample/ls_known.c: first touch thread + file:line, a
      numa  : numa_alloc_test / numa_vector_test: each page first touched by its owner
      reuse : ls_reuse.c: a temporary allocated and freed every iteration is one structure
              (its block reused), first-touched once, nothing dropped from a small table
+     child : ls_child.c: a child that keeps the preload does not replace the program's files
      mpi   : ls_mpi_shared.c under mpiexec (COMMAND is the launcher line; the program is
              its last word): mappings recorded, same files across ranks, clampi's
              segments first touched by their owner rank
@@ -278,6 +279,29 @@ def check_reuse(a):
           (tmp[0]["reuses"], cost["ft_faults"]))
     print("PASS")
 
+def check_child(a):
+    """ls_child.c: a child started with the sampler preloaded while the traced program runs
+    is not traced; the program's rank files stay the program's after the child exits."""
+    import time
+    for attempt in range(3):  # which process writes last is up to the scheduler: try thrice
+        shutil.rmtree(a.out, ignore_errors=True)
+        os.makedirs(a.out)
+        p = run(a.cmd + [a.lib, a.out], a.env)
+        if p.returncode != 0:
+            fail("program exit %d" % p.returncode)
+        time.sleep(2.5)  # the child exits a second after the program
+        check_child_output(a)
+    print("PASS")
+
+def check_child_output(a):
+    meta, rows = read_rank(a.out)
+    if os.path.basename(meta["program"][0]) != os.path.basename(a.cmd[0]) or "child" in meta["program"]:
+        fail("rank0.json was written by %s, not the program" % meta["program"])
+    sizes = sorted(s["size"] for s in meta["structures"])
+    if 16 * 4096 not in sizes or 64 * 4096 in sizes:
+        fail("structures %s: want the program's 16 pages, not the child's 64" % sizes)
+    print("child: output is the program's (%s)" % meta["program"])
+
 def check_numa(a):
     p = run(a.cmd, a.env)
     if p.returncode != 0:
@@ -375,7 +399,7 @@ def check_mpi(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi", "vector", "static", "reuse"])
+    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi", "vector", "static", "reuse", "child"])
     ap.add_argument("--lib", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--src")
@@ -391,7 +415,7 @@ def main():
     if a.mode == "mpi":  # the preload goes on the ranks only, through env
         a.cmd = a.cmd[:-1] + ["env", "LD_PRELOAD=" + a.lib, "CLAMPI_LOCALITY_OUT=" + a.out, a.cmd[-1]]
     {"known": check_known, "crash": check_crash, "numa": check_numa, "mpi": check_mpi,
-     "vector": check_vector, "static": check_static, "reuse": check_reuse}[a.mode](a)
+     "vector": check_vector, "static": check_static, "reuse": check_reuse, "child": check_child}[a.mode](a)
 
 if __name__ == "__main__":
     main()
