@@ -1,23 +1,114 @@
 #!/usr/bin/env python3
 """Sampler overhead: runs COMMAND plainly and under libclampi_locality_sample.so,
 alternating (plain, sample, sample, plain, ...) so both see the same machine load, and
-prints wall-clock and CPU-time (user+sys of all descendants) ratios.
+prints wall-clock, CPU-time (user+sys) and peak-resident-size ratios, the records the
+sampler dropped, and where its time went (issue 17 item 6).
 
-  overhead.py --lib LIB [--launcher "mpiexec -n 2"] [--trials N] [--json OUT] [--label NAME] -- PROGRAM ARGS...
+  overhead.py --lib LIB [--launcher "mpiexec -n 2"] [--trials N] [--json OUT] [--label NAME]
+              [--env VAR=VALUE ...] -- PROGRAM ARGS...
 
-With --launcher the preload goes on the program through `env` (mpiexec is not traced). Timing is noisy on a loaded machine:
-the CPU-time ratio is the steadier number; both are medians over the trials."""
-import argparse, json, os, resource, shutil, statistics, subprocess, sys, tempfile, time
+With --launcher the preload goes on the program through `env` (mpiexec is not traced).
+Timing is noisy on a loaded machine: the CPU-time ratio is the steadier number, and the
+sampler's own counters (faults, mprotect calls, unwinds, bytes written, time in each:
+"sampler_cost" in each rank's JSON) do not depend on the load. All figures are medians
+over the trials; the counters are summed over ranks (medians over trials)."""
+import argparse, glob, json, os, shutil, statistics, subprocess, sys, tempfile, time
+
+COST_TIMES = [  # (counter, what it is, mechanism); indented lines are parts of the lines above
+    ("ft_handler_ns", "first-touch faults, in the handler", "faults"),
+    ("unwind_ns", "  of which unwinding", "unwinding"),
+    ("sample_handler_ns", "sample faults, in the handler", "faults"),
+    ("open_mprotect_ns", "  of both: mprotect opening pages", "re-protection"),
+    ("arm_mprotect_ns", "sampler thread re-protecting", "re-protection"),
+    ("tracked_alloc_ns", "tracked allocations (backtrace)", "unwinding"),
+    ("tracked_free_ns", "tracked frees", "re-protection"),
+    ("resolve_ns", "addr2line at exit", "output"),
+    ("output_csv_ns", "writing the CSV", "output"),
+]
+
 
 def one(cmd, env):
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if p.returncode != 0:
-        sys.exit("command failed (%d): %s\n%s" % (p.returncode, " ".join(cmd), p.stderr[-2000:]))
-    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    err = p.stderr.read()
+    p.stderr.close()
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        sys.exit("command failed (%d): %s\n%s" % (code, " ".join(cmd), err[-2000:]))
+    # ru_maxrss (KiB) of wait4: the largest of the process and its waited-for descendants
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0
+
+
+def rank_jsons(out):
+    res = []
+    for f in sorted(glob.glob(os.path.join(out, "rank*.json"))):
+        try:
+            with open(f) as fh:
+                res.append(json.load(fh))
+        except (OSError, ValueError):
+            pass
+    return res
+
+
+def summarize(ranks, out):
+    """Counters summed over ranks, plus output bytes."""
+    s = {"ranks": len(ranks), "dropped": 0, "pages_touched": 0, "pages_sampled": 0, "allocations_untracked": 0,
+         "stacks_dropped": 0, "samples": 0, "cost": {}}
+    for d in ranks:
+        cov = d.get("coverage", {})
+        s["dropped"] += cov.get("dropped", d.get("dropped", 0))
+        s["pages_touched"] += cov.get("pages_touched", 0)
+        s["pages_sampled"] += cov.get("pages_sampled", 0)
+        s["allocations_untracked"] += cov.get("allocations_untracked", 0)
+        s["stacks_dropped"] += d.get("sampling", {}).get("stacks_dropped", 0)
+        s["samples"] += d.get("sampling", {}).get("samples", 0)
+        for k, v in d.get("sampler_cost", {}).items():
+            s["cost"][k] = s["cost"].get(k, 0) + v
+    s["output_bytes"] = sum(os.path.getsize(f) for f in glob.glob(os.path.join(out, "rank*.*")))
+    return s
+
+
+def median_summary(sums):
+    keys = [k for k in sums[0] if k != "cost"]
+    m = {k: statistics.median(s[k] for s in sums) for k in keys}
+    m["dropped_max"] = max(s["dropped"] for s in sums)
+    ck = set().union(*(s["cost"].keys() for s in sums))
+    m["cost"] = {k: statistics.median(s["cost"].get(k, 0) for s in sums) for k in sorted(ck)}
+    return m
+
+
+def print_cost(label, med, m):
+    c = m["cost"]
+    extra_wall = med["sample"][0] - med["plain"][0]
+    extra_cpu = med["sample"][1] - med["plain"][1]
+    print("%s: dropped page records %d (max over trials %d), pages touched %d, sampled %d, samples %d, "
+          "allocations untracked %d, output %.1f MB" % (label, m["dropped"], m["dropped_max"], m["pages_touched"],
+                                                       m["pages_sampled"], m["samples"], m["allocations_untracked"],
+                                                       m["output_bytes"] / 1e6))
+    print("  counts: first-touch faults %d, sample faults %d, faults on a page being opened %d, on an open page %d, "
+          "mprotect opening %d, "
+          "re-protecting %d, unwinds %d (+%d cached), tracked allocations %d (reused %d), frees %d"
+          % (c.get("ft_faults", 0), c.get("sample_faults", 0), c.get("busy_faults", 0), c.get("retry_faults", 0),
+             c.get("open_mprotects", 0),
+             c.get("arm_mprotects", 0), c.get("unwinds", 0), c.get("unwinds_cached", 0), c.get("tracked_allocs", 0),
+             c.get("reused_allocs", 0), c.get("tracked_frees", 0)))
+    print("  time (summed over threads and ranks; extra wall %.3f s, extra CPU %.3f s):" % (extra_wall, extra_cpu))
+    by = {}
+    for k, what, mech in COST_TIMES:
+        v = c.get(k, 0) / 1e9
+        print("    %-40s %8.3f s  [%s]" % (what, v, mech))
+        if not what.startswith("  "):
+            by[mech] = by.get(mech, 0) + v
+    # the handler's time includes its mprotect and unwinding: move them to their mechanism
+    for k, mech in (("open_mprotect_ns", "re-protection"), ("unwind_ns", "unwinding")):
+        by["faults"] = by.get("faults", 0) - c.get(k, 0) / 1e9
+        by[mech] = by.get(mech, 0) + c.get(k, 0) / 1e9
+    print("  by mechanism: " + ", ".join("%s %.3f s" % (k, v) for k, v in sorted(by.items())) +
+          "; not counted here: the kernel's signal delivery and return per fault, and contention")
+    return by
+
 
 def main():
     argv = sys.argv[1:]
@@ -30,34 +121,48 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--label", default="")
     ap.add_argument("--launcher", default="")
+    ap.add_argument("--env", action="append", default=[], help="VAR=VALUE for both runs")
     a = ap.parse_args(argv[:cut])
     prog = argv[cut + 1:]
     launcher = a.launcher.split()
-    out = tempfile.mkdtemp(prefix="clampi_sample_overhead_")
-    cmd = launcher + prog
-    sampled = launcher + ["env", "LD_PRELOAD=" + os.path.abspath(a.lib), "CLAMPI_LOCALITY_OUT=" + out] + prog
     env = dict(os.environ)
+    for kv in a.env:
+        k, v = kv.split("=", 1)
+        env[k] = v
+    cmd = launcher + prog
     res = {"plain": [], "sample": []}
+    sums = []
     for t in range(a.trials):
         order = ["plain", "sample"] if t % 2 == 0 else ["sample", "plain"]
         for mode in order:
-            w, c = one(cmd if mode == "plain" else sampled, env)
-            res[mode].append((w, c))
-            print("trial %d %-6s wall %7.3f s  cpu %7.3f s" % (t, mode, w, c), flush=True)
-    med = {m: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for m, v in res.items()}
-    rw, rc = med["sample"][0] / med["plain"][0], med["sample"][1] / med["plain"][1]
-    print("%s median plain wall %.3f s cpu %.3f s | sample wall %.3f s cpu %.3f s | slowdown wall %.2fx cpu %.2fx"
-          % (a.label, med["plain"][0], med["plain"][1], med["sample"][0], med["sample"][1], rw, rc))
-    try:
-        with open(os.path.join(out, "rank0.json")) as f:
-            sampling = json.load(f).get("sampling")
-    except (OSError, ValueError):
-        sampling = None
-    shutil.rmtree(out, ignore_errors=True)
+            out = tempfile.mkdtemp(prefix="clampi_sample_overhead_")
+            sampled = launcher + ["env", "LD_PRELOAD=" + os.path.abspath(a.lib), "CLAMPI_LOCALITY_OUT=" + out] + prog
+            w, c, rss = one(cmd if mode == "plain" else sampled, env)
+            res[mode].append((w, c, rss))
+            extra = ""
+            if mode == "sample":
+                s = summarize(rank_jsons(out), out)
+                sums.append(s)
+                extra = "  dropped %d" % s["dropped"]
+            shutil.rmtree(out, ignore_errors=True)
+            print("trial %d %-6s wall %7.3f s  cpu %7.3f s  maxrss %7.1f MB%s" % (t, mode, w, c, rss, extra),
+                  flush=True)
+    med = {m: tuple(statistics.median(x[i] for x in v) for i in range(3)) for m, v in res.items()}
+    rw, rc, rm = (med["sample"][i] / med["plain"][i] for i in range(3))
+    print("%s median plain wall %.3f s cpu %.3f s rss %.1f MB | sample wall %.3f s cpu %.3f s rss %.1f MB | "
+          "slowdown wall %.2fx cpu %.2fx, memory %.2fx"
+          % (a.label, med["plain"][0], med["plain"][1], med["plain"][2], med["sample"][0], med["sample"][1],
+             med["sample"][2], rw, rc, rm))
+    m = median_summary(sums) if sums and sums[0]["ranks"] else None
+    by = print_cost(a.label, med, m) if m else None
     if a.json:
+        os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
         with open(a.json, "w") as f:
-            json.dump({"label": a.label, "command": cmd, "trials": res, "median": med,
-                       "slowdown_wall": rw, "slowdown_cpu": rc, "sampling": sampling}, f, indent=1)
+            json.dump({"label": a.label, "command": cmd, "env": a.env, "trials": res,
+                       "trial_fields": ["wall_s", "cpu_s", "maxrss_mb"], "median": med, "slowdown_wall": rw,
+                       "slowdown_cpu": rc, "memory_ratio": rm, "sampler": m, "seconds_by_mechanism": by,
+                       "load_average": os.getloadavg(), "date": time.strftime("%Y-%m-%d %H:%M:%S")}, f, indent=1)
+
 
 if __name__ == "__main__":
     main()

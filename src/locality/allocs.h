@@ -32,6 +32,8 @@ typedef struct clampi_lalloc {
     uint8_t nframes;
     uint8_t unwatched; /* the kernel writes into it (an alternate signal stack): never
                                re-protected by the sampler after its first touch */
+    uint32_t reuses;   /* sampler: later allocations from the same call stack and size that
+                          got this block again after a free (alloc.c, parked blocks) */
     uint64_t file_off;
     uintptr_t frames[CLAMPI_LA_FRAMES]; /* return addresses, innermost first */
     char name[128];                     /* CLAMPI_LOCALITY_NAME (at most 127 characters); "" when not named */

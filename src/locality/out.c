@@ -351,6 +351,10 @@ static int write_json(const clampi_lout *o) {
         clampi_lw_json_str(&w, alloc_loc(o, a, b, sizeof b));
         clampi_lw_str(&w, ", \"kind\": ");
         clampi_lw_json_str(&w, clampi_lalloc_kind_names[a->kind]);
+        if (a->reuses) { /* the sampler gave this block to later allocations of the same site */
+            clampi_lw_str(&w, ", \"reuses\": ");
+            clampi_lw_u64(&w, a->reuses);
+        }
         clampi_lw_str(&w, ", \"freed\": ");
         clampi_lw_str(&w, a->freed ? "true}" : "false}");
     }

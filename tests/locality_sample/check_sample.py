@@ -8,6 +8,9 @@ MODE known : tests/locality_sample/ls_known.c: first touch thread + file:line, a
              reports (per-page thread shares and overall locality, within stated bounds)
      crash : ls_crash.c: partial output marked incomplete, process dies of SIGSEGV
      numa  : numa_alloc_test / numa_vector_test: each page first touched by its owner
+     reuse : ls_reuse.c: a temporary allocated and freed every iteration is one structure
+             (its block reused), first-touched once, nothing dropped from a small table
+     child : ls_child.c: a child that keeps the preload does not replace the program's files
      mpi   : ls_mpi_shared.c under mpiexec (COMMAND is the launcher line; the program is
              its last word): mappings recorded, same files across ranks, clampi's
              segments first touched by their owner rank
@@ -241,6 +244,64 @@ def check_static(a):
     print("static: %d page records dropped with a 64-page table, reported" % cov["dropped"])
     print("PASS")
 
+def check_reuse(a):
+    """ls_reuse.c (issue 17 item 6): 200 iterations of malloc/touch/free of 16 pages at one
+    site are one structure whose block is reused 199 times; its pages are first-touched
+    once (at @TOUCH), so a 96-record page table drops nothing and the first-touch faults
+    stay near the 16 + 16 + 16 pages the program really has; calloc blocks are not reused
+    (the program checks they read zero) and another site of the same size has its own."""
+    p = run(a.cmd, dict(a.env, CLAMPI_LOCALITY_MAX_PAGES="128"))
+    if p.returncode != 0:
+        fail("program exit %d (2: calloc memory not zero)" % p.returncode)
+    meta, rows = read_rank(a.out)
+    base = os.path.basename(a.src)
+    line = lambda m: "%s:%d" % (base, marker_line(a.src, m))
+    cov, cost = meta.get("coverage") or {}, meta.get("sampler_cost") or {}
+    if cov.get("page_capacity") != 96 or cov.get("dropped") != 0:
+        fail("coverage %s: want no dropped page record with 96 records" % cov)
+    tmp = [s for s in meta["structures"] if s["alloc_location"] == line("@TMP")]
+    if len(tmp) != 1 or tmp[0].get("reuses") != 199 or tmp[0]["freed"] is not True:
+        fail("the temporary: %s, want one structure reused 199 times" % tmp)
+    zero = [s for s in meta["structures"] if s["alloc_location"] == line("@ZERO")]
+    other = [s for s in meta["structures"] if s["alloc_location"] == line("@OTHER")]
+    if len(zero) != 8 or any(s.get("reuses") for s in zero):
+        fail("calloc blocks: %d structures %s, want 8 never reused" % (len(zero), zero[:2]))
+    if len(other) != 1 or other[0].get("reuses") or other[0]["address"] == tmp[0]["address"]:
+        fail("another site of the same size: %s (temporary at %s)" % (other, tmp[0]["address"]))
+    lo = int(tmp[0]["address"], 16)
+    pages = [r for r in rows if lo <= int(r["address"], 16) < lo + 16 * 4096]
+    locs = {(r["firsttouch.thread"], r["firsttouch.location"]) for r in pages}
+    if len(pages) != 16 or locs != {("0", line("@TOUCH"))}:
+        fail("temporary's pages: %d, first touches %s" % (len(pages), sorted(locs)))
+    if not 48 <= cost.get("ft_faults", 0) <= 80 or cost.get("reused_allocs") != 199:
+        fail("sampler_cost %s: want 48-80 first-touch faults and 199 reused allocations" % cost)
+    print("reuse: temporary reused %d times, %d first-touch faults, nothing dropped" %
+          (tmp[0]["reuses"], cost["ft_faults"]))
+    print("PASS")
+
+def check_child(a):
+    """ls_child.c: a child started with the sampler preloaded while the traced program runs
+    is not traced; the program's rank files stay the program's after the child exits."""
+    import time
+    for attempt in range(3):  # which process writes last is up to the scheduler: try thrice
+        shutil.rmtree(a.out, ignore_errors=True)
+        os.makedirs(a.out)
+        p = run(a.cmd + [a.lib, a.out], a.env)
+        if p.returncode != 0:
+            fail("program exit %d" % p.returncode)
+        time.sleep(2.5)  # the child exits a second after the program
+        check_child_output(a)
+    print("PASS")
+
+def check_child_output(a):
+    meta, rows = read_rank(a.out)
+    if os.path.basename(meta["program"][0]) != os.path.basename(a.cmd[0]) or "child" in meta["program"]:
+        fail("rank0.json was written by %s, not the program" % meta["program"])
+    sizes = sorted(s["size"] for s in meta["structures"])
+    if 16 * 4096 not in sizes or 64 * 4096 in sizes:
+        fail("structures %s: want the program's 16 pages, not the child's 64" % sizes)
+    print("child: output is the program's (%s)" % meta["program"])
+
 def check_numa(a):
     p = run(a.cmd, a.env)
     if p.returncode != 0:
@@ -338,7 +399,7 @@ def check_mpi(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi", "vector", "static"])
+    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi", "vector", "static", "reuse", "child"])
     ap.add_argument("--lib", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--src")
@@ -354,7 +415,7 @@ def main():
     if a.mode == "mpi":  # the preload goes on the ranks only, through env
         a.cmd = a.cmd[:-1] + ["env", "LD_PRELOAD=" + a.lib, "CLAMPI_LOCALITY_OUT=" + a.out, a.cmd[-1]]
     {"known": check_known, "crash": check_crash, "numa": check_numa, "mpi": check_mpi,
-     "vector": check_vector, "static": check_static}[a.mode](a)
+     "vector": check_vector, "static": check_static, "reuse": check_reuse, "child": check_child}[a.mode](a)
 
 if __name__ == "__main__":
     main()

@@ -195,12 +195,52 @@ static clampi_lalloc *arena_alloc_at(const void *p) {
     return a && a->start == (uintptr_t)p && !a->freed ? a : NULL;
 }
 
+/* Parked blocks (issue 17 item 6). A program that allocates and frees the same
+ * temporary arrays every iteration (LULESH: about 20 arrays per time step) made the
+ * never-reused arena first-touch fresh pages every iteration: one fault, one mprotect and
+ * one zeroed kernel page per page and iteration, and a page record each (LULESH -i 300
+ * dropped 1.3 M of them). glibc hands such a program the same memory again, already
+ * placed, so the physical pages keep the node of their first touch. The sampler does the
+ * same: a freed block is parked, open pages still open, and a later allocation from the
+ * same call stack (same return addresses), kind and page-rounded size gets it back: the
+ * same structure, the same page records, its earlier first touches (which placed those
+ * pages) and samples counted on. calloc is never served from a parked block (it would
+ * have to be zeroed in the sampler's code, a first touch by the wrong line), and blocks
+ * beyond the park's bounds are given back as before (madvise + PROT_NONE). */
+#define PARK_MAX 1024
+#define PARK_BYTES (512ull << 20)
+static uint32_t parked[PARK_MAX]; /* allocation indexes, under alloc_lock */
+static size_t nparked;
+
+static int same_site(const clampi_lalloc *r, const clampi_lalloc *a, size_t len, size_t align) {
+    return r->map_size == len && r->kind == a->kind && r->nframes == a->nframes && (r->start & (align - 1)) == 0 &&
+           memcmp(r->frames, a->frames, a->nframes * sizeof a->frames[0]) == 0;
+}
+
+/* Caller holds alloc_lock. The parked block for a, or NULL. */
+static clampi_lalloc *park_take(const clampi_lalloc *a, size_t len, size_t align) {
+    for (size_t i = nparked; i-- > 0;) {
+        clampi_lalloc *r = &ls.allocs[parked[i]];
+        if (!same_site(r, a, len, align)) continue;
+        parked[i] = parked[--nparked];
+        atomic_fetch_sub(&ls.cost.parked_bytes, len);
+        r->size = a->size;
+        r->reuses++;
+        __atomic_store_n(&r->freed, 0, __ATOMIC_RELEASE);
+        atomic_fetch_add_explicit(&ls.cost.reused, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&ls.cost.reused_bytes, len, memory_order_relaxed);
+        return r;
+    }
+    return NULL;
+}
+
 /* A tracked allocation, or NULL when this one is not tracked (too small, not ready,
  * arena or table full): the caller then uses glibc. */
 static void *track(size_t size, size_t align, int kind, void *ret0) {
     if (!atomic_load_explicit(&ls.ready, memory_order_acquire) || ls_in_lib || size < ls.min_size || size == 0)
         return NULL;
     if ((uintptr_t)ret0 >= ls_libc_lo && (uintptr_t)ret0 < ls_libc_hi) return NULL;
+    uint64_t t0 = ls_mono_ns();
     if (align < ls.page_size) align = ls.page_size;
     size_t len = (size + ls.page_size - 1) & ~(ls.page_size - 1);
     clampi_lalloc a;
@@ -214,7 +254,10 @@ static void *track(size_t size, size_t align, int kind, void *ret0) {
     pthread_mutex_lock(&ls.alloc_lock);
     uintptr_t start = (ls.arena_next + align - 1) & ~(uintptr_t)(align - 1);
     void *ret = NULL;
-    if (start + len <= ls.arena_hi && start + len > start) {
+    clampi_lalloc *r = kind == CLAMPI_LA_CALLOC ? NULL : park_take(&a, len, align);
+    if (r) {
+        ret = (void *)r->start;
+    } else if (start + len <= ls.arena_hi && start + len > start) {
         a.start = a.map_start = start;
         if (ls_alloc_add(&a, 1) != UINT32_MAX) {
             ls.arena_next = start + len;
@@ -226,14 +269,37 @@ static void *track(size_t size, size_t align, int kind, void *ret0) {
         atomic_fetch_add(&ls.allocs_untracked, 1);
         atomic_fetch_add(&ls.bytes_untracked, size);
     }
-    return ret; /* the arena is PROT_NONE and never used before: zero, untouched */
+    atomic_fetch_add_explicit(&ls.cost.alloc_unwinds, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&ls.cost.alloc_ns, ls_mono_ns() - t0, memory_order_relaxed);
+    /* fresh arena: PROT_NONE and never used before: zero, untouched; a parked block:
+     * malloc's contents are undefined */
+    return ret;
 }
 
 static void release(clampi_lalloc *a) {
+    uint64_t t0 = ls_mono_ns();
+    atomic_fetch_add_explicit(&ls.cost.frees, 1, memory_order_relaxed);
+    if (a->kind != CLAMPI_LA_CALLOC && !a->unwatched) {
+        pthread_mutex_lock(&ls.alloc_lock);
+        int park = nparked < PARK_MAX && atomic_load(&ls.cost.parked_bytes) + a->map_size <= PARK_BYTES;
+        if (park) {
+            a->freed = 1;
+            parked[nparked++] = (uint32_t)(a - ls.allocs);
+            uint64_t now = atomic_fetch_add(&ls.cost.parked_bytes, a->map_size) + a->map_size;
+            if (now > atomic_load(&ls.cost.parked_peak)) atomic_store(&ls.cost.parked_peak, now);
+        }
+        pthread_mutex_unlock(&ls.alloc_lock);
+        if (park) {
+            atomic_fetch_add_explicit(&ls.cost.free_ns, ls_mono_ns() - t0, memory_order_relaxed);
+            return;
+        }
+        atomic_fetch_add_explicit(&ls.cost.released_parked, 1, memory_order_relaxed);
+    }
     a->freed = 1;
     /* Give the memory back, keep the addresses reserved (never reused). */
     madvise((void *)a->map_start, a->map_size, MADV_DONTNEED);
     mprotect((void *)a->map_start, a->map_size, PROT_NONE);
+    atomic_fetch_add_explicit(&ls.cost.free_ns, ls_mono_ns() - t0, memory_order_relaxed);
 }
 
 LS_EXPORT void *malloc(size_t n) {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sched.h>
 #include <ucontext.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -63,11 +64,15 @@ static uint32_t fault_frames(void *ucv, uintptr_t *out) {
     uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP], key[3] = {ip, sp, *(const uintptr_t *)sp};
     if (memcmp(key, last_key, sizeof key) == 0) {
         memcpy(out, last_frames, sizeof last_frames);
+        atomic_fetch_add_explicit(&ls.cost.unwinds_cached, 1, memory_order_relaxed);
         return last_stack;
     }
     void *f[LS_STACK_DEPTH + 8];
     uintptr_t all[LS_STACK_DEPTH];
+    uint64_t t0 = ls_mono_ns();
     int n = backtrace(f, LS_STACK_DEPTH + 8), past = 0, k = 0;
+    atomic_fetch_add_explicit(&ls.cost.unwinds, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&ls.cost.unwind_ns, ls_mono_ns() - t0, memory_order_relaxed);
     for (int i = 0; i < n && k < LS_STACK_DEPTH; i++) {
         uintptr_t a = (uintptr_t)f[i];
         if (a == ip)
@@ -118,7 +123,16 @@ static void note_delay(clampi_lpage *p) {
 /* One access by this thread to a tracked page. Returns 1 when the access may be retried
  * (page opened, or another thread is opening it), 0 when the page is not protected by us
  * (a genuine fault). */
+/* The page gets the program's protection back: one mprotect, timed. */
+static void open_page(uintptr_t page, int prot) {
+    uint64_t t0 = ls_mono_ns();
+    mprotect((void *)page, ls.sys_page, prot);
+    atomic_fetch_add_explicit(&ls.cost.open_mprotects, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&ls.cost.open_ns, ls_mono_ns() - t0, memory_order_relaxed);
+}
+
 static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, void *uc, int is_fault) {
+    uint64_t t0 = is_fault ? ls_mono_ns() : 0;
     int tid = ls_thread_id();
     clampi_lpage *p = clampi_ltab_get(&ls.tab, page);
     if (p == NULL) { /* table full: stop watching this page */
@@ -135,9 +149,13 @@ static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, void *uc,
         uint32_t stack = uc ? fault_frames(uc, frames) : 0;
         clampi_ltab_first_touch(&ls.tab, p, tid, ip, frames, now_ns());
         p->ft_stack = stack;
-        mprotect((void *)page, ls.sys_page, a->prot);
+        open_page(page, a->prot);
         atomic_store(&p->state, CLAMPI_LP_OPEN);
         retry_addr = 0;
+        if (is_fault) {
+            atomic_fetch_add_explicit(&ls.cost.ft_faults, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&ls.cost.ft_ns, ls_mono_ns() - t0, memory_order_relaxed);
+        }
         return 1;
     case CLAMPI_LP_SAMPLED:
         if (!atomic_compare_exchange_strong(&p->state, &st, CLAMPI_LP_BUSY)) return 1;
@@ -145,13 +163,32 @@ static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, void *uc,
         note_delay(p);
         atomic_fetch_add(&ls.samples, 1);
         atomic_fetch_sub(&ls.outstanding, 1);
-        mprotect((void *)page, ls.sys_page, p->prot);
+        open_page(page, p->prot);
         atomic_store(&p->state, CLAMPI_LP_OPEN);
         retry_addr = 0;
+        if (is_fault) {
+            atomic_fetch_add_explicit(&ls.cost.sample_faults, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&ls.cost.sample_ns, ls_mono_ns() - t0, memory_order_relaxed);
+        }
         return 1;
-    case CLAMPI_LP_BUSY: return 1;
+    case CLAMPI_LP_BUSY:
+        /* Another thread is opening this page (its handler unwinds and calls mprotect:
+         * microseconds). Returning at once re-faults again and again meanwhile, a signal
+         * round trip each; waiting here for the state to change costs one. */
+        if (is_fault) {
+            atomic_fetch_add_explicit(&ls.cost.busy_faults, 1, memory_order_relaxed);
+            for (int spin = 0; spin < 100000 && atomic_load_explicit(&p->state, memory_order_acquire) == CLAMPI_LP_BUSY;
+                 spin++) {
+#if defined(__x86_64__)
+                __builtin_ia32_pause();
+#endif
+                if ((spin & 1023) == 1023) sched_yield();
+            }
+        }
+        return 1;
     default: /* OPEN: opened by another thread meanwhile, or a genuine protection fault */
         if (!is_fault) return 1;
+        atomic_fetch_add_explicit(&ls.cost.retry_faults, 1, memory_order_relaxed);
         /* A race with another thread's opening repeats on the same page whenever the
          * sampler re-arms it, so only many consecutive retries mean a genuine fault; on a
          * read-write page (all tracked heap memory) a genuine one cannot be ours. */

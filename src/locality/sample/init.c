@@ -139,11 +139,27 @@ static void read_cmdline(void) {
     ls.argv = argv;
 }
 
+/* The parent process has this library loaded: this is a child of the traced program that
+ * still got the preload (Open MPI's singleton starts its `orted` daemon with an
+ * environment from before untrace_children ran), and its output would replace the
+ * program's rank files at its exit, which comes after the program's. */
+static int parent_is_traced(void) {
+    char path[64], line[1024];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)getppid());
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    int traced = 0;
+    while (!traced && fgets(line, sizeof line, f)) traced = strstr(line, "libclampi_locality_sample") != NULL;
+    fclose(f);
+    return traced;
+}
+
 __attribute__((constructor)) static void ls_init(void) {
     read_options();
     ls.pid = getpid();
     quiet_single_copy();
     untrace_children();
+    if (parent_is_traced()) return; /* children are not traced */
     read_cmdline();
     ls_thread_main_init();
     ls.pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);

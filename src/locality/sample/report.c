@@ -56,6 +56,46 @@ static void extra_json(clampi_lw *w, void *arg) {
     clampi_lw_u64(w, atomic_load(&ls.arm_interval_ns));
     clampi_lw_str(
         w, ", \"count_unit\": \"estimated access bursts: sample share x re-protection interval / fault delay\"}");
+    /* where the sampler's time went (issue 17 item 6); "output_csv_ns" is the writer's
+     * time up to here (the CSV and the JSON's head), "resolve_ns" addr2line's */
+    static const struct {
+        const char *key;
+        _Atomic uint64_t *v;
+    } cost[] = {
+        {"ft_faults", &ls.cost.ft_faults},
+        {"ft_handler_ns", &ls.cost.ft_ns},
+        {"sample_faults", &ls.cost.sample_faults},
+        {"sample_handler_ns", &ls.cost.sample_ns},
+        {"busy_faults", &ls.cost.busy_faults},
+        {"retry_faults", &ls.cost.retry_faults},
+        {"unwinds", &ls.cost.unwinds},
+        {"unwind_ns", &ls.cost.unwind_ns},
+        {"unwinds_cached", &ls.cost.unwinds_cached},
+        {"open_mprotects", &ls.cost.open_mprotects},
+        {"open_mprotect_ns", &ls.cost.open_ns},
+        {"arm_mprotects", &ls.cost.arm_mprotects},
+        {"arm_mprotect_ns", &ls.cost.arm_ns},
+        {"tracked_allocs", &ls.cost.alloc_unwinds},
+        {"tracked_alloc_ns", &ls.cost.alloc_ns},
+        {"tracked_frees", &ls.cost.frees},
+        {"tracked_free_ns", &ls.cost.free_ns},
+        {"reused_allocs", &ls.cost.reused},
+        {"reused_bytes", &ls.cost.reused_bytes},
+        {"parked_bytes_peak", &ls.cost.parked_peak},
+        {"parked_released", &ls.cost.released_parked},
+    };
+    clampi_lw_str(w, ",\n  \"sampler_cost\": {");
+    for (size_t i = 0; i < sizeof cost / sizeof cost[0]; i++) {
+        clampi_lw_str(w, i ? ", \"" : "\"");
+        clampi_lw_str(w, cost[i].key);
+        clampi_lw_str(w, "\": ");
+        clampi_lw_u64(w, atomic_load(cost[i].v));
+    }
+    clampi_lw_str(w, ", \"resolve_ns\": ");
+    clampi_lw_u64(w, ls.cost.resolve_ns);
+    clampi_lw_str(w, ", \"output_csv_ns\": ");
+    clampi_lw_u64(w, ls.cost.out_start_ns ? ls_mono_ns() - ls.cost.out_start_ns : 0);
+    clampi_lw_str(w, "}");
     /* what was not recorded, and how much the samples say (issue 18 item 10) */
     size_t touched = atomic_load(&ls.tab.ntouched), sampled = 0;
     if (touched > ls.tab.page_cap) touched = ls.tab.page_cap;
@@ -171,12 +211,15 @@ void ls_write_output(int complete, int has_status, int status, const char *signa
     };
     if (resolve) {
         mkdir(ls.out_dir, 0755); /* addr2line's scratch files go there */
+        uint64_t t0 = ls_mono_ns();
         ls_resolve_run();
+        ls.cost.resolve_ns = ls_mono_ns() - t0;
         o.loc = ls_resolve_loc;
         o.name = ls_resolve_name;
         o.aloc = ls_resolve_alloc_loc;
         o.ftloc = ls_resolve_ft_loc;
     }
+    ls.cost.out_start_ns = ls_mono_ns();
     if (clampi_lout_write(&o) != 0 && resolve) {
         static const char msg[] = "clampi-locality: cannot write the output directory\n";
         (void)!write(2, msg, sizeof msg - 1);

@@ -35,6 +35,33 @@ typedef struct ls_thread {
     _Atomic uint64_t cpu_ns; /* final CPU time, recorded when the thread ends */
 } ls_thread;
 
+/* Where the sampler's time goes (issue 17 item 6): counted in the handler, the sampler
+ * thread and the allocator, written to the JSON as "sampler_cost". Times are
+ * CLOCK_MONOTONIC ns (vDSO: about 20 ns a reading). */
+typedef struct ls_cost {
+    _Atomic uint64_t ft_faults, ft_ns;          /* first-touch faults, time in the handler for them */
+    _Atomic uint64_t sample_faults, sample_ns;  /* sample faults, time in the handler for them */
+    _Atomic uint64_t busy_faults;               /* faults on a page another thread was opening */
+    _Atomic uint64_t retry_faults;              /* faults on an open page (opened meanwhile) */
+    _Atomic uint64_t unwinds, unwind_ns;        /* backtrace() of a first touch (cache misses) */
+    _Atomic uint64_t unwinds_cached;            /* first touches whose stack came from the cache */
+    _Atomic uint64_t open_mprotects, open_ns;   /* mprotect opening a page in the handler */
+    _Atomic uint64_t arm_mprotects, arm_ns;     /* sampler thread: re-protection calls, time */
+    _Atomic uint64_t alloc_unwinds, alloc_ns;   /* tracked allocations: backtrace + bookkeeping */
+    _Atomic uint64_t frees, free_ns;            /* tracked frees: madvise + mprotect (or parking) */
+    _Atomic uint64_t reused, reused_bytes;      /* allocations served from a parked block of the same site */
+    _Atomic uint64_t parked_bytes, parked_peak; /* bytes parked now, at most */
+    _Atomic uint64_t released_parked;           /* parked blocks given back (park table or byte cap full) */
+    uint64_t resolve_ns;                        /* addr2line at exit */
+    uint64_t out_start_ns;                      /* output: when the writer started (CSV before JSON) */
+} ls_cost;
+
+static inline uint64_t ls_mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 typedef struct ls_state {
     _Atomic int ready; /* constructor done: wrappers may track */
     int pid;
@@ -88,6 +115,8 @@ typedef struct ls_state {
     size_t memory_bound;  /* bytes of all the sampler's tables (virtual, touched as used) */
     _Atomic uint64_t allocs_untracked, bytes_untracked; /* allocation table or arena full */
     _Atomic uint32_t static_objects;                    /* the executable's static objects tracked (statics.c) */
+
+    ls_cost cost;
 
     int pagemap_fd; /* /proc/self/pagemap, -1 if not readable */
     int argc;

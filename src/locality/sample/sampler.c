@@ -41,7 +41,11 @@ static size_t arm_run(clampi_lpage *p, size_t run, uint64_t now) {
         end += ls.sys_page;
     }
     if (k == 0) return 0;
-    if (mprotect((void *)start, end - start, PROT_NONE) != 0) {
+    uint64_t t0 = ls_mono_ns();
+    int rc = mprotect((void *)start, end - start, PROT_NONE);
+    atomic_fetch_add_explicit(&ls.cost.arm_mprotects, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&ls.cost.arm_ns, ls_mono_ns() - t0, memory_order_relaxed);
+    if (rc != 0) {
         for (size_t i = 0; i < k; i++) {
             uint32_t st = CLAMPI_LP_SAMPLED;
             atomic_compare_exchange_strong(&pages[i]->state, &st, CLAMPI_LP_OPEN);

@@ -98,14 +98,12 @@ void cl_pages_init(void);
  * and before allocation events and at exit. */
 typedef struct {
     Addr addr;
-    UWord size;
-    Addr iaddr;
-    UWord pad;
+    ULong info; /* size << 48 | instruction address (48 bits) */
 } MissEntry;
 #define CL_MISS_CAP 4096
 extern MissEntry cl_miss_buf[CL_MISS_CAP];
-extern UWord cl_miss_n;
-extern ThreadId cl_cur_tid; /* Valgrind id of cl_cur */
+extern MissEntry *cl_miss_next; /* next free entry */
+extern ThreadId cl_cur_tid;     /* Valgrind id of cl_cur */
 void cl_flush_misses(void);
 void cl_count_map_init(CountMap *m);
 Word cl_page_count(void);

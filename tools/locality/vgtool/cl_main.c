@@ -211,51 +211,72 @@ static IRTemp tmp_op(IRSB *sb, IRType ty, IRExpr *e) {
 /* Counts one access inline when it lies wholly inside the running thread's
  * cached page; otherwise appends it to the miss buffer. No call per access:
  * a helper call at every access costs more than all of this (register spills).
- *   off = addr - cl_last_base                (unsigned)
+ *
+ * The IR per access is what Valgrind's translation time grows with (issue 17 item 7:
+ * on a short MPI program, LCC, 70 % of the traced run is VEX optimizing and
+ * register-allocating superblocks that run once). cl_last_base and cl_last_count change
+ * only in cl_flush_misses and between superblocks, so they are read into temporaries
+ * once per flush region; the miss buffer's next slot is carried in a temporary and
+ * stored to cl_miss_next after each access (a fault in the middle of the superblock
+ * keeps the misses before it):
+ *   off = addr - base                        (unsigned)
  *   hit = off <= page_size - size
- *   if (guard && hit)   (*cl_last_count)++
- *   if (guard && !hit)  cl_miss_buf[cl_miss_n++] = {addr, size, iaddr} */
-static UInt sb_accesses; /* instrumented accesses since the last flush point */
+ *   *count += guard && hit
+ *   *slot = {addr, size << 48 | iaddr}; if (guard && !hit) slot++
+ *   cl_miss_next = slot */
+typedef struct {
+    IRTemp base, count, slot; /* per flush region */
+    UInt accesses;            /* instrumented accesses since the last flush point */
+} SbState;
 
-static void add_access(IRSB *sb, IRExpr *addr, Int size, IRExpr *guard, Addr iaddr) {
-    sb_accesses++;
+static void load_region(IRSB *sb, SbState *S) {
+    S->slot = tmp_op(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&cl_miss_next)));
+    S->base = tmp_op(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&cl_last_base)));
+    S->count = tmp_op(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&cl_last_count)));
+    S->accesses = 0;
+}
+
+static void add_access(IRSB *sb, SbState *S, IRExpr *addr, Int size, IRExpr *guard, Addr iaddr) {
+    S->accesses++;
     IRExpr *room = IRExpr_Const(IRConst_U64(size <= (Int)cl_page_size ? cl_page_size - size : 0));
-    IRTemp base = tmp_op(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&cl_last_base)));
-    IRTemp off = tmp_op(sb, Ity_I64, IRExpr_Binop(Iop_Sub64, addr, RD(base)));
+    if (addr->tag != Iex_RdTmp && addr->tag != Iex_Const) addr = RD(tmp_op(sb, Ity_I64, addr));
+    IRTemp off = tmp_op(sb, Ity_I64, IRExpr_Binop(Iop_Sub64, addr, RD(S->base)));
     IRTemp hit = tmp_op(sb, Ity_I1, IRExpr_Binop(Iop_CmpLE64U, RD(off), room));
     IRTemp miss = tmp_op(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, room, RD(off)));
     if (guard) {
         hit = tmp_op(sb, Ity_I1, IRExpr_Binop(Iop_And1, RD(hit), guard));
         miss = tmp_op(sb, Ity_I1, IRExpr_Binop(Iop_And1, RD(miss), guard));
     }
-    IRTemp counter = tmp_op(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&cl_last_count)));
-    IRTemp old = tmp_op(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, RD(counter)));
-    IRTemp new = tmp_op(sb, Ity_I64, IRExpr_Binop(Iop_Add64, RD(old), IRExpr_Const(IRConst_U64(1))));
-    addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, RD(counter), RD(new), RD(hit)));
+    /* No guarded stores (each one a branch around a store in the host code): the counter
+     * gets + hit, the miss entry is written at the free slot always and kept (the slot
+     * moves on) only on a miss. The counter pointer always points at a counter (a dummy
+     * before the first miss); the slot is within the buffer (add_flush's bounds). */
+    IRTemp old = tmp_op(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, RD(S->count)));
+    IRTemp inc = tmp_op(sb, Ity_I64, IRExpr_Unop(Iop_1Uto64, RD(hit)));
+    IRTemp new = tmp_op(sb, Ity_I64, IRExpr_Binop(Iop_Add64, RD(old), RD(inc)));
+    addStmtToIRSB(sb, IRStmt_Store(Iend_LE, RD(S->count), RD(new)));
 
-    IRExpr *nptr = mkIRExpr_HWord((HWord)&cl_miss_n);
-    IRTemp n = tmp_op(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, nptr));
-    IRTemp byte_off = tmp_op(sb, Ity_I64, IRExpr_Binop(Iop_Shl64, RD(n), IRExpr_Const(IRConst_U8(5))));
-    IRTemp slot = tmp_op(sb, Ity_I64, IRExpr_Binop(Iop_Add64, RD(byte_off), mkIRExpr_HWord((HWord)cl_miss_buf)));
-    IRTemp slot_size = tmp_op(sb, Ity_I64, IRExpr_Binop(Iop_Add64, RD(slot), IRExpr_Const(IRConst_U64(8))));
-    IRTemp slot_ip = tmp_op(sb, Ity_I64, IRExpr_Binop(Iop_Add64, RD(slot), IRExpr_Const(IRConst_U64(16))));
-    addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, RD(slot), addr, RD(miss)));
-    addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, RD(slot_size), IRExpr_Const(IRConst_U64((ULong)size)), RD(miss)));
-    addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, RD(slot_ip), IRExpr_Const(IRConst_U64((ULong)iaddr)), RD(miss)));
-    IRTemp inc = tmp_op(sb, Ity_I64, IRExpr_Unop(Iop_1Uto64, RD(miss)));
-    IRTemp n2 = tmp_op(sb, Ity_I64, IRExpr_Binop(Iop_Add64, RD(n), RD(inc)));
-    addStmtToIRSB(sb, IRStmt_Store(Iend_LE, nptr, RD(n2)));
+    ULong info = ((ULong)(size < 0xffff ? size : 0xffff) << 48) | ((ULong)iaddr & 0xffffffffffffULL);
+    IRTemp slot8 = tmp_op(sb, Ity_I64, IRExpr_Binop(Iop_Add64, RD(S->slot), IRExpr_Const(IRConst_U64(8))));
+    addStmtToIRSB(sb, IRStmt_Store(Iend_LE, RD(S->slot), addr));
+    addStmtToIRSB(sb, IRStmt_Store(Iend_LE, RD(slot8), IRExpr_Const(IRConst_U64(info))));
+    IRTemp next = tmp_op(sb, Ity_I64, IRExpr_Binop(Iop_Add64, RD(S->slot), IRExpr_Const(IRConst_U64(16))));
+    S->slot = tmp_op(sb, Ity_I64, IRExpr_ITE(RD(miss), RD(next), RD(S->slot)));
+    addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&cl_miss_next), RD(S->slot)));
 }
 
 static VG_REGPARM(0) void cl_flush_helper(void) { cl_flush_misses(); }
 
-/* if (cl_miss_n > threshold) cl_flush_misses() */
-static void add_flush(IRSB *sb, UWord threshold) {
-    IRTemp n = tmp_op(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&cl_miss_n)));
-    IRTemp due = tmp_op(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, IRExpr_Const(IRConst_U64(threshold)), RD(n)));
+/* if (cl_miss_next > cl_miss_buf + threshold) cl_flush_misses(), then the region's
+ * temporaries anew */
+static void add_flush(IRSB *sb, SbState *S, UWord threshold) {
+    IRTemp n = tmp_op(sb, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&cl_miss_next)));
+    IRExpr *limit = mkIRExpr_HWord((HWord)(cl_miss_buf + threshold));
+    IRTemp due = tmp_op(sb, Ity_I1, IRExpr_Binop(Iop_CmpLT64U, limit, RD(n)));
     IRDirty *di = unsafeIRDirty_0_N(0, "cl_flush_misses", VG_(fnptr_to_fnentry)(cl_flush_helper), mkIRExprVec_0());
     di->guard = RD(due);
     addStmtToIRSB(sb, IRStmt_Dirty(di));
+    if (S) load_region(sb, S);
 }
 
 /* insn_counter += n, inline (no call). */
@@ -279,15 +300,14 @@ static IRSB *cl_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
     UInt pending = 0; /* instructions seen since the counter was last bumped */
     Addr iaddr = 0;
     while (i < in->stmts_used && in->stmts[i]->tag != Ist_IMark) addStmtToIRSB(out, in->stmts[i++]);
-    add_flush(out, CL_MISS_CAP / 2); /* room for this superblock's misses */
-    sb_accesses = 0;
+    SbState S;
+    add_flush(out, NULL, CL_MISS_CAP / 2); /* room for this superblock's misses */
+    load_region(out, &S);
     for (; i < in->stmts_used; i++) {
         IRStmt *st = in->stmts[i];
         if (!st || st->tag == Ist_NoOp) continue;
-        if (sb_accesses >= CL_MISS_CAP / 2 - 4) { /* a giant superblock: flush on the way */
-            add_flush(out, 0);
-            sb_accesses = 0;
-        }
+        if (S.accesses >= CL_MISS_CAP / 2 - 4) /* a giant superblock: flush on the way */
+            add_flush(out, &S, 0);
         switch (st->tag) {
         case Ist_IMark:
             pending++;
@@ -296,41 +316,41 @@ static IRSB *cl_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
         case Ist_WrTmp:
             if (st->Ist.WrTmp.data->tag == Iex_Load) {
                 IRExpr *ld = st->Ist.WrTmp.data;
-                add_access(out, ld->Iex.Load.addr, sizeofIRType(ld->Iex.Load.ty), NULL, iaddr);
+                add_access(out, &S, ld->Iex.Load.addr, sizeofIRType(ld->Iex.Load.ty), NULL, iaddr);
             }
             break;
         case Ist_Store:
-            add_access(out, st->Ist.Store.addr, sizeofIRType(typeOfIRExpr(tyenv, st->Ist.Store.data)), NULL, iaddr);
+            add_access(out, &S, st->Ist.Store.addr, sizeofIRType(typeOfIRExpr(tyenv, st->Ist.Store.data)), NULL, iaddr);
             break;
         case Ist_StoreG: {
             IRStoreG *sg = st->Ist.StoreG.details;
-            add_access(out, sg->addr, sizeofIRType(typeOfIRExpr(tyenv, sg->data)), sg->guard, iaddr);
+            add_access(out, &S, sg->addr, sizeofIRType(typeOfIRExpr(tyenv, sg->data)), sg->guard, iaddr);
             break;
         }
         case Ist_LoadG: {
             IRLoadG *lg = st->Ist.LoadG.details;
             IRType ty = Ity_INVALID, wide = Ity_INVALID;
             typeOfIRLoadGOp(lg->cvt, &wide, &ty);
-            add_access(out, lg->addr, sizeofIRType(ty), lg->guard, iaddr);
+            add_access(out, &S, lg->addr, sizeofIRType(ty), lg->guard, iaddr);
             break;
         }
         case Ist_Dirty: {
             IRDirty *d = st->Ist.Dirty.details;
-            if (d->mFx == Ifx_Read || d->mFx == Ifx_Modify) add_access(out, d->mAddr, d->mSize, NULL, iaddr);
-            if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify) add_access(out, d->mAddr, d->mSize, NULL, iaddr);
+            if (d->mFx == Ifx_Read || d->mFx == Ifx_Modify) add_access(out, &S, d->mAddr, d->mSize, NULL, iaddr);
+            if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify) add_access(out, &S, d->mAddr, d->mSize, NULL, iaddr);
             break;
         }
         case Ist_CAS: { /* a read and a write, as a load-modify-store */
             IRCAS *cas = st->Ist.CAS.details;
             Int size = sizeofIRType(typeOfIRExpr(tyenv, cas->dataLo)) * (cas->dataHi ? 2 : 1);
-            add_access(out, cas->addr, size, NULL, iaddr);
-            add_access(out, cas->addr, size, NULL, iaddr);
+            add_access(out, &S, cas->addr, size, NULL, iaddr);
+            add_access(out, &S, cas->addr, size, NULL, iaddr);
             break;
         }
         case Ist_LLSC: {
             IRType ty = st->Ist.LLSC.storedata ? typeOfIRExpr(tyenv, st->Ist.LLSC.storedata)
                                                : typeOfIRTemp(tyenv, st->Ist.LLSC.result);
-            add_access(out, st->Ist.LLSC.addr, sizeofIRType(ty), NULL, iaddr);
+            add_access(out, &S, st->Ist.LLSC.addr, sizeofIRType(ty), NULL, iaddr);
             break;
         }
         case Ist_Exit: /* the instructions so far ran whether or not the exit is taken */
@@ -341,7 +361,7 @@ static IRSB *cl_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
         addStmtToIRSB(out, st);
     }
     add_insns(out, &pending);
-    add_flush(out, 0); /* misses are processed within the superblock's function */
+    add_flush(out, NULL, 0); /* misses are processed within the superblock's function */
     return out;
 }
 

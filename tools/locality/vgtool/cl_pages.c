@@ -211,7 +211,7 @@ static const HChar *intern(const HChar *s) {
 /* ---------------- misses: counted in batches ---------------- */
 
 MissEntry cl_miss_buf[CL_MISS_CAP];
-UWord cl_miss_n;
+MissEntry *cl_miss_next = cl_miss_buf;
 ThreadId cl_cur_tid;
 
 /* The first-touch stack: the running thread's stack at the flush, with the
@@ -288,14 +288,15 @@ static void count_slow(ThreadStats *t, UWord page, Addr a, Addr iaddr) {
 /* Accesses that missed the inline one-page cache, in program order. An access
  * that spans a page boundary counts once on each page it touches. */
 void cl_flush_misses(void) {
-    UWord n = cl_miss_n;
+    UWord n = (UWord)(cl_miss_next - cl_miss_buf);
     ThreadStats *t = cl_cur;
     if (n == 0 || !t) return;
-    cl_miss_n = 0;
+    cl_miss_next = cl_miss_buf;
     flush_n_ips = 0;
     for (UWord i = 0; i < n; i++) {
-        Addr a = cl_miss_buf[i].addr, iaddr = cl_miss_buf[i].iaddr;
-        UWord page = a >> cl_page_shift, last = (a + cl_miss_buf[i].size - 1) >> cl_page_shift;
+        Addr a = cl_miss_buf[i].addr, iaddr = (Addr)(cl_miss_buf[i].info & 0xffffffffffffULL);
+        UWord size = (UWord)(cl_miss_buf[i].info >> 48);
+        UWord page = a >> cl_page_shift, last = (a + (size ? size : 1) - 1) >> cl_page_shift;
         if (page == cl_last_page)
             (*cl_last_count)++;
         else
