@@ -102,9 +102,9 @@ typedef struct clampi_ucx_counters {
 } clampi_ucx_counters;
 
 typedef struct clampi_ucx_win {
-    int refs;      /* duplicates sharing this state (CMPIX_Win_dup_with_info) */
+    int refs;        /* duplicates sharing this state (CMPIX_Win_dup_with_info) */
     uint64_t serial; /* unique in the process (never reused): per-thread caches check it */
-    MPI_Comm comm; /* duplicate of the window's communicator: fence, PSCW, free */
+    MPI_Comm comm;   /* duplicate of the window's communicator: fence, PSCW, free */
     int rank, nranks, dynamic, mt;
     ucp_context_h ctx;
     clampi_ucx_lane main; /* the process lane */
