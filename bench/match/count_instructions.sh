@@ -6,7 +6,8 @@
 # One rank: nothing waits for a peer, so the count is the software's own cost (two ranks
 # would add the polling of whichever rank waits). With CLAMPI_MATCH the message goes through
 # UCX's loopback transport; plainly through the MPI's self path (Open MPI: btl self; MPICH:
-# its self path) -- each the library's own fastest way to deliver it.
+# its self path) -- each the library's own fastest way to deliver it. BLOCKING=1: MPI_Send
+# then MPI_Recv instead (no request handle reaches the program).
 #   bench/match/count_instructions.sh BUILD_DIR [OUT.txt]   (MATCH=lla+hot by default)
 # Also writes the top functions of the preloaded run (inclusive, per message) when TOP=1.
 set -euo pipefail
@@ -15,23 +16,24 @@ match=${MATCH:-lla+hot}; n1=${N1:-2000}; n2=${N2:-4000}
 mpiexec=$(grep -E '^MPIEXEC_EXECUTABLE:' "$build/CMakeCache.txt" | cut -d= -f2)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if "$mpiexec" --version 2>&1 | grep -Eq "Open MPI|OpenRTE"; then mpi=openmpi; envf=-x; else mpi=mpich; envf=-genv; fi
-prog=$build/bench/match/match_pingpong; pre=$build/src/libclampi_pmpi.so
+prog=$build/bench/match/match_pingpong; pre=${PRELOAD:-$build/src/libclampi_pmpi.so} # PRELOAD: another build's library (a before/after count)
 tmp=$(mktemp -d)
 ir() { # $1 = iters, $2 = output tag, rest = launcher env settings; prints the Ir total
   local n=$1 tag=$2; shift 2
-  "$mpiexec" -n 1 "$@" valgrind --tool=callgrind --callgrind-out-file=$tmp/cg.$tag $prog $n 0 100 \
+  "$mpiexec" -n 1 "$@" valgrind --tool=callgrind --callgrind-out-file=$tmp/cg.$tag $prog $n 0 100 ${BLOCKING:-0} \
     >/dev/null 2>$tmp/err || { cat $tmp/err >&2; exit 1; }
   grep -E '^(summary|totals):' $tmp/cg.$tag | head -1 | awk '{print $2}'
 }
 p1=$(ir $n1 p1); p2=$(ir $n2 p2)
 c1=$(ir $n1 c1 $envf LD_PRELOAD=$pre $envf CLAMPI_MATCH=$match); c2=$(ir $n2 c2 $envf LD_PRELOAD=$pre $envf CLAMPI_MATCH=$match)
 plain=$(( (p2 - p1) / (n2 - n1) )); clampi=$(( (c2 - c1) / (n2 - n1) ))
-line=$(printf '%s 1 B message to self (MPI_Irecv+MPI_Send+MPI_Wait) instructions: plain=%d preload(CLAMPI_MATCH=%s)=%d ratio=%.2f' \
-  $mpi $plain $match $clampi $(echo "$clampi / $plain" | bc -l))
+form="MPI_Irecv+MPI_Send+MPI_Wait"; [ -n "${BLOCKING:-}" ] && [ "$BLOCKING" != 0 ] && form="MPI_Send+MPI_Recv"
+line=$(printf '%s 1 B message to self (%s) instructions: plain=%d preload(CLAMPI_MATCH=%s)=%d ratio=%.2f' \
+  $mpi $form $plain $match $clampi $(echo "$clampi / $plain" | bc -l))
 echo "$line"
 if [ -n "$out" ]; then
   { echo "# $(date -u +%FT%TZ) commit $(git -C "$(dirname "$0")" rev-parse --short HEAD) N1=$n1 N2=$n2"
-    echo "# command: MATCH=$match bench/match/count_instructions.sh BUILD_DIR"; echo "$line"; } >> "$out"
+    echo "# command: MATCH=$match BLOCKING=${BLOCKING:-0} bench/match/count_instructions.sh BUILD_DIR"; echo "$line"; } >> "$out"
 fi
 if [ -n "${TOP:-}" ]; then # where the preloaded message's instructions go: per function, inclusive, (N2 - N1) runs
   for t in c1 c2; do callgrind_annotate --inclusive=yes --threshold=100 $tmp/cg.$t 2>/dev/null | grep -E '^ *[0-9,]+ ' | grep -v '=>' >$tmp/a.$t; done

@@ -4,9 +4,10 @@
  * (LD_PRELOAD=libclampi_pmpi.so CLAMPI_MATCH=...) to compare.
  *
  * With one rank it sends to itself instead (MPI_Irecv, MPI_Send, MPI_Wait per iteration): no
- * peer to wait for, so an instruction count is the software's cost alone.
+ * peer to wait for, so an instruction count is the software's cost alone. With one rank and
+ * blocking = 1: MPI_Send then MPI_Recv (the 1 B message is eager in both MPIs and in clampi).
  *
- *   pingpong [iters] [depth] [warmup]
+ *   pingpong [iters] [depth] [warmup] [blocking]
  * Prints: "pingpong depth=D iters=N us_per_roundtrip=X" on rank 0 (half of it is the
  * one-way latency osu_latency reports). count_instructions.sh runs it under callgrind
  * with two iteration counts: the difference divided by the extra iterations is the
@@ -23,6 +24,7 @@ int main(int argc, char **argv) {
     long iters = argc > 1 ? atol(argv[1]) : 10000;
     int depth = argc > 2 ? atoi(argv[2]) : 0;
     long warm = argc > 3 ? atol(argv[3]) : 100;
+    int blocking = argc > 4 ? atoi(argv[4]) : 0;
     static int dummy;
     MPI_Request *ahead = malloc(sizeof(MPI_Request) * (size_t)(depth + 1));
     int rr = size == 1 ? 0 : 1; /* the rank with the receives posted ahead */
@@ -34,7 +36,10 @@ int main(int argc, char **argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     for (long i = 0; i < warm + iters; i++) {
         if (i == warm) t0 = MPI_Wtime();
-        if (size == 1) {
+        if (size == 1 && blocking) {
+            MPI_Send(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+            MPI_Recv(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (size == 1) {
             MPI_Request q;
             MPI_Irecv(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, &q);
             MPI_Send(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD);

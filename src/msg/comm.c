@@ -19,7 +19,7 @@ static int keyval = MPI_KEYVAL_INVALID;
  * MPI_Comm_get_attr costs hundreds of instructions. A handle freed and reused for a new
  * communicator went through a disable or enable (or was never clampi's, then or now). */
 static _Atomic unsigned generation = 1;
-static _Thread_local struct {
+static _Thread_local CLAMPI_MSG_TLS struct {
     unsigned gen;
     MPI_Comm comm;
     clampi_mcomm *mc;

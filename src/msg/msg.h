@@ -27,6 +27,10 @@
 
 #include "match/match.h"
 
+/* Thread-locals read on every message: initial-exec, no __tls_get_addr call (the library is
+ * loaded at start-up, by the link or LD_PRELOAD; a few bytes of static TLS). */
+#define CLAMPI_MSG_TLS __attribute__((tls_model("initial-exec")))
+
 #define CLAMPI_MSG_AM_ID 11
 #define CLAMPI_MSG_ACK_AM_ID 12 /* synchronous send: the receiver's "matched" back to the sender */
 #define CLAMPI_MSG_MAX_CONTEXTS 1024

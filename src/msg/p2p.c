@@ -93,7 +93,7 @@ static int send_start(const void *buf, int count, MPI_Datatype datatype, int des
         data = r->tmp;
     }
     clampi_msg_send(r, dest, tag, data, bytes);
-    clampi_msg_progress();
+    if (!internal) clampi_msg_progress(); /* an internal request's wait progresses */
     return MPI_SUCCESS;
 }
 
@@ -176,7 +176,7 @@ static int recv_start(void *buf, int count, MPI_Datatype datatype, int source, i
         r->error = MPI_ERR_NO_MEM;
         clampi_msg_finish(r);
     }
-    clampi_msg_progress();
+    if (!internal) clampi_msg_progress();
     return MPI_SUCCESS;
 }
 

@@ -23,7 +23,7 @@ static struct {
     pthread_mutex_t lock;
     node *head;
 } shared[CLAMPI_POOL_KINDS] = {{PTHREAD_MUTEX_INITIALIZER, NULL}, {PTHREAD_MUTEX_INITIALIZER, NULL}};
-static _Thread_local struct {
+static _Thread_local CLAMPI_MSG_TLS struct {
     node *head;
     int n;
 } local[CLAMPI_POOL_KINDS];

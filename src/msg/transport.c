@@ -35,7 +35,7 @@ static int finalize_keyval = MPI_KEYVAL_INVALID;
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
 static clampi_mreq *done_head, *done_tail;
 static _Atomic long done_count; /* queued in done_head: progress skips the lock when 0 */
-static _Thread_local int in_progress;
+static _Thread_local CLAMPI_MSG_TLS int in_progress;
 typedef int (*opal_cb)(void);
 static int (*opal_unregister)(opal_cb);
 

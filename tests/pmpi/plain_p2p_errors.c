@@ -78,6 +78,7 @@ static void truncation(MPI_Comm comm, const char *name) {
         MPI_Send(big, 100, MPI_INT, 1, 7, comm);
         static int huge_s[4000];
         MPI_Send(huge_s, 4000, MPI_INT, 1, 8, comm); /* rendezvous size */
+        MPI_Send(big, 100, MPI_INT, 1, 9, comm);
     } else if (r == 1) {
         int rc = MPI_Irecv(small, 8, MPI_INT, 0, 1, comm, &q[0]);
         rc = MPI_Wait(&q[0], &st);
@@ -99,6 +100,15 @@ static void truncation(MPI_Comm comm, const char *name) {
         MPI_Request_free(&p);
         static int huge[8000];
         report(name, "large_truncate", MPI_Recv(huge, 100, MPI_INT, 0, 8, comm, &st));
+        /* MPI_Request_get_status of a truncated receive: its return code and the status's
+         * MPI_ERROR, then MPI_Wait's */
+        int flag = 0, grc;
+        MPI_Irecv(small, 8, MPI_INT, 0, 9, comm, &q[0]);
+        st.MPI_ERROR = MPI_SUCCESS;
+        while ((grc = MPI_Request_get_status(q[0], &flag, &st)) == MPI_SUCCESS && !flag) {}
+        report(name, "get_status_truncate", grc);
+        report(name, "get_status_truncate_status", st.MPI_ERROR);
+        report(name, "wait_after_get_status", MPI_Wait(&q[0], &st));
     }
 }
 
