@@ -31,17 +31,17 @@ int main(int argc, char **argv) {
     if (rank == rr)             /* receives nobody sends to (tags above any the ping-pong uses) */
         for (int d = 0; d < depth; d++)
             MPI_Irecv(&dummy, 1, MPI_INT, MPI_ANY_SOURCE, 1000 + d, MPI_COMM_WORLD, &ahead[d]);
-    char b = 1;
+    char b = 1, r = 0; /* to itself: the receive gets its own buffer (a pending receive's buffer must not be sent) */
     double t0 = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     for (long i = 0; i < warm + iters; i++) {
         if (i == warm) t0 = MPI_Wtime();
         if (size == 1 && blocking) {
             MPI_Send(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
-            MPI_Recv(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(&r, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else if (size == 1) {
             MPI_Request q;
-            MPI_Irecv(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, &q);
+            MPI_Irecv(&r, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, &q);
             MPI_Send(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
             MPI_Wait(&q, MPI_STATUS_IGNORE);
         } else if (rank == 0) {

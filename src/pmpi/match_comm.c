@@ -175,6 +175,12 @@ static int idup_cancel(void *extra, int complete) {
     return MPI_SUCCESS;
 }
 
+/* An already complete request (MPI_Comm_idup, buffered sends); MPI's to free. */
+int clampi_pm_done_request(MPI_Request *request) {
+    int rc = PMPI_Grequest_start(idup_query, idup_free, idup_cancel, NULL, request);
+    return rc == MPI_SUCCESS ? PMPI_Grequest_complete(*request) : rc;
+}
+
 /* On a clampi communicator: duplicated and enabled now (both collective; a program that
  * needs the other members' progress between its MPI_Comm_idup and the wait on it could
  * block here, which MPI_Comm_dup's users never meet), then a request that is complete. */
@@ -183,9 +189,7 @@ MATCH_API int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *reque
     int rc = PMPI_Comm_dup(comm, newcomm);
     if (rc != MPI_SUCCESS) return rc;
     derived(comm, *newcomm, MPI_INFO_NULL, 0);
-    rc = PMPI_Grequest_start(idup_query, idup_free, idup_cancel, NULL, request);
-    if (rc == MPI_SUCCESS) rc = PMPI_Grequest_complete(*request);
-    return rc;
+    return clampi_pm_done_request(request);
 }
 
 MATCH_API int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {

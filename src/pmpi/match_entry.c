@@ -91,14 +91,15 @@ MATCH_API int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest
 
 MATCH_API int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
     if (send_route(buf, count, type, dest, tag, comm)) return clampi_pm_bsend(buf, count, type, dest, tag, comm, NULL);
-    return PMPI_Bsend(buf, count, type, dest, tag, comm);
+    return clampi_pm_bsend_mpi(buf, count, type, dest, tag, comm, NULL);
 }
 
 MATCH_API int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                          MPI_Request *request) {
     if (request && send_route(buf, count, type, dest, tag, comm))
         return clampi_pm_bsend(buf, count, type, dest, tag, comm, request);
-    return PMPI_Ibsend(buf, count, type, dest, tag, comm, request);
+    if (!request) return PMPI_Ibsend(buf, count, type, dest, tag, comm, request);
+    return clampi_pm_bsend_mpi(buf, count, type, dest, tag, comm, request);
 }
 
 /* ---- receives (MPI_Irecv / MPI_Recv themselves are match_profile.c's) ------------------ */
