@@ -7,7 +7,8 @@
 # would add the polling of whichever rank waits). With CLAMPI_MATCH the message goes through
 # UCX's loopback transport; plainly through the MPI's self path (Open MPI: btl self; MPICH:
 # its self path) -- each the library's own fastest way to deliver it. BLOCKING=1: MPI_Send
-# then MPI_Recv instead (no request handle reaches the program).
+# then MPI_Recv instead (no request handle reaches the program; Open MPI only: MPICH's
+# MPI_Send to itself waits for the receive, as MPI allows).
 #   bench/match/count_instructions.sh BUILD_DIR [OUT.txt]   (MATCH=lla+hot by default)
 # Also writes the top functions of the preloaded run (inclusive, per message) when TOP=1.
 set -euo pipefail
@@ -20,7 +21,7 @@ prog=$build/bench/match/match_pingpong; pre=${PRELOAD:-$build/src/libclampi_pmpi
 tmp=$(mktemp -d)
 ir() { # $1 = iters, $2 = output tag, rest = launcher env settings; prints the Ir total
   local n=$1 tag=$2; shift 2
-  "$mpiexec" -n 1 "$@" valgrind --tool=callgrind --callgrind-out-file=$tmp/cg.$tag $prog $n 0 100 ${BLOCKING:-0} \
+  timeout ${TIMEOUT:-900} "$mpiexec" -n 1 "$@" valgrind --tool=callgrind --callgrind-out-file=$tmp/cg.$tag $prog $n 0 100 ${BLOCKING:-0} \
     >/dev/null 2>$tmp/err || { cat $tmp/err >&2; exit 1; }
   grep -E '^(summary|totals):' $tmp/cg.$tag | head -1 | awk '{print $2}'
 }
