@@ -5,7 +5,8 @@
 #   bench/match/latency_preload.sh OPENMPI_BUILD MPICH_BUILD      (either may be "-": skipped)
 # Env: OSU_OMPI / OSU_MPICH (osu_latency binaries built with mpicc.openmpi / mpicc.mpich;
 # default /work/ext/osu/mpi/pt2pt/osu_latency{,.mpich}), MATCH (lla+hot), TRIALS (3),
-# ITERS (osu -i, 10000), MAXSIZE (osu -m, 65536). Shared memory, 2 ranks.
+# ITERS (osu -i, 10000), MAXSIZE (sizes reported, 65536; this OSU 5.x has no -m: it runs
+# to 4 MiB with fewer iterations above 8 KiB). Shared memory, 2 ranks.
 # Writes bench/match/results/latency_preload-<mpi>.txt and .json.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,16 +21,17 @@ run_one() { # mpi build
     for side in plain preload; do
       if [ $mpi = openmpi ]; then
         env=(); [ $side = preload ] && env=(-x LD_PRELOAD=$pre -x CLAMPI_MATCH=$match)
-        timeout 600 mpirun.openmpi -n 2 --oversubscribe "${env[@]}" $osu -i $iters -m $maxsize >$tmp/$side.$t
+        timeout 600 mpirun.openmpi -n 2 --oversubscribe "${env[@]}" $osu -i $iters >$tmp/$side.$t
       else
         env=(); [ $side = preload ] && env=(-genv LD_PRELOAD $pre -genv CLAMPI_MATCH $match)
-        timeout 600 mpiexec.mpich -n 2 "${env[@]}" $osu -i $iters -m $maxsize >$tmp/$side.$t
+        timeout 600 mpiexec.mpich -n 2 "${env[@]}" $osu -i $iters >$tmp/$side.$t
       fi
     done
   done
-  python3 - "$tmp" "$trials" "$mpi" "$match" "$here/results/latency_preload-$mpi" "$iters" <<'PY'
+  python3 - "$tmp" "$trials" "$mpi" "$match" "$here/results/latency_preload-$mpi" "$iters" "$maxsize" <<'PY'
 import sys, json, statistics, time
 tmp, trials, mpi, match, out, iters = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
+maxsize = int(sys.argv[7])
 def load(f):
     d = {}
     for l in open(f):
@@ -37,7 +39,7 @@ def load(f):
         if len(p) == 2 and p[0].isdigit(): d[int(p[0])] = float(p[1])
     return d
 runs = {s: [load('%s/%s.%d' % (tmp, s, t)) for t in range(1, trials + 1)] for s in ('plain', 'preload')}
-sizes = sorted(runs['plain'][0])
+sizes = [z for z in sorted(runs['plain'][0]) if z <= maxsize]
 rows = []
 for sz in sizes:
     pl = statistics.median(r[sz] for r in runs['plain'] if sz in r)
