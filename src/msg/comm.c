@@ -14,6 +14,17 @@ static _Atomic(clampi_mcomm *) by_context[CLAMPI_MSG_MAX_CONTEXTS];
 static pthread_mutex_t enable_lock = PTHREAD_MUTEX_INITIALIZER;
 static int keyval = MPI_KEYVAL_INVALID;
 
+/* The last lookup of each thread, valid while no communicator was enabled or disabled
+ * since (`generation` changes first): a program's calls mostly name one communicator, and
+ * MPI_Comm_get_attr costs hundreds of instructions. A handle freed and reused for a new
+ * communicator went through a disable or enable (or was never clampi's, then or now). */
+static _Atomic unsigned generation = 1;
+static _Thread_local CLAMPI_MSG_TLS struct {
+    unsigned gen;
+    MPI_Comm comm;
+    clampi_mcomm *mc;
+} last;
+
 static void mcomm_free(clampi_mcomm *mc);
 static _Thread_local int disabling; /* CMPIX_Comm_disable is deleting the attribute */
 
@@ -35,6 +46,7 @@ static void close_force(ucp_ep_h *eps, int n) {
  * MPI_Comm_free / MPI_Finalize of an enabled communicator (local: forced close). */
 static int on_comm_delete(MPI_Comm comm, int kv, void *value, void *extra) {
     clampi_mcomm *mc = value;
+    atomic_fetch_add(&generation, 1);
     atomic_store(&by_context[mc->context], NULL);
     if (!disabling && mc->eps) close_force(mc->eps, mc->size);
     mcomm_free(mc);
@@ -43,9 +55,14 @@ static int on_comm_delete(MPI_Comm comm, int kv, void *value, void *extra) {
 
 clampi_mcomm *clampi_msg_comm(MPI_Comm comm) {
     if (comm == MPI_COMM_NULL || keyval == MPI_KEYVAL_INVALID) return NULL;
+    unsigned g = atomic_load_explicit(&generation, memory_order_acquire);
+    if (last.gen == g && last.comm == comm) return last.mc;
     void *v = NULL;
     int flag = 0;
-    if (PMPI_Comm_get_attr(comm, keyval, &v, &flag) != MPI_SUCCESS || !flag) return NULL;
+    if (PMPI_Comm_get_attr(comm, keyval, &v, &flag) != MPI_SUCCESS || !flag) v = NULL;
+    last.gen = g;
+    last.comm = comm;
+    last.mc = v;
     return v;
 }
 
@@ -147,6 +164,7 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
     if (err == MPI_SUCCESS) {
         atomic_store(&by_context[mc->context], mc);
         PMPI_Comm_set_attr(comm, keyval, mc);
+        atomic_fetch_add(&generation, 1);
     }
     pthread_mutex_unlock(&enable_lock);
     if (err != MPI_SUCCESS) {

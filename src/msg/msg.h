@@ -4,7 +4,10 @@
  *   comm.c      CMPIX_Comm_enable/disable: context ids, matchers, endpoints, lookup
  *   transport.c the process's UCX worker, the AM handler (ordering, eager / rendezvous),
  *               progress and how each MPI's waits reach it
- *   request.c   clampi requests as MPI generalized requests; handle -> request table
+ *   request.c   clampi requests: MPI generalized requests when the program gets a handle,
+ *               internal ones (blocking calls) completed without MPI; handle -> request table
+ *   pool.c      free lists for requests and arrived messages (no malloc per message)
+ *   dtype.c     size and contiguity of the predefined datatypes, cached (no query per message)
  *   p2p.c       CMPIX_Isend/Irecv/Send/Recv/Iprobe/Probe/Cancel
  *   complete.c  CMPIX_Wait/Test/Waitall/Waitany/Testall
  *
@@ -24,6 +27,10 @@
 
 #include "match/match.h"
 
+/* Thread-locals read on every message: initial-exec, no __tls_get_addr call (the library is
+ * loaded at start-up, by the link or LD_PRELOAD; a few bytes of static TLS). */
+#define CLAMPI_MSG_TLS __attribute__((tls_model("initial-exec")))
+
 #define CLAMPI_MSG_AM_ID 11
 #define CLAMPI_MSG_ACK_AM_ID 12 /* synchronous send: the receiver's "matched" back to the sender */
 #define CLAMPI_MSG_MAX_CONTEXTS 1024
@@ -39,12 +46,15 @@ typedef struct clampi_msg_hdr {
     uint64_t sync; /* synchronous send: the sender's request (acknowledged when matched); 0 */
 } clampi_msg_hdr;
 
-/* An arrived message, while unexpected or being delivered. */
+#define CLAMPI_MSG_INLINE 224 /* eager payloads up to this size live inside the descriptor */
+
+/* An arrived message, while unexpected or being delivered (pooled: pool.c). */
 typedef struct clampi_msg {
     clampi_msg_hdr hdr;
-    void *data;              /* eager: a copy of the payload (malloc) */
+    void *data;              /* eager: a copy of the payload (inline_data, or malloc) */
     void *rndv_desc;         /* rendezvous: UCX's data descriptor */
     struct clampi_msg *next; /* reorder stash */
+    unsigned char inline_data[CLAMPI_MSG_INLINE];
 } clampi_msg;
 
 typedef struct clampi_mcomm {
@@ -62,7 +72,8 @@ typedef struct clampi_mcomm {
 } clampi_mcomm;
 
 typedef struct clampi_mreq {
-    MPI_Request mpi;
+    MPI_Request mpi;  /* MPI_REQUEST_NULL for an internal request */
+    int internal;     /* a blocking call's own: no MPI handle; done when `finished` is set */
     _Atomic int refs; /* MPI's (dropped in free_fn) + pins by CMPIX_ completion calls */
     int is_recv;
     clampi_mcomm *mc;
@@ -112,8 +123,29 @@ void clampi_msg_finish(clampi_mreq *r); /* transfer over: queue for MPI completi
 long clampi_msg_sends_in_flight(void);
 void clampi_msg_send_started(void);
 
-/* request.c */
+/* pool.c: zeroed objects of a kind from a free list (malloc only while the lists are cold) */
+enum { CLAMPI_POOL_MREQ, CLAMPI_POOL_MSG, CLAMPI_POOL_KINDS };
+void *clampi_pool_get(int kind);
+void clampi_pool_put(int kind, void *obj);
+
+/* dtype.c: a datatype's size, and whether `count` elements are one block starting at the
+ * true lower bound (cached for the predefined types; queried for derived ones). */
+typedef struct clampi_tfacts {
+    int size;
+    int contig;     /* extent == true extent == size */
+    MPI_Aint tlb;   /* true lower bound */
+    int predefined; /* a named type (never needs a duplicate) */
+} clampi_tfacts;
+void clampi_msg_type_facts(MPI_Datatype type, clampi_tfacts *f);
+
+/* request.c. internal = 1: a request the program never sees (MPI_Send, MPI_Recv ...):
+ * no MPI generalized request, completed by clampi_mreq_wait_internal. */
 int clampi_mreq_create(clampi_mcomm *mc, int is_recv, void *buf, int count, MPI_Datatype type, clampi_mreq **out);
+int clampi_mreq_create_ex(clampi_mcomm *mc, int is_recv, int internal, void *buf, int count, MPI_Datatype type,
+                          const clampi_tfacts *tf, clampi_mreq **out);
+/* Progresses until the internal request r is finished; its status into *status (may be
+ * MPI_STATUS_IGNORE); frees r; returns r's error (not raised). */
+int clampi_mreq_wait_internal(clampi_mreq *r, MPI_Status *status);
 clampi_mreq *clampi_mreq_pin(MPI_Request req); /* NULL if not clampi's */
 void clampi_mreq_unpin(clampi_mreq *r);
 int clampi_mreq_query(void *extra, MPI_Status *status);

@@ -13,17 +13,15 @@ static int check_comm(MPI_Comm comm, clampi_mcomm **mc) {
     return MPI_SUCCESS;
 }
 
-static int check_buffer(MPI_Comm comm, const void *buf, int count, MPI_Datatype type, size_t *bytes) {
+static int check_buffer(MPI_Comm comm, const void *buf, int count, MPI_Datatype type, clampi_tfacts *tf,
+                        size_t *bytes) {
     if (count < 0) return clampi_msg_raise(comm, MPI_ERR_COUNT, "negative count");
     if (type == MPI_DATATYPE_NULL) return clampi_msg_raise(comm, MPI_ERR_TYPE, "MPI_DATATYPE_NULL");
-    int size = 0;
-    PMPI_Type_size(type, &size);
-    *bytes = (size_t)count * (size_t)size;
+    clampi_msg_type_facts(type, tf);
+    *bytes = (size_t)count * (size_t)tf->size;
     /* NULL is MPI_BOTTOM too: refused only when the data would start at address 0 (an
      * absolute-address datatype has its true lower bound at the data's address). */
-    MPI_Aint tlb = 0, textent = 0;
-    if (!buf && *bytes) PMPI_Type_get_true_extent(type, &tlb, &textent);
-    if (!buf && *bytes && tlb == 0) return clampi_msg_raise(comm, MPI_ERR_BUFFER, "NULL buffer");
+    if (!buf && *bytes && tf->tlb == 0) return clampi_msg_raise(comm, MPI_ERR_BUFFER, "NULL buffer");
     return MPI_SUCCESS;
 }
 
@@ -36,15 +34,10 @@ static int check_source_tag(const clampi_mcomm *mc, MPI_Comm comm, int source, i
 }
 
 /* Contiguous (one block starting at the true lower bound)? */
-static void layout(clampi_mreq *r, int count, MPI_Datatype type) {
-    MPI_Aint lb, extent, tlb, textent;
-    int size;
-    PMPI_Type_size(type, &size);
-    PMPI_Type_get_extent(type, &lb, &extent);
-    PMPI_Type_get_true_extent(type, &tlb, &textent);
-    r->contig = (textent == size && extent == size) || count == 0 || size == 0;
-    r->contig_offset = r->contig ? tlb : 0;
-    r->capacity = (size_t)count * (size_t)size;
+static void layout(clampi_mreq *r, int count, const clampi_tfacts *tf) {
+    r->contig = tf->contig || count == 0 || tf->size == 0;
+    r->contig_offset = r->contig ? tf->tlb : 0;
+    r->capacity = (size_t)count * (size_t)tf->size;
 }
 
 static void pack_bottom(int count, MPI_Datatype type, void *out, int size, MPI_Comm comm) {
@@ -70,28 +63,25 @@ static int null_request(clampi_mcomm *mc, int is_recv, MPI_Request *request) {
     return MPI_SUCCESS;
 }
 
-int clampi_msg_isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, int sync,
-                     MPI_Request *request) {
-    clampi_mcomm *mc;
-    size_t bytes;
-    int err = check_comm(comm, &mc);
-    if (err) return err;
-    if ((err = check_buffer(comm, buf, count, datatype, &bytes))) return err;
-    if (dest != MPI_PROC_NULL && (dest < 0 || dest >= mc->size))
-        return clampi_msg_raise(comm, MPI_ERR_RANK, "bad destination");
-    if (tag < 0 || tag > mc->tag_ub) return clampi_msg_raise(comm, MPI_ERR_TAG, "bad tag");
-    if (!request) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL request");
-    if (dest == MPI_PROC_NULL) return null_request(mc, 0, request);
+/* A send started (dest a rank): *out is the request (internal: no MPI handle; the caller
+ * waits with clampi_mreq_wait_internal), or an error was raised (*out NULL, or a finished
+ * request carrying the error). */
+static int send_start(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, clampi_mcomm *mc, int sync,
+                      int internal, const clampi_tfacts *tf, size_t bytes, clampi_mreq **out) {
+    MPI_Comm comm = mc->comm;
     clampi_mreq *r;
-    if ((err = clampi_mreq_create(mc, 0, (void *)buf, count, datatype, &r))) return clampi_msg_raise(comm, err, NULL);
+    int err;
+    *out = NULL;
+    if ((err = clampi_mreq_create_ex(mc, 0, internal, (void *)buf, count, datatype, tf, &r)))
+        return clampi_msg_raise(comm, err, NULL);
     r->sync = sync;
-    layout(r, count, datatype);
+    layout(r, count, tf);
+    *out = r;
     const void *data = (const char *)buf + r->contig_offset;
     if (!r->contig) { /* pack a derived datatype */
         int pos = 0;
         r->tmp = malloc(bytes);
         if (!r->tmp) {
-            *request = r->mpi;
             r->error = MPI_ERR_NO_MEM;
             clampi_msg_finish(r);
             return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
@@ -102,10 +92,52 @@ int clampi_msg_isend(const void *buf, int count, MPI_Datatype datatype, int dest
             pack_bottom(count, datatype, r->tmp, (int)bytes, comm);
         data = r->tmp;
     }
-    *request = r->mpi;
     clampi_msg_send(r, dest, tag, data, bytes);
-    clampi_msg_progress();
+    if (!internal) clampi_msg_progress(); /* an internal request's wait progresses */
     return MPI_SUCCESS;
+}
+
+/* The checks of every send; MPI_SUCCESS or raised. */
+static int send_checks(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                       clampi_mcomm **mc, clampi_tfacts *tf, size_t *bytes) {
+    int err = check_comm(comm, mc);
+    if (err) return err;
+    if ((err = check_buffer(comm, buf, count, datatype, tf, bytes))) return err;
+    if (dest != MPI_PROC_NULL && (dest < 0 || dest >= (*mc)->size))
+        return clampi_msg_raise(comm, MPI_ERR_RANK, "bad destination");
+    if (tag < 0 || tag > (*mc)->tag_ub) return clampi_msg_raise(comm, MPI_ERR_TAG, "bad tag");
+    return MPI_SUCCESS;
+}
+
+int clampi_msg_isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, int sync,
+                     MPI_Request *request) {
+    clampi_mcomm *mc;
+    clampi_tfacts tf;
+    size_t bytes;
+    int err = send_checks(buf, count, datatype, dest, tag, comm, &mc, &tf, &bytes);
+    if (err) return err;
+    if (!request) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL request");
+    if (dest == MPI_PROC_NULL) return null_request(mc, 0, request);
+    clampi_mreq *r;
+    err = send_start(buf, count, datatype, dest, tag, mc, sync, 0, &tf, bytes, &r);
+    if (r) *request = r->mpi;
+    return err;
+}
+
+/* A blocking send: an internal request, no MPI object. */
+static int send_blocking(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                         int sync) {
+    clampi_mcomm *mc;
+    clampi_tfacts tf;
+    size_t bytes;
+    int err = send_checks(buf, count, datatype, dest, tag, comm, &mc, &tf, &bytes);
+    if (err || dest == MPI_PROC_NULL) return err;
+    clampi_mreq *r;
+    err = send_start(buf, count, datatype, dest, tag, mc, sync, 1, &tf, bytes, &r);
+    if (!r) return err;
+    int e = clampi_mreq_wait_internal(r, MPI_STATUS_IGNORE);
+    if (err != MPI_SUCCESS || e == MPI_SUCCESS) return err;
+    return clampi_msg_raise(comm, e, "send failed");
 }
 
 int CMPIX_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
@@ -119,24 +151,21 @@ int CMPIX_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, in
 }
 
 int CMPIX_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-    MPI_Request r;
-    int err = CMPIX_Issend(buf, count, datatype, dest, tag, comm, &r);
-    return err ? err : CMPIX_Wait(&r, MPI_STATUS_IGNORE);
+    return send_blocking(buf, count, datatype, dest, tag, comm, 1);
 }
 
-int CMPIX_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) {
-    clampi_mcomm *mc;
-    size_t bytes;
-    int err = check_comm(comm, &mc);
-    if (err) return err;
-    if ((err = check_buffer(comm, buf, count, datatype, &bytes))) return err;
-    if ((err = check_source_tag(mc, comm, source, tag))) return err;
-    if (!request) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL request");
-    if (source == MPI_PROC_NULL) return null_request(mc, 1, request);
+static void proc_null_status(MPI_Status *status);
+
+/* A receive posted (source a rank or MPI_ANY_SOURCE): *out its request, or an error raised. */
+static int recv_start(void *buf, int count, MPI_Datatype datatype, int source, int tag, clampi_mcomm *mc, int internal,
+                      const clampi_tfacts *tf, clampi_mreq **out) {
     clampi_mreq *r;
-    if ((err = clampi_mreq_create(mc, 1, buf, count, datatype, &r))) return clampi_msg_raise(comm, err, NULL);
-    layout(r, count, datatype);
-    *request = r->mpi;
+    int err;
+    *out = NULL;
+    if ((err = clampi_mreq_create_ex(mc, 1, internal, buf, count, datatype, tf, &r)))
+        return clampi_msg_raise(mc->comm, err, NULL);
+    layout(r, count, tf);
+    *out = r;
     clampi_match_key k = {mc->context, source == MPI_ANY_SOURCE ? CLAMPI_MATCH_ANY_SOURCE : source,
                           tag == MPI_ANY_TAG ? CLAMPI_MATCH_ANY_TAG : tag};
     uintptr_t msg;
@@ -147,20 +176,52 @@ int CMPIX_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag
         r->error = MPI_ERR_NO_MEM;
         clampi_msg_finish(r);
     }
-    clampi_msg_progress();
+    if (!internal) clampi_msg_progress();
     return MPI_SUCCESS;
 }
 
-int CMPIX_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-    MPI_Request r;
-    int err = CMPIX_Isend(buf, count, datatype, dest, tag, comm, &r);
-    return err ? err : CMPIX_Wait(&r, MPI_STATUS_IGNORE);
+static int recv_checks(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                       clampi_mcomm **mc, clampi_tfacts *tf) {
+    size_t bytes;
+    int err = check_comm(comm, mc);
+    if (err) return err;
+    if ((err = check_buffer(comm, buf, count, datatype, tf, &bytes))) return err;
+    return check_source_tag(*mc, comm, source, tag);
 }
 
+int CMPIX_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) {
+    clampi_mcomm *mc;
+    clampi_tfacts tf;
+    int err = recv_checks(buf, count, datatype, source, tag, comm, &mc, &tf);
+    if (err) return err;
+    if (!request) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL request");
+    if (source == MPI_PROC_NULL) return null_request(mc, 1, request);
+    clampi_mreq *r;
+    err = recv_start(buf, count, datatype, source, tag, mc, 0, &tf, &r);
+    if (r) *request = r->mpi;
+    return err;
+}
+
+int CMPIX_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    return send_blocking(buf, count, datatype, dest, tag, comm, 0);
+}
+
+/* A blocking receive: an internal request, no MPI object. */
 int CMPIX_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) {
-    MPI_Request r;
-    int err = CMPIX_Irecv(buf, count, datatype, source, tag, comm, &r);
-    return err ? err : CMPIX_Wait(&r, status);
+    clampi_mcomm *mc;
+    clampi_tfacts tf;
+    int err = recv_checks(buf, count, datatype, source, tag, comm, &mc, &tf);
+    if (err) return err;
+    if (source == MPI_PROC_NULL) {
+        if (status != MPI_STATUS_IGNORE) proc_null_status(status);
+        return MPI_SUCCESS;
+    }
+    clampi_mreq *r;
+    err = recv_start(buf, count, datatype, source, tag, mc, 1, &tf, &r);
+    if (!r) return err;
+    int e = clampi_mreq_wait_internal(r, status);
+    if (err != MPI_SUCCESS || e == MPI_SUCCESS) return err;
+    return clampi_msg_raise(comm, e, "receive truncated");
 }
 
 static void probe_status(const clampi_msg *m, MPI_Status *status) {
@@ -247,16 +308,18 @@ int CMPIX_Imrecv(void *buf, int count, MPI_Datatype datatype, CMPIX_Message *mes
     if (!request) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_ARG, "NULL request");
     struct clampi_message *cm = *message;
     size_t bytes;
+    clampi_tfacts tf;
     MPI_Comm comm = cm == CMPIX_MESSAGE_NO_PROC ? MPI_COMM_NULL : cm->mc->comm;
-    int err = check_buffer(comm, buf, count, datatype, &bytes);
+    int err = check_buffer(comm, buf, count, datatype, &tf, &bytes);
     if (err) return err;
     if (cm == CMPIX_MESSAGE_NO_PROC) {
         *message = CMPIX_MESSAGE_NULL;
         return null_request(NULL, 1, request);
     }
     clampi_mreq *r;
-    if ((err = clampi_mreq_create(cm->mc, 1, buf, count, datatype, &r))) return clampi_msg_raise(comm, err, NULL);
-    layout(r, count, datatype); /* r->mc stays: a synchronous send's acknowledgement goes through it
+    if ((err = clampi_mreq_create_ex(cm->mc, 1, 0, buf, count, datatype, &tf, &r)))
+        return clampi_msg_raise(comm, err, NULL);
+    layout(r, count, &tf); /* r->mc stays: a synchronous send's acknowledgement goes through it
                                  * (a cancel finds r in no queue: no effect, as MPI) */
     *request = r->mpi;
     clampi_msg *m = cm->m;

@@ -1,4 +1,7 @@
-/* clampi requests are MPI generalized requests; this file makes and tracks them. */
+/* clampi requests: MPI generalized requests when the program gets a handle (nonblocking
+ * calls), internal ones for the blocking calls (no MPI object at all: the caller waits on
+ * `finished`). Both come from pool.c's free list. */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,7 +57,7 @@ void clampi_mreq_unpin(clampi_mreq *r) {
     if (atomic_fetch_sub(&r->refs, 1) == 1) {
         if (r->type_dup) PMPI_Type_free(&r->type);
         free(r->tmp);
-        free(r);
+        clampi_pool_put(CLAMPI_POOL_MREQ, r);
     }
 }
 
@@ -114,38 +117,65 @@ static int wait_fn(int count, void **states, double timeout, MPI_Status *status)
 }
 #endif
 
-int clampi_mreq_create(clampi_mcomm *mc, int is_recv, void *buf, int count, MPI_Datatype type, clampi_mreq **out) {
-    clampi_mreq *r = calloc(1, sizeof *r);
+int clampi_mreq_create_ex(clampi_mcomm *mc, int is_recv, int internal, void *buf, int count, MPI_Datatype type,
+                          const clampi_tfacts *tf, clampi_mreq **out) {
+    clampi_mreq *r = clampi_pool_get(CLAMPI_POOL_MREQ);
     if (!r) return MPI_ERR_NO_MEM;
     atomic_init(&r->refs, 1);
     r->is_recv = is_recv;
+    r->internal = internal;
     r->mc = mc;
     r->comm = mc ? mc->comm : MPI_COMM_NULL;
     r->buf = buf;
     r->count = count;
     r->type = type;
-    if (is_recv && type != MPI_DATATYPE_NULL) {
-        int ni, na, nd, combiner;
-        PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
-        if (combiner != MPI_COMBINER_NAMED && PMPI_Type_dup(type, &r->type) == MPI_SUCCESS)
+    /* A nonblocking receive's derived type: clampi's duplicate (the program may free its
+     * own before the receive completes). A blocking call's caller holds the type throughout. */
+    if (is_recv && !internal && type != MPI_DATATYPE_NULL) {
+        clampi_tfacts q;
+        if (!tf) clampi_msg_type_facts(type, &q), tf = &q;
+        if (!tf->predefined && PMPI_Type_dup(type, &r->type) == MPI_SUCCESS)
             r->type_dup = 1;
         else
             r->type = type;
     }
     r->source = MPI_ANY_SOURCE;
     r->tag = MPI_ANY_TAG;
+    r->mpi = MPI_REQUEST_NULL;
+    if (!internal) {
 #ifdef MPICH
-    int err = MPIX_Grequest_start(clampi_mreq_query, free_fn, cancel_fn, poll_fn, wait_fn, r, &r->mpi);
+        int err = MPIX_Grequest_start(clampi_mreq_query, free_fn, cancel_fn, poll_fn, wait_fn, r, &r->mpi);
 #else
-    int err = PMPI_Grequest_start(clampi_mreq_query, free_fn, cancel_fn, r, &r->mpi);
+        int err = PMPI_Grequest_start(clampi_mreq_query, free_fn, cancel_fn, r, &r->mpi);
 #endif
-    if (err != MPI_SUCCESS) {
-        free(r);
-        return err;
+        if (err != MPI_SUCCESS) {
+            if (r->type_dup) PMPI_Type_free(&r->type);
+            clampi_pool_put(CLAMPI_POOL_MREQ, r);
+            return err;
+        }
+        atomic_fetch_add(&live, 1);
     }
-    atomic_fetch_add(&live, 1);
     if (!is_recv) clampi_msg_send_started();
-    table_insert(r);
+    if (!internal) table_insert(r);
     *out = r;
     return MPI_SUCCESS;
+}
+
+int clampi_mreq_create(clampi_mcomm *mc, int is_recv, void *buf, int count, MPI_Datatype type, clampi_mreq **out) {
+    return clampi_mreq_create_ex(mc, is_recv, 0, buf, count, type, NULL, out);
+}
+
+int clampi_mreq_wait_internal(clampi_mreq *r, MPI_Status *status) {
+    int spins = 0;
+    while (!atomic_load_explicit(&r->finished, memory_order_acquire)) {
+        if (++spins % 64 == 0) sched_yield();
+        clampi_msg_progress();
+    }
+    int e = r->error;
+    if (status != MPI_STATUS_IGNORE) {
+        clampi_mreq_query(r, status);
+        if (e != MPI_SUCCESS) status->MPI_ERROR = e; /* as complete.c's single completions */
+    }
+    clampi_mreq_unpin(r);
+    return e;
 }

@@ -34,7 +34,8 @@ static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static int finalize_keyval = MPI_KEYVAL_INVALID;
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
 static clampi_mreq *done_head, *done_tail;
-static _Thread_local int in_progress;
+static _Atomic long done_count; /* queued in done_head: progress skips the lock when 0 */
+static _Thread_local CLAMPI_MSG_TLS int in_progress;
 typedef int (*opal_cb)(void);
 static int (*opal_unregister)(opal_cb);
 
@@ -76,6 +77,10 @@ void clampi_msg_finish(clampi_mreq *r) {
         r->tmp = NULL;
         atomic_fetch_sub(&sends_in_flight, 1);
     }
+    if (r->internal) { /* its caller waits on `finished` (and may free r at once) */
+        atomic_store_explicit(&r->finished, 1, memory_order_release);
+        return;
+    }
     r->done_next = NULL;
     pthread_mutex_lock(&done_lock);
     if (done_tail)
@@ -83,6 +88,7 @@ void clampi_msg_finish(clampi_mreq *r) {
     else
         done_head = r;
     done_tail = r;
+    atomic_fetch_add_explicit(&done_count, 1, memory_order_relaxed);
     pthread_mutex_unlock(&done_lock);
 }
 
@@ -91,12 +97,13 @@ void clampi_msg_progress(void) {
     in_progress = 1;
     while (ucp_worker_progress(worker)) {}
     flush_acks();
-    for (;;) {
+    while (atomic_load_explicit(&done_count, memory_order_relaxed)) { /* a missed one: next progress */
         pthread_mutex_lock(&done_lock);
         clampi_mreq *r = done_head;
         if (r) {
             done_head = r->done_next;
             if (!done_head) done_tail = NULL;
+            atomic_fetch_sub_explicit(&done_count, 1, memory_order_relaxed);
         }
         pthread_mutex_unlock(&done_lock);
         if (!r) break;
@@ -240,6 +247,12 @@ static ucs_status_t ack_handler(void *arg, const void *header, size_t header_len
     return UCS_OK;
 }
 
+/* A message descriptor back to the pool (its payload too, when it was not inline). */
+static void msg_release(clampi_msg *m) {
+    if (m->data && m->data != (void *)m->inline_data) free(m->data);
+    clampi_pool_put(CLAMPI_POOL_MSG, m);
+}
+
 void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r) {
     if (m->hdr.sync) send_ack(r->mc, m->hdr.source, m->hdr.sync);
     r->source = m->hdr.source;
@@ -251,8 +264,7 @@ void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r) {
     }
     if (!m->rndv_desc) {
         unpack_into(r, m->data, m->hdr.bytes);
-        free(m->data);
-        free(m);
+        msg_release(m);
         clampi_msg_finish(r);
         return;
     }
@@ -271,7 +283,7 @@ void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r) {
     p.cb.recv_am = rndv_done;
     p.user_data = r;
     void *desc = m->rndv_desc;
-    free(m);
+    msg_release(m);
     atomic_store_explicit(&r->handed, 1, memory_order_release);
     void *req = dst ? ucp_am_recv_data_nbx(worker, desc, dst, total, &p) : UCS_STATUS_PTR(UCS_ERR_NO_MEMORY);
     if (UCS_PTR_IS_ERR(req)) {
@@ -287,8 +299,7 @@ void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r) {
 
 void clampi_msg_free(clampi_msg *m) {
     if (m->rndv_desc) ucp_am_data_release(worker, m->rndv_desc);
-    free(m->data);
-    free(m);
+    msg_release(m);
 }
 
 /* One arrival in its sender's order: match it or queue it as unexpected. */
@@ -311,19 +322,19 @@ static ucs_status_t am_handler(void *arg, const void *header, size_t header_leng
         fprintf(stderr, "clampi: message for an unknown communicator dropped\n");
         return UCS_OK;
     }
-    clampi_msg *m = calloc(1, sizeof *m);
+    clampi_msg *m = clampi_pool_get(CLAMPI_POOL_MSG);
     int rndv = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
     if (m) {
         m->hdr = *h;
         if (rndv) {
             m->rndv_desc = data;
-        } else if ((m->data = malloc(length ? length : 1))) {
+        } else if ((m->data = length <= CLAMPI_MSG_INLINE ? (void *)m->inline_data : malloc(length))) {
             memcpy(m->data, data, length);
         }
     }
     if (!m || (!rndv && !m->data)) {
         fprintf(stderr, "clampi: out of memory receiving a message\n");
-        free(m);
+        clampi_pool_put(CLAMPI_POOL_MSG, m);
         return UCS_OK;
     }
     pthread_mutex_lock(&mc->recv_lock);

@@ -1,141 +1,207 @@
-/* CLAMPI_MATCH under the preload: buffered sends on clampi communicators.
+/* CLAMPI_MATCH under the preload: buffered sends in the program's attached buffer.
  *
- * MPI_Buffer_attach / MPI_Buffer_detach still go to MPI (MPI's buffered sends on other
- * communicators use the buffer) and clampi notes the buffer's size. A clampi buffered send
- * packs the data (its copy: so it completes locally) and sends it with clampi; it takes
- * pack size + MPI_BSEND_OVERHEAD of the attached size until the send has left. When
- * nothing is attached or the message could never fit, MPI's own MPI_Bsend is called and
- * reports MPI_ERR_BUFFER as it does. When it fits the buffer but not the space left, the
- * older buffered sends are waited for first (where MPI would fail: a difference). The
- * data itself sits in clampi's own memory, not in the attached buffer. */
+ * When a clampi communicator exists at MPI_Buffer_attach (CLAMPI_MATCH: MPI_COMM_WORLD from
+ * MPI_Init on), clampi takes the buffer and MPI gets none: every buffered send -- on clampi's
+ * communicators (sent by clampi) and on MPI's (sent with MPI_Isend) -- packs its data into
+ * the attached buffer (first fit, pack size + MPI_BSEND_OVERHEAD bytes each) and completes
+ * at once; its space is free again when the send has left. When it does not fit the space
+ * left (after the sends that have left are reaped), or nothing is attached, the call fails
+ * with MPI_ERR_BUFFER on the communicator, as MPI's own buffered sends do. MPI_Buffer_detach
+ * waits for them and gives the program's buffer back. Left to MPI: bad arguments (MPI's
+ * own MPI_Bsend reports them) and MPI_Bsend_init on MPI's communicators.
+ * When no clampi communicator exists at attach time (a clampi_match info key enables one
+ * later), the buffer is MPI's, and clampi's buffered sends use memory of their own with the
+ * same accounting against the attached size. */
 #include <mpi.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "clampi/match.h"
 #include "pmpi/match_entry.h"
 
 #define MATCH_API __attribute__((visibility("default")))
+#define ALIGN 16
 
-typedef struct pending {
+typedef struct block {
     MPI_Request req;
-    void *data;
-    long need;
-    struct pending *next;
-} pending;
+    size_t off, len; /* in the attached buffer (owned), else len only */
+    void *own;       /* the data when the buffer is MPI's */
+    struct block *next;
+} block;
 
-static pthread_mutex_t block = PTHREAD_MUTEX_INITIALIZER;
-static pending *inflight;
+static pthread_mutex_t block_lock = PTHREAD_MUTEX_INITIALIZER;
+static block *inflight;          /* sorted by off when owned */
+static char *abuf;               /* the program's attached buffer */
 static long attached = -1, used; /* -1: nothing attached */
+static int owned;                /* clampi took the buffer (MPI has none attached) */
 
 MATCH_API int MPI_Buffer_attach(void *buffer, int size) {
-    int rc = PMPI_Buffer_attach(buffer, size);
-    if (rc == MPI_SUCCESS) {
-        pthread_mutex_lock(&block);
-        attached = size;
-        pthread_mutex_unlock(&block);
+    pthread_mutex_lock(&block_lock);
+    int busy = attached >= 0;
+    pthread_mutex_unlock(&block_lock);
+    if (busy || !clampi_pm_comm(MPI_COMM_WORLD) || size < 0 || (!buffer && size > 0)) {
+        int rc = busy ? clampi_msg_raise(MPI_COMM_WORLD, MPI_ERR_BUFFER, "a buffer is attached already")
+                      : PMPI_Buffer_attach(buffer, size);
+        if (rc == MPI_SUCCESS) {
+            pthread_mutex_lock(&block_lock);
+            attached = size;
+            owned = 0;
+            pthread_mutex_unlock(&block_lock);
+        }
+        return rc;
     }
-    return rc;
+    pthread_mutex_lock(&block_lock);
+    abuf = buffer;
+    attached = size;
+    used = 0;
+    owned = 1;
+    pthread_mutex_unlock(&block_lock);
+    return MPI_SUCCESS;
 }
 
-/* Completes (wait = 1) or reaps (wait = 0) the buffered sends in flight. Called unlocked. */
+/* Reaps the buffered sends that have left (wait = 1: until none is left). The list stays
+ * in place (under the lock) so that no reservation takes the space of a send still in
+ * flight; waiting, the lock is let go between passes. */
 static void reap(int wait) {
-    pthread_mutex_lock(&block);
-    pending *list = inflight;
-    inflight = NULL;
-    pthread_mutex_unlock(&block);
-    pending *keep = NULL;
-    while (list) {
-        pending *p = list;
-        list = p->next;
-        int flag = 1;
-        if (wait)
-            clampi_msg_wait(&p->req, MPI_STATUS_IGNORE);
-        else
-            clampi_msg_test(&p->req, &flag, MPI_STATUS_IGNORE);
-        if (flag) {
-            pthread_mutex_lock(&block);
-            used -= p->need;
-            pthread_mutex_unlock(&block);
-            free(p->data);
-            free(p);
-        } else {
-            p->next = keep;
-            keep = p;
+    for (;;) {
+        pthread_mutex_lock(&block_lock);
+        for (block **p = &inflight; *p;) {
+            block *b = *p;
+            int flag = 0;
+            clampi_msg_test(&b->req, &flag, MPI_STATUS_IGNORE);
+            if (flag) {
+                *p = b->next;
+                used -= (long)b->len;
+                free(b->own);
+                free(b);
+            } else {
+                p = &b->next;
+            }
         }
+        int left = inflight != NULL;
+        pthread_mutex_unlock(&block_lock);
+        if (!wait || !left) return;
+        clampi_msg_progress();
+        sched_yield();
     }
-    pthread_mutex_lock(&block);
-    while (keep) {
-        pending *p = keep;
-        keep = p->next;
-        p->next = inflight;
-        inflight = p;
-    }
-    pthread_mutex_unlock(&block);
 }
 
 void clampi_pm_bsend_drain(void) { reap(1); }
 
 MATCH_API int MPI_Buffer_detach(void *buffer_addr, int *size) {
     reap(1); /* MPI: detach waits for the buffered sends to leave */
-    int rc = PMPI_Buffer_detach(buffer_addr, size);
-    if (rc == MPI_SUCCESS) {
-        pthread_mutex_lock(&block);
-        attached = -1;
-        pthread_mutex_unlock(&block);
+    pthread_mutex_lock(&block_lock);
+    int mine = owned && attached >= 0;
+    pthread_mutex_unlock(&block_lock);
+    if (!mine) {
+        int rc = PMPI_Buffer_detach(buffer_addr, size);
+        if (rc == MPI_SUCCESS) {
+            pthread_mutex_lock(&block_lock);
+            attached = -1;
+            pthread_mutex_unlock(&block_lock);
+        }
+        return rc;
     }
-    return rc;
+    pthread_mutex_lock(&block_lock);
+    *(void **)buffer_addr = abuf;
+    *size = (int)attached;
+    abuf = NULL;
+    attached = -1;
+    owned = 0;
+    used = 0;
+    pthread_mutex_unlock(&block_lock);
+    return MPI_SUCCESS;
+}
+
+/* Space for need bytes (locked): a block in the list, or NULL. */
+static block *reserve(size_t need) {
+    block *b = calloc(1, sizeof *b);
+    if (!b) return NULL;
+    b->len = need;
+    if (!owned) {
+        if (used + (long)need > attached || !(b->own = malloc(need))) {
+            free(b);
+            return NULL;
+        }
+        used += (long)need;
+        b->next = inflight;
+        inflight = b;
+        return b;
+    }
+    size_t at = 0;
+    block **p = &inflight;
+    for (; *p; p = &(*p)->next) { /* first gap that holds it */
+        if ((*p)->off >= at + need) break;
+        at = ((*p)->off + (*p)->len + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+    }
+    if (at + need > (size_t)attached) {
+        free(b);
+        return NULL;
+    }
+    b->off = at;
+    b->next = *p;
+    *p = b;
+    used += (long)need;
+    return b;
+}
+
+static void unreserve(block *b) {
+    pthread_mutex_lock(&block_lock);
+    for (block **p = &inflight; *p; p = &(*p)->next)
+        if (*p == b) {
+            *p = b->next;
+            break;
+        }
+    used -= (long)b->len;
+    pthread_mutex_unlock(&block_lock);
+    free(b->own);
+    free(b);
+}
+
+/* A buffered send: on comm's clampi path (clampi = 1) or MPI's MPI_Isend. */
+static int bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, int clampi,
+                 MPI_Request *request) {
+    int size = 0, pos = 0;
+    PMPI_Pack_size(count, type, comm, &size);
+    size_t need = (size_t)size + MPI_BSEND_OVERHEAD;
+    reap(0);
+    pthread_mutex_lock(&block_lock);
+    block *b = attached >= 0 ? reserve(need) : NULL;
+    char *data = b ? (b->own ? b->own : abuf + b->off) : NULL;
+    pthread_mutex_unlock(&block_lock);
+    if (!b) return clampi_msg_raise(comm, MPI_ERR_BUFFER, "buffered send does not fit the attached buffer");
+    if (size) PMPI_Pack(buf, count, type, data, size, &pos, comm);
+    int rc = clampi ? CMPIX_Isend(data, pos, MPI_PACKED, dest, tag, comm, &b->req)
+                    : PMPI_Isend(data, pos, MPI_PACKED, dest, tag, comm, &b->req);
+    if (rc != MPI_SUCCESS) {
+        unreserve(b);
+        return rc;
+    }
+    /* complete for the program: an already complete request */
+    return request ? clampi_pm_done_request(request) : MPI_SUCCESS;
 }
 
 int clampi_pm_bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                     MPI_Request *request) {
-    int size = 0;
-    PMPI_Pack_size(count, type, comm, &size);
-    long need = (long)size + MPI_BSEND_OVERHEAD;
-    reap(0);
-    pthread_mutex_lock(&block);
+    pthread_mutex_lock(&block_lock);
     long have = attached;
-    pthread_mutex_unlock(&block);
-    if (have < 0 || need > have) /* MPI reports it (MPI_ERR_BUFFER) */
+    pthread_mutex_unlock(&block_lock);
+    if (have < 0) /* nothing attached: MPI reports it (MPI_ERR_BUFFER) */
         return request ? PMPI_Ibsend(buf, count, type, dest, tag, comm, request)
                        : PMPI_Bsend(buf, count, type, dest, tag, comm);
-    for (;;) {
-        pthread_mutex_lock(&block);
-        int fits = used + need <= attached;
-        if (fits) used += need;
-        pthread_mutex_unlock(&block);
-        if (fits) break;
-        clampi_msg_progress();
-        reap(0);
-    }
-    pending *p = malloc(sizeof *p);
-    void *data = malloc(size ? (size_t)size : 1);
-    int pos = 0;
-    if (!p || !data) {
-        free(p);
-        free(data);
-        pthread_mutex_lock(&block);
-        used -= need;
-        pthread_mutex_unlock(&block);
-        return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
-    }
-    if (size) PMPI_Pack(buf, count, type, data, size, &pos, comm);
-    int rc = CMPIX_Isend(data, pos, MPI_PACKED, dest, tag, comm, &p->req);
-    if (rc != MPI_SUCCESS) {
-        free(p);
-        free(data);
-        pthread_mutex_lock(&block);
-        used -= need;
-        pthread_mutex_unlock(&block);
-        return rc;
-    }
-    p->data = data;
-    p->need = need;
-    pthread_mutex_lock(&block);
-    p->next = inflight;
-    inflight = p;
-    pthread_mutex_unlock(&block);
-    /* the buffered send is complete for the program: an already complete request */
-    if (request) return CMPIX_Isend(NULL, 0, MPI_BYTE, MPI_PROC_NULL, tag, comm, request);
-    return MPI_SUCCESS;
+    return bsend(buf, count, type, dest, tag, comm, 1, request);
+}
+
+int clampi_pm_bsend_mpi(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                        MPI_Request *request) {
+    pthread_mutex_lock(&block_lock);
+    int mine = owned && attached >= 0;
+    pthread_mutex_unlock(&block_lock);
+    if (!mine || comm == MPI_COMM_NULL || count < 0 || type == MPI_DATATYPE_NULL) /* MPI's buffer, or MPI's error */
+        return request ? PMPI_Ibsend(buf, count, type, dest, tag, comm, request)
+                       : PMPI_Bsend(buf, count, type, dest, tag, comm);
+    if (dest == MPI_PROC_NULL) return request ? PMPI_Isend(buf, count, type, dest, tag, comm, request) : MPI_SUCCESS;
+    return bsend(buf, count, type, dest, tag, comm, 0, request);
 }

@@ -8,8 +8,10 @@
  * - Without CLAMPI_MATCH: MPI_Comm_dup_with_info / MPI_Comm_split_type whose info has
  *   clampi_match enable that one communicator (and, as above, what is derived from it).
  * A communicator is clampi's or MPI's from its creation to its MPI_Comm_free (disabled
- * there, collectively) or MPI_Finalize. Intercommunicators, MPI_Comm_idup's results and
- * anything the enabling fails for (a bad info value, no UCX) stay on MPI.
+ * there, collectively) or MPI_Finalize. Intercommunicators and anything the enabling fails
+ * for (a bad info value, no UCX) stay on MPI. MPI_Comm_idup of a clampi communicator is
+ * served as MPI_Comm_dup (blocking) with an already complete request: enabling is
+ * collective and must follow the duplication.
  * CLAMPI_STATS: one line per clampi communicator per rank at MPI_Finalize:
  *   clampi: match rank=R comm=NAME structure=S messages=N mean_depth=D max_depth=M */
 #include <mpi.h>
@@ -153,6 +155,41 @@ MATCH_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     int rc = PMPI_Comm_dup(comm, newcomm);
     if (rc == MPI_SUCCESS) derived(comm, *newcomm, MPI_INFO_NULL, 0);
     return rc;
+}
+
+static int idup_query(void *extra, MPI_Status *status) {
+    (void)extra;
+    status->MPI_SOURCE = MPI_ANY_SOURCE;
+    status->MPI_TAG = MPI_ANY_TAG;
+    status->MPI_ERROR = MPI_SUCCESS;
+    PMPI_Status_set_cancelled(status, 0);
+    PMPI_Status_set_elements_x(status, MPI_BYTE, 0);
+    return MPI_SUCCESS;
+}
+static int idup_free(void *extra) {
+    (void)extra;
+    return MPI_SUCCESS;
+}
+static int idup_cancel(void *extra, int complete) {
+    (void)extra, (void)complete;
+    return MPI_SUCCESS;
+}
+
+/* An already complete request (MPI_Comm_idup, buffered sends); MPI's to free. */
+int clampi_pm_done_request(MPI_Request *request) {
+    int rc = PMPI_Grequest_start(idup_query, idup_free, idup_cancel, NULL, request);
+    return rc == MPI_SUCCESS ? PMPI_Grequest_complete(*request) : rc;
+}
+
+/* On a clampi communicator: duplicated and enabled now (both collective; a program that
+ * needs the other members' progress between its MPI_Comm_idup and the wait on it could
+ * block here, which MPI_Comm_dup's users never meet), then a request that is complete. */
+MATCH_API int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
+    if (!newcomm || !request || !clampi_pm_comm(comm)) return PMPI_Comm_idup(comm, newcomm, request);
+    int rc = PMPI_Comm_dup(comm, newcomm);
+    if (rc != MPI_SUCCESS) return rc;
+    derived(comm, *newcomm, MPI_INFO_NULL, 0);
+    return clampi_pm_done_request(request);
 }
 
 MATCH_API int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {

@@ -7,7 +7,7 @@
  *                    path on a clampi communicator with valid arguments, MPI's otherwise
  *   match_persist.c  persistent requests (MPI_Send_init ... MPI_Start/Startall) and the
  *                    completion calls over them (MPI_Wait ... in match_profile.c call these)
- *   match_bsend.c    buffered sends against the buffer of MPI_Buffer_attach */
+ *   match_bsend.c    buffered sends in the program's buffer of MPI_Buffer_attach */
 #ifndef CLAMPI_PMPI_MATCH_ENTRY_H
 #define CLAMPI_PMPI_MATCH_ENTRY_H
 #include <mpi.h>
@@ -46,4 +46,9 @@ int clampi_pm_persistent(MPI_Request request, MPI_Request **inner);
 int clampi_pm_bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                     MPI_Request *request);
 void clampi_pm_bsend_drain(void); /* waits for every buffered send still in flight */
+/* a buffered send anywhere else (an MPI communicator, or arguments clampi leaves to MPI):
+ * into the program's buffer when clampi holds it, else MPI's own call */
+int clampi_pm_bsend_mpi(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                        MPI_Request *request);
+int clampi_pm_done_request(MPI_Request *request); /* match_comm.c: an already complete request */
 #endif

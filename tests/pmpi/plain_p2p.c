@@ -463,6 +463,13 @@ int main(int argc, char **argv) {
     MPI_Comm dup, split, stype, grp, winfo;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     suite(dup, "dup", rounds);
+    MPI_Comm idup; /* nonblocking duplicate: named, so the stats line can say it is clampi's */
+    MPI_Request ireq;
+    MPI_Comm_idup(dup, &idup, &ireq);
+    MPI_Wait(&ireq, MPI_STATUS_IGNORE);
+    MPI_Comm_set_name(idup, "idup");
+    suite(idup, "idup", 2);
+    MPI_Comm_free(&idup);
     MPI_Comm_split(MPI_COMM_WORLD, 0, wsize - wrank, &split); /* reversed ranks */
     suite(split, "split", rounds);
     MPI_Comm_split_type(dup, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &stype);

@@ -5,6 +5,7 @@
  * plainly and with CLAMPI_MATCH preloaded, the lines must be identical (run_preload.sh).
  * Needs 2 ranks or more; ranks 0 and 1 talk, the others only make the local bad calls. */
 #include <mpi.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -78,6 +79,7 @@ static void truncation(MPI_Comm comm, const char *name) {
         MPI_Send(big, 100, MPI_INT, 1, 7, comm);
         static int huge_s[4000];
         MPI_Send(huge_s, 4000, MPI_INT, 1, 8, comm); /* rendezvous size */
+        MPI_Send(big, 100, MPI_INT, 1, 9, comm);
     } else if (r == 1) {
         int rc = MPI_Irecv(small, 8, MPI_INT, 0, 1, comm, &q[0]);
         rc = MPI_Wait(&q[0], &st);
@@ -99,7 +101,47 @@ static void truncation(MPI_Comm comm, const char *name) {
         MPI_Request_free(&p);
         static int huge[8000];
         report(name, "large_truncate", MPI_Recv(huge, 100, MPI_INT, 0, 8, comm, &st));
+        /* MPI_Request_get_status of a truncated receive: its return code and the status's
+         * MPI_ERROR, then MPI_Wait's */
+        int flag = 0, grc;
+        MPI_Irecv(small, 8, MPI_INT, 0, 9, comm, &q[0]);
+        st.MPI_ERROR = MPI_SUCCESS;
+        while ((grc = MPI_Request_get_status(q[0], &flag, &st)) == MPI_SUCCESS && !flag) {}
+        report(name, "get_status_truncate", grc);
+        report(name, "get_status_truncate_status", st.MPI_ERROR);
+        report(name, "wait_after_get_status", MPI_Wait(&q[0], &st));
     }
+}
+
+/* The attached buffer holds two 64 KiB buffered sends (rendezvous size: neither completes
+ * before its receive is posted) but not three: the third fails with MPI_ERR_BUFFER; after
+ * the receives, the space is free again. Rank 0 sends, rank 1 receives after a barrier. */
+static void bsend_full(MPI_Comm comm, const char *name) {
+    int r;
+    MPI_Comm_rank(comm, &r);
+    static int data[16384], in[16384];
+    int ps;
+    MPI_Pack_size(16384, MPI_INT, comm, &ps);
+    int bsize = 2 * (ps + MPI_BSEND_OVERHEAD) + 64;
+    char *bbuf = malloc((size_t)bsize);
+    MPI_Buffer_attach(bbuf, bsize);
+    if (r == 0) {
+        report(name, "bsend_fits_1", MPI_Bsend(data, 16384, MPI_INT, 1, 21, comm));
+        report(name, "bsend_fits_2", MPI_Bsend(data, 16384, MPI_INT, 1, 22, comm));
+#ifndef OPEN_MPI /* Open MPI 4.1 fails it too, but its communicator hangs afterwards (see main) */
+        report(name, "bsend_buffer_full", MPI_Bsend(data, 16384, MPI_INT, 1, 23, comm));
+#endif
+    }
+    MPI_Barrier(comm);
+    if (r == 1) {
+        MPI_Recv(in, 16384, MPI_INT, 0, 21, comm, MPI_STATUS_IGNORE);
+        MPI_Recv(in, 16384, MPI_INT, 0, 22, comm, MPI_STATUS_IGNORE);
+    }
+    void *b;
+    int bs;
+    MPI_Buffer_detach(&b, &bs); /* waits for the two to leave */
+    report(name, "bsend_detach_same_buffer", b == bbuf && bs == bsize ? MPI_SUCCESS : MPI_ERR_BUFFER);
+    free(bbuf);
 }
 
 int main(int argc, char **argv) {
@@ -115,6 +157,8 @@ int main(int argc, char **argv) {
     bad_calls(dup, "dup");
     truncation(MPI_COMM_WORLD, "world");
     truncation(dup, "dup");
+    MPI_Barrier(MPI_COMM_WORLD);
+    bsend_full(dup, "dup");
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Comm_free(&dup);
     /* no buffer attached: a buffered send that cannot fit. Last, on a communicator of its

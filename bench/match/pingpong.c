@@ -1,0 +1,65 @@
+/* A plain MPI program (nothing of clampi in it): 1 B ping-pong between ranks 0 and 1 with
+ * MPI_Send / MPI_Recv, optionally with D MPI_ANY_SOURCE receives posted ahead on rank 1
+ * that never match (the depth benchmark of issue 16). Run plainly and under the preload
+ * (LD_PRELOAD=libclampi_pmpi.so CLAMPI_MATCH=...) to compare.
+ *
+ * With one rank it sends to itself instead (MPI_Irecv, MPI_Send, MPI_Wait per iteration): no
+ * peer to wait for, so an instruction count is the software's cost alone. With one rank and
+ * blocking = 1: MPI_Send then MPI_Recv (the 1 B message is eager in both MPIs and in clampi).
+ *
+ *   pingpong [iters] [depth] [warmup] [blocking]
+ * Prints: "pingpong depth=D iters=N us_per_roundtrip=X" on rank 0 (half of it is the
+ * one-way latency osu_latency reports). count_instructions.sh runs it under callgrind
+ * with two iteration counts: the difference divided by the extra iterations is the
+ * instructions per round trip, start-up and finalize excluded. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    long iters = argc > 1 ? atol(argv[1]) : 10000;
+    int depth = argc > 2 ? atoi(argv[2]) : 0;
+    long warm = argc > 3 ? atol(argv[3]) : 100;
+    int blocking = argc > 4 ? atoi(argv[4]) : 0;
+    static int dummy;
+    MPI_Request *ahead = malloc(sizeof(MPI_Request) * (size_t)(depth + 1));
+    int rr = size == 1 ? 0 : 1; /* the rank with the receives posted ahead */
+    if (rank == rr)             /* receives nobody sends to (tags above any the ping-pong uses) */
+        for (int d = 0; d < depth; d++)
+            MPI_Irecv(&dummy, 1, MPI_INT, MPI_ANY_SOURCE, 1000 + d, MPI_COMM_WORLD, &ahead[d]);
+    char b = 1, r = 0; /* to itself: the receive gets its own buffer (a pending receive's buffer must not be sent) */
+    double t0 = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (long i = 0; i < warm + iters; i++) {
+        if (i == warm) t0 = MPI_Wtime();
+        if (size == 1 && blocking) {
+            MPI_Send(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+            MPI_Recv(&r, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (size == 1) {
+            MPI_Request q;
+            MPI_Irecv(&r, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, &q);
+            MPI_Send(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+        } else if (rank == 0) {
+            MPI_Send(&b, 1, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(&b, 1, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            MPI_Recv(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+        }
+    }
+    double t = MPI_Wtime() - t0;
+    if (rank == rr)
+        for (int d = 0; d < depth; d++) {
+            MPI_Cancel(&ahead[d]);
+            MPI_Wait(&ahead[d], MPI_STATUS_IGNORE);
+        }
+    if (rank == 0) printf("pingpong depth=%d iters=%ld us_per_roundtrip=%.3f\n", depth, iters, t / (double)iters * 1e6);
+    free(ahead);
+    MPI_Finalize();
+    return 0;
+}
