@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config
       openmpi-bin libopenmpi-dev mpich libmpich-dev libucx-dev
-      valgrind bc python3 python3-matplotlib
+      valgrind bc python3 python3-matplotlib python3-mpi4py
       libnuma-dev binutils clang-format)   # libnuma: clampi_numa_alloc binding; binutils: addr2line for the locality sampler; clang-format: the style check
 missing=()
 for p in "${pkgs[@]}"; do
