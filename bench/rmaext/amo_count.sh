@@ -26,7 +26,7 @@ count() { # label launcher... -- binary args
 }
 {
     echo "# bench/rmaext/amo_count.sh: instructions per atomic (+ nothing of the flush), $n ops after one warm-up, rank 0 -> rank 1, shared memory"
-    echo "# $(date -u +%F); Open MPI $(ompi_info --version 2>/dev/null | head -1 | awk '{print $NF}'), MPICH $(mpichversion 2>/dev/null | awk '/Version/{print $NF}'), UCX $(ucx_info -v 2>/dev/null | awk '/version/{print $4; exit}')"
+    echo "# $(date -u +%F); Open MPI $(ompi_info --version 2>/dev/null | head -1 | awk '{print $NF}'), MPICH $(mpichversion 2>/dev/null | awk '/Version/{print $NF}'), UCX $(pkg-config --modversion ucx 2>/dev/null)"
     for op in fop cas; do
         # Open MPI 4.1.4's osc/rdma crashes in MPI_Compare_and_swap (see run.sh): fop only.
         [ $op = fop ] && count "openmpi-osc-rdma $op" mpirun.openmpi --oversubscribe -- "$ob/bench/rmaext/amo_count" mpi $op $n

@@ -17,7 +17,7 @@ ompi=${OMPI_BUILD:-$root/build/openmpi}/bench/rmaext/flush_count
 mpich=${MPICH_BUILD:-$root/build/mpich}/bench/rmaext/flush_count
 {
     echo "# bench/rmaext/flush_count.sh: per flush, rank 0 with T threads each put 8 B + flush to rank 1, $iters times per thread, shared memory"
-    echo "# $(date -u +%F) $(uname -r); Open MPI $(ompi_info --version 2>/dev/null | head -1 | awk '{print $NF}'), MPICH $(mpichversion 2>/dev/null | awk '/Version/{print $NF}'), UCX $(ucx_info -v 2>/dev/null | awk '/version/{print $4; exit}')"
+    echo "# $(date -u +%F) $(uname -r); Open MPI $(ompi_info --version 2>/dev/null | head -1 | awk '{print $NF}'), MPICH $(mpichversion 2>/dev/null | awk '/Version/{print $NF}'), UCX $(pkg-config --modversion ucx 2>/dev/null)"
     for t in 1 2 4 8 16 32; do
         for v in mpi process thread; do
             echo "openmpi $(timeout 300 mpirun.openmpi --oversubscribe -np 2 "$ompi" $v $t "$iters" 2>/dev/null)"
