@@ -23,7 +23,9 @@ int clampi_ucx_lane_init(clampi_ucx_win *u, clampi_ucx_lane *l, ucs_thread_mode_
         free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->dyn);
         return MPI_ERR_NO_MEM;
     }
-    int rc = clampi_ucx_worker_create(mode, &l->worker);
+    /* the process lane takes a pooled worker (context.h), a thread lane a new one */
+    l->mode = mode;
+    int rc = is_thread ? clampi_ucx_worker_create(mode, &l->worker) : clampi_ucx_worker_get(mode, &l->worker);
     if (rc != MPI_SUCCESS) {
         pthread_mutex_destroy(&l->mutex);
         free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->dyn);
@@ -68,7 +70,10 @@ void clampi_ucx_lane_close(clampi_ucx_win *u, clampi_ucx_lane *l) {
 void clampi_ucx_lane_fini(clampi_ucx_win *u, clampi_ucx_lane *l) {
     if (!l->eps) return;
     clampi_ucx_lane_close(u, l);
-    ucp_worker_destroy(l->worker);
+    if (l->is_thread)
+        ucp_worker_destroy(l->worker);
+    else
+        clampi_ucx_worker_put(l->mode, l->worker);
     pthread_mutex_destroy(&l->mutex);
     free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->dyn);
     l->eps = NULL;

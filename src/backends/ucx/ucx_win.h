@@ -73,6 +73,7 @@ typedef struct clampi_ucx_lane {
     uint64_t *pending;        /* per target: operations issued and not yet driven by a flush */
     pthread_mutex_t mutex;    /* see the file comment */
     int is_thread;            /* a per-thread lane (else the process lane) */
+    ucs_thread_mode_t mode;   /* of its worker */
     struct clampi_ucx_win *u; /* the window state it belongs to */
 } clampi_ucx_lane;
 
