@@ -24,7 +24,6 @@ static struct {
 } pool[CLAMPI_UCX_WORKER_POOL];
 static int pool_n;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t pool_created, pool_reused;
 
 static int context_finalize(MPI_Comm comm, int keyval, void *value, void *extra) {
     (void)comm;
@@ -34,9 +33,6 @@ static int context_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
     pthread_mutex_lock(&pool_lock);
     while (pool_n > 0) ucp_worker_destroy(pool[--pool_n].worker);
     pthread_mutex_unlock(&pool_lock);
-    if (getenv("CLAMPI_UCX_WORKER_POOL_REPORT"))
-        fprintf(stderr, "clampi: ucx workers created=%llu reused=%llu\n", (unsigned long long)pool_created,
-                (unsigned long long)pool_reused);
     if (context) {
         ucp_cleanup(context);
         context = NULL;
@@ -104,11 +100,9 @@ int clampi_ucx_worker_get(ucs_thread_mode_t mode, ucp_worker_h *worker) {
         if (pool[i].mode == mode) {
             *worker = pool[i].worker;
             pool[i] = pool[--pool_n];
-            pool_reused++;
             pthread_mutex_unlock(&pool_lock);
             return MPI_SUCCESS;
         }
-    pool_created++;
     pthread_mutex_unlock(&pool_lock);
     return clampi_ucx_worker_create(mode, worker);
 }
