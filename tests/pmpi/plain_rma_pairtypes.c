@@ -175,7 +175,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     const char *kind = argc > 1 ? argv[1] : "create";
-    setvbuf(stdout, NULL, _IOLBF, 4096); /* whole lines: one write each */
+    setvbuf(stdout, NULL, _IOLBF, 4096);        /* whole lines: one write each */
     const char *skip = argc > 2 ? argv[2] : ""; /* types left out (a comma list) */
 #define RUN(NAME) \
     if (!strstr(skip, #NAME)) test_##NAME(kind)
