@@ -72,11 +72,40 @@ out:
     return f;
 }
 
+/* Predefined types with gaps (the pair types MPI_DOUBLE_INT, MPI_LONG_DOUBLE_INT, ...:
+ * size below extent) are flattened too, kept here rather than as attributes, for the
+ * life of the process: a count of them is not contiguous. Dense predefined types get
+ * NULL (the callers treat them as one run). */
+#define CLAMPI_FLAT_NAMED_MAX 32
+typedef struct flat_named_entry {
+    MPI_Datatype type;
+    clampi_flat *flat;
+} flat_named_entry;
+static flat_named_entry flat_named[CLAMPI_FLAT_NAMED_MAX];
+static int flat_named_n;
+
+static const clampi_flat *flat_get_named(MPI_Datatype type) {
+    int size;
+    MPI_Aint lb, extent, true_lb, true_extent;
+    if (MPI_Type_size(type, &size) != MPI_SUCCESS || MPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+        MPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS)
+        return NULL;
+    if (size <= 0 || (extent == size && true_extent == size && true_lb == 0)) return NULL; /* dense */
+    clampi_flat *f = NULL;
+    pthread_mutex_lock(&flat_lock);
+    for (int i = 0; i < flat_named_n && !f; i++)
+        if (flat_named[i].type == type) f = flat_named[i].flat;
+    if (!f && flat_named_n < CLAMPI_FLAT_NAMED_MAX && (f = flatten(type)))
+        flat_named[flat_named_n++] = (flat_named_entry){type, f};
+    pthread_mutex_unlock(&flat_lock);
+    return f;
+}
+
 const clampi_flat *clampi_flat_get(MPI_Datatype type) {
     if (type == MPI_DATATYPE_NULL) return NULL;
     int ni, na, nd, combiner;
-    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS || combiner == MPI_COMBINER_NAMED)
-        return NULL;
+    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return NULL;
+    if (combiner == MPI_COMBINER_NAMED) return flat_get_named(type);
     pthread_once(&flat_once, flat_keyval_create);
     if (flat_keyval == MPI_KEYVAL_INVALID) return NULL;
     pthread_mutex_lock(&flat_lock);

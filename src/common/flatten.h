@@ -29,7 +29,8 @@ typedef struct clampi_flat {
 #define CLAMPI_FLAT_MAX_EXTENT ((MPI_Aint)16 << 20)
 
 /* The pieces of one element of type, computed on first use. NULL when the type is
- * predefined or invalid, its typemap overlaps itself, its true extent is above
+ * invalid or predefined without gaps (a predefined pair type such as MPI_DOUBLE_INT,
+ * whose size is below its extent, is flattened), its typemap overlaps itself, its true extent is above
  * CLAMPI_FLAT_MAX_EXTENT, or memory runs out. Thread-safe. */
 const clampi_flat *clampi_flat_get(MPI_Datatype type);
 

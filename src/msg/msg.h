@@ -96,6 +96,7 @@ typedef struct clampi_mreq {
     int source, tag, error, cancelled;
     size_t bytes;
     _Atomic int finished; /* transfer over; MPI_Grequest_complete pending or done */
+    _Atomic int handoff;  /* completion and MPI_Request_free each add 1: the second frees */
     _Atomic int handed;   /* release before UCX gets r, acquire in UCX's callbacks: the
                               * hand-over through UCX is visible to TSan (UCX is not instrumented) */
     struct clampi_mreq *done_next, *table_next;
@@ -150,6 +151,9 @@ clampi_mreq *clampi_mreq_pin(MPI_Request req); /* NULL if not clampi's */
 void clampi_mreq_unpin(clampi_mreq *r);
 int clampi_mreq_query(void *extra, MPI_Status *status);
 int clampi_mreq_live(void);
+/* MPI_Request_free for the preload: a clampi request's MPI handle is freed once the transfer
+ * is over (now, or by its completion); other requests go to PMPI_Request_free. */
+int clampi_msg_request_free(MPI_Request *request);
 /* MPICH's MPI_Pack / MPI_Unpack refuse MPI_BOTTOM (NULL): count elements of an
  * absolute-address type as one element of *shifted (free it) at the non-NULL *base. */
 void clampi_msg_bottom_type(int count, MPI_Datatype type, MPI_Datatype *shifted,

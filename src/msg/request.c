@@ -117,6 +117,22 @@ static int wait_fn(int count, void **states, double timeout, MPI_Status *status)
 }
 #endif
 
+/* MPICH invalidates a generalized request's handle when MPI_Request_free frees it before
+ * it is complete (without running free_fn), and clampi then completed a dead handle
+ * (MPI_Grequest_complete: MPI_ERR_REQUEST; MPICH's rqfree). So the handle is freed by the
+ * later of the two: this call or the completion (clampi_msg_progress). */
+int clampi_msg_request_free(MPI_Request *request) {
+    clampi_mreq *r = request ? clampi_mreq_pin(*request) : NULL;
+    if (!r) return PMPI_Request_free(request);
+    *request = MPI_REQUEST_NULL;
+    if (atomic_fetch_add(&r->handoff, 1) == 1) { /* complete already */
+        MPI_Request h = r->mpi;
+        PMPI_Request_free(&h);
+    }
+    clampi_mreq_unpin(r);
+    return MPI_SUCCESS;
+}
+
 int clampi_mreq_create_ex(clampi_mcomm *mc, int is_recv, int internal, void *buf, int count, MPI_Datatype type,
                           const clampi_tfacts *tf, clampi_mreq **out) {
     clampi_mreq *r = clampi_pool_get(CLAMPI_POOL_MREQ);

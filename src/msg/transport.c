@@ -110,8 +110,11 @@ void clampi_msg_progress(void) {
         /* Pinned: another thread's wait may free the request as soon as MPI sees it
          * complete; `finished` (MPICH's wait_fn) only after MPI knows. */
         atomic_fetch_add(&r->refs, 1);
-        PMPI_Grequest_complete(r->mpi);
+        MPI_Request h = r->mpi;
+        PMPI_Grequest_complete(h);
         atomic_store(&r->finished, 1);
+        if (atomic_fetch_add(&r->handoff, 1) == 1) /* the program freed it (clampi_msg_request_free) */
+            PMPI_Request_free(&h);
         clampi_mreq_unpin(r);
     }
     in_progress = 0;

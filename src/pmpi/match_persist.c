@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "clampi/match.h"
+#include "msg/msg.h"
 #include "pmpi/match_entry.h"
 
 #define MATCH_API __attribute__((visibility("default")))
@@ -183,8 +184,8 @@ MATCH_API int MPI_Startall(int count, MPI_Request requests[]) {
  * (MPI's rule), its handle freed. */
 int clampi_pm_request_free(MPI_Request *request) {
     preq *p = request ? pfind(*request) : NULL;
-    if (!p) return PMPI_Request_free(request);
-    if (p->inner != MPI_REQUEST_NULL) PMPI_Request_free(&p->inner);
+    if (!p) return clampi_msg_request_free(request);
+    if (p->inner != MPI_REQUEST_NULL) clampi_msg_request_free(&p->inner);
     int rc = PMPI_Request_free(request);
     forget(p);
     return rc;

@@ -12,12 +12,11 @@ int clampi_rmax_is_ucx(const clampi_win *w) { return clampi_ucx_of(&w->b) != NUL
 int clampi_rmax_attached(const clampi_win *w, const void *base, size_t size) {
     if (!clampi_ucx_of(&w->b) || !w->b.dynamic) return 0;
     const clampi_ucx_ctl *c = clampi_ucx_of(&w->b)->ctl;
+    const clampi_ucx_region *t = clampi_ucx_of(&w->b)->table; /* this rank's table: attach/detach are local calls */
     const uint64_t lo = (uint64_t)(uintptr_t)base;
     uint64_t n = __atomic_load_n(&c->nregions, __ATOMIC_ACQUIRE);
-    for (uint64_t i = 0; i < n && i < CLAMPI_UCX_MAX_REGIONS; i++)
-        if (lo >= c->regions[i].base && lo - c->regions[i].base <= c->regions[i].size &&
-            size <= c->regions[i].size - (lo - c->regions[i].base))
-            return 1;
+    for (uint64_t i = 0; i < n; i++)
+        if (lo >= t[i].base && lo - t[i].base <= t[i].size && size <= t[i].size - (lo - t[i].base)) return 1;
     return 0;
 }
 

@@ -73,6 +73,40 @@ static ucs_status_t read_old(clampi_ucx_lane *l, ucp_ep_h ep, const acc_target *
     return st;
 }
 
+/* target = origin op target, element-wise, on packed data (bytes of elements of the
+ * predefined type basic). MPI_Reduce_local works on the type's memory layout: for a type
+ * with gaps (the pair types: MPI_DOUBLE_INT is 12 bytes packed, 16 in memory;
+ * MPI_LONG_DOUBLE_INT 20 in 32) both operands are unpacked into that layout first and the
+ * result packed back. (Reducing the packed bytes directly read the pairs at the wrong
+ * offsets, past the end too: MPI_MAXLOC/MINLOC gave wrong values, MPICH's acc_pairtype.) */
+static ucs_status_t reduce_packed(const void *origin, unsigned char *target, size_t bytes, MPI_Datatype basic,
+                                  MPI_Op op) {
+    int bsize;
+    MPI_Aint lb, extent, true_lb, true_extent;
+    MPI_Type_size(basic, &bsize);
+    MPI_Type_get_extent(basic, &lb, &extent);
+    MPI_Type_get_true_extent(basic, &true_lb, &true_extent);
+    const int n = (int)(bytes / (size_t)bsize);
+    if (extent == bsize && true_extent == bsize && true_lb == 0 && lb == 0) {
+        MPI_Reduce_local(origin, target, n, basic, op);
+        return UCS_OK;
+    }
+    char *in = malloc((size_t)n * (size_t)extent), *inout = malloc((size_t)n * (size_t)extent);
+    ucs_status_t st = in && inout ? UCS_OK : UCS_ERR_NO_MEMORY;
+    if (st == UCS_OK) {
+        int pos = 0;
+        MPI_Unpack(origin, (int)bytes, &pos, in - lb, n, basic, MPI_COMM_SELF);
+        pos = 0;
+        MPI_Unpack(target, (int)bytes, &pos, inout - lb, n, basic, MPI_COMM_SELF);
+        MPI_Reduce_local(in - lb, inout - lb, n, basic, op);
+        pos = 0;
+        MPI_Pack(inout - lb, n, basic, target, (int)bytes, &pos, MPI_COMM_SELF);
+    }
+    free(in);
+    free(inout);
+    return st;
+}
+
 /* The read-modify-write under the target's accumulate lock.
  *   origin: packed origin data (bytes), or NULL (no_op); result: where the old target
  *   bytes go (packed), or NULL; compare: CAS compare value (bytes), or NULL. */
@@ -106,9 +140,7 @@ static int rmw(clampi_bwin *w, int target, const acc_target *at, const void *ori
             } else if (op == MPI_REPLACE) {
                 newval = origin;
             } else if (op != MPI_NO_OP) {
-                int bsize;
-                MPI_Type_size(basic, &bsize);
-                MPI_Reduce_local(origin, tmp, (int)(bytes / (size_t)bsize), basic, op);
+                st = reduce_packed(origin, tmp, bytes, basic, op);
                 newval = tmp;
             }
         }

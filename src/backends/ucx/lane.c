@@ -22,7 +22,9 @@ int clampi_ucx_lane_init(clampi_ucx_win *u, clampi_ucx_lane *l, ucs_thread_mode_
         free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->dyn);
         return MPI_ERR_NO_MEM;
     }
-    int rc = clampi_ucx_worker_create(mode, &l->worker);
+    /* the process lane takes a pooled worker (context.h), a thread lane a new one */
+    l->mode = mode;
+    int rc = is_thread ? clampi_ucx_worker_create(mode, &l->worker) : clampi_ucx_worker_get(mode, &l->worker);
     if (rc != MPI_SUCCESS) {
         pthread_mutex_destroy(&l->mutex);
         free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->dyn);
@@ -34,7 +36,9 @@ int clampi_ucx_lane_init(clampi_ucx_win *u, clampi_ucx_lane *l, ucs_thread_mode_
 static void drop_dyncache(clampi_ucx_dyncache *d) {
     for (int i = 0; i < d->n; i++)
         if (d->r[i].rkey) ucp_rkey_destroy(d->r[i].rkey);
-    d->n = 0;
+    if (d->table_rkey) ucp_rkey_destroy(d->table_rkey);
+    free(d->r);
+    memset(d, 0, sizeof *d);
 }
 
 void clampi_ucx_lane_close(clampi_ucx_win *u, clampi_ucx_lane *l) {
@@ -65,7 +69,10 @@ void clampi_ucx_lane_close(clampi_ucx_win *u, clampi_ucx_lane *l) {
 void clampi_ucx_lane_fini(clampi_ucx_win *u, clampi_ucx_lane *l) {
     if (!l->eps) return;
     clampi_ucx_lane_close(u, l);
-    ucp_worker_destroy(l->worker);
+    if (l->is_thread)
+        ucp_worker_destroy(l->worker);
+    else
+        clampi_ucx_worker_put(l->mode, l->worker);
     pthread_mutex_destroy(&l->mutex);
     free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->dyn);
     l->eps = NULL;
@@ -223,7 +230,10 @@ static ucs_status_t get_blocking(clampi_ucx_lane *l, ucp_ep_h ep, void *dst, siz
     return clampi_ucx_lane_wait(l, ucp_get_nbx(ep, dst, len, raddr, rkey, &param));
 }
 
-/* Seqlock read of target's table: version (even), regions, version again. */
+/* Seqlock read of target's table: the control block's header (version, count, where the
+ * table is and its rkey), the table, the version again; retried while it changes. The
+ * unpacked rkey of a region the copy already had (same id) is kept: a table of n regions
+ * re-read after each attach would otherwise unpack n rkeys each time. */
 static ucs_status_t refresh_regions(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
     clampi_ucx_dyncache *d = &l->dyn[target];
     uint64_t raddr;
@@ -231,26 +241,77 @@ static ucs_status_t refresh_regions(clampi_ucx_win *u, clampi_ucx_lane *l, int t
     ucs_status_t st = clampi_ucx_lane_ctl(u, l, target, 0, &raddr, &rkey);
     if (st != UCS_OK) return st;
     ucp_ep_h ep = clampi_ucx_lane_ep(u, l, target);
-    clampi_ucx_ctl *snap = malloc(sizeof *snap);
-    if (!snap) return UCS_ERR_NO_MEMORY;
+    clampi_ucx_ctl head;
+    clampi_ucx_region *snap = NULL;
+    uint64_t snap_cap = 0;
+    const size_t head_off = offsetof(clampi_ucx_ctl, version);
     for (unsigned round = 0;; round++) {
         uint64_t v2;
-        st = get_blocking(l, ep, &snap->version, sizeof(clampi_ucx_ctl) - offsetof(clampi_ucx_ctl, version),
-                          raddr + offsetof(clampi_ucx_ctl, version), rkey);
-        if (st == UCS_OK) st = get_blocking(l, ep, &v2, sizeof v2, raddr + offsetof(clampi_ucx_ctl, version), rkey);
+        st = get_blocking(l, ep, &head.version, sizeof head - head_off, raddr + head_off, rkey);
         if (st != UCS_OK) break;
-        if (!(snap->version & 1) && v2 == snap->version && snap->nregions <= CLAMPI_UCX_MAX_REGIONS) break;
+        int consistent = !(head.version & 1) && head.nregions <= head.table_cap &&
+                         head.table_rkey_len <= CLAMPI_UCX_RKEY_MAX && (head.nregions == 0 || head.table_addr);
+        if (consistent && head.nregions && head.table_addr != d->table_addr) { /* the table moved */
+            if (d->table_rkey) ucp_rkey_destroy(d->table_rkey);
+            d->table_rkey = NULL, d->table_addr = 0;
+            if (ucp_ep_rkey_unpack(ep, head.table_rkey, &d->table_rkey) == UCS_OK)
+                d->table_addr = head.table_addr;
+            else
+                consistent = 0, d->table_rkey = NULL;
+        }
+        if (consistent && head.nregions > snap_cap) {
+            clampi_ucx_region *grown = realloc(snap, sizeof *snap * head.nregions);
+            if (!grown) {
+                st = UCS_ERR_NO_MEMORY;
+                break;
+            }
+            snap = grown, snap_cap = head.nregions;
+        }
+        if (consistent && head.nregions)
+            st = get_blocking(l, ep, snap, sizeof *snap * head.nregions, head.table_addr, d->table_rkey);
+        if (st == UCS_OK) st = get_blocking(l, ep, &v2, sizeof v2, raddr + head_off, rkey);
+        if (st != UCS_OK) break;
+        if (consistent && v2 == head.version) break;
         clampi_ucx_backoff(l, &round);
     }
+    if (st == UCS_OK && head.nregions > (uint64_t)d->cap) {
+        struct clampi_ucx_dynregion *r = realloc(d->r, sizeof *r * head.nregions);
+        if (!r)
+            st = UCS_ERR_NO_MEMORY;
+        else
+            d->r = r, d->cap = (int)head.nregions;
+    }
     if (st == UCS_OK) {
-        drop_dyncache(d);
-        for (uint64_t i = 0; i < snap->nregions; i++) {
-            d->r[d->n].base = snap->regions[i].base;
-            d->r[d->n].size = snap->regions[i].size;
-            if (ucp_ep_rkey_unpack(ep, snap->regions[i].rkey, &d->r[d->n].rkey) == UCS_OK) d->n++;
+        /* keep the rkeys of regions still there: same id, usually at the same index
+         * (attach appends, detach moves the last entry into the hole) */
+        int old_n = d->n;
+        struct clampi_ucx_dynregion *old = old_n ? malloc(sizeof *old * (size_t)old_n) : NULL;
+        if (old_n && !old) {
+            st = UCS_ERR_NO_MEMORY;
+        } else {
+            if (old_n) memcpy(old, d->r, sizeof *old * (size_t)old_n);
+            d->n = 0;
+            for (uint64_t i = 0; i < head.nregions; i++) {
+                struct clampi_ucx_dynregion *e = &d->r[d->n];
+                e->base = snap[i].base, e->size = snap[i].size, e->id = snap[i].id, e->rkey = NULL;
+                int k = i < (uint64_t)old_n && old[i].id == e->id ? (int)i : -1;
+                for (int j = 0; k < 0 && j < old_n; j++)
+                    if (old[j].rkey && old[j].id == e->id) k = j;
+                if (k >= 0) {
+                    e->rkey = old[k].rkey;
+                    old[k].rkey = NULL;
+                } else if (snap[i].rkey_len > CLAMPI_UCX_RKEY_MAX ||
+                           ucp_ep_rkey_unpack(ep, snap[i].rkey, &e->rkey) != UCS_OK) {
+                    continue;
+                }
+                d->n++;
+            }
+            for (int j = 0; j < old_n; j++)
+                if (old[j].rkey) ucp_rkey_destroy(old[j].rkey);
+            free(old);
+            d->version = head.version;
+            d->check = 0;
         }
-        d->version = snap->version;
-        d->check = 0;
     }
     free(snap);
     return st;

@@ -108,8 +108,12 @@ static void release(clampi_ucx_win *u) {
     clampi_ucx_lane_fini(u, &u->main);
     if (u->have_key) pthread_key_delete(u->thread_key);
     pthread_mutex_destroy(&u->threads_lock);
-    for (int i = 0; i < CLAMPI_UCX_MAX_REGIONS; i++)
+    for (uint64_t i = 0; u->ctl && i < u->ctl->nregions; i++)
         if (u->region_memh[i]) ucp_mem_unmap(u->ctx, u->region_memh[i]);
+    free(u->region_memh);
+    clampi_ucx_mem_free(u->table_memh);
+    for (int i = 0; i < u->nretired; i++) clampi_ucx_mem_free(u->retired[i]);
+    free(u->retired);
     if (u->memh) ucp_mem_unmap(u->ctx, u->memh);
     if (u->ctl_memh) ucp_mem_unmap(u->ctx, u->ctl_memh); /* also frees u->ctl */
     free(u->peer_base), free(u->peer_ctl), free(u->rkey_blob), free(u->ctl_rkey_blob), free(u->rkey_off);
@@ -243,12 +247,45 @@ static void table_end(clampi_ucx_ctl *c) {
     __atomic_store_n(&c->version, c->version + 1, __ATOMIC_RELEASE); /* even: stable */
 }
 
+/* A full region table is replaced by one twice as large (UCX-allocated: origins read it
+ * one-sidedly); the old one stays mapped until the window is freed (an origin may be
+ * reading it: the version tells it to read again). Called between table_begin/_end. */
+static int grow_table(clampi_ucx_win *u) {
+    clampi_ucx_ctl *c = u->ctl;
+    uint64_t cap = u->table_cap ? 2 * u->table_cap : CLAMPI_UCX_REGIONS_FIRST;
+    void *mem, *memh, *packed = NULL;
+    size_t plen = 0;
+    ucp_mem_h *memhs = realloc(u->region_memh, sizeof *memhs * cap);
+    if (!memhs) return MPI_ERR_NO_MEM;
+    u->region_memh = memhs;
+    void **retired = realloc(u->retired, sizeof *retired * (size_t)(u->nretired + 1));
+    if (!retired) return MPI_ERR_NO_MEM;
+    u->retired = retired;
+    if (clampi_ucx_mem_alloc(sizeof(clampi_ucx_region) * cap, &mem, &memh) != MPI_SUCCESS) return MPI_ERR_NO_MEM;
+    if (ucp_rkey_pack(u->ctx, memh, &packed, &plen) != UCS_OK || plen > CLAMPI_UCX_RKEY_MAX) {
+        if (plen <= CLAMPI_UCX_RKEY_MAX) packed = NULL;
+        if (packed) ucp_rkey_buffer_release(packed);
+        clampi_ucx_mem_free(memh);
+        return MPI_ERR_NO_MEM;
+    }
+    if (c->nregions) memcpy(mem, u->table, sizeof(clampi_ucx_region) * c->nregions);
+    if (u->table_memh) u->retired[u->nretired++] = u->table_memh;
+    u->table = mem;
+    u->table_memh = memh;
+    u->table_cap = cap;
+    c->table_addr = (uint64_t)(uintptr_t)mem;
+    c->table_cap = cap;
+    c->table_rkey_len = plen;
+    memcpy(c->table_rkey, packed, plen);
+    ucp_rkey_buffer_release(packed);
+    return MPI_SUCCESS;
+}
+
 int clampi_ucx_attach(clampi_bwin *w, void *base, MPI_Aint size) {
     clampi_ucx_win *u = clampi_ucx_of(w);
     if (size < 0) return clampi_bwin_raise(w, CLAMPI_E_ARG);
     if (size == 0) return MPI_SUCCESS;
     clampi_ucx_ctl *c = u->ctl;
-    if (c->nregions >= CLAMPI_UCX_MAX_REGIONS) return clampi_bwin_raise(w, CLAMPI_E_BASE);
     ucp_mem_h memh;
     if (map_memory(u->ctx, base, (size_t)size, &memh) != UCS_OK) return clampi_bwin_raise(w, CLAMPI_E_BASE);
     void *packed;
@@ -259,16 +296,25 @@ int clampi_ucx_attach(clampi_bwin *w, void *base, MPI_Aint size) {
         ucp_mem_unmap(u->ctx, memh);
         return clampi_bwin_raise(w, CLAMPI_E_BASE);
     }
-    int i = (int)c->nregions;
+    uint64_t i = c->nregions;
     table_begin(c);
-    c->regions[i].base = (uint64_t)(uintptr_t)base;
-    c->regions[i].size = (uint64_t)size;
-    c->regions[i].rkey_len = (uint32_t)plen;
-    memcpy(c->regions[i].rkey, packed, plen);
-    c->nregions++;
-    u->region_memh[i] = memh;
+    int grown = i < u->table_cap ? MPI_SUCCESS : grow_table(u);
+    if (grown == MPI_SUCCESS) {
+        clampi_ucx_region *r = &u->table[i];
+        r->base = (uint64_t)(uintptr_t)base;
+        r->size = (uint64_t)size;
+        r->id = ++u->next_region_id;
+        r->rkey_len = (uint32_t)plen;
+        memcpy(r->rkey, packed, plen);
+        u->region_memh[i] = memh;
+        c->nregions++;
+    }
     table_end(c);
     ucp_rkey_buffer_release(packed);
+    if (grown != MPI_SUCCESS) {
+        ucp_mem_unmap(u->ctx, memh);
+        return clampi_bwin_raise(w, CLAMPI_E_NOMEM);
+    }
     /* The MPI window gets the memory too: w.win stays a valid MPI window over it. */
     return PMPI_Win_attach(w->win, base, size);
 }
@@ -278,14 +324,14 @@ int clampi_ucx_detach(clampi_bwin *w, const void *base) {
     clampi_ucx_ctl *c = u->ctl;
     int i;
     for (i = 0; i < (int)c->nregions; i++)
-        if (c->regions[i].base == (uint64_t)(uintptr_t)base) break;
+        if (u->table[i].base == (uint64_t)(uintptr_t)base) break;
     if (i == (int)c->nregions) return clampi_bwin_raise(w, CLAMPI_E_BASE);
     int rc = PMPI_Win_detach(w->win, base);
     if (rc != MPI_SUCCESS) return rc;
     ucp_mem_h memh = u->region_memh[i];
     int last = (int)c->nregions - 1;
     table_begin(c);
-    c->regions[i] = c->regions[last];
+    u->table[i] = u->table[last];
     u->region_memh[i] = u->region_memh[last];
     u->region_memh[last] = NULL;
     c->nregions--;

@@ -27,32 +27,40 @@
 #include "backends/backend.h"
 
 #define CLAMPI_UCX_EXCL (1ull << 32) /* lock word: exclusive holder bit; low 32 bits: readers */
-#define CLAMPI_UCX_MAX_REGIONS 32    /* dynamic windows: attached regions per rank */
+#define CLAMPI_UCX_REGIONS_FIRST 32  /* dynamic windows: first region table size (it doubles) */
 #define CLAMPI_UCX_RKEY_MAX 256      /* bytes of a packed rkey in the region table */
 
 typedef struct clampi_ucx_region {
     uint64_t base, size;
+    uint64_t id; /* unique per rank and window (origins keep their unpacked rkey by it) */
     uint32_t rkey_len, pad;
     unsigned char rkey[CLAMPI_UCX_RKEY_MAX];
 } clampi_ucx_region;
 
-/* The per-rank control block, registered and read/written by origins through UCX. */
+/* The per-rank control block, registered and read/written by origins through UCX.
+ * Dynamic windows: the attached regions are in a table of table_cap entries at table_addr
+ * (memory of this rank, UCX-allocated, rkey below); it is replaced by one twice as large
+ * when full, the old one kept (mapped) until the window is freed, so an origin reading a
+ * stale table reads valid memory and the version check sends it back. */
 typedef struct clampi_ucx_ctl {
     uint64_t lock_word; /* MPI_Win_lock: CLAMPI_UCX_EXCL | number of shared holders */
     uint64_t acc_lock;  /* accumulate-type ops: 0 free, else holder's rank + 1 */
-    uint64_t version;   /* dynamic: region table version, odd while it changes */
+    uint64_t version;   /* dynamic: region table version, odd while it (or where it is) changes */
     uint64_t nregions;
-    clampi_ucx_region regions[CLAMPI_UCX_MAX_REGIONS];
+    uint64_t table_addr, table_cap, table_rkey_len;
+    unsigned char table_rkey[CLAMPI_UCX_RKEY_MAX];
 } clampi_ucx_ctl;
 
 /* An origin's copy of one target's region table, with rkeys unpacked for its lane. */
 typedef struct clampi_ucx_dyncache {
     uint64_t version;
-    int n, check; /* check: verify the version before the next use (new epoch) */
-    struct {
-        uint64_t base, size;
+    int n, cap, check;   /* check: verify the version before the next use (new epoch) */
+    uint64_t table_addr; /* the target's table this lane has an rkey for */
+    ucp_rkey_h table_rkey;
+    struct clampi_ucx_dynregion {
+        uint64_t base, size, id;
         ucp_rkey_h rkey;
-    } r[CLAMPI_UCX_MAX_REGIONS];
+    } * r;
 } clampi_ucx_dyncache;
 
 /* A worker and its view of every target. */
@@ -65,6 +73,7 @@ typedef struct clampi_ucx_lane {
     uint64_t *pending;        /* per target: operations issued and not yet driven by a flush */
     pthread_mutex_t mutex;    /* see the file comment */
     int is_thread;            /* a per-thread lane (else the process lane) */
+    ucs_thread_mode_t mode;   /* of its worker */
     struct clampi_ucx_win *u; /* the window state it belongs to */
 } clampi_ucx_lane;
 
@@ -119,7 +128,14 @@ typedef struct clampi_ucx_win {
     uint64_t *peer_base, *peer_ctl;  /* per target: remote addresses */
     char *rkey_blob, *ctl_rkey_blob; /* packed rkeys of every rank */
     size_t *rkey_off, *ctl_rkey_off;
-    ucp_mem_h region_memh[CLAMPI_UCX_MAX_REGIONS]; /* dynamic: this rank's attached regions */
+    /* dynamic: this rank's region table (ctl->nregions entries used, table_cap allocated),
+     * the memory handle of each region, earlier tables (freed with the window) */
+    clampi_ucx_region *table;
+    void *table_memh;
+    uint64_t table_cap, next_region_id;
+    ucp_mem_h *region_memh;
+    void **retired;
+    int nretired;
     /* threads */
     pthread_key_t thread_key;
     int have_key;
