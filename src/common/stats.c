@@ -1,6 +1,8 @@
 #include "common/stats.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "common/options.h"
 
@@ -46,6 +48,16 @@ void clampi_stats_emit(clampi_stats_line *l) {
     if ((size_t)l->n > sizeof l->buf - 2) l->n = (int)sizeof l->buf - 2;
     l->buf[l->n] = '\n';
     l->buf[l->n + 1] = '\0';
-    fputs(l->buf, stdout);
+    /* One write(2) of the whole line (below PIPE_BUF), after the program's pending output:
+     * through stdio an unbuffered stdout (MPICH's rank 0 under Hydra) sends the first byte
+     * on its own, and the launcher then interleaves another rank's line after it. */
     fflush(stdout);
+    const char *p = l->buf;
+    size_t left = (size_t)l->n + 1;
+    while (left > 0) {
+        ssize_t k = write(STDOUT_FILENO, p, left);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        p += k, left -= (size_t)k;
+    }
 }
