@@ -14,7 +14,10 @@
  *
  * Info keys / environment (info strongest): clampi_match (CLAMPI_MATCH) = list | lla | hot
  * | lla+hot | bins; clampi_match_width (CLAMPI_MATCH_WIDTH) = entries per array;
- * clampi_match_hot_period (CLAMPI_MATCH_HOT_PERIOD) = microseconds.
+ * clampi_match_hot_period (CLAMPI_MATCH_HOT_PERIOD) = microseconds; clampi_match_hot_by
+ * (CLAMPI_MATCH_HOT_BY) = auto | thread | progress (who reads the queues for hot caching;
+ * auto: a helper thread only with 2 CPUs per local rank). MPI_Comm_get_info under the
+ * preload reports the values in effect (hot_by: thread or progress, auto resolved).
  *
  * Every function returns MPI_SUCCESS or an MPI error code raised through the
  * communicator's error handler: MPI_ERR_COMM (null or not enabled), MPI_ERR_RANK,
@@ -40,6 +43,7 @@ extern "C" {
 #define CLAMPI_MATCH_KEY "clampi_match"
 #define CLAMPI_MATCH_WIDTH_KEY "clampi_match_width"
 #define CLAMPI_MATCH_HOT_PERIOD_KEY "clampi_match_hot_period"
+#define CLAMPI_MATCH_HOT_BY_KEY "clampi_match_hot_by"
 
 /* Collective over comm: gives comm a matching engine (structure from info / environment),
  * a context id agreed by all its processes, and UCX endpoints to every rank. */

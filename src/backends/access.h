@@ -19,12 +19,12 @@ static inline __attribute__((always_inline)) int clampi_access_check(clampi_bwin
     if (target < 0 || target >= w->nranks) return CLAMPI_E_RANK;
     const clampi_type_info *ot, *tt;
     clampi_type_info os, ts;
-    if (clampi_type_info_get(w->type_memo, target_type, &tt, &ts) != 0) return CLAMPI_E_TYPE;
+    if (clampi_type_info_get(target_type, &tt, &ts) != 0) return CLAMPI_E_TYPE;
     clampi_layout_of(tt, target_count, &a->target);
     if (origin_type == target_type && origin_count == target_count) {
         a->origin = a->target; /* the common case: one lookup */
     } else {
-        if (clampi_type_info_get(w->type_memo, origin_type, &ot, &os) != 0) return CLAMPI_E_TYPE;
+        if (clampi_type_info_get(origin_type, &ot, &os) != 0) return CLAMPI_E_TYPE;
         clampi_layout_of(ot, origin_count, &a->origin);
         if (a->origin.bytes != a->target.bytes) return CLAMPI_E_TYPE_MISMATCH;
     }

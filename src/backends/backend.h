@@ -47,9 +47,8 @@ typedef struct clampi_bwin {
     int ordered;                   /* mpi_win_order: operations to a target complete in issue order */
     clampi_progress_kind progress; /* clampi_progress: read by setup */
     /* Geometry for argument checks (backends/access.h), filled by the window layer. */
-    MPI_Aint *target_size;                        /* per target: window bytes */
-    int *target_disp_unit;                        /* per target: displacement unit */
-    clampi_type_info type_memo[CLAMPI_TYPE_MEMO]; /* predefined types seen (under the window lock) */
+    MPI_Aint *target_size; /* per target: window bytes */
+    int *target_disp_unit; /* per target: displacement unit */
 } clampi_bwin;
 
 /* Raise e through the window's error handler; returns the code. */

@@ -8,10 +8,29 @@
 /* Attribute values on derived types: the contiguity verdict, computed once. */
 #define VERDICT_CONTIGUOUS ((void *)(intptr_t)1)
 #define VERDICT_GAPPY ((void *)(intptr_t)2)
+clampi_type_slot clampi_type_table[CLAMPI_TYPE_TABLE];
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void memoize(const clampi_type_info *ti) {
+    pthread_mutex_lock(&table_lock);
+    unsigned s = clampi_type_slot_of(ti->type);
+    for (int i = 0; i < CLAMPI_TYPE_PROBES; i++, s = (s + 1) % CLAMPI_TYPE_TABLE) {
+        clampi_type_slot *e = &clampi_type_table[s];
+        if (__atomic_load_n(&e->ready, __ATOMIC_RELAXED)) {
+            if (e->info.type == ti->type) break; /* another thread was first */
+            continue;
+        }
+        e->info = *ti;
+        __atomic_store_n(&e->ready, 1, __ATOMIC_RELEASE);
+        break;
+    } /* a full probe run: this type stays on the slow path (never with MPI's ~70 types) */
+    pthread_mutex_unlock(&table_lock);
+}
+
 static int verdict_keyval = MPI_KEYVAL_INVALID;
 static pthread_once_t verdict_once = PTHREAD_ONCE_INIT;
 static void verdict_keyval_create(void) {
-    MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &verdict_keyval, NULL);
+    PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &verdict_keyval, NULL);
 }
 
 /* Does one element's data cover [true_lb, true_lb + true_extent) exactly once? When
@@ -21,11 +40,14 @@ static int element_covers_extent(MPI_Datatype type, MPI_Aint size, MPI_Aint true
     if (size != true_extent) return 0;
     unsigned char *packed = malloc((size_t)size), *span = calloc(1, (size_t)true_extent);
     int ok = 0;
+    /* Unpack so the type's first byte lands on span[0]. An absolute type (MPI_BOTTOM with
+     * addresses) has a true_lb near the address itself: integer arithmetic, not pointer
+     * arithmetic, which would overflow the object (UBSan flags it). */
+    void *origin = (void *)((uintptr_t)span - (uintptr_t)true_lb);
     if (packed && span) {
         memset(packed, 0xff, (size_t)size);
         int pos = 0;
-        if (size <= INT32_MAX &&
-            MPI_Unpack(packed, (int)size, &pos, span - true_lb, 1, type, MPI_COMM_SELF) == MPI_SUCCESS) {
+        if (size <= INT32_MAX && PMPI_Unpack(packed, (int)size, &pos, origin, 1, type, MPI_COMM_SELF) == MPI_SUCCESS) {
             ok = 1;
             for (MPI_Aint i = 0; i < true_extent; i++)
                 if (span[i] != 0xff) {
@@ -39,7 +61,7 @@ static int element_covers_extent(MPI_Datatype type, MPI_Aint size, MPI_Aint true
         for (int shift = 0; ok && shift < 64 && ((uint64_t)size - 1) >> shift; shift += 8) {
             for (MPI_Aint i = 0; i < size; i++) packed[i] = (unsigned char)((uint64_t)i >> shift);
             pos = 0;
-            if (MPI_Unpack(packed, (int)size, &pos, span - true_lb, 1, type, MPI_COMM_SELF) != MPI_SUCCESS) ok = 0;
+            if (PMPI_Unpack(packed, (int)size, &pos, origin, 1, type, MPI_COMM_SELF) != MPI_SUCCESS) ok = 0;
             for (MPI_Aint i = 0; ok && i < true_extent; i++)
                 if (span[i] != (unsigned char)((uint64_t)i >> shift)) ok = 0;
         }
@@ -49,31 +71,32 @@ static int element_covers_extent(MPI_Datatype type, MPI_Aint size, MPI_Aint true
     return ok;
 }
 
-int clampi_type_info_slow(clampi_type_info *memo, MPI_Datatype type, clampi_type_info *ti) {
+int clampi_type_info_slow(MPI_Datatype type, clampi_type_info *ti) {
     if (type == MPI_DATATYPE_NULL) return -1;
     int ni, na, nd, combiner;
-    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return -1;
+    if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return -1;
     int size;
     MPI_Aint lb;
-    if (MPI_Type_size(type, &size) != MPI_SUCCESS || MPI_Type_get_extent(type, &lb, &ti->extent) != MPI_SUCCESS ||
-        MPI_Type_get_true_extent(type, &ti->true_lb, &ti->true_extent) != MPI_SUCCESS)
+    if (PMPI_Type_size(type, &size) != MPI_SUCCESS || PMPI_Type_get_extent(type, &lb, &ti->extent) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(type, &ti->true_lb, &ti->true_extent) != MPI_SUCCESS)
         return -1;
     ti->type = type;
     ti->size = size;
     ti->dense = 0;
-    if (combiner == MPI_COMBINER_NAMED) {
+    ti->predefined = combiner == MPI_COMBINER_NAMED;
+    if (ti->predefined) {
         ti->element_contiguous = size == ti->true_extent;
         ti->dense = ti->element_contiguous && size > 0 && ti->extent == size && ti->true_lb == 0;
-        if (size > 0) memo[clampi_type_memo_slot(type)] = *ti;
+        if (size > 0) memoize(ti);
         return 0;
     }
     pthread_once(&verdict_once, verdict_keyval_create);
     void *verdict = NULL;
     int found = 0;
-    if (verdict_keyval != MPI_KEYVAL_INVALID) MPI_Type_get_attr(type, verdict_keyval, &verdict, &found);
+    if (verdict_keyval != MPI_KEYVAL_INVALID) PMPI_Type_get_attr(type, verdict_keyval, &verdict, &found);
     if (!found) {
         verdict = element_covers_extent(type, size, ti->true_lb, ti->true_extent) ? VERDICT_CONTIGUOUS : VERDICT_GAPPY;
-        if (verdict_keyval != MPI_KEYVAL_INVALID) MPI_Type_set_attr(type, verdict_keyval, verdict);
+        if (verdict_keyval != MPI_KEYVAL_INVALID) PMPI_Type_set_attr(type, verdict_keyval, verdict);
     }
     ti->element_contiguous = verdict == VERDICT_CONTIGUOUS;
     ti->dense = ti->element_contiguous && size > 0 && ti->extent == size && ti->true_lb == 0;

@@ -1,7 +1,7 @@
-/* Where the bytes of (count, datatype) lie, and whether they are one contiguous run.
- * Predefined types are memoized by handle (their handles never change) in a small table
- * per window (so it is guarded by the window lock under MPI_THREAD_MULTIPLE); derived
- * types carry their verdict as an MPI attribute, so the analysis runs once per type. */
+/* Where the bytes of (count, datatype) lie, and whether they are one contiguous run: the
+ * one table of datatype facts for windows and messages. Predefined types are memoized by
+ * handle, process-wide; derived types carry their contiguity verdict as an MPI attribute,
+ * so the analysis (does one element cover its extent once, in order?) runs once per type. */
 #ifndef CLAMPI_COMMON_DATATYPE_H
 #define CLAMPI_COMMON_DATATYPE_H
 #include <mpi.h>
@@ -14,7 +14,13 @@ typedef struct clampi_type_info {
     MPI_Aint true_lb, true_extent;
     int element_contiguous; /* one element's bytes form a gap-free, overlap-free run */
     int dense;              /* size == extent == true_extent, true_lb == 0: count elements are one run */
+    int predefined;         /* a named type (no duplicate needed to outlive the program's handle) */
 } clampi_type_info;
+
+/* count elements are exactly the bytes [true_lb, true_lb + count * size), in order. */
+static inline int clampi_type_runs_contiguous(const clampi_type_info *ti) {
+    return ti->size == 0 || (ti->element_contiguous && ti->extent == ti->size);
+}
 
 typedef struct clampi_layout {
     uint64_t bytes; /* data bytes in all */
@@ -23,27 +29,41 @@ typedef struct clampi_layout {
     int contiguous; /* the data is exactly [lo, lo + bytes) in order */
 } clampi_layout;
 
-#define CLAMPI_TYPE_MEMO 64
+/* Predefined types, process-wide: open addressing, filled under a lock on first use and
+ * read without one (an entry is published by its `ready` flag and never changes again:
+ * predefined handles live as long as MPI). Derived types are never memoized here (a freed
+ * handle may come back as another type); their costly verdict is an attribute. */
+#define CLAMPI_TYPE_TABLE 256
+#define CLAMPI_TYPE_PROBES 8
+typedef struct clampi_type_slot {
+    int ready; /* read and written with __atomic builtins */
+    clampi_type_info info;
+} clampi_type_slot;
+extern clampi_type_slot clampi_type_table[CLAMPI_TYPE_TABLE];
 
-/* Fills ti; memoizes predefined types in memo[CLAMPI_TYPE_MEMO]. 0 or -1. */
-int clampi_type_info_slow(clampi_type_info *memo, MPI_Datatype type, clampi_type_info *ti);
+/* Fills ti (and memoizes a predefined type). 0, or -1 for MPI_DATATYPE_NULL / an invalid type. */
+int clampi_type_info_slow(MPI_Datatype type, clampi_type_info *ti);
 
-static inline unsigned clampi_type_memo_slot(MPI_Datatype type) {
+static inline unsigned clampi_type_slot_of(MPI_Datatype type) {
     uint64_t h = (uint64_t)(uintptr_t)type * 0x9E3779B97F4A7C15ull;
-    return (unsigned)(h >> 58); /* top 6 bits: CLAMPI_TYPE_MEMO == 64 */
+    return (unsigned)(h >> 56); /* top 8 bits: CLAMPI_TYPE_TABLE == 256 */
 }
 
-/* Returns 0, or -1 for MPI_DATATYPE_NULL / an invalid type. */
-static inline __attribute__((always_inline)) int clampi_type_info_get(clampi_type_info *memo, MPI_Datatype type,
-                                                                      const clampi_type_info **ti,
+/* *ti points at the table's entry or at scratch. Returns 0, or -1 for MPI_DATATYPE_NULL /
+ * an invalid type. Thread-safe. */
+static inline __attribute__((always_inline)) int clampi_type_info_get(MPI_Datatype type, const clampi_type_info **ti,
                                                                       clampi_type_info *scratch) {
-    const clampi_type_info *m = &memo[clampi_type_memo_slot(type)];
-    if (m->type == type && m->size > 0) {
-        *ti = m;
-        return 0;
+    unsigned s = clampi_type_slot_of(type);
+    for (int i = 0; i < CLAMPI_TYPE_PROBES; i++, s = (s + 1) % CLAMPI_TYPE_TABLE) {
+        const clampi_type_slot *e = &clampi_type_table[s];
+        if (!__atomic_load_n(&e->ready, __ATOMIC_ACQUIRE)) break;
+        if (e->info.type == type) {
+            *ti = &e->info;
+            return 0;
+        }
     }
     *ti = scratch;
-    return clampi_type_info_slow(memo, type, scratch);
+    return clampi_type_info_slow(type, scratch);
 }
 
 /* Layout of count elements. count >= 0. */

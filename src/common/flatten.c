@@ -1,6 +1,7 @@
 #include "common/flatten.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +23,8 @@ static int unpack_positions(MPI_Datatype type, unsigned char *packed, uint64_t s
                             MPI_Aint true_lb) {
     for (uint64_t k = 0; k < size; k++) packed[k] = shift < 0 ? 0xff : (unsigned char)(k >> (8 * shift));
     int pos = 0;
-    return MPI_Unpack(packed, (int)size, &pos, span - true_lb, 1, type, MPI_COMM_SELF);
+    /* integer arithmetic: an absolute type's true_lb would overflow the pointer */
+    return MPI_Unpack(packed, (int)size, &pos, (void *)((uintptr_t)span - (uintptr_t)true_lb), 1, type, MPI_COMM_SELF);
 }
 
 /* Which packed position lands on each byte of the extent, a byte of the position per

@@ -1,6 +1,6 @@
 #include "common/greq.h"
+#include "common/progress_hook.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,10 +85,6 @@ static int start_request(clampi_greq *g) {
 }
 static void ensure_hook(void) {}
 #else
-static int opal_cb(void) {
-    clampi_greq_progress();
-    return 0;
-}
 static void *helper(void *unused) {
     (void)unused;
     for (;;) {
@@ -100,9 +96,8 @@ static void *helper(void *unused) {
 }
 static pthread_once_t hook_once = PTHREAD_ONCE_INIT;
 static void install_hook(void) {
-    /* Open MPI's progress engine takes callbacks: the request then progresses in MPI_Wait. */
-    int (*reg)(int (*)(void)) = (int (*)(int (*)(void)))dlsym(RTLD_DEFAULT, "opal_progress_register");
-    if (reg && reg(opal_cb) == 0) return;
+    /* Open MPI runs the callback in its progress engine: the request progresses in MPI_Wait. */
+    if (clampi_progress_hook_add(clampi_greq_progress)) return;
     pthread_t t;
     if (pthread_create(&t, NULL, helper, NULL) == 0) pthread_detach(t);
 }

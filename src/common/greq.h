@@ -4,8 +4,8 @@
  *
  * Generalized requests of MPI-2 have no progress hook, so each MPI gets one:
  *  - MPICH: MPIX_Grequest_start's poll function, called by MPICH's progress engine;
- *  - Open MPI: a callback registered with its progress engine (opal_progress_register,
- *    looked up at run time), called from every wait/test loop;
+ *  - Open MPI: a callback in its progress engine (common/progress_hook.h, shared with the
+ *    message layer), called from every wait/test loop;
  *  - otherwise: a helper thread polls every 50 us (needs MPI_THREAD_MULTIPLE to be safe).
  * The poll function progresses the UCX worker the operation depends on and reports
  * whether the request is done; clampi then calls MPI_Grequest_complete. */

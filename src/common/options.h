@@ -88,8 +88,10 @@ typedef enum clampi_opt_type {
       "Entries per block of the linked list of arrays")                                                                \
     X(MATCH_HOT_PERIOD, "match_hot_period", "match", "clampi_match_hot_period", "CLAMPI_MATCH_HOT_PERIOD", UINT, "50", \
       NULL, 1, 10000000, "Hot caching: microseconds between two reads of the queues")                                  \
-    X(MATCH_HOT_BY, "match_hot_by", "match", NULL, "CLAMPI_MATCH_HOT_BY", ENUM, "thread", "thread|progress", 0, 0,     \
-      "Hot caching: a helper thread per matcher reads the queues, or the message layer's progress does")               \
+    X(MATCH_HOT_BY, "match_hot_by", "match", "clampi_match_hot_by", "CLAMPI_MATCH_HOT_BY", ENUM, "auto",               \
+      "auto|thread|progress", 0, 0,                                                                                    \
+      "Hot caching: a helper thread per matcher reads the queues, or the message layer's progress does; auto: the "    \
+      "thread only if this process may run on at least 2 CPUs per MPI rank on its node")                               \
     X(MATCH_PROFILE, "match_profile", "match", NULL, "CLAMPI_MATCH_PROFILE", STRING, "0", "0|1|PATH.json", 0, 0,       \
       "Preload: profile the program's receive-queue depth (1: summary on stderr, a path: JSON there)")                 \
     X(MATCH_VERBOSE, "match_verbose", "match", NULL, "CLAMPI_MATCH_VERBOSE", BOOL, "false", NULL, 0, 0,                \

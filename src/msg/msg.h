@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <ucp/api/ucp.h>
 
+#include "common/datatype.h"
 #include "match/match.h"
 
 /* Thread-locals read on every message: initial-exec, no __tls_get_addr call (the library is
@@ -129,21 +130,20 @@ enum { CLAMPI_POOL_MREQ, CLAMPI_POOL_MSG, CLAMPI_POOL_KINDS };
 void *clampi_pool_get(int kind);
 void clampi_pool_put(int kind, void *obj);
 
-/* dtype.c: a datatype's size, and whether `count` elements are one block starting at the
- * true lower bound (cached for the predefined types; queried for derived ones). */
-typedef struct clampi_tfacts {
-    int size;
-    int contig;     /* extent == true extent == size */
-    MPI_Aint tlb;   /* true lower bound */
-    int predefined; /* a named type (never needs a duplicate) */
-} clampi_tfacts;
-void clampi_msg_type_facts(MPI_Datatype type, clampi_tfacts *f);
+/* A datatype's facts from the one process-wide table (common/datatype.h), copied into *f.
+ * 0, or -1 for MPI_DATATYPE_NULL / an invalid type. */
+static inline int clampi_msg_type_facts(MPI_Datatype type, clampi_type_info *f) {
+    const clampi_type_info *ti;
+    if (clampi_type_info_get(type, &ti, f) != 0) return -1;
+    if (ti != f) *f = *ti;
+    return 0;
+}
 
 /* request.c. internal = 1: a request the program never sees (MPI_Send, MPI_Recv ...):
  * no MPI generalized request, completed by clampi_mreq_wait_internal. */
 int clampi_mreq_create(clampi_mcomm *mc, int is_recv, void *buf, int count, MPI_Datatype type, clampi_mreq **out);
 int clampi_mreq_create_ex(clampi_mcomm *mc, int is_recv, int internal, void *buf, int count, MPI_Datatype type,
-                          const clampi_tfacts *tf, clampi_mreq **out);
+                          const clampi_type_info *tf, clampi_mreq **out);
 /* Progresses until the internal request r is finished; its status into *status (may be
  * MPI_STATUS_IGNORE); frees r; returns r's error (not raised). */
 int clampi_mreq_wait_internal(clampi_mreq *r, MPI_Status *status);

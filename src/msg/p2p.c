@@ -13,15 +13,15 @@ static int check_comm(MPI_Comm comm, clampi_mcomm **mc) {
     return MPI_SUCCESS;
 }
 
-static int check_buffer(MPI_Comm comm, const void *buf, int count, MPI_Datatype type, clampi_tfacts *tf,
+static int check_buffer(MPI_Comm comm, const void *buf, int count, MPI_Datatype type, clampi_type_info *tf,
                         size_t *bytes) {
     if (count < 0) return clampi_msg_raise(comm, MPI_ERR_COUNT, "negative count");
     if (type == MPI_DATATYPE_NULL) return clampi_msg_raise(comm, MPI_ERR_TYPE, "MPI_DATATYPE_NULL");
-    clampi_msg_type_facts(type, tf);
+    if (clampi_msg_type_facts(type, tf) != 0) return clampi_msg_raise(comm, MPI_ERR_TYPE, "invalid datatype");
     *bytes = (size_t)count * (size_t)tf->size;
     /* NULL is MPI_BOTTOM too: refused only when the data would start at address 0 (an
      * absolute-address datatype has its true lower bound at the data's address). */
-    if (!buf && *bytes && tf->tlb == 0) return clampi_msg_raise(comm, MPI_ERR_BUFFER, "NULL buffer");
+    if (!buf && *bytes && tf->true_lb == 0) return clampi_msg_raise(comm, MPI_ERR_BUFFER, "NULL buffer");
     return MPI_SUCCESS;
 }
 
@@ -34,9 +34,9 @@ static int check_source_tag(const clampi_mcomm *mc, MPI_Comm comm, int source, i
 }
 
 /* Contiguous (one block starting at the true lower bound)? */
-static void layout(clampi_mreq *r, int count, const clampi_tfacts *tf) {
-    r->contig = tf->contig || count == 0 || tf->size == 0;
-    r->contig_offset = r->contig ? tf->tlb : 0;
+static void layout(clampi_mreq *r, int count, const clampi_type_info *tf) {
+    r->contig = clampi_type_runs_contiguous(tf) || count == 0;
+    r->contig_offset = r->contig ? tf->true_lb : 0;
     r->capacity = (size_t)count * (size_t)tf->size;
 }
 
@@ -67,7 +67,7 @@ static int null_request(clampi_mcomm *mc, int is_recv, MPI_Request *request) {
  * waits with clampi_mreq_wait_internal), or an error was raised (*out NULL, or a finished
  * request carrying the error). */
 static int send_start(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, clampi_mcomm *mc, int sync,
-                      int internal, const clampi_tfacts *tf, size_t bytes, clampi_mreq **out) {
+                      int internal, const clampi_type_info *tf, size_t bytes, clampi_mreq **out) {
     MPI_Comm comm = mc->comm;
     clampi_mreq *r;
     int err;
@@ -99,7 +99,7 @@ static int send_start(const void *buf, int count, MPI_Datatype datatype, int des
 
 /* The checks of every send; MPI_SUCCESS or raised. */
 static int send_checks(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                       clampi_mcomm **mc, clampi_tfacts *tf, size_t *bytes) {
+                       clampi_mcomm **mc, clampi_type_info *tf, size_t *bytes) {
     int err = check_comm(comm, mc);
     if (err) return err;
     if ((err = check_buffer(comm, buf, count, datatype, tf, bytes))) return err;
@@ -112,7 +112,7 @@ static int send_checks(const void *buf, int count, MPI_Datatype datatype, int de
 int clampi_msg_isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, int sync,
                      MPI_Request *request) {
     clampi_mcomm *mc;
-    clampi_tfacts tf;
+    clampi_type_info tf;
     size_t bytes;
     int err = send_checks(buf, count, datatype, dest, tag, comm, &mc, &tf, &bytes);
     if (err) return err;
@@ -128,7 +128,7 @@ int clampi_msg_isend(const void *buf, int count, MPI_Datatype datatype, int dest
 static int send_blocking(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                          int sync) {
     clampi_mcomm *mc;
-    clampi_tfacts tf;
+    clampi_type_info tf;
     size_t bytes;
     int err = send_checks(buf, count, datatype, dest, tag, comm, &mc, &tf, &bytes);
     if (err || dest == MPI_PROC_NULL) return err;
@@ -158,7 +158,7 @@ static void proc_null_status(MPI_Status *status);
 
 /* A receive posted (source a rank or MPI_ANY_SOURCE): *out its request, or an error raised. */
 static int recv_start(void *buf, int count, MPI_Datatype datatype, int source, int tag, clampi_mcomm *mc, int internal,
-                      const clampi_tfacts *tf, clampi_mreq **out) {
+                      const clampi_type_info *tf, clampi_mreq **out) {
     clampi_mreq *r;
     int err;
     *out = NULL;
@@ -181,7 +181,7 @@ static int recv_start(void *buf, int count, MPI_Datatype datatype, int source, i
 }
 
 static int recv_checks(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                       clampi_mcomm **mc, clampi_tfacts *tf) {
+                       clampi_mcomm **mc, clampi_type_info *tf) {
     size_t bytes;
     int err = check_comm(comm, mc);
     if (err) return err;
@@ -191,7 +191,7 @@ static int recv_checks(void *buf, int count, MPI_Datatype datatype, int source, 
 
 int CMPIX_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) {
     clampi_mcomm *mc;
-    clampi_tfacts tf;
+    clampi_type_info tf;
     int err = recv_checks(buf, count, datatype, source, tag, comm, &mc, &tf);
     if (err) return err;
     if (!request) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL request");
@@ -209,7 +209,7 @@ int CMPIX_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 /* A blocking receive: an internal request, no MPI object. */
 int CMPIX_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) {
     clampi_mcomm *mc;
-    clampi_tfacts tf;
+    clampi_type_info tf;
     int err = recv_checks(buf, count, datatype, source, tag, comm, &mc, &tf);
     if (err) return err;
     if (source == MPI_PROC_NULL) {
@@ -308,7 +308,7 @@ int CMPIX_Imrecv(void *buf, int count, MPI_Datatype datatype, CMPIX_Message *mes
     if (!request) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_ARG, "NULL request");
     struct clampi_message *cm = *message;
     size_t bytes;
-    clampi_tfacts tf;
+    clampi_type_info tf;
     MPI_Comm comm = cm == CMPIX_MESSAGE_NO_PROC ? MPI_COMM_NULL : cm->mc->comm;
     int err = check_buffer(comm, buf, count, datatype, &tf, &bytes);
     if (err) return err;

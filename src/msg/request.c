@@ -134,7 +134,7 @@ int clampi_msg_request_free(MPI_Request *request) {
 }
 
 int clampi_mreq_create_ex(clampi_mcomm *mc, int is_recv, int internal, void *buf, int count, MPI_Datatype type,
-                          const clampi_tfacts *tf, clampi_mreq **out) {
+                          const clampi_type_info *tf, clampi_mreq **out) {
     clampi_mreq *r = clampi_pool_get(CLAMPI_POOL_MREQ);
     if (!r) return MPI_ERR_NO_MEM;
     atomic_init(&r->refs, 1);
@@ -148,9 +148,9 @@ int clampi_mreq_create_ex(clampi_mcomm *mc, int is_recv, int internal, void *buf
     /* A nonblocking receive's derived type: clampi's duplicate (the program may free its
      * own before the receive completes). A blocking call's caller holds the type throughout. */
     if (is_recv && !internal && type != MPI_DATATYPE_NULL) {
-        clampi_tfacts q;
-        if (!tf) clampi_msg_type_facts(type, &q), tf = &q;
-        if (!tf->predefined && PMPI_Type_dup(type, &r->type) == MPI_SUCCESS)
+        clampi_type_info q;
+        if (!tf && clampi_msg_type_facts(type, &q) == 0) tf = &q;
+        if (tf && !tf->predefined && PMPI_Type_dup(type, &r->type) == MPI_SUCCESS)
             r->type_dup = 1;
         else
             r->type = type;

@@ -5,8 +5,8 @@
  * generalized requests without a progress thread):
  *  - MPICH: requests are made with MPIX_Grequest_start, whose poll function is
  *    clampi_msg_progress; MPICH calls it from MPI_Wait/MPI_Test on such requests.
- *  - Open MPI: clampi_msg_progress is registered as an opal progress callback (looked up
- *    at run time with dlsym), which every MPI wait and test loop runs.
+ *  - Open MPI: clampi_msg_progress is one of the callbacks common/progress_hook.c runs from
+ *    Open MPI's progress engine, which every MPI wait and test loop runs.
  *  - MPICH has no such hook: inside any other MPI call (MPI_Barrier after a CMPIX_Isend,
  *    MPICH's scancel2) nothing would progress clampi's worker, and a peer's receive
  *    that needs this side (rendezvous) would hang. The process's UCX progress service
@@ -16,7 +16,6 @@
  *    stays with the application's threads.
  * A transfer that finishes inside UCX's callbacks only marks the request; the
  * MPI_Grequest_complete happens in clampi_msg_progress, outside UCX's callbacks. */
-#include <dlfcn.h>
 #include <stdatomic.h>
 #include <time.h>
 #include <stdio.h>
@@ -26,6 +25,7 @@
 #include "backends/ucx/context.h"
 #include "backends/ucx/service.h"
 #include "common/options.h"
+#include "common/progress_hook.h"
 #include "common/flatten.h"
 #include "msg/msg.h"
 
@@ -36,8 +36,6 @@ static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
 static clampi_mreq *done_head, *done_tail;
 static _Atomic long done_count; /* queued in done_head: progress skips the lock when 0 */
 static _Thread_local CLAMPI_MSG_TLS int in_progress;
-typedef int (*opal_cb)(void);
-static int (*opal_unregister)(opal_cb);
 
 ucp_worker_h clampi_msg_worker(void) { return worker; }
 static void flush_acks(void); /* synchronous sends' acknowledgements, outside UCX's callbacks */
@@ -54,14 +52,45 @@ static _Atomic long sends_in_flight;
 long clampi_msg_sends_in_flight(void) { return atomic_load(&sends_in_flight); }
 void clampi_msg_send_started(void) { atomic_fetch_add(&sends_in_flight, 1); }
 
+/* While an application thread drives the worker (it calls clampi_msg_progress in a wait
+ * loop: a ping-pong, say) the service keeps out of its way. A service thread woken per
+ * message and progressing the same worker (UCX's worker lock is a spinlock) took the
+ * waiter's core and lock whenever ranks and threads outnumbered cores: MPICH osu_latency
+ * under the preload went from ~1 us to 300-700 us per message. So the service goes quiet
+ * (stops progressing and watching the worker) as soon as it sees the application poll, and
+ * takes over again only after a whole millisecond without an application poll (the
+ * program computes, or waits inside another MPI call). */
+/* Set by application threads' clampi_msg_progress (written only when clear, so a spinning
+ * waiter reads a line it owns and no atomic add sits on the progress path), cleared by the
+ * service when it looks. */
+static _Atomic int app_polled;
+static int service_quiet; /* service thread only */
+#define QUIET_NS 1000000u
+
+static uint64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static unsigned msg_progress_once(void *arg) {
     (void)arg;
+    static uint64_t last_poll_seen_ns; /* when the service last saw an application poll */
+    if (atomic_exchange_explicit(&app_polled, 0, memory_order_relaxed)) {
+        last_poll_seen_ns = mono_ns();
+        service_quiet = 1;
+        return 0;
+    }
+    if (service_quiet) {
+        if (mono_ns() - last_poll_seen_ns < QUIET_NS) return 0;
+        service_quiet = 0; /* a whole millisecond without the application: take over */
+    }
     flush_acks(); /* acknowledgements the AM handler queued in an earlier pass */
     return ucp_worker_progress(worker);
 }
 static int msg_arm(void *arg) {
     (void)arg;
-    return clampi_ucx_service_arm(worker);
+    return service_quiet ? clampi_ucx_service_quiet(worker) : clampi_ucx_service_arm(worker);
 }
 static const clampi_ucx_client_ops msg_client = {msg_progress_once, msg_arm};
 
@@ -94,6 +123,8 @@ void clampi_msg_finish(clampi_mreq *r) {
 
 void clampi_msg_progress(void) {
     if (in_progress || !worker) return;
+    if (!atomic_load_explicit(&app_polled, memory_order_relaxed))
+        atomic_store_explicit(&app_polled, 1, memory_order_relaxed);
     in_progress = 1;
     while (ucp_worker_progress(worker)) {}
     flush_acks();
@@ -118,11 +149,6 @@ void clampi_msg_progress(void) {
         clampi_mreq_unpin(r);
     }
     in_progress = 0;
-}
-
-static int opal_progress_cb(void) {
-    clampi_msg_progress();
-    return 0;
 }
 
 /* ---- receiving ------------------------------------------------------------------- */
@@ -416,7 +442,7 @@ static int at_finalize(MPI_Comm comm, int kv, void *value, void *extra) {
     prog_stop_thread(); /* first: its AM handler must not meet a communicator being freed */
     clampi_msg_disable_all_local();
     clampi_msg_progress();
-    if (opal_unregister) opal_unregister(opal_progress_cb);
+    clampi_progress_hook_remove(clampi_msg_progress);
     pthread_mutex_lock(&init_lock);
     if (worker) ucp_worker_destroy(worker);
     worker = NULL;
@@ -450,14 +476,8 @@ int clampi_msg_transport_init(void) {
                 /* Deleted before the UCX context's own attribute (attributes go LIFO). */
                 PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &finalize_keyval, NULL);
                 PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
-#ifdef OPEN_MPI
-                int (*reg)(opal_cb) = (int (*)(opal_cb))dlsym(RTLD_DEFAULT, "opal_progress_register");
-                opal_unregister = (int (*)(opal_cb))dlsym(RTLD_DEFAULT, "opal_progress_unregister");
-                if (reg) reg(opal_progress_cb);
-#else
-                void *reg = NULL;
-#endif
-                if (!reg && clampi_ucx_service_add(&msg_client, NULL, &prog_client) != MPI_SUCCESS)
+                int hooked = clampi_progress_hook_add(clampi_msg_progress); /* Open MPI */
+                if (!hooked && clampi_ucx_service_add(&msg_client, NULL, &prog_client) != MPI_SUCCESS)
                     prog_client = NULL; /* progress then only inside MPI calls on clampi's requests */
             }
         }

@@ -109,6 +109,8 @@ void clampi_pm_after_init(void) {
     if (clampi_opt_env(CLAMPI_OPT_MATCH, &v) != 0) enable(MPI_COMM_WORLD, MPI_INFO_NULL);
 }
 
+static const char *hot_by_name(clampi_match_hot_by h) { return h == CLAMPI_MATCH_HOT_THREAD ? "thread" : "progress"; }
+
 static int info_has_key(MPI_Info info) {
     if (info == MPI_INFO_NULL) return 0;
     char v[64];
@@ -147,6 +149,7 @@ static void derived(MPI_Comm parent, MPI_Comm newcomm, MPI_Info info, int info_m
     PMPI_Info_set(in, CLAMPI_MATCH_WIDTH_KEY, s);
     snprintf(s, sizeof s, "%u", pm->cfg.hot_period_us);
     PMPI_Info_set(in, CLAMPI_MATCH_HOT_PERIOD_KEY, s);
+    PMPI_Info_set(in, CLAMPI_MATCH_HOT_BY_KEY, hot_by_name(pm->cfg.hot_by));
     enable(newcomm, in);
     PMPI_Info_free(&in);
 }
@@ -255,9 +258,11 @@ MATCH_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
         PMPI_Info_set(*info_used, CLAMPI_MATCH_WIDTH_KEY, s);
         snprintf(s, sizeof s, "%u", mc->cfg.hot_period_us);
         PMPI_Info_set(*info_used, CLAMPI_MATCH_HOT_PERIOD_KEY, s);
+        PMPI_Info_set(*info_used, CLAMPI_MATCH_HOT_BY_KEY, hot_by_name(mc->cfg.hot_by));
     } else {
-        const char *keys[] = {CLAMPI_MATCH_KEY, CLAMPI_MATCH_WIDTH_KEY, CLAMPI_MATCH_HOT_PERIOD_KEY};
-        for (int i = 0; i < 3; i++) {
+        const char *keys[] = {CLAMPI_MATCH_KEY, CLAMPI_MATCH_WIDTH_KEY, CLAMPI_MATCH_HOT_PERIOD_KEY,
+                              CLAMPI_MATCH_HOT_BY_KEY};
+        for (int i = 0; i < 4; i++) {
             char v[64];
             int flag = 0;
             PMPI_Info_get(*info_used, keys[i], (int)sizeof v - 1, v, &flag);

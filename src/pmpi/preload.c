@@ -597,11 +597,11 @@ static int big_end(clampi_win *w, int target, int writes, int rc) {
     if (rc == MPI_SUCCESS) {
         clampi_win_mark_outstanding(w, target);
         if (!writes) {
-            w->n.gets++;
-            w->n.bypassed++;
+            CLAMPI_WIN_COUNT(w, gets, 1);
+            CLAMPI_WIN_COUNT(w, bypassed, 1);
         } else {
             const uint64_t all = (uint64_t)w->b.target_size[target];
-            w->n.puts++;
+            CLAMPI_WIN_COUNT(w, puts, 1);
             if (w->caches_data) clampi_cache_invalidate_range(&w->cache, (uint32_t)target, 0, all);
             clampi_inflight_forget_overlapping(&w->inflight, (uint32_t)target, 0, all);
         }

@@ -26,7 +26,7 @@ static int network_get(clampi_win *w, void *origin_addr, int origin_count, MPI_D
     int rc = w->b.ops->get(&w->b, origin_addr, origin_count, origin_type, target, disp, target_count, target_type);
     if (rc != MPI_SUCCESS) return rc;
     clampi_win_mark_outstanding(w, target);
-    w->n.bytes_fetched += bytes;
+    CLAMPI_WIN_COUNT(w, bytes_fetched, bytes);
     return MPI_SUCCESS;
 }
 
@@ -36,7 +36,7 @@ static int network_rget(clampi_win *w, void *origin_addr, int origin_count, MPI_
         w->b.ops->rget(&w->b, origin_addr, origin_count, origin_type, target, disp, target_count, target_type, rreq);
     if (rc != MPI_SUCCESS) return rc;
     clampi_win_mark_outstanding(w, target);
-    w->n.bytes_fetched += bytes;
+    CLAMPI_WIN_COUNT(w, bytes_fetched, bytes);
     return MPI_SUCCESS;
 }
 
@@ -50,27 +50,32 @@ get_locked(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype orig
     int err = clampi_access_check(&w->b, origin_count, origin_datatype, target_rank, target_disp, target_count,
                                   target_datatype, &a);
     if (__builtin_expect(err >= 0, 0)) return CLAMPI_ARG_ERROR(err);
-    w->n.gets++;
     const uint64_t bytes = a.target.bytes;
     *served = 1;
-    if (bytes == 0 && !rreq) return MPI_SUCCESS;
+    if (bytes == 0 && !rreq) {
+        CLAMPI_WIN_COUNT(w, gets, 1);
+        return MPI_SUCCESS;
+    }
     unsigned char *dst = (unsigned char *)origin_addr + a.origin.lo;
     const int contiguous = a.origin.contiguous && a.target.contiguous;
 
     if (bytes && w->target_shm && w->target_shm[target_rank] && contiguous) {
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         copy_bytes(dst, w->target_shm[target_rank] + a.offset, bytes);
-        w->n.direct++;
+        CLAMPI_WIN_COUNT(w, gets, 1);
+        CLAMPI_WIN_COUNT(w, direct, 1);
         return MPI_SUCCESS;
     }
     *served = 0;
     if (!a.target.contiguous || w->opts.mode == CLAMPI_MODE_OFF || !bytes) {
-        w->n.bypassed++;
+        CLAMPI_WIN_COUNT(w, gets, 1);
+        CLAMPI_WIN_COUNT(w, bypassed, 1);
         return rreq ? network_rget(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                                    target_count, target_datatype, bytes, rreq)
                     : network_get(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                                   target_datatype, bytes);
     }
+    w->n.gets++; /* from here on caching modes only: never a thread-scope window */
     if (w->caches_data) {
         const void *cached = clampi_cache_lookup(&w->cache, (uint32_t)target_rank, a.offset, bytes);
         if (cached) {
@@ -91,7 +96,7 @@ get_locked(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype orig
                             target_datatype, bytes, rreq);
     }
     if (!a.origin.contiguous) {
-        w->n.bypassed++;
+        CLAMPI_WIN_COUNT(w, bypassed, 1);
         return network_get(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                            target_datatype, bytes);
     }

@@ -21,6 +21,7 @@ static void maybe_adapt(clampi_win *w) {
 
 /* Gets to target are complete at the origin. */
 static void gets_done(clampi_win *w, int target) {
+    if (w->b.thread_scope) return; /* no lock: nothing in flight, nothing cached */
     clampi_inflight_complete(&w->inflight, (uint32_t)target, w->caches_data ? fill_cache : NULL, w);
     maybe_adapt(w);
 }
@@ -28,7 +29,7 @@ static void gets_done(clampi_win *w, int target) {
 /* Everything to target is complete at the target too. */
 static void target_done(clampi_win *w, int target) {
     gets_done(w, target);
-    if (w->outstanding[target] == 0) return;
+    if (w->b.thread_scope || w->outstanding[target] == 0) return;
     w->outstanding[target] = 0;
     for (uint32_t i = 0; i < w->ndirty; i++)
         if (w->dirty_targets[i] == (uint32_t)target) {
@@ -38,6 +39,7 @@ static void target_done(clampi_win *w, int target) {
 }
 
 static void all_done(clampi_win *w) {
+    if (w->b.thread_scope) return;
     clampi_inflight_complete_all(&w->inflight, w->caches_data ? fill_cache : NULL, w);
     maybe_adapt(w);
     for (uint32_t i = 0; i < w->ndirty; i++) w->outstanding[w->dirty_targets[i]] = 0;
@@ -57,6 +59,7 @@ static void elided(clampi_win *w) {
 
 /* Under the preload, transparent windows keep every flush (programs flush to drive progress). */
 static inline int may_elide(const clampi_win *w) {
+    if (w->b.thread_scope) return 0; /* another thread's flush emptied the bookkeeping, not our lane */
     return w->elide_flushes == CLAMPI_ELIDE_ALWAYS ||
            (w->elide_flushes == CLAMPI_ELIDE_WHILE_CACHING && w->caches_data);
 }
@@ -68,7 +71,7 @@ static inline int flush_elidable(clampi_win *w, int rank) {
 
 int clampi_win_flush(clampi_win *w, int rank) {
     clampi_win_enter(w);
-    w->n.flushes++;
+    CLAMPI_WIN_COUNT(w, flushes, 1);
     int rc = MPI_SUCCESS;
     if (flush_elidable(w, rank)) {
         elided(w);
@@ -82,7 +85,7 @@ int clampi_win_flush(clampi_win *w, int rank) {
 
 int clampi_win_flush_all(clampi_win *w) {
     clampi_win_enter(w);
-    w->n.flushes++;
+    CLAMPI_WIN_COUNT(w, flushes, 1);
     int rc = MPI_SUCCESS;
     if (may_elide(w) && w->ndirty == 0 && w->inflight.live == 0) {
         elided(w);
@@ -98,7 +101,7 @@ int clampi_win_flush_all(clampi_win *w) {
  * target, so the target stays outstanding for a later flush. */
 int clampi_win_flush_local(clampi_win *w, int rank) {
     clampi_win_enter(w);
-    w->n.flushes++;
+    CLAMPI_WIN_COUNT(w, flushes, 1);
     int rc = MPI_SUCCESS;
     if (may_elide(w) && w->outstanding[rank] == 0) {
         elided(w);
@@ -112,13 +115,14 @@ int clampi_win_flush_local(clampi_win *w, int rank) {
 
 int clampi_win_flush_local_all(clampi_win *w) {
     clampi_win_enter(w);
-    w->n.flushes++;
+    CLAMPI_WIN_COUNT(w, flushes, 1);
     int rc = MPI_SUCCESS;
     if (may_elide(w) && w->ndirty == 0) {
         elided(w);
     } else {
         rc = w->b.ops->flush_local_all(&w->b);
-        if (rc == MPI_SUCCESS) clampi_inflight_complete_all(&w->inflight, w->caches_data ? fill_cache : NULL, w);
+        if (rc == MPI_SUCCESS && !w->b.thread_scope)
+            clampi_inflight_complete_all(&w->inflight, w->caches_data ? fill_cache : NULL, w);
     }
     clampi_win_leave(w);
     return rc;
@@ -161,6 +165,7 @@ int clampi_win_test(clampi_win *w, int *flag) {
 }
 
 void clampi_win_invalidate(clampi_win *w) {
+    if (w->b.thread_scope) return; /* mode off: nothing cached, nothing in flight */
     clampi_win_enter(w);
     if (w->opts.adaptive && w->caches_data) clampi_adapt_step(&w->adapt, &w->cache, 1); /* free: all is dropped */
     clampi_cache_invalidate(&w->cache);

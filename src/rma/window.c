@@ -149,6 +149,7 @@ int clampi_win_attach(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint 
         MPI_Query_thread(&provided);
         w->mt = provided == MPI_THREAD_MULTIPLE;
         if (w->mt && pthread_mutex_init(&w->lock, NULL) != 0) w->mt = 0, ok = 0;
+        w->lock_ops = w->mt;
         MPI_Comm_rank(comm, &w->b.rank);
         MPI_Comm_size(comm, &w->b.nranks);
         ok = alloc_per_target(w, 0) && ok;
@@ -204,7 +205,7 @@ int clampi_win_attach(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint 
 }
 
 void clampi_win_reconfigure(clampi_win *w, const clampi_win_options *opts) {
-    clampi_win_enter(w);
+    clampi_win_enter_always(w);
     clampi_win_options next = *opts;
     next.mode = allowed_mode(w, opts);
     int sizes_changed = next.index_entries != w->opts.index_entries || next.buffer_bytes != w->opts.buffer_bytes;
@@ -227,7 +228,7 @@ void clampi_win_reconfigure(clampi_win *w, const clampi_win_options *opts) {
     w->caches_data = mode_caches(next.mode);
     __atomic_store_n(&w->passthrough, next.mode == CLAMPI_MODE_OFF, __ATOMIC_RELAXED);
     setup_cache(w);
-    clampi_win_leave(w);
+    clampi_win_leave_always(w);
 }
 
 /* The backend the options ask for (collective). The MPI backend needs nothing; another
@@ -260,7 +261,7 @@ int clampi_win_setup_backend(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint 
         o.thread_scope = 1;
         o.mode = CLAMPI_MODE_OFF;
         clampi_win_reconfigure(w, &o);
-        w->b.thread_scope = 1;
+        clampi_win_set_thread_scope(w, 1);
     }
     return MPI_SUCCESS;
 }
@@ -348,15 +349,24 @@ int CMPI_Win_detach(CMPI_Win win, const void *base) {
     return w->b.ops->detach(&w->b, base);
 }
 
+int clampi_win_test_locks_taken(CMPI_Win win, uint64_t *out) {
+    clampi_win *w = clampi_registry_find(win);
+    if (!w) return MPI_ERR_WIN;
+    if (w->mt) pthread_mutex_lock(&w->lock); /* not counted */
+    *out = w->locks_taken;
+    if (w->mt) pthread_mutex_unlock(&w->lock);
+    return MPI_SUCCESS;
+}
+
 int CMPI_Win_get_info(CMPI_Win win, MPI_Info *info_used) {
     clampi_win *w = clampi_registry_find(win);
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
     if (!info_used) return clampi_raise_win(w, CLAMPI_E_ARG);
     int rc = PMPI_Win_get_info(w->b.win, info_used);
     if (rc != MPI_SUCCESS) return rc;
-    clampi_win_enter(w);
+    clampi_win_enter_always(w);
     clampi_win_options o = w->opts;
-    clampi_win_leave(w);
+    clampi_win_leave_always(w);
     clampi_options_to_info(&o, *info_used);
     return MPI_SUCCESS;
 }

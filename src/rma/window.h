@@ -36,7 +36,9 @@ typedef struct clampi_win {
     clampi_win_options opts;
     int caches_data;   /* mode keeps completed gets (always-cache, user-defined) */
     int elide_flushes; /* flushes with nothing outstanding skip MPI: CLAMPI_ELIDE_* */
-    int mt;            /* MPI_THREAD_MULTIPLE: every operation takes `lock` */
+    int mt;            /* MPI_THREAD_MULTIPLE */
+    int lock_ops;      /* operations take `lock`: mt and not thread scope (clampi_win_set_thread_scope) */
+    int atomic_counts; /* counters of operations are atomic: mt and thread scope */
     int passthrough;   /* mode off: the preload sends gets straight to MPI (atomic:
                                  read without the lock, changed by clampi_win_reconfigure) */
     /* The preload's straight path (src/pmpi/straight.h): per target, nonzero while its
@@ -46,6 +48,7 @@ typedef struct clampi_win {
     int all_straight;
     struct clampi_straight_policy *straight_policy; /* the preload's, freed with the window */
     pthread_mutex_t lock;
+    uint64_t locks_taken; /* acquisitions of `lock` (under it; tests: clampi_win_test_locks_taken) */
 
     unsigned char **target_shm; /* per target: base for load/store, or NULL (whole array NULL if none) */
 
@@ -73,13 +76,48 @@ static inline clampi_win *clampi_win_of(clampi_bwin *b) {
     return (clampi_win *)(void *)((char *)b - __builtin_offsetof(clampi_win, b));
 }
 
-/* The window lock: only taken under MPI_THREAD_MULTIPLE (one predictable branch else). */
+/* The window lock guards the cache, the gets in flight and the flush bookkeeping; it is
+ * only taken under MPI_THREAD_MULTIPLE (one predictable branch else). A thread-scope window
+ * (mpi_win_scope=thread) has none of these: its mode is off (nothing cached, no get in
+ * flight shared), its flushes are never elided (each thread flushes its own lane, which
+ * knows what it has pending), and its counters are atomic. So its operations and
+ * synchronizations take no lock shared between threads, as the Quo Vadis paper asks:
+ * the backend's per-thread lanes are all their state. (The window lock there serialized
+ * every thread's put behind one mutex: RMA-MT with 4 threads on 2 cores lost a whole
+ * scheduler slice, ~4 ms, in 2-3 % of its puts.) clampi_win_enter_always: changes to
+ * the window itself (MPI_Win_set_info), which a program makes between operations. */
+static inline int clampi_win_locks(const clampi_win *w) { return w->lock_ops; }
+static inline void clampi_win_set_thread_scope(clampi_win *w, int on) {
+    w->b.thread_scope = on;
+    w->lock_ops = w->mt && !on;
+    w->atomic_counts = w->mt && on;
+}
 static inline void clampi_win_enter(clampi_win *w) {
-    if (__builtin_expect(w->mt, 0)) pthread_mutex_lock(&w->lock);
+    if (__builtin_expect(clampi_win_locks(w), 0)) {
+        pthread_mutex_lock(&w->lock);
+        w->locks_taken++;
+    }
 }
 static inline void clampi_win_leave(clampi_win *w) {
-    if (__builtin_expect(w->mt, 0)) pthread_mutex_unlock(&w->lock);
+    if (__builtin_expect(clampi_win_locks(w), 0)) pthread_mutex_unlock(&w->lock);
 }
+static inline void clampi_win_enter_always(clampi_win *w) {
+    if (w->mt) {
+        pthread_mutex_lock(&w->lock);
+        w->locks_taken++;
+    }
+}
+static inline void clampi_win_leave_always(clampi_win *w) {
+    if (w->mt) pthread_mutex_unlock(&w->lock);
+}
+/* w->n.FIELD += k: atomic where threads do not take the window lock. */
+#define CLAMPI_WIN_COUNT(w, field, k)                                           \
+    do {                                                                        \
+        if (__builtin_expect((w)->atomic_counts, 0))                            \
+            __atomic_fetch_add(&(w)->n.field, (uint64_t)(k), __ATOMIC_RELAXED); \
+        else                                                                    \
+            (w)->n.field += (uint64_t)(k);                                      \
+    } while (0)
 
 /* The registry: CMPI_Win handle -> state; NULL for null, freed or foreign handles.
  * Inline: it is on every call's path. */
@@ -137,11 +175,14 @@ static inline clampi_win *clampi_registry_lookup_mpi(MPI_Win win) {
         }
     }
 }
+/* Tests: how often win's lock was taken (MPI_ERR_WIN for no window). */
+int clampi_win_test_locks_taken(CMPI_Win win, uint64_t *out);
 /* Calls fn on every mapped window (MPI_Finalize's stats lines). */
 void clampi_registry_for_each_mapped(void (*fn)(const clampi_win *w));
 
 /* An MPI operation to target was issued (flush elision bookkeeping). */
 static inline void clampi_win_mark_outstanding(clampi_win *w, int target) {
+    if (w->b.thread_scope) return; /* never elided: nothing to keep */
     if (w->outstanding[target]++ == 0) w->dirty_targets[w->ndirty++] = (uint32_t)target;
 }
 

@@ -20,7 +20,7 @@ int clampi_win_write_begin(clampi_win *w, int origin_count, MPI_Datatype origin_
 int clampi_win_write_end(clampi_win *w, int target, const clampi_access *a, int rc) {
     if (rc == MPI_SUCCESS) {
         clampi_win_mark_outstanding(w, target);
-        w->n.puts++;
+        CLAMPI_WIN_COUNT(w, puts, 1);
         /* The bounding range: for a non-contiguous target type this drops a little more
          * than is written, never less. */
         if (a->target.bytes) {

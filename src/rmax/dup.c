@@ -40,7 +40,7 @@ int CMPIX_Win_dup_with_info(CMPI_Win win, MPI_Info info, CMPI_Win *newwin) {
     }
     /* The mode and sizes of the new keys: a cache of its own when the mode caches. */
     clampi_win_reconfigure(w, &opts);
-    w->b.thread_scope = opts.thread_scope;
+    clampi_win_set_thread_scope(w, opts.thread_scope);
     clampi_rmax_link(root, w, clampi_ucx_mh_of(&parent->b) ? CLAMPI_RMAX_MEMHANDLE : CLAMPI_RMAX_DUP, h);
     clampi_rmax_select_ops(w);
     *newwin = h;

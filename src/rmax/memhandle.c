@@ -310,7 +310,7 @@ int clampi_mh_window_create(clampi_win *parent, clampi_mh_win *m, const clampi_w
     o.backend = parent->opts.backend;
     o.progress = parent->opts.progress;
     clampi_win_reconfigure(w, &o);
-    w->b.thread_scope = 0;
+    clampi_win_set_thread_scope(w, 0);
     clampi_rmax_link(parent, w, CLAMPI_RMAX_MEMHANDLE, h);
     clampi_rmax_select_ops(w);
     *newwin = h;

@@ -1,6 +1,9 @@
 /* The node split (see node.h). CLAMPI_NODE_SIZE comes from the options table. */
 #include "topo/node.h"
 
+#include <sched.h>
+#include <stdlib.h>
+
 #include "common/options.h"
 
 static int node_size(void) { return (int)clampi_opt_process(CLAMPI_OPT_NODE_SIZE).u; }
@@ -19,4 +22,21 @@ int clampi_node_split(MPI_Comm comm, MPI_Comm *node) {
     err = MPI_Comm_split(real, wrank / k, 0, node);
     MPI_Comm_free(&real);
     return err;
+}
+
+int clampi_node_launcher_local_ranks(void) {
+    static const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"};
+    for (unsigned i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *s = getenv(vars[i]);
+        int n = s ? atoi(s) : 0; /* Slurm's "4(x2)" reads as 4 */
+        if (n > 0) return n;
+    }
+    return 0;
+}
+
+int clampi_node_cpus_allowed(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+    int n = CPU_COUNT(&set);
+    return n > 0 ? n : 1;
 }

@@ -10,6 +10,13 @@
  * intersection of the real node and the simulated one, so clampi never shares memory
  * across a simulated node boundary. Collective over comm. */
 int clampi_node_split(MPI_Comm comm, MPI_Comm *node);
+/* Ranks of MPI_COMM_WORLD on this node as the launcher tells them (Open MPI's
+ * OMPI_COMM_WORLD_LOCAL_SIZE, MPICH Hydra's MPI_LOCALNRANKS, Slurm's SLURM_NTASKS_PER_NODE),
+ * 0 when none does. Not collective: for local decisions such as whether a helper thread
+ * gets a core of its own. */
+int clampi_node_launcher_local_ranks(void);
+/* CPUs this process may run on (its affinity mask), at least 1. */
+int clampi_node_cpus_allowed(void);
 /* 1 when CLAMPI_NODE_SIZE simulates nodes. */
 int clampi_node_simulated(void);
 #endif

@@ -426,6 +426,33 @@ static void mixed(MPI_Comm comm, const char *name) {
     result(name, "mixed", b * 1000 + d);
 }
 
+/* 9. A derived type that covers its extent exactly but out of order (halves swapped, and
+ * a count of two): size == extent == true extent, yet its data is not the memory's bytes
+ * in order. Sent as the type, received as ints, and the reverse; the sums weigh positions. */
+static void permuted(MPI_Comm comm, const char *name) {
+    int r, n;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &n);
+    int to = (r + 1) % n, from = (r + n - 1) % n;
+    MPI_Datatype swap;
+    int bl[2] = {4, 4}, disp[2] = {4, 0};
+    MPI_Type_indexed(2, bl, disp, MPI_INT, &swap);
+    MPI_Type_commit(&swap);
+    int s[16], d[16];
+    long long acc = 0;
+    MPI_Status st;
+    for (int way = 0; way < 2; way++) {
+        for (int i = 0; i < 16; i++) s[i] = 100 * r + i, d[i] = -1;
+        MPI_Request q;
+        CHECK(MPI_Irecv(d, way ? 2 : 16, way ? swap : MPI_INT, from, 91 + way, comm, &q));
+        CHECK(MPI_Send(s, way ? 16 : 2, way ? MPI_INT : swap, to, 91 + way, comm));
+        CHECK(MPI_Wait(&q, &st));
+        for (int i = 0; i < 16; i++) acc += (long long)(i + 1) * d[i];
+    }
+    MPI_Type_free(&swap);
+    result(name, "permuted", acc);
+}
+
 static void suite(MPI_Comm comm, const char *name, int rounds) {
     int n;
     MPI_Comm_size(comm, &n);
@@ -446,6 +473,8 @@ static void suite(MPI_Comm comm, const char *name, int rounds) {
     if (n >= 2) ssend_sync(comm, name);
     MPI_Barrier(comm);
     mixed(comm, name);
+    MPI_Barrier(comm);
+    permuted(comm, name);
     MPI_Barrier(comm);
 }
 

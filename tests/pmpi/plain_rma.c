@@ -17,14 +17,7 @@ static int value(int rank, int i, int gen) { return rank * 100000 + i * 7 + gen 
 
 static void result(const char *what, long long v) { printf("result rank=%d %s=%lld\n", me, what, v); }
 
-#define CHECK(x)                                                                            \
-    do {                                                                                    \
-        int rc_ = (x);                                                                      \
-        if (rc_ != MPI_SUCCESS) {                                                           \
-            fprintf(stderr, "rank %d: %s failed (%d) at line %d\n", me, #x, rc_, __LINE__); \
-            MPI_Abort(MPI_COMM_WORLD, 2);                                                   \
-        }                                                                                   \
-    } while (0)
+#include "plain_check.h"
 
 /* Reads N ints of target `reps` times in one flush interval: duplicates of gets in flight. */
 static long long read_target(MPI_Win win, int t, MPI_Aint base_disp) {

@@ -22,14 +22,7 @@ static void expect(const char *what, long long got, long long want) {
     failures++;
 }
 
-#define CHECK(x)                                                                            \
-    do {                                                                                    \
-        int rc_ = (x);                                                                      \
-        if (rc_ != MPI_SUCCESS) {                                                           \
-            fprintf(stderr, "rank %d: %s failed (%d) at line %d\n", me, #x, rc_, __LINE__); \
-            MPI_Abort(MPI_COMM_WORLD, 2);                                                   \
-        }                                                                                   \
-    } while (0)
+#include "plain_check.h"
 
 /* Reads target t's read-only ints with MPI_Get_c (8 at a time, every chunk twice), one
  * flush: the same values every epoch, so an always_cache window serves them from cache

@@ -25,14 +25,7 @@ static MPI_Aint nelem;
 static MPI_Aint *bases; /* dynamic: every rank's attached base; else unused */
 static int dynamic;
 
-#define CHECK(x)                                                                            \
-    do {                                                                                    \
-        int rc_ = (x);                                                                      \
-        if (rc_ != MPI_SUCCESS) {                                                           \
-            fprintf(stderr, "rank %d: %s failed (%d) at line %d\n", me, #x, rc_, __LINE__); \
-            MPI_Abort(MPI_COMM_WORLD, 2);                                                   \
-        }                                                                                   \
-    } while (0)
+#include "plain_check.h"
 
 static uint64_t rng;
 static uint64_t next(void) {

@@ -22,14 +22,7 @@
 
 static int me, np;
 
-#define CHECK(x)                                                                            \
-    do {                                                                                    \
-        int rc_ = (x);                                                                      \
-        if (rc_ != MPI_SUCCESS) {                                                           \
-            fprintf(stderr, "rank %d: %s failed (%d) at line %d\n", me, #x, rc_, __LINE__); \
-            MPI_Abort(MPI_COMM_WORLD, 2);                                                   \
-        }                                                                                   \
-    } while (0)
+#include "plain_check.h"
 
 /* Every rank's line printed by rank 0 (lines of several ranks written at once can
  * interleave in the launcher's output). */

@@ -17,14 +17,7 @@
 
 static int me, np;
 
-#define CHECK(x)                                                                            \
-    do {                                                                                    \
-        int rc_ = (x);                                                                      \
-        if (rc_ != MPI_SUCCESS) {                                                           \
-            fprintf(stderr, "rank %d: %s failed (%d) at line %d\n", me, #x, rc_, __LINE__); \
-            MPI_Abort(MPI_COMM_WORLD, 2);                                                   \
-        }                                                                                   \
-    } while (0)
+#include "plain_check.h"
 
 static uint64_t hash = 1469598103934665603ull;
 static void fold(int64_t v) {

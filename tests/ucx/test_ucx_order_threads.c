@@ -9,14 +9,17 @@
  *        the backend (clampi_ucx_test_flush_probe: 1 worker, 1 endpoint, its own puts, 0
  *        operations of other threads, while the others' puts are pending), not only by the
  *        calling lane's counter — and rank 1 checks that all data arrived. A thread's flush
- *        outside any epoch fails with MPI_ERR_RMA_SYNC and changes nothing. Control: on a
- *        process-scope window the same probe sees thread 0's flush drive the others' puts. */
+ *        outside any epoch fails with MPI_ERR_RMA_SYNC and changes nothing. No thread's put
+ *        or flush takes the window lock (shared by all threads): its count stays the same.
+ *        Control: on a process-scope window the same probe sees thread 0's flush drive the
+ *        others' puts, and the window lock is taken. */
 #define CLAMPI_TEST_USES_MPI
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "rma/window.h"     /* clampi_win_test_locks_taken */
 #include "rmax/ucx_probe.h" /* clampi_ucx_test_flush_probe */
 #include "mpi_util.h"
 
@@ -167,7 +170,11 @@ static void test_process_control(int nthreads) {
     CHECK_EQ_INT(CMPI_Win_lock_all(0, w), MPI_SUCCESS);
     if (rank == 0) {
         job_t *jobs = calloc((size_t)nthreads, sizeof *jobs);
+        uint64_t locks0, locks1;
+        CHECK_EQ_INT(clampi_win_test_locks_taken(w, &locks0), MPI_SUCCESS);
         run_jobs(w, nthreads, process_main, jobs);
+        CHECK_EQ_INT(clampi_win_test_locks_taken(w, &locks1), MPI_SUCCESS);
+        CHECK(locks1 > locks0); /* the counter sees a process-scope window's lock */
         free(jobs);
     }
     CHECK_EQ_INT(CMPI_Win_unlock_all(w), MPI_SUCCESS);
@@ -185,7 +192,11 @@ static void test_threads(int nthreads) {
     CHECK_EQ_INT(CMPI_Win_lock_all(0, w), MPI_SUCCESS);
     if (rank == 0) {
         job_t *jobs = calloc((size_t)nthreads, sizeof *jobs);
+        uint64_t locks0, locks1;
+        CHECK_EQ_INT(clampi_win_test_locks_taken(w, &locks0), MPI_SUCCESS);
         run_jobs(w, nthreads, thread_main, jobs);
+        CHECK_EQ_INT(clampi_win_test_locks_taken(w, &locks1), MPI_SUCCESS);
+        CHECK_EQ_INT((int)(locks1 - locks0), 0); /* no put or flush took the shared window lock */
         for (int i = 0; i < nthreads; i++) MPI_Send(&jobs[i].nputs, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
         free(jobs);
     } else if (rank == 1) {

@@ -25,6 +25,7 @@ struct clampi_ucx_client {
 typedef struct watched { /* a worker whose event fd is in the epoll set */
     ucp_worker_h worker;
     int fd;
+    int quiet; /* its fd is in the set with no events (clampi_ucx_service_quiet) */
     clampi_ucx_client *owner;
 } watched;
 
@@ -66,10 +67,29 @@ int clampi_ucx_service_arm(ucp_worker_h worker) {
         struct epoll_event ev = {.events = EPOLLIN};
         ev.data.fd = fd;
         if (epoll_ctl(svc.epfd, EPOLL_CTL_ADD, fd, &ev) != 0 && errno != EEXIST) return 2;
-        svc.watched[svc.nwatched++] = (watched){worker, fd, svc.current};
+        svc.watched[svc.nwatched++] = (watched){worker, fd, 0, svc.current};
+    } else if (svc.watched[i].quiet) {
+        struct epoll_event ev = {.events = EPOLLIN};
+        ev.data.fd = svc.watched[i].fd;
+        if (epoll_ctl(svc.epfd, EPOLL_CTL_MOD, svc.watched[i].fd, &ev) != 0) return 2;
+        svc.watched[i].quiet = 0;
     }
     ucs_status_t st = ucp_worker_arm(worker);
     return st == UCS_OK ? 0 : st == UCS_ERR_BUSY ? 1 : 2;
+}
+
+int clampi_ucx_service_quiet(ucp_worker_h worker) {
+    for (int i = 0; i < svc.nwatched; i++)
+        if (svc.watched[i].worker == worker) {
+            if (!svc.watched[i].quiet) {
+                struct epoll_event ev = {.events = 0};
+                ev.data.fd = svc.watched[i].fd;
+                epoll_ctl(svc.epfd, EPOLL_CTL_MOD, svc.watched[i].fd, &ev);
+                svc.watched[i].quiet = 1;
+            }
+            break;
+        }
+    return 2; /* look again after a short sleep */
 }
 
 /* Forgets the workers a removed client had watched (caller holds the lock). A worker's

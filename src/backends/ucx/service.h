@@ -34,6 +34,10 @@ void clampi_ucx_service_remove(clampi_ucx_client *c);
 /* For arm callbacks: arms worker (its event fd joins the thread's epoll set on first use).
  * 0 armed, 1 events pending, 2 the worker cannot sleep-wait (no wakeup support). */
 int clampi_ucx_service_arm(ucp_worker_h worker);
+/* For arm callbacks of a client whose worker an application thread is driving right now
+ * (it polls in a wait loop): the worker's fd stops waking the thread, which looks again
+ * after a short sleep (1 ms); a later clampi_ucx_service_arm watches it again. Returns 2. */
+int clampi_ucx_service_quiet(ucp_worker_h worker);
 /* Wakes the thread if it sleeps (work it alone will progress was just issued). */
 void clampi_ucx_service_wake(void);
 
