@@ -5,30 +5,35 @@
 # Plain MPI against the preload with each CLAMPI_MATCH structure, TRIALS alternating rounds
 # in one run; the median round trip per side and the speed-up (plain / preloaded).
 #   bench/match/depth_preload.sh OPENMPI_BUILD MPICH_BUILD   (either may be "-")
-# Env: DEPTH (1024), ITERS (20000), TRIALS (3), KINDS ("list lla hot lla+hot bins").
-# Writes bench/match/results/depth_preload-<mpi>.txt and .json. Shared memory, 2 ranks.
+# Env: DEPTH (1024), ITERS (20000), TRIALS (3), KINDS ("list lla hot lla+hot bins lla+hot@thread";
+# S@W: CLAMPI_MATCH=S with CLAMPI_MATCH_HOT_BY=W), TRANSPORT (shm|tcp).
+# Writes bench/match/results/depth_preload-<mpi>[-tcp].txt, .json and .png (plot_preload.py). 2 ranks.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-depth=${DEPTH:-1024}; iters=${ITERS:-20000}; trials=${TRIALS:-3}; kinds=${KINDS:-list lla hot lla+hot bins}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+depth=${DEPTH:-1024}; iters=${ITERS:-20000}; trials=${TRIALS:-3}; kinds=${KINDS:-list lla hot lla+hot bins lla+hot@thread}
+. "$here/preload_net.sh"
 mkdir -p "$here/results"
 run_one() {
   local mpi=$1 build; build=$(cd "$2" && pwd)
   local prog=$build/bench/match/match_pingpong pre=$build/src/libclampi_pmpi.so tmp; tmp=$(mktemp -d)
   for t in $(seq "$trials"); do
     for side in plain $kinds; do
+      # a side "S@W" is CLAMPI_MATCH=S with CLAMPI_MATCH_HOT_BY=W (who touches the queues)
+      local m=${side%@*} hb=; [ "$side" != "$m" ] && hb=${side#*@}
       if [ $mpi = openmpi ]; then
-        env=(); [ $side != plain ] && env=(-x LD_PRELOAD=$pre -x CLAMPI_MATCH=$side)
-        timeout 600 mpirun.openmpi -n 2 --oversubscribe "${env[@]}" $prog $iters $depth 200 >>$tmp/$side
+        env=(); [ $side != plain ] && env=(-x LD_PRELOAD=$pre -x CLAMPI_MATCH=$m)
+        [ -n "$hb" ] && env+=(-x CLAMPI_MATCH_HOT_BY=$hb)
+        timeout 600 mpirun.openmpi -n 2 "${ompi_net[@]}" "${env[@]}" $prog $iters $depth 200 >>$tmp/$side
       else
-        env=(); [ $side != plain ] && env=(-genv LD_PRELOAD $pre -genv CLAMPI_MATCH $side)
-        timeout 600 mpiexec.mpich -n 2 "${env[@]}" $prog $iters $depth 200 >>$tmp/$side
+        env=(); [ $side != plain ] && env=(-genv LD_PRELOAD $pre -genv CLAMPI_MATCH $m)
+        [ -n "$hb" ] && env+=(-genv CLAMPI_MATCH_HOT_BY $hb)
+        timeout 600 mpiexec.mpich -n 2 "${mpich_net[@]}" "${env[@]}" $prog $iters $depth 200 >>$tmp/$side
       fi
     done
   done
-  python3 - "$tmp" "$mpi" "$depth" "$iters" "$trials" "$here/results/depth_preload-$mpi" $kinds <<'PY'
+  python3 - "$tmp" "$mpi" "$depth" "$iters" "$trials" "$here/results/depth_preload-$mpi$sfx" "$transport" $kinds <<'PY'
 import sys, json, statistics, time, re
-tmp, mpi, depth, iters, trials, out, kinds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6], sys.argv[7:]
+tmp, mpi, depth, iters, trials, out, transport, kinds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6], sys.argv[7], sys.argv[8:]
 def vals(side):
     return [float(m.group(1)) for m in re.finditer(r'us_per_roundtrip=([0-9.]+)', open('%s/%s' % (tmp, side)).read())]
 plain = vals('plain'); pm = statistics.median(plain)
@@ -36,16 +41,18 @@ rows = [{'side': 'plain', 'us_per_roundtrip': pm, 'trials': plain, 'speedup': 1.
 for k in kinds:
     v = vals(k); m = statistics.median(v)
     rows.append({'side': k, 'us_per_roundtrip': m, 'trials': v, 'speedup': pm / m})
-hdr = ('# depth benchmark %s shm 2 ranks: %d MPI_ANY_SOURCE receives posted ahead, 1 B MPI_Send/MPI_Recv ping-pong, '
+hdr = ('# depth benchmark %s %s 2 ranks bound to cores: %d MPI_ANY_SOURCE receives posted ahead, 1 B MPI_Send/MPI_Recv ping-pong, '
        '%d iterations, %d alternating trials (median), %s\n# side us_per_roundtrip speedup_over_plain trials' %
-       (mpi, depth, iters, trials, time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())))
+       (mpi, transport, depth, iters, trials, time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())))
 txt = hdr + '\n' + '\n'.join('%s %.2f %.2f %s' % (r['side'], r['us_per_roundtrip'], r['speedup'], r['trials']) for r in rows)
 print(txt)
 open(out + '.txt', 'w').write(txt + '\n')
-json.dump({'bench': 'depth_preload', 'mpi': mpi, 'depth': depth, 'iters': iters, 'trials': trials, 'points': rows},
+json.dump({'bench': 'depth_preload', 'mpi': mpi, 'transport': transport, 'depth': depth, 'iters': iters, 'trials': trials, 'points': rows},
           open(out + '.json', 'w'), indent=1)
 PY
   rm -rf "$tmp"
+  py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3   # Debian python3-matplotlib
+  $py "$here/plot_preload.py" "$here/results/depth_preload-$mpi$sfx.json"
 }
 [ "${1:--}" != - ] && run_one openmpi "$1"
 [ "${2:--}" != - ] && run_one mpich "$2"
