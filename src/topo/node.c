@@ -10,9 +10,17 @@ static int node_size(void) { return (int)clampi_opt_process(CLAMPI_OPT_NODE_SIZE
 
 int clampi_node_simulated(void) { return node_size() > 0; }
 
+/* The node communicator is clampi's own: its errors return to clampi (a shared window the
+ * MPI cannot make, e.g. Open MPI with only osc pt2pt, is a fallback to MPI, never an abort
+ * through the program's handler that the split inherited). */
+static int internal(int err, MPI_Comm *node) {
+    if (err == MPI_SUCCESS) MPI_Comm_set_errhandler(*node, MPI_ERRORS_RETURN);
+    return err;
+}
+
 int clampi_node_split(MPI_Comm comm, MPI_Comm *node) {
     int k = node_size();
-    if (k <= 0) return MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, node);
+    if (k <= 0) return internal(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, node), node);
     MPI_Comm real;
     int err = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &real);
     if (err != MPI_SUCCESS) return err;
@@ -21,7 +29,7 @@ int clampi_node_split(MPI_Comm comm, MPI_Comm *node) {
     /* key 0 everywhere: ties keep real's order, which is comm's order */
     err = MPI_Comm_split(real, wrank / k, 0, node);
     MPI_Comm_free(&real);
-    return err;
+    return internal(err, node);
 }
 
 int clampi_node_launcher_local_ranks(void) {
