@@ -42,8 +42,6 @@ static ucs_status_t acc_unlock(clampi_ucx_win *u, clampi_ucx_lane *l, int target
     return clampi_ucx_ctl_atomic(u, l, target, offsetof(clampi_ucx_ctl, acc_lock), UCP_ATOMIC_OP_SWAP, 0, &old);
 }
 
-static ucs_status_t blocking(clampi_ucx_lane *l, void *req) { return clampi_ucx_lane_wait(l, req); }
-
 /* Where an accumulate lands: bytes at offset in one run, or (flat != NULL) tcount
  * elements of a flattened non-contiguous type whose span starts at offset, lo bytes
  * below the displacement. */
@@ -59,14 +57,12 @@ typedef struct acc_target {
 
 /* The target's current data, packed: one get of the run, or of the whole span of a
  * non-contiguous target, packed with its type (the gaps are read, never written). */
-static ucs_status_t read_old(clampi_ucx_lane *l, ucp_ep_h ep, const acc_target *at, uint64_t raddr, ucp_rkey_h rkey,
+static ucs_status_t read_old(clampi_ucx_win *u, clampi_ucx_lane *l, ucp_ep_h ep, int target, const acc_target *at,
                              unsigned char *packed) {
-    ucp_request_param_t param;
-    memset(&param, 0, sizeof param);
-    if (!at->flat) return blocking(l, ucp_get_nbx(ep, packed, at->bytes, raddr, rkey, &param));
+    if (!at->flat) return clampi_ucx_range(u, l, ep, 0, (char *)packed, target, at->offset, at->bytes, 0, 1);
     unsigned char *span = malloc(at->span);
     if (!span) return UCS_ERR_NO_MEMORY;
-    ucs_status_t st = blocking(l, ucp_get_nbx(ep, span, at->span, raddr, rkey, &param));
+    ucs_status_t st = clampi_ucx_range(u, l, ep, 0, (char *)span, target, at->offset, at->span, 0, 1);
     int pos = 0;
     if (st == UCS_OK) MPI_Pack(span - at->lo, at->tcount, at->ttype, packed, (int)at->bytes, &pos, MPI_COMM_SELF);
     free(span);
@@ -121,17 +117,13 @@ static int rmw(clampi_bwin *w, int target, const acc_target *at, const void *ori
     if (!tmp) return clampi_bwin_raise(w, CLAMPI_E_NOMEM);
     clampi_ucx_lane_enter(l);
     ucp_ep_h ep = clampi_ucx_lane_ep(u, l, target);
-    uint64_t raddr;
-    ucp_rkey_h rkey;
-    ucs_status_t st = ep ? clampi_ucx_lane_remote(u, l, target, offset, at->flat ? at->span : bytes, &raddr, &rkey)
-                         : UCS_ERR_UNREACHABLE;
+    ucs_status_t st =
+        ep ? clampi_ucx_lane_covered(u, l, target, offset, at->flat ? at->span : bytes) : UCS_ERR_UNREACHABLE;
     if (st == UCS_OK && w->ordered) ucp_worker_fence(l->worker);
     if (st == UCS_OK) st = acc_lock(u, l, target);
     if (st == UCS_OK) {
-        ucp_request_param_t param;
-        memset(&param, 0, sizeof param);
         int need_old = result || compare || (op != MPI_REPLACE && op != MPI_NO_OP);
-        if (need_old) st = read_old(l, ep, at, raddr, rkey, tmp);
+        if (need_old) st = read_old(u, l, ep, target, at, tmp);
         if (st == UCS_OK && result) memcpy(result, tmp, bytes);
         const void *newval = NULL;
         if (st == UCS_OK) {
@@ -148,7 +140,7 @@ static int rmw(clampi_bwin *w, int target, const acc_target *at, const void *ori
             st = clampi_ucx_pieces(u, l, ep, 1, (char *)newval, target, offset - (uint64_t)at->lo, at->tcount, at->flat,
                                    0, 1);
         else if (st == UCS_OK && newval)
-            st = blocking(l, ucp_put_nbx(ep, newval, bytes, raddr, rkey, &param));
+            st = clampi_ucx_range(u, l, ep, 1, (char *)newval, target, offset, bytes, 0, 1);
         ucs_status_t st2 = acc_unlock(u, l, target);
         if (st == UCS_OK) st = st2;
     }

@@ -332,23 +332,28 @@ static ucs_status_t check_version(clampi_ucx_win *u, clampi_ucx_lane *l, int tar
     return refresh_regions(u, l, target);
 }
 
-static int find_region(const clampi_ucx_dyncache *d, uint64_t addr, uint64_t len) {
+/* The region holding addr, or -1; *part: the bytes of [addr, addr + len) it holds. */
+static int find_region(const clampi_ucx_dyncache *d, uint64_t addr, uint64_t len, uint64_t *part) {
     for (int i = 0; i < d->n; i++)
-        if (addr >= d->r[i].base && len <= d->r[i].size && addr - d->r[i].base <= d->r[i].size - len) return i;
+        if (addr >= d->r[i].base && addr - d->r[i].base < d->r[i].size) {
+            uint64_t room = d->r[i].size - (addr - d->r[i].base);
+            *part = len < room ? len : room;
+            return i;
+        }
     return -1;
 }
 
 static ucs_status_t dyn_remote(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t addr, uint64_t len,
-                               uint64_t *raddr, ucp_rkey_h *rkey) {
+                               uint64_t *raddr, ucp_rkey_h *rkey, uint64_t *part) {
     /* The process lane is shared by threads: its tables change under its mutex. */
     if (!l->is_thread && u->mt) pthread_mutex_lock(&l->mutex);
     clampi_ucx_dyncache *d = &l->dyn[target];
     ucs_status_t st = UCS_OK;
     if (d->check) st = check_version(u, l, target);
-    int i = st == UCS_OK ? find_region(d, addr, len) : -1;
+    int i = st == UCS_OK ? find_region(d, addr, len, part) : -1;
     if (st == UCS_OK && i < 0) { /* not in our copy: the target may have attached it since */
         st = refresh_regions(u, l, target);
-        if (st == UCS_OK) i = find_region(d, addr, len);
+        if (st == UCS_OK) i = find_region(d, addr, len, part);
     }
     if (st == UCS_OK && i < 0) st = UCS_ERR_INVALID_ADDR;
     if (st == UCS_OK) {
@@ -359,16 +364,34 @@ static ucs_status_t dyn_remote(clampi_ucx_win *u, clampi_ucx_lane *l, int target
     return st;
 }
 
-ucs_status_t clampi_ucx_lane_remote(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t offset, uint64_t len,
-                                    uint64_t *raddr, ucp_rkey_h *rkey) {
-    if (u->dynamic) return dyn_remote(u, l, target, offset, len, raddr, rkey);
+ucs_status_t clampi_ucx_lane_remote_part(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t offset,
+                                         uint64_t len, uint64_t *raddr, ucp_rkey_h *rkey, uint64_t *part) {
+    if (u->dynamic) return dyn_remote(u, l, target, offset, len, raddr, rkey, part);
     if (__builtin_expect(l->rkeys[target] == NULL, 0)) {
         ucs_status_t st = unpack(u, l, target, u->rkey_blob, u->rkey_off, &l->rkeys[target]);
         if (st != UCS_OK) return st;
     }
     *raddr = u->peer_base[target] + offset;
     *rkey = l->rkeys[target];
+    *part = len;
     return UCS_OK;
+}
+
+ucs_status_t clampi_ucx_lane_remote(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t offset, uint64_t len,
+                                    uint64_t *raddr, ucp_rkey_h *rkey) {
+    uint64_t part;
+    ucs_status_t st = clampi_ucx_lane_remote_part(u, l, target, offset, len, raddr, rkey, &part);
+    return st == UCS_OK && part < len ? UCS_ERR_INVALID_ADDR : st;
+}
+
+ucs_status_t clampi_ucx_lane_covered(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t offset, uint64_t len) {
+    uint64_t raddr, part;
+    ucp_rkey_h rkey;
+    for (;;) {
+        ucs_status_t st = clampi_ucx_lane_remote_part(u, l, target, offset, len, &raddr, &rkey, &part);
+        if (st != UCS_OK || part == len) return st;
+        offset += part, len -= part;
+    }
 }
 
 void clampi_ucx_dyn_epoch(clampi_ucx_win *u) {

@@ -30,48 +30,69 @@ static ucs_status_t pending_add(pending *p, clampi_ucx_lane *l, void *req) {
     return UCS_OK;
 }
 
+/* One put or get of [addr, addr + len) per part one rkey reaches (a dynamic window's
+ * access may run over adjacent attached regions); the range was checked. */
+static ucs_status_t issue_parts(clampi_ucx_win *u, clampi_ucx_lane *l, ucp_ep_h ep, int is_put, char *local, int target,
+                                uint64_t addr, uint64_t len, int ordered, int complete, pending *p) {
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof param);
+    while (len) {
+        uint64_t raddr, part;
+        ucp_rkey_h rkey;
+        ucs_status_t st = clampi_ucx_lane_remote_part(u, l, target, addr, len, &raddr, &rkey, &part);
+        if (st != UCS_OK) return st;
+        if (ordered) ucp_worker_fence(l->worker);
+        void *req = is_put ? ucp_put_nbx(ep, local, part, raddr, rkey, &param)
+                           : ucp_get_nbx(ep, local, part, raddr, rkey, &param);
+        if (complete) {
+            st = pending_add(p, l, req);
+        } else if (UCS_PTR_IS_ERR(req)) {
+            st = UCS_PTR_STATUS(req);
+        } else if (req) {
+            ucp_request_free(req);
+        }
+        if (st != UCS_OK) return st;
+        local += part, addr += part, len -= part;
+    }
+    return UCS_OK;
+}
+
+/* Issued requests always complete, even after an error. */
+static ucs_status_t pending_wait(pending *p, clampi_ucx_lane *l, ucs_status_t st) {
+    for (size_t k = 0; k < p->n; k++) {
+        ucs_status_t s2 = clampi_ucx_lane_wait(l, p->req[k]);
+        if (st == UCS_OK) st = s2;
+    }
+    free(p->req);
+    return st;
+}
+
 /* (ucx_win.h) */
 ucs_status_t clampi_ucx_pieces(clampi_ucx_win *u, clampi_ucx_lane *l, ucp_ep_h ep, int is_put, char *buf, int target,
                                uint64_t base, int tcount, const clampi_flat *f, int ordered, int complete) {
     pending p = {NULL, 0, 0};
     ucs_status_t st = UCS_OK;
-    ucp_request_param_t param;
-    memset(&param, 0, sizeof param);
     /* every piece must be in the window (dynamic: attached) before any is issued */
     for (int i = 0; i < tcount && st == UCS_OK; i++)
-        for (size_t k = 0; k < f->n && st == UCS_OK; k++) {
-            uint64_t raddr;
-            ucp_rkey_h rkey;
-            st = clampi_ucx_lane_remote(u, l, target, base + (uint64_t)((MPI_Aint)i * f->extent + f->piece[k].offset),
-                                        f->piece[k].len, &raddr, &rkey);
-        }
-    for (int i = 0; i < tcount && st == UCS_OK; i++) {
+        for (size_t k = 0; k < f->n && st == UCS_OK; k++)
+            st = clampi_ucx_lane_covered(u, l, target, base + (uint64_t)((MPI_Aint)i * f->extent + f->piece[k].offset),
+                                         f->piece[k].len);
+    for (int i = 0; i < tcount && st == UCS_OK; i++)
         for (size_t k = 0; k < f->n && st == UCS_OK; k++) {
             const clampi_piece *c = &f->piece[k];
-            uint64_t raddr;
-            ucp_rkey_h rkey;
-            st = clampi_ucx_lane_remote(u, l, target, base + (uint64_t)((MPI_Aint)i * f->extent + c->offset), c->len,
-                                        &raddr, &rkey);
-            if (st != UCS_OK) break;
-            if (ordered) ucp_worker_fence(l->worker);
-            char *local = buf + (uint64_t)i * f->size + c->packed;
-            void *req = is_put ? ucp_put_nbx(ep, local, c->len, raddr, rkey, &param)
-                               : ucp_get_nbx(ep, local, c->len, raddr, rkey, &param);
-            if (complete) {
-                st = pending_add(&p, l, req);
-            } else if (UCS_PTR_IS_ERR(req)) {
-                st = UCS_PTR_STATUS(req);
-            } else if (req) {
-                ucp_request_free(req);
-            }
+            st = issue_parts(u, l, ep, is_put, buf + (uint64_t)i * f->size + c->packed, target,
+                             base + (uint64_t)((MPI_Aint)i * f->extent + c->offset), c->len, ordered, complete, &p);
         }
-    }
-    for (size_t k = 0; k < p.n; k++) { /* issued pieces always complete, even after an error */
-        ucs_status_t s2 = clampi_ucx_lane_wait(l, p.req[k]);
-        if (st == UCS_OK) st = s2;
-    }
-    free(p.req);
-    return st;
+    return pending_wait(&p, l, st);
+}
+
+/* (ucx_win.h) */
+ucs_status_t clampi_ucx_range(clampi_ucx_win *u, clampi_ucx_lane *l, ucp_ep_h ep, int is_put, char *buf, int target,
+                              uint64_t addr, uint64_t len, int ordered, int complete) {
+    pending p = {NULL, 0, 0};
+    ucs_status_t st = clampi_ucx_lane_covered(u, l, target, addr, len);
+    if (st == UCS_OK) st = issue_parts(u, l, ep, is_put, buf, target, addr, len, ordered, complete, &p);
+    return pending_wait(&p, l, st);
 }
 
 /* Small contiguous puts leave the origin buffer free when CMPI_Put returns, whatever the
@@ -146,7 +167,7 @@ static int transfer(clampi_bwin *w, int is_put, void *origin, int ocount, MPI_Da
         complete_locally = 1;
     }
     clampi_ucx_lane_enter(l);
-    uint64_t raddr;
+    uint64_t raddr, part;
     ucp_rkey_h rkey;
     ucp_ep_h ep = clampi_ucx_lane_ep(u, l, target);
     ucs_status_t st = ep ? UCS_OK : UCS_ERR_UNREACHABLE;
@@ -154,7 +175,12 @@ static int transfer(clampi_bwin *w, int is_put, void *origin, int ocount, MPI_Da
         st = clampi_ucx_pieces(u, l, ep, is_put, buf, target, a.offset - (uint64_t)a.target.lo, tcount, flat,
                                w->ordered, complete_locally);
         if (st == UCS_OK) count_op(u, l, target);
-    } else if (st == UCS_OK && (st = clampi_ucx_lane_remote(u, l, target, a.offset, bytes, &raddr, &rkey)) == UCS_OK) {
+    } else if (st == UCS_OK &&
+               (st = clampi_ucx_lane_remote_part(u, l, target, a.offset, bytes, &raddr, &rkey, &part)) == UCS_OK &&
+               part < bytes) { /* a dynamic window's access over adjacent attached regions */
+        st = clampi_ucx_range(u, l, ep, is_put, buf, target, a.offset, bytes, w->ordered, complete_locally);
+        if (st == UCS_OK) count_op(u, l, target);
+    } else if (st == UCS_OK) {
         if (w->ordered) ucp_worker_fence(l->worker);
         ucp_request_param_t param;
         memset(&param, 0, sizeof param);

@@ -171,9 +171,17 @@ void clampi_ucx_lane_leave(clampi_ucx_lane *l);
 /* Endpoint to target on lane (created on first use for thread lanes), NULL on failure. */
 ucp_ep_h clampi_ucx_lane_ep(clampi_ucx_win *u, clampi_ucx_lane *l, int target);
 /* Remote address + rkey of [offset, offset + len) of target's window (offset: from the
- * window base; dynamic windows: an absolute address). UCS_OK or an error (not attached). */
+ * window base; dynamic windows: an absolute address). UCS_OK or an error (not attached,
+ * or, dynamic, spread over more than one attached region). */
 ucs_status_t clampi_ucx_lane_remote(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t offset, uint64_t len,
                                     uint64_t *raddr, ucp_rkey_h *rkey);
+/* The same for the first part of the range that one rkey reaches: *part bytes from offset.
+ * Only a dynamic window has parts (an access may run over adjacent attached regions, as
+ * MPICH allows); elsewhere *part == len. UCS_ERR_INVALID_ADDR: offset is not attached. */
+ucs_status_t clampi_ucx_lane_remote_part(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t offset,
+                                         uint64_t len, uint64_t *raddr, ucp_rkey_h *rkey, uint64_t *part);
+/* UCS_OK when every byte of the range is reachable (attached, for a dynamic window). */
+ucs_status_t clampi_ucx_lane_covered(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t offset, uint64_t len);
 /* One put (is_put) or get per piece of tcount elements of a flattened target type
  * (src/common/flatten.h) at base (the target displacement in bytes; dynamic: the address),
  * buf holding the packed data. Every piece is checked before any is issued. ordered: a
@@ -182,6 +190,10 @@ ucs_status_t clampi_ucx_lane_remote(clampi_ucx_win *u, clampi_ucx_lane *l, int t
 struct clampi_flat;
 ucs_status_t clampi_ucx_pieces(clampi_ucx_win *u, clampi_ucx_lane *l, ucp_ep_h ep, int is_put, char *buf, int target,
                                uint64_t base, int tcount, const struct clampi_flat *f, int ordered, int complete);
+/* One put or get of len contiguous bytes at addr of target, buf holding them, as
+ * clampi_ucx_pieces does it (checked first; one operation per clampi_ucx_lane_remote_part). */
+ucs_status_t clampi_ucx_range(clampi_ucx_win *u, clampi_ucx_lane *l, ucp_ep_h ep, int is_put, char *buf, int target,
+                              uint64_t addr, uint64_t len, int ordered, int complete);
 /* Control block of target: remote address of a field + rkey. */
 ucs_status_t clampi_ucx_lane_ctl(clampi_ucx_win *u, clampi_ucx_lane *l, int target, size_t field_offset,
                                  uint64_t *raddr, ucp_rkey_h *rkey);
