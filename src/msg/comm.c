@@ -172,7 +172,7 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
         return clampi_msg_raise(comm, err, "enable: no free context id");
     }
     /* Nobody sends before everybody can route the context id. */
-    err = clampi_ucx_barrier(comm, clampi_msg_worker());
+    err = clampi_ucx_barrier(comm, clampi_msg_worker(), clampi_msg_poller());
     return err == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(comm, err, NULL);
 }
 
@@ -180,7 +180,7 @@ int CMPIX_Comm_disable(MPI_Comm comm) {
     clampi_mcomm *mc = clampi_msg_comm(comm);
     if (!mc) return clampi_msg_raise(comm, MPI_ERR_COMM, "disable: communicator not enabled");
     /* Messages already sent are delivered while we wait for everybody. */
-    int err = clampi_ucx_barrier(comm, clampi_msg_worker());
+    int err = clampi_ucx_barrier(comm, clampi_msg_worker(), clampi_msg_poller());
     clampi_msg_progress();
     pthread_mutex_lock(&enable_lock);
     disabling = 1;
@@ -189,7 +189,7 @@ int CMPIX_Comm_disable(MPI_Comm comm) {
     pthread_mutex_unlock(&enable_lock);
     /* Progressing: a peer's flush-mode close needs this process's progress. Also, no
      * context id is reused before all freed it. */
-    if (err == MPI_SUCCESS) err = clampi_ucx_barrier(comm, clampi_msg_worker());
+    if (err == MPI_SUCCESS) err = clampi_ucx_barrier(comm, clampi_msg_worker(), clampi_msg_poller());
     return err == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(comm, err, NULL);
 }
 

@@ -115,7 +115,8 @@ void clampi_msg_disable_all_local(void);                /* at MPI_Finalize */
 /* transport.c */
 int clampi_msg_transport_init(void); /* the worker, once; MPI error code */
 ucp_worker_h clampi_msg_worker(void);
-void clampi_msg_progress(void); /* UCX progress + MPI completion of finished requests */
+struct clampi_ucx_poller *clampi_msg_poller(void); /* the worker's (backends/ucx/service.h) */
+void clampi_msg_progress(void);                    /* UCX progress + MPI completion of finished requests */
 int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t bytes); /* r->sync: ssend */
 void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r);                                 /* a matched receive */
 void clampi_msg_free(clampi_msg *m);    /* an unexpected message never received */

@@ -17,7 +17,6 @@
  * A transfer that finishes inside UCX's callbacks only marks the request; the
  * MPI_Grequest_complete happens in clampi_msg_progress, outside UCX's callbacks. */
 #include <stdatomic.h>
-#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,44 +52,19 @@ long clampi_msg_sends_in_flight(void) { return atomic_load(&sends_in_flight); }
 void clampi_msg_send_started(void) { atomic_fetch_add(&sends_in_flight, 1); }
 
 /* While an application thread drives the worker (it calls clampi_msg_progress in a wait
- * loop: a ping-pong, say) the service keeps out of its way. A service thread woken per
- * message and progressing the same worker (UCX's worker lock is a spinlock) took the
- * waiter's core and lock whenever ranks and threads outnumbered cores: MPICH osu_latency
- * under the preload went from ~1 us to 300-700 us per message. So the service goes quiet
- * (stops progressing and watching the worker) as soon as it sees the application poll, and
- * takes over again only after a whole millisecond without an application poll (the
- * program computes, or waits inside another MPI call). */
-/* Set by application threads' clampi_msg_progress (written only when clear, so a spinning
- * waiter reads a line it owns and no atomic add sits on the progress path), cleared by the
- * service when it looks. */
-static _Atomic int app_polled;
-static int service_quiet; /* service thread only */
-#define QUIET_NS 1000000u
-
-static uint64_t mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+ * loop) the service keeps out of its way (clampi_ucx_poller, service.h). */
+static clampi_ucx_poller poller;
+clampi_ucx_poller *clampi_msg_poller(void) { return &poller; }
 
 static unsigned msg_progress_once(void *arg) {
     (void)arg;
-    static uint64_t last_poll_seen_ns; /* when the service last saw an application poll */
-    if (atomic_exchange_explicit(&app_polled, 0, memory_order_relaxed)) {
-        last_poll_seen_ns = mono_ns();
-        service_quiet = 1;
-        return 0;
-    }
-    if (service_quiet) {
-        if (mono_ns() - last_poll_seen_ns < QUIET_NS) return 0;
-        service_quiet = 0; /* a whole millisecond without the application: take over */
-    }
+    if (!clampi_ucx_poller_may_progress(&poller)) return 0;
     flush_acks(); /* acknowledgements the AM handler queued in an earlier pass */
     return ucp_worker_progress(worker);
 }
 static int msg_arm(void *arg) {
     (void)arg;
-    return service_quiet ? clampi_ucx_service_quiet(worker) : clampi_ucx_service_arm(worker);
+    return clampi_ucx_poller_arm(&poller, worker);
 }
 static const clampi_ucx_client_ops msg_client = {msg_progress_once, msg_arm};
 
@@ -123,8 +97,7 @@ void clampi_msg_finish(clampi_mreq *r) {
 
 void clampi_msg_progress(void) {
     if (in_progress || !worker) return;
-    if (!atomic_load_explicit(&app_polled, memory_order_relaxed))
-        atomic_store_explicit(&app_polled, 1, memory_order_relaxed);
+    clampi_ucx_poller_note(&poller);
     in_progress = 1;
     while (ucp_worker_progress(worker)) {}
     flush_acks();

@@ -49,8 +49,7 @@ int main(int argc, char **argv) {
     CHECK(MPI_Win_flush(t, win));
     CHECK(MPI_Accumulate(src, H, MPI_INT64_T, t, AT(H / 4), H, MPI_INT64_T, MPI_SUM, win));
     CHECK(MPI_Win_flush(t, win));
-    CHECK(MPI_Get_accumulate(src, H, MPI_INT64_T, got, H, MPI_INT64_T, t, AT(H / 2 + 3), H, MPI_INT64_T, MPI_SUM,
-                             win));
+    CHECK(MPI_Get_accumulate(src, H, MPI_INT64_T, got, H, MPI_INT64_T, t, AT(H / 2 + 3), H, MPI_INT64_T, MPI_SUM, win));
     CHECK(MPI_Win_flush(t, win));
     for (int i = 0; i < H; i++) fold(got[i]);
     /* vector target: every other element of [H/2, 3H/2) */

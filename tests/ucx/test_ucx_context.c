@@ -56,12 +56,12 @@ int main(int argc, char **argv) {
         ucp_rkey_destroy(rkey);
     }
     /* Over TCP the puts are emulated with messages the target's worker must progress. */
-    CHECK_EQ_INT(clampi_ucx_barrier(MPI_COMM_WORLD, worker), MPI_SUCCESS);
+    CHECK_EQ_INT(clampi_ucx_barrier(MPI_COMM_WORLD, worker, NULL), MPI_SUCCESS);
     for (int r = 0; r < size; r++) CHECK_EQ_INT(buf[r], 1000 + r);
-    CHECK_EQ_INT(clampi_ucx_barrier(MPI_COMM_WORLD, worker), MPI_SUCCESS);
+    CHECK_EQ_INT(clampi_ucx_barrier(MPI_COMM_WORLD, worker, NULL), MPI_SUCCESS);
 
     clampi_ucx_disconnect(worker, eps, size);
-    CHECK_EQ_INT(clampi_ucx_barrier(MPI_COMM_WORLD, worker), MPI_SUCCESS);
+    CHECK_EQ_INT(clampi_ucx_barrier(MPI_COMM_WORLD, worker, NULL), MPI_SUCCESS);
     ucp_mem_unmap(ctx, memh);
     ucp_worker_destroy(worker);
     free(eps);

@@ -225,12 +225,13 @@ ucs_status_t clampi_ucx_wait(ucp_worker_h worker, void *request) {
     return st;
 }
 
-int clampi_ucx_barrier(MPI_Comm comm, ucp_worker_h worker) {
+int clampi_ucx_barrier(MPI_Comm comm, ucp_worker_h worker, clampi_ucx_poller *poller) {
     MPI_Request req;
     int rc = PMPI_Ibarrier(comm, &req);
     if (rc != MPI_SUCCESS) return rc;
     int done = 0;
     while (!done) {
+        if (poller) clampi_ucx_poller_note(poller);
         if (worker) ucp_worker_progress(worker);
         rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS) return rc;

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <ucp/api/ucp.h>
 
+#include "backends/ucx/service.h"
+
 /* Process-wide UCX context, created on first use (thread-safe, pthread_once), features
  * RMA | AMO32 | AMO64 | AM, mt_workers_shared = 1. Returns MPI_SUCCESS, or MPI_ERR_OTHER
  * (with a message on stderr) if UCX cannot start; MPI must be initialized. */
@@ -56,8 +58,9 @@ ucs_status_t clampi_ucx_wait(ucp_worker_h worker, void *request);
 /* Collective over comm: a barrier that keeps progressing worker while it waits (MPI_Ibarrier
  * + MPI_Test loop), so that peers whose operations need this process's progress (software
  * RMA emulation over TCP, active messages) can finish before everyone moves on. worker may be
- * NULL (plain barrier). Returns an MPI error code. */
-int clampi_ucx_barrier(MPI_Comm comm, ucp_worker_h worker);
+ * NULL (plain barrier). poller (may be NULL): the worker's, noted each round so that the
+ * progress service keeps away (service.h). Returns an MPI error code. */
+int clampi_ucx_barrier(MPI_Comm comm, ucp_worker_h worker, clampi_ucx_poller *poller);
 
 /* MPI error code for a UCX status (UCS_OK -> MPI_SUCCESS, otherwise MPI_ERR_OTHER). */
 int clampi_ucx_status_to_mpi(ucs_status_t status);

@@ -219,7 +219,15 @@ void clampi_ucx_probe_end(clampi_ucx_win *u, clampi_ucx_thread *me, clampi_ucx_l
 
 ucs_status_t clampi_ucx_lane_wait(clampi_ucx_lane *l, void *req) {
     probe_visit_worker(l->worker);
-    return clampi_ucx_wait(l->worker, req);
+    if (req == NULL) return UCS_OK;
+    if (UCS_PTR_IS_ERR(req)) return UCS_PTR_STATUS(req);
+    ucs_status_t st;
+    while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) {
+        clampi_ucx_poller_note(&l->poller); /* every round: a long wait keeps the service away */
+        ucp_worker_progress(l->worker);
+    }
+    ucp_request_free(req);
+    return st;
 }
 
 /* ---- dynamic windows: the target's region table, read with UCX gets ----------------- */
@@ -480,6 +488,7 @@ ucs_status_t clampi_ucx_flush_everything(clampi_ucx_win *u, int target) {
  * osc/pt2pt lock grants): so MPI is poked too. */
 void clampi_ucx_backoff(clampi_ucx_lane *l, unsigned *round) {
     unsigned spins = 1u << (*round < 6 ? *round : 6);
+    clampi_ucx_poller_note(&l->poller);
     for (unsigned i = 0; i < spins; i++) ucp_worker_progress(l->worker);
     if (*round >= 4) {
         int flag;
@@ -501,6 +510,7 @@ void clampi_ucx_counters_of(const clampi_bwin *b, clampi_ucx_counters *out) {
     const clampi_ucx_win *u = clampi_ucx_of(b);
     out->put_copies = __atomic_load_n(&u->counters.put_copies, __ATOMIC_RELAXED);
     out->put_waits = __atomic_load_n(&u->counters.put_waits, __ATOMIC_RELAXED);
+    out->serviced = __atomic_load_n(&u->main.poller.serviced, __ATOMIC_RELAXED);
 }
 
 void clampi_ucx_flush_probe_of(const clampi_bwin *b, clampi_ucx_flush_probe *out) {

@@ -62,14 +62,14 @@ static unsigned progress_thread_lanes(clampi_ucx_win *u) {
 /* The window as a client of the UCX progress service (backends/ucx/service.h). */
 static unsigned window_progress(void *arg) {
     clampi_ucx_win *u = arg;
-    unsigned n = ucp_worker_progress(u->main.worker);
+    unsigned n = clampi_ucx_poller_may_progress(&u->main.poller) ? ucp_worker_progress(u->main.worker) : 0;
     if (__atomic_load_n(&u->threads, __ATOMIC_ACQUIRE)) n += progress_thread_lanes(u);
     return n;
 }
 
 static int window_arm(void *arg) {
     clampi_ucx_win *u = arg;
-    int worst = clampi_ucx_service_arm(u->main.worker);
+    int worst = clampi_ucx_poller_arm(&u->main.poller, u->main.worker);
     if (worst == 1 || !__atomic_load_n(&u->threads, __ATOMIC_ACQUIRE)) return worst;
     if (pthread_mutex_trylock(&u->threads_lock) != 0) return 2;
     for (clampi_ucx_thread *th = u->threads; th && worst != 1; th = th->next) {

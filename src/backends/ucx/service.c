@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Busy passes before arming: a burst of operations (one message after another) is served
@@ -90,6 +91,32 @@ int clampi_ucx_service_quiet(ucp_worker_h worker) {
             break;
         }
     return 2; /* look again after a short sleep */
+}
+
+#define QUIET_NS 1000000u
+
+static uint64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int clampi_ucx_poller_may_progress(clampi_ucx_poller *p) {
+    if (__atomic_exchange_n(&p->polled, 0, __ATOMIC_RELAXED)) {
+        p->seen_ns = mono_ns();
+        p->quiet = 1;
+        return 0;
+    }
+    if (p->quiet) {
+        if (mono_ns() - p->seen_ns < QUIET_NS) return 0;
+        p->quiet = 0; /* a whole millisecond without the application: take over */
+    }
+    __atomic_store_n(&p->serviced, p->serviced + 1, __ATOMIC_RELAXED);
+    return 1;
+}
+
+int clampi_ucx_poller_arm(clampi_ucx_poller *p, ucp_worker_h worker) {
+    return p->quiet ? clampi_ucx_service_quiet(worker) : clampi_ucx_service_arm(worker);
 }
 
 /* Forgets the workers a removed client had watched (caller holds the lock). A worker's

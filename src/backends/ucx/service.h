@@ -38,6 +38,30 @@ int clampi_ucx_service_arm(ucp_worker_h worker);
  * (it polls in a wait loop): the worker's fd stops waking the thread, which looks again
  * after a short sleep (1 ms); a later clampi_ucx_service_arm watches it again. Returns 2. */
 int clampi_ucx_service_quiet(ucp_worker_h worker);
+/* A worker that application threads also drive, in wait loops (a ping-pong, a blocking
+ * get). UCX's worker lock is a spinlock: a service thread woken per event and progressing
+ * the same worker took the waiter's core and lock whenever ranks and threads outnumbered
+ * cores (MPICH osu_latency under the preload: ~1 us to 300-700 us per message; MPICH's
+ * large_acc_flush_local on a UCX window: 46 % of the origin's time in the spinlock). So
+ * the service keeps out of the way: it stops progressing and watching the worker as soon
+ * as it sees an application poll, and takes over again only after a whole millisecond
+ * without one (the program computes, or waits inside another MPI call). */
+typedef struct clampi_ucx_poller {
+    _Atomic int polled; /* set by application threads, cleared by the service */
+    int quiet;          /* service thread only */
+    uint64_t seen_ns;   /* service thread only: when it last saw an application poll */
+    uint64_t serviced;  /* passes in which the service progressed the worker (tests) */
+} clampi_ucx_poller;
+/* Application side, before each wait loop: written only when clear, so a spinning waiter
+ * reads a line it owns and no atomic add sits on the progress path. */
+static inline void clampi_ucx_poller_note(clampi_ucx_poller *p) {
+    if (!__atomic_load_n(&p->polled, __ATOMIC_RELAXED)) __atomic_store_n(&p->polled, 1, __ATOMIC_RELAXED);
+}
+/* Service side, in a progress callback: whether to progress the poller's worker now. */
+int clampi_ucx_poller_may_progress(clampi_ucx_poller *p);
+/* Service side, in an arm callback: clampi_ucx_service_arm, or clampi_ucx_service_quiet
+ * while the application polls. */
+int clampi_ucx_poller_arm(clampi_ucx_poller *p, ucp_worker_h worker);
 /* Wakes the thread if it sleeps (work it alone will progress was just issued). */
 void clampi_ucx_service_wake(void);
 

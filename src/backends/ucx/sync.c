@@ -184,7 +184,7 @@ static int ucx_fence(clampi_bwin *w, int assert) {
     if (u->nlocks || u->lock_all || u->start_open || u->post_open) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
     if (!(assert &MPI_MODE_NOPRECEDE) && clampi_ucx_flush_everything(u, -1) != UCS_OK)
         return clampi_bwin_raise(w, CLAMPI_E_UCX);
-    int rc = clampi_ucx_barrier(u->comm, u->main.worker);
+    int rc = clampi_ucx_barrier(u->comm, u->main.worker, &u->main.poller);
     if (rc != MPI_SUCCESS) return rc;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     clampi_ucx_dyn_epoch(u);
@@ -227,6 +227,7 @@ static int notify(clampi_ucx_win *u, const int *ranks, int n, int tag, int recei
     if (!reqs) return MPI_ERR_NO_MEM;
     for (int i = 0; i < n; i++) PMPI_Irecv(NULL, 0, MPI_BYTE, ranks[i], tag, u->comm, &reqs[i]);
     int done = 0, rc = MPI_SUCCESS;
+    clampi_ucx_poller_note(&u->main.poller);
     while (!done && rc == MPI_SUCCESS) {
         ucp_worker_progress(u->main.worker);
         rc = PMPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
@@ -290,6 +291,7 @@ static int ucx_complete(clampi_bwin *w) {
  * again before our next post), counted in post_done. */
 static int receive_done(clampi_ucx_win *u, int block) {
     int rc = MPI_SUCCESS;
+    clampi_ucx_poller_note(&u->main.poller);
     while (u->post_done < u->npost && rc == MPI_SUCCESS) {
         int flag = 0;
         MPI_Status st;

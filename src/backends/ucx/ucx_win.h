@@ -25,6 +25,7 @@
 
 #include "clampi/rma.h"
 #include "backends/backend.h"
+#include "backends/ucx/service.h"
 
 #define CLAMPI_UCX_EXCL (1ull << 32) /* lock word: exclusive holder bit; low 32 bits: readers */
 #define CLAMPI_UCX_REGIONS_FIRST 32  /* dynamic windows: first region table size (it doubles) */
@@ -75,6 +76,7 @@ typedef struct clampi_ucx_lane {
     int is_thread;            /* a per-thread lane (else the process lane) */
     ucs_thread_mode_t mode;   /* of its worker */
     struct clampi_ucx_win *u; /* the window state it belongs to */
+    clampi_ucx_poller poller; /* the process lane: application waits keep the service away */
 } clampi_ucx_lane;
 
 /* What a thread's flushes (flush, flush_all, flush_local, flush_local_all) actually
@@ -108,6 +110,7 @@ typedef struct clampi_ucx_thread {
 typedef struct clampi_ucx_counters {
     uint64_t put_copies; /* small puts UCX could not complete at once: sent from a private copy */
     uint64_t put_waits;  /* small puts UCX returned a request for anyway: completed locally */
+    uint64_t serviced;   /* passes in which the progress service progressed the process worker */
 } clampi_ucx_counters;
 
 typedef struct clampi_ucx_win {
