@@ -9,6 +9,7 @@
 #define VERDICT_CONTIGUOUS ((void *)(intptr_t)1)
 #define VERDICT_GAPPY ((void *)(intptr_t)2)
 clampi_type_slot clampi_type_table[CLAMPI_TYPE_TABLE];
+__thread const clampi_type_info *clampi_type_last __attribute__((tls_model("initial-exec")));
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void memoize(const clampi_type_info *ti) {
