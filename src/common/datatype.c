@@ -72,6 +72,17 @@ static int element_covers_extent(MPI_Datatype type, MPI_Aint size, MPI_Aint true
     return ok;
 }
 
+/* Integer types of 4 or 8 bytes: what UCX's add/and/or/xor/swap/cswap operate on. */
+static int int_size_of(MPI_Datatype type, int size) {
+    static const MPI_Datatype ints[] = {MPI_INT,       MPI_UNSIGNED,           MPI_LONG,    MPI_UNSIGNED_LONG,
+                                        MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_INT32_T, MPI_UINT32_T,
+                                        MPI_INT64_T,   MPI_UINT64_T,           MPI_AINT,    MPI_OFFSET,
+                                        MPI_COUNT};
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+        if (type == ints[i]) return size == 4 || size == 8 ? size : 0;
+    return 0;
+}
+
 int clampi_type_info_slow(MPI_Datatype type, clampi_type_info *ti) {
     if (type == MPI_DATATYPE_NULL) return -1;
     int ni, na, nd, combiner;
@@ -85,6 +96,7 @@ int clampi_type_info_slow(MPI_Datatype type, clampi_type_info *ti) {
     ti->size = size;
     ti->dense = 0;
     ti->predefined = combiner == MPI_COMBINER_NAMED;
+    ti->int_size = ti->predefined ? int_size_of(type, size) : 0;
     if (ti->predefined) {
         ti->element_contiguous = size == ti->true_extent;
         ti->dense = ti->element_contiguous && size > 0 && ti->extent == size && ti->true_lb == 0;

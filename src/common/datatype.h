@@ -5,6 +5,7 @@
 #ifndef CLAMPI_COMMON_DATATYPE_H
 #define CLAMPI_COMMON_DATATYPE_H
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct clampi_type_info {
@@ -15,6 +16,7 @@ typedef struct clampi_type_info {
     int element_contiguous; /* one element's bytes form a gap-free, overlap-free run */
     int dense;              /* size == extent == true_extent, true_lb == 0: count elements are one run */
     int predefined;         /* a named type (no duplicate needed to outlive the program's handle) */
+    int int_size;           /* a predefined integer type of 4 or 8 bytes (what atomics take): its size, else 0 */
 } clampi_type_info;
 
 /* count elements are exactly the bytes [true_lb, true_lb + count * size), in order. */

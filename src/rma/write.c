@@ -25,7 +25,8 @@ int clampi_win_write_end(clampi_win *w, int target, const clampi_access *a, int 
          * than is written, never less. */
         if (a->target.bytes) {
             if (w->caches_data) clampi_cache_invalidate_range(&w->cache, (uint32_t)target, a->offset, a->target.span);
-            clampi_inflight_forget_overlapping(&w->inflight, (uint32_t)target, a->offset, a->target.span);
+            if (w->inflight.live) /* none in flight (always, on an uncached window): no call */
+                clampi_inflight_forget_overlapping(&w->inflight, (uint32_t)target, a->offset, a->target.span);
         }
     }
     clampi_win_leave(w);

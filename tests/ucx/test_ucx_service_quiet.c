@@ -9,8 +9,9 @@
  * cross-memory attach or messages, so a get waits) with clampi_progress=thread. Rank 0
  * gets 64 KiB from rank 1 and flushes, in a loop for 200 ms: the service must progress
  * rank 0's worker in few passes (counted by the backend: clampi_ucx_counters.serviced),
- * where a service that ignored the application's polls progressed it ~27,000 times. Control: rank 0 then sleeps 50 ms outside MPI, and the
- * service must have taken over its worker meanwhile. The data is checked. */
+ * where a service that ignored the application's polls progressed it ~27,000 times.
+ * Control: rank 0 then sleeps 150 ms outside MPI, and the service must have taken over its
+ * worker meanwhile. The data is checked. */
 #define CLAMPI_TEST_USES_MPI
 #include <stdint.h>
 #include <stdio.h>
@@ -65,11 +66,11 @@ int main(int argc, char **argv) {
         during = serviced(w) - before;
         for (int i = 0; i < N; i++) CHECK(got[i] == 100000 + i);
         before = serviced(w);
-        usleep(50000);
+        usleep(150000); /* longer than the service's longest sleep (100 ms), so it looks again */
         asleep = serviced(w) - before;
         CHECK_EQ_INT(CMPI_Win_unlock(1, w), MPI_SUCCESS);
         printf("service_quiet: %ld gets of 64 KiB in 0.22 s; service passes on the worker: %llu while the application "
-               "polled, %llu while it slept 50 ms\n",
+               "polled, %llu while it slept 150 ms\n",
                n, (unsigned long long)during, (unsigned long long)asleep);
         fflush(stdout);
         CHECK(n > 100);

@@ -144,11 +144,7 @@ static int rmw(clampi_bwin *w, int target, const acc_target *at, const void *ori
         ucs_status_t st2 = acc_unlock(u, l, target);
         if (st == UCS_OK) st = st2;
     }
-    if (st == UCS_OK) {
-        clampi_ucx_lane_count(l, target);
-        clampi_ucx_thread *t = clampi_ucx_thread_current(u);
-        if (t) t->stats.ops++;
-    }
+    if (st == UCS_OK) clampi_ucx_lane_count(l, target);
     clampi_ucx_lane_leave(l);
     free(tmp);
     if (st == UCS_ERR_INVALID_ADDR) return clampi_bwin_raise(w, CLAMPI_E_RANGE);

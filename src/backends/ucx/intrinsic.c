@@ -1,5 +1,7 @@
 #include "backends/ucx/intrinsic.h"
 
+#include "common/datatype.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,25 +52,11 @@ unsigned clampi_intrinsic_op_bit(MPI_Op op) {
 }
 
 int clampi_intrinsic_int_size(MPI_Datatype t) {
-    /* Integer types only: UCX's add/and/or/xor are integer operations. */
-    static const MPI_Datatype ints[] = {MPI_INT,       MPI_UNSIGNED,           MPI_LONG,    MPI_UNSIGNED_LONG,
-                                        MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_INT32_T, MPI_UINT32_T,
-                                        MPI_INT64_T,   MPI_UINT64_T,           MPI_AINT,    MPI_OFFSET,
-                                        MPI_COUNT};
-    enum { N = sizeof ints / sizeof *ints };
-    static int sizes[N], ready; /* asked of MPI once: on the path of every intrinsic atomic */
-    if (t == MPI_DATATYPE_NULL) return 0;
-    if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
-        for (size_t i = 0; i < N; i++) {
-            int size = 0;
-            MPI_Type_size(ints[i], &size);
-            sizes[i] = size == 4 || size == 8 ? size : 0;
-        }
-        __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
-    }
-    for (size_t i = 0; i < N; i++)
-        if (t == ints[i]) return sizes[i];
-    return 0;
+    /* Integer types only: UCX's add/and/or/xor are integer operations (the datatype table's
+     * int_size, memoized for predefined types: on the path of every intrinsic atomic). */
+    const clampi_type_info *ti;
+    clampi_type_info scratch;
+    return clampi_type_info_get(t, &ti, &scratch) == 0 ? ti->int_size : 0;
 }
 
 int clampi_intrinsic_supported(unsigned opbits, int count, MPI_Datatype datatype) {

@@ -420,13 +420,14 @@ void clampi_ucx_dyn_epoch(clampi_ucx_win *u) {
 }
 
 void clampi_ucx_lane_count(clampi_ucx_lane *l, int target) {
+    clampi_ucx_thread *t = clampi_ucx_thread_current(l->u); /* one lookup for both counts */
+    if (t) t->stats.ops++;
     if (l->is_thread) {
         l->pending[target]++;
         return;
     }
     __atomic_fetch_add(&l->pending[target], 1, __ATOMIC_RELAXED);
-    clampi_ucx_thread *t = clampi_ucx_thread_current(l->u); /* whose it is (flush probe) */
-    if (t) __atomic_fetch_add(&t->main_own[target], 1, __ATOMIC_RELAXED);
+    if (t) __atomic_fetch_add(&t->main_own[target], 1, __ATOMIC_RELAXED); /* whose it is (flush probe) */
 }
 
 /* Flush probe of the calling thread (me, inside a flush call): lane l was flushed to

@@ -137,13 +137,6 @@ static void *put_small(clampi_ucx_win *u, ucp_ep_h ep, const void *buf, size_t b
     return NULL;
 }
 
-/* Counts an issued operation for the calling thread's stats and the lane's flush count. */
-static void count_op(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
-    clampi_ucx_lane_count(l, target);
-    clampi_ucx_thread *t = clampi_ucx_thread_current(u);
-    if (t) t->stats.ops++;
-}
-
 static int transfer(clampi_bwin *w, int is_put, void *origin, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                     int tcount, MPI_Datatype ttype, int complete_locally) {
     clampi_ucx_win *u = clampi_ucx_of(w);
@@ -174,12 +167,12 @@ static int transfer(clampi_bwin *w, int is_put, void *origin, int ocount, MPI_Da
     if (st == UCS_OK && flat) {
         st = clampi_ucx_pieces(u, l, ep, is_put, buf, target, a.offset - (uint64_t)a.target.lo, tcount, flat,
                                w->ordered, complete_locally);
-        if (st == UCS_OK) count_op(u, l, target);
+        if (st == UCS_OK) clampi_ucx_lane_count(l, target);
     } else if (st == UCS_OK &&
                (st = clampi_ucx_lane_remote_part(u, l, target, a.offset, bytes, &raddr, &rkey, &part)) == UCS_OK &&
                part < bytes) { /* a dynamic window's access over adjacent attached regions */
         st = clampi_ucx_range(u, l, ep, is_put, buf, target, a.offset, bytes, w->ordered, complete_locally);
-        if (st == UCS_OK) count_op(u, l, target);
+        if (st == UCS_OK) clampi_ucx_lane_count(l, target);
     } else if (st == UCS_OK) {
         if (w->ordered) ucp_worker_fence(l->worker);
         ucp_request_param_t param;
@@ -199,7 +192,7 @@ static int transfer(clampi_bwin *w, int is_put, void *origin, int ocount, MPI_Da
         } else if (req) {
             ucp_request_free(req); /* completes at the next flush */
         }
-        if (st == UCS_OK) count_op(u, l, target);
+        if (st == UCS_OK) clampi_ucx_lane_count(l, target);
     }
     clampi_ucx_lane_leave(l);
     if (st == UCS_OK && tmp && !is_put) {

@@ -33,11 +33,7 @@ int clampi_ucx_target_begin(clampi_bwin *b, int target, uint64_t offset, uint64_
 
 void clampi_ucx_target_end(clampi_bwin *b, int target, clampi_ucx_target *t, int issued) {
     clampi_ucx_lane *l = t->lane;
-    if (issued) {
-        clampi_ucx_lane_count(l, target);
-        clampi_ucx_thread *th = clampi_ucx_thread_current(clampi_ucx_of(b));
-        if (th) th->stats.ops++;
-    }
+    if (issued) clampi_ucx_lane_count(l, target);
     clampi_ucx_lane_leave(l);
 }
 

@@ -205,7 +205,8 @@ int clampi_ucx_lane_init(clampi_ucx_win *u, clampi_ucx_lane *l, ucs_thread_mode_
 void clampi_ucx_lane_fini(clampi_ucx_win *u, clampi_ucx_lane *l);
 /* Destroys the lane's rkeys and closes its endpoints (the worker stays). */
 void clampi_ucx_lane_close(clampi_ucx_win *u, clampi_ucx_lane *l);
-/* Counts an operation issued to target (for "what each flush drives"). */
+/* Counts an operation issued to target: for "what each flush drives" (the lane, and on the
+ * process lane whose it is) and the calling thread's stats. */
 void clampi_ucx_lane_count(clampi_ucx_lane *l, int target);
 /* Flushes lane to target (target < 0: all targets), waiting with progress; returns the
  * number of operations it drove through *driven. */
