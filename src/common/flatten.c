@@ -110,9 +110,13 @@ const clampi_flat *clampi_flat_get(MPI_Datatype type) {
     if (combiner == MPI_COMBINER_NAMED) return flat_get_named(type);
     pthread_once(&flat_once, flat_keyval_create);
     if (flat_keyval == MPI_KEYVAL_INVALID) return NULL;
-    pthread_mutex_lock(&flat_lock);
     void *value = NULL;
     int found = 0;
+    /* Flattened before: no lock (MPI's attribute calls are thread-safe; the pieces never
+     * change once set). Only the first flattening of a type is serialized. */
+    MPI_Type_get_attr(type, flat_keyval, &value, &found);
+    if (found) return value;
+    pthread_mutex_lock(&flat_lock);
     MPI_Type_get_attr(type, flat_keyval, &value, &found);
     if (!found) {
         value = flatten(type);
