@@ -5,7 +5,8 @@
  * Every rank attaches the halves [0, H) and [H, 2H) of an int64 array and, in a
  * passive-target epoch on its right neighbour, issues put, accumulate, get_accumulate and
  * get across the middle, contiguous and with a vector type, then fetch_and_op and
- * compare_and_swap on the two elements beside the boundary. Prints "result" lines that
+ * compare_and_swap on the two elements beside the boundary and a 4-element accumulate and
+ * get_accumulate across it (UCX atomics with mpi_assert_accumulate_intrinsic). Prints "result" lines that
  * run_preload.sh requires to be identical plainly and preloaded.
  * Usage: plain_rma_adjacent H */
 #include <mpi.h>
@@ -66,6 +67,12 @@ int main(int argc, char **argv) {
     CHECK(MPI_Compare_and_swap(&one, &cmp, &old, MPI_INT64_T, t, AT(H), win));
     CHECK(MPI_Win_flush(t, win));
     fold(old);
+    /* a few elements on both sides of the boundary (what UCX atomics take, at most 8) */
+    CHECK(MPI_Accumulate(src, 4, MPI_INT64_T, t, AT(H - 2), 4, MPI_INT64_T, MPI_SUM, win));
+    CHECK(MPI_Win_flush(t, win));
+    CHECK(MPI_Get_accumulate(src, 4, MPI_INT64_T, got, 4, MPI_INT64_T, t, AT(H - 1), 4, MPI_INT64_T, MPI_BXOR, win));
+    CHECK(MPI_Win_flush(t, win));
+    for (int i = 0; i < 4; i++) fold(got[i]);
     CHECK(MPI_Get(got, 2 * H, MPI_INT64_T, t, AT(0), 2 * H, MPI_INT64_T, win));
     CHECK(MPI_Win_flush(t, win));
     for (int i = 0; i < 2 * H; i++) fold(got[i]);

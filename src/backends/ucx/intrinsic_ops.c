@@ -73,6 +73,21 @@ static int atomic_elems(clampi_bwin *w, int target, MPI_Aint disp, const void *o
     }
     clampi_ucx_target t;
     int rc = clampi_ucx_target_begin(w, target, offset, (uint64_t)count * (uint64_t)esize, &t);
+    if (rc == -1 - CLAMPI_E_RANGE && w->dynamic && count > 1) {
+        /* Elements in adjacent attached regions: one at a time (atomicity is per element
+         * anyway), each checked before any is issued. A dynamic window's disp is an address. */
+        for (int i = 0; i < count; i++) {
+            clampi_ucx_target probe;
+            rc = clampi_ucx_target_begin(w, target, offset + (uint64_t)i * esize, (uint64_t)esize, &probe);
+            if (rc != MPI_SUCCESS) return raise_neg(w, rc);
+            clampi_ucx_target_end(w, target, &probe, 0);
+        }
+        for (int i = 0; i < count && rc == MPI_SUCCESS; i++)
+            rc = atomic_elems(w, target, disp + (MPI_Aint)i * esize,
+                              origin ? (const char *)origin + (size_t)i * esize : NULL,
+                              result ? (char *)result + (size_t)i * esize : NULL, NULL, type, 1, op);
+        return rc;
+    }
     if (rc != MPI_SUCCESS) return raise_neg(w, rc);
     ucp_atomic_op_t uop = compare             ? UCP_ATOMIC_OP_CSWAP
                           : op == MPI_SUM     ? UCP_ATOMIC_OP_ADD
