@@ -1,5 +1,7 @@
 #include "common/datatype.h"
 
+#include "common/flatten.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,38 +36,20 @@ static void verdict_keyval_create(void) {
     PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &verdict_keyval, NULL);
 }
 
-/* Does one element's data cover [true_lb, true_lb + true_extent) exactly once? When
- * size == true_extent, that holds iff unpacking `size` marked bytes with the type marks
- * every byte of the extent (each byte written once, none missed). */
+/* Does one element's data cover [true_lb, true_lb + true_extent) exactly once, in order?
+ * When size == true_extent, that holds iff unpacking `size` marked bytes with the type
+ * marks every byte of the extent (each byte written once, none missed), and byte k of
+ * every packed position lands at position k (a permutation, e.g. a transpose, covers the
+ * extent too). The unpacking is flatten's (clampi_unpack_positions); flattening itself is
+ * bounded (CLAMPI_FLAT_MAX_EXTENT), this verdict is not. */
 static int element_covers_extent(MPI_Datatype type, MPI_Aint size, MPI_Aint true_lb, MPI_Aint true_extent) {
     if (size != true_extent) return 0;
     unsigned char *packed = malloc((size_t)size), *span = calloc(1, (size_t)true_extent);
-    int ok = 0;
-    /* Unpack so the type's first byte lands on span[0]. An absolute type (MPI_BOTTOM with
-     * addresses) has a true_lb near the address itself: integer arithmetic, not pointer
-     * arithmetic, which would overflow the object (UBSan flags it). */
-    void *origin = (void *)((uintptr_t)span - (uintptr_t)true_lb);
-    if (packed && span) {
-        memset(packed, 0xff, (size_t)size);
-        int pos = 0;
-        if (size <= INT32_MAX && PMPI_Unpack(packed, (int)size, &pos, origin, 1, type, MPI_COMM_SELF) == MPI_SUCCESS) {
-            ok = 1;
-            for (MPI_Aint i = 0; i < true_extent; i++)
-                if (span[i] != 0xff) {
-                    ok = 0;
-                    break;
-                }
-        }
-        /* ... and in order: a permutation (e.g. a transpose, hvector of column vectors)
-         * covers the extent too. Byte k of every packed position index, one pass per byte,
-         * must land at that position. */
-        for (int shift = 0; ok && shift < 64 && ((uint64_t)size - 1) >> shift; shift += 8) {
-            for (MPI_Aint i = 0; i < size; i++) packed[i] = (unsigned char)((uint64_t)i >> shift);
-            pos = 0;
-            if (PMPI_Unpack(packed, (int)size, &pos, origin, 1, type, MPI_COMM_SELF) != MPI_SUCCESS) ok = 0;
-            for (MPI_Aint i = 0; ok && i < true_extent; i++)
-                if (span[i] != (unsigned char)((uint64_t)i >> shift)) ok = 0;
-        }
+    int ok = packed && span && clampi_unpack_positions(type, packed, (uint64_t)size, -1, span, true_lb) == MPI_SUCCESS;
+    for (MPI_Aint i = 0; ok && i < true_extent; i++) ok = span[i] == 0xff;
+    for (int shift = 0; ok && shift < 8 && ((uint64_t)size - 1) >> (8 * shift); shift++) {
+        ok = clampi_unpack_positions(type, packed, (uint64_t)size, shift, span, true_lb) == MPI_SUCCESS;
+        for (MPI_Aint i = 0; ok && i < true_extent; i++) ok = span[i] == (unsigned char)((uint64_t)i >> (8 * shift));
     }
     free(packed);
     free(span);

@@ -16,11 +16,10 @@ static int flat_delete(MPI_Datatype type, int keyval, void *value, void *extra) 
 }
 static void flat_keyval_create(void) { MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, flat_delete, &flat_keyval, NULL); }
 
-/* Unpacks a packed stream whose byte k is byte `shift` of k (0xff everywhere when shift
- * is negative) with one element of type into span (which starts at the true lower bound):
- * each byte of the typemap receives its own packed position's byte. */
-static int unpack_positions(MPI_Datatype type, unsigned char *packed, uint64_t size, int shift, unsigned char *span,
+/* (flatten.h) */
+int clampi_unpack_positions(MPI_Datatype type, unsigned char *packed, uint64_t size, int shift, unsigned char *span,
                             MPI_Aint true_lb) {
+    if (size > INT32_MAX) return MPI_ERR_COUNT;
     for (uint64_t k = 0; k < size; k++) packed[k] = shift < 0 ? 0xff : (unsigned char)(k >> (8 * shift));
     int pos = 0;
     /* integer arithmetic: an absolute type's true_lb would overflow the pointer */
@@ -42,12 +41,12 @@ static clampi_flat *flatten(MPI_Datatype type) {
     uint32_t *position = calloc(span_bytes, sizeof *position);
     clampi_flat *f = NULL;
     if (!packed || !mark || !pass || !position) goto out;
-    if (unpack_positions(type, packed, (uint64_t)size, -1, mark, true_lb) != MPI_SUCCESS) goto out;
+    if (clampi_unpack_positions(type, packed, (uint64_t)size, -1, mark, true_lb) != MPI_SUCCESS) goto out;
     size_t marked = 0, runs = 0;
     for (size_t p = 0; p < span_bytes; p++) marked += mark[p] == 0xff;
     if (marked != (size_t)size) goto out; /* overlapping */
     for (int shift = 0; shift < 4 && ((uint64_t)(size - 1) >> (8 * shift)) != 0; shift++) {
-        if (unpack_positions(type, packed, (uint64_t)size, shift, pass, true_lb) != MPI_SUCCESS) goto out;
+        if (clampi_unpack_positions(type, packed, (uint64_t)size, shift, pass, true_lb) != MPI_SUCCESS) goto out;
         for (size_t p = 0; p < span_bytes; p++)
             if (mark[p]) position[p] |= (uint32_t)pass[p] << (8 * shift);
     }

@@ -28,6 +28,14 @@ typedef struct clampi_flat {
  * scratch per byte of extent). */
 #define CLAMPI_FLAT_MAX_EXTENT ((MPI_Aint)16 << 20)
 
+/* The analysis behind both the pieces and the contiguity verdict of src/common/datatype.c:
+ * unpacks a packed stream of size bytes whose byte k is byte `shift` of k (0xff everywhere
+ * when shift < 0) with one element of type into span, which starts at the true lower
+ * bound: each byte of the typemap receives its own packed position's byte. packed holds
+ * size bytes. Returns MPI_Unpack's code (MPI_ERR_COUNT above INT32_MAX bytes). */
+int clampi_unpack_positions(MPI_Datatype type, unsigned char *packed, uint64_t size, int shift, unsigned char *span,
+                            MPI_Aint true_lb);
+
 /* The pieces of one element of type, computed on first use. NULL when the type is
  * invalid or predefined without gaps (a predefined pair type such as MPI_DOUBLE_INT,
  * whose size is below its extent, is flattened), its typemap overlaps itself, its true extent is above
