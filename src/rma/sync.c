@@ -21,7 +21,7 @@ static void maybe_adapt(clampi_win *w) {
 
 /* Gets to target are complete at the origin. */
 static void gets_done(clampi_win *w, int target) {
-    if (w->b.thread_scope) return; /* no lock: nothing in flight, nothing cached */
+    if (!w->keeps_books) return;
     clampi_inflight_complete(&w->inflight, (uint32_t)target, w->caches_data ? fill_cache : NULL, w);
     maybe_adapt(w);
 }
@@ -29,7 +29,7 @@ static void gets_done(clampi_win *w, int target) {
 /* Everything to target is complete at the target too. */
 static void target_done(clampi_win *w, int target) {
     gets_done(w, target);
-    if (w->b.thread_scope || w->outstanding[target] == 0) return;
+    if (!w->keeps_books || w->outstanding[target] == 0) return;
     w->outstanding[target] = 0;
     for (uint32_t i = 0; i < w->ndirty; i++)
         if (w->dirty_targets[i] == (uint32_t)target) {
@@ -39,7 +39,7 @@ static void target_done(clampi_win *w, int target) {
 }
 
 static void all_done(clampi_win *w) {
-    if (w->b.thread_scope) return;
+    if (!w->keeps_books) return;
     clampi_inflight_complete_all(&w->inflight, w->caches_data ? fill_cache : NULL, w);
     maybe_adapt(w);
     for (uint32_t i = 0; i < w->ndirty; i++) w->outstanding[w->dirty_targets[i]] = 0;
@@ -59,7 +59,7 @@ static void elided(clampi_win *w) {
 
 /* Under the preload, transparent windows keep every flush (programs flush to drive progress). */
 static inline int may_elide(const clampi_win *w) {
-    if (w->b.thread_scope) return 0; /* another thread's flush emptied the bookkeeping, not our lane */
+    if (!w->keeps_books) return 0;
     return w->elide_flushes == CLAMPI_ELIDE_ALWAYS ||
            (w->elide_flushes == CLAMPI_ELIDE_WHILE_CACHING && w->caches_data);
 }
@@ -121,7 +121,7 @@ int clampi_win_flush_local_all(clampi_win *w) {
         elided(w);
     } else {
         rc = w->b.ops->flush_local_all(&w->b);
-        if (rc == MPI_SUCCESS && !w->b.thread_scope)
+        if (rc == MPI_SUCCESS && w->keeps_books)
             clampi_inflight_complete_all(&w->inflight, w->caches_data ? fill_cache : NULL, w);
     }
     clampi_win_leave(w);
@@ -165,7 +165,7 @@ int clampi_win_test(clampi_win *w, int *flag) {
 }
 
 void clampi_win_invalidate(clampi_win *w) {
-    if (w->b.thread_scope) return; /* mode off: nothing cached, nothing in flight */
+    if (!w->keeps_books) return;
     clampi_win_enter(w);
     if (w->opts.adaptive && w->caches_data) clampi_adapt_step(&w->adapt, &w->cache, 1); /* free: all is dropped */
     clampi_cache_invalidate(&w->cache);
@@ -192,20 +192,20 @@ void clampi_win_invalidate(clampi_win *w) {
         CHECK_RANK(w, rank);                  \
         return fn(w, rank);                   \
     }
-/* mpi_win_scope=thread: a flush completes the calling thread's operations only, without
- * the window lock (no cache bookkeeping: caching is off on such windows). */
-#define CMPI_FLUSH_RANK(NAME, fn, op)                                                 \
-    int CMPI_##NAME(int rank, CMPI_Win win) {                                         \
-        FIND_WIN(w, win);                                                             \
-        CHECK_RANK(w, rank);                                                          \
-        if (__builtin_expect(w->b.thread_scope, 0)) return w->b.ops->op(&w->b, rank); \
-        return fn(w, rank);                                                           \
+/* A window that keeps no books (mpi_win_scope=thread): a flush completes the calling
+ * thread's operations only, straight in the backend, without the window lock. */
+#define CMPI_FLUSH_RANK(NAME, fn, op)                                               \
+    int CMPI_##NAME(int rank, CMPI_Win win) {                                       \
+        FIND_WIN(w, win);                                                           \
+        CHECK_RANK(w, rank);                                                        \
+        if (__builtin_expect(!w->keeps_books, 0)) return w->b.ops->op(&w->b, rank); \
+        return fn(w, rank);                                                         \
     }
-#define CMPI_FLUSH_WIN(NAME, fn, op)                                            \
-    int CMPI_##NAME(CMPI_Win win) {                                             \
-        FIND_WIN(w, win);                                                       \
-        if (__builtin_expect(w->b.thread_scope, 0)) return w->b.ops->op(&w->b); \
-        return fn(w);                                                           \
+#define CMPI_FLUSH_WIN(NAME, fn, op)                                          \
+    int CMPI_##NAME(CMPI_Win win) {                                           \
+        FIND_WIN(w, win);                                                     \
+        if (__builtin_expect(!w->keeps_books, 0)) return w->b.ops->op(&w->b); \
+        return fn(w);                                                         \
     }
 CMPI_FLUSH_RANK(Win_flush, clampi_win_flush, flush)
 CMPI_FLUSH_RANK(Win_flush_local, clampi_win_flush_local, flush_local)

@@ -150,6 +150,7 @@ int clampi_win_attach(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint 
         w->mt = provided == MPI_THREAD_MULTIPLE;
         if (w->mt && pthread_mutex_init(&w->lock, NULL) != 0) w->mt = 0, ok = 0;
         w->lock_ops = w->mt;
+        w->keeps_books = 1;
         MPI_Comm_rank(comm, &w->b.rank);
         MPI_Comm_size(comm, &w->b.nranks);
         ok = alloc_per_target(w, 0) && ok;

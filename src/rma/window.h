@@ -39,7 +39,14 @@ typedef struct clampi_win {
     int mt;            /* MPI_THREAD_MULTIPLE */
     int lock_ops;      /* operations take `lock`: mt and not thread scope (clampi_win_set_thread_scope) */
     int atomic_counts; /* counters of operations are atomic: mt and thread scope */
-    int passthrough;   /* mode off: the preload sends gets straight to MPI (atomic:
+    /* The window layer keeps books: gets in flight, targets with writes outstanding, the
+     * cache, flushes elided when nothing is outstanding. Every window but a thread-scope
+     * one (clampi_win_set_thread_scope): its operations and flushes are the calling
+     * thread's alone and go to the backend without the window lock, so there is nothing
+     * shared to keep (caching is off on it) and no flush may be skipped (another thread's
+     * flush says nothing about this thread's lane). Each bookkeeping step checks it. */
+    int keeps_books;
+    int passthrough; /* mode off: the preload sends gets straight to MPI (atomic:
                                  read without the lock, changed by clampi_win_reconfigure) */
     /* The preload's straight path (src/pmpi/straight.h): per target, nonzero while its
      * operations go to MPI with no clampi bookkeeping (1: its syncs too); all_straight:
@@ -89,6 +96,7 @@ static inline clampi_win *clampi_win_of(clampi_bwin *b) {
 static inline int clampi_win_locks(const clampi_win *w) { return w->lock_ops; }
 static inline void clampi_win_set_thread_scope(clampi_win *w, int on) {
     w->b.thread_scope = on;
+    w->keeps_books = !on;
     w->lock_ops = w->mt && !on;
     w->atomic_counts = w->mt && on;
 }
@@ -182,7 +190,7 @@ void clampi_registry_for_each_mapped(void (*fn)(const clampi_win *w));
 
 /* An MPI operation to target was issued (flush elision bookkeeping). */
 static inline void clampi_win_mark_outstanding(clampi_win *w, int target) {
-    if (w->b.thread_scope) return; /* never elided: nothing to keep */
+    if (!w->keeps_books) return;
     if (w->outstanding[target]++ == 0) w->dirty_targets[w->ndirty++] = (uint32_t)target;
 }
 

@@ -231,8 +231,10 @@ int clampi_ucx_barrier(MPI_Comm comm, ucp_worker_h worker, clampi_ucx_poller *po
     if (rc != MPI_SUCCESS) return rc;
     int done = 0;
     while (!done) {
-        if (poller) clampi_ucx_poller_note(poller);
-        if (worker) ucp_worker_progress(worker);
+        if (worker) { /* a noted poll must progress: the service stays away meanwhile */
+            if (poller) clampi_ucx_poller_note(poller);
+            ucp_worker_progress(worker);
+        }
         rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS) return rc;
     }

@@ -190,7 +190,7 @@ int clampi_ucx_win_setup(clampi_bwin *w, MPI_Comm comm, void *base, MPI_Aint siz
     return MPI_SUCCESS;
 fail:
     /* Peers may already hold endpoints to us: close ours only after everyone got here. */
-    clampi_ucx_barrier(u->comm, u->main.eps ? u->main.worker : NULL, &u->main.poller);
+    clampi_ucx_barrier(u->comm, u->main.eps ? u->main.worker : NULL, u->main.eps ? &u->main.poller : NULL);
     release(u);
     return rc;
 }
