@@ -14,7 +14,10 @@ run_suite() {  # run_suite NAME BUILD_DIR MPI [cmake args] -- [ctest args]
   targs=("$@")
   echo "=== clampi test suite: $name ==="
   scripts/build.sh "$mpi" "$dir" "${cargs[@]}"
-  (cd "$dir" && ctest --output-on-failure --timeout 600 "${targs[@]}") || status=1
+  # stdin from /dev/null: mpirun forwards its stdin to rank 0, and a rank that has exited
+  # while input was pending killed Open MPI's mpirun with SIGPIPE once (coll_diff_np8,
+  # after the test had printed its result).
+  (cd "$dir" && ctest --output-on-failure --timeout 600 "${targs[@]}" </dev/null) || status=1
 }
 run_suite "Open MPI" build/openmpi openmpi -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=ON -DCLAMPI_SANITIZE=OFF
 run_suite "MPICH" build/mpich mpich -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=ON -DCLAMPI_SANITIZE=OFF
