@@ -216,13 +216,20 @@ void clampi_ucx_disconnect(ucp_worker_h worker, ucp_ep_h *eps, int n) {
     }
 }
 
-ucs_status_t clampi_ucx_wait(ucp_worker_h worker, void *request) {
+ucs_status_t clampi_ucx_wait_polled(ucp_worker_h worker, void *request, clampi_ucx_poller *poller) {
     if (request == NULL) return UCS_OK;
     if (UCS_PTR_IS_ERR(request)) return UCS_PTR_STATUS(request);
     ucs_status_t st;
-    while ((st = ucp_request_check_status(request)) == UCS_INPROGRESS) ucp_worker_progress(worker);
+    while ((st = ucp_request_check_status(request)) == UCS_INPROGRESS) {
+        if (poller) clampi_ucx_poller_note(poller);
+        ucp_worker_progress(worker);
+    }
     ucp_request_free(request);
     return st;
+}
+
+ucs_status_t clampi_ucx_wait(ucp_worker_h worker, void *request) {
+    return clampi_ucx_wait_polled(worker, request, NULL);
 }
 
 int clampi_ucx_barrier(MPI_Comm comm, ucp_worker_h worker, clampi_ucx_poller *poller) {

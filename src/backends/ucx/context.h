@@ -54,6 +54,9 @@ void clampi_ucx_disconnect(ucp_worker_h worker, ucp_ep_h *eps, int n);
 /* Wait for a UCX request / status pointer as returned by the ucp_*_nbx calls (NULL = done,
  * UCS_PTR_IS_ERR = failed), progressing worker; releases the request. Returns its status. */
 ucs_status_t clampi_ucx_wait(ucp_worker_h worker, void *request);
+/* The same, noting every round on poller (the worker's, service.h): a long wait keeps the
+ * progress service away from the worker. */
+ucs_status_t clampi_ucx_wait_polled(ucp_worker_h worker, void *request, clampi_ucx_poller *poller);
 
 /* Collective over comm: a barrier that keeps progressing worker while it waits (MPI_Ibarrier
  * + MPI_Test loop), so that peers whose operations need this process's progress (software

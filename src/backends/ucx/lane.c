@@ -219,15 +219,7 @@ void clampi_ucx_probe_end(clampi_ucx_win *u, clampi_ucx_thread *me, clampi_ucx_l
 
 ucs_status_t clampi_ucx_lane_wait(clampi_ucx_lane *l, void *req) {
     probe_visit_worker(l->worker);
-    if (req == NULL) return UCS_OK;
-    if (UCS_PTR_IS_ERR(req)) return UCS_PTR_STATUS(req);
-    ucs_status_t st;
-    while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) {
-        clampi_ucx_poller_note(&l->poller); /* every round: a long wait keeps the service away */
-        ucp_worker_progress(l->worker);
-    }
-    ucp_request_free(req);
-    return st;
+    return clampi_ucx_wait_polled(l->worker, req, &l->poller);
 }
 
 /* ---- dynamic windows: the target's region table, read with UCX gets ----------------- */
