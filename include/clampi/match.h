@@ -6,11 +6,13 @@
  * per pair, MPI_ANY_SOURCE / MPI_ANY_TAG, probes, cancel of a posted receive). Messages
  * sent with CMPIX_ are received only with CMPIX_ (and MPI's own with MPI's): the two paths
  * do not match each other. The completion calls accept clampi's requests and ordinary MPI
- * requests alike. clampi's requests are MPI generalized requests: MPI_Wait, MPI_Test (and
- * the -all/-any/-some calls), MPI_Request_free, MPI_Test_cancelled and MPI_Get_count work
- * on them too (see docs/matching.md for how progress reaches them on each MPI). Linking
- * libclampi wraps MPI's completion calls (weak symbols, PMPI underneath) so that they
- * report a clampi request's error as for MPI's own requests.
+ * requests alike. A clampi request's handle is a pooled inactive persistent MPI request
+ * (CLAMPI_MATCH_HANDLES=persistent, the default: no MPI call per message) or an MPI
+ * generalized request (=generalized; auto picks it when MPI's Fortran bindings are loaded).
+ * Linking libclampi wraps MPI's completion calls, MPI_Request_free, MPI_Cancel and
+ * MPI_Request_get_status (weak symbols, PMPI underneath): they complete clampi's requests
+ * themselves and report a clampi request's error as for MPI's own requests. A persistent
+ * handle must not reach PMPI_Wait directly (see docs/matching.md).
  *
  * Info keys / environment (info strongest): clampi_match (CLAMPI_MATCH) = list | lla | hot
  * | lla+hot | bins; clampi_match_width (CLAMPI_MATCH_WIDTH) = entries per array;

@@ -92,6 +92,11 @@ typedef enum clampi_opt_type {
       "auto|thread|progress", 0, 0,                                                                                    \
       "Hot caching: a helper thread per matcher reads the queues, or the message layer's progress does; auto: the "    \
       "thread only if this process may run on at least 2 CPUs per MPI rank on its node")                               \
+    X(MATCH_HANDLES, "match_handles", "match", NULL, "CLAMPI_MATCH_HANDLES", ENUM, "auto",                             \
+      "auto|persistent|generalized", 0, 0,                                                                             \
+      "Handles of nonblocking clampi requests: pooled inactive persistent MPI requests that only clampi's completion " \
+      "calls complete (no MPI call per message), or MPI generalized requests that MPI's own waits also complete; "     \
+      "auto: generalized if the process has MPI's Fortran bindings (they call PMPI_ waits directly)")                  \
     X(MATCH_PROFILE, "match_profile", "match", NULL, "CLAMPI_MATCH_PROFILE", STRING, "0", "0|1|PATH.json", 0, 0,       \
       "Preload: profile the program's receive-queue depth (1: summary on stderr, a path: JSON there)")                 \
     X(MATCH_VERBOSE, "match_verbose", "match", NULL, "CLAMPI_MATCH_VERBOSE", BOOL, "false", NULL, 0, 0,                \

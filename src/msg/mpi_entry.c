@@ -1,5 +1,6 @@
 /* MPI's completion calls in libclampi: MPI_Wait/Test/Waitall/Waitany/Waitsome/Testall/
- * Testany/Testsome on any mix of clampi's and MPI's requests (complete.c says why). Weak, so
+ * Testany/Testsome on any mix of clampi's and MPI's requests (complete.c says why), and
+ * MPI_Request_free/Cancel/Request_get_status, which must know clampi's handles. Weak, so
  * that the preload's own definitions (src/pmpi/match_profile.c) take precedence.
  *
  * This file defines MPI_ names, so it is compiled without the PMPI shim
@@ -7,6 +8,7 @@
  * (scripts/check_pmpi.py checks it as a wrapper file). */
 #include <mpi.h>
 
+#include "clampi/match.h"
 #include "msg/msg.h"
 
 #define ENTRY __attribute__((weak, visibility("default")))
@@ -32,4 +34,12 @@ ENTRY int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int i
 }
 ENTRY int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
     return clampi_msg_testsome(incount, requests, outcount, indices, statuses);
+}
+/* A clampi request's handle is only clampi's to free, cancel or query (request.c). */
+ENTRY int MPI_Request_free(MPI_Request *request) { return clampi_msg_request_free(request); }
+ENTRY int MPI_Cancel(MPI_Request *request) {
+    return request && clampi_mreq_live() ? CMPIX_Cancel(request) : PMPI_Cancel(request);
+}
+ENTRY int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
+    return clampi_msg_get_status(request, flag, status);
 }

@@ -4,8 +4,8 @@
  *   comm.c      CMPIX_Comm_enable/disable: context ids, matchers, endpoints, lookup
  *   transport.c the process's UCX worker, the AM handler (ordering, eager / rendezvous),
  *               progress and how each MPI's waits reach it
- *   request.c   clampi requests: MPI generalized requests when the program gets a handle,
- *               internal ones (blocking calls) completed without MPI; handle -> request table
+ *   request.c   clampi requests and their handles (pooled persistent MPI requests, or
+ *               generalized ones), internal ones (blocking calls) without; handle -> request
  *   pool.c      free lists for requests and arrived messages (no malloc per message)
  *   dtype.c     size and contiguity of the predefined datatypes, cached (no query per message)
  *   p2p.c       CMPIX_Isend/Irecv/Send/Recv/Iprobe/Probe/Cancel
@@ -75,6 +75,7 @@ typedef struct clampi_mcomm {
 typedef struct clampi_mreq {
     MPI_Request mpi;  /* MPI_REQUEST_NULL for an internal request */
     int internal;     /* a blocking call's own: no MPI handle; done when `finished` is set */
+    int shell;        /* the handle is a pooled persistent request (request.c), not a generalized one */
     _Atomic int refs; /* MPI's (dropped in free_fn) + pins by CMPIX_ completion calls */
     int is_recv;
     clampi_mcomm *mc;
@@ -96,12 +97,20 @@ typedef struct clampi_mreq {
     /* result */
     int source, tag, error, cancelled;
     size_t bytes;
-    _Atomic int finished; /* transfer over; MPI_Grequest_complete pending or done */
+    _Atomic int finished; /* transfer over, and (generalized handle) MPI_Grequest_complete done */
     _Atomic int handoff;  /* completion and MPI_Request_free each add 1: the second frees */
     _Atomic int handed;   /* release before UCX gets r, acquire in UCX's callbacks: the
                               * hand-over through UCX is visible to TSan (UCX is not instrumented) */
+    int done_kind;        /* why it is on transport.c's done list (CLAMPI_DONE_) */
     struct clampi_mreq *done_next, *table_next;
 } clampi_mreq;
+
+/* Work clampi_msg_progress does for a request that finished inside UCX's callbacks. */
+enum {
+    CLAMPI_DONE_GREQ = 1, /* MPI_Grequest_complete, then `finished` */
+    CLAMPI_DONE_RELEASE,  /* persistent handle the program freed before: release it */
+    CLAMPI_DONE_UNPIN,    /* drop the last reference (the request's memory) */
+};
 
 /* options.c: the engine configuration for comm from info (may be MPI_INFO_NULL) and the
  * environment. MPI_SUCCESS or MPI_ERR_INFO_VALUE (with a message on stderr). */
@@ -117,6 +126,7 @@ int clampi_msg_transport_init(void); /* the worker, once; MPI error code */
 ucp_worker_h clampi_msg_worker(void);
 struct clampi_ucx_poller *clampi_msg_poller(void); /* the worker's (backends/ucx/service.h) */
 void clampi_msg_progress(void);                    /* UCX progress + MPI completion of finished requests */
+void clampi_msg_reap(void); /* only the second half: requests that finished are marked so (no UCX call) */
 int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t bytes); /* r->sync: ssend */
 void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r);                                 /* a matched receive */
 void clampi_msg_free(clampi_msg *m);    /* an unexpected message never received */
@@ -149,6 +159,13 @@ int clampi_mreq_create_ex(clampi_mcomm *mc, int is_recv, int internal, void *buf
  * MPI_STATUS_IGNORE); frees r; returns r's error (not raised). */
 int clampi_mreq_wait_internal(clampi_mreq *r, MPI_Status *status);
 clampi_mreq *clampi_mreq_pin(MPI_Request req); /* NULL if not clampi's */
+/* A finished request completed by a completion call: *handle = MPI_REQUEST_NULL, the handle
+ * released (back to the pool, or MPI's generalized request freed). The caller's pin stays. */
+void clampi_mreq_complete(clampi_mreq *r, MPI_Request *handle);
+/* A finished request the program freed with MPI_Request_free earlier: its handle released. */
+void clampi_mreq_freed_and_finished(clampi_mreq *r);
+int clampi_mreq_handles_persistent(void); /* CLAMPI_MATCH_HANDLES in effect */
+void clampi_mreq_shells_free(void);       /* at MPI_Finalize: the pooled handles */
 void clampi_mreq_unpin(clampi_mreq *r);
 int clampi_mreq_query(void *extra, MPI_Status *status);
 int clampi_mreq_live(void);
@@ -160,8 +177,9 @@ int clampi_msg_request_free(MPI_Request *request);
 void clampi_msg_bottom_type(int count, MPI_Datatype type, MPI_Datatype *shifted,
                             void **base); /* any clampi request not yet freed by MPI? */
 
-/* complete.c: MPI's completion calls with clampi's progress and errors (the request's
- * error in MPI_ERROR, raised on its communicator); MPI's own when no clampi request lives. */
+/* complete.c: MPI's completion calls on any mix of clampi's and MPI's requests (the clampi
+ * request's error in MPI_ERROR, raised on its communicator); MPI's own when no clampi
+ * request lives. */
 int clampi_msg_wait(MPI_Request *request, MPI_Status *status);
 int clampi_msg_test(MPI_Request *request, int *flag, MPI_Status *status);
 int clampi_msg_waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
@@ -170,6 +188,7 @@ int clampi_msg_waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 int clampi_msg_testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
 int clampi_msg_waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
 int clampi_msg_testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
+int clampi_msg_get_status(MPI_Request request, int *flag, MPI_Status *status); /* MPI_Request_get_status */
 
 /* p2p.c: the send behind CMPIX_Isend (sync = 1: CMPIX_Issend). */
 int clampi_msg_isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, int sync,

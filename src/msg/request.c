@@ -1,10 +1,19 @@
-/* clampi requests: MPI generalized requests when the program gets a handle (nonblocking
- * calls), internal ones for the blocking calls (no MPI object at all: the caller waits on
- * `finished`). Both come from pool.c's free list. */
+/* clampi requests, and the MPI handles the program gets for them:
+ *  - persistent (default): a pooled inactive persistent MPI request (MPI_Recv_init from
+ *    MPI_PROC_NULL on MPI_COMM_SELF). No MPI call per message: clampi's completion calls
+ *    (complete.c, the preload's and libclampi's MPI_Wait...) recognise the handle and
+ *    complete the request themselves; the handle goes back to the pool.
+ *  - generalized: an MPI generalized request, which MPI's own waits complete too (for code
+ *    that calls PMPI_Wait directly, e.g. MPI's Fortran bindings); auto picks it when those
+ *    bindings are in the process (CLAMPI_MATCH_HANDLES).
+ * Internal requests (blocking calls) have no handle at all: the caller waits on `finished`.
+ * All come from pool.c's free list. */
+#include <dlfcn.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/options.h"
 #include "msg/msg.h"
 
 /* MPI_Request handle -> clampi_mreq (the completion calls need the request's
@@ -41,6 +50,97 @@ static void table_remove(clampi_mreq *r) {
         }
     pthread_mutex_unlock(&table_lock);
 }
+
+/* ---- handles ------------------------------------------------------------------------- */
+static int handle_kind; /* 0: not decided yet, 1: persistent, 2: generalized */
+static pthread_once_t kind_once = PTHREAD_ONCE_INIT;
+
+static void decide_kind(void) {
+    unsigned long long v = clampi_opt_process(CLAMPI_OPT_MATCH_HANDLES).u; /* auto|persistent|generalized */
+    if (v == 0) /* MPI's Fortran bindings wait with PMPI_Wait, past clampi's MPI_Wait */
+        v = dlsym(RTLD_DEFAULT, "mpi_wait_") || dlsym(RTLD_DEFAULT, "MPI_WAIT") ? 2 : 1;
+    handle_kind = (int)v;
+}
+
+int clampi_mreq_handles_persistent(void) {
+    pthread_once(&kind_once, decide_kind);
+    return handle_kind == 1;
+}
+
+/* Inactive persistent requests to MPI_PROC_NULL: real MPI handles (MPI_Request_c2f, a
+ * stray PMPI_Wait return at once), made once and reused. */
+static struct {
+    pthread_mutex_t lock;
+    MPI_Request *h;
+    int n, cap;
+} shells = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+
+/* Each thread keeps a few without a lock (a handle is a value: any thread may return it). */
+#define SHELLS_LOCAL 32
+static _Thread_local CLAMPI_MSG_TLS struct {
+    MPI_Request h[SHELLS_LOCAL];
+    int n;
+} my_shells;
+
+static int shell_get(MPI_Request *h) {
+    if (my_shells.n > 0) {
+        *h = my_shells.h[--my_shells.n];
+        return MPI_SUCCESS;
+    }
+    pthread_mutex_lock(&shells.lock);
+    int have = shells.n > 0;
+    if (have) *h = shells.h[--shells.n];
+    pthread_mutex_unlock(&shells.lock);
+    return have ? MPI_SUCCESS : PMPI_Recv_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, h);
+}
+
+static void shell_put(MPI_Request h) {
+    if (my_shells.n < SHELLS_LOCAL) {
+        my_shells.h[my_shells.n++] = h;
+        return;
+    }
+    pthread_mutex_lock(&shells.lock);
+    if (shells.n == shells.cap) {
+        int cap = shells.cap ? 2 * shells.cap : 64;
+        MPI_Request *g = realloc(shells.h, sizeof *g * (size_t)cap);
+        if (g) shells.h = g, shells.cap = cap;
+    }
+    if (shells.n < shells.cap) h = (shells.h[shells.n++] = h, MPI_REQUEST_NULL);
+    pthread_mutex_unlock(&shells.lock);
+    if (h != MPI_REQUEST_NULL) PMPI_Request_free(&h); /* no memory to keep it */
+}
+
+/* The pool and this thread's cache (other threads' few stay: inactive, harmless). */
+void clampi_mreq_shells_free(void) {
+    while (my_shells.n > 0) PMPI_Request_free(&my_shells.h[--my_shells.n]);
+    pthread_mutex_lock(&shells.lock);
+    for (int i = 0; i < shells.n; i++) PMPI_Request_free(&shells.h[i]);
+    free(shells.h);
+    shells.h = NULL;
+    shells.n = shells.cap = 0;
+    pthread_mutex_unlock(&shells.lock);
+}
+
+/* The handle of a finished request is done with: back to the pool (persistent) or freed by
+ * MPI (generalized: complete already; free_fn does the bookkeeping). Drops MPI's reference. */
+static void release_handle(clampi_mreq *r) {
+    MPI_Request h = r->mpi;
+    if (!r->shell) {
+        PMPI_Request_free(&h);
+        return;
+    }
+    table_remove(r);
+    atomic_fetch_sub(&live, 1);
+    shell_put(h);
+    clampi_mreq_unpin(r);
+}
+
+void clampi_mreq_complete(clampi_mreq *r, MPI_Request *handle) {
+    *handle = MPI_REQUEST_NULL;
+    release_handle(r);
+}
+
+void clampi_mreq_freed_and_finished(clampi_mreq *r) { release_handle(r); }
 
 clampi_mreq *clampi_mreq_pin(MPI_Request req) {
     if (req == MPI_REQUEST_NULL) return NULL;
@@ -122,13 +222,10 @@ static int wait_fn(int count, void **states, double timeout, MPI_Status *status)
  * (MPI_Grequest_complete: MPI_ERR_REQUEST; MPICH's rqfree). So the handle is freed by the
  * later of the two: this call or the completion (clampi_msg_progress). */
 int clampi_msg_request_free(MPI_Request *request) {
-    clampi_mreq *r = request ? clampi_mreq_pin(*request) : NULL;
+    clampi_mreq *r = request && clampi_mreq_live() ? clampi_mreq_pin(*request) : NULL;
     if (!r) return PMPI_Request_free(request);
     *request = MPI_REQUEST_NULL;
-    if (atomic_fetch_add(&r->handoff, 1) == 1) { /* complete already */
-        MPI_Request h = r->mpi;
-        PMPI_Request_free(&h);
-    }
+    if (atomic_fetch_add(&r->handoff, 1) == 1) release_handle(r); /* complete already */
     clampi_mreq_unpin(r);
     return MPI_SUCCESS;
 }
@@ -158,7 +255,16 @@ int clampi_mreq_create_ex(clampi_mcomm *mc, int is_recv, int internal, void *buf
     r->source = MPI_ANY_SOURCE;
     r->tag = MPI_ANY_TAG;
     r->mpi = MPI_REQUEST_NULL;
-    if (!internal) {
+    if (!internal && clampi_mreq_handles_persistent()) {
+        int err = shell_get(&r->mpi);
+        if (err != MPI_SUCCESS) {
+            if (r->type_dup) PMPI_Type_free(&r->type);
+            clampi_pool_put(CLAMPI_POOL_MREQ, r);
+            return err;
+        }
+        r->shell = 1;
+        atomic_fetch_add(&live, 1);
+    } else if (!internal) {
 #ifdef MPICH
         int err = MPIX_Grequest_start(clampi_mreq_query, free_fn, cancel_fn, poll_fn, wait_fn, r, &r->mpi);
 #else

@@ -1,8 +1,8 @@
 /* The process's UCX worker for matched messages: the active-message handler, sends,
  * rendezvous receives, and progress.
  *
- * How MPI's own waits reach this progress (so MPI_Wait/MPI_Test work on clampi's
- * generalized requests without a progress thread):
+ * How MPI's own waits reach this progress (so MPI's waits on other requests, and on clampi's
+ * generalized requests, progress clampi's transfers without a progress thread):
  *  - MPICH: requests are made with MPIX_Grequest_start, whose poll function is
  *    clampi_msg_progress; MPICH calls it from MPI_Wait/MPI_Test on such requests.
  *  - Open MPI: clampi_msg_progress is one of the callbacks common/progress_hook.c runs from
@@ -14,8 +14,8 @@
  *    progresses the worker while events arrive and sleeps on its event fd otherwise. It
  *    only runs UCX (and the AM handler and UCX callbacks with it); MPI_Grequest_complete
  *    stays with the application's threads.
- * A transfer that finishes inside UCX's callbacks only marks the request; the
- * MPI_Grequest_complete happens in clampi_msg_progress, outside UCX's callbacks. */
+ * A transfer that finishes inside UCX's callbacks only queues the request; clampi_msg_progress
+ * marks it finished (and calls MPI_Grequest_complete for a generalized handle) outside them. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +84,19 @@ void clampi_msg_finish(clampi_mreq *r) {
         atomic_store_explicit(&r->finished, 1, memory_order_release);
         return;
     }
+    if (r->shell) {                    /* no MPI call to make: finished now, no queue, unless ... */
+        atomic_fetch_add(&r->refs, 1); /* r stays while this call touches it */
+        atomic_store_explicit(&r->finished, 1, memory_order_release);
+        if (atomic_fetch_add(&r->handoff, 1) == 1)
+            r->done_kind = CLAMPI_DONE_RELEASE; /* ... the program freed it: its handle too */
+        else if (atomic_fetch_sub(&r->refs, 1) == 1)
+            r->done_kind = CLAMPI_DONE_UNPIN; /* ... a waiter took it meanwhile: the last reference */
+        else
+            return;
+        /* Both release memory (MPI_Type_free, pools): not inside UCX's callbacks. */
+    } else {
+        r->done_kind = CLAMPI_DONE_GREQ;
+    }
     r->done_next = NULL;
     pthread_mutex_lock(&done_lock);
     if (done_tail)
@@ -95,12 +108,9 @@ void clampi_msg_finish(clampi_mreq *r) {
     pthread_mutex_unlock(&done_lock);
 }
 
-void clampi_msg_progress(void) {
-    if (in_progress || !worker) return;
-    clampi_ucx_poller_note(&poller);
-    in_progress = 1;
-    while (ucp_worker_progress(worker)) {}
-    flush_acks();
+/* Finished requests queued by UCX's callbacks: marked finished (generalized handles:
+ * MPI_Grequest_complete first), their handles released if the program freed them. */
+static void drain_done(void) {
     while (atomic_load_explicit(&done_count, memory_order_relaxed)) { /* a missed one: next progress */
         pthread_mutex_lock(&done_lock);
         clampi_mreq *r = done_head;
@@ -111,16 +121,41 @@ void clampi_msg_progress(void) {
         }
         pthread_mutex_unlock(&done_lock);
         if (!r) break;
-        /* Pinned: another thread's wait may free the request as soon as MPI sees it
-         * complete; `finished` (MPICH's wait_fn) only after MPI knows. */
+        if (r->done_kind == CLAMPI_DONE_UNPIN) { /* finish's own reference, the last */
+            atomic_fetch_add(&r->refs, 1);
+            clampi_mreq_unpin(r);
+            continue;
+        }
+        if (r->done_kind == CLAMPI_DONE_RELEASE) { /* finish's reference kept for this */
+            clampi_mreq_freed_and_finished(r);
+            clampi_mreq_unpin(r);
+            continue;
+        }
+        /* A generalized handle. Pinned: another thread's wait may free the request as soon
+         * as MPI sees it complete; `finished` (MPICH's wait_fn) only after MPI knows. */
         atomic_fetch_add(&r->refs, 1);
-        MPI_Request h = r->mpi;
-        PMPI_Grequest_complete(h);
+        PMPI_Grequest_complete(r->mpi);
         atomic_store(&r->finished, 1);
         if (atomic_fetch_add(&r->handoff, 1) == 1) /* the program freed it (clampi_msg_request_free) */
-            PMPI_Request_free(&h);
+            clampi_mreq_freed_and_finished(r);
         clampi_mreq_unpin(r);
     }
+}
+
+void clampi_msg_progress(void) {
+    if (in_progress || !worker) return;
+    clampi_ucx_poller_note(&poller);
+    in_progress = 1;
+    while (ucp_worker_progress(worker)) {}
+    flush_acks();
+    drain_done();
+    in_progress = 0;
+}
+
+void clampi_msg_reap(void) {
+    if (in_progress || !atomic_load_explicit(&done_count, memory_order_relaxed)) return;
+    in_progress = 1;
+    drain_done();
     in_progress = 0;
 }
 
@@ -416,6 +451,7 @@ static int at_finalize(MPI_Comm comm, int kv, void *value, void *extra) {
     clampi_msg_disable_all_local();
     clampi_msg_progress();
     clampi_progress_hook_remove(clampi_msg_progress);
+    clampi_mreq_shells_free();
     pthread_mutex_lock(&init_lock);
     if (worker) ucp_worker_destroy(worker);
     worker = NULL;
