@@ -88,6 +88,23 @@ uint64_t clampi_ucx_ep_amo_mds(ucp_ep_h ep) {
     return mds;
 }
 
+int clampi_ucx_ep_amo_cpu(ucp_ep_h ep) {
+    char *text = ep_info(ep), *save = NULL;
+    int amo = 0, cpu = 1;
+    for (char *line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+        const char *arrow = strstr(line, "-> md[");
+        unsigned md;
+        char name[32] = "";
+        if (!strstr(line, "lane[") || !strstr(line, " amo#") || !arrow) continue;
+        amo = 1;
+        if (sscanf(arrow, "-> md[%u]/%31[a-z0-9_]", &md, name) != 2 ||
+            (strcmp(name, "sysv") && strcmp(name, "posix") && strcmp(name, "xpmem")))
+            cpu = 0;
+    }
+    free(text);
+    return amo && cpu;
+}
+
 uint64_t clampi_ucx_rkey_md_map(const void *packed, size_t len) {
     uint64_t map = 0;
     if (packed && len >= sizeof map) memcpy(&map, packed, sizeof map);

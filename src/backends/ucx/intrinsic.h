@@ -42,6 +42,10 @@ int clampi_intrinsic_supported(unsigned opbits, int count, MPI_Datatype datatype
  * memory: memory UCX allocated, not memory it only registered); otherwise UCX emulates it
  * with active messages executed by the target's CPU. */
 uint64_t clampi_ucx_ep_amo_mds(ucp_ep_h ep);
+/* 1 if ep has atomic lanes and every one is a shared-memory transport's (md sysv, posix or
+ * xpmem: UCX runs those atomics as CPU atomics on the target memory mapped in the origin),
+ * else 0 (a device's atomics, or none: emulated by the target's CPU). */
+int clampi_ucx_ep_amo_cpu(ucp_ep_h ep);
 /* The md map of a packed rkey (UCX 1.13 packs it first). */
 uint64_t clampi_ucx_rkey_md_map(const void *packed, size_t len);
 #endif

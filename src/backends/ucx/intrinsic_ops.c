@@ -1,6 +1,8 @@
 /* mpi_assert_accumulate_intrinsic=true on a UCX window: accumulate, get-accumulate,
  * fetch-and-op and compare-and-swap go straight to UCX atomics (ucp_atomic_op_nbx), one per
- * element, completed by the next flush like a put. The window's table is the UCX backend's
+ * element, completed by the next flush like a put; or, where UCX itself would run them as
+ * CPU atomics on shared memory it maps here, straight to those CPU atomics (complete at
+ * once: clampi_ucx_target_amo_ptr says where). The window's table is the UCX backend's
  * with these four replaced; whatever UCX has no atomic for (ops, float types, more than
  * CLAMPI_INTRINSIC_MAX_COUNT elements, non-contiguous types) falls back to the backend's
  * lock-based path: by the assertion the program issues none of those, and if it does they
@@ -51,6 +53,51 @@ static ucs_status_t fetch_bitwise(const clampi_ucx_target *t, ucp_atomic_op_t uo
     return st;
 }
 
+/* One element at p (naturally aligned, esize 4 or 8) as a CPU atomic: what UCX's
+ * shared-memory transports do for an atomic on memory they map (clampi_ucx_target_amo_ptr). */
+#define CPU_ATOMIC(T)                                                                            \
+    static void cpu_atomic_##T(T *p, MPI_Op op, const T *value, const T *compare, T *reply) {    \
+        T old;                                                                                   \
+        if (compare) {                                                                           \
+            old = *compare;                                                                      \
+            __atomic_compare_exchange_n(p, &old, *value, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+        } else if (op == MPI_SUM) {                                                              \
+            old = __atomic_fetch_add(p, *value, __ATOMIC_SEQ_CST);                               \
+        } else if (op == MPI_BAND) {                                                             \
+            old = __atomic_fetch_and(p, *value, __ATOMIC_SEQ_CST);                               \
+        } else if (op == MPI_BOR) {                                                              \
+            old = __atomic_fetch_or(p, *value, __ATOMIC_SEQ_CST);                                \
+        } else if (op == MPI_BXOR) {                                                             \
+            old = __atomic_fetch_xor(p, *value, __ATOMIC_SEQ_CST);                               \
+        } else if (op == MPI_REPLACE) {                                                          \
+            old = __atomic_exchange_n(p, *value, __ATOMIC_SEQ_CST);                              \
+        } else { /* MPI_NO_OP */                                                                 \
+            old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                          \
+        }                                                                                        \
+        if (reply) memcpy(reply, &old, sizeof old);                                              \
+    }
+CPU_ATOMIC(uint32_t)
+CPU_ATOMIC(uint64_t)
+
+static void cpu_atomics(char *p, int esize, int count, MPI_Op op, const char *origin, const char *compare,
+                        char *result) {
+    for (int i = 0; i < count; i++) {
+        const size_t at = (size_t)i * (size_t)esize;
+        uint64_t v = 0, c = 0; /* aligned copies of the operands */
+        if (origin && op != MPI_NO_OP) memcpy(&v, origin + at, (size_t)esize);
+        if (compare) memcpy(&c, compare + at, (size_t)esize);
+        if (esize == 4) {
+            uint32_t v4 = (uint32_t)v, c4 = (uint32_t)c, r4;
+            cpu_atomic_uint32_t((uint32_t *)(p + at), op, &v4, compare ? &c4 : NULL, &r4);
+            if (result) memcpy(result + at, &r4, 4);
+        } else {
+            uint64_t r8;
+            cpu_atomic_uint64_t((uint64_t *)(p + at), op, &v, compare ? &c : NULL, &r8);
+            if (result) memcpy(result + at, &r8, 8);
+        }
+    }
+}
+
 /* count elements of datatype at target_disp: op (fetching into result when result != NULL;
  * cas: compare != NULL). Returns FALLBACK when UCX has no atomic for it. */
 static int atomic_elems(clampi_bwin *w, int target, MPI_Aint disp, const void *origin, void *result,
@@ -89,6 +136,13 @@ static int atomic_elems(clampi_bwin *w, int target, MPI_Aint disp, const void *o
         return rc;
     }
     if (rc != MPI_SUCCESS) return raise_neg(w, rc);
+    char *cpu = clampi_ucx_target_amo_ptr(w, &t, target);
+    if (cpu && (uintptr_t)cpu % (uintptr_t)esize == 0) { /* complete here: nothing for the flush */
+        cpu_atomics(cpu, esize, count, op, origin, compare, result);
+        clampi_ucx_target_end(w, target, &t, 0);
+        __atomic_fetch_add(&clampi_ucx_of(w)->counters.cpu_amos, (uint64_t)count, __ATOMIC_RELAXED);
+        return MPI_SUCCESS;
+    }
     ucp_atomic_op_t uop = compare             ? UCP_ATOMIC_OP_CSWAP
                           : op == MPI_SUM     ? UCP_ATOMIC_OP_ADD
                           : op == MPI_BAND    ? UCP_ATOMIC_OP_AND

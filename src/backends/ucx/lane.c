@@ -16,10 +16,11 @@ int clampi_ucx_lane_init(clampi_ucx_win *u, clampi_ucx_lane *l, ucs_thread_mode_
     l->rkeys = calloc(n, sizeof *l->rkeys);
     l->ctl_rkeys = calloc(n, sizeof *l->ctl_rkeys);
     l->pending = calloc(n, sizeof *l->pending);
+    l->amo_base = calloc(n, sizeof *l->amo_base);
     if (u->dynamic) l->dyn = calloc(n, sizeof *l->dyn);
-    if (!l->eps || !l->rkeys || !l->ctl_rkeys || !l->pending || (u->dynamic && !l->dyn) ||
+    if (!l->eps || !l->rkeys || !l->ctl_rkeys || !l->pending || !l->amo_base || (u->dynamic && !l->dyn) ||
         pthread_mutex_init(&l->mutex, NULL) != 0) {
-        free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->dyn);
+        free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->amo_base), free(l->dyn);
         return MPI_ERR_NO_MEM;
     }
     /* the process lane takes a pooled worker (context.h), a thread lane a new one */
@@ -27,7 +28,7 @@ int clampi_ucx_lane_init(clampi_ucx_win *u, clampi_ucx_lane *l, ucs_thread_mode_
     int rc = is_thread ? clampi_ucx_worker_create(mode, &l->worker) : clampi_ucx_worker_get(mode, &l->worker);
     if (rc != MPI_SUCCESS) {
         pthread_mutex_destroy(&l->mutex);
-        free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->dyn);
+        free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->amo_base), free(l->dyn);
         l->eps = NULL;
     }
     return rc;
@@ -47,6 +48,7 @@ void clampi_ucx_lane_close(clampi_ucx_win *u, clampi_ucx_lane *l) {
         if (l->rkeys[t]) ucp_rkey_destroy(l->rkeys[t]);
         if (l->ctl_rkeys[t]) ucp_rkey_destroy(l->ctl_rkeys[t]);
         l->rkeys[t] = l->ctl_rkeys[t] = NULL;
+        l->amo_base[t] = NULL; /* it was the rkey's mapping */
         if (l->dyn) drop_dyncache(&l->dyn[t]);
     }
     /* Flush-mode closes: over TCP they need the peers' progress, and a peer answers on its
@@ -74,7 +76,7 @@ void clampi_ucx_lane_fini(clampi_ucx_win *u, clampi_ucx_lane *l) {
     else
         clampi_ucx_worker_put(l->mode, l->worker);
     pthread_mutex_destroy(&l->mutex);
-    free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->dyn);
+    free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->amo_base), free(l->dyn);
     l->eps = NULL;
 }
 
@@ -504,6 +506,7 @@ void clampi_ucx_counters_of(const clampi_bwin *b, clampi_ucx_counters *out) {
     out->put_copies = __atomic_load_n(&u->counters.put_copies, __ATOMIC_RELAXED);
     out->put_waits = __atomic_load_n(&u->counters.put_waits, __ATOMIC_RELAXED);
     out->serviced = __atomic_load_n(&u->main.poller.serviced, __ATOMIC_RELAXED);
+    out->cpu_amos = __atomic_load_n(&u->counters.cpu_amos, __ATOMIC_RELAXED);
 }
 
 void clampi_ucx_flush_probe_of(const clampi_bwin *b, clampi_ucx_flush_probe *out) {

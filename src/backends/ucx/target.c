@@ -5,6 +5,7 @@
 #include "backends/ucx/intrinsic.h"
 #include "backends/ucx/memhandle.h"
 #include "backends/ucx/ucx_win.h"
+#include "common/options.h"
 
 int clampi_ucx_target_begin(clampi_bwin *b, int target, uint64_t offset, uint64_t len, clampi_ucx_target *t) {
     clampi_ucx_win *u = clampi_ucx_of(b);
@@ -35,6 +36,23 @@ void clampi_ucx_target_end(clampi_bwin *b, int target, clampi_ucx_target *t, int
     clampi_ucx_lane *l = t->lane;
     if (issued) clampi_ucx_lane_count(l, target);
     clampi_ucx_lane_leave(l);
+}
+
+void *clampi_ucx_target_amo_ptr(clampi_bwin *b, const clampi_ucx_target *t, int target) {
+    clampi_ucx_win *u = clampi_ucx_of(b);
+    clampi_ucx_lane *l = t->lane;
+    if (u->dynamic || clampi_ucx_mh_of(b) || target == u->rank) return NULL;
+    void *base = l->amo_base[target];
+    if (__builtin_expect(base == NULL, 0)) { /* first atomic to target on this lane */
+        static int allowed = -1;
+        if (allowed < 0) allowed = clampi_opt_process(CLAMPI_OPT_SHM_DIRECT).u != 0;
+        void *p = NULL;
+        if (!allowed || !l->rkeys[target] || !clampi_ucx_ep_amo_cpu(t->ep) ||
+            ucp_rkey_ptr(l->rkeys[target], u->peer_base[target], &p) != UCS_OK || !p)
+            p = CLAMPI_UCX_NO_AMO_BASE;
+        l->amo_base[target] = base = p;
+    }
+    return base == CLAMPI_UCX_NO_AMO_BASE ? NULL : (char *)base + (t->raddr - u->peer_base[target]);
 }
 
 int clampi_ucx_target_in_epoch(const clampi_bwin *b, int target) {

@@ -21,6 +21,13 @@ typedef struct clampi_ucx_target {
 /* MPI_SUCCESS, or the clampi_error to raise (as a negative -1 - e). */
 int clampi_ucx_target_begin(clampi_bwin *b, int target, uint64_t offset, uint64_t len, clampi_ucx_target *t);
 void clampi_ucx_target_end(clampi_bwin *b, int target, clampi_ucx_target *t, int issued);
+/* Where the calling process may run an atomic on t's target bytes as a CPU atomic: the
+ * address of t->raddr mapped here, or NULL. Only for a static window whose endpoint runs
+ * UCX's own atomics to that target as CPU atomics on shared memory (clampi_ucx_ep_amo_cpu)
+ * and whose memory UCX maps here (ucp_rkey_ptr): then these atomics and every other
+ * process's UCX atomics on that memory are the same instructions on the same bytes.
+ * CLAMPI_SHM_DIRECT=false turns it off. */
+void *clampi_ucx_target_amo_ptr(clampi_bwin *b, const clampi_ucx_target *t, int target);
 /* Whether target may be accessed now (an epoch of the window's shared state). */
 int clampi_ucx_target_in_epoch(const clampi_bwin *b, int target);
 /* The md map of the rkey through which b reaches target's memory (see intrinsic.h). */

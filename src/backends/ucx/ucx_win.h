@@ -72,6 +72,8 @@ typedef struct clampi_ucx_lane {
     ucp_rkey_h *ctl_rkeys;    /* per target: control block */
     clampi_ucx_dyncache *dyn; /* per target (dynamic windows) */
     uint64_t *pending;        /* per target: operations issued and not yet driven by a flush */
+    void **amo_base;          /* per target: its window memory mapped here for CPU atomics
+                               * (target.c), CLAMPI_UCX_NO_AMO_BASE if not; NULL: not looked up */
     pthread_mutex_t mutex;    /* see the file comment */
     int is_thread;            /* a per-thread lane (else the process lane) */
     ucs_thread_mode_t mode;   /* of its worker */
@@ -111,6 +113,7 @@ typedef struct clampi_ucx_counters {
     uint64_t put_copies; /* small puts UCX could not complete at once: sent from a private copy */
     uint64_t put_waits;  /* small puts UCX returned a request for anyway: completed locally */
     uint64_t serviced;   /* passes in which the progress service progressed the process worker */
+    uint64_t cpu_amos;   /* intrinsic atomics done as CPU atomics on the mapped target memory */
 } clampi_ucx_counters;
 
 typedef struct clampi_ucx_win {
@@ -160,7 +163,8 @@ typedef struct clampi_ucx_win {
 /* The UCX state of a window (clampi_bwin.state). */
 static inline clampi_ucx_win *clampi_ucx_of(const clampi_bwin *b) { return (clampi_ucx_win *)b->state; }
 
-#define CLAMPI_UCX_LOCK_NOCHECK 0x100 /* lock_type flag: taken with MPI_MODE_NOCHECK (no lock word) */
+#define CLAMPI_UCX_NO_AMO_BASE ((void *)1) /* clampi_ucx_lane.amo_base: no direct atomics to that target */
+#define CLAMPI_UCX_LOCK_NOCHECK 0x100      /* lock_type flag: taken with MPI_MODE_NOCHECK (no lock word) */
 
 /* ---- lanes (lane.c) ---- */
 /* The lane the calling thread issues on: its own (thread scope) or the process lane.
