@@ -126,7 +126,10 @@ int bw_create(bwin *w, bw_kind kind, MPI_Aint size, MPI_Comm comm, const char *c
     return rc;
 }
 
+/* Without keys: MPI_INFO_NULL, as a program making a window per exchange would pass (a
+ * memory-handle window takes its backend from the parent and never caches). */
 int bw_mh_open(bwin *w, const char *const *keys) {
+    if (!keys) return CMPIX_Win_from_memhandle(w->mh, w->mh_size, w->mh_owner, 1, MPI_INFO_NULL, w->parent, &w->cw);
     MPI_Info info = make_info(BW_CL_MH, keys);
     int rc = CMPIX_Win_from_memhandle(w->mh, w->mh_size, w->mh_owner, 1, info, w->parent, &w->cw);
     MPI_Info_free(&info);

@@ -33,7 +33,8 @@ typedef enum clampi_opt_type {
     X(BUFFER_SIZE, "buffer_size", "rma", "clampi_buffer_size", "CLAMPI_BUFFER_SIZE", SIZE, "16M", NULL, 1, 0,          \
       "Initial bytes of a window's cache buffer; adaptive sizing may grow it")                                         \
     X(SHM_DIRECT, "shm_direct", "rma", "clampi_shm_direct", "CLAMPI_SHM_DIRECT", BOOL, "true", NULL, 0, 0,             \
-      "Serve gets to same-node targets by load/store from the target's memory where MPI exposes it")                   \
+      "Serve gets to same-node targets by load/store from the target's memory where MPI exposes it; UCX windows: "     \
+      "run intrinsic atomics as CPU atomics on target memory UCX maps here (process-wide for those)")                  \
     X(DYNAMIC_CACHE, "dynamic_cache", "rma", "clampi_dynamic_cache", "CLAMPI_DYNAMIC_CACHE", BOOL, "false", NULL, 0,   \
       0, "Allow caching modes on dynamic windows (the program promises not to detach cached memory)")                  \
     X(ADAPTIVE, "adaptive", "rma", "clampi_adaptive", "CLAMPI_ADAPTIVE", BOOL, "true", NULL, 0, 0,                     \

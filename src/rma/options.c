@@ -72,6 +72,7 @@ int clampi_options_read(MPI_Info info, clampi_win_options *o, const char **bad_k
 }
 
 int clampi_options_update(MPI_Info info, clampi_win_options *o, const char **bad_key) {
+    if (info == MPI_INFO_NULL) return MPI_SUCCESS; /* nothing to update */
     clampi_win_options next = *o;
     for (size_t k = 0; k < NKNOBS; k++) {
         clampi_opt_value v;
