@@ -15,6 +15,7 @@ typedef struct exp_opts {
 
 int exp_mt(const exp_opts *o);
 int exp_order(const exp_opts *o);
+int exp_order_mt(const exp_opts *o);
 int exp_wins(const exp_opts *o);
 int exp_amo(const exp_opts *o);
 int exp_progress(const exp_opts *o);

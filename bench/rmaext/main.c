@@ -1,5 +1,5 @@
 /* rmaext_bench: the RMA-extension benchmarks of issue 9 (the Quo Vadis RMA paper), one experiment per
- * run: rmaext_bench mt|order|wins|amo|progress [--trials N] [--iters N] [--threads T]
+ * run: rmaext_bench mt|order|order_mt|wins|amo|progress [--trials N] [--iters N] [--threads T]
  * [--mpi-only] [--busy-ms X]. Rank 0 prints one JSON object per line; run.sh collects
  * them (Open MPI and MPICH builds, shared memory and TCP) and plot.py draws them. */
 #include <stdio.h>
@@ -12,7 +12,7 @@ int main(int argc, char **argv) {
     /* Only the threaded experiment asks for MPI_THREAD_MULTIPLE: Open MPI's osc pt2pt (the
      * TCP configuration) refuses windows under it. */
     int provided;
-    int want_mt = argc > 1 && !strcmp(argv[1], "mt");
+    int want_mt = argc > 1 && (!strcmp(argv[1], "mt") || !strcmp(argv[1], "order_mt"));
     MPI_Init_thread(&argc, &argv, want_mt ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
     exp_opts o = {.trials = 5, .iters = 0, .max_threads = 32, .mpi_only = 0, .busy_ms = 200};
     const char *exp = argc > 1 ? argv[1] : "";
@@ -32,7 +32,7 @@ int main(int argc, char **argv) {
     }
     int n;
     MPI_Comm_size(MPI_COMM_WORLD, &n);
-    if (n != 2 || (!strcmp(exp, "mt") && provided != MPI_THREAD_MULTIPLE)) {
+    if (n != 2 || (want_mt && provided != MPI_THREAD_MULTIPLE)) {
         fprintf(stderr, "rmaext_bench: needs 2 ranks (and MPI_THREAD_MULTIPLE for mt)\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -41,6 +41,8 @@ int main(int argc, char **argv) {
         rc = exp_mt(&o);
     else if (!strcmp(exp, "order"))
         rc = exp_order(&o);
+    else if (!strcmp(exp, "order_mt"))
+        rc = exp_order_mt(&o);
     else if (!strcmp(exp, "wins"))
         rc = exp_wins(&o);
     else if (!strcmp(exp, "amo"))
@@ -48,7 +50,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(exp, "progress"))
         rc = exp_progress(&o);
     else
-        fprintf(stderr, "usage: rmaext_bench mt|order|wins|amo|progress [options]\n");
+        fprintf(stderr, "usage: rmaext_bench mt|order|order_mt|wins|amo|progress [options]\n");
     MPI_Finalize();
     return rc;
 }
