@@ -187,7 +187,7 @@ static int some_step(split *s, MPI_Request reqs[], int *outcount, int indices[],
 }
 
 int clampi_msg_test(MPI_Request *request, int *flag, MPI_Status *status) {
-    if (!clampi_mreq_live()) return PMPI_Test(request, flag, status);
+    if (!clampi_mreq_live() || !request || !flag) return PMPI_Test(request, flag, status); /* MPI says what is bad */
     clampi_mreq *p = clampi_mreq_pin(*request);
     if (!p) return PMPI_Test(request, flag, status);
     clampi_msg_reap(); /* finished already (a self send, an earlier progress): no UCX call */
@@ -204,7 +204,7 @@ int clampi_msg_test(MPI_Request *request, int *flag, MPI_Status *status) {
 }
 
 int clampi_msg_wait(MPI_Request *request, MPI_Status *status) {
-    if (!clampi_mreq_live()) return PMPI_Wait(request, status);
+    if (!clampi_mreq_live() || !request) return PMPI_Wait(request, status);
     clampi_mreq *p = clampi_mreq_pin(*request);
     if (!p) return PMPI_Wait(request, status);
     int spins = 0;
@@ -215,7 +215,8 @@ int clampi_msg_wait(MPI_Request *request, MPI_Status *status) {
 }
 
 int clampi_msg_testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {
-    if (!clampi_mreq_live() || count <= 0 || !requests) return PMPI_Testany(count, requests, index, flag, status);
+    if (!clampi_mreq_live() || count <= 0 || !requests || !index || !flag)
+        return PMPI_Testany(count, requests, index, flag, status);
     split s;
     if (split_begin(&s, count, requests)) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, NULL);
     if (!s.nclampi) {
@@ -230,7 +231,7 @@ int clampi_msg_testany(int count, MPI_Request requests[], int *index, int *flag,
 }
 
 int clampi_msg_waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
-    if (!clampi_mreq_live() || count <= 0 || !requests) return PMPI_Waitany(count, requests, index, status);
+    if (!clampi_mreq_live() || count <= 0 || !requests || !index) return PMPI_Waitany(count, requests, index, status);
     split s;
     if (split_begin(&s, count, requests)) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, NULL);
     if (!s.nclampi) {
@@ -245,7 +246,7 @@ int clampi_msg_waitany(int count, MPI_Request requests[], int *index, MPI_Status
 }
 
 int clampi_msg_testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
-    if (!clampi_mreq_live() || count <= 0 || !requests) return PMPI_Testall(count, requests, flag, statuses);
+    if (!clampi_mreq_live() || count <= 0 || !requests || !flag) return PMPI_Testall(count, requests, flag, statuses);
     split s;
     if (split_begin(&s, count, requests)) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, NULL);
     if (!s.nclampi) {

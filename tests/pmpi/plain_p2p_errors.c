@@ -60,6 +60,20 @@ static void bad_calls(MPI_Comm comm, const char *name) {
     q = MPI_REQUEST_NULL;
     report(name, "request_free_null", MPI_Request_free(&q));
     report(name, "start_null", MPI_Start(&q));
+    /* NULL output arguments of the completion calls on a pending receive: MPI's error, and
+     * the request stays pending (cancelled and completed after) */
+    MPI_Request pend;
+    int idx, got;
+    MPI_Irecv(buf, 1, MPI_INT, peer, 999, comm, &pend);
+    report(name, "test_null_flag", MPI_Test(&pend, NULL, &st));
+    report(name, "testall_null_flag", MPI_Testall(1, &pend, NULL, &st));
+    report(name, "testany_null_index", MPI_Testany(1, &pend, NULL, &got, &st));
+    report(name, "testany_null_flag", MPI_Testany(1, &pend, &idx, NULL, &st));
+    report(name, "pending_still_valid", pend == MPI_REQUEST_NULL ? MPI_ERR_REQUEST : MPI_SUCCESS);
+    MPI_Cancel(&pend);
+    MPI_Wait(&pend, &st);
+    MPI_Test_cancelled(&st, &got);
+    report(name, "pending_cancelled", got ? MPI_SUCCESS : MPI_ERR_OTHER);
 }
 
 /* Truncation between ranks 0 (sender) and 1 (receiver). */
