@@ -41,6 +41,19 @@ static void am_wait(ucp_worker_h w, int target) {
     while (arrived < target) ucp_worker_progress(w);
 }
 
+/* n round trips: rank 0 sends first; *target counts the messages this rank has received. */
+static void am_pingpong(ucp_worker_h w, ucp_ep_h ep, int rank, const void *buf, size_t bytes, long n, int *target) {
+    for (long i = 0; i < n; i++) {
+        if (rank == 0) {
+            am_send(w, ep, buf, bytes);
+            am_wait(w, ++*target);
+        } else {
+            am_wait(w, ++*target);
+            am_send(w, ep, buf, bytes);
+        }
+    }
+}
+
 static int cmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -99,15 +112,7 @@ int main(int argc, char **argv) {
     /* wire up the endpoint both ways before timing */
     char *buf = calloc(bytes ? bytes : 1, 1);
     int target = 0;
-    for (int i = 0; i < 100; i++) {
-        if (rank == 0) {
-            am_send(w, ep, buf, bytes);
-            am_wait(w, ++target);
-        } else {
-            am_wait(w, ++target);
-            am_send(w, ep, buf, bytes);
-        }
-    }
+    am_pingpong(w, ep, rank, buf, bytes, 100, &target);
     double *mpi_us = malloc(sizeof(double) * (size_t)trials), *ucx_us = malloc(sizeof(double) * (size_t)trials);
     for (int t = 0; t < trials; t++) {
         MPI_Barrier(MPI_COMM_WORLD);
@@ -124,15 +129,7 @@ int main(int argc, char **argv) {
         mpi_us[t] = (MPI_Wtime() - t0) * 1e6 / (double)iters / 2;
         MPI_Barrier(MPI_COMM_WORLD);
         t0 = MPI_Wtime();
-        for (long i = 0; i < iters; i++) {
-            if (rank == 0) {
-                am_send(w, ep, buf, bytes);
-                am_wait(w, ++target);
-            } else {
-                am_wait(w, ++target);
-                am_send(w, ep, buf, bytes);
-            }
-        }
+        am_pingpong(w, ep, rank, buf, bytes, iters, &target);
         ucx_us[t] = (MPI_Wtime() - t0) * 1e6 / (double)iters / 2;
         if (rank == 0)
             printf("floor trial=%d size=%zu mpi_us=%.3f ucx_am_us=%.3f ratio=%.2f\n", t, bytes, mpi_us[t], ucx_us[t],

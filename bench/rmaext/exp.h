@@ -1,6 +1,8 @@
 /* The RMA-extension benchmark's experiments (one file each). Rank 0 prints JSON lines. */
 #ifndef RMAEXT_EXP_H
 #define RMAEXT_EXP_H
+#include <pthread.h>
+
 #include "bwin.h"
 
 typedef struct exp_opts {
@@ -12,6 +14,16 @@ typedef struct exp_opts {
     double busy_ms;       /* progress: how long the target stays out of MPI */
     const char *progress; /* progress: clampi_progress value for the UCX variant */
 } exp_opts;
+
+/* One thread of a threaded experiment (exp_threads.c). */
+typedef struct exp_thread {
+    bwin *w;
+    int tid, size, iters, style; /* style: the experiment's own (order_mt: put_flush, ...) */
+    pthread_barrier_t *start;
+    double elapsed; /* seconds, written by the thread */
+} exp_thread;
+/* Rank 0 runs threads x body (at most 64); mean microseconds per operation over them. */
+double exp_threads_run(bwin *w, int threads, int size, int iters, int style, int rank, void *(*body)(void *));
 
 int exp_mt(const exp_opts *o);
 int exp_order(const exp_opts *o);

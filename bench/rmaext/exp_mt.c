@@ -10,15 +10,8 @@
 
 #define SLOT (64 * 1024)
 
-typedef struct {
-    bwin *w;
-    int tid, size, iters;
-    pthread_barrier_t *start;
-    double elapsed;
-} mt_arg;
-
 static void *mt_thread(void *p) {
-    mt_arg *a = p;
+    exp_thread *a = p;
     unsigned char *buf = malloc(a->size);
     memset(buf, a->tid, a->size);
     /* warm-up: per-thread UCX worker and endpoints are created on first use */
@@ -33,30 +26,6 @@ static void *mt_thread(void *p) {
     a->elapsed = bw_now() - t0;
     free(buf);
     return NULL;
-}
-
-/* One timed run: mean latency (us) over threads. */
-static double mt_run(bwin *w, int threads, int size, int iters, int rank) {
-    double lat = 0;
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0) {
-        pthread_t th[64];
-        mt_arg args[64];
-        pthread_barrier_t start;
-        pthread_barrier_init(&start, NULL, (unsigned)threads);
-        for (int t = 0; t < threads; t++) {
-            args[t] = (mt_arg){.w = w, .tid = t, .size = size, .iters = iters, .start = &start};
-            pthread_create(&th[t], NULL, mt_thread, &args[t]);
-        }
-        for (int t = 0; t < threads; t++) {
-            pthread_join(th[t], NULL);
-            lat += args[t].elapsed / iters * 1e6;
-        }
-        pthread_barrier_destroy(&start);
-        lat /= threads;
-    }
-    bw_barrier(w);
-    return lat;
 }
 
 int exp_mt(const exp_opts *o) {
@@ -91,7 +60,7 @@ int exp_mt(const exp_opts *o) {
             double best[3] = {1e30, 1e30, 1e30}, sum[3] = {0};
             for (int trial = 0; trial < o->trials; trial++) /* alternate variants */
                 for (int v = 0; v < nvars; v++) {
-                    double l = mt_run(&w[v], T, size, iters, rank);
+                    double l = exp_threads_run(&w[v], T, size, iters, 0, rank, mt_thread);
                     if (l < best[v]) best[v] = l;
                     sum[v] += l;
                 }

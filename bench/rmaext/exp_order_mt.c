@@ -17,15 +17,8 @@
 enum { PUT_FLUSH, ORDERED, UNORDERED };
 static const char *const style_name[] = {"put_flush", "ordered", "unordered"};
 
-typedef struct {
-    bwin *w;
-    int tid, size, iters, style;
-    pthread_barrier_t *start;
-    double elapsed;
-} om_arg;
-
 static void *om_thread(void *p) {
-    om_arg *a = p;
+    exp_thread *a = p;
     unsigned char *buf = malloc((size_t)a->size);
     memset(buf, a->tid + 1, (size_t)a->size);
     const MPI_Aint base = (MPI_Aint)a->tid * SLOT;
@@ -41,29 +34,6 @@ static void *om_thread(void *p) {
     a->elapsed = bw_now() - t0;
     free(buf);
     return NULL;
-}
-
-static double om_run(bwin *w, int style, int threads, int size, int iters, int rank) {
-    double lat = 0;
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0) {
-        pthread_t th[16];
-        om_arg args[16];
-        pthread_barrier_t start;
-        pthread_barrier_init(&start, NULL, (unsigned)threads);
-        for (int t = 0; t < threads; t++) {
-            args[t] = (om_arg){.w = w, .tid = t, .size = size, .iters = iters, .style = style, .start = &start};
-            pthread_create(&th[t], NULL, om_thread, &args[t]);
-        }
-        for (int t = 0; t < threads; t++) {
-            pthread_join(th[t], NULL);
-            lat += args[t].elapsed / iters * 1e6;
-        }
-        pthread_barrier_destroy(&start);
-        lat /= threads;
-    }
-    bw_barrier(w);
-    return lat;
 }
 
 int exp_order_mt(const exp_opts *o) {
@@ -107,7 +77,7 @@ int exp_order_mt(const exp_opts *o) {
                 for (int v = 0; v < nvars; v++)
                     for (int s = 0; s < 3; s++) {
                         if (!(vars[v].styles & (1 << s))) continue;
-                        double l = om_run(&w[v], s, T, size, iters, rank);
+                        double l = exp_threads_run(&w[v], T, size, iters, s, rank, om_thread);
                         if (l < best[v][s]) best[v][s] = l;
                         sum[v][s] += l;
                     }
