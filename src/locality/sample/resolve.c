@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,7 +28,8 @@ typedef struct res {
     int n; /* inline chain, innermost first */
     char *path[MAX_INLINE];
     int line[MAX_INLINE];
-    int user; /* index of the first entry in the program's own code, -1 */
+    int user;  /* index of the first entry in the program's own code, -1 */
+    char need; /* a fallback location needs its line (a system library's) */
 } res;
 
 typedef struct module {
@@ -149,33 +152,103 @@ static int is_user_path(const char *path, const module *m) {
     return strncmp(b, "libclampi", 9) != 0; /* clampi's own allocators: report their caller */
 }
 
-/* One addr2line run per module: addresses in a file, answers in another. */
-static void run_addr2line(const module *m, size_t from, size_t to) {
+/* Whether addr2line can find any line for the module: its own .debug_line, or a separate
+ * debug file by build id (/usr/lib/debug/.build-id/ab/cdef....debug) or by debug link.
+ * Most system libraries have neither: their addresses would all come back "??", and
+ * running addr2line on them was most of the sampler's exit time (issue 17 item 6). */
+static int has_line_info(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct stat st;
+    void *map = fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(Elf64_Ehdr)
+                    ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
+                    : MAP_FAILED;
+    close(fd);
+    if (map == MAP_FAILED) return 0;
+    const unsigned char *b = map;
+    size_t size = (size_t)st.st_size;
+    const Elf64_Ehdr *eh = map;
+    int found = 0;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff == 0 ||
+        eh->e_shstrndx >= eh->e_shnum || eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) > size)
+        goto out;
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(b + eh->e_shoff);
+    const Elf64_Shdr *strs = &sh[eh->e_shstrndx];
+    if (strs->sh_offset + strs->sh_size > size) goto out;
+    const char *names = (const char *)b + strs->sh_offset;
+    char dir[512], cand[1100];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    for (int i = 0; i < eh->e_shnum && !found; i++) {
+        if (sh[i].sh_name >= strs->sh_size || sh[i].sh_offset + sh[i].sh_size > size) continue;
+        const char *name = names + sh[i].sh_name;
+        const unsigned char *data = b + sh[i].sh_offset;
+        if (strcmp(name, ".debug_line") == 0 || strcmp(name, ".zdebug_line") == 0) {
+            found = 1;
+        } else if (strcmp(name, ".note.gnu.build-id") == 0 && sh[i].sh_size > 16) {
+            const Elf64_Nhdr *nh = (const Elf64_Nhdr *)data;
+            const unsigned char *id = data + sizeof *nh + ((nh->n_namesz + 3) & ~3u);
+            if (nh->n_type != NT_GNU_BUILD_ID || nh->n_descsz < 2 || id + nh->n_descsz > data + sh[i].sh_size ||
+                nh->n_descsz > 64)
+                continue;
+            int k = snprintf(cand, sizeof cand, "/usr/lib/debug/.build-id/%02x/", id[0]);
+            for (unsigned j = 1; j < nh->n_descsz; j++) k += snprintf(cand + k, sizeof cand - k, "%02x", id[j]);
+            snprintf(cand + k, sizeof cand - k, ".debug");
+            found = access(cand, R_OK) == 0;
+        } else if (strcmp(name, ".gnu_debuglink") == 0 && sh[i].sh_size > 0 && memchr(data, 0, sh[i].sh_size)) {
+            const char *link = (const char *)data;
+            const char *fmt[] = {"%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s"};
+            for (int f = 0; f < 3 && !found; f++) {
+                snprintf(cand, sizeof cand, fmt[f], dir, link);
+                found = strcmp(cand, path) != 0 && access(cand, R_OK) == 0;
+            }
+        }
+    }
+out:
+    munmap(map, size);
+    return found;
+}
+
+/* One addr2line run per module, addresses in a file and answers in another; all modules'
+ * runs at once (they are independent, and each mostly reads its module). */
+typedef struct a2l_run {
+    const module *m;
+    size_t from, to;
+    pid_t pid;
     char in[600], out[600];
-    snprintf(in, sizeof in, "%s/.a2l.%d.in", ls.out_dir, (int)getpid());
-    snprintf(out, sizeof out, "%s/.a2l.%d.out", ls.out_dir, (int)getpid());
-    FILE *f = fopen(in, "w");
-    if (!f) return;
-    for (size_t i = from; i < to; i++)
+} a2l_run;
+
+static int spawn_addr2line(a2l_run *r, int seq) {
+    const module *m = r->m;
+    snprintf(r->in, sizeof r->in, "%s/.a2l.%d.%d.in", ls.out_dir, (int)getpid(), seq);
+    snprintf(r->out, sizeof r->out, "%s/.a2l.%d.%d.out", ls.out_dir, (int)getpid(), seq);
+    FILE *f = fopen(r->in, "w");
+    if (!f) return 0;
+    for (size_t i = r->from; i < r->to; i++)
         fprintf(f, "0x%lx\n", (unsigned long)(m->dyn ? results[i].ip - m->base : results[i].ip));
     fclose(f);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, in, O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 0, r->in, O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, r->out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     char *argv[] = {"addr2line", "-a", "-i", "-f", "-C", "-e", (char *)m->path, NULL};
     /* no LD_PRELOAD for the helper */
     static char *env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", NULL};
-    pid_t pid;
-    int ok = posix_spawnp(&pid, "addr2line", &fa, NULL, argv, env) == 0;
+    int ok = posix_spawnp(&r->pid, "addr2line", &fa, NULL, argv, env) == 0;
     posix_spawn_file_actions_destroy(&fa);
-    int st;
-    if (ok)
-        while (waitpid(pid, &st, 0) < 0)
-            ;
-    unlink(in);
-    f = ok ? fopen(out, "r") : NULL;
+    if (!ok) {
+        unlink(r->in);
+        unlink(r->out);
+    }
+    return ok;
+}
+
+static void parse_addr2line(const a2l_run *r) {
+    const module *m = r->m;
+    size_t from = r->from, to = r->to;
+    FILE *f = fopen(r->out, "r");
     if (f) {
         char line[4096], fn[4096] = "";
         res *cur = NULL;
@@ -214,7 +287,7 @@ static void run_addr2line(const module *m, size_t from, size_t to) {
         }
         fclose(f);
     }
-    unlink(out);
+    unlink(r->out);
 }
 
 static const module *mod_cmp_tab;
@@ -223,6 +296,62 @@ static int cmp_by_module(const void *a, const void *b) {
     (void)mod_cmp_tab;
     if (x != y) return x < y ? -1 : 1;
     return cmp_res(a, b);
+}
+
+/* A system library: its lines are never the program's (is_user_path). */
+static int system_module(const module *m) {
+    return strncmp(m->path, "/usr/lib", 8) == 0 || strncmp(m->path, "/lib", 4) == 0;
+}
+
+/* One pass over the modules of `results` (sorted by module): the program's (pass 0), or
+ * the system libraries holding an address a fallback needs (pass 1). */
+static void run_addr2line_pass(int pass) {
+    a2l_run *runs = calloc(nmods, sizeof *runs);
+    size_t nruns = 0;
+    for (size_t i = 0; i < nresults && runs;) {
+        const module *m = module_of(results[i].ip);
+        size_t j = i + 1;
+        int need = results[i].need;
+        while (j < nresults && module_of(results[j].ip) == m) need |= results[j++].need;
+        if (m && system_module(m) == pass && (pass == 0 || need) && has_line_info(m->path)) {
+            runs[nruns] = (a2l_run){.m = m, .from = i, .to = j};
+            if (spawn_addr2line(&runs[nruns], (int)nruns)) nruns++;
+        }
+        i = j;
+    }
+    for (size_t k = 0; k < nruns; k++) {
+        int st;
+        while (waitpid(runs[k].pid, &st, 0) < 0)
+            ;
+        unlink(runs[k].in);
+        parse_addr2line(&runs[k]);
+    }
+    free(runs);
+}
+
+static void mark(uintptr_t ip, int *any) {
+    res *r = find(ip);
+    if (r) *any = r->need = 1;
+}
+
+static const res *ft_user(const clampi_lpage *p, int *k);
+static const res *alloc_site_frame(const clampi_lalloc *a, int *k, int *frame);
+
+/* After the program's modules: mark the addresses whose line a fallback uses (pages
+ * and allocations with no frame in the program). Returns whether there are any. */
+static int mark_fallbacks(void) {
+    int any = 0, k, frame;
+    size_t n = atomic_load(&ls.tab.ntouched);
+    if (n > ls.tab.page_cap) n = ls.tab.page_cap;
+    for (size_t i = 0; i < n; i++) {
+        const clampi_lpage *p = clampi_ltab_slot(&ls.tab, ls.tab.touched[i]);
+        if (!ft_user(p, &k)) mark(p->ft_ip, &any); /* ls_resolve_ft_loc's fallback: that line */
+    }
+    size_t na = atomic_load(&ls.nallocs);
+    for (size_t i = 0; i < na; i++)
+        if (!alloc_site_frame(&ls.allocs[i], &k, &frame))
+            for (int f = 0; f < ls.allocs[i].nframes; f++) mark(ls.allocs[i].frames[f] - 1, &any);
+    return any;
 }
 
 void ls_resolve_run(void) {
@@ -247,12 +376,15 @@ void ls_resolve_run(void) {
     for (size_t i = 1; i < nresults; i++)
         if (results[i].ip != results[w - 1].ip) results[w++] = results[i];
     nresults = w;
-    for (size_t i = 0; i < nresults;) {
-        const module *m = module_of(results[i].ip);
-        size_t j = i + 1;
-        while (j < nresults && module_of(results[j].ip) == m) j++;
-        if (m) run_addr2line(m, i, j);
-        i = j;
+    /* The program's modules first: they give the locations. A system library's lines are
+     * only a fallback (a first touch or an allocation with no frame in the program), so
+     * those are resolved only where such a fallback needs them: addr2line on libc's
+     * separate debug information was most of the exit time. */
+    run_addr2line_pass(0);
+    qsort(results, nresults, sizeof *results, cmp_res);
+    if (mark_fallbacks()) {
+        qsort(results, nresults, sizeof *results, cmp_by_module);
+        run_addr2line_pass(1);
     }
     qsort(results, nresults, sizeof *results, cmp_res);
 }
@@ -272,20 +404,43 @@ const char *ls_resolve_loc(uintptr_t ip, void *arg, char *buf, size_t n) {
 /* firsttouch.location: the touching instruction if it is in the program, else the first
  * caller in the program, else the innermost line known (e.g. clampi's own alloc.c from
  * an OpenMP worker), else NULL (hex). */
+/* The frames recorded for a page's first touch: the whole stack where it was kept
+ * (issue 18 item 8), else the page's few. */
+static const uintptr_t *ft_frames_of(const clampi_lpage *p, int *depth) {
+    if (p->ft_stack && p->ft_stack <= ls.stack_cap) {
+        *depth = LS_STACK_DEPTH;
+        return ls.stacks[p->ft_stack - 1];
+    }
+    *depth = CLAMPI_LP_FRAMES;
+    return p->ft_frames;
+}
+
+/* The first touch's location in the program: the touching instruction, else its first
+ * caller in the program; NULL if none. */
+static const res *ft_user(const clampi_lpage *p, int *k) {
+    const res *r = find(p->ft_ip);
+    if (r && r->user >= 0) {
+        *k = r->user;
+        return r;
+    }
+    int depth;
+    const uintptr_t *frames = ft_frames_of(p, &depth);
+    for (int f = 0; f < depth && frames[f]; f++) {
+        const res *c = find(frames[f] - 1);
+        if (c && c->user >= 0) {
+            *k = c->user;
+            return c;
+        }
+    }
+    return NULL;
+}
+
 const char *ls_resolve_ft_loc(const clampi_lpage *p, void *arg, char *buf, size_t n) {
     (void)arg;
+    int k;
+    const res *u = ft_user(p, &k);
+    if (u) return format(u, k, buf, n);
     const res *r = find(p->ft_ip);
-    if (r && r->user >= 0) return format(r, r->user, buf, n);
-    const uintptr_t *frames = p->ft_frames;
-    int depth = CLAMPI_LP_FRAMES;
-    if (p->ft_stack && p->ft_stack <= ls.stack_cap) { /* the whole stack (issue 18 item 8) */
-        frames = ls.stacks[p->ft_stack - 1];
-        depth = LS_STACK_DEPTH;
-    }
-    for (int k = 0; k < depth && frames[k]; k++) {
-        const res *c = find(frames[k] - 1);
-        if (c && c->user >= 0) return format(c, c->user, buf, n);
-    }
     return r && r->n > 0 ? format(r, 0, buf, n) : NULL;
 }
 
