@@ -17,26 +17,17 @@ count() { # label launcher... -- binary args
     local -a launch=()
     while [ "$1" != -- ]; do launch+=("$1"); shift; done
     shift
+    local -a toggles=(--toggle-collect='*Fetch_and_op' --toggle-collect='*Compare_and_swap')
+    [ -n "${TOGGLE:-}" ] && toggles=(--toggle-collect="$TOGGLE")
     timeout 900 "${launch[@]}" -n 1 valgrind -q --tool=callgrind --callgrind-out-file="$f" \
-        --toggle-collect='*Fetch_and_op' --toggle-collect='*Compare_and_swap' "$@" : -n 1 "$@" >"$f.out" 2>&1
+        "${toggles[@]}" "$@" : -n 1 "$@" >"$f.out" 2>&1
     local ir; ir=$(awk '/^summary:/{print $2}' "$f")
     local wrong; wrong=$(grep -c "wrong result" "$f.out")
     echo "$label instructions_per_op=$(( ${ir:-0} / n ))$([ "$wrong" != 0 ] && echo ' WRONG-RESULT')$([ -z "$ir" ] && echo ' FAILED')"
     cp "$f" "$tmp/last"
 }
-{
-    echo "# bench/rmaext/amo_count.sh: instructions per atomic (+ nothing of the flush), $n ops after one warm-up, rank 0 -> rank 1, shared memory"
-    echo "# $(date -u +%F); Open MPI $(ompi_info --version 2>/dev/null | head -1 | awk '{print $NF}'), MPICH $(mpichversion 2>/dev/null | awk '/Version/{print $NF}'), UCX $(pkg-config --modversion ucx 2>/dev/null)"
-    for op in fop cas; do
-        # Open MPI 4.1.4's osc/rdma crashes in MPI_Compare_and_swap (see run.sh): fop only.
-        [ $op = fop ] && count "openmpi-osc-rdma $op" mpirun.openmpi --oversubscribe -- "$ob/bench/rmaext/amo_count" mpi $op $n
-        count "openmpi-osc-ucx $op" mpirun.openmpi --oversubscribe --mca osc ucx -- "$ob/bench/rmaext/amo_count" mpi $op $n
-        count "mpich $op" mpiexec.mpich -- "$mb/bench/rmaext/amo_count" mpi $op $n
-        count "clampi-ucx-lock-based $op" mpirun.openmpi --oversubscribe -- "$ob/bench/rmaext/amo_count" ucx $op $n
-        count "clampi-ucx-intrinsic $op" mpirun.openmpi --oversubscribe -- "$ob/bench/rmaext/amo_count" intrinsic $op $n
-    done
-    echo "# self instructions per op of the last run (clampi intrinsic cas), top 15"
-    python3 - "$tmp/last" "$n" <<'PY'
+top() { # callgrind file: the 15 largest self costs per op
+    python3 - "$1" "$n" <<'PY'
 import re, sys
 names, cur, cost, incall = {}, None, {}, False
 for line in open(sys.argv[1], errors="replace"):
@@ -54,5 +45,26 @@ for line in open(sys.argv[1], errors="replace"):
 for k, v in sorted(cost.items(), key=lambda kv: -kv[1])[:15]:
     print(f"#   {v // int(sys.argv[2]):5d} {k}")
 PY
+}
+{
+    echo "# bench/rmaext/amo_count.sh: instructions per atomic, then per flush, $n ops after one warm-up, rank 0 -> rank 1, shared memory"
+    echo "# $(date -u +%F); Open MPI $(ompi_info --version 2>/dev/null | head -1 | awk '{print $NF}'), MPICH $(mpichversion 2>/dev/null | awk '/Version/{print $NF}'), UCX $(pkg-config --modversion ucx 2>/dev/null)"
+    for op in fop cas; do
+        # Open MPI 4.1.4's osc/rdma crashes in MPI_Compare_and_swap (see run.sh): fop only.
+        [ $op = fop ] && count "openmpi-osc-rdma $op" mpirun.openmpi --oversubscribe -- "$ob/bench/rmaext/amo_count" mpi $op $n
+        count "openmpi-osc-ucx $op" mpirun.openmpi --oversubscribe --mca osc ucx -- "$ob/bench/rmaext/amo_count" mpi $op $n
+        count "mpich $op" mpiexec.mpich -- "$mb/bench/rmaext/amo_count" mpi $op $n
+        count "clampi-ucx-lock-based $op" mpirun.openmpi --oversubscribe -- "$ob/bench/rmaext/amo_count" ucx $op $n
+        count "clampi-ucx-intrinsic $op" mpirun.openmpi --oversubscribe -- "$ob/bench/rmaext/amo_count" intrinsic $op $n
+    done
+    echo "# the flush after each op (MPI_Win_flush / CMPI_Win_flush), instructions per flush"
+    TOGGLE='*Win_flush' count "openmpi-osc-rdma fop flush" mpirun.openmpi --oversubscribe -- "$ob/bench/rmaext/amo_count" mpi fop $n
+    TOGGLE='*Win_flush' count "mpich fop flush" mpiexec.mpich -- "$mb/bench/rmaext/amo_count" mpi fop $n
+    TOGGLE='*Win_flush' count "clampi-ucx-intrinsic fop flush" mpirun.openmpi --oversubscribe -- "$ob/bench/rmaext/amo_count" intrinsic fop $n
+    echo "# self instructions per flush of the last run (clampi intrinsic), top 15"
+    top "$tmp/last"
+    TOGGLE= count "clampi-ucx-intrinsic cas" mpirun.openmpi --oversubscribe -- "$ob/bench/rmaext/amo_count" intrinsic cas $n >/dev/null
+    echo "# self instructions per op of the last run (clampi intrinsic cas), top 15"
+    top "$tmp/last"
 } | tee "$out"
 rm -rf "$tmp"

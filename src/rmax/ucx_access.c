@@ -36,7 +36,7 @@ ucp_ep_h clampi_rmax_thread_ep(clampi_win *w, int target) {
 
 int clampi_rmax_eps(clampi_win *w, ucp_ep_h **eps) {
     if (!clampi_ucx_of(&w->b)) return 0;
-    for (int r = 0; r < w->b.nranks; r++) clampi_ucx_lane_ep(clampi_ucx_of(&w->b), &clampi_ucx_of(&w->b)->main, r);
+    for (int r = 0; r < w->b.nranks; r++) clampi_ucx_lane_ep_peek(clampi_ucx_of(&w->b), &clampi_ucx_of(&w->b)->main, r);
     *eps = clampi_ucx_of(&w->b)->main.eps;
     return w->b.nranks;
 }

@@ -10,7 +10,9 @@
  * and adds (1, 2) to an int pair N times with a 2-element accumulate; rank 0 checks the
  * exact totals, the fetched values are distinct per counter (each add saw a different old
  * value), and, without CLAMPI_SHM_DIRECT=false, the ranks other than 0 did every one of
- * their atomics as CPU atomics (clampi_ucx_counters.cpu_amos, from none before).
+ * their atomics as CPU atomics (clampi_ucx_counters.cpu_amos, from none before), and their
+ * flushes after them asked UCX for nothing (ucx_flushes: nothing was handed to UCX), while
+ * a flush after a put that UCX carries does ask it, and the put's data arrives.
  *   test_ucx_cpu_amo [N] [expect]   expect: direct (peers must use CPU atomics) | any */
 #define CLAMPI_TEST_USES_MPI
 #include <stdint.h>
@@ -45,11 +47,17 @@ int main(int argc, char **argv) {
     memset(mem, 0, sizeof *mem);
     MPI_Barrier(MPI_COMM_WORLD);
     clampi_ucx_counters before, after;
-    CHECK_EQ_INT(clampi_ucx_test_counters(w, &before), MPI_SUCCESS);
     char *seen = calloc((size_t)(n * size), 1); /* fetched old values of the 64-bit counter */
     CHECK(seen != NULL);
     long dup = 0;
     CHECK_EQ_INT(CMPI_Win_lock_all(0, w), MPI_SUCCESS);
+    /* The lock's own traffic (a lazily acquired lock takes it at the first access) comes
+     * before the count: one fetch of the counter (MPI_NO_OP) and a flush. */
+    int64_t ignored = 0, zero = 0;
+    CHECK_EQ_INT(CMPI_Fetch_and_op(&zero, &ignored, MPI_INT64_T, 0, offsetof(struct cells, fop), MPI_NO_OP, w),
+                 MPI_SUCCESS);
+    CHECK_EQ_INT(CMPI_Win_flush_all(w), MPI_SUCCESS);
+    CHECK_EQ_INT(clampi_ucx_test_counters(w, &before), MPI_SUCCESS);
     for (long i = 0; i < n; i++) {
         int64_t one = 1, old = -1;
         CHECK_EQ_INT(CMPI_Fetch_and_op(&one, &old, MPI_INT64_T, 0, offsetof(struct cells, fop), MPI_SUM, w),
@@ -69,9 +77,19 @@ int main(int argc, char **argv) {
         CHECK_EQ_INT(CMPI_Accumulate(add, 2, MPI_INT32_T, 0, offsetof(struct cells, pair), 2, MPI_INT32_T, MPI_SUM, w),
                      MPI_SUCCESS);
     }
-    CHECK_EQ_INT(CMPI_Win_unlock_all(w), MPI_SUCCESS);
     CHECK_EQ_INT(clampi_ucx_test_counters(w, &after), MPI_SUCCESS);
-    const uint64_t cpu = after.cpu_amos - before.cpu_amos;
+    const uint64_t cpu = after.cpu_amos - before.cpu_amos, ucx_flushes = after.ucx_flushes - before.ucx_flushes;
+    /* Then a put UCX carries: to the next rank's pad field (each rank's own); its flush must
+     * ask UCX, and the value must be there after it. */
+    const int next = (rank + 1) % size;
+    int32_t mark = 1000 + rank;
+    CHECK_EQ_INT(CMPI_Put(&mark, 1, MPI_INT32_T, next, offsetof(struct cells, pad), 1, MPI_INT32_T, w), MPI_SUCCESS);
+    clampi_ucx_counters put_before, put_after;
+    CHECK_EQ_INT(clampi_ucx_test_counters(w, &put_before), MPI_SUCCESS);
+    CHECK_EQ_INT(CMPI_Win_flush(next, w), MPI_SUCCESS);
+    CHECK_EQ_INT(clampi_ucx_test_counters(w, &put_after), MPI_SUCCESS);
+    CHECK(put_after.ucx_flushes - put_before.ucx_flushes == 1);
+    CHECK_EQ_INT(CMPI_Win_unlock_all(w), MPI_SUCCESS);
     MPI_Barrier(MPI_COMM_WORLD);
     long total_dup = 0;
     MPI_Reduce(&dup, &total_dup, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -85,8 +103,12 @@ int main(int argc, char **argv) {
     /* Peers reach rank 0's UCX-allocated memory by shared memory here: each of their
      * fetch-and-ops, successful compare-and-swaps and 2-element accumulates is CPU atomics. */
     if (want_direct && rank != 0 && !direct_off) CHECK(cpu >= (uint64_t)(n + n + 2 * n));
+    if (want_direct && rank != 0 && !direct_off) CHECK_EQ_INT((long)ucx_flushes, 0L);
     if (direct_off) CHECK_EQ_INT((long)cpu, 0L);
-    printf("cpu_amo rank=%d direct_off=%d cpu_amos=%llu\n", rank, direct_off, (unsigned long long)cpu);
+    if (direct_off && rank != 0) CHECK(ucx_flushes >= (uint64_t)(2 * n)); /* every flush had UCX atomics */
+    CHECK_EQ_INT((long)mem->pad, 1000L + (rank + size - 1) % size);
+    printf("cpu_amo rank=%d direct_off=%d cpu_amos=%llu ucx_flushes=%llu\n", rank, direct_off, (unsigned long long)cpu,
+           (unsigned long long)ucx_flushes);
     free(seen);
     CHECK_EQ_INT(CMPI_Win_free(&w), MPI_SUCCESS);
     MPI_Finalize();

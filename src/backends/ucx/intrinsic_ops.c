@@ -139,7 +139,7 @@ static int atomic_elems(clampi_bwin *w, int target, MPI_Aint disp, const void *o
     char *cpu = clampi_ucx_target_amo_ptr(w, &t, target);
     if (cpu && (uintptr_t)cpu % (uintptr_t)esize == 0) { /* complete here: nothing for the flush */
         cpu_atomics(cpu, esize, count, op, origin, compare, result);
-        clampi_ucx_target_end(w, target, &t, 0);
+        clampi_ucx_target_end_local(w, target, &t);
         __atomic_fetch_add(&clampi_ucx_of(w)->counters.cpu_amos, (uint64_t)count, __ATOMIC_RELAXED);
         return MPI_SUCCESS;
     }

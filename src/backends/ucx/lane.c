@@ -17,10 +17,12 @@ int clampi_ucx_lane_init(clampi_ucx_win *u, clampi_ucx_lane *l, ucs_thread_mode_
     l->ctl_rkeys = calloc(n, sizeof *l->ctl_rkeys);
     l->pending = calloc(n, sizeof *l->pending);
     l->amo_base = calloc(n, sizeof *l->amo_base);
+    l->dirty = calloc(n, sizeof *l->dirty);
     if (u->dynamic) l->dyn = calloc(n, sizeof *l->dyn);
-    if (!l->eps || !l->rkeys || !l->ctl_rkeys || !l->pending || !l->amo_base || (u->dynamic && !l->dyn) ||
+    if (!l->eps || !l->rkeys || !l->ctl_rkeys || !l->pending || !l->amo_base || !l->dirty || (u->dynamic && !l->dyn) ||
         pthread_mutex_init(&l->mutex, NULL) != 0) {
-        free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->amo_base), free(l->dyn);
+        free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->amo_base), free(l->dirty),
+            free(l->dyn);
         return MPI_ERR_NO_MEM;
     }
     /* the process lane takes a pooled worker (context.h), a thread lane a new one */
@@ -28,7 +30,8 @@ int clampi_ucx_lane_init(clampi_ucx_win *u, clampi_ucx_lane *l, ucs_thread_mode_
     int rc = is_thread ? clampi_ucx_worker_create(mode, &l->worker) : clampi_ucx_worker_get(mode, &l->worker);
     if (rc != MPI_SUCCESS) {
         pthread_mutex_destroy(&l->mutex);
-        free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->amo_base), free(l->dyn);
+        free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->amo_base), free(l->dirty),
+            free(l->dyn);
         l->eps = NULL;
     }
     return rc;
@@ -76,7 +79,7 @@ void clampi_ucx_lane_fini(clampi_ucx_win *u, clampi_ucx_lane *l) {
     else
         clampi_ucx_worker_put(l->mode, l->worker);
     pthread_mutex_destroy(&l->mutex);
-    free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->amo_base), free(l->dyn);
+    free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->amo_base), free(l->dirty), free(l->dyn);
     l->eps = NULL;
 }
 
@@ -130,7 +133,20 @@ clampi_ucx_lane *clampi_ucx_lane_current(clampi_bwin *w) {
     return &t->lane;
 }
 
+void clampi_ucx_lane_mark(clampi_ucx_lane *l, int target) {
+    if (!__atomic_load_n(&l->dirty[target], __ATOMIC_RELAXED)) __atomic_store_n(&l->dirty[target], 1, __ATOMIC_RELEASE);
+}
+
+/* Whoever takes the endpoint to hand it work marks the target before (so a flush in the
+ * same thread sees it) and, where a flush of another thread may run meanwhile, after
+ * (clampi_ucx_lane_count, clampi_ucx_target_end): a flush that cleared the mark between
+ * the two did not owe that operation anything, it ran concurrently. */
 ucp_ep_h clampi_ucx_lane_ep(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
+    clampi_ucx_lane_mark(l, target);
+    return clampi_ucx_lane_ep_peek(u, l, target);
+}
+
+ucp_ep_h clampi_ucx_lane_ep_peek(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
     if (__builtin_expect(l->eps[target] != NULL, 1)) return l->eps[target];
     ucp_ep_params_t params;
     memset(&params, 0, sizeof params);
@@ -144,7 +160,7 @@ static ucs_status_t unpack(clampi_ucx_win *u, clampi_ucx_lane *l, int target, co
                            ucp_rkey_h *out) {
     if (*out) return UCS_OK;
     if (off[target + 1] == off[target]) return UCS_ERR_INVALID_ADDR; /* nothing registered */
-    ucp_ep_h ep = clampi_ucx_lane_ep(u, l, target);
+    ucp_ep_h ep = clampi_ucx_lane_ep_peek(u, l, target);
     if (!ep) return UCS_ERR_UNREACHABLE;
     return ucp_ep_rkey_unpack(ep, blob + off[target], out);
 }
@@ -162,20 +178,17 @@ ucs_status_t clampi_ucx_lane_ctl(clampi_ucx_win *u, clampi_ucx_lane *l, int targ
  * that a lane flush or a lane wait touches is recorded (distinct workers), so a flush that
  * also flushed or progressed other lanes' workers shows it even if it bypassed the lanes'
  * operation counters. */
-#define PROBE_MAX_WORKERS 256
-static __thread struct {
-    int armed, n, overflow;
-    ucp_worker_h w[PROBE_MAX_WORKERS];
-} probe_visit;
+static __thread clampi_ucx_thread *probe_visiting __attribute__((tls_model("initial-exec")));
 
 static void probe_visit_worker(ucp_worker_h w) {
-    if (!probe_visit.armed) return;
-    for (int i = 0; i < probe_visit.n; i++)
-        if (probe_visit.w[i] == w) return;
-    if (probe_visit.n < PROBE_MAX_WORKERS)
-        probe_visit.w[probe_visit.n++] = w;
+    clampi_ucx_thread *me = probe_visiting;
+    if (!me) return;
+    for (int i = 0; i < me->visit.n; i++)
+        if (me->visit.w[i] == w) return;
+    if (me->visit.n < (int)(sizeof me->visit.w / sizeof me->visit.w[0]))
+        me->visit.w[me->visit.n++] = w;
     else
-        probe_visit.overflow++;
+        me->visit.overflow++;
 }
 
 void clampi_ucx_probe_begin(clampi_ucx_thread *me) {
@@ -183,7 +196,8 @@ void clampi_ucx_probe_begin(clampi_ucx_thread *me) {
     p->last_workers = p->last_eps = p->last_own_ops = p->last_foreign_ops = 0;
     p->flushes++;
     me->in_flush = 1;
-    probe_visit.armed = 1, probe_visit.n = 0, probe_visit.overflow = 0;
+    me->visit.n = 0, me->visit.overflow = 0;
+    probe_visiting = me;
 }
 
 static uint64_t peek_pending(clampi_ucx_win *u, clampi_ucx_lane *l) {
@@ -194,14 +208,14 @@ static uint64_t peek_pending(clampi_ucx_win *u, clampi_ucx_lane *l) {
 
 void clampi_ucx_probe_end(clampi_ucx_win *u, clampi_ucx_thread *me, clampi_ucx_lane *own) {
     me->in_flush = 0;
-    probe_visit.armed = 0;
+    probe_visiting = NULL;
     clampi_ucx_flush_probe *p = &me->probe;
-    uint64_t nw = (uint64_t)probe_visit.n + (uint64_t)probe_visit.overflow, foreign = 0;
+    uint64_t nw = (uint64_t)me->visit.n + (uint64_t)me->visit.overflow, foreign = 0;
     p->workers += nw, p->last_workers = nw;
     /* Other lanes' workers it touched: their operations not taken by a lane flush (which
      * counted them already) were completed by it too; count them as foreign. */
-    for (int i = 0; i < probe_visit.n; i++) {
-        ucp_worker_h w = probe_visit.w[i];
+    for (int i = 0; i < me->visit.n; i++) {
+        ucp_worker_h w = me->visit.w[i];
         if (w == own->worker) continue;
         if (w == u->main.worker) {
             foreign += peek_pending(u, &u->main);
@@ -414,6 +428,7 @@ void clampi_ucx_dyn_epoch(clampi_ucx_win *u) {
 }
 
 void clampi_ucx_lane_count(clampi_ucx_lane *l, int target) {
+    clampi_ucx_lane_mark(l, target);                        /* after issuing: see clampi_ucx_lane_ep */
     clampi_ucx_thread *t = clampi_ucx_thread_current(l->u); /* one lookup for both counts */
     if (t) t->stats.ops++;
     if (l->is_thread) {
@@ -449,19 +464,47 @@ static uint64_t take_pending(clampi_ucx_win *u, clampi_ucx_lane *l, int target) 
     return n;
 }
 
+/* Whether anything went to UCX for target (< 0: any target) since the lane's last flush of
+ * it, clearing the marks: set again by whoever takes an endpoint after this point. */
+static int take_dirty(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
+    if (target >= 0) return __atomic_exchange_n(&l->dirty[target], 0, __ATOMIC_ACQ_REL);
+    int any = 0;
+    for (int t = 0; t < u->nranks; t++)
+        if (__atomic_load_n(&l->dirty[t], __ATOMIC_RELAXED))
+            any |= __atomic_exchange_n(&l->dirty[t], 0, __ATOMIC_ACQ_REL);
+    return any;
+}
+
+static void mark_dirty(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
+    int lo = target < 0 ? 0 : target, hi = target < 0 ? u->nranks : target + 1;
+    for (int t = lo; t < hi; t++)
+        if (l->eps[t]) __atomic_store_n(&l->dirty[t], 1, __ATOMIC_RELAXED);
+}
+
+/* The calling thread's record if it has one (no allocation: a flush by a thread that never
+ * issued anything on the window has nothing of its own to account). */
+static clampi_ucx_thread *thread_if_any(clampi_ucx_win *u) {
+    if (last_thread.serial == u->serial && last_thread.t) return last_thread.t;
+    return u->have_key ? pthread_getspecific(u->thread_key) : NULL;
+}
+
 ucs_status_t clampi_ucx_lane_flush(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t *driven) {
     uint64_t n = take_pending(u, l, target);
     if (driven) *driven = n;
-    clampi_ucx_thread *me = u->have_key ? pthread_getspecific(u->thread_key) : NULL;
+    clampi_ucx_thread *me = thread_if_any(u);
     if (me && me->in_flush) probe_account(u, me, l, target, n);
     probe_visit_worker(l->worker);
+    if (target >= 0 && !l->eps[target]) return UCS_OK; /* never used: nothing to complete */
+    /* Nothing handed to UCX since the last flush (CPU atomics complete in their call): no
+     * UCX flush, which costs several hundred instructions even on an idle endpoint. */
+    if (!take_dirty(u, l, target)) return UCS_OK;
+    __atomic_fetch_add(&u->counters.ucx_flushes, 1, __ATOMIC_RELAXED);
     ucp_request_param_t param;
     memset(&param, 0, sizeof param);
-    if (target >= 0) {
-        if (!l->eps[target]) return UCS_OK; /* never used: nothing to complete */
-        return clampi_ucx_lane_wait(l, ucp_ep_flush_nbx(l->eps[target], &param));
-    }
-    return clampi_ucx_lane_wait(l, ucp_worker_flush_nbx(l->worker, &param));
+    ucs_status_t st = clampi_ucx_lane_wait(l, target >= 0 ? ucp_ep_flush_nbx(l->eps[target], &param)
+                                                          : ucp_worker_flush_nbx(l->worker, &param));
+    if (st != UCS_OK) mark_dirty(u, l, target); /* not flushed: the next flush tries again */
+    return st;
 }
 
 ucs_status_t clampi_ucx_flush_everything(clampi_ucx_win *u, int target) {
@@ -507,6 +550,7 @@ void clampi_ucx_counters_of(const clampi_bwin *b, clampi_ucx_counters *out) {
     out->put_waits = __atomic_load_n(&u->counters.put_waits, __ATOMIC_RELAXED);
     out->serviced = __atomic_load_n(&u->main.poller.serviced, __ATOMIC_RELAXED);
     out->cpu_amos = __atomic_load_n(&u->counters.cpu_amos, __ATOMIC_RELAXED);
+    out->ucx_flushes = __atomic_load_n(&u->counters.ucx_flushes, __ATOMIC_RELAXED);
 }
 
 void clampi_ucx_flush_probe_of(const clampi_bwin *b, clampi_ucx_flush_probe *out) {

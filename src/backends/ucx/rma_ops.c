@@ -194,6 +194,7 @@ static int transfer(clampi_bwin *w, int is_put, void *origin, int ocount, MPI_Da
         }
         if (st == UCS_OK) clampi_ucx_lane_count(l, target);
     }
+    if (st != UCS_OK) clampi_ucx_lane_mark(l, target); /* part of it may be in UCX */
     clampi_ucx_lane_leave(l);
     if (st == UCS_OK && tmp && !is_put) {
         int pos = 0;

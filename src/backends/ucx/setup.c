@@ -168,7 +168,7 @@ int clampi_ucx_win_setup(clampi_bwin *w, MPI_Comm comm, void *base, MPI_Aint siz
     rc = clampi_ucx_worker_address_exchange(u->comm, u->main.worker, &u->addr_blob, &u->addr_off);
     if (rc != MPI_SUCCESS) goto fail;
     ok = 1;
-    for (int t = 0; t < n && ok; t++) ok = clampi_ucx_lane_ep(u, &u->main, t) != NULL;
+    for (int t = 0; t < n && ok; t++) ok = clampi_ucx_lane_ep_peek(u, &u->main, t) != NULL;
     if (!dynamic && size > 0 && !u->memh) ok = ok && map_memory(u->ctx, base, (size_t)size, &u->memh) == UCS_OK;
     rc = MPI_ERR_OTHER;
     if (!agree(u->comm, ok)) goto fail;

@@ -15,7 +15,7 @@ int clampi_ucx_target_begin(clampi_bwin *b, int target, uint64_t offset, uint64_
     clampi_ucx_lane_enter(l);
     t->lane = l;
     t->worker = l->worker;
-    t->ep = clampi_ucx_lane_ep(u, l, target);
+    t->ep = clampi_ucx_lane_ep_peek(u, l, target); /* marked by _end, after the operation */
     ucs_status_t st = UCS_ERR_UNREACHABLE;
     if (t->ep && m) {
         t->raddr = m->base + offset;
@@ -34,8 +34,14 @@ int clampi_ucx_target_begin(clampi_bwin *b, int target, uint64_t offset, uint64_
 
 void clampi_ucx_target_end(clampi_bwin *b, int target, clampi_ucx_target *t, int issued) {
     clampi_ucx_lane *l = t->lane;
+    clampi_ucx_lane_mark(l, target); /* also after a failure: some of it may be in UCX */
     if (issued) clampi_ucx_lane_count(l, target);
     clampi_ucx_lane_leave(l);
+}
+
+void clampi_ucx_target_end_local(clampi_bwin *b, int target, clampi_ucx_target *t) {
+    (void)b, (void)target;
+    clampi_ucx_lane_leave(t->lane);
 }
 
 void *clampi_ucx_target_amo_ptr(clampi_bwin *b, const clampi_ucx_target *t, int target) {

@@ -21,6 +21,9 @@ typedef struct clampi_ucx_target {
 /* MPI_SUCCESS, or the clampi_error to raise (as a negative -1 - e). */
 int clampi_ucx_target_begin(clampi_bwin *b, int target, uint64_t offset, uint64_t len, clampi_ucx_target *t);
 void clampi_ucx_target_end(clampi_bwin *b, int target, clampi_ucx_target *t, int issued);
+/* _end for an operation that completed here without UCX (a CPU atomic): the next flush owes
+ * it nothing (_begin only looked at the endpoint; _end marks the target for the flush). */
+void clampi_ucx_target_end_local(clampi_bwin *b, int target, clampi_ucx_target *t);
 /* Where the calling process may run an atomic on t's target bytes as a CPU atomic: the
  * address of t->raddr mapped here, or NULL. Only for a static window whose endpoint runs
  * UCX's own atomics to that target as CPU atomics on shared memory (clampi_ucx_ep_amo_cpu)

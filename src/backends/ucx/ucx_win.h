@@ -72,6 +72,9 @@ typedef struct clampi_ucx_lane {
     ucp_rkey_h *ctl_rkeys;    /* per target: control block */
     clampi_ucx_dyncache *dyn; /* per target (dynamic windows) */
     uint64_t *pending;        /* per target: operations issued and not yet driven by a flush */
+    unsigned char *dirty;     /* per target: something was handed to UCX since the lane's last
+                               * flush of it (clampi_ucx_lane_mark); a flush of a clean target has
+                               * nothing in UCX to complete and skips UCX's flush */
     void **amo_base;          /* per target: its window memory mapped here for CPU atomics
                                * (target.c), CLAMPI_UCX_NO_AMO_BASE if not; NULL: not looked up */
     pthread_mutex_t mutex;    /* see the file comment */
@@ -103,17 +106,22 @@ typedef struct clampi_ucx_thread {
     int lane_ready;
     CMPIX_Win_thread_stats stats;
     clampi_ucx_flush_probe probe;
-    int in_flush;       /* inside a flush call: clampi_ucx_lane_flush fills probe */
+    int in_flush; /* inside a flush call: clampi_ucx_lane_flush fills probe */
+    struct {      /* distinct workers the current flush call touched (lane.c) */
+        int n, overflow;
+        ucp_worker_h w[256];
+    } visit;
     uint64_t *main_own; /* per target: operations issued on the process lane, not yet flushed by us */
     struct clampi_ucx_thread *next;
 } clampi_ucx_thread;
 
 /* Backend counters of a window (all threads; read with clampi_ucx_test_counters). */
 typedef struct clampi_ucx_counters {
-    uint64_t put_copies; /* small puts UCX could not complete at once: sent from a private copy */
-    uint64_t put_waits;  /* small puts UCX returned a request for anyway: completed locally */
-    uint64_t serviced;   /* passes in which the progress service progressed the process worker */
-    uint64_t cpu_amos;   /* intrinsic atomics done as CPU atomics on the mapped target memory */
+    uint64_t put_copies;  /* small puts UCX could not complete at once: sent from a private copy */
+    uint64_t put_waits;   /* small puts UCX returned a request for anyway: completed locally */
+    uint64_t serviced;    /* passes in which the progress service progressed the process worker */
+    uint64_t cpu_amos;    /* intrinsic atomics done as CPU atomics on the mapped target memory */
+    uint64_t ucx_flushes; /* lane flushes that asked UCX (the others had nothing handed to it) */
 } clampi_ucx_counters;
 
 typedef struct clampi_ucx_win {
@@ -177,6 +185,10 @@ void clampi_ucx_lane_enter(clampi_ucx_lane *l);
 void clampi_ucx_lane_leave(clampi_ucx_lane *l);
 /* Endpoint to target on lane (created on first use for thread lanes), NULL on failure. */
 ucp_ep_h clampi_ucx_lane_ep(clampi_ucx_win *u, clampi_ucx_lane *l, int target);
+/* The endpoint without marking the target for the next flush: for looking, not issuing. */
+ucp_ep_h clampi_ucx_lane_ep_peek(clampi_ucx_win *u, clampi_ucx_lane *l, int target);
+/* Marks target: something was handed to UCX that the next flush of it must complete. */
+void clampi_ucx_lane_mark(clampi_ucx_lane *l, int target);
 /* Remote address + rkey of [offset, offset + len) of target's window (offset: from the
  * window base; dynamic windows: an absolute address). UCS_OK or an error (not attached,
  * or, dynamic, spread over more than one attached region). */
