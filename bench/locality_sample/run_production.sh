@@ -51,5 +51,5 @@ else
 fi
 # shellcheck disable=SC2086
 run lcc "$launcher" "$build/apps/lcc" ${LCC_ARGS:-}
-python3 "$here/summarize.py" "$results" > "$results/production_summary$suffix.txt"
+python3 "$here/summarize.py" "$results" "$suffix" > "$results/production_summary$suffix.txt"
 cat "$results/production_summary$suffix.txt"

@@ -2,13 +2,15 @@
 """Derived figures of run_production.sh's results (the ones docs/locality-sampler.md quotes):
 extra time, handler / mprotect / unwinding / addr2line seconds, ratios.
 
-  summarize.py [RESULTS_DIR] > RESULTS_DIR/production_summary.txt"""
+  summarize.py [RESULTS_DIR [SUFFIX]] > RESULTS_DIR/production_summary[SUFFIX].txt
+SUFFIX: run_production.sh's (production_<name>SUFFIX.json)."""
 import json, os, sys
 
 res = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-print("# derived from production_advect1d.json and production_lcc.json (medians; times in s)")
+suffix = sys.argv[2] if len(sys.argv) > 2 else ""
+print("# derived from production_{advect1d,lcc,lulesh}%s.json, those present (medians; times in s)" % suffix)
 for n in ("advect1d", "lcc", "lulesh"):
-    path = os.path.join(res, "production_%s.json" % n)
+    path = os.path.join(res, "production_%s%s.json" % (n, suffix))
     if not os.path.exists(path):
         continue
     d = json.load(open(path))

@@ -350,7 +350,13 @@ static int mark_fallbacks(void) {
     size_t na = atomic_load(&ls.nallocs);
     for (size_t i = 0; i < na; i++)
         if (!alloc_site_frame(&ls.allocs[i], &k, &frame))
-            for (int f = 0; f < ls.allocs[i].nframes; f++) mark(ls.allocs[i].frames[f] - 1, &any);
+            /* ls_resolve_alloc_loc's fallback: the innermost frame with a line; frames
+             * outside a line already known can be it */
+            for (int f = 0; f < ls.allocs[i].nframes; f++) {
+                const res *r = find(ls.allocs[i].frames[f] - 1);
+                if (r && r->n > 0) break;
+                mark(ls.allocs[i].frames[f] - 1, &any);
+            }
     return any;
 }
 
