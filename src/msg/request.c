@@ -52,19 +52,23 @@ static void table_remove(clampi_mreq *r) {
 }
 
 /* ---- handles ------------------------------------------------------------------------- */
-static int handle_kind; /* 0: not decided yet, 1: persistent, 2: generalized */
+static _Atomic int handle_kind; /* 0: not decided yet, 1: persistent, 2: generalized */
 static pthread_once_t kind_once = PTHREAD_ONCE_INIT;
 
 static void decide_kind(void) {
     unsigned long long v = clampi_opt_process(CLAMPI_OPT_MATCH_HANDLES).u; /* auto|persistent|generalized */
     if (v == 0) /* MPI's Fortran bindings wait with PMPI_Wait, past clampi's MPI_Wait */
         v = dlsym(RTLD_DEFAULT, "mpi_wait_") || dlsym(RTLD_DEFAULT, "MPI_WAIT") ? 2 : 1;
-    handle_kind = (int)v;
+    atomic_store_explicit(&handle_kind, (int)v, memory_order_release);
 }
 
 int clampi_mreq_handles_persistent(void) {
-    pthread_once(&kind_once, decide_kind);
-    return handle_kind == 1;
+    int k = atomic_load_explicit(&handle_kind, memory_order_acquire); /* decided: no pthread_once call */
+    if (__builtin_expect(k == 0, 0)) {
+        pthread_once(&kind_once, decide_kind);
+        k = atomic_load_explicit(&handle_kind, memory_order_acquire);
+    }
+    return k == 1;
 }
 
 /* Inactive persistent requests to MPI_PROC_NULL: real MPI handles (MPI_Request_c2f, a
