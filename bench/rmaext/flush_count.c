@@ -77,6 +77,7 @@ static void *thread_main(void *p) {
 }
 
 int main(int argc, char **argv) {
+    setenv("CLAMPI_FLUSH_PROBE", "1", 0); /* the flush probe this program reads (off by default) */
     int provided, rank;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -35,6 +35,9 @@ typedef enum clampi_opt_type {
     X(SHM_DIRECT, "shm_direct", "rma", "clampi_shm_direct", "CLAMPI_SHM_DIRECT", BOOL, "true", NULL, 0, 0,             \
       "Serve gets to same-node targets by load/store from the target's memory where MPI exposes it; UCX windows: "     \
       "run intrinsic atomics as CPU atomics on target memory UCX maps here (process-wide for those)")                  \
+    X(FLUSH_PROBE, "flush_probe", "rma", NULL, "CLAMPI_FLUSH_PROBE", BOOL, "false", NULL, 0, 0,                        \
+      "UCX windows: every flush counts the workers, endpoints and operations it drove, for "                           \
+      "clampi_ucx_test_flush_probe (tests, bench/rmaext/flush_count); off, flushes skip that accounting")              \
     X(DYNAMIC_CACHE, "dynamic_cache", "rma", "clampi_dynamic_cache", "CLAMPI_DYNAMIC_CACHE", BOOL, "false", NULL, 0,   \
       0, "Allow caching modes on dynamic windows (the program promises not to detach cached memory)")                  \
     X(ADAPTIVE, "adaptive", "rma", "clampi_adaptive", "CLAMPI_ADAPTIVE", BOOL, "true", NULL, 0, 0,                     \

@@ -252,6 +252,7 @@ static void test_bad_info(void) {
 }
 
 int main(int argc, char **argv) {
+    setenv("CLAMPI_FLUSH_PROBE", "1", 0); /* the flush probe this program reads (off by default) */
     /* threads: MPI_THREAD_MULTIPLE; order: a single thread (Open MPI's osc/pt2pt, used for
      * its TCP runs, refuses windows under MPI_THREAD_MULTIPLE) */
     int want = argc > 1 && !strcmp(argv[1], "threads") ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, provided;

@@ -55,45 +55,44 @@ static ucs_status_t fetch_bitwise(const clampi_ucx_target *t, ucp_atomic_op_t uo
 
 /* One element at p (naturally aligned, esize 4 or 8) as a CPU atomic: what UCX's
  * shared-memory transports do for an atomic on memory they map (clampi_ucx_target_amo_ptr). */
-#define CPU_ATOMIC(T)                                                                            \
-    static void cpu_atomic_##T(T *p, MPI_Op op, const T *value, const T *compare, T *reply) {    \
-        T old;                                                                                   \
-        if (compare) {                                                                           \
-            old = *compare;                                                                      \
-            __atomic_compare_exchange_n(p, &old, *value, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
-        } else if (op == MPI_SUM) {                                                              \
-            old = __atomic_fetch_add(p, *value, __ATOMIC_SEQ_CST);                               \
-        } else if (op == MPI_BAND) {                                                             \
-            old = __atomic_fetch_and(p, *value, __ATOMIC_SEQ_CST);                               \
-        } else if (op == MPI_BOR) {                                                              \
-            old = __atomic_fetch_or(p, *value, __ATOMIC_SEQ_CST);                                \
-        } else if (op == MPI_BXOR) {                                                             \
-            old = __atomic_fetch_xor(p, *value, __ATOMIC_SEQ_CST);                               \
-        } else if (op == MPI_REPLACE) {                                                          \
-            old = __atomic_exchange_n(p, *value, __ATOMIC_SEQ_CST);                              \
-        } else { /* MPI_NO_OP */                                                                 \
-            old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                          \
-        }                                                                                        \
-        if (reply) memcpy(reply, &old, sizeof old);                                              \
+#define CPU_ATOMIC(T)                                                                             \
+    static void cpu_atomic_##T(T *p, unsigned bit, const T *value, const T *compare, T *reply) {  \
+        T old;                                                                                    \
+        switch (bit) { /* CLAMPI_OPBIT_*: computed once per call (no MPI_Op compares here) */     \
+        case CLAMPI_OPBIT_CAS:                                                                    \
+            old = *compare;                                                                       \
+            __atomic_compare_exchange_n(p, &old, *value, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);  \
+            break;                                                                                \
+        case CLAMPI_OPBIT_SUM: old = __atomic_fetch_add(p, *value, __ATOMIC_SEQ_CST); break;      \
+        case CLAMPI_OPBIT_BAND: old = __atomic_fetch_and(p, *value, __ATOMIC_SEQ_CST); break;     \
+        case CLAMPI_OPBIT_BOR: old = __atomic_fetch_or(p, *value, __ATOMIC_SEQ_CST); break;       \
+        case CLAMPI_OPBIT_BXOR: old = __atomic_fetch_xor(p, *value, __ATOMIC_SEQ_CST); break;     \
+        case CLAMPI_OPBIT_REPLACE: old = __atomic_exchange_n(p, *value, __ATOMIC_SEQ_CST); break; \
+        default: old = __atomic_load_n(p, __ATOMIC_SEQ_CST); break; /* MPI_NO_OP */               \
+        }                                                                                         \
+        if (reply) memcpy(reply, &old, sizeof old);                                               \
     }
 CPU_ATOMIC(uint32_t)
 CPU_ATOMIC(uint64_t)
 
-static void cpu_atomics(char *p, int esize, int count, MPI_Op op, const char *origin, const char *compare,
+static void cpu_atomics(char *p, int esize, int count, unsigned bit, const char *origin, const char *compare,
                         char *result) {
+    const int has_value = origin && bit != CLAMPI_OPBIT_NO_OP;
     for (int i = 0; i < count; i++) {
         const size_t at = (size_t)i * (size_t)esize;
-        uint64_t v = 0, c = 0; /* aligned copies of the operands */
-        if (origin && op != MPI_NO_OP) memcpy(&v, origin + at, (size_t)esize);
-        if (compare) memcpy(&c, compare + at, (size_t)esize);
+        /* aligned copies of the operands; fixed sizes, so no memcpy call */
         if (esize == 4) {
-            uint32_t v4 = (uint32_t)v, c4 = (uint32_t)c, r4;
-            cpu_atomic_uint32_t((uint32_t *)(p + at), op, &v4, compare ? &c4 : NULL, &r4);
-            if (result) memcpy(result + at, &r4, 4);
+            uint32_t v = 0, c = 0, r;
+            if (has_value) memcpy(&v, origin + at, 4);
+            if (compare) memcpy(&c, compare + at, 4);
+            cpu_atomic_uint32_t((uint32_t *)(p + at), bit, &v, compare ? &c : NULL, &r);
+            if (result) memcpy(result + at, &r, 4);
         } else {
-            uint64_t r8;
-            cpu_atomic_uint64_t((uint64_t *)(p + at), op, &v, compare ? &c : NULL, &r8);
-            if (result) memcpy(result + at, &r8, 8);
+            uint64_t v = 0, c = 0, r;
+            if (has_value) memcpy(&v, origin + at, 8);
+            if (compare) memcpy(&c, compare + at, 8);
+            cpu_atomic_uint64_t((uint64_t *)(p + at), bit, &v, compare ? &c : NULL, &r);
+            if (result) memcpy(result + at, &r, 8);
         }
     }
 }
@@ -112,6 +111,14 @@ static int atomic_elems(clampi_bwin *w, int target, MPI_Aint disp, const void *o
      * the table; a predefined integer type is dense: the bytes are one run from here. */
     const uint64_t offset = (uint64_t)disp * (uint64_t)w->target_disp_unit[target];
     const clampi_mh_win *m = clampi_ucx_mh_of(w);
+    if (!m && !w->dynamic) { /* the target's memory mapped here already: no lane work at all */
+        char *cpu = clampi_ucx_amo_ptr_known(w, target, offset);
+        if (cpu && (uintptr_t)cpu % (uintptr_t)esize == 0) {
+            cpu_atomics(cpu, esize, count, bit, origin, compare, result);
+            __atomic_fetch_add(&clampi_ucx_of(w)->counters.cpu_amos, (uint64_t)count, __ATOMIC_RELAXED);
+            return MPI_SUCCESS;
+        }
+    }
     if (m) { /* a memory-handle window: only its owner, only while live */
         if (target != m->target) return clampi_bwin_raise(w, CLAMPI_E_RANK);
         int live = clampi_ucx_mh_check_live((clampi_mh_win *)m);
@@ -138,7 +145,7 @@ static int atomic_elems(clampi_bwin *w, int target, MPI_Aint disp, const void *o
     if (rc != MPI_SUCCESS) return raise_neg(w, rc);
     char *cpu = clampi_ucx_target_amo_ptr(w, &t, target);
     if (cpu && (uintptr_t)cpu % (uintptr_t)esize == 0) { /* complete here: nothing for the flush */
-        cpu_atomics(cpu, esize, count, op, origin, compare, result);
+        cpu_atomics(cpu, esize, count, bit, origin, compare, result);
         clampi_ucx_target_end_local(w, target, &t);
         __atomic_fetch_add(&clampi_ucx_of(w)->counters.cpu_amos, (uint64_t)count, __ATOMIC_RELAXED);
         return MPI_SUCCESS;

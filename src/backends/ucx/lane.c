@@ -448,7 +448,9 @@ static void probe_account(clampi_ucx_win *u, clampi_ucx_thread *me, clampi_ucx_l
     if (l->is_thread) {
         own = l == &me->lane ? n : 0;
     } else {
-        for (int t = lo; t < hi; t++) own += __atomic_exchange_n(&me->main_own[t], 0, __ATOMIC_RELAXED);
+        for (int t = lo; t < hi; t++)
+            if (__atomic_load_n(&me->main_own[t], __ATOMIC_RELAXED))
+                own += __atomic_exchange_n(&me->main_own[t], 0, __ATOMIC_RELAXED);
         if (own > n) own = n;
     }
     clampi_ucx_flush_probe *p = &me->probe;
@@ -460,14 +462,18 @@ static void probe_account(clampi_ucx_win *u, clampi_ucx_thread *me, clampi_ucx_l
 static uint64_t take_pending(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
     uint64_t n = 0;
     int lo = target < 0 ? 0 : target, hi = target < 0 ? u->nranks : target + 1;
-    for (int t = lo; t < hi; t++) n += __atomic_exchange_n(&l->pending[t], 0, __ATOMIC_RELAXED);
+    for (int t = lo; t < hi; t++) /* a locked exchange only where there is something to take */
+        if (__atomic_load_n(&l->pending[t], __ATOMIC_RELAXED))
+            n += __atomic_exchange_n(&l->pending[t], 0, __ATOMIC_RELAXED);
     return n;
 }
 
 /* Whether anything went to UCX for target (< 0: any target) since the lane's last flush of
  * it, clearing the marks: set again by whoever takes an endpoint after this point. */
 static int take_dirty(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
-    if (target >= 0) return __atomic_exchange_n(&l->dirty[target], 0, __ATOMIC_ACQ_REL);
+    if (target >= 0)
+        return __atomic_load_n(&l->dirty[target], __ATOMIC_ACQUIRE) &&
+               __atomic_exchange_n(&l->dirty[target], 0, __ATOMIC_ACQ_REL);
     int any = 0;
     for (int t = 0; t < u->nranks; t++)
         if (__atomic_load_n(&l->dirty[t], __ATOMIC_RELAXED))
@@ -481,17 +487,10 @@ static void mark_dirty(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
         if (l->eps[t]) __atomic_store_n(&l->dirty[t], 1, __ATOMIC_RELAXED);
 }
 
-/* The calling thread's record if it has one (no allocation: a flush by a thread that never
- * issued anything on the window has nothing of its own to account). */
-static clampi_ucx_thread *thread_if_any(clampi_ucx_win *u) {
-    if (last_thread.serial == u->serial && last_thread.t) return last_thread.t;
-    return u->have_key ? pthread_getspecific(u->thread_key) : NULL;
-}
-
 ucs_status_t clampi_ucx_lane_flush(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t *driven) {
     uint64_t n = take_pending(u, l, target);
     if (driven) *driven = n;
-    clampi_ucx_thread *me = thread_if_any(u);
+    clampi_ucx_thread *me = probe_visiting; /* inside a probed flush call (probe_begin) */
     if (me && me->in_flush) probe_account(u, me, l, target, n);
     probe_visit_worker(l->worker);
     if (target >= 0 && !l->eps[target]) return UCS_OK; /* never used: nothing to complete */

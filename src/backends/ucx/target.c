@@ -48,7 +48,7 @@ void *clampi_ucx_target_amo_ptr(clampi_bwin *b, const clampi_ucx_target *t, int 
     clampi_ucx_win *u = clampi_ucx_of(b);
     clampi_ucx_lane *l = t->lane;
     if (u->dynamic || clampi_ucx_mh_of(b) || target == u->rank) return NULL;
-    void *base = l->amo_base[target];
+    void *base = __atomic_load_n(&l->amo_base[target], __ATOMIC_ACQUIRE);
     if (__builtin_expect(base == NULL, 0)) { /* first atomic to target on this lane */
         static int allowed = -1;
         if (allowed < 0) allowed = clampi_opt_process(CLAMPI_OPT_SHM_DIRECT).u != 0;
@@ -56,9 +56,18 @@ void *clampi_ucx_target_amo_ptr(clampi_bwin *b, const clampi_ucx_target *t, int 
         if (!allowed || !l->rkeys[target] || !clampi_ucx_ep_amo_cpu(t->ep) ||
             ucp_rkey_ptr(l->rkeys[target], u->peer_base[target], &p) != UCS_OK || !p)
             p = CLAMPI_UCX_NO_AMO_BASE;
-        l->amo_base[target] = base = p;
+        __atomic_store_n(&l->amo_base[target], p, __ATOMIC_RELEASE);
+        base = p;
     }
     return base == CLAMPI_UCX_NO_AMO_BASE ? NULL : (char *)base + (t->raddr - u->peer_base[target]);
+}
+
+void *clampi_ucx_amo_ptr_known(clampi_bwin *b, int target, uint64_t offset) {
+    clampi_ucx_win *u = clampi_ucx_of(b);
+    if (target == u->rank) return NULL; /* self: always through UCX (clampi_ucx_target_amo_ptr) */
+    clampi_ucx_lane *l = clampi_ucx_lane_current(b);
+    void *base = l ? __atomic_load_n(&l->amo_base[target], __ATOMIC_ACQUIRE) : NULL;
+    return base && base != CLAMPI_UCX_NO_AMO_BASE ? (char *)base + offset : NULL;
 }
 
 int clampi_ucx_target_in_epoch(const clampi_bwin *b, int target) {

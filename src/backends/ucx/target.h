@@ -31,6 +31,10 @@ void clampi_ucx_target_end_local(clampi_bwin *b, int target, clampi_ucx_target *
  * process's UCX atomics on that memory are the same instructions on the same bytes.
  * CLAMPI_SHM_DIRECT=false turns it off. */
 void *clampi_ucx_target_amo_ptr(clampi_bwin *b, const clampi_ucx_target *t, int target);
+/* The same address for a static window's offset, from what an earlier
+ * clampi_ucx_target_amo_ptr of the calling thread's lane found; NULL if it found nothing
+ * yet (or no mapping). The window layer has checked the range. */
+void *clampi_ucx_amo_ptr_known(clampi_bwin *b, int target, uint64_t offset);
 /* Whether target may be accessed now (an epoch of the window's shared state). */
 int clampi_ucx_target_in_epoch(const clampi_bwin *b, int target);
 /* The md map of the rkey through which b reaches target's memory (see intrinsic.h). */
