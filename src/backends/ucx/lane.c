@@ -134,7 +134,7 @@ clampi_ucx_lane *clampi_ucx_lane_current(clampi_bwin *w) {
 }
 
 void clampi_ucx_lane_mark(clampi_ucx_lane *l, int target) {
-    if (!__atomic_load_n(&l->dirty[target], __ATOMIC_RELAXED)) __atomic_store_n(&l->dirty[target], 1, __ATOMIC_RELEASE);
+    if (!__atomic_load_n(&l->dirty[target], __ATOMIC_RELAXED)) __atomic_store_n(&l->dirty[target], 1, __ATOMIC_SEQ_CST);
 }
 
 /* Whoever takes the endpoint to hand it work marks the target before (so a flush in the
@@ -469,16 +469,19 @@ static uint64_t take_pending(clampi_ucx_win *u, clampi_ucx_lane *l, int target) 
 }
 
 /* Whether anything went to UCX for target (< 0: any target) since the lane's last flush of
- * it, clearing the marks: set again by whoever takes an endpoint after this point. */
-static int take_dirty(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
-    if (target >= 0)
-        return __atomic_load_n(&l->dirty[target], __ATOMIC_ACQUIRE) &&
-               __atomic_exchange_n(&l->dirty[target], 0, __ATOMIC_ACQ_REL);
-    int any = 0;
+ * it began (plain loads: a clean target costs no locked instruction). */
+static int is_dirty(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
+    if (target >= 0) return __atomic_load_n(&l->dirty[target], __ATOMIC_SEQ_CST);
     for (int t = 0; t < u->nranks; t++)
-        if (__atomic_load_n(&l->dirty[t], __ATOMIC_RELAXED))
-            any |= __atomic_exchange_n(&l->dirty[t], 0, __ATOMIC_ACQ_REL);
-    return any;
+        if (__atomic_load_n(&l->dirty[t], __ATOMIC_SEQ_CST)) return 1;
+    return 0;
+}
+
+/* Clears the marks a flush is about to cover. */
+static void take_dirty(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
+    int lo = target < 0 ? 0 : target, hi = target < 0 ? u->nranks : target + 1;
+    for (int t = lo; t < hi; t++)
+        if (__atomic_load_n(&l->dirty[t], __ATOMIC_RELAXED)) __atomic_exchange_n(&l->dirty[t], 0, __ATOMIC_SEQ_CST);
 }
 
 static void mark_dirty(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
@@ -495,14 +498,24 @@ ucs_status_t clampi_ucx_lane_flush(clampi_ucx_win *u, clampi_ucx_lane *l, int ta
     probe_visit_worker(l->worker);
     if (target >= 0 && !l->eps[target]) return UCS_OK; /* never used: nothing to complete */
     /* Nothing handed to UCX since the last flush (CPU atomics complete in their call): no
-     * UCX flush, which costs several hundred instructions even on an idle endpoint. */
-    if (!take_dirty(u, l, target)) return UCS_OK;
+     * UCX flush, which costs several hundred instructions even on an idle endpoint. Unless
+     * another flush of this lane is still waiting: it cleared the marks of operations it
+     * has not completed yet (a shared process lane under MPI_THREAD_MULTIPLE), and this
+     * caller's own may be among them, so it waits for them itself. (Through the CMPI/MPI
+     * calls the window layer already serializes a process-scope window's flushes under
+     * MPI_THREAD_MULTIPLE, and thread lanes are flushed under their mutex; this keeps the
+     * lane correct without relying on either.) Skipping costs loads only; a flush that asks
+     * UCX counts itself in `flushing` before clearing marks. */
+    if (!is_dirty(u, l, target) && __atomic_load_n(&l->flushing, __ATOMIC_SEQ_CST) == 0) return UCS_OK;
+    __atomic_fetch_add(&l->flushing, 1, __ATOMIC_SEQ_CST);
+    take_dirty(u, l, target);
     __atomic_fetch_add(&u->counters.ucx_flushes, 1, __ATOMIC_RELAXED);
     ucp_request_param_t param;
     memset(&param, 0, sizeof param);
     ucs_status_t st = clampi_ucx_lane_wait(l, target >= 0 ? ucp_ep_flush_nbx(l->eps[target], &param)
                                                           : ucp_worker_flush_nbx(l->worker, &param));
     if (st != UCS_OK) mark_dirty(u, l, target); /* not flushed: the next flush tries again */
+    __atomic_fetch_sub(&l->flushing, 1, __ATOMIC_SEQ_CST);
     return st;
 }
 

@@ -75,6 +75,7 @@ typedef struct clampi_ucx_lane {
     unsigned char *dirty;     /* per target: something was handed to UCX since the lane's last
                                * flush of it (clampi_ucx_lane_mark); a flush of a clean target has
                                * nothing in UCX to complete and skips UCX's flush */
+    unsigned flushing;        /* flushes of this lane asking UCX right now (lane.c) */
     void **amo_base;          /* per target: its window memory mapped here for CPU atomics
                                * (target.c), CLAMPI_UCX_NO_AMO_BASE if not; NULL: not looked up */
     pthread_mutex_t mutex;    /* see the file comment */

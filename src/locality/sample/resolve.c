@@ -7,6 +7,7 @@
 #include "cl_srcname.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
@@ -156,6 +157,9 @@ static int is_user_path(const char *path, const module *m) {
  * debug file by build id (/usr/lib/debug/.build-id/ab/cdef....debug) or by debug link.
  * Most system libraries have neither: their addresses would all come back "??", and
  * running addr2line on them was most of the sampler's exit time (issue 17 item 6). */
+/* [off, off + len) inside a file of size bytes, without overflow. */
+static int in_file(uint64_t off, uint64_t len, size_t size) { return off <= size && len <= size - off; }
+
 static int has_line_info(const char *path) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return 0;
@@ -169,34 +173,41 @@ static int has_line_info(const char *path) {
     size_t size = (size_t)st.st_size;
     const Elf64_Ehdr *eh = map;
     int found = 0;
+    /* a module the loader mapped, but read as untrusted bytes all the same */
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff == 0 ||
-        eh->e_shstrndx >= eh->e_shnum || eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) > size)
+        eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shstrndx >= eh->e_shnum ||
+        !in_file(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr), size))
         goto out;
     const Elf64_Shdr *sh = (const Elf64_Shdr *)(b + eh->e_shoff);
     const Elf64_Shdr *strs = &sh[eh->e_shstrndx];
-    if (strs->sh_offset + strs->sh_size > size) goto out;
+    if (strs->sh_type == SHT_NOBITS || !in_file(strs->sh_offset, strs->sh_size, size)) goto out;
     const char *names = (const char *)b + strs->sh_offset;
     char dir[512], cand[1100];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash) *slash = 0;
     for (int i = 0; i < eh->e_shnum && !found; i++) {
-        if (sh[i].sh_name >= strs->sh_size || sh[i].sh_offset + sh[i].sh_size > size) continue;
+        if (sh[i].sh_type == SHT_NOBITS || sh[i].sh_name >= strs->sh_size ||
+            !in_file(sh[i].sh_offset, sh[i].sh_size, size) ||
+            !memchr(names + sh[i].sh_name, 0, strs->sh_size - sh[i].sh_name)) /* a terminated name */
+            continue;
         const char *name = names + sh[i].sh_name;
         const unsigned char *data = b + sh[i].sh_offset;
+        const uint64_t len = sh[i].sh_size;
         if (strcmp(name, ".debug_line") == 0 || strcmp(name, ".zdebug_line") == 0) {
             found = 1;
-        } else if (strcmp(name, ".note.gnu.build-id") == 0 && sh[i].sh_size > 16) {
+        } else if (strcmp(name, ".note.gnu.build-id") == 0 && len > sizeof(Elf64_Nhdr)) {
             const Elf64_Nhdr *nh = (const Elf64_Nhdr *)data;
-            const unsigned char *id = data + sizeof *nh + ((nh->n_namesz + 3) & ~3u);
-            if (nh->n_type != NT_GNU_BUILD_ID || nh->n_descsz < 2 || id + nh->n_descsz > data + sh[i].sh_size ||
-                nh->n_descsz > 64)
+            const uint64_t at = sizeof *nh + (((uint64_t)nh->n_namesz + 3) & ~(uint64_t)3); /* the id's offset */
+            if (nh->n_type != NT_GNU_BUILD_ID || nh->n_descsz < 2 || nh->n_descsz > 64 ||
+                !in_file(at, nh->n_descsz, len))
                 continue;
+            const unsigned char *id = data + at;
             int k = snprintf(cand, sizeof cand, "/usr/lib/debug/.build-id/%02x/", id[0]);
             for (unsigned j = 1; j < nh->n_descsz; j++) k += snprintf(cand + k, sizeof cand - k, "%02x", id[j]);
             snprintf(cand + k, sizeof cand - k, ".debug");
             found = access(cand, R_OK) == 0;
-        } else if (strcmp(name, ".gnu_debuglink") == 0 && sh[i].sh_size > 0 && memchr(data, 0, sh[i].sh_size)) {
+        } else if (strcmp(name, ".gnu_debuglink") == 0 && len > 0 && memchr(data, 0, len)) {
             const char *link = (const char *)data;
             const char *fmt[] = {"%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s"};
             for (int f = 0; f < 3 && !found; f++) {
@@ -305,27 +316,33 @@ static int system_module(const module *m) {
 
 /* One pass over the modules of `results` (sorted by module): the program's (pass 0), or
  * the system libraries holding an address a fallback needs (pass 1). */
+/* At most this many addr2line processes at once (every rank of a node exits together). */
+#define A2L_PARALLEL 4
+
+static void reap(a2l_run *r) {
+    int st;
+    while (waitpid(r->pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    unlink(r->in);
+    parse_addr2line(r);
+}
+
 static void run_addr2line_pass(int pass) {
     a2l_run *runs = calloc(nmods, sizeof *runs);
-    size_t nruns = 0;
+    size_t nruns = 0, reaped = 0;
     for (size_t i = 0; i < nresults && runs;) {
         const module *m = module_of(results[i].ip);
         size_t j = i + 1;
         int need = results[i].need;
         while (j < nresults && module_of(results[j].ip) == m) need |= results[j++].need;
         if (m && system_module(m) == pass && (pass == 0 || need) && has_line_info(m->path)) {
+            if (nruns - reaped == A2L_PARALLEL) reap(&runs[reaped++]);
             runs[nruns] = (a2l_run){.m = m, .from = i, .to = j};
             if (spawn_addr2line(&runs[nruns], (int)nruns)) nruns++;
         }
         i = j;
     }
-    for (size_t k = 0; k < nruns; k++) {
-        int st;
-        while (waitpid(runs[k].pid, &st, 0) < 0)
-            ;
-        unlink(runs[k].in);
-        parse_addr2line(&runs[k]);
-    }
+    while (reaped < nruns) reap(&runs[reaped++]);
     free(runs);
 }
 
