@@ -114,7 +114,14 @@ static int atomic_elems(clampi_bwin *w, int target, MPI_Aint disp, const void *o
     if (!m && !w->dynamic) { /* the target's memory mapped here already: no lane work at all */
         char *cpu = clampi_ucx_amo_ptr_known(w, target, offset);
         if (cpu && (uintptr_t)cpu % (uintptr_t)esize == 0) {
-            cpu_atomics(cpu, esize, count, bit, origin, compare, result);
+            if (count == 1 && esize == 8 && bit == CLAMPI_OPBIT_SUM && origin) { /* a 64-bit counter */
+                uint64_t v, old;
+                memcpy(&v, origin, 8);
+                old = __atomic_fetch_add((uint64_t *)cpu, v, __ATOMIC_SEQ_CST);
+                if (result) memcpy(result, &old, 8);
+            } else {
+                cpu_atomics(cpu, esize, count, bit, origin, compare, result);
+            }
             __atomic_fetch_add(&clampi_ucx_of(w)->counters.cpu_amos, (uint64_t)count, __ATOMIC_RELAXED);
             return MPI_SUCCESS;
         }
