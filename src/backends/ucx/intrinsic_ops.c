@@ -97,6 +97,21 @@ static void cpu_atomics(char *p, int esize, int count, unsigned bit, const char 
     }
 }
 
+/* The atomic done here on the mapped target memory, counted (clampi_ucx_counters.cpu_amos). */
+static inline int cpu_amo(clampi_bwin *w, char *cpu, int esize, int count, unsigned bit, const char *origin,
+                          const char *compare, char *result) {
+    if (count == 1 && esize == 8 && bit == CLAMPI_OPBIT_SUM && origin) { /* a 64-bit counter: one add */
+        uint64_t v, old;
+        memcpy(&v, origin, 8);
+        old = __atomic_fetch_add((uint64_t *)cpu, v, __ATOMIC_SEQ_CST);
+        if (result) memcpy(result, &old, 8);
+    } else {
+        cpu_atomics(cpu, esize, count, bit, origin, compare, result);
+    }
+    __atomic_fetch_add(&clampi_ucx_of(w)->counters.cpu_amos, (uint64_t)count, __ATOMIC_RELAXED);
+    return MPI_SUCCESS;
+}
+
 /* count elements of datatype at target_disp: op (fetching into result when result != NULL;
  * cas: compare != NULL). Returns FALLBACK when UCX has no atomic for it. */
 static int atomic_elems(clampi_bwin *w, int target, MPI_Aint disp, const void *origin, void *result,
@@ -113,18 +128,8 @@ static int atomic_elems(clampi_bwin *w, int target, MPI_Aint disp, const void *o
     const clampi_mh_win *m = clampi_ucx_mh_of(w);
     if (!m && !w->dynamic) { /* the target's memory mapped here already: no lane work at all */
         char *cpu = clampi_ucx_amo_ptr_known(w, target, offset);
-        if (cpu && (uintptr_t)cpu % (uintptr_t)esize == 0) {
-            if (count == 1 && esize == 8 && bit == CLAMPI_OPBIT_SUM && origin) { /* a 64-bit counter */
-                uint64_t v, old;
-                memcpy(&v, origin, 8);
-                old = __atomic_fetch_add((uint64_t *)cpu, v, __ATOMIC_SEQ_CST);
-                if (result) memcpy(result, &old, 8);
-            } else {
-                cpu_atomics(cpu, esize, count, bit, origin, compare, result);
-            }
-            __atomic_fetch_add(&clampi_ucx_of(w)->counters.cpu_amos, (uint64_t)count, __ATOMIC_RELAXED);
-            return MPI_SUCCESS;
-        }
+        if (cpu && (uintptr_t)cpu % (uintptr_t)esize == 0)
+            return cpu_amo(w, cpu, esize, count, bit, origin, compare, result);
     }
     if (m) { /* a memory-handle window: only its owner, only while live */
         if (target != m->target) return clampi_bwin_raise(w, CLAMPI_E_RANK);
@@ -152,9 +157,8 @@ static int atomic_elems(clampi_bwin *w, int target, MPI_Aint disp, const void *o
     if (rc != MPI_SUCCESS) return raise_neg(w, rc);
     char *cpu = clampi_ucx_target_amo_ptr(w, &t, target);
     if (cpu && (uintptr_t)cpu % (uintptr_t)esize == 0) { /* complete here: nothing for the flush */
-        cpu_atomics(cpu, esize, count, bit, origin, compare, result);
-        clampi_ucx_target_end_local(w, target, &t);
-        __atomic_fetch_add(&clampi_ucx_of(w)->counters.cpu_amos, (uint64_t)count, __ATOMIC_RELAXED);
+        cpu_amo(w, cpu, esize, count, bit, origin, compare, result);
+        clampi_ucx_target_end_local(w, target, &t); /* nothing went to UCX */
         return MPI_SUCCESS;
     }
     ucp_atomic_op_t uop = compare             ? UCP_ATOMIC_OP_CSWAP

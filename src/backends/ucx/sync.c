@@ -54,7 +54,8 @@ static int passive_epoch(const clampi_ucx_win *u, int target) {
 
 /* ---- flushes ---- */
 /* The flush probe (CLAMPI_FLUSH_PROBE): a diagnostic for tests and benchmarks, off by
- * default (its accounting is a fifth of an idle flush's instructions). */
+ * default (its accounting is a fifth of an idle flush's instructions). Kept here once read:
+ * the options table's lookup is a call into another file on every flush. */
 static int probe_enabled(void) {
     static int on = -1;
     int v = __atomic_load_n(&on, __ATOMIC_RELAXED);

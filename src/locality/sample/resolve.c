@@ -440,22 +440,30 @@ static const uintptr_t *ft_frames_of(const clampi_lpage *p, int *depth) {
 
 /* The first touch's location in the program: the touching instruction, else its first
  * caller in the program; NULL if none. */
+/* The first of n return addresses (0 ends them early) whose call is in the program's own
+ * code: its line index in *k, its position in *at (n if none). */
+static const res *first_user_frame(const uintptr_t *frames, int n, int *k, int *at) {
+    for (int f = 0; f < n && frames[f]; f++) {
+        const res *r = find(frames[f] - 1);
+        if (r && r->user >= 0) {
+            *k = r->user;
+            *at = f;
+            return r;
+        }
+    }
+    *at = n;
+    return NULL;
+}
+
 static const res *ft_user(const clampi_lpage *p, int *k) {
     const res *r = find(p->ft_ip);
     if (r && r->user >= 0) {
         *k = r->user;
         return r;
     }
-    int depth;
+    int depth, at;
     const uintptr_t *frames = ft_frames_of(p, &depth);
-    for (int f = 0; f < depth && frames[f]; f++) {
-        const res *c = find(frames[f] - 1);
-        if (c && c->user >= 0) {
-            *k = c->user;
-            return c;
-        }
-    }
-    return NULL;
+    return first_user_frame(frames, depth, k, &at);
 }
 
 const char *ls_resolve_ft_loc(const clampi_lpage *p, void *arg, char *buf, size_t n) {
@@ -470,16 +478,7 @@ const char *ls_resolve_ft_loc(const clampi_lpage *p, void *arg, char *buf, size_
 /* The allocation's site: the first frame in the program's own code (the caller of
  * malloc, or of the std::vector / clampi allocator that allocated). */
 static const res *alloc_site_frame(const clampi_lalloc *a, int *k, int *frame) {
-    for (int i = 0; i < a->nframes; i++) {
-        const res *r = find(a->frames[i] - 1);
-        if (r && r->user >= 0) {
-            *k = r->user;
-            *frame = i;
-            return r;
-        }
-    }
-    *frame = a->nframes;
-    return NULL;
+    return first_user_frame(a->frames, a->nframes, k, frame);
 }
 
 static const res *alloc_site(const clampi_lalloc *a, int *k) {
