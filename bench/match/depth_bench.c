@@ -9,7 +9,8 @@
  * its own. Reported: microseconds per message (median over iterations, best of trials).
  * Also a ping-pong latency at D = 0 ("pingpong").
  *
- *   depth_bench [--json FILE] [--modes mpi,list,lla,hot,lla+hot,bins] [--depths 0,16,...]
+ *   depth_bench [--json FILE] [--modes mpi,list,lla,hot,lla+hot,bins,lla+hot/mpi] [--depths 0,16,...]
+ *               (S/mpi: structure S with clampi_match_carrier=mpi)
  *               [--sizes 1,4096] [--clear 0,1] [--ahead spec,any] [--window W] [--iters N]
  *               [--trials T] */
 #include <clampi.h>
@@ -155,9 +156,17 @@ int main(int argc, char **argv) {
         if (!strcmp(m, "mpi")) {
             paths[nm] = (path){MPI_Isend, MPI_Irecv, MPI_Waitall, mpi_cancel, paths[nm].comm};
         } else {
+            /* "S/mpi": structure S on the MPI carrier (clampi_match_carrier=mpi) */
+            char structure[64];
+            snprintf(structure, sizeof structure, "%s", m);
+            char *slash = strchr(structure, '/');
             MPI_Info info;
             MPI_Info_create(&info);
-            MPI_Info_set(info, "clampi_match", m);
+            if (slash) {
+                *slash = 0;
+                MPI_Info_set(info, "clampi_match_carrier", slash + 1);
+            }
+            MPI_Info_set(info, "clampi_match", structure);
             if (CMPIX_Comm_enable(paths[nm].comm, info) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 2);
             MPI_Info_free(&info);
             paths[nm] = (path){CMPIX_Isend, CMPIX_Irecv, CMPIX_Waitall, CMPIX_Cancel, paths[nm].comm};

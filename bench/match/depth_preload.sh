@@ -6,7 +6,8 @@
 # in one run; the median round trip per side and the speed-up (plain / preloaded).
 #   bench/match/depth_preload.sh OPENMPI_BUILD MPICH_BUILD   (either may be "-")
 # Env: DEPTH (1024), ITERS (20000), TRIALS (3), KINDS ("list lla hot lla+hot bins lla+hot@thread";
-# S@W: CLAMPI_MATCH=S with CLAMPI_MATCH_HOT_BY=W), TRANSPORT (shm|tcp).
+# S@W: CLAMPI_MATCH=S with CLAMPI_MATCH_HOT_BY=W; S/mpi: S on the MPI carrier, CLAMPI_MATCH_CARRIER=mpi),
+# TRANSPORT (shm|tcp), OUT_SUFFIX (appended to the results' names).
 # Writes bench/match/results/depth_preload-<mpi>[-tcp].txt, .json and .png (plot_preload.py). 2 ranks.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,23 +20,26 @@ run_one() {
   for t in $(seq "$trials"); do
     for side in plain $kinds; do
       # a side "S@W" is CLAMPI_MATCH=S with CLAMPI_MATCH_HOT_BY=W (who touches the queues)
-      local m=${side%@*} hb=; [ "$side" != "$m" ] && hb=${side#*@}
+      local m=${side%@*} hb= carrier=; [ "$side" != "$m" ] && hb=${side#*@}
+      [ "$m" != "${m%/mpi}" ] && carrier=mpi && m=${m%/mpi}
       if [ $mpi = openmpi ]; then
         env=(); [ $side != plain ] && env=(-x LD_PRELOAD=$pre -x CLAMPI_MATCH=$m)
         [ -n "$hb" ] && env+=(-x CLAMPI_MATCH_HOT_BY=$hb)
-        timeout 600 mpirun.openmpi -n 2 "${ompi_net[@]}" "${env[@]}" $prog $iters $depth 200 >>$tmp/$side
+        [ -n "$carrier" ] && env+=(-x CLAMPI_MATCH_CARRIER=$carrier)
+        timeout 600 mpirun.openmpi -n 2 "${ompi_net[@]}" "${env[@]}" $prog $iters $depth 200 >>"$tmp/${side//\//_}"
       else
         env=(); [ $side != plain ] && env=(-genv LD_PRELOAD $pre -genv CLAMPI_MATCH $m)
         [ -n "$hb" ] && env+=(-genv CLAMPI_MATCH_HOT_BY $hb)
-        timeout 600 mpiexec.mpich -n 2 "${mpich_net[@]}" "${env[@]}" $prog $iters $depth 200 >>$tmp/$side
+        [ -n "$carrier" ] && env+=(-genv CLAMPI_MATCH_CARRIER $carrier)
+        timeout 600 mpiexec.mpich -n 2 "${mpich_net[@]}" "${env[@]}" $prog $iters $depth 200 >>"$tmp/${side//\//_}"
       fi
     done
   done
-  python3 - "$tmp" "$mpi" "$depth" "$iters" "$trials" "$here/results/depth_preload-$mpi$sfx" "$transport" $kinds <<'PY'
+  python3 - "$tmp" "$mpi" "$depth" "$iters" "$trials" "$here/results/depth_preload-$mpi${OUT_SUFFIX:-}$sfx" "$transport" $kinds <<'PY'
 import sys, json, statistics, time, re
 tmp, mpi, depth, iters, trials, out, transport, kinds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6], sys.argv[7], sys.argv[8:]
 def vals(side):
-    return [float(m.group(1)) for m in re.finditer(r'us_per_roundtrip=([0-9.]+)', open('%s/%s' % (tmp, side)).read())]
+    return [float(m.group(1)) for m in re.finditer(r'us_per_roundtrip=([0-9.]+)', open('%s/%s' % (tmp, side.replace('/', '_'))).read())]
 plain = vals('plain'); pm = statistics.median(plain)
 rows = [{'side': 'plain', 'us_per_roundtrip': pm, 'trials': plain, 'speedup': 1.0}]
 for k in kinds:
@@ -52,7 +56,7 @@ json.dump({'bench': 'depth_preload', 'mpi': mpi, 'transport': transport, 'depth'
 PY
   rm -rf "$tmp"
   py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3   # Debian python3-matplotlib
-  $py "$here/plot_preload.py" "$here/results/depth_preload-$mpi$sfx.json"
+  $py "$here/plot_preload.py" "$here/results/depth_preload-$mpi${OUT_SUFFIX:-}$sfx.json"
 }
 [ "${1:--}" != - ] && run_one openmpi "$1"
 [ "${2:--}" != - ] && run_one mpich "$2"

@@ -4,7 +4,8 @@
 # TRIALS alternating pairs per MPI, the median of each side per size, and the ratio.
 #   bench/match/latency_preload.sh OPENMPI_BUILD MPICH_BUILD      (either may be "-": skipped)
 # Env: OSU_OMPI / OSU_MPICH (osu_latency binaries built with mpicc.openmpi / mpicc.mpich;
-# default /work/ext/osu/mpi/pt2pt/osu_latency{,.mpich}), MATCH (lla+hot), TRIALS (3),
+# default /work/ext/osu/mpi/pt2pt/osu_latency{,.mpich}), MATCH (lla+hot; S/mpi: structure S on the MPI
+# carrier, CLAMPI_MATCH_CARRIER=mpi), TRIALS (3),
 # ITERS (osu -i, 10000), MAXSIZE (sizes reported, 65536; this OSU 5.x has no -m: it runs
 # to 4 MiB with fewer iterations above 8 KiB). Shared memory, 2 ranks.
 # Writes bench/match/results/latency_preload-<mpi>[-tcp].txt, .json and .png (plot_preload.py).
@@ -20,15 +21,17 @@ run_one() { # mpi build
   for t in $(seq "$trials"); do
     for side in plain preload; do
       if [ $mpi = openmpi ]; then
-        env=(); [ $side = preload ] && env=(-x LD_PRELOAD=$pre -x CLAMPI_MATCH=$match)
+        env=(); [ $side = preload ] && env=(-x LD_PRELOAD=$pre -x CLAMPI_MATCH=${match%/*})
+        [ $side = preload ] && [ "$match" != "${match%/mpi}" ] && env+=(-x CLAMPI_MATCH_CARRIER=mpi)
         timeout 600 mpirun.openmpi -n 2 "${ompi_net[@]}" "${env[@]}" $osu -i $iters >$tmp/$side.$t
       else
-        env=(); [ $side = preload ] && env=(-genv LD_PRELOAD $pre -genv CLAMPI_MATCH $match)
+        env=(); [ $side = preload ] && env=(-genv LD_PRELOAD $pre -genv CLAMPI_MATCH ${match%/*})
+        [ $side = preload ] && [ "$match" != "${match%/mpi}" ] && env+=(-genv CLAMPI_MATCH_CARRIER mpi)
         timeout 600 mpiexec.mpich -n 2 "${mpich_net[@]}" "${env[@]}" $osu -i $iters >$tmp/$side.$t
       fi
     done
   done
-  python3 - "$tmp" "$trials" "$mpi" "$match" "$here/results/latency_preload-$mpi$sfx" "$iters" "$maxsize" "$transport" <<'PY'
+  python3 - "$tmp" "$trials" "$mpi" "$match" "$here/results/latency_preload-$mpi${OUT_SUFFIX:-}$sfx" "$iters" "$maxsize" "$transport" <<'PY'
 import sys, json, statistics, time
 tmp, trials, mpi, match, out, iters = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 maxsize = int(sys.argv[7]); transport = sys.argv[8]
@@ -57,7 +60,7 @@ json.dump({'bench': 'osu_latency_preload', 'mpi': mpi, 'transport': transport, '
 PY
   rm -rf "$tmp"
   py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3   # Debian python3-matplotlib
-  $py "$here/plot_preload.py" "$here/results/latency_preload-$mpi$sfx.json"
+  $py "$here/plot_preload.py" "$here/results/latency_preload-$mpi${OUT_SUFFIX:-}$sfx.json"
 }
 [ "${1:--}" != - ] && run_one openmpi "$1"
 [ "${2:--}" != - ] && run_one mpich "$2"

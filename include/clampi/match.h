@@ -46,9 +46,15 @@ extern "C" {
 #define CLAMPI_MATCH_WIDTH_KEY "clampi_match_width"
 #define CLAMPI_MATCH_HOT_PERIOD_KEY "clampi_match_hot_period"
 #define CLAMPI_MATCH_HOT_BY_KEY "clampi_match_hot_by"
+/* What carries the messages: "ucx" (UCX active messages, the default) or "mpi" (the MPI
+ * library's own point-to-point on a duplicate of the communicator; clampi queues only the
+ * receives beyond clampi_match_native_depth nonblocking ones in MPI's own queue). */
+#define CLAMPI_MATCH_CARRIER_KEY "clampi_match_carrier"
+#define CLAMPI_MATCH_NATIVE_DEPTH_KEY "clampi_match_native_depth"
 
 /* Collective over comm: gives comm a matching engine (structure from info / environment),
- * a context id agreed by all its processes, and UCX endpoints to every rank. */
+ * a context id agreed by all its processes, and UCX endpoints to every rank (carrier ucx)
+ * or a duplicate of comm that MPI carries the messages on (carrier mpi). */
 CLAMPI_API int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info);
 /* Collective: every CMPIX_ operation on comm must be complete. Frees what enable made. */
 CLAMPI_API int CMPIX_Comm_disable(MPI_Comm comm);

@@ -82,6 +82,7 @@ static void mcomm_free(clampi_mcomm *mc) {
         clampi_matcher_drain(mc->matcher, 1, free_unexpected, NULL);
         clampi_matcher_destroy(mc->matcher);
     }
+    if (mc->carrier == CLAMPI_CARRIER_MPI) clampi_carrier_disable(mc);
     if (mc->eps) clampi_ucx_disconnect(clampi_msg_worker(), mc->eps, mc->size);
     for (int i = 0; mc->stash && i < mc->size; i++)
         while (mc->stash[i]) {
@@ -113,16 +114,27 @@ static int agree_context(MPI_Comm comm, uint32_t *ctx) {
     return MPI_ERR_OTHER;
 }
 
+static int enable_finish(MPI_Comm comm, clampi_mcomm *mc);
+
+/* A barrier that progresses the communicator's carrier (UCX: its worker). */
+static int barrier(clampi_mcomm *mc) {
+    if (mc->carrier == CLAMPI_CARRIER_MPI) return PMPI_Barrier(mc->comm);
+    return clampi_ucx_barrier(mc->comm, clampi_msg_worker(), clampi_msg_poller());
+}
+
 int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
     if (comm == MPI_COMM_NULL) return clampi_msg_raise(comm, MPI_ERR_COMM, "enable: MPI_COMM_NULL");
     int inter = 0;
     PMPI_Comm_test_inter(comm, &inter);
     if (inter) return clampi_msg_raise(comm, MPI_ERR_COMM, "enable: intercommunicators are not supported");
     clampi_match_config cfg;
+    int carrier = CLAMPI_CARRIER_UCX;
+    unsigned native_max = 0;
     /* Every process decides locally, then all agree, so nobody is left in a collective. */
     int err = clampi_msg_options(info, &cfg);
+    if (err == MPI_SUCCESS) err = clampi_msg_carrier_options(info, &carrier, &native_max);
     if (err == MPI_SUCCESS && clampi_msg_comm(comm)) err = MPI_ERR_OTHER; /* already enabled */
-    if (err == MPI_SUCCESS) err = clampi_msg_transport_init();
+    if (err == MPI_SUCCESS) err = clampi_msg_transport_init(carrier == CLAMPI_CARRIER_UCX);
     int any_err = 0, mine = err != MPI_SUCCESS;
     PMPI_Allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
     if (any_err)
@@ -132,6 +144,8 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
     if (!mc) return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
     mc->comm = comm;
     mc->cfg = cfg;
+    mc->carrier = carrier;
+    mc->wire = MPI_COMM_NULL;
     PMPI_Comm_rank(comm, &mc->rank);
     PMPI_Comm_size(comm, &mc->size);
     int *ub, flag;
@@ -139,6 +153,15 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
     mc->tag_ub = flag ? *ub : 32767;
     pthread_mutex_init(&mc->send_lock, NULL);
     pthread_mutex_init(&mc->recv_lock, NULL);
+    if (carrier == CLAMPI_CARRIER_MPI) {
+        mine = clampi_matcher_create(&cfg, &mc->matcher) != 0 || clampi_carrier_enable(mc, native_max) != MPI_SUCCESS;
+        PMPI_Allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
+        if (any_err) {
+            mcomm_free(mc);
+            return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
+        }
+        return enable_finish(comm, mc);
+    }
     mc->eps = calloc((size_t)mc->size, sizeof *mc->eps);
     mc->seq_out = calloc((size_t)mc->size, sizeof *mc->seq_out);
     mc->seq_in = calloc((size_t)mc->size, sizeof *mc->seq_in);
@@ -158,6 +181,12 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
         return clampi_msg_raise(comm, err, "enable: UCX endpoints");
     }
     mc->eps = eps;
+    return enable_finish(comm, mc);
+}
+
+/* The context id, the lookup, and a barrier: nobody sends before everybody can route it. */
+static int enable_finish(MPI_Comm comm, clampi_mcomm *mc) {
+    int err;
     pthread_mutex_lock(&enable_lock);
     if (keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_comm_delete, &keyval, NULL);
     err = agree_context(comm, &mc->context);
@@ -171,8 +200,7 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
         mcomm_free(mc);
         return clampi_msg_raise(comm, err, "enable: no free context id");
     }
-    /* Nobody sends before everybody can route the context id. */
-    err = clampi_ucx_barrier(comm, clampi_msg_worker(), clampi_msg_poller());
+    err = barrier(mc);
     return err == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(comm, err, NULL);
 }
 
@@ -180,7 +208,7 @@ int CMPIX_Comm_disable(MPI_Comm comm) {
     clampi_mcomm *mc = clampi_msg_comm(comm);
     if (!mc) return clampi_msg_raise(comm, MPI_ERR_COMM, "disable: communicator not enabled");
     /* Messages already sent are delivered while we wait for everybody. */
-    int err = clampi_ucx_barrier(comm, clampi_msg_worker(), clampi_msg_poller());
+    int err = barrier(mc), mc_carrier = mc->carrier;
     clampi_msg_progress();
     pthread_mutex_lock(&enable_lock);
     disabling = 1;
@@ -189,7 +217,9 @@ int CMPIX_Comm_disable(MPI_Comm comm) {
     pthread_mutex_unlock(&enable_lock);
     /* Progressing: a peer's flush-mode close needs this process's progress. Also, no
      * context id is reused before all freed it. */
-    if (err == MPI_SUCCESS) err = clampi_ucx_barrier(comm, clampi_msg_worker(), clampi_msg_poller());
+    if (err == MPI_SUCCESS)
+        err = mc_carrier == CLAMPI_CARRIER_MPI ? PMPI_Barrier(comm)
+                                               : clampi_ucx_barrier(comm, clampi_msg_worker(), clampi_msg_poller());
     return err == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(comm, err, NULL);
 }
 

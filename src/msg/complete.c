@@ -18,6 +18,7 @@
  * (poke_mpi): a transfer on an MPI communicator may need this process's progress. */
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "clampi/match.h"
 #include "msg/msg.h"
@@ -186,7 +187,7 @@ static int some_step(split *s, MPI_Request reqs[], int *outcount, int indices[],
     return 1;
 }
 
-int clampi_msg_test(MPI_Request *request, int *flag, MPI_Status *status) {
+static int test_impl(MPI_Request *request, int *flag, MPI_Status *status) {
     if (!clampi_mreq_live() || !request || !flag) return PMPI_Test(request, flag, status); /* MPI says what is bad */
     clampi_mreq *p = clampi_mreq_pin(*request);
     if (!p) return PMPI_Test(request, flag, status);
@@ -203,7 +204,7 @@ int clampi_msg_test(MPI_Request *request, int *flag, MPI_Status *status) {
     return single_done(p, request, status);
 }
 
-int clampi_msg_wait(MPI_Request *request, MPI_Status *status) {
+static int wait_impl(MPI_Request *request, MPI_Status *status) {
     if (!clampi_mreq_live() || !request) return PMPI_Wait(request, status);
     clampi_mreq *p = clampi_mreq_pin(*request);
     if (!p) return PMPI_Wait(request, status);
@@ -214,7 +215,7 @@ int clampi_msg_wait(MPI_Request *request, MPI_Status *status) {
     return single_done(p, request, status);
 }
 
-int clampi_msg_testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {
+static int testany_impl(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {
     if (!clampi_mreq_live() || count <= 0 || !requests || !index || !flag)
         return PMPI_Testany(count, requests, index, flag, status);
     split s;
@@ -230,7 +231,7 @@ int clampi_msg_testany(int count, MPI_Request requests[], int *index, int *flag,
     return err;
 }
 
-int clampi_msg_waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
+static int waitany_impl(int count, MPI_Request requests[], int *index, MPI_Status *status) {
     if (!clampi_mreq_live() || count <= 0 || !requests || !index) return PMPI_Waitany(count, requests, index, status);
     split s;
     if (split_begin(&s, count, requests)) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, NULL);
@@ -245,7 +246,7 @@ int clampi_msg_waitany(int count, MPI_Request requests[], int *index, MPI_Status
     return err;
 }
 
-int clampi_msg_testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
+static int testall_impl(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
     if (!clampi_mreq_live() || count <= 0 || !requests || !flag) return PMPI_Testall(count, requests, flag, statuses);
     split s;
     if (split_begin(&s, count, requests)) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, NULL);
@@ -269,7 +270,7 @@ int clampi_msg_testall(int count, MPI_Request requests[], int *flag, MPI_Status 
     return all_finish(&s, requests, statuses, err);
 }
 
-int clampi_msg_waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+static int waitall_impl(int count, MPI_Request requests[], MPI_Status statuses[]) {
     if (!clampi_mreq_live() || count <= 0 || !requests) return PMPI_Waitall(count, requests, statuses);
     split s;
     if (split_begin(&s, count, requests)) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, NULL);
@@ -290,7 +291,7 @@ int clampi_msg_waitall(int count, MPI_Request requests[], MPI_Status statuses[])
     return all_finish(&s, requests, statuses, err);
 }
 
-int clampi_msg_testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
+static int testsome_impl(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
     if (!clampi_mreq_live() || incount <= 0 || !requests || !indices || !outcount)
         return PMPI_Testsome(incount, requests, outcount, indices, statuses);
     split s;
@@ -306,7 +307,7 @@ int clampi_msg_testsome(int incount, MPI_Request requests[], int *outcount, int 
     return err;
 }
 
-int clampi_msg_waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
+static int waitsome_impl(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
     if (!clampi_mreq_live() || incount <= 0 || !requests || !indices || !outcount)
         return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
     split s;
@@ -320,6 +321,115 @@ int clampi_msg_waitsome(int incount, MPI_Request requests[], int *outcount, int 
     while (!some_step(&s, requests, outcount, indices, statuses, &err)) wait_step(&spins);
     split_end(&s);
     return err;
+}
+
+/* ---- the MPI carrier (carrier.c) ---------------------------------------------------------
+ * Receives it handed to MPI's own queue are counted until they complete: the handles are
+ * compared before and after each call. While clampi holds receives a peer's large message
+ * needs this process to take it, so no call here blocks inside MPI: a wait is a test loop. */
+typedef struct snap {
+    int n;
+    MPI_Request *p;
+    MPI_Request st[16];
+} snap;
+
+static void snap_begin(snap *s, int n, const MPI_Request *reqs) {
+    s->n = 0;
+    s->p = s->st;
+    if (n <= 0 || !reqs || !clampi_carrier_tracking()) return;
+    if (n > 16 && !(s->p = malloc(sizeof *s->p * (size_t)n))) {
+        s->p = s->st;
+        return;
+    }
+    memcpy(s->p, reqs, sizeof *s->p * (size_t)n);
+    s->n = n;
+}
+
+/* err raised on the communicator of a tracked receive that completed (MPI returned it). */
+static int snap_end(snap *s, const MPI_Request *after, int err) {
+    MPI_Comm comm = s->n ? clampi_carrier_untrack(s->p, after, s->n) : MPI_COMM_NULL;
+    if (s->p != s->st) free(s->p);
+    return err != MPI_SUCCESS && comm != MPI_COMM_NULL ? clampi_msg_raise(comm, err, NULL) : err;
+}
+
+int clampi_msg_test(MPI_Request *request, int *flag, MPI_Status *status) {
+    if (!request || !clampi_carrier_tracking()) return test_impl(request, flag, status);
+    snap s;
+    snap_begin(&s, 1, request);
+    return snap_end(&s, request, test_impl(request, flag, status));
+}
+
+int clampi_msg_testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {
+    snap s;
+    snap_begin(&s, count, requests);
+    return snap_end(&s, requests, testany_impl(count, requests, index, flag, status));
+}
+
+int clampi_msg_testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
+    snap s;
+    snap_begin(&s, count, requests);
+    return snap_end(&s, requests, testall_impl(count, requests, flag, statuses));
+}
+
+int clampi_msg_testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
+    snap s;
+    snap_begin(&s, incount, requests);
+    return snap_end(&s, requests, testsome_impl(incount, requests, outcount, indices, statuses));
+}
+
+/* MPI's blocking call when nothing of clampi's waits for a peer, else a test loop. */
+int clampi_msg_wait(MPI_Request *request, MPI_Status *status) {
+    if (!request || !clampi_carrier_active()) return wait_impl(request, status);
+    if (!clampi_carrier_pending()) {
+        snap s;
+        snap_begin(&s, 1, request);
+        return snap_end(&s, request, wait_impl(request, status));
+    }
+    for (int spins = 0, flag = 0;; wait_step(&spins)) {
+        int e = clampi_msg_test(request, &flag, status);
+        if (e != MPI_SUCCESS || flag) return e;
+    }
+}
+
+int clampi_msg_waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
+    if (!clampi_carrier_active() || count <= 0 || !requests || !index)
+        return waitany_impl(count, requests, index, status);
+    if (!clampi_carrier_pending()) {
+        snap s;
+        snap_begin(&s, count, requests);
+        return snap_end(&s, requests, waitany_impl(count, requests, index, status));
+    }
+    for (int spins = 0, flag = 0;; wait_step(&spins)) {
+        int e = clampi_msg_testany(count, requests, index, &flag, status);
+        if (e != MPI_SUCCESS || flag) return e;
+    }
+}
+
+int clampi_msg_waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+    if (!clampi_carrier_active() || count <= 0 || !requests) return waitall_impl(count, requests, statuses);
+    if (!clampi_carrier_pending()) {
+        snap s;
+        snap_begin(&s, count, requests);
+        return snap_end(&s, requests, waitall_impl(count, requests, statuses));
+    }
+    for (int spins = 0, flag = 0;; wait_step(&spins)) {
+        int e = clampi_msg_testall(count, requests, &flag, statuses);
+        if (e != MPI_SUCCESS || flag) return e;
+    }
+}
+
+int clampi_msg_waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
+    if (!clampi_carrier_active() || incount <= 0 || !requests || !indices || !outcount)
+        return waitsome_impl(incount, requests, outcount, indices, statuses);
+    if (!clampi_carrier_pending()) {
+        snap s;
+        snap_begin(&s, incount, requests);
+        return snap_end(&s, requests, waitsome_impl(incount, requests, outcount, indices, statuses));
+    }
+    for (int spins = 0;; wait_step(&spins)) {
+        int e = clampi_msg_testsome(incount, requests, outcount, indices, statuses);
+        if (e != MPI_SUCCESS || *outcount != 0) return e;
+    }
 }
 
 /* MPI_Request_get_status: a clampi request's state without completing it. A truncated

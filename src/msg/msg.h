@@ -10,6 +10,9 @@
  *   dtype.c     size and contiguity of the predefined datatypes, cached (no query per message)
  *   p2p.c       CMPIX_Isend/Irecv/Send/Recv/Iprobe/Probe/Cancel
  *   complete.c  CMPIX_Wait/Test/Waitall/Waitany/Testall
+ *   carrier.c   clampi_match_carrier=mpi: the MPI library's own messages on a duplicate of
+ *               the communicator carry the data; clampi matches only the receives that
+ *               would sit deep in MPI's posted queue (matched probes)
  *
  * Locks: the matcher's lock (engine); per communicator send_lock (sequence number and
  * ucp_am_send_nbx in one step, so the wire order is the sequence order) and recv_lock
@@ -55,6 +58,8 @@ typedef struct clampi_msg {
     void *data;              /* eager: a copy of the payload (inline_data, or malloc) */
     void *rndv_desc;         /* rendezvous: UCX's data descriptor */
     struct clampi_msg *next; /* reorder stash */
+    MPI_Message wire;        /* carrier mpi (carried = 1): the MPI library's message (matched probe) */
+    int carried;
     unsigned char inline_data[CLAMPI_MSG_INLINE];
 } clampi_msg;
 
@@ -70,7 +75,16 @@ typedef struct clampi_mcomm {
     pthread_mutex_t recv_lock;
     uint32_t *seq_in;
     clampi_msg **stash; /* per sender: arrivals ahead of their turn, sorted by seq */
+    /* carrier mpi (carrier.c), under recv_lock when `threaded` */
+    int carrier;             /* CLAMPI_CARRIER_UCX or CLAMPI_CARRIER_MPI */
+    MPI_Comm wire;           /* the duplicate the messages travel on */
+    int threaded;            /* MPI_THREAD_MULTIPLE: take recv_lock */
+    unsigned native_max;     /* receives left in MPI's own queue before clampi queues them */
+    _Atomic int native_live; /* nonblocking receives now in MPI's own queue */
+    long posted, unexpected; /* entries in clampi's queues */
 } clampi_mcomm;
+
+enum { CLAMPI_CARRIER_UCX, CLAMPI_CARRIER_MPI };
 
 typedef struct clampi_mreq {
     MPI_Request mpi;  /* MPI_REQUEST_NULL for an internal request */
@@ -103,6 +117,8 @@ typedef struct clampi_mreq {
                               * hand-over through UCX is visible to TSan (UCX is not instrumented) */
     int done_kind;        /* why it is on transport.c's done list (CLAMPI_DONE_) */
     struct clampi_mreq *done_next, *table_next;
+    MPI_Request wire_req;          /* carrier mpi: MPI_Imrecv of the matched message */
+    struct clampi_mreq *wire_next; /* carrier mpi: list of those in flight */
 } clampi_mreq;
 
 /* Work clampi_msg_progress does for a request that finished inside UCX's callbacks. */
@@ -115,6 +131,8 @@ enum {
 /* options.c: the engine configuration for comm from info (may be MPI_INFO_NULL) and the
  * environment. MPI_SUCCESS or MPI_ERR_INFO_VALUE (with a message on stderr). */
 int clampi_msg_options(MPI_Info info, clampi_match_config *cfg);
+/* The carrier (CLAMPI_CARRIER_) and, for the MPI carrier, the receives left to MPI. */
+int clampi_msg_carrier_options(MPI_Info info, int *carrier, unsigned *native_max);
 
 /* comm.c */
 clampi_mcomm *clampi_msg_comm(MPI_Comm comm);           /* NULL if not enabled */
@@ -122,14 +140,16 @@ clampi_mcomm *clampi_msg_comm_by_context(uint32_t ctx); /* for the AM handler */
 void clampi_msg_disable_all_local(void);                /* at MPI_Finalize */
 
 /* transport.c */
-int clampi_msg_transport_init(void); /* the worker, once; MPI error code */
+int clampi_msg_transport_init(int ucx); /* finalize hook once; ucx: the worker too; MPI error code */
 ucp_worker_h clampi_msg_worker(void);
 struct clampi_ucx_poller *clampi_msg_poller(void); /* the worker's (backends/ucx/service.h) */
 void clampi_msg_progress(void);                    /* UCX progress + MPI completion of finished requests */
+void clampi_msg_progress_from_mpi(void);           /* the same, called inside MPI's own progress: no MPI call */
 void clampi_msg_reap(void); /* only the second half: requests that finished are marked so (no UCX call) */
 int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t bytes); /* r->sync: ssend */
 void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r);                                 /* a matched receive */
-void clampi_msg_free(clampi_msg *m);    /* an unexpected message never received */
+void clampi_msg_free(clampi_msg *m);                                         /* an unexpected message never received */
+void clampi_msg_unpack_into(clampi_mreq *r, const void *data, size_t bytes); /* at most r->capacity */
 void clampi_msg_finish(clampi_mreq *r); /* transfer over: queue for MPI completion */
 /* Send requests made and not yet finished (MPI_Finalize waits for them: a rendezvous send
  * finishes only when its receiver has pulled the data). */
@@ -148,6 +168,13 @@ static inline int clampi_msg_type_facts(MPI_Datatype type, clampi_type_info *f) 
     if (clampi_type_info_get(type, &ti, f) != 0) return -1;
     if (ti != f) *f = *ti;
     return 0;
+}
+
+/* A receive's or send's buffer: contiguous (one block starting at the true lower bound)? */
+static inline void clampi_msg_layout(clampi_mreq *r, int count, const clampi_type_info *tf) {
+    r->contig = clampi_type_runs_contiguous(tf) || count == 0;
+    r->contig_offset = r->contig ? tf->true_lb : 0;
+    r->capacity = (size_t)count * (size_t)tf->size;
 }
 
 /* request.c. internal = 1: a request the program never sees (MPI_Send, MPI_Recv ...):
@@ -193,6 +220,45 @@ int clampi_msg_get_status(MPI_Request request, int *flag, MPI_Status *status); /
 /* p2p.c: the send behind CMPIX_Isend (sync = 1: CMPIX_Issend). */
 int clampi_msg_isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, int sync,
                      MPI_Request *request);
+
+/* carrier.c (clampi_match_carrier=mpi). Every call takes a communicator enabled with it. */
+int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_max); /* collective (MPI_Comm_dup) */
+void clampi_carrier_disable(clampi_mcomm *mc);                    /* local */
+/* A send on the wire (sync: synchronous mode); request NULL: blocking. Any arguments (MPI
+ * checks them; errors raised on mc->comm). */
+int clampi_carrier_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int sync,
+                        MPI_Request *request);
+/* A receive; request NULL: blocking, status filled. Any arguments: what clampi's queue
+ * cannot hold (MPI_PROC_NULL, bad input) goes to MPI, errors raised on mc->comm. */
+int clampi_carrier_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                        MPI_Request *request, MPI_Status *status);
+/* Probe: remove = 0: *flag and the status; remove = 1: also *m, the message taken. */
+int clampi_carrier_probe(clampi_mcomm *mc, int source, int tag, int remove, int *flag, clampi_msg **m,
+                         MPI_Status *status);
+/* Receive a message taken by a matched probe into r (a new receive request). */
+void clampi_carrier_mrecv(clampi_mreq *r, clampi_msg *m);
+void clampi_carrier_discard(clampi_msg *m); /* a message never received: taken from MPI, dropped */
+int clampi_carrier_cancel(clampi_mreq *r);  /* 1: it was in clampi's posted queue (now out) */
+/* Either carrier: 1 if the receive r was still in clampi's posted queue (now out). */
+static inline int clampi_msg_cancel_posted(clampi_mreq *r) {
+    return r->mc->carrier == CLAMPI_CARRIER_MPI ? clampi_carrier_cancel(r)
+                                                : clampi_matcher_cancel(r->mc->matcher, (uintptr_t)r);
+}
+void clampi_carrier_progress(void); /* pull arrivals for clampi's posted receives; test in-flight ones */
+/* Posted receives in clampi's queues and matched ones in flight, over all communicators:
+ * while > 0 no blocking MPI call may be made on the program's behalf (a peer's large send
+ * needs this process to pull its message). */
+long clampi_carrier_pending(void);
+int clampi_carrier_active(void); /* any communicator on the MPI carrier */
+/* Completes the MPI request q by testing, taking messages for clampi's receives meanwhile. */
+int clampi_carrier_spin(MPI_Request *q, MPI_Status *status);
+/* Nonblocking receives handed to MPI's own queue, tracked until completed (their count
+ * decides when clampi takes deeper receives). */
+int clampi_carrier_tracking(void);
+/* Returns the communicator of the first tracked receive that completed (its errors are
+ * raised there: the wire returns them), or MPI_COMM_NULL. */
+MPI_Comm clampi_carrier_untrack(const MPI_Request *before, const MPI_Request *after, int n);
+void clampi_carrier_forget(MPI_Request req); /* MPI_Request_free of a tracked receive */
 
 /* errors: raise code through comm's handler (MPI_COMM_WORLD's for MPI_COMM_NULL). */
 int clampi_msg_raise(MPI_Comm comm, int code, const char *why);

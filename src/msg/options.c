@@ -35,3 +35,13 @@ int clampi_msg_options(MPI_Info info, clampi_match_config *cfg) {
     cfg->hot_by = v.u == 1 ? CLAMPI_MATCH_HOT_THREAD : CLAMPI_MATCH_HOT_PROGRESS;
     return MPI_SUCCESS;
 }
+
+int clampi_msg_carrier_options(MPI_Info info, int *carrier, unsigned *native_max) {
+    clampi_opt_value v;
+    const char *key;
+    if (clampi_opt_resolve(info, CLAMPI_OPT_MATCH_CARRIER, &v, NULL, &key) != MPI_SUCCESS) return bad(key);
+    *carrier = v.u == 1 ? CLAMPI_CARRIER_MPI : CLAMPI_CARRIER_UCX;
+    if (clampi_opt_resolve(info, CLAMPI_OPT_MATCH_NATIVE_DEPTH, &v, NULL, &key) != MPI_SUCCESS) return bad(key);
+    *native_max = (unsigned)v.u;
+    return MPI_SUCCESS;
+}

@@ -33,12 +33,7 @@ static int check_source_tag(const clampi_mcomm *mc, MPI_Comm comm, int source, i
     return MPI_SUCCESS;
 }
 
-/* Contiguous (one block starting at the true lower bound)? */
-static void layout(clampi_mreq *r, int count, const clampi_type_info *tf) {
-    r->contig = clampi_type_runs_contiguous(tf) || count == 0;
-    r->contig_offset = r->contig ? tf->true_lb : 0;
-    r->capacity = (size_t)count * (size_t)tf->size;
-}
+static void layout(clampi_mreq *r, int count, const clampi_type_info *tf) { clampi_msg_layout(r, count, tf); }
 
 static void pack_bottom(int count, MPI_Datatype type, void *out, int size, MPI_Comm comm) {
     MPI_Datatype shifted;
@@ -118,6 +113,8 @@ int clampi_msg_isend(const void *buf, int count, MPI_Datatype datatype, int dest
     if (err) return err;
     if (!request) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL request");
     if (dest == MPI_PROC_NULL) return null_request(mc, 0, request);
+    if (mc->carrier == CLAMPI_CARRIER_MPI)
+        return clampi_carrier_send(mc, buf, count, datatype, dest, tag, sync, request);
     clampi_mreq *r;
     err = send_start(buf, count, datatype, dest, tag, mc, sync, 0, &tf, bytes, &r);
     if (r) *request = r->mpi;
@@ -132,6 +129,7 @@ static int send_blocking(const void *buf, int count, MPI_Datatype datatype, int 
     size_t bytes;
     int err = send_checks(buf, count, datatype, dest, tag, comm, &mc, &tf, &bytes);
     if (err || dest == MPI_PROC_NULL) return err;
+    if (mc->carrier == CLAMPI_CARRIER_MPI) return clampi_carrier_send(mc, buf, count, datatype, dest, tag, sync, NULL);
     clampi_mreq *r;
     err = send_start(buf, count, datatype, dest, tag, mc, sync, 1, &tf, bytes, &r);
     if (!r) return err;
@@ -196,6 +194,8 @@ int CMPIX_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag
     if (err) return err;
     if (!request) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL request");
     if (source == MPI_PROC_NULL) return null_request(mc, 1, request);
+    if (mc->carrier == CLAMPI_CARRIER_MPI)
+        return clampi_carrier_recv(mc, buf, count, datatype, source, tag, request, MPI_STATUS_IGNORE);
     clampi_mreq *r;
     err = recv_start(buf, count, datatype, source, tag, mc, 0, &tf, &r);
     if (r) *request = r->mpi;
@@ -216,6 +216,8 @@ int CMPIX_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
         if (status != MPI_STATUS_IGNORE) proc_null_status(status);
         return MPI_SUCCESS;
     }
+    if (mc->carrier == CLAMPI_CARRIER_MPI)
+        return clampi_carrier_recv(mc, buf, count, datatype, source, tag, NULL, status);
     clampi_mreq *r;
     err = recv_start(buf, count, datatype, source, tag, mc, 1, &tf, &r);
     if (!r) return err;
@@ -279,7 +281,14 @@ int CMPIX_Improbe(int source, int tag, MPI_Comm comm, int *flag, CMPIX_Message *
         return MPI_SUCCESS;
     }
     uintptr_t found;
-    *flag = clampi_matcher_probe(mc->matcher, k, 1, &found);
+    if (mc->carrier == CLAMPI_CARRIER_MPI) {
+        clampi_msg *cm_msg = NULL;
+        err = clampi_carrier_probe(mc, source, tag, 1, flag, &cm_msg, status);
+        if (err != MPI_SUCCESS) return err;
+        found = (uintptr_t)cm_msg;
+    } else {
+        *flag = clampi_matcher_probe(mc->matcher, k, 1, &found);
+    }
     *message = CMPIX_MESSAGE_NULL;
     if (*flag) {
         struct clampi_message *cm = malloc(sizeof *cm);
@@ -325,6 +334,11 @@ int CMPIX_Imrecv(void *buf, int count, MPI_Datatype datatype, CMPIX_Message *mes
     clampi_msg *m = cm->m;
     free(cm);
     *message = CMPIX_MESSAGE_NULL;
+    if (m->carried) {
+        clampi_carrier_mrecv(r, m);
+        clampi_msg_progress();
+        return MPI_SUCCESS;
+    }
     clampi_msg_deliver(m, r);
     clampi_msg_progress();
     return MPI_SUCCESS;
@@ -343,6 +357,7 @@ int CMPIX_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *stat
     if (status == MPI_STATUS_IGNORE) status = &ignored;
     int err = probe_begin(source, tag, comm, flag, status, &mc, &k);
     if (err || *flag) return err; /* an error, or MPI_PROC_NULL */
+    if (mc->carrier == CLAMPI_CARRIER_MPI) return clampi_carrier_probe(mc, source, tag, 0, flag, NULL, status);
     uintptr_t found;
     /* The message stays queued and is freed only by the receive that takes it, which
      * must come from this thread after the probe (MPI's rule), so reading it is safe. */
@@ -365,7 +380,7 @@ int CMPIX_Cancel(MPI_Request *request) {
     if (!request) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "NULL request");
     clampi_mreq *r = clampi_mreq_pin(*request);
     if (!r) return PMPI_Cancel(request); /* an ordinary MPI request */
-    if (r->is_recv && !r->cancelled && r->mc && clampi_matcher_cancel(r->mc->matcher, (uintptr_t)r) == 1) {
+    if (r->is_recv && !r->cancelled && r->mc && clampi_msg_cancel_posted(r) == 1) {
         r->cancelled = 1;
         r->bytes = 0;
         clampi_msg_finish(r);

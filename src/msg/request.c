@@ -199,7 +199,7 @@ static int free_fn(void *extra) {
 static int cancel_fn(void *extra, int complete) {
     clampi_mreq *r = extra;
     if (complete || !r->is_recv || !r->mc) return MPI_SUCCESS;
-    if (clampi_matcher_cancel(r->mc->matcher, (uintptr_t)r) == 1) {
+    if (clampi_msg_cancel_posted(r) == 1) {
         r->cancelled = 1;
         r->bytes = 0;
         clampi_msg_finish(r);
@@ -209,7 +209,7 @@ static int cancel_fn(void *extra, int complete) {
 
 #ifdef MPICH
 static int poll_fn(void *extra, MPI_Status *status) {
-    clampi_msg_progress();
+    clampi_msg_progress_from_mpi();
     return MPI_SUCCESS;
 }
 
@@ -227,7 +227,10 @@ static int wait_fn(int count, void **states, double timeout, MPI_Status *status)
  * later of the two: this call or the completion (clampi_msg_progress). */
 int clampi_msg_request_free(MPI_Request *request) {
     clampi_mreq *r = request && clampi_mreq_live() ? clampi_mreq_pin(*request) : NULL;
-    if (!r) return PMPI_Request_free(request);
+    if (!r) {
+        if (request && clampi_carrier_tracking()) clampi_carrier_forget(*request);
+        return PMPI_Request_free(request);
+    }
     *request = MPI_REQUEST_NULL;
     if (atomic_fetch_add(&r->handoff, 1) == 1) release_handle(r); /* complete already */
     clampi_mreq_unpin(r);

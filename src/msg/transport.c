@@ -142,14 +142,27 @@ static void drain_done(void) {
     }
 }
 
+/* Inside MPI's own progress (Open MPI's hook, MPICH's generalized-request poll): no MPI
+ * call may be made there, so the MPI carrier's pulls wait for clampi's own calls. */
+static _Thread_local CLAMPI_MSG_TLS int in_mpi_hook;
+
 void clampi_msg_progress(void) {
-    if (in_progress || !worker) return;
-    clampi_ucx_poller_note(&poller);
+    if (in_progress) return;
     in_progress = 1;
-    while (ucp_worker_progress(worker)) {}
-    flush_acks();
+    if (worker) {
+        clampi_ucx_poller_note(&poller);
+        while (ucp_worker_progress(worker)) {}
+        flush_acks();
+    }
+    if (!in_mpi_hook && clampi_carrier_active()) clampi_carrier_progress();
     drain_done();
     in_progress = 0;
+}
+
+void clampi_msg_progress_from_mpi(void) {
+    in_mpi_hook = 1;
+    clampi_msg_progress();
+    in_mpi_hook = 0;
 }
 
 void clampi_msg_reap(void) {
@@ -174,7 +187,7 @@ static void unpack_partial(MPI_Datatype type, const char *data, size_t bytes, ch
 }
 
 /* Receive bytes from `data` (packed) into r's buffer: at most r->capacity (truncation). */
-static void unpack_into(clampi_mreq *r, const void *data, size_t bytes) {
+void clampi_msg_unpack_into(clampi_mreq *r, const void *data, size_t bytes) {
     size_t n = bytes < r->capacity ? bytes : r->capacity;
     if (r->contig) {
         if (n) memcpy((char *)r->buf + r->contig_offset, data, n);
@@ -206,7 +219,7 @@ static void rndv_done(void *request, ucs_status_t status, size_t length, void *u
     if (status != UCS_OK)
         r->error = MPI_ERR_OTHER;
     else if (r->tmp)
-        unpack_into(r, r->tmp, r->staged);
+        clampi_msg_unpack_into(r, r->tmp, r->staged);
     free(r->tmp);
     r->tmp = NULL;
     if (request) ucp_request_free(request);
@@ -300,7 +313,7 @@ void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r) {
         r->bytes = r->capacity;
     }
     if (!m->rndv_desc) {
-        unpack_into(r, m->data, m->hdr.bytes);
+        clampi_msg_unpack_into(r, m->data, m->hdr.bytes);
         msg_release(m);
         clampi_msg_finish(r);
         return;
@@ -335,6 +348,10 @@ void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r) {
 }
 
 void clampi_msg_free(clampi_msg *m) {
+    if (m->carried) {
+        clampi_carrier_discard(m);
+        return;
+    }
     if (m->rndv_desc) ucp_am_data_release(worker, m->rndv_desc);
     msg_release(m);
 }
@@ -450,7 +467,7 @@ static int at_finalize(MPI_Comm comm, int kv, void *value, void *extra) {
     prog_stop_thread(); /* first: its AM handler must not meet a communicator being freed */
     clampi_msg_disable_all_local();
     clampi_msg_progress();
-    clampi_progress_hook_remove(clampi_msg_progress);
+    clampi_progress_hook_remove(clampi_msg_progress_from_mpi);
     clampi_mreq_shells_free();
     pthread_mutex_lock(&init_lock);
     if (worker) ucp_worker_destroy(worker);
@@ -459,10 +476,19 @@ static int at_finalize(MPI_Comm comm, int kv, void *value, void *extra) {
     return MPI_SUCCESS;
 }
 
-int clampi_msg_transport_init(void) {
+/* At MPI_Finalize (MPI_COMM_SELF's attribute, deleted before the UCX context's own:
+ * attributes go LIFO), once per process. */
+static void finalize_hook_once(void) {
+    if (finalize_keyval != MPI_KEYVAL_INVALID) return;
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &finalize_keyval, NULL);
+    PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
+}
+
+int clampi_msg_transport_init(int ucx) {
     pthread_mutex_lock(&init_lock);
     int err = MPI_SUCCESS;
-    if (!worker) {
+    if (!ucx) finalize_hook_once(); /* the MPI carrier: no UCX */
+    if (ucx && !worker) {
         ucp_worker_h w;
         err = clampi_ucx_worker_create(UCS_THREAD_MODE_MULTI, &w);
         if (err == MPI_SUCCESS) {
@@ -482,10 +508,8 @@ int clampi_msg_transport_init(void) {
                 err = MPI_ERR_OTHER;
             } else {
                 worker = w;
-                /* Deleted before the UCX context's own attribute (attributes go LIFO). */
-                PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &finalize_keyval, NULL);
-                PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
-                int hooked = clampi_progress_hook_add(clampi_msg_progress); /* Open MPI */
+                finalize_hook_once();
+                int hooked = clampi_progress_hook_add(clampi_msg_progress_from_mpi); /* Open MPI */
                 if (!hooked && clampi_ucx_service_add(&msg_client, NULL, &prog_client) != MPI_SUCCESS)
                     prog_client = NULL; /* progress then only inside MPI calls on clampi's requests */
             }

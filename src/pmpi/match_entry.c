@@ -51,14 +51,25 @@ static clampi_mcomm *recv_route(const void *buf, int count, MPI_Datatype type, i
     return mc && ok_recv(mc, source, tag) && clampi_pm_ok_buf(buf, count, type) ? mc : NULL;
 }
 
+/* The MPI carrier (clampi_match_carrier=mpi): the call goes to MPI on the communicator's
+ * duplicate straight away (MPI checks the arguments; receives are clampi's only when deep). */
+static clampi_mcomm *carried(MPI_Comm comm) {
+    clampi_mcomm *mc = clampi_pm_comm(comm);
+    return mc && mc->carrier == CLAMPI_CARRIER_MPI ? mc : NULL;
+}
+
 /* ---- sends ------------------------------------------------------------------------------ */
 MATCH_API int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    clampi_mcomm *mc = carried(comm);
+    if (mc) return clampi_carrier_send(mc, buf, count, type, dest, tag, 0, NULL);
     if (send_route(buf, count, type, dest, tag, comm)) return CMPIX_Send(buf, count, type, dest, tag, comm);
     return PMPI_Send(buf, count, type, dest, tag, comm);
 }
 
 MATCH_API int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                         MPI_Request *request) {
+    clampi_mcomm *mc = carried(comm);
+    if (mc) return clampi_carrier_send(mc, buf, count, type, dest, tag, 0, request);
     if (request && send_route(buf, count, type, dest, tag, comm))
         return CMPIX_Isend(buf, count, type, dest, tag, comm, request);
     return PMPI_Isend(buf, count, type, dest, tag, comm, request);
@@ -78,12 +89,16 @@ MATCH_API int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest
 }
 
 MATCH_API int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    clampi_mcomm *mc = carried(comm);
+    if (mc) return clampi_carrier_send(mc, buf, count, type, dest, tag, 1, NULL);
     if (send_route(buf, count, type, dest, tag, comm)) return CMPIX_Ssend(buf, count, type, dest, tag, comm);
     return PMPI_Ssend(buf, count, type, dest, tag, comm);
 }
 
 MATCH_API int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                          MPI_Request *request) {
+    clampi_mcomm *mc = carried(comm);
+    if (mc) return clampi_carrier_send(mc, buf, count, type, dest, tag, 1, request);
     if (request && send_route(buf, count, type, dest, tag, comm))
         return CMPIX_Issend(buf, count, type, dest, tag, comm, request);
     return PMPI_Issend(buf, count, type, dest, tag, comm, request);
@@ -104,12 +119,16 @@ MATCH_API int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest
 
 /* ---- receives (MPI_Irecv / MPI_Recv themselves are match_profile.c's) ------------------ */
 int clampi_pm_irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request) {
+    clampi_mcomm *mc = request ? carried(comm) : NULL;
+    if (mc) return clampi_carrier_recv(mc, buf, count, type, source, tag, request, MPI_STATUS_IGNORE);
     if (request && recv_route(buf, count, type, source, tag, comm))
         return CMPIX_Irecv(buf, count, type, source, tag, comm, request);
     return PMPI_Irecv(buf, count, type, source, tag, comm, request);
 }
 
 int clampi_pm_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status) {
+    clampi_mcomm *mc = carried(comm);
+    if (mc) return clampi_carrier_recv(mc, buf, count, type, source, tag, NULL, status);
     if (recv_route(buf, count, type, source, tag, comm)) return CMPIX_Recv(buf, count, type, source, tag, comm, status);
     return PMPI_Recv(buf, count, type, source, tag, comm, status);
 }

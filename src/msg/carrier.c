@@ -1,0 +1,505 @@
+/* The MPI carrier (clampi_match_carrier=mpi): the MPI library's own point-to-point messages,
+ * on a duplicate of the communicator (the "wire"), carry the data; clampi matches only the
+ * receives that would sit deep in MPI's posted-receive queue.
+ *
+ * A short queue costs MPI little; a long one is what the semi-permanent cache occupancy
+ * paper speeds up. So a receive goes to MPI's own queue while clampi holds no receive and
+ * no probed message of this communicator and fewer than native_max of MPI's own are
+ * pending; otherwise it goes to clampi's queue, and clampi takes MPI's unexpected messages
+ * with MPI_Improbe (MPI_ANY_SOURCE, MPI_ANY_TAG) and matches each against its queue, then
+ * receives it with MPI_Imrecv straight into the program's buffer.
+ *
+ * Why the order stays MPI's: every receive in MPI's own queue was posted before every
+ * receive in clampi's (a receive goes to MPI only while clampi's queue is empty). An
+ * arriving message meets MPI's queue first -- the older receives -- and reaches clampi only
+ * if none of them matches it; clampi then offers it to its receives in posting order. A
+ * message clampi took (its unexpected queue) is older than any message of the same sender
+ * still inside MPI, so receives and probes look at clampi's unexpected queue first. A probe
+ * first lets clampi's receives take what has arrived (a posted receive wins over a probe).
+ *
+ * Progress: a sender's large message (rendezvous) completes only when the receiver takes
+ * it. While clampi holds receives (clampi_carrier_pending), clampi's waits and blocking
+ * calls never block inside MPI; they test and pull. A blocking MPI call clampi does not
+ * intercept (a collective) does not pull: see docs/matching.md. */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msg/msg.h"
+
+#define MAX_CARRIERS 256
+#define PULL_BATCH 64 /* messages taken from MPI per communicator per progress */
+#define NATIVE_SLOTS 4096
+
+static pthread_mutex_t carriers_lock = PTHREAD_MUTEX_INITIALIZER;
+static clampi_mcomm *carriers[MAX_CARRIERS];
+static _Atomic int ncarriers;
+static _Atomic long pending; /* clampi's posted receives + matched receives in flight */
+
+static pthread_mutex_t flight_lock = PTHREAD_MUTEX_INITIALIZER;
+static clampi_mreq *flight; /* MPI_Imrecv not complete at once */
+static _Atomic long nflight;
+
+long clampi_carrier_pending(void) { return atomic_load_explicit(&pending, memory_order_relaxed); }
+int clampi_carrier_active(void) { return atomic_load_explicit(&ncarriers, memory_order_relaxed) != 0; }
+
+static void lock(clampi_mcomm *mc) {
+    if (mc->threaded) pthread_mutex_lock(&mc->recv_lock);
+}
+static void unlock(clampi_mcomm *mc) {
+    if (mc->threaded) pthread_mutex_unlock(&mc->recv_lock);
+}
+
+/* ---- receives handed to MPI's own queue: an open-addressing set of their handles ---- */
+static struct {
+    MPI_Request h;
+    clampi_mcomm *mc; /* NULL: empty slot */
+} native[NATIVE_SLOTS];
+static _Atomic int nnative;
+static pthread_mutex_t native_lock = PTHREAD_MUTEX_INITIALIZER;
+static int native_threads; /* MPI_THREAD_MULTIPLE: the set is locked (else one thread uses it) */
+
+static void native_acquire(void) {
+    if (native_threads) pthread_mutex_lock(&native_lock);
+}
+static void native_release(void) {
+    if (native_threads) pthread_mutex_unlock(&native_lock);
+}
+
+int clampi_carrier_tracking(void) { return atomic_load_explicit(&nnative, memory_order_relaxed) != 0; }
+
+static unsigned slot_of(MPI_Request h) {
+    uint64_t v = 0;
+    memcpy(&v, &h, sizeof h < sizeof v ? sizeof h : sizeof v);
+    v *= 0x9e3779b97f4a7c15ull;
+    return (unsigned)(v >> 40) & (NATIVE_SLOTS - 1);
+}
+
+/* Room for one more (the set stays at most half full)? */
+static int track_room(void) { return atomic_load_explicit(&nnative, memory_order_relaxed) < NATIVE_SLOTS / 2 - 64; }
+
+static void track(MPI_Request h, clampi_mcomm *mc) {
+    native_acquire();
+    int ok = atomic_load(&nnative) < NATIVE_SLOTS / 2; /* a few threads may pass track_room at once */
+    if (ok) {
+        unsigned i = slot_of(h);
+        while (native[i].mc) i = (i + 1) & (NATIVE_SLOTS - 1);
+        native[i].h = h;
+        native[i].mc = mc;
+        atomic_fetch_add(&nnative, 1);
+        atomic_fetch_add(&mc->native_live, 1);
+    }
+    native_release();
+}
+
+/* Removes slot i (linear probing: later entries of its run move back). native_lock held. */
+static void slot_remove(unsigned i) {
+    atomic_fetch_sub(&native[i].mc->native_live, 1);
+    native[i].mc = NULL;
+    atomic_fetch_sub(&nnative, 1);
+    for (unsigned j = (i + 1) & (NATIVE_SLOTS - 1); native[j].mc; j = (j + 1) & (NATIVE_SLOTS - 1)) {
+        unsigned home = slot_of(native[j].h);
+        /* j's entry may move to the hole at i if its home is not in (i, j] (cyclically) */
+        if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+            native[i] = native[j];
+            native[j].mc = NULL;
+            i = j;
+        }
+    }
+}
+
+static int slot_find(MPI_Request h) {
+    for (unsigned i = slot_of(h); native[i].mc; i = (i + 1) & (NATIVE_SLOTS - 1))
+        if (native[i].h == h) return (int)i;
+    return -1;
+}
+
+MPI_Comm clampi_carrier_untrack(const MPI_Request *before, const MPI_Request *after, int n) {
+    MPI_Comm comm = MPI_COMM_NULL;
+    if (!clampi_carrier_tracking()) return comm;
+    native_acquire();
+    for (int k = 0; k < n; k++) {
+        if (before[k] == MPI_REQUEST_NULL || after[k] != MPI_REQUEST_NULL) continue;
+        int i = slot_find(before[k]);
+        if (i < 0) continue;
+        if (comm == MPI_COMM_NULL) comm = native[i].mc->comm;
+        slot_remove((unsigned)i);
+    }
+    native_release();
+    return comm;
+}
+
+void clampi_carrier_forget(MPI_Request req) {
+    MPI_Request none = MPI_REQUEST_NULL;
+    clampi_carrier_untrack(&req, &none, 1);
+}
+
+/* ---- enable / disable --------------------------------------------------------------- */
+int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_max) {
+    int provided = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&provided);
+    mc->threaded = provided == MPI_THREAD_MULTIPLE;
+    if (mc->threaded) native_threads = 1;
+    mc->native_max = native_max;
+    /* Errors on the wire come back and are raised on the program's communicator. */
+    int err = PMPI_Comm_dup(mc->comm, &mc->wire);
+    if (err != MPI_SUCCESS) return err;
+    PMPI_Comm_set_errhandler(mc->wire, MPI_ERRORS_RETURN);
+    pthread_mutex_lock(&carriers_lock);
+    int n = atomic_load(&ncarriers);
+    if (n < MAX_CARRIERS) {
+        carriers[n] = mc;
+        atomic_store(&ncarriers, n + 1);
+    } else {
+        err = MPI_ERR_OTHER;
+    }
+    pthread_mutex_unlock(&carriers_lock);
+    if (err != MPI_SUCCESS) PMPI_Comm_free(&mc->wire);
+    return err;
+}
+
+void clampi_carrier_disable(clampi_mcomm *mc) {
+    pthread_mutex_lock(&carriers_lock);
+    int n = atomic_load(&ncarriers);
+    for (int i = 0; i < n; i++)
+        if (carriers[i] == mc) {
+            carriers[i] = carriers[n - 1];
+            atomic_store(&ncarriers, n - 1);
+            break;
+        }
+    pthread_mutex_unlock(&carriers_lock);
+    pthread_mutex_lock(&native_lock);
+    for (unsigned i = 0; i < NATIVE_SLOTS; i++)
+        while (native[i].mc == mc) slot_remove(i); /* a moved-in entry may be mc's too */
+    pthread_mutex_unlock(&native_lock);
+    atomic_fetch_sub(&pending, mc->posted); /* receives never matched: they stay incomplete */
+    mc->posted = 0;
+    if (mc->wire != MPI_COMM_NULL) PMPI_Comm_free(&mc->wire);
+}
+
+/* ---- matched receives ------------------------------------------------------------------ */
+static void wire_done(clampi_mreq *r, int err) {
+    if (r->tmp) { /* truncated: the part that fits */
+        clampi_msg_unpack_into(r, r->tmp, r->staged);
+        free(r->tmp);
+        r->tmp = NULL;
+    }
+    if (err != MPI_SUCCESS && r->error == MPI_SUCCESS) r->error = err;
+    clampi_msg_finish(r);
+}
+
+/* A message taken from MPI that nobody will receive: received and thrown away. */
+static void drop(MPI_Message *wire, size_t n) {
+    void *tmp = malloc(n ? n : 1);
+    if (tmp) PMPI_Mrecv(tmp, (int)n, MPI_BYTE, wire, MPI_STATUS_IGNORE);
+    free(tmp);
+}
+
+void clampi_carrier_discard(clampi_msg *m) {
+    drop(&m->wire, m->hdr.bytes);
+    clampi_pool_put(CLAMPI_POOL_MSG, m);
+}
+
+void clampi_carrier_mrecv(clampi_mreq *r, clampi_msg *m) {
+    size_t total = m->hdr.bytes;
+    MPI_Message wire = m->wire;
+    r->source = m->hdr.source;
+    r->tag = m->hdr.tag;
+    r->bytes = total;
+    clampi_pool_put(CLAMPI_POOL_MSG, m);
+    int err;
+    if (total > r->capacity) { /* MPI would raise on the wire: take it all, keep what fits */
+        r->error = MPI_ERR_TRUNCATE;
+        r->bytes = r->capacity;
+        r->staged = total;
+        r->tmp = malloc(total);
+        err = r->tmp ? PMPI_Imrecv(r->tmp, (int)total, MPI_BYTE, &wire, &r->wire_req)
+                     : PMPI_Imrecv(r->buf, r->count, r->type, &wire, &r->wire_req);
+    } else {
+        err = PMPI_Imrecv(r->buf, r->count, r->type, &wire, &r->wire_req);
+    }
+    int flag = 0;
+    if (err == MPI_SUCCESS) err = PMPI_Test(&r->wire_req, &flag, MPI_STATUS_IGNORE);
+    if (err != MPI_SUCCESS || flag) {
+        wire_done(r, err);
+        return;
+    }
+    pthread_mutex_lock(&flight_lock);
+    r->wire_next = flight;
+    flight = r;
+    atomic_fetch_add(&nflight, 1);
+    atomic_fetch_add(&pending, 1);
+    pthread_mutex_unlock(&flight_lock);
+}
+
+static void test_flight(void) {
+    if (!atomic_load_explicit(&nflight, memory_order_relaxed) || pthread_mutex_trylock(&flight_lock)) return;
+    clampi_mreq *done = NULL;
+    for (clampi_mreq **p = &flight; *p;) {
+        clampi_mreq *r = *p;
+        int flag = 0, err = PMPI_Test(&r->wire_req, &flag, MPI_STATUS_IGNORE);
+        if (err == MPI_SUCCESS && !flag) {
+            p = &r->wire_next;
+            continue;
+        }
+        *p = r->wire_next;
+        r->error = r->error != MPI_SUCCESS ? r->error : err;
+        r->wire_next = done;
+        done = r;
+        atomic_fetch_sub(&nflight, 1);
+        atomic_fetch_sub(&pending, 1);
+    }
+    pthread_mutex_unlock(&flight_lock);
+    while (done) {
+        clampi_mreq *r = done;
+        done = r->wire_next;
+        wire_done(r, MPI_SUCCESS);
+    }
+}
+
+/* ---- taking MPI's unexpected messages for clampi's posted receives ------------------------ */
+typedef struct matched {
+    clampi_mreq *r;
+    clampi_msg *m;
+} matched;
+
+/* Up to PULL_BATCH messages out of MPI into clampi's queues (mc locked); the ones that met a
+ * posted receive in out[] (received by the caller, unlocked). Returns how many. */
+static int pull(clampi_mcomm *mc, matched out[PULL_BATCH]) {
+    int nout = 0;
+    for (int i = 0; i < PULL_BATCH; i++) {
+        int flag = 0;
+        MPI_Message wire;
+        MPI_Status st;
+        if (PMPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, mc->wire, &flag, &wire, &st) != MPI_SUCCESS || !flag) break;
+        MPI_Count n = 0;
+        PMPI_Get_elements_x(&st, MPI_BYTE, &n);
+        clampi_msg *m = clampi_pool_get(CLAMPI_POOL_MSG);
+        if (!m) { /* no memory: the message cannot wait anywhere; dropped */
+            drop(&wire, (size_t)n);
+            continue;
+        }
+        m->hdr.context = mc->context;
+        m->hdr.source = st.MPI_SOURCE;
+        m->hdr.tag = st.MPI_TAG;
+        m->hdr.bytes = (uint64_t)n;
+        m->wire = wire;
+        m->carried = 1;
+        clampi_match_key k = {mc->context, st.MPI_SOURCE, st.MPI_TAG};
+        uintptr_t got;
+        int rc = clampi_matcher_arrive(mc->matcher, k, (uintptr_t)m, &got);
+        if (rc == 1) {
+            mc->posted--;
+            atomic_fetch_sub(&pending, 1);
+            out[nout++] = (matched){(clampi_mreq *)got, m};
+        } else if (rc == 0) {
+            mc->unexpected++;
+        } else {
+            clampi_carrier_discard(m);
+        }
+    }
+    return nout;
+}
+
+static void pull_and_receive(clampi_mcomm *mc) {
+    matched got[PULL_BATCH];
+    lock(mc);
+    int n = mc->posted ? pull(mc, got) : 0;
+    clampi_matcher_progress(mc->matcher); /* hot caching */
+    unlock(mc);
+    for (int i = 0; i < n; i++) clampi_carrier_mrecv(got[i].r, got[i].m);
+}
+
+void clampi_carrier_progress(void) {
+    if (!clampi_carrier_pending()) return;
+    if (pthread_mutex_trylock(&carriers_lock) == 0) {
+        int n = atomic_load(&ncarriers);
+        for (int i = 0; i < n; i++)
+            if (carriers[i]->posted) pull_and_receive(carriers[i]);
+        pthread_mutex_unlock(&carriers_lock);
+    }
+    test_flight();
+}
+
+/* ---- the calls -------------------------------------------------------------------------- */
+/* A blocking MPI operation on request q, made without blocking inside MPI while clampi
+ * holds receives. */
+int clampi_carrier_spin(MPI_Request *q, MPI_Status *status) {
+    for (int spins = 0;; spins++) {
+        int flag = 0, err = PMPI_Test(q, &flag, status);
+        if (err != MPI_SUCCESS || flag) return err;
+        clampi_msg_progress();
+        if (spins % 64 == 63) sched_yield();
+    }
+}
+
+static int raised(clampi_mcomm *mc, int err) {
+    return err == MPI_SUCCESS ? err : clampi_msg_raise(mc->comm, err, NULL);
+}
+
+static int send_wire(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int sync,
+                     MPI_Request *request) {
+    if (request)
+        return sync ? PMPI_Issend(buf, count, type, dest, tag, mc->wire, request)
+                    : PMPI_Isend(buf, count, type, dest, tag, mc->wire, request);
+    if (!clampi_carrier_pending())
+        return sync ? PMPI_Ssend(buf, count, type, dest, tag, mc->wire)
+                    : PMPI_Send(buf, count, type, dest, tag, mc->wire);
+    MPI_Request q;
+    int err = sync ? PMPI_Issend(buf, count, type, dest, tag, mc->wire, &q)
+                   : PMPI_Isend(buf, count, type, dest, tag, mc->wire, &q);
+    return err != MPI_SUCCESS ? err : clampi_carrier_spin(&q, MPI_STATUS_IGNORE);
+}
+
+int clampi_carrier_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int sync,
+                        MPI_Request *request) {
+    return raised(mc, send_wire(mc, buf, count, type, dest, tag, sync, request));
+}
+
+static clampi_match_key key_of(const clampi_mcomm *mc, int source, int tag) {
+    return (clampi_match_key){mc->context, source == MPI_ANY_SOURCE ? CLAMPI_MATCH_ANY_SOURCE : source,
+                              tag == MPI_ANY_TAG ? CLAMPI_MATCH_ANY_TAG : tag};
+}
+
+/* The first message clampi took that matches (mc locked), removed; NULL if none. */
+static clampi_msg *take_unexpected(clampi_mcomm *mc, clampi_match_key k) {
+    uintptr_t found;
+    if (!mc->unexpected || !clampi_matcher_probe(mc->matcher, k, 1, &found)) return NULL;
+    mc->unexpected--;
+    return (clampi_msg *)found;
+}
+
+/* A receive into MPI's own queue (mc locked on entry, unlocked on return). */
+static int native_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                       MPI_Request *request, MPI_Status *status) {
+    int err;
+    if (request) {
+        err = PMPI_Irecv(buf, count, type, source, tag, mc->wire, request);
+        if (err == MPI_SUCCESS) track(*request, mc);
+        unlock(mc);
+        return raised(mc, err);
+    }
+    unlock(mc);
+    if (!clampi_carrier_pending()) return raised(mc, PMPI_Recv(buf, count, type, source, tag, mc->wire, status));
+    MPI_Request q;
+    err = PMPI_Irecv(buf, count, type, source, tag, mc->wire, &q);
+    return raised(mc, err != MPI_SUCCESS ? err : clampi_carrier_spin(&q, status));
+}
+
+/* Arguments clampi's queue can hold (MPI checks the rest when the receive goes to it). */
+static int queueable(const clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int source, int tag,
+                     clampi_type_info *tf) {
+    if (count < 0 || type == MPI_DATATYPE_NULL || clampi_msg_type_facts(type, tf) != 0) return 0;
+    if (!buf && count && tf->size && tf->true_lb == 0) return 0;
+    return (source == MPI_ANY_SOURCE || (source >= 0 && source < mc->size)) &&
+           (tag == MPI_ANY_TAG || (tag >= 0 && tag <= mc->tag_ub));
+}
+
+int clampi_carrier_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                        MPI_Request *request, MPI_Status *status) {
+    clampi_match_key k = key_of(mc, source, tag);
+    lock(mc);
+    clampi_msg *m = source == MPI_PROC_NULL ? NULL : take_unexpected(mc, k);
+    if (!m && (source == MPI_PROC_NULL ||
+               (!mc->posted &&
+                (!request || ((unsigned)atomic_load_explicit(&mc->native_live, memory_order_relaxed) < mc->native_max &&
+                              track_room())))))
+        return native_recv(mc, buf, count, type, source, tag, request, status);
+    clampi_type_info tf;
+    if (!m && !queueable(mc, buf, count, type, source, tag, &tf))
+        return native_recv(mc, buf, count, type, source, tag, request, status); /* MPI says what is wrong */
+    if (m && clampi_msg_type_facts(type, &tf) != 0) tf = (clampi_type_info){0};
+    clampi_mreq *r;
+    int err = clampi_mreq_create_ex(mc, 1, request == NULL, buf, count, type, &tf, &r);
+    if (err != MPI_SUCCESS) {
+        unlock(mc);
+        if (m) clampi_carrier_discard(m); /* lost: reported */
+        return clampi_msg_raise(mc->comm, err, NULL);
+    }
+    clampi_msg_layout(r, count, &tf);
+    if (!m) {
+        uintptr_t got;
+        int rc = clampi_matcher_post(mc->matcher, k, (uintptr_t)r, &got);
+        if (rc == 1) {
+            mc->unexpected--;
+            m = (clampi_msg *)got;
+        } else if (rc == 0) {
+            mc->posted++;
+            atomic_fetch_add(&pending, 1);
+        } else {
+            r->error = MPI_ERR_NO_MEM;
+            clampi_msg_finish(r);
+        }
+    }
+    unlock(mc);
+    if (m) clampi_carrier_mrecv(r, m);
+    if (request) {
+        *request = r->mpi;
+        clampi_msg_progress();
+        return MPI_SUCCESS;
+    }
+    int e = clampi_mreq_wait_internal(r, status);
+    return e == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(mc->comm, e, "receive truncated");
+}
+
+int clampi_carrier_probe(clampi_mcomm *mc, int source, int tag, int remove, int *flag, clampi_msg **out,
+                         MPI_Status *status) {
+    clampi_match_key k = key_of(mc, source, tag);
+    clampi_msg_progress();
+    pull_and_receive(mc); /* clampi's posted receives take what arrived before a probe sees it */
+    lock(mc);
+    uintptr_t found;
+    *flag = mc->unexpected && clampi_matcher_probe(mc->matcher, k, remove, &found);
+    if (*flag) {
+        clampi_msg *m = (clampi_msg *)found;
+        if (remove) {
+            mc->unexpected--;
+            *out = m;
+        }
+        status->MPI_SOURCE = m->hdr.source;
+        status->MPI_TAG = m->hdr.tag;
+        PMPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)m->hdr.bytes);
+        PMPI_Status_set_cancelled(status, 0);
+        unlock(mc);
+        return MPI_SUCCESS;
+    }
+    int err;
+    if (!remove) {
+        err = PMPI_Iprobe(source, tag, mc->wire, flag, status);
+    } else {
+        MPI_Message wire;
+        err = PMPI_Improbe(source, tag, mc->wire, flag, &wire, status);
+        if (err == MPI_SUCCESS && *flag) {
+            clampi_msg *m = clampi_pool_get(CLAMPI_POOL_MSG);
+            MPI_Count n = 0;
+            PMPI_Get_elements_x(status, MPI_BYTE, &n);
+            if (m) {
+                m->hdr.context = mc->context;
+                m->hdr.source = status->MPI_SOURCE;
+                m->hdr.tag = status->MPI_TAG;
+                m->hdr.bytes = (uint64_t)n;
+                m->wire = wire;
+                m->carried = 1;
+                *out = m;
+            } else {
+                drop(&wire, (size_t)n);
+                *flag = 0;
+                err = MPI_ERR_NO_MEM;
+            }
+        }
+    }
+    unlock(mc);
+    return raised(mc, err);
+}
+
+int clampi_carrier_cancel(clampi_mreq *r) {
+    clampi_mcomm *mc = r->mc;
+    lock(mc);
+    int rc = clampi_matcher_cancel(mc->matcher, (uintptr_t)r);
+    if (rc == 1) {
+        mc->posted--;
+        atomic_fetch_sub(&pending, 1);
+    }
+    unlock(mc);
+    return rc;
+}

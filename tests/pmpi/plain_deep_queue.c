@@ -1,0 +1,334 @@
+/* Deep receive queues, random sequences, plain MPI (run plainly and preloaded by
+ * run_preload.sh, which compares the "result" lines). Rank 0 sends, rank 1 receives:
+ *  1. batches: rank 1 posts k receives of given tags (0..5, repeats allowed) followed by a
+ *     MPI_ANY_TAG receives; rank 0 sends one message per specific receive (its tag) and a
+ *     messages of tags 1000+ (only the MPI_ANY_TAG receives take those), shuffled, each of a
+ *     random size (1, 100 or 20,000 ints: the last by rendezvous), in a random mode (Send,
+ *     Isend, Ssend, Issend). With one sender the outcome is MPI's non-overtaking order:
+ *     every receive prints what it got (tag, size, sequence number, checksum).
+ *  2. probes behind a deep queue: rank 1 keeps D receives for a tag nobody sends posted
+ *     (so the preload's MPI carrier queues them in clampi), then MPI_Probe + MPI_Recv,
+ *     MPI_Mprobe + MPI_Mrecv, MPI_Iprobe loops, a blocking receive; finally it cancels the
+ *     D receives (each reports cancelled).
+ *  3. symmetric large exchange behind a deep queue: both ranks post D never-matched
+ *     receives, an MPI_Irecv of 4 MiB from the peer, then a blocking MPI_Send of 4 MiB to it, then MPI_Wait: needs each process to take the peer's large message while
+ *     it sits in a blocking send.
+ *  4. a collective while the peer's large send waits (collective_behind_send).
+ * Usage: plain_deep_queue [BATCHES] [SEED] */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define MAXK 48
+#define BIG 20000
+#define HUGE (1 << 20) /* 4 MiB: no MPI sends that without the receiver */
+#define NEVER 30000    /* a tag nobody sends */
+
+static unsigned long long rng, rng_local; /* the plan both ranks share; rank 1's own choices */
+static unsigned step(unsigned long long *s, unsigned n) {
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return (unsigned)(*s >> 33) % n;
+}
+static unsigned rnd(unsigned n) { return step(&rng, n); }
+static unsigned rnd_local(unsigned n) { return step(&rng_local, n); }
+
+static long checksum(const int *b, int n) {
+    long s = 0;
+    for (int i = 0; i < n; i++) s = s * 31 + b[i];
+    return s;
+}
+
+static void fill(int *b, int n, int seq) {
+    for (int i = 0; i < n; i++) b[i] = seq * 7 + i;
+}
+
+static const int sizes[3] = {1, 100, BIG};
+
+/* Phase 1, one batch: both ranks draw the same plan from the shared seed. */
+static void batch(int rank, int b) {
+    int k = (int)rnd(MAXK) + 1, a = (int)rnd(4), n = k + a;
+    int tag[MAXK + 4], size[MAXK + 4], mode[MAXK + 4], order[MAXK + 4];
+    for (int i = 0; i < k; i++) tag[i] = (int)rnd(6);
+    for (int i = 0; i < a; i++) tag[k + i] = 1000 + (int)rnd(3);
+    for (int i = 0; i < n; i++) size[i] = sizes[rnd(3)], mode[i] = (int)rnd(4), order[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)rnd((unsigned)i + 1), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    int late = (int)rnd(2); /* receives posted after the sends (unexpected) or before */
+    if (rank == 0) {
+        MPI_Request rq[MAXK + 4];
+        int *buf[MAXK + 4];
+        if (!late) MPI_Barrier(MPI_COMM_WORLD);
+        for (int s = 0; s < n; s++) {
+            int i = order[s];
+            buf[s] = malloc(sizeof(int) * (size_t)size[i]);
+            fill(buf[s], size[i], b * 1000 + s);
+            rq[s] = MPI_REQUEST_NULL;
+            /* blocking modes need the receive posted: only when it is (not late) */
+            switch (mode[i]) {
+            case 0:
+                if (!late) {
+                    MPI_Send(buf[s], size[i], MPI_INT, 1, tag[i], MPI_COMM_WORLD);
+                    break;
+                }
+                MPI_Isend(buf[s], size[i], MPI_INT, 1, tag[i], MPI_COMM_WORLD, &rq[s]);
+                break;
+            case 1: MPI_Isend(buf[s], size[i], MPI_INT, 1, tag[i], MPI_COMM_WORLD, &rq[s]); break;
+            case 2:
+                if (!late) {
+                    MPI_Ssend(buf[s], size[i], MPI_INT, 1, tag[i], MPI_COMM_WORLD);
+                    break;
+                }
+                MPI_Isend(buf[s], size[i], MPI_INT, 1, tag[i], MPI_COMM_WORLD, &rq[s]);
+                break;
+            default: MPI_Issend(buf[s], size[i], MPI_INT, 1, tag[i], MPI_COMM_WORLD, &rq[s]); break;
+            }
+        }
+        if (late) MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
+        for (int s = 0; s < n; s++) free(buf[s]);
+    } else if (rank == 1) {
+        MPI_Request rq[MAXK + 4];
+        int *buf[MAXK + 4];
+        MPI_Status st[MAXK + 4];
+        if (late) MPI_Barrier(MPI_COMM_WORLD);
+        for (int i = 0; i < n; i++) {
+            buf[i] = malloc(sizeof(int) * BIG);
+            MPI_Irecv(buf[i], BIG, MPI_INT, rnd_local(4) == 0 ? MPI_ANY_SOURCE : 0, i < k ? tag[i] : MPI_ANY_TAG,
+                      MPI_COMM_WORLD, &rq[i]);
+        }
+        if (!late) MPI_Barrier(MPI_COMM_WORLD);
+        /* completion in a random style */
+        switch (rnd_local(3)) {
+        case 0: MPI_Waitall(n, rq, st); break;
+        case 1:
+            for (int i = n - 1; i >= 0; i--) MPI_Wait(&rq[i], &st[i]);
+            break;
+        default:
+            for (int left = n; left > 0; left--) {
+                int idx;
+                MPI_Status s1;
+                MPI_Waitany(n, rq, &idx, &s1);
+                st[idx] = s1;
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            int cnt;
+            MPI_Get_count(&st[i], MPI_INT, &cnt);
+            printf("result batch=%d recv=%d src=%d tag=%d count=%d first=%d sum=%ld\n", b, i, st[i].MPI_SOURCE,
+                   st[i].MPI_TAG, cnt, buf[i][0], checksum(buf[i], cnt));
+            free(buf[i]);
+        }
+    }
+}
+
+/* Phase 1b, a two-step batch: rank 1 posts h receives of tags 0..3; rank 0 sends the
+ * messages of the first j_t receives of each tag t only; rank 1 waits for exactly those,
+ * then posts k - h more receives (some of the same tags) and rank 0 sends the rest. The
+ * receives left waiting from the first step must get the next messages of their tags
+ * before the later ones do (MPI's posting order), also when the first ones completed. */
+static void batch2(int rank, int b) {
+    int h = (int)rnd(MAXK / 2) + 1, k = h + (int)rnd(MAXK / 2) + 1;
+    int tag[MAXK + 2], first[MAXK + 2], seen[4] = {0}, j[4];
+    for (int i = 0; i < k; i++) tag[i] = (int)rnd(4);
+    for (int t = 0; t < 4; t++) j[t] = (int)rnd(h + 1);
+    for (int i = 0; i < k; i++) first[i] = i < h && seen[tag[i]]++ < j[tag[i]];
+    if (rank == 0) {
+        int buf[MAXK + 2];
+        for (int step = 1; step <= 2; step++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            for (int i = 0; i < k; i++)
+                if (first[i] == (step == 1)) {
+                    buf[i] = b * 1000 + i;
+                    if (step == 1)
+                        MPI_Send(&buf[i], 1, MPI_INT, 1, tag[i], MPI_COMM_WORLD);
+                    else
+                        MPI_Ssend(&buf[i], 1, MPI_INT, 1, tag[i], MPI_COMM_WORLD);
+                }
+        }
+    } else if (rank == 1) {
+        int buf[MAXK + 2];
+        MPI_Request rq[MAXK + 2];
+        MPI_Status st[MAXK + 2];
+        for (int i = 0; i < h; i++) MPI_Irecv(&buf[i], 1, MPI_INT, 0, tag[i], MPI_COMM_WORLD, &rq[i]);
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int i = 0; i < h; i++)
+            if (first[i]) MPI_Wait(&rq[i], &st[i]);
+        for (int i = h; i < k; i++) MPI_Irecv(&buf[i], 1, MPI_INT, 0, tag[i], MPI_COMM_WORLD, &rq[i]);
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int i = 0; i < k; i++)
+            if (!first[i]) MPI_Wait(&rq[i], &st[i]);
+        for (int i = 0; i < k; i++)
+            printf("result batch2=%d recv=%d tag=%d got=%d\n", b, i, st[i].MPI_TAG, buf[i] - b * 1000);
+    }
+}
+
+static void probes(int rank, int depth) {
+    int small[100], big[BIG];
+    if (rank == 0) {
+        MPI_Barrier(MPI_COMM_WORLD); /* rank 1's decoys are posted */
+        for (int i = 0; i < 6; i++) {
+            int n = i % 2 ? BIG : 100;
+            int *b = n == BIG ? big : small;
+            fill(b, n, 500 + i);
+            MPI_Send(b, n, MPI_INT, 1, 40 + i, MPI_COMM_WORLD);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        return;
+    }
+    if (rank != 1) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD);
+        return;
+    }
+    MPI_Request *decoy = malloc(sizeof *decoy * (size_t)depth);
+    int *sink = malloc(sizeof(int) * (size_t)depth);
+    for (int i = 0; i < depth; i++) MPI_Irecv(&sink[i], 1, MPI_INT, 0, NEVER, MPI_COMM_WORLD, &decoy[i]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Status st;
+    int cnt, flag = 0;
+    /* 40: probe then receive; 41: matched probe; 42: iprobe loop; 43: blocking receive;
+     * 44: iprobe on any tag; 45: matched probe, nonblocking receive */
+    MPI_Probe(0, 40, MPI_COMM_WORLD, &st);
+    MPI_Get_count(&st, MPI_INT, &cnt);
+    MPI_Recv(small, cnt, MPI_INT, 0, 40, MPI_COMM_WORLD, &st);
+    printf("result probe tag=%d count=%d sum=%ld\n", st.MPI_TAG, cnt, checksum(small, cnt));
+    MPI_Message m;
+    MPI_Mprobe(0, 41, MPI_COMM_WORLD, &m, &st);
+    MPI_Get_count(&st, MPI_INT, &cnt);
+    MPI_Mrecv(big, cnt, MPI_INT, &m, &st);
+    printf("result mprobe tag=%d count=%d sum=%ld\n", st.MPI_TAG, cnt, checksum(big, cnt));
+    while (!flag) MPI_Iprobe(0, 42, MPI_COMM_WORLD, &flag, &st);
+    MPI_Get_count(&st, MPI_INT, &cnt);
+    MPI_Recv(small, cnt, MPI_INT, 0, 42, MPI_COMM_WORLD, &st);
+    printf("result iprobe tag=%d count=%d sum=%ld\n", st.MPI_TAG, cnt, checksum(small, cnt));
+    MPI_Recv(big, BIG, MPI_INT, 0, 43, MPI_COMM_WORLD, &st);
+    MPI_Get_count(&st, MPI_INT, &cnt);
+    printf("result recv tag=%d count=%d sum=%ld\n", st.MPI_TAG, cnt, checksum(big, cnt));
+    for (flag = 0; !flag;) MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+    MPI_Get_count(&st, MPI_INT, &cnt);
+    MPI_Recv(small, cnt, MPI_INT, 0, st.MPI_TAG, MPI_COMM_WORLD, &st);
+    printf("result anyprobe tag=%d count=%d sum=%ld\n", st.MPI_TAG, cnt, checksum(small, cnt));
+    MPI_Request r;
+    for (flag = 0; !flag;) MPI_Improbe(0, 45, MPI_COMM_WORLD, &flag, &m, &st);
+    MPI_Get_count(&st, MPI_INT, &cnt);
+    MPI_Imrecv(big, cnt, MPI_INT, &m, &r);
+    MPI_Wait(&r, &st);
+    printf("result improbe tag=%d count=%d sum=%ld\n", st.MPI_TAG, cnt, checksum(big, cnt));
+    int cancelled = 0;
+    for (int i = 0; i < depth; i++) {
+        int c;
+        MPI_Cancel(&decoy[i]);
+        MPI_Wait(&decoy[i], &st);
+        MPI_Test_cancelled(&st, &c);
+        cancelled += c;
+    }
+    printf("result cancelled=%d of %d\n", cancelled, depth);
+    free(decoy);
+    free(sink);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void exchange(int rank, int depth) {
+    if (rank > 1) return;
+    int peer = 1 - rank;
+    MPI_Request *decoy = malloc(sizeof *decoy * (size_t)depth), r;
+    int *sink = malloc(sizeof(int) * (size_t)depth);
+    int *out = malloc(sizeof(int) * HUGE), *in = malloc(sizeof(int) * HUGE);
+    for (int i = 0; i < depth; i++) MPI_Irecv(&sink[i], 1, MPI_INT, peer, NEVER, MPI_COMM_WORLD, &decoy[i]);
+    fill(out, HUGE, 900 + rank);
+    MPI_Irecv(in, HUGE, MPI_INT, peer, 7, MPI_COMM_WORLD, &r);
+    MPI_Send(out, HUGE, MPI_INT, peer, 7, MPI_COMM_WORLD);
+    MPI_Status st;
+    MPI_Wait(&r, &st);
+    long sum = checksum(in, HUGE), peer_sum; /* rank 1 prints both: one writer */
+    if (rank == 0) MPI_Send(&sum, 1, MPI_LONG, 1, 8, MPI_COMM_WORLD);
+    if (rank == 1) {
+        MPI_Recv(&peer_sum, 1, MPI_LONG, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("result exchange rank=0 sum=%ld\nresult exchange rank=1 sum=%ld\n", peer_sum, sum);
+    }
+    for (int i = 0; i < depth; i++) {
+        MPI_Cancel(&decoy[i]);
+        MPI_Wait(&decoy[i], MPI_STATUS_IGNORE);
+    }
+    free(decoy);
+    free(sink);
+    free(out);
+    free(in);
+}
+
+/* 4. a collective while the peer's large send waits: rank 1 posts D never-matched receives
+ * and a receive of 4 MiB from rank 0, then enters MPI_Barrier / MPI_Allreduce; rank 0 sends
+ * the 4 MiB with a blocking MPI_Send first and joins the collective after it. */
+static void collective_behind_send(int rank, int depth, int which) {
+    int *data = rank <= 1 ? malloc(sizeof(int) * HUGE) : NULL;
+    MPI_Request *decoy = malloc(sizeof *decoy * (size_t)depth), r = MPI_REQUEST_NULL;
+    int *sink = malloc(sizeof(int) * (size_t)depth), one = 1, sum = 0;
+    if (rank == 0) {
+        fill(data, HUGE, 700 + which);
+        MPI_Send(data, HUGE, MPI_INT, 1, 9, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+        for (int i = 0; i < depth; i++) MPI_Irecv(&sink[i], 1, MPI_INT, 0, NEVER, MPI_COMM_WORLD, &decoy[i]);
+        MPI_Irecv(data, HUGE, MPI_INT, 0, 9, MPI_COMM_WORLD, &r);
+    }
+    if (which == 0)
+        MPI_Barrier(MPI_COMM_WORLD);
+    else
+        MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 1) {
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        printf("result collective=%d sum=%ld\n", which, checksum(data, HUGE));
+        for (int i = 0; i < depth; i++) {
+            MPI_Cancel(&decoy[i]);
+            MPI_Wait(&decoy[i], MPI_STATUS_IGNORE);
+        }
+    }
+    free(data);
+    free(decoy);
+    free(sink);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    setvbuf(stdout, NULL, _IOLBF, 0); /* whole lines: both ranks print */
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int batches = argc > 1 ? atoi(argv[1]) : 40;
+    rng = argc > 2 ? strtoull(argv[2], NULL, 10) : 12345;
+    rng_local = rng ^ 0x5deece66dull;
+    for (int b = 0; b < batches; b++) {
+        if (rank > 1) { /* keep the shared random stream in step, take no part */
+            MPI_Barrier(MPI_COMM_WORLD);
+            int k = (int)rnd(MAXK) + 1, a = (int)rnd(4), n = k + a;
+            for (int i = 0; i < k; i++) rnd(6);
+            for (int i = 0; i < a; i++) rnd(3);
+            for (int i = 0; i < n; i++) rnd(3), rnd(4);
+            for (int i = n - 1; i > 0; i--) rnd((unsigned)i + 1);
+            rnd(2);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Barrier(MPI_COMM_WORLD);
+            int h = (int)rnd(MAXK / 2) + 1, k2 = h + (int)rnd(MAXK / 2) + 1;
+            for (int i = 0; i < k2; i++) rnd(4);
+            for (int t = 0; t < 4; t++) rnd((unsigned)h + 1);
+            continue;
+        }
+        batch(rank, b);
+        batch2(rank, b);
+    }
+    probes(rank, 64);
+    exchange(rank, 64);
+    collective_behind_send(rank, 64, 0);
+    collective_behind_send(rank, 64, 1);
+    fflush(stdout);
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* The preload's stats lines at MPI_Finalize come after ours: the launcher merges the
+     * ranks' output in pieces, and a line split by another rank's would be lost. */
+    if (rank != 1) usleep(200000);
+    MPI_Finalize();
+    return 0;
+}
