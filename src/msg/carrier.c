@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/options.h"
 #include "msg/msg.h"
 
 #define MAX_CARRIERS 256
@@ -41,7 +42,10 @@ static clampi_mreq *flight; /* MPI_Imrecv not complete at once */
 static _Atomic long nflight;
 
 long clampi_carrier_pending(void) { return atomic_load_explicit(&pending, memory_order_relaxed); }
-int clampi_carrier_active(void) { return atomic_load_explicit(&ncarriers, memory_order_relaxed) != 0; }
+int clampi_carrier_active(void) {
+    return atomic_load_explicit(&ncarriers, memory_order_relaxed) != 0 ||
+           atomic_load_explicit(&nflight, memory_order_relaxed) != 0;
+}
 
 static void lock(clampi_mcomm *mc) {
     if (mc->threaded) pthread_mutex_lock(&mc->recv_lock);
@@ -134,6 +138,17 @@ void clampi_carrier_forget(MPI_Request req) {
     clampi_carrier_untrack(&req, &none, 1);
 }
 
+/* ---- errors on the wire go to the program's communicator's handler ---------------------- */
+static int wire_keyval = MPI_KEYVAL_INVALID;
+static MPI_Errhandler wire_errhandler = MPI_ERRHANDLER_NULL;
+
+static void wire_error(MPI_Comm *wire, int *code, ...) {
+    clampi_mcomm *mc = NULL;
+    int flag = 0;
+    if (wire_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_get_attr(*wire, wire_keyval, &mc, &flag);
+    if (flag && mc) PMPI_Comm_call_errhandler(mc->comm, *code);
+}
+
 /* ---- enable / disable --------------------------------------------------------------- */
 int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_max) {
     int provided = MPI_THREAD_SINGLE;
@@ -141,10 +156,17 @@ int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_max) {
     mc->threaded = provided == MPI_THREAD_MULTIPLE;
     if (mc->threaded) native_threads = 1;
     mc->native_max = native_max;
-    /* Errors on the wire come back and are raised on the program's communicator. */
-    int err = PMPI_Comm_dup(mc->comm, &mc->wire);
+    /* MPI raises errors on the wire through the program's communicator's handler. */
+    int err = clampi_carrier_dup(mc->comm, &mc->wire);
     if (err != MPI_SUCCESS) return err;
-    PMPI_Comm_set_errhandler(mc->wire, MPI_ERRORS_RETURN);
+    pthread_mutex_lock(&carriers_lock);
+    if (wire_keyval == MPI_KEYVAL_INVALID) {
+        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &wire_keyval, NULL);
+        PMPI_Comm_create_errhandler(wire_error, &wire_errhandler);
+    }
+    pthread_mutex_unlock(&carriers_lock);
+    PMPI_Comm_set_attr(mc->wire, wire_keyval, mc);
+    PMPI_Comm_set_errhandler(mc->wire, wire_errhandler);
     pthread_mutex_lock(&carriers_lock);
     int n = atomic_load(&ncarriers);
     if (n < MAX_CARRIERS) {
@@ -158,8 +180,28 @@ int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_max) {
     return err;
 }
 
+static void flight_add(clampi_mreq *r);
+
+/* A receive still in clampi's queue at MPI_Comm_free: MPI's own from now on. */
+static void hand_to_mpi(uintptr_t cookie, void *arg) {
+    clampi_mreq *r = (clampi_mreq *)cookie;
+    clampi_mcomm *mc = arg;
+    r->wire_fill = 1;
+    int err = PMPI_Irecv(r->buf, r->count, r->type, r->post_source, r->post_tag, mc->wire, &r->wire_req);
+    mc->posted--;
+    atomic_fetch_sub(&pending, 1);
+    if (err != MPI_SUCCESS) {
+        r->error = err;
+        clampi_msg_finish(r);
+        return;
+    }
+    flight_add(r);
+}
+
+static void drop_unexpected(uintptr_t cookie, void *arg) { clampi_carrier_discard((clampi_msg *)cookie); }
+
 void clampi_carrier_disable(clampi_mcomm *mc) {
-    pthread_mutex_lock(&carriers_lock);
+    pthread_mutex_lock(&carriers_lock); /* progress iterates under it: mc is out of reach after */
     int n = atomic_load(&ncarriers);
     for (int i = 0; i < n; i++)
         if (carriers[i] == mc) {
@@ -172,9 +214,15 @@ void clampi_carrier_disable(clampi_mcomm *mc) {
     for (unsigned i = 0; i < NATIVE_SLOTS; i++)
         while (native[i].mc == mc) slot_remove(i); /* a moved-in entry may be mc's too */
     pthread_mutex_unlock(&native_lock);
-    atomic_fetch_sub(&pending, mc->posted); /* receives never matched: they stay incomplete */
-    mc->posted = 0;
-    if (mc->wire != MPI_COMM_NULL) PMPI_Comm_free(&mc->wire);
+    if (mc->wire == MPI_COMM_NULL) return;
+    lock(mc);
+    if (mc->matcher) {
+        clampi_matcher_drain(mc->matcher, 0, hand_to_mpi, mc); /* in posting order */
+        clampi_matcher_drain(mc->matcher, 1, drop_unexpected, NULL);
+    }
+    mc->unexpected = 0;
+    unlock(mc);
+    PMPI_Comm_free(&mc->wire); /* MPI frees it once the receives handed over complete */
 }
 
 /* ---- matched receives ------------------------------------------------------------------ */
@@ -224,6 +272,10 @@ void clampi_carrier_mrecv(clampi_mreq *r, clampi_msg *m) {
         wire_done(r, err);
         return;
     }
+    flight_add(r);
+}
+
+static void flight_add(clampi_mreq *r) {
     pthread_mutex_lock(&flight_lock);
     r->wire_next = flight;
     flight = r;
@@ -237,10 +289,19 @@ static void test_flight(void) {
     clampi_mreq *done = NULL;
     for (clampi_mreq **p = &flight; *p;) {
         clampi_mreq *r = *p;
-        int flag = 0, err = PMPI_Test(&r->wire_req, &flag, MPI_STATUS_IGNORE);
+        MPI_Status st;
+        int flag = 0, err = PMPI_Test(&r->wire_req, &flag, &st);
         if (err == MPI_SUCCESS && !flag) {
             p = &r->wire_next;
             continue;
+        }
+        if (flag && r->wire_fill) { /* a receive handed to MPI: MPI's status */
+            MPI_Count n = 0;
+            PMPI_Get_elements_x(&st, MPI_BYTE, &n);
+            r->source = st.MPI_SOURCE;
+            r->tag = st.MPI_TAG;
+            r->bytes = (size_t)n;
+            PMPI_Test_cancelled(&st, &r->cancelled);
         }
         *p = r->wire_next;
         r->error = r->error != MPI_SUCCESS ? r->error : err;
@@ -264,14 +325,19 @@ typedef struct matched {
 } matched;
 
 /* Up to PULL_BATCH messages out of MPI into clampi's queues (mc locked); the ones that met a
- * posted receive in out[] (received by the caller, unlocked). Returns how many. */
-static int pull(clampi_mcomm *mc, matched out[PULL_BATCH]) {
+ * posted receive in out[] (received by the caller, unlocked). Returns how many; *drained:
+ * MPI had no message left. */
+static int pull(clampi_mcomm *mc, matched out[PULL_BATCH], int *drained) {
     int nout = 0;
+    *drained = 0;
     for (int i = 0; i < PULL_BATCH; i++) {
         int flag = 0;
         MPI_Message wire;
         MPI_Status st;
-        if (PMPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, mc->wire, &flag, &wire, &st) != MPI_SUCCESS || !flag) break;
+        if (PMPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, mc->wire, &flag, &wire, &st) != MPI_SUCCESS || !flag) {
+            *drained = 1;
+            break;
+        }
         MPI_Count n = 0;
         PMPI_Get_elements_x(&st, MPI_BYTE, &n);
         clampi_msg *m = clampi_pool_get(CLAMPI_POOL_MSG);
@@ -301,17 +367,20 @@ static int pull(clampi_mcomm *mc, matched out[PULL_BATCH]) {
     return nout;
 }
 
-static void pull_and_receive(clampi_mcomm *mc) {
+/* One batch; returns 1 if MPI may hold more (the batch was full). */
+static int pull_and_receive(clampi_mcomm *mc) {
     matched got[PULL_BATCH];
+    int drained = 1;
     lock(mc);
-    int n = mc->posted ? pull(mc, got) : 0;
+    int n = mc->posted ? pull(mc, got, &drained) : 0;
     clampi_matcher_progress(mc->matcher); /* hot caching */
     unlock(mc);
     for (int i = 0; i < n; i++) clampi_carrier_mrecv(got[i].r, got[i].m);
+    return !drained;
 }
 
 void clampi_carrier_progress(void) {
-    if (!clampi_carrier_pending()) return;
+    if (!clampi_carrier_pending()) return; /* counts receives in flight too */
     if (pthread_mutex_trylock(&carriers_lock) == 0) {
         int n = atomic_load(&ncarriers);
         for (int i = 0; i < n; i++)
@@ -333,10 +402,6 @@ int clampi_carrier_spin(MPI_Request *q, MPI_Status *status) {
     }
 }
 
-static int raised(clampi_mcomm *mc, int err) {
-    return err == MPI_SUCCESS ? err : clampi_msg_raise(mc->comm, err, NULL);
-}
-
 static int send_wire(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int sync,
                      MPI_Request *request) {
     if (request)
@@ -353,7 +418,40 @@ static int send_wire(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype 
 
 int clampi_carrier_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int sync,
                         MPI_Request *request) {
-    return raised(mc, send_wire(mc, buf, count, type, dest, tag, sync, request));
+    return send_wire(mc, buf, count, type, dest, tag, sync, request);
+}
+
+/* ---- collectives clampi makes (enabling, disabling) and the preload's wrappers ---------- */
+int clampi_carrier_job(void) {
+    static _Atomic int state = -1;
+    int s = atomic_load_explicit(&state, memory_order_relaxed);
+    if (s < 0) {
+        s = clampi_opt_process(CLAMPI_OPT_MATCH_CARRIER).u == 1;
+        atomic_store(&state, s);
+    }
+    return s;
+}
+
+int clampi_carrier_barrier(MPI_Comm comm) {
+    if (!clampi_carrier_job()) return PMPI_Barrier(comm);
+    MPI_Request r;
+    int err = PMPI_Ibarrier(comm, &r);
+    return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE);
+}
+
+int clampi_carrier_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                             MPI_Comm comm) {
+    if (!clampi_carrier_job()) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+    MPI_Request r;
+    int err = PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, &r);
+    return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE);
+}
+
+int clampi_carrier_dup(MPI_Comm comm, MPI_Comm *out) {
+    if (!clampi_carrier_job()) return PMPI_Comm_dup(comm, out);
+    MPI_Request r;
+    int err = PMPI_Comm_idup(comm, out, &r);
+    return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE);
 }
 
 static clampi_match_key key_of(const clampi_mcomm *mc, int source, int tag) {
@@ -375,15 +473,20 @@ static int native_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type
     int err;
     if (request) {
         err = PMPI_Irecv(buf, count, type, source, tag, mc->wire, request);
-        if (err == MPI_SUCCESS) track(*request, mc);
+        if (err == MPI_SUCCESS && source != MPI_PROC_NULL) track(*request, mc);
         unlock(mc);
-        return raised(mc, err);
+        return err;
     }
-    unlock(mc);
-    if (!clampi_carrier_pending()) return raised(mc, PMPI_Recv(buf, count, type, source, tag, mc->wire, status));
+    if (!mc->threaded) {
+        unlock(mc);
+        if (!clampi_carrier_pending()) return PMPI_Recv(buf, count, type, source, tag, mc->wire, status);
+    }
+    /* posted before the lock goes: another thread's progress must not take its message */
     MPI_Request q;
     err = PMPI_Irecv(buf, count, type, source, tag, mc->wire, &q);
-    return raised(mc, err != MPI_SUCCESS ? err : clampi_carrier_spin(&q, status));
+    if (mc->threaded) unlock(mc);
+    if (err != MPI_SUCCESS) return err;
+    return clampi_carrier_pending() ? clampi_carrier_spin(&q, status) : PMPI_Wait(&q, status);
 }
 
 /* Arguments clampi's queue can hold (MPI checks the rest when the receive goes to it). */
@@ -398,19 +501,28 @@ static int queueable(const clampi_mcomm *mc, const void *buf, int count, MPI_Dat
 int clampi_carrier_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
                         MPI_Request *request, MPI_Status *status) {
     clampi_match_key k = key_of(mc, source, tag);
+    clampi_type_info tf;
+    int checked = 0;
     lock(mc);
+    if (source != MPI_PROC_NULL && mc->unexpected) { /* a bad receive must not take a message */
+        if (!queueable(mc, buf, count, type, source, tag, &tf))
+            return native_recv(mc, buf, count, type, source, tag, request, status); /* MPI says what */
+        checked = 1;
+    }
     clampi_msg *m = source == MPI_PROC_NULL ? NULL : take_unexpected(mc, k);
     if (!m && (source == MPI_PROC_NULL ||
                (!mc->posted &&
                 (!request || ((unsigned)atomic_load_explicit(&mc->native_live, memory_order_relaxed) < mc->native_max &&
                               track_room())))))
         return native_recv(mc, buf, count, type, source, tag, request, status);
-    clampi_type_info tf;
-    if (!m && !queueable(mc, buf, count, type, source, tag, &tf))
+    if (!checked && !queueable(mc, buf, count, type, source, tag, &tf))
         return native_recv(mc, buf, count, type, source, tag, request, status); /* MPI says what is wrong */
-    if (m && clampi_msg_type_facts(type, &tf) != 0) tf = (clampi_type_info){0};
     clampi_mreq *r;
     int err = clampi_mreq_create_ex(mc, 1, request == NULL, buf, count, type, &tf, &r);
+    if (err == MPI_SUCCESS) {
+        r->post_source = source;
+        r->post_tag = tag;
+    }
     if (err != MPI_SUCCESS) {
         unlock(mc);
         if (m) clampi_carrier_discard(m); /* lost: reported */
@@ -446,7 +558,8 @@ int clampi_carrier_probe(clampi_mcomm *mc, int source, int tag, int remove, int 
                          MPI_Status *status) {
     clampi_match_key k = key_of(mc, source, tag);
     clampi_msg_progress();
-    pull_and_receive(mc); /* clampi's posted receives take what arrived before a probe sees it */
+    /* clampi's posted receives take what has arrived before a probe sees it: all of it */
+    while (pull_and_receive(mc)) {}
     lock(mc);
     uintptr_t found;
     *flag = mc->unexpected && clampi_matcher_probe(mc->matcher, k, remove, &found);
@@ -464,6 +577,10 @@ int clampi_carrier_probe(clampi_mcomm *mc, int source, int tag, int remove, int 
         return MPI_SUCCESS;
     }
     int err;
+    if (mc->posted) { /* a message MPI got since would be a posted receive's first: next time */
+        unlock(mc);
+        return MPI_SUCCESS;
+    }
     if (!remove) {
         err = PMPI_Iprobe(source, tag, mc->wire, flag, status);
     } else {
@@ -489,7 +606,7 @@ int clampi_carrier_probe(clampi_mcomm *mc, int source, int tag, int remove, int 
         }
     }
     unlock(mc);
-    return raised(mc, err);
+    return err;
 }
 
 int clampi_carrier_cancel(clampi_mreq *r) {

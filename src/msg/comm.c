@@ -78,11 +78,11 @@ int clampi_msg_raise(MPI_Comm comm, int code, const char *why) {
 static void free_unexpected(uintptr_t cookie, void *arg) { clampi_msg_free((clampi_msg *)cookie); }
 
 static void mcomm_free(clampi_mcomm *mc) {
+    if (mc->carrier == CLAMPI_CARRIER_MPI) clampi_carrier_disable(mc); /* first: progress lets go of mc */
     if (mc->matcher) {
         clampi_matcher_drain(mc->matcher, 1, free_unexpected, NULL);
         clampi_matcher_destroy(mc->matcher);
     }
-    if (mc->carrier == CLAMPI_CARRIER_MPI) clampi_carrier_disable(mc);
     if (mc->eps) clampi_ucx_disconnect(clampi_msg_worker(), mc->eps, mc->size);
     for (int i = 0; mc->stash && i < mc->size; i++)
         while (mc->stash[i]) {
@@ -104,7 +104,7 @@ static int agree_context(MPI_Comm comm, uint32_t *ctx) {
     uint32_t used[CLAMPI_MSG_MAX_CONTEXTS / 32] = {0}, all[CLAMPI_MSG_MAX_CONTEXTS / 32];
     for (uint32_t i = 0; i < CLAMPI_MSG_MAX_CONTEXTS; i++)
         if (atomic_load(&by_context[i])) used[i / 32] |= 1u << (i % 32);
-    int rc = PMPI_Allreduce(used, all, CLAMPI_MSG_MAX_CONTEXTS / 32, MPI_UINT32_T, MPI_BOR, comm);
+    int rc = clampi_carrier_allreduce(used, all, CLAMPI_MSG_MAX_CONTEXTS / 32, MPI_UINT32_T, MPI_BOR, comm);
     if (rc != MPI_SUCCESS) return rc;
     for (uint32_t i = 0; i < CLAMPI_MSG_MAX_CONTEXTS; i++)
         if (!(all[i / 32] & (1u << (i % 32)))) {
@@ -118,7 +118,7 @@ static int enable_finish(MPI_Comm comm, clampi_mcomm *mc);
 
 /* A barrier that progresses the communicator's carrier (UCX: its worker). */
 static int barrier(clampi_mcomm *mc) {
-    if (mc->carrier == CLAMPI_CARRIER_MPI) return PMPI_Barrier(mc->comm);
+    if (mc->carrier == CLAMPI_CARRIER_MPI) return clampi_carrier_barrier(mc->comm);
     return clampi_ucx_barrier(mc->comm, clampi_msg_worker(), clampi_msg_poller());
 }
 
@@ -133,10 +133,17 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
     /* Every process decides locally, then all agree, so nobody is left in a collective. */
     int err = clampi_msg_options(info, &cfg);
     if (err == MPI_SUCCESS) err = clampi_msg_carrier_options(info, &carrier, &native_max);
+    /* MPI's own waits on a generalized handle (Fortran's) cannot take messages from MPI (no
+     * MPI call inside MPI's progress): the MPI carrier needs clampi's completion calls. */
+    if (err == MPI_SUCCESS && carrier == CLAMPI_CARRIER_MPI && !clampi_mreq_handles_persistent()) {
+        if (clampi_opt_process(CLAMPI_OPT_MATCH_VERBOSE).u)
+            fprintf(stderr, "clampi: clampi_match_carrier=mpi needs persistent handles (CLAMPI_MATCH_HANDLES)\n");
+        err = MPI_ERR_INFO_VALUE;
+    }
     if (err == MPI_SUCCESS && clampi_msg_comm(comm)) err = MPI_ERR_OTHER; /* already enabled */
     if (err == MPI_SUCCESS) err = clampi_msg_transport_init(carrier == CLAMPI_CARRIER_UCX);
     int any_err = 0, mine = err != MPI_SUCCESS;
-    PMPI_Allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
+    clampi_carrier_allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
     if (any_err)
         return clampi_msg_raise(comm, err != MPI_SUCCESS ? err : MPI_ERR_OTHER, "enable failed on some process");
 
@@ -154,8 +161,9 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
     pthread_mutex_init(&mc->send_lock, NULL);
     pthread_mutex_init(&mc->recv_lock, NULL);
     if (carrier == CLAMPI_CARRIER_MPI) {
-        mine = clampi_matcher_create(&cfg, &mc->matcher) != 0 || clampi_carrier_enable(mc, native_max) != MPI_SUCCESS;
-        PMPI_Allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
+        mine = clampi_matcher_create(&cfg, &mc->matcher) != 0;
+        mine |= clampi_carrier_enable(mc, native_max) != MPI_SUCCESS; /* collective: every process */
+        clampi_carrier_allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
         if (any_err) {
             mcomm_free(mc);
             return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
@@ -167,7 +175,7 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
     mc->seq_in = calloc((size_t)mc->size, sizeof *mc->seq_in);
     mc->stash = calloc((size_t)mc->size, sizeof *mc->stash);
     mine = !mc->eps || !mc->seq_out || !mc->seq_in || !mc->stash || clampi_matcher_create(&cfg, &mc->matcher) != 0;
-    PMPI_Allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
+    clampi_carrier_allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
     if (any_err) {
         mcomm_free(mc);
         return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
@@ -218,7 +226,7 @@ int CMPIX_Comm_disable(MPI_Comm comm) {
     /* Progressing: a peer's flush-mode close needs this process's progress. Also, no
      * context id is reused before all freed it. */
     if (err == MPI_SUCCESS)
-        err = mc_carrier == CLAMPI_CARRIER_MPI ? PMPI_Barrier(comm)
+        err = mc_carrier == CLAMPI_CARRIER_MPI ? clampi_carrier_barrier(comm)
                                                : clampi_ucx_barrier(comm, clampi_msg_worker(), clampi_msg_poller());
     return err == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(comm, err, NULL);
 }

@@ -76,12 +76,12 @@ typedef struct clampi_mcomm {
     uint32_t *seq_in;
     clampi_msg **stash; /* per sender: arrivals ahead of their turn, sorted by seq */
     /* carrier mpi (carrier.c), under recv_lock when `threaded` */
-    int carrier;             /* CLAMPI_CARRIER_UCX or CLAMPI_CARRIER_MPI */
-    MPI_Comm wire;           /* the duplicate the messages travel on */
-    int threaded;            /* MPI_THREAD_MULTIPLE: take recv_lock */
-    unsigned native_max;     /* receives left in MPI's own queue before clampi queues them */
-    _Atomic int native_live; /* nonblocking receives now in MPI's own queue */
-    long posted, unexpected; /* entries in clampi's queues */
+    int carrier;                     /* CLAMPI_CARRIER_UCX or CLAMPI_CARRIER_MPI */
+    MPI_Comm wire;                   /* the duplicate the messages travel on */
+    int threaded;                    /* MPI_THREAD_MULTIPLE: take recv_lock */
+    unsigned native_max;             /* receives left in MPI's own queue before clampi queues them */
+    _Atomic int native_live;         /* nonblocking receives now in MPI's own queue */
+    _Atomic long posted, unexpected; /* entries in clampi's queues (read by progress unlocked) */
 } clampi_mcomm;
 
 enum { CLAMPI_CARRIER_UCX, CLAMPI_CARRIER_MPI };
@@ -118,6 +118,8 @@ typedef struct clampi_mreq {
     int done_kind;        /* why it is on transport.c's done list (CLAMPI_DONE_) */
     struct clampi_mreq *done_next, *table_next;
     MPI_Request wire_req;          /* carrier mpi: MPI_Imrecv of the matched message */
+    int post_source, post_tag;     /* carrier mpi: the receive's own source and tag */
+    int wire_fill;                 /* carrier mpi: status from wire_req (a receive handed to MPI) */
     struct clampi_mreq *wire_next; /* carrier mpi: list of those in flight */
 } clampi_mreq;
 
@@ -223,7 +225,9 @@ int clampi_msg_isend(const void *buf, int count, MPI_Datatype datatype, int dest
 
 /* carrier.c (clampi_match_carrier=mpi). Every call takes a communicator enabled with it. */
 int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_max); /* collective (MPI_Comm_dup) */
-void clampi_carrier_disable(clampi_mcomm *mc);                    /* local */
+/* Local, before the matcher goes: receives still in clampi's queue are handed to MPI (they
+ * complete as MPI's would after MPI_Comm_free), taken messages nobody received dropped. */
+void clampi_carrier_disable(clampi_mcomm *mc);
 /* A send on the wire (sync: synchronous mode); request NULL: blocking. Any arguments (MPI
  * checks them; errors raised on mc->comm). */
 int clampi_carrier_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int sync,
@@ -249,7 +253,14 @@ void clampi_carrier_progress(void); /* pull arrivals for clampi's posted receive
  * while > 0 no blocking MPI call may be made on the program's behalf (a peer's large send
  * needs this process to pull its message). */
 long clampi_carrier_pending(void);
-int clampi_carrier_active(void); /* any communicator on the MPI carrier */
+int clampi_carrier_active(void); /* any communicator on the MPI carrier, or receives in flight */
+/* CLAMPI_MATCH_CARRIER=mpi in the environment: the job's collectives (clampi's own and the
+ * preload's wrapped ones) run in their nonblocking form, the same choice on every rank. */
+int clampi_carrier_job(void);
+int clampi_carrier_barrier(MPI_Comm comm);
+int clampi_carrier_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                             MPI_Comm comm);
+int clampi_carrier_dup(MPI_Comm comm, MPI_Comm *out);
 /* Completes the MPI request q by testing, taking messages for clampi's receives meanwhile. */
 int clampi_carrier_spin(MPI_Request *q, MPI_Status *status);
 /* Nonblocking receives handed to MPI's own queue, tracked until completed (their count

@@ -85,7 +85,7 @@ static void enable(MPI_Comm comm, MPI_Info info) {
         return;
     }
     int next = last_seq + 1, seq = next;
-    PMPI_Allreduce(&next, &seq, 1, MPI_INT, MPI_MAX, comm);
+    clampi_carrier_allreduce(&next, &seq, 1, MPI_INT, MPI_MAX, comm);
     last_seq = seq;
     record *rec = calloc(1, sizeof *rec);
     clampi_mcomm *mc = clampi_msg_comm(comm);
@@ -142,7 +142,7 @@ static void derived(MPI_Comm parent, MPI_Comm newcomm, MPI_Info info, int info_m
     if (!want && info_may_enable) {
         /* the info key may differ between processes: all or none */
         int mine = info_has_key(info), all = 0;
-        PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, newcomm);
+        clampi_carrier_allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, newcomm);
         want = all;
     }
     if (!want) return;

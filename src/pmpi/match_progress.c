@@ -11,33 +11,20 @@
  * process holds receives now; MPI's own call otherwise. Other blocking calls (MPI_Gather,
  * RMA synchronisation, I/O) are not wrapped: see docs/matching.md, "The MPI carrier". */
 #include <mpi.h>
-#include <stdatomic.h>
 
-#include "common/options.h"
 #include "msg/msg.h"
 
 #define PROGRESS_API __attribute__((visibility("default")))
 
-/* CLAMPI_MATCH_CARRIER=mpi in the environment (read once). */
-static int carrier_job(void) {
-    static _Atomic int state = -1;
-    int s = atomic_load_explicit(&state, memory_order_relaxed);
-    if (s < 0) {
-        s = clampi_opt_process(CLAMPI_OPT_MATCH_CARRIER).u == 1;
-        atomic_store(&state, s);
-    }
-    return s;
-}
-
 PROGRESS_API int MPI_Barrier(MPI_Comm comm) {
-    if (!carrier_job()) return PMPI_Barrier(comm);
+    if (!clampi_carrier_job()) return PMPI_Barrier(comm);
     MPI_Request r;
     int err = PMPI_Ibarrier(comm, &r);
     return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE);
 }
 
 PROGRESS_API int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-    if (!carrier_job()) return PMPI_Bcast(buf, count, type, root, comm);
+    if (!clampi_carrier_job()) return PMPI_Bcast(buf, count, type, root, comm);
     MPI_Request r;
     int err = PMPI_Ibcast(buf, count, type, root, comm, &r);
     return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE);
@@ -45,7 +32,7 @@ PROGRESS_API int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MP
 
 PROGRESS_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                             MPI_Comm comm) {
-    if (!carrier_job()) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+    if (!clampi_carrier_job()) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
     MPI_Request r;
     int err = PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, &r);
     return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE);
@@ -53,7 +40,7 @@ PROGRESS_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_D
 
 PROGRESS_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                                MPI_Comm comm) {
-    if (!carrier_job()) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+    if (!clampi_carrier_job()) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
     MPI_Request r;
     int err = PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, &r);
     return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE);

@@ -14,6 +14,8 @@
  *     receives, an MPI_Irecv of 4 MiB from the peer, then a blocking MPI_Send of 4 MiB to it, then MPI_Wait: needs each process to take the peer's large message while
  *     it sits in a blocking send.
  *  4. a collective while the peer's large send waits (collective_behind_send).
+ *  5. a matched probe behind 3000 messages must not take a posted receive's (probe_behind_many).
+ *  6. MPI_Comm_free with a receive still queued (free_with_pending).
  * Usage: plain_deep_queue [BATCHES] [SEED] */
 #include <mpi.h>
 #include <stdint.h>
@@ -292,6 +294,90 @@ static void collective_behind_send(int rank, int depth, int which) {
     free(sink);
 }
 
+/* 5. a matched probe must not take a posted receive's message, even far behind: rank 1
+ * keeps D never-matched receives and a receive of tag 5 posted, rank 0 sends 3000 messages of
+ * tag 9 and then one of tag 5; rank 1 tries MPI_Improbe(0, 5) until its receive completes
+ * (plain MPI: the receive has the message, the probe never finds it), then takes the 3000. */
+static void probe_behind_many(int rank, int depth) {
+    enum { MANY = 3000 };
+    if (rank == 0) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int i = 0; i < MANY; i++) MPI_Send(&i, 1, MPI_INT, 1, 9, MPI_COMM_WORLD);
+        int five = 5;
+        MPI_Send(&five, 1, MPI_INT, 1, 5, MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD);
+        return;
+    }
+    if (rank != 1) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD);
+        return;
+    }
+    MPI_Request *decoy = malloc(sizeof *decoy * (size_t)depth), r;
+    int *sink = malloc(sizeof(int) * (size_t)depth), got = -1, done = 0, stolen = 0, sum = 0;
+    for (int i = 0; i < depth; i++) MPI_Irecv(&sink[i], 1, MPI_INT, 0, NEVER, MPI_COMM_WORLD, &decoy[i]);
+    MPI_Irecv(&got, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, &r);
+    MPI_Barrier(MPI_COMM_WORLD);
+    usleep(200000); /* the 3001 messages arrive meanwhile, and nothing takes them yet */
+    while (!done) {
+        int flag = 0;
+        MPI_Message m;
+        MPI_Improbe(0, 5, MPI_COMM_WORLD, &flag, &m, MPI_STATUS_IGNORE);
+        if (flag) {
+            int x;
+            MPI_Mrecv(&x, 1, MPI_INT, &m, MPI_STATUS_IGNORE);
+            stolen++;
+        }
+        MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+    }
+    for (int i = 0; i < MANY; i++) {
+        int x;
+        MPI_Recv(&x, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        sum += x;
+    }
+    printf("result probe_behind_many got=%d stolen=%d sum=%d\n", got, stolen, sum);
+    for (int i = 0; i < depth; i++) {
+        MPI_Cancel(&decoy[i]);
+        MPI_Wait(&decoy[i], MPI_STATUS_IGNORE);
+    }
+    free(decoy);
+    free(sink);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* 6. MPI_Comm_free with operations pending (MPI: they complete normally): rank 1 posts D
+ * never-matched receives (cancelled) and a 4 MiB receive on a duplicate of WORLD, rank 0 a
+ * 4 MiB MPI_Isend; both free the duplicate (collective), then wait. */
+static void free_with_pending(int rank, int depth) {
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    int *data = rank <= 1 ? malloc(sizeof(int) * HUGE) : NULL;
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Request *decoy = malloc(sizeof *decoy * (size_t)depth);
+    int *sink = malloc(sizeof(int) * (size_t)depth);
+    if (rank == 1) {
+        for (int i = 0; i < depth; i++) MPI_Irecv(&sink[i], 1, MPI_INT, 0, NEVER, dup, &decoy[i]);
+        MPI_Irecv(data, HUGE, MPI_INT, 0, 3, dup, &r);
+        for (int i = 0; i < depth; i++) MPI_Cancel(&decoy[i]);
+        MPI_Waitall(depth, decoy, MPI_STATUSES_IGNORE);
+    } else if (rank == 0) {
+        fill(data, HUGE, 300);
+        MPI_Isend(data, HUGE, MPI_INT, 1, 3, dup, &r);
+    }
+    MPI_Comm_free(&dup);
+    MPI_Status st;
+    MPI_Wait(&r, &st);
+    if (rank == 1) {
+        int cnt;
+        MPI_Get_count(&st, MPI_INT, &cnt);
+        printf("result free_with_pending src=%d tag=%d count=%d sum=%ld\n", st.MPI_SOURCE, st.MPI_TAG, cnt,
+               checksum(data, HUGE));
+    }
+    free(decoy);
+    free(sink);
+    free(data);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     setvbuf(stdout, NULL, _IOLBF, 0); /* whole lines: both ranks print */
@@ -324,6 +410,8 @@ int main(int argc, char **argv) {
     exchange(rank, 64);
     collective_behind_send(rank, 64, 0);
     collective_behind_send(rank, 64, 1);
+    probe_behind_many(rank, 64);
+    free_with_pending(rank, 64);
     fflush(stdout);
     MPI_Barrier(MPI_COMM_WORLD);
     /* The preload's stats lines at MPI_Finalize come after ours: the launcher merges the
