@@ -26,7 +26,11 @@ ir() { # $1 = iters, $2 = output tag, rest = launcher env settings; prints the I
   grep -E '^(summary|totals):' $tmp/cg.$tag | head -1 | awk '{print $2}'
 }
 p1=$(ir $n1 p1); p2=$(ir $n2 p2)
-c1=$(ir $n1 c1 $envf LD_PRELOAD=$pre $envf CLAMPI_MATCH=$match); c2=$(ir $n2 c2 $envf LD_PRELOAD=$pre $envf CLAMPI_MATCH=$match)
+# MATCH=S/mpi: structure S on the MPI carrier (CLAMPI_MATCH_CARRIER=mpi)
+setenv() { if [ $mpi = openmpi ]; then cenv+=(-x "$1=$2"); else cenv+=(-genv "$1" "$2"); fi; }
+cenv=(); setenv LD_PRELOAD "$pre"; setenv CLAMPI_MATCH "${match%/mpi}"
+[ "$match" != "${match%/mpi}" ] && setenv CLAMPI_MATCH_CARRIER mpi
+c1=$(ir $n1 c1 "${cenv[@]}"); c2=$(ir $n2 c2 "${cenv[@]}")
 plain=$(( (p2 - p1) / (n2 - n1) )); clampi=$(( (c2 - c1) / (n2 - n1) ))
 form="MPI_Irecv+MPI_Send+MPI_Wait"; [ -n "${BLOCKING:-}" ] && [ "$BLOCKING" != 0 ] && form="MPI_Send+MPI_Recv"
 line=$(printf '%s 1 B message to self (%s) instructions: plain=%d preload(CLAMPI_MATCH=%s)=%d ratio=%.2f' \
