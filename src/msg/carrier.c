@@ -72,12 +72,7 @@ static void native_release(void) {
 
 int clampi_carrier_tracking(void) { return atomic_load_explicit(&nnative, memory_order_relaxed) != 0; }
 
-static unsigned slot_of(MPI_Request h) {
-    uint64_t v = 0;
-    memcpy(&v, &h, sizeof h < sizeof v ? sizeof h : sizeof v);
-    v *= 0x9e3779b97f4a7c15ull;
-    return (unsigned)(v >> 40) & (NATIVE_SLOTS - 1);
-}
+static unsigned slot_of(MPI_Request h) { return (unsigned)(clampi_msg_handle_mix(h) >> 40) & (NATIVE_SLOTS - 1); }
 
 /* Room for one more (the set stays at most half full)? */
 static int track_room(void) { return atomic_load_explicit(&nnative, memory_order_relaxed) < NATIVE_SLOTS / 2 - 64; }

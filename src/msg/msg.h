@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <ucp/api/ucp.h>
 
 #include "common/datatype.h"
@@ -177,6 +178,14 @@ static inline void clampi_msg_layout(clampi_mreq *r, int count, const clampi_typ
     r->contig = clampi_type_runs_contiguous(tf) || count == 0;
     r->contig_offset = r->contig ? tf->true_lb : 0;
     r->capacity = (size_t)count * (size_t)tf->size;
+}
+
+/* An MPI request handle (an int or a pointer) mixed for hashing: the request table and the
+ * MPI carrier's set of MPI's receives take their slot from its high bits. */
+static inline uint64_t clampi_msg_handle_mix(MPI_Request h) {
+    uint64_t v = 0;
+    memcpy(&v, &h, sizeof h < sizeof v ? sizeof h : sizeof v);
+    return v * 0x9e3779b97f4a7c15ull;
 }
 
 /* request.c. internal = 1: a request the program never sees (MPI_Send, MPI_Recv ...):

@@ -25,12 +25,7 @@ static _Atomic long live; /* requests MPI still has: the completion calls' fast 
 
 int clampi_mreq_live(void) { return atomic_load_explicit(&live, memory_order_relaxed) != 0; }
 
-static unsigned slot_of(MPI_Request h) {
-    uint64_t v = 0;
-    memcpy(&v, &h, sizeof h < sizeof v ? sizeof h : sizeof v);
-    v *= 0x9e3779b97f4a7c15ull;
-    return (unsigned)(v >> 52) & (TABLE_SIZE - 1);
-}
+static unsigned slot_of(MPI_Request h) { return (unsigned)(clampi_msg_handle_mix(h) >> 52) & (TABLE_SIZE - 1); }
 
 static void table_insert(clampi_mreq *r) {
     unsigned s = slot_of(r->mpi);
