@@ -2,6 +2,7 @@
  * locality sampler, which replaces malloc, reads its knobs through it too. */
 #include "common/options.h"
 
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,14 +86,20 @@ int clampi_opt_env(clampi_opt_id id, clampi_opt_value *out) {
     return clampi_opt_parse(id, s, out) == 0 ? 1 : -1;
 }
 
-/* Process-wide values, read once each (a race only reads the environment twice). */
+/* Process-wide values, read once each. The first caller claims the slot (0 -> 2) and
+ * publishes (2 -> 1); a concurrent caller waits the few instructions until it is published. */
 static struct {
-    int state; /* 0 unread, 1 read */
+    int state; /* 0 unread, 2 being read, 1 read */
     clampi_opt_source source;
     clampi_opt_value value;
 } process_values[CLAMPI_NOPTIONS];
 
 static void read_process(clampi_opt_id id) {
+    int expect = 0;
+    if (!__atomic_compare_exchange_n(&process_values[id].state, &expect, 2, 0, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
+        while (__atomic_load_n(&process_values[id].state, __ATOMIC_ACQUIRE) != 1) sched_yield();
+        return;
+    }
     clampi_opt_value v = clampi_opt_default(id);
     clampi_opt_source src = CLAMPI_OPT_FROM_DEFAULT;
     int rc = clampi_opt_env(id, &v);
@@ -112,12 +119,12 @@ static void read_process(clampi_opt_id id) {
 }
 
 clampi_opt_value clampi_opt_process(clampi_opt_id id) {
-    if (!__atomic_load_n(&process_values[id].state, __ATOMIC_ACQUIRE)) read_process(id);
+    if (__atomic_load_n(&process_values[id].state, __ATOMIC_ACQUIRE) != 1) read_process(id);
     return process_values[id].value;
 }
 
 clampi_opt_source clampi_opt_process_source(clampi_opt_id id) {
-    if (!__atomic_load_n(&process_values[id].state, __ATOMIC_ACQUIRE)) read_process(id);
+    if (__atomic_load_n(&process_values[id].state, __ATOMIC_ACQUIRE) != 1) read_process(id);
     return process_values[id].source;
 }
 

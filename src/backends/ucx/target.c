@@ -50,8 +50,11 @@ void *clampi_ucx_target_amo_ptr(clampi_bwin *b, const clampi_ucx_target *t, int 
     if (u->dynamic || clampi_ucx_mh_of(b) || target == u->rank) return NULL;
     void *base = __atomic_load_n(&l->amo_base[target], __ATOMIC_ACQUIRE);
     if (__builtin_expect(base == NULL, 0)) { /* first atomic to target on this lane */
-        static int allowed = -1;
-        if (allowed < 0) allowed = clampi_opt_process(CLAMPI_OPT_SHM_DIRECT).u != 0;
+        static int allowed_cached = -1;
+        int allowed = __atomic_load_n(&allowed_cached, __ATOMIC_RELAXED);
+        if (allowed < 0)
+            __atomic_store_n(&allowed_cached, allowed = clampi_opt_process(CLAMPI_OPT_SHM_DIRECT).u != 0,
+                             __ATOMIC_RELAXED);
         void *p = NULL;
         if (!allowed || !l->rkeys[target] || !clampi_ucx_ep_amo_cpu(t->ep) ||
             ucp_rkey_ptr(l->rkeys[target], u->peer_base[target], &p) != UCS_OK || !p)
