@@ -26,8 +26,9 @@
 
 typedef struct block {
     MPI_Request req;
-    size_t off, len; /* in the attached buffer (owned), else len only */
-    void *own;       /* the data when the buffer is MPI's */
+    size_t off, span; /* placement in the attached buffer (owned): the packed data, aligned */
+    size_t len;       /* accounted against the attached size: pack size + MPI_BSEND_OVERHEAD */
+    void *own;        /* the data when the buffer is MPI's */
     struct block *next;
 } block;
 
@@ -115,11 +116,17 @@ MATCH_API int MPI_Buffer_detach(void *buffer_addr, int *size) {
     return MPI_SUCCESS;
 }
 
-/* Space for need bytes (locked): a block in the list, or NULL. */
-static block *reserve(size_t need) {
+/* Space for a send of size packed bytes (locked): a block in the list, or NULL. A send is
+ * accounted at size + MPI_BSEND_OVERHEAD, as the program sized the buffer, and placed in
+ * size rounded up to ALIGN: the block's bookkeeping lives outside the buffer, so the
+ * overhead pays for the alignment and a buffer sized by the standard's rule always holds
+ * its sends (MPICH's bsend1: three odd-sized sends to self that stay in flight). */
+static block *reserve(size_t size) {
+    size_t need = size + MPI_BSEND_OVERHEAD;
     block *b = calloc(1, sizeof *b);
     if (!b) return NULL;
     b->len = need;
+    b->span = (size + ALIGN - 1) & ~(size_t)(ALIGN - 1);
     if (!owned) {
         if (used + (long)need > attached || !(b->own = malloc(need))) {
             free(b);
@@ -133,10 +140,10 @@ static block *reserve(size_t need) {
     size_t at = 0;
     block **p = &inflight;
     for (; *p; p = &(*p)->next) { /* first gap that holds it */
-        if ((*p)->off >= at + need) break;
-        at = ((*p)->off + (*p)->len + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+        if ((*p)->off >= at + b->span) break;
+        at = (*p)->off + (*p)->span;
     }
-    if (at + need > (size_t)attached) {
+    if (used + (long)need > attached || at + b->span > (size_t)attached) {
         free(b);
         return NULL;
     }
@@ -165,10 +172,9 @@ static int bsend(const void *buf, int count, MPI_Datatype type, int dest, int ta
                  MPI_Request *request) {
     int size = 0, pos = 0;
     PMPI_Pack_size(count, type, comm, &size);
-    size_t need = (size_t)size + MPI_BSEND_OVERHEAD;
     reap(0);
     pthread_mutex_lock(&block_lock);
-    block *b = attached >= 0 ? reserve(need) : NULL;
+    block *b = attached >= 0 ? reserve((size_t)size) : NULL;
     char *data = b ? (b->own ? b->own : abuf + b->off) : NULL;
     pthread_mutex_unlock(&block_lock);
     if (!b) return clampi_msg_raise(comm, MPI_ERR_BUFFER, "buffered send does not fit the attached buffer");
