@@ -30,22 +30,14 @@
 
 #define MAX_CARRIERS 256
 #define PULL_BATCH 64 /* messages taken from MPI per communicator per progress */
-#define NATIVE_SLOTS 4096
+#define NATIVE_SLOTS CLAMPI_CARRIER_NATIVE_SLOTS
 
 static pthread_mutex_t carriers_lock = PTHREAD_MUTEX_INITIALIZER;
 static clampi_mcomm *carriers[MAX_CARRIERS];
-static _Atomic int ncarriers;
-static _Atomic long pending; /* clampi's posted receives + matched receives in flight */
+clampi_carrier_counts clampi_carrier_n;
 
 static pthread_mutex_t flight_lock = PTHREAD_MUTEX_INITIALIZER;
 static clampi_mreq *flight; /* MPI_Imrecv not complete at once */
-static _Atomic long nflight;
-
-long clampi_carrier_pending(void) { return atomic_load_explicit(&pending, memory_order_relaxed); }
-int clampi_carrier_active(void) {
-    return atomic_load_explicit(&ncarriers, memory_order_relaxed) != 0 ||
-           atomic_load_explicit(&nflight, memory_order_relaxed) != 0;
-}
 
 static void lock(clampi_mcomm *mc) {
     if (mc->threaded) pthread_mutex_lock(&mc->recv_lock);
@@ -59,7 +51,6 @@ static struct {
     MPI_Request h;
     clampi_mcomm *mc; /* NULL: empty slot */
 } native[NATIVE_SLOTS];
-static _Atomic int nnative;
 static pthread_mutex_t native_lock = PTHREAD_MUTEX_INITIALIZER;
 static int native_threads; /* MPI_THREAD_MULTIPLE: the set is locked (else one thread uses it) */
 
@@ -70,32 +61,38 @@ static void native_release(void) {
     if (native_threads) pthread_mutex_unlock(&native_lock);
 }
 
-int clampi_carrier_tracking(void) { return atomic_load_explicit(&nnative, memory_order_relaxed) != 0; }
-
 static unsigned slot_of(MPI_Request h) { return (unsigned)(clampi_msg_handle_mix(h) >> 40) & (NATIVE_SLOTS - 1); }
 
 /* Room for one more (the set stays at most half full)? */
-static int track_room(void) { return atomic_load_explicit(&nnative, memory_order_relaxed) < NATIVE_SLOTS / 2 - 64; }
+static int track_room(void) {
+    return atomic_load_explicit(&clampi_carrier_n.nnative, memory_order_relaxed) < NATIVE_SLOTS / 2 - 64;
+}
 
-static void track(MPI_Request h, clampi_mcomm *mc) {
+/* The counts change only under native_lock (or in the one thread that uses the set), so
+ * they are plain loads and stores: no locked read-modify-write on a receive's path. */
+static void count_add(_Atomic int *c, int d) {
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + d, memory_order_relaxed);
+}
+
+void clampi_carrier_track(MPI_Request h, clampi_mcomm *mc) {
     native_acquire();
-    int ok = atomic_load(&nnative) < NATIVE_SLOTS / 2; /* a few threads may pass track_room at once */
-    if (ok) {
+    /* a few threads may pass track_room at once */
+    if (atomic_load_explicit(&clampi_carrier_n.nnative, memory_order_relaxed) < NATIVE_SLOTS / 2) {
         unsigned i = slot_of(h);
         while (native[i].mc) i = (i + 1) & (NATIVE_SLOTS - 1);
         native[i].h = h;
         native[i].mc = mc;
-        atomic_fetch_add(&nnative, 1);
-        atomic_fetch_add(&mc->native_live, 1);
+        count_add(&clampi_carrier_n.nnative, 1);
+        count_add(&mc->native_live, 1);
     }
     native_release();
 }
 
 /* Removes slot i (linear probing: later entries of its run move back). native_lock held. */
 static void slot_remove(unsigned i) {
-    atomic_fetch_sub(&native[i].mc->native_live, 1);
+    count_add(&native[i].mc->native_live, -1);
     native[i].mc = NULL;
-    atomic_fetch_sub(&nnative, 1);
+    count_add(&clampi_carrier_n.nnative, -1);
     for (unsigned j = (i + 1) & (NATIVE_SLOTS - 1); native[j].mc; j = (j + 1) & (NATIVE_SLOTS - 1)) {
         unsigned home = slot_of(native[j].h);
         /* j's entry may move to the hole at i if its home is not in (i, j] (cyclically) */
@@ -111,6 +108,18 @@ static int slot_find(MPI_Request h) {
     for (unsigned i = slot_of(h); native[i].mc; i = (i + 1) & (NATIVE_SLOTS - 1))
         if (native[i].h == h) return (int)i;
     return -1;
+}
+
+MPI_Comm clampi_carrier_untrack_one(MPI_Request h) {
+    MPI_Comm comm = MPI_COMM_NULL;
+    native_acquire();
+    int i = slot_find(h);
+    if (i >= 0) {
+        comm = native[i].mc->comm;
+        slot_remove((unsigned)i);
+    }
+    native_release();
+    return comm;
 }
 
 MPI_Comm clampi_carrier_untrack(const MPI_Request *before, const MPI_Request *after, int n) {
@@ -163,10 +172,10 @@ int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_max) {
     PMPI_Comm_set_attr(mc->wire, wire_keyval, mc);
     PMPI_Comm_set_errhandler(mc->wire, wire_errhandler);
     pthread_mutex_lock(&carriers_lock);
-    int n = atomic_load(&ncarriers);
+    int n = atomic_load(&clampi_carrier_n.ncarriers);
     if (n < MAX_CARRIERS) {
         carriers[n] = mc;
-        atomic_store(&ncarriers, n + 1);
+        atomic_store(&clampi_carrier_n.ncarriers, n + 1);
     } else {
         err = MPI_ERR_OTHER;
     }
@@ -184,7 +193,7 @@ static void hand_to_mpi(uintptr_t cookie, void *arg) {
     r->wire_fill = 1;
     int err = PMPI_Irecv(r->buf, r->count, r->type, r->post_source, r->post_tag, mc->wire, &r->wire_req);
     mc->posted--;
-    atomic_fetch_sub(&pending, 1);
+    atomic_fetch_sub(&clampi_carrier_n.pending, 1);
     if (err != MPI_SUCCESS) {
         r->error = err;
         clampi_msg_finish(r);
@@ -197,11 +206,11 @@ static void drop_unexpected(uintptr_t cookie, void *arg) { clampi_carrier_discar
 
 void clampi_carrier_disable(clampi_mcomm *mc) {
     pthread_mutex_lock(&carriers_lock); /* progress iterates under it: mc is out of reach after */
-    int n = atomic_load(&ncarriers);
+    int n = atomic_load(&clampi_carrier_n.ncarriers);
     for (int i = 0; i < n; i++)
         if (carriers[i] == mc) {
             carriers[i] = carriers[n - 1];
-            atomic_store(&ncarriers, n - 1);
+            atomic_store(&clampi_carrier_n.ncarriers, n - 1);
             break;
         }
     pthread_mutex_unlock(&carriers_lock);
@@ -274,13 +283,14 @@ static void flight_add(clampi_mreq *r) {
     pthread_mutex_lock(&flight_lock);
     r->wire_next = flight;
     flight = r;
-    atomic_fetch_add(&nflight, 1);
-    atomic_fetch_add(&pending, 1);
+    atomic_fetch_add(&clampi_carrier_n.nflight, 1);
+    atomic_fetch_add(&clampi_carrier_n.pending, 1);
     pthread_mutex_unlock(&flight_lock);
 }
 
 static void test_flight(void) {
-    if (!atomic_load_explicit(&nflight, memory_order_relaxed) || pthread_mutex_trylock(&flight_lock)) return;
+    if (!atomic_load_explicit(&clampi_carrier_n.nflight, memory_order_relaxed) || pthread_mutex_trylock(&flight_lock))
+        return;
     clampi_mreq *done = NULL;
     for (clampi_mreq **p = &flight; *p;) {
         clampi_mreq *r = *p;
@@ -302,8 +312,8 @@ static void test_flight(void) {
         r->error = r->error != MPI_SUCCESS ? r->error : err;
         r->wire_next = done;
         done = r;
-        atomic_fetch_sub(&nflight, 1);
-        atomic_fetch_sub(&pending, 1);
+        atomic_fetch_sub(&clampi_carrier_n.nflight, 1);
+        atomic_fetch_sub(&clampi_carrier_n.pending, 1);
     }
     pthread_mutex_unlock(&flight_lock);
     while (done) {
@@ -351,7 +361,7 @@ static int pull(clampi_mcomm *mc, matched out[PULL_BATCH], int *drained) {
         int rc = clampi_matcher_arrive(mc->matcher, k, (uintptr_t)m, &got);
         if (rc == 1) {
             mc->posted--;
-            atomic_fetch_sub(&pending, 1);
+            atomic_fetch_sub(&clampi_carrier_n.pending, 1);
             out[nout++] = (matched){(clampi_mreq *)got, m};
         } else if (rc == 0) {
             mc->unexpected++;
@@ -377,7 +387,7 @@ static int pull_and_receive(clampi_mcomm *mc) {
 void clampi_carrier_progress(void) {
     if (!clampi_carrier_pending()) return; /* counts receives in flight too */
     if (pthread_mutex_trylock(&carriers_lock) == 0) {
-        int n = atomic_load(&ncarriers);
+        int n = atomic_load(&clampi_carrier_n.ncarriers);
         for (int i = 0; i < n; i++)
             if (carriers[i]->posted) pull_and_receive(carriers[i]);
         pthread_mutex_unlock(&carriers_lock);
@@ -411,8 +421,8 @@ static int send_wire(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype 
     return err != MPI_SUCCESS ? err : clampi_carrier_spin(&q, MPI_STATUS_IGNORE);
 }
 
-int clampi_carrier_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int sync,
-                        MPI_Request *request) {
+int clampi_carrier_send_any(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                            int sync, MPI_Request *request) {
     return send_wire(mc, buf, count, type, dest, tag, sync, request);
 }
 
@@ -468,7 +478,7 @@ static int native_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type
     int err;
     if (request) {
         err = PMPI_Irecv(buf, count, type, source, tag, mc->wire, request);
-        if (err == MPI_SUCCESS && source != MPI_PROC_NULL) track(*request, mc);
+        if (err == MPI_SUCCESS && source != MPI_PROC_NULL) clampi_carrier_track(*request, mc);
         unlock(mc);
         return err;
     }
@@ -493,8 +503,8 @@ static int queueable(const clampi_mcomm *mc, const void *buf, int count, MPI_Dat
            (tag == MPI_ANY_TAG || (tag >= 0 && tag <= mc->tag_ub));
 }
 
-int clampi_carrier_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
-                        MPI_Request *request, MPI_Status *status) {
+int clampi_carrier_recv_any(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                            MPI_Request *request, MPI_Status *status) {
     clampi_match_key k = key_of(mc, source, tag);
     clampi_type_info tf;
     int checked = 0;
@@ -532,7 +542,7 @@ int clampi_carrier_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype typ
             m = (clampi_msg *)got;
         } else if (rc == 0) {
             mc->posted++;
-            atomic_fetch_add(&pending, 1);
+            atomic_fetch_add(&clampi_carrier_n.pending, 1);
         } else {
             r->error = MPI_ERR_NO_MEM;
             clampi_msg_finish(r);
@@ -610,7 +620,7 @@ int clampi_carrier_cancel(clampi_mreq *r) {
     int rc = clampi_matcher_cancel(mc->matcher, (uintptr_t)r);
     if (rc == 1) {
         mc->posted--;
-        atomic_fetch_sub(&pending, 1);
+        atomic_fetch_sub(&clampi_carrier_n.pending, 1);
     }
     unlock(mc);
     return rc;

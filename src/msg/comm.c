@@ -18,12 +18,8 @@ static int keyval = MPI_KEYVAL_INVALID;
  * since (`generation` changes first): a program's calls mostly name one communicator, and
  * MPI_Comm_get_attr costs hundreds of instructions. A handle freed and reused for a new
  * communicator went through a disable or enable (or was never clampi's, then or now). */
-static _Atomic unsigned generation = 1;
-static _Thread_local CLAMPI_MSG_TLS struct {
-    unsigned gen;
-    MPI_Comm comm;
-    clampi_mcomm *mc;
-} last;
+_Atomic unsigned clampi_msg_comm_generation = 1;
+_Thread_local CLAMPI_MSG_TLS clampi_msg_comm_cache clampi_msg_comm_last;
 
 static void mcomm_free(clampi_mcomm *mc);
 static _Thread_local int disabling; /* CMPIX_Comm_disable is deleting the attribute */
@@ -46,23 +42,23 @@ static void close_force(ucp_ep_h *eps, int n) {
  * MPI_Comm_free / MPI_Finalize of an enabled communicator (local: forced close). */
 static int on_comm_delete(MPI_Comm comm, int kv, void *value, void *extra) {
     clampi_mcomm *mc = value;
-    atomic_fetch_add(&generation, 1);
+    atomic_fetch_add(&clampi_msg_comm_generation, 1);
     atomic_store(&by_context[mc->context], NULL);
     if (!disabling && mc->eps) close_force(mc->eps, mc->size);
     mcomm_free(mc);
     return MPI_SUCCESS;
 }
 
-clampi_mcomm *clampi_msg_comm(MPI_Comm comm) {
+clampi_mcomm *clampi_msg_comm_lookup(MPI_Comm comm) {
     if (comm == MPI_COMM_NULL || keyval == MPI_KEYVAL_INVALID) return NULL;
-    unsigned g = atomic_load_explicit(&generation, memory_order_acquire);
-    if (last.gen == g && last.comm == comm) return last.mc;
+    unsigned g = atomic_load_explicit(&clampi_msg_comm_generation, memory_order_acquire);
+    if (clampi_msg_comm_last.gen == g && clampi_msg_comm_last.comm == comm) return clampi_msg_comm_last.mc;
     void *v = NULL;
     int flag = 0;
     if (PMPI_Comm_get_attr(comm, keyval, &v, &flag) != MPI_SUCCESS || !flag) v = NULL;
-    last.gen = g;
-    last.comm = comm;
-    last.mc = v;
+    clampi_msg_comm_last.gen = g;
+    clampi_msg_comm_last.comm = comm;
+    clampi_msg_comm_last.mc = v;
     return v;
 }
 
@@ -201,7 +197,7 @@ static int enable_finish(MPI_Comm comm, clampi_mcomm *mc) {
     if (err == MPI_SUCCESS) {
         atomic_store(&by_context[mc->context], mc);
         PMPI_Comm_set_attr(comm, keyval, mc);
-        atomic_fetch_add(&generation, 1);
+        atomic_fetch_add(&clampi_msg_comm_generation, 1);
     }
     pthread_mutex_unlock(&enable_lock);
     if (err != MPI_SUCCESS) {

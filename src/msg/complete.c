@@ -341,7 +341,7 @@ static void snap_begin(snap *s, int n, const MPI_Request *reqs) {
         s->p = s->st;
         return;
     }
-    memcpy(s->p, reqs, sizeof *s->p * (size_t)n);
+    for (int i = 0; i < n; i++) s->p[i] = reqs[i]; /* a few handles: no call to memcpy */
     s->n = n;
 }
 
@@ -352,11 +352,17 @@ static int snap_end(snap *s, const MPI_Request *after, int err) {
     return err != MPI_SUCCESS && comm != MPI_COMM_NULL ? clampi_msg_raise(comm, err, NULL) : err;
 }
 
+/* One request: untracked if it was MPI's own receive and completed. */
+static int single_end(MPI_Request before, const MPI_Request *after, int err) {
+    if (before == MPI_REQUEST_NULL || *after != MPI_REQUEST_NULL) return err;
+    MPI_Comm comm = clampi_carrier_untrack_one(before);
+    return err != MPI_SUCCESS && comm != MPI_COMM_NULL ? clampi_msg_raise(comm, err, NULL) : err;
+}
+
 int clampi_msg_test(MPI_Request *request, int *flag, MPI_Status *status) {
     if (!request || !clampi_carrier_tracking()) return test_impl(request, flag, status);
-    snap s;
-    snap_begin(&s, 1, request);
-    return snap_end(&s, request, test_impl(request, flag, status));
+    MPI_Request before = *request;
+    return single_end(before, request, test_impl(request, flag, status));
 }
 
 int clampi_msg_testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {
@@ -377,18 +383,19 @@ int clampi_msg_testsome(int incount, MPI_Request requests[], int *outcount, int 
     return snap_end(&s, requests, testsome_impl(incount, requests, outcount, indices, statuses));
 }
 
-/* MPI's blocking call when nothing of clampi's waits for a peer, else a test loop. */
-int clampi_msg_wait(MPI_Request *request, MPI_Status *status) {
-    if (!request || !clampi_carrier_active()) return wait_impl(request, status);
-    if (!clampi_carrier_pending()) {
-        snap s;
-        snap_begin(&s, 1, request);
-        return snap_end(&s, request, wait_impl(request, status));
-    }
+static __attribute__((noinline)) int wait_spin(MPI_Request *request, MPI_Status *status) {
     for (int spins = 0, flag = 0;; wait_step(&spins)) {
         int e = clampi_msg_test(request, &flag, status);
         if (e != MPI_SUCCESS || flag) return e;
     }
+}
+
+/* MPI's blocking call when nothing of clampi's waits for a peer, else a test loop. */
+int clampi_msg_wait(MPI_Request *request, MPI_Status *status) {
+    if (request && clampi_carrier_pending()) return wait_spin(request, status);
+    if (!request || !clampi_carrier_tracking()) return wait_impl(request, status);
+    MPI_Request before = *request;
+    return single_end(before, request, wait_impl(request, status));
 }
 
 int clampi_msg_waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {

@@ -138,7 +138,22 @@ int clampi_msg_options(MPI_Info info, clampi_match_config *cfg);
 int clampi_msg_carrier_options(MPI_Info info, int *carrier, unsigned *native_max);
 
 /* comm.c */
-clampi_mcomm *clampi_msg_comm(MPI_Comm comm);           /* NULL if not enabled */
+/* The last lookup of each thread (comm.c), valid while no communicator was enabled or
+ * disabled since (the generation changes first). Inline: every wrapped call asks. */
+typedef struct {
+    unsigned gen;
+    MPI_Comm comm;
+    clampi_mcomm *mc;
+} clampi_msg_comm_cache;
+extern _Atomic unsigned clampi_msg_comm_generation;
+extern _Thread_local CLAMPI_MSG_TLS clampi_msg_comm_cache clampi_msg_comm_last;
+clampi_mcomm *clampi_msg_comm_lookup(MPI_Comm comm);
+static inline clampi_mcomm *clampi_msg_comm(MPI_Comm comm) {
+    if (clampi_msg_comm_last.comm == comm && comm != MPI_COMM_NULL &&
+        clampi_msg_comm_last.gen == atomic_load_explicit(&clampi_msg_comm_generation, memory_order_acquire))
+        return clampi_msg_comm_last.mc;
+    return clampi_msg_comm_lookup(comm);
+}
 clampi_mcomm *clampi_msg_comm_by_context(uint32_t ctx); /* for the AM handler */
 void clampi_msg_disable_all_local(void);                /* at MPI_Finalize */
 
@@ -206,7 +221,10 @@ int clampi_mreq_handles_persistent(void); /* CLAMPI_MATCH_HANDLES in effect */
 void clampi_mreq_shells_free(void);       /* at MPI_Finalize: the pooled handles */
 void clampi_mreq_unpin(clampi_mreq *r);
 int clampi_mreq_query(void *extra, MPI_Status *status);
-int clampi_mreq_live(void);
+extern _Atomic long clampi_mreq_nlive;     /* request.c */
+static inline int clampi_mreq_live(void) { /* any of clampi's requests known to MPI */
+    return atomic_load_explicit(&clampi_mreq_nlive, memory_order_relaxed) != 0;
+}
 /* MPI_Request_free for the preload: a clampi request's MPI handle is freed once the transfer
  * is over (now, or by its completion); other requests go to PMPI_Request_free. */
 int clampi_msg_request_free(MPI_Request *request);
@@ -239,12 +257,11 @@ int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_max); /* collective 
 void clampi_carrier_disable(clampi_mcomm *mc);
 /* A send on the wire (sync: synchronous mode); request NULL: blocking. Any arguments (MPI
  * checks them; errors raised on mc->comm). */
-int clampi_carrier_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int sync,
-                        MPI_Request *request);
-/* A receive; request NULL: blocking, status filled. Any arguments: what clampi's queue
- * cannot hold (MPI_PROC_NULL, bad input) goes to MPI, errors raised on mc->comm. */
-int clampi_carrier_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
-                        MPI_Request *request, MPI_Status *status);
+int clampi_carrier_send_any(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                            int sync, MPI_Request *request);
+/* A receive, any case (clampi_carrier_recv below takes the depth-0 one first). */
+int clampi_carrier_recv_any(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                            MPI_Request *request, MPI_Status *status);
 /* Probe: remove = 0: *flag and the status; remove = 1: also *m, the message taken. */
 int clampi_carrier_probe(clampi_mcomm *mc, int source, int tag, int remove, int *flag, clampi_msg **m,
                          MPI_Status *status);
@@ -261,8 +278,56 @@ void clampi_carrier_progress(void); /* pull arrivals for clampi's posted receive
 /* Posted receives in clampi's queues and matched ones in flight, over all communicators:
  * while > 0 no blocking MPI call may be made on the program's behalf (a peer's large send
  * needs this process to pull its message). */
-long clampi_carrier_pending(void);
-int clampi_carrier_active(void); /* any communicator on the MPI carrier, or receives in flight */
+/* The carrier's counts, read by every completion call (inline: no call on that path). */
+typedef struct {
+    _Atomic int ncarriers; /* communicators on the MPI carrier */
+    _Atomic long pending;  /* clampi's posted receives + matched receives in flight */
+    _Atomic long nflight;  /* MPI_Imrecv not complete at once */
+    _Atomic int nnative;   /* nonblocking receives in MPI's own queue, tracked */
+} clampi_carrier_counts;
+extern clampi_carrier_counts clampi_carrier_n;
+static inline long clampi_carrier_pending(void) {
+    return atomic_load_explicit(&clampi_carrier_n.pending, memory_order_relaxed);
+}
+/* any communicator on the MPI carrier, or receives in flight */
+static inline int clampi_carrier_active(void) {
+    return atomic_load_explicit(&clampi_carrier_n.ncarriers, memory_order_relaxed) != 0 ||
+           atomic_load_explicit(&clampi_carrier_n.nflight, memory_order_relaxed) != 0;
+}
+/* A send on the wire: MPI's own send, unless blocking while clampi holds receives. */
+static inline int clampi_carrier_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest,
+                                      int tag, int sync, MPI_Request *request) {
+    if (request)
+        return sync ? PMPI_Issend(buf, count, type, dest, tag, mc->wire, request)
+                    : PMPI_Isend(buf, count, type, dest, tag, mc->wire, request);
+    if (!clampi_carrier_pending())
+        return sync ? PMPI_Ssend(buf, count, type, dest, tag, mc->wire)
+                    : PMPI_Send(buf, count, type, dest, tag, mc->wire);
+    return clampi_carrier_send_any(mc, buf, count, type, dest, tag, sync, request);
+}
+#define CLAMPI_CARRIER_NATIVE_SLOTS 4096 /* the set of MPI's receives: at most half full */
+void clampi_carrier_track(MPI_Request h, clampi_mcomm *mc);
+/* A receive; request NULL: blocking, status filled. Any arguments: what clampi's queue
+ * cannot hold (MPI_PROC_NULL, bad input) goes to MPI, errors raised on mc->comm. Inline:
+ * at depth 0 in one thread (nothing of clampi's ahead, room in MPI's queue) it is MPI's
+ * own receive after a few loads. */
+static inline int clampi_carrier_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                                      MPI_Request *request, MPI_Status *status) {
+    if (!mc->threaded && !mc->posted && !mc->unexpected) {
+        if (request) {
+            if ((unsigned)atomic_load_explicit(&mc->native_live, memory_order_relaxed) < mc->native_max &&
+                atomic_load_explicit(&clampi_carrier_n.nnative, memory_order_relaxed) <
+                    CLAMPI_CARRIER_NATIVE_SLOTS / 2 - 64) {
+                int err = PMPI_Irecv(buf, count, type, source, tag, mc->wire, request);
+                if (err == MPI_SUCCESS && source != MPI_PROC_NULL) clampi_carrier_track(*request, mc);
+                return err;
+            }
+        } else if (!clampi_carrier_pending()) {
+            return PMPI_Recv(buf, count, type, source, tag, mc->wire, status);
+        }
+    }
+    return clampi_carrier_recv_any(mc, buf, count, type, source, tag, request, status);
+}
 /* CLAMPI_MATCH_CARRIER=mpi in the environment: the job's collectives (clampi's own and the
  * preload's wrapped ones) run in their nonblocking form, the same choice on every rank. */
 int clampi_carrier_job(void);
@@ -274,7 +339,10 @@ int clampi_carrier_dup(MPI_Comm comm, MPI_Comm *out);
 int clampi_carrier_spin(MPI_Request *q, MPI_Status *status);
 /* Nonblocking receives handed to MPI's own queue, tracked until completed (their count
  * decides when clampi takes deeper receives). */
-int clampi_carrier_tracking(void);
+static inline int clampi_carrier_tracking(void) {
+    return atomic_load_explicit(&clampi_carrier_n.nnative, memory_order_relaxed) != 0;
+}
+MPI_Comm clampi_carrier_untrack_one(MPI_Request h); /* the same for one request */
 /* Returns the communicator of the first tracked receive that completed (its errors are
  * raised there: the wire returns them), or MPI_COMM_NULL. */
 MPI_Comm clampi_carrier_untrack(const MPI_Request *before, const MPI_Request *after, int n);

@@ -21,9 +21,7 @@
 #define TABLE_SIZE 4096
 static clampi_mreq *table[TABLE_SIZE];
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic long live; /* requests MPI still has: the completion calls' fast path */
-
-int clampi_mreq_live(void) { return atomic_load_explicit(&live, memory_order_relaxed) != 0; }
+_Atomic long clampi_mreq_nlive; /* requests MPI still has: the completion calls' fast path */
 
 static unsigned slot_of(MPI_Request h) { return (unsigned)(clampi_msg_handle_mix(h) >> 52) & (TABLE_SIZE - 1); }
 
@@ -129,7 +127,7 @@ static void release_handle(clampi_mreq *r) {
         return;
     }
     table_remove(r);
-    atomic_fetch_sub(&live, 1);
+    atomic_fetch_sub(&clampi_mreq_nlive, 1);
     shell_put(h);
     clampi_mreq_unpin(r);
 }
@@ -184,7 +182,7 @@ int clampi_mreq_query(void *extra, MPI_Status *status) {
 static int free_fn(void *extra) {
     clampi_mreq *r = extra;
     table_remove(r);
-    atomic_fetch_sub(&live, 1);
+    atomic_fetch_sub(&clampi_mreq_nlive, 1);
     clampi_mreq_unpin(r);
     return MPI_SUCCESS;
 }
@@ -265,7 +263,7 @@ int clampi_mreq_create_ex(clampi_mcomm *mc, int is_recv, int internal, void *buf
             return err;
         }
         r->shell = 1;
-        atomic_fetch_add(&live, 1);
+        atomic_fetch_add(&clampi_mreq_nlive, 1);
     } else if (!internal) {
 #ifdef MPICH
         int err = MPIX_Grequest_start(clampi_mreq_query, free_fn, cancel_fn, poll_fn, wait_fn, r, &r->mpi);
@@ -277,7 +275,7 @@ int clampi_mreq_create_ex(clampi_mcomm *mc, int is_recv, int internal, void *buf
             clampi_pool_put(CLAMPI_POOL_MREQ, r);
             return err;
         }
-        atomic_fetch_add(&live, 1);
+        atomic_fetch_add(&clampi_mreq_nlive, 1);
     }
     if (!is_recv) clampi_msg_send_started();
     if (!internal) table_insert(r);

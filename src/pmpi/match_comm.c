@@ -30,7 +30,7 @@
 
 #define MATCH_API __attribute__((visibility("default")))
 
-static _Atomic int enabled; /* communicators enabled now: the wrappers' fast path */
+_Atomic int clampi_pm_enabled; /* communicators enabled now: the wrappers' fast path */
 
 /* Every communicator enabled in this process, in order, for the stats lines. */
 typedef struct record {
@@ -44,11 +44,6 @@ typedef struct record {
 static record *records, **records_tail = &records;
 static int last_seq; /* the highest commN this process has seen */
 static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
-
-clampi_mcomm *clampi_pm_comm(MPI_Comm comm) {
-    if (!atomic_load_explicit(&enabled, memory_order_relaxed) || comm == MPI_COMM_NULL) return NULL;
-    return clampi_msg_comm(comm);
-}
 
 static int verbose(void) { return clampi_opt_process(CLAMPI_OPT_MATCH_VERBOSE).u != 0; }
 
@@ -100,7 +95,7 @@ static void enable(MPI_Comm comm, MPI_Info info) {
     } else {
         free(rec);
     }
-    atomic_fetch_add(&enabled, 1);
+    atomic_fetch_add(&clampi_pm_enabled, 1);
 }
 
 void clampi_pm_after_init(void) {
@@ -249,7 +244,7 @@ MATCH_API int MPI_Comm_free(MPI_Comm *comm) {
         MPI_Errhandler eh;
         PMPI_Comm_get_errhandler(*comm, &eh);
         PMPI_Comm_set_errhandler(*comm, MPI_ERRORS_RETURN);
-        if (CMPIX_Comm_disable(*comm) == MPI_SUCCESS) atomic_fetch_sub(&enabled, 1);
+        if (CMPIX_Comm_disable(*comm) == MPI_SUCCESS) atomic_fetch_sub(&clampi_pm_enabled, 1);
         PMPI_Comm_set_errhandler(*comm, eh);
         PMPI_Errhandler_free(&eh);
     }

@@ -53,7 +53,7 @@ static clampi_mcomm *recv_route(const void *buf, int count, MPI_Datatype type, i
 
 /* The MPI carrier (clampi_match_carrier=mpi): the call goes to MPI on the communicator's
  * duplicate straight away (MPI checks the arguments; receives are clampi's only when deep). */
-static clampi_mcomm *carried(MPI_Comm comm) {
+static inline __attribute__((always_inline)) clampi_mcomm *carried(MPI_Comm comm) {
     clampi_mcomm *mc = clampi_pm_comm(comm);
     return mc && mc->carrier == CLAMPI_CARRIER_MPI ? mc : NULL;
 }

@@ -18,7 +18,11 @@
 void clampi_pm_after_init(void); /* enables MPI_COMM_WORLD when CLAMPI_MATCH is set */
 void clampi_pm_finalize(void);   /* stats lines (CLAMPI_STATS), outstanding buffered sends */
 /* The clampi communicator behind comm, or NULL (MPI's, or none enabled at all). */
-clampi_mcomm *clampi_pm_comm(MPI_Comm comm);
+extern _Atomic int clampi_pm_enabled; /* communicators enabled now */
+static inline clampi_mcomm *clampi_pm_comm(MPI_Comm comm) {
+    if (!atomic_load_explicit(&clampi_pm_enabled, memory_order_relaxed) || comm == MPI_COMM_NULL) return NULL;
+    return clampi_msg_comm(comm);
+}
 
 /* match_entry.c: MPI_Irecv / MPI_Recv for match_profile.c's wrappers */
 int clampi_pm_irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request);
