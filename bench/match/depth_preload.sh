@@ -7,11 +7,13 @@
 #   bench/match/depth_preload.sh OPENMPI_BUILD MPICH_BUILD   (either may be "-")
 # Env: DEPTH (1024), ITERS (20000), TRIALS (3), KINDS ("list lla hot lla+hot bins lla+hot@thread";
 # S@W: CLAMPI_MATCH=S with CLAMPI_MATCH_HOT_BY=W; S/mpi: S on the MPI carrier, CLAMPI_MATCH_CARRIER=mpi),
-# TRANSPORT (shm|tcp), OUT_SUFFIX (appended to the results' names).
+# TRANSPORT (shm|tcp), OUT_SUFFIX (appended to the results' names), FORM (blocking: MPI_Send/
+# MPI_Recv, the default; nonblocking: MPI_Isend/MPI_Irecv each completed by MPI_Wait).
 # Writes bench/match/results/depth_preload-<mpi>[-tcp].txt, .json and .png (plot_preload.py). 2 ranks.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 depth=${DEPTH:-1024}; iters=${ITERS:-20000}; trials=${TRIALS:-3}; kinds=${KINDS:-list lla hot lla+hot bins lla+hot@thread}
+form=0; [ "${FORM:-blocking}" = nonblocking ] && form=2
 . "$here/preload_net.sh"
 mkdir -p "$here/results"
 run_one() {
@@ -26,17 +28,17 @@ run_one() {
         env=(); [ $side != plain ] && env=(-x LD_PRELOAD=$pre -x CLAMPI_MATCH=$m)
         [ -n "$hb" ] && env+=(-x CLAMPI_MATCH_HOT_BY=$hb)
         [ -n "$carrier" ] && env+=(-x CLAMPI_MATCH_CARRIER=$carrier)
-        timeout 600 mpirun.openmpi -n 2 "${ompi_net[@]}" "${env[@]}" $prog $iters $depth 200 >>"$tmp/${side//\//_}"
+        timeout 600 mpirun.openmpi -n 2 "${ompi_net[@]}" "${env[@]}" $prog $iters $depth 200 $form >>"$tmp/${side//\//_}"
       else
         env=(); [ $side != plain ] && env=(-genv LD_PRELOAD $pre -genv CLAMPI_MATCH $m)
         [ -n "$hb" ] && env+=(-genv CLAMPI_MATCH_HOT_BY $hb)
         [ -n "$carrier" ] && env+=(-genv CLAMPI_MATCH_CARRIER $carrier)
-        timeout 600 mpiexec.mpich -n 2 "${mpich_net[@]}" "${env[@]}" $prog $iters $depth 200 >>"$tmp/${side//\//_}"
+        timeout 600 mpiexec.mpich -n 2 "${mpich_net[@]}" "${env[@]}" $prog $iters $depth 200 $form >>"$tmp/${side//\//_}"
       fi
     done
   done
   python3 - "$tmp" "$mpi" "$depth" "$iters" "$trials" "$here/results/depth_preload-$mpi${OUT_SUFFIX:-}$sfx" "$transport" $kinds <<'PY'
-import sys, json, statistics, time, re
+import sys, os, json, statistics, time, re
 tmp, mpi, depth, iters, trials, out, transport, kinds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6], sys.argv[7], sys.argv[8:]
 def vals(side):
     return [float(m.group(1)) for m in re.finditer(r'us_per_roundtrip=([0-9.]+)', open('%s/%s' % (tmp, side.replace('/', '_'))).read())]
@@ -45,9 +47,9 @@ rows = [{'side': 'plain', 'us_per_roundtrip': pm, 'trials': plain, 'speedup': 1.
 for k in kinds:
     v = vals(k); m = statistics.median(v)
     rows.append({'side': k, 'us_per_roundtrip': m, 'trials': v, 'speedup': pm / m})
-hdr = ('# depth benchmark %s %s 2 ranks bound to cores: %d MPI_ANY_SOURCE receives posted ahead, 1 B MPI_Send/MPI_Recv ping-pong, '
+hdr = ('# depth benchmark %s %s 2 ranks bound to cores: %d MPI_ANY_SOURCE receives posted ahead, 1 B %s ping-pong, '
        '%d iterations, %d alternating trials (median), %s\n# side us_per_roundtrip speedup_over_plain trials' %
-       (mpi, transport, depth, iters, trials, time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())))
+       (mpi, transport, depth, 'MPI_Isend+MPI_Wait/MPI_Irecv+MPI_Wait' if os.environ.get('FORM') == 'nonblocking' else 'MPI_Send/MPI_Recv', iters, trials, time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())))
 txt = hdr + '\n' + '\n'.join('%s %.2f %.2f %s' % (r['side'], r['us_per_roundtrip'], r['speedup'], r['trials']) for r in rows)
 print(txt)
 open(out + '.txt', 'w').write(txt + '\n')

@@ -7,6 +7,9 @@
  * peer to wait for, so an instruction count is the software's cost alone. With one rank and
  * blocking = 1: MPI_Send then MPI_Recv (the 1 B message is eager in both MPIs and in clampi).
  *
+ * With two ranks and blocking = 2: the nonblocking forms, each completed by MPI_Wait
+ * (MPI_Isend/MPI_Wait, MPI_Irecv/MPI_Wait; the receive is posted before the peer sends).
+ *
  *   pingpong [iters] [depth] [warmup] [blocking]
  * Prints: "pingpong depth=D iters=N us_per_roundtrip=X" on rank 0 (half of it is the
  * one-way latency osu_latency reports). count_instructions.sh runs it under callgrind
@@ -44,6 +47,18 @@ int main(int argc, char **argv) {
             MPI_Irecv(&r, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, &q);
             MPI_Send(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
             MPI_Wait(&q, MPI_STATUS_IGNORE);
+        } else if (blocking == 2 && rank < 2) {
+            MPI_Request q;
+            if (rank == 0) {
+                MPI_Isend(&b, 1, MPI_CHAR, 1, 1, MPI_COMM_WORLD, &q);
+                MPI_Wait(&q, MPI_STATUS_IGNORE);
+            }
+            MPI_Irecv(&b, 1, MPI_CHAR, 1 - rank, 1, MPI_COMM_WORLD, &q);
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+            if (rank == 1) {
+                MPI_Isend(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, &q);
+                MPI_Wait(&q, MPI_STATUS_IGNORE);
+            }
         } else if (rank == 0) {
             MPI_Send(&b, 1, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
             MPI_Recv(&b, 1, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

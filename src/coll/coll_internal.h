@@ -11,6 +11,7 @@
 
 #include "coll/engine/arena.h"
 #include "coll/engine/morton.h"
+#include "common/progress_hook.h"
 
 /* ---- options: read once through the options table (options.c, common/options.h) -- */
 typedef struct clampi_coll_options {
@@ -150,6 +151,7 @@ static inline void clampi_coll_relax(int iteration, int budget) {
         __asm__ __volatile__("yield");
 #endif
     } else {
+        clampi_idle(); /* the message layer takes messages meanwhile (the MPI carrier) */
         sched_yield();
     }
 }

@@ -89,6 +89,7 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
     const int auto_algo = algo == CMPIX_COLL_AUTO;
     if (auto_algo) algo = o->algo;
     if (algo == CMPIX_COLL_MPI) return MPI_SUCCESS;
+    clampi_before_blocking(); /* set-up and the hierarchical parts block inside MPI */
     clampi_coll_comm *st = clampi_coll_comm_get(comm, &err);
     if (st == NULL) {
         *handled = 1;

@@ -48,3 +48,6 @@ void clampi_progress_hook_remove(clampi_progress_fn fn) {
         if (atomic_load(&hooks[i]) == fn) atomic_store(&hooks[i], NULL);
     pthread_mutex_unlock(&lock);
 }
+
+clampi_progress_fn clampi_idle_hook;
+clampi_progress_fn clampi_before_blocking_hook;

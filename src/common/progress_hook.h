@@ -16,4 +16,21 @@ typedef void (*clampi_progress_fn)(void);
 int clampi_progress_hook_add(clampi_progress_fn fn);
 /* Removes fn (at finalize); the MPI registration stays while any callback remains. */
 void clampi_progress_hook_remove(clampi_progress_fn fn);
+
+/* clampi's own waits that spin outside MPI (the shared-memory collectives) call clampi_idle
+ * between polls once they yield, so that the message layer can take messages meanwhile: on
+ * the MPI carrier a peer's large send to a receive in clampi's queue completes only when
+ * this process takes it (src/msg/carrier.c). One callback (NULL: none). */
+extern clampi_progress_fn clampi_idle_hook;
+static inline void clampi_idle(void) {
+    clampi_progress_fn f = __atomic_load_n(&clampi_idle_hook, __ATOMIC_ACQUIRE);
+    if (f) f();
+}
+/* ... and clampi_before_blocking before they make a blocking MPI call (set-up collectives):
+ * the message layer hands what only it could progress to MPI. One callback (NULL: none). */
+extern clampi_progress_fn clampi_before_blocking_hook;
+static inline void clampi_before_blocking(void) {
+    clampi_progress_fn f = __atomic_load_n(&clampi_before_blocking_hook, __ATOMIC_ACQUIRE);
+    if (f) f();
+}
 #endif

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "common/options.h"
+#include "common/progress_hook.h"
 #include "msg/msg.h"
 
 #define MAX_CARRIERS 256
@@ -160,6 +161,10 @@ int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_max) {
     mc->threaded = provided == MPI_THREAD_MULTIPLE;
     if (mc->threaded) native_threads = 1;
     mc->native_max = native_max;
+    /* clampi's shared-memory collectives take messages while they wait for a peer, and
+     * hand clampi's queued receives to MPI before they block inside MPI */
+    __atomic_store_n(&clampi_idle_hook, clampi_carrier_progress, __ATOMIC_RELEASE);
+    __atomic_store_n(&clampi_before_blocking_hook, clampi_carrier_release, __ATOMIC_RELEASE);
     /* MPI raises errors on the wire through the program's communicator's handler. */
     int err = clampi_carrier_dup(mc->comm, &mc->wire);
     if (err != MPI_SUCCESS) return err;
@@ -203,6 +208,19 @@ static void hand_to_mpi(uintptr_t cookie, void *arg) {
 }
 
 static void drop_unexpected(uintptr_t cookie, void *arg) { clampi_carrier_discard((clampi_msg *)cookie); }
+
+void clampi_carrier_release(void) {
+    if (!clampi_carrier_pending()) return;
+    pthread_mutex_lock(&carriers_lock);
+    int n = atomic_load(&clampi_carrier_n.ncarriers);
+    for (int i = 0; i < n; i++) {
+        clampi_mcomm *mc = carriers[i];
+        lock(mc);
+        if (mc->posted && mc->matcher) clampi_matcher_drain(mc->matcher, 0, hand_to_mpi, mc); /* in posting order */
+        unlock(mc);
+    }
+    pthread_mutex_unlock(&carriers_lock);
+}
 
 void clampi_carrier_disable(clampi_mcomm *mc) {
     pthread_mutex_lock(&carriers_lock); /* progress iterates under it: mc is out of reach after */
@@ -623,5 +641,10 @@ int clampi_carrier_cancel(clampi_mreq *r) {
         atomic_fetch_sub(&clampi_carrier_n.pending, 1);
     }
     unlock(mc);
+    if (rc != 1 && r->wire_fill) { /* handed to MPI (release, MPI_Comm_free): MPI cancels it */
+        pthread_mutex_lock(&flight_lock);
+        if (r->wire_req != MPI_REQUEST_NULL) PMPI_Cancel(&r->wire_req); /* completes cancelled in test_flight */
+        pthread_mutex_unlock(&flight_lock);
+    }
     return rc;
 }

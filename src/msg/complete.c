@@ -333,7 +333,7 @@ typedef struct snap {
     MPI_Request st[16];
 } snap;
 
-static void snap_begin(snap *s, int n, const MPI_Request *reqs) {
+static inline void snap_begin(snap *s, int n, const MPI_Request *reqs) {
     s->n = 0;
     s->p = s->st;
     if (n <= 0 || !reqs || !clampi_carrier_tracking()) return;
@@ -346,8 +346,13 @@ static void snap_begin(snap *s, int n, const MPI_Request *reqs) {
 }
 
 /* err raised on the communicator of a tracked receive that completed (MPI returned it). */
-static int snap_end(snap *s, const MPI_Request *after, int err) {
-    MPI_Comm comm = s->n ? clampi_carrier_untrack(s->p, after, s->n) : MPI_COMM_NULL;
+static inline int snap_end(snap *s, const MPI_Request *after, int err) {
+    MPI_Comm comm = MPI_COMM_NULL;
+    if (s->n == 1) { /* the common one: no array walk */
+        if (s->p[0] != MPI_REQUEST_NULL && after[0] == MPI_REQUEST_NULL) comm = clampi_carrier_untrack_one(s->p[0]);
+    } else if (s->n) {
+        comm = clampi_carrier_untrack(s->p, after, s->n);
+    }
     if (s->p != s->st) free(s->p);
     return err != MPI_SUCCESS && comm != MPI_COMM_NULL ? clampi_msg_raise(comm, err, NULL) : err;
 }

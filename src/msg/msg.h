@@ -269,6 +269,11 @@ int clampi_carrier_probe(clampi_mcomm *mc, int source, int tag, int remove, int 
 void clampi_carrier_mrecv(clampi_mreq *r, clampi_msg *m);
 void clampi_carrier_discard(clampi_msg *m); /* a message never received: taken from MPI, dropped */
 int clampi_carrier_cancel(clampi_mreq *r);  /* 1: it was in clampi's posted queue (now out) */
+/* Before a blocking MPI call clampi cannot make nonblocking (communicator creation, the set-up
+ * and MPI parts of clampi's own collectives): every receive in clampi's queues goes to MPI's
+ * own queue in posting order (as at MPI_Comm_free), so MPI progresses a peer's large send to
+ * it inside that call. Messages clampi took stay clampi's. */
+void clampi_carrier_release(void);
 /* Either carrier: 1 if the receive r was still in clampi's posted queue (now out). */
 static inline int clampi_msg_cancel_posted(clampi_mreq *r) {
     return r->mc->carrier == CLAMPI_CARRIER_MPI ? clampi_carrier_cancel(r)

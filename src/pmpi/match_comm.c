@@ -161,6 +161,7 @@ static void derived(MPI_Comm parent, MPI_Comm newcomm, MPI_Info info, int info_m
 }
 
 MATCH_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
+    clampi_carrier_release(); /* blocking in MPI: see msg.h */
     int rc = PMPI_Comm_dup(comm, newcomm);
     if (rc == MPI_SUCCESS) derived(comm, *newcomm, MPI_INFO_NULL, 0);
     return rc;
@@ -195,6 +196,7 @@ int clampi_pm_done_request(MPI_Request *request) {
  * block here, which MPI_Comm_dup's users never meet), then a request that is complete. */
 MATCH_API int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
     if (!newcomm || !request || !clampi_pm_comm(comm)) return PMPI_Comm_idup(comm, newcomm, request);
+    clampi_carrier_release(); /* blocking in MPI: see msg.h */
     int rc = PMPI_Comm_dup(comm, newcomm);
     if (rc != MPI_SUCCESS) return rc;
     derived(comm, *newcomm, MPI_INFO_NULL, 0);
@@ -202,30 +204,35 @@ MATCH_API int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *reque
 }
 
 MATCH_API int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
+    clampi_carrier_release(); /* blocking in MPI: see msg.h */
     int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
     if (rc == MPI_SUCCESS) derived(comm, *newcomm, info, 1);
     return rc;
 }
 
 MATCH_API int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
+    clampi_carrier_release(); /* blocking in MPI: see msg.h */
     int rc = PMPI_Comm_split(comm, color, key, newcomm);
     if (rc == MPI_SUCCESS) derived(comm, *newcomm, MPI_INFO_NULL, 0);
     return rc;
 }
 
 MATCH_API int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
+    clampi_carrier_release(); /* blocking in MPI: see msg.h */
     int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
     if (rc == MPI_SUCCESS) derived(comm, *newcomm, info, 1);
     return rc;
 }
 
 MATCH_API int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
+    clampi_carrier_release(); /* blocking in MPI: see msg.h */
     int rc = PMPI_Comm_create(comm, group, newcomm);
     if (rc == MPI_SUCCESS) derived(comm, *newcomm, MPI_INFO_NULL, 0);
     return rc;
 }
 
 MATCH_API int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
+    clampi_carrier_release(); /* blocking in MPI: see msg.h */
     int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
     if (rc == MPI_SUCCESS) derived(comm, *newcomm, MPI_INFO_NULL, 0);
     return rc;

@@ -8,40 +8,118 @@
  * clampi takes messages. A blocking and a nonblocking collective never match each other, so
  * every process must choose the same form: the nonblocking one whenever the job's
  * environment says CLAMPI_MATCH_CARRIER=mpi (the same on every rank), whether or not this
- * process holds receives now; MPI's own call otherwise. Other blocking calls (MPI_Gather,
- * RMA synchronisation, I/O) are not wrapped: see docs/matching.md, "The MPI carrier". */
+ * process holds receives now; MPI's own call otherwise. Every blocking collective with a
+ * nonblocking form in MPI-3 is here (MPI_Alltoall and MPI_Allgather fall back to these in
+ * src/pmpi/preload.c); what has none (communicator creation other than MPI_Comm_dup, RMA
+ * synchronisation, I/O) is not: see docs/matching.md, "The MPI carrier". */
 #include <mpi.h>
 
 #include "msg/msg.h"
+#include "pmpi/match_entry.h"
 
 #define PROGRESS_API __attribute__((visibility("default")))
 
-PROGRESS_API int MPI_Barrier(MPI_Comm comm) {
-    if (!clampi_carrier_job()) return PMPI_Barrier(comm);
-    MPI_Request r;
-    int err = PMPI_Ibarrier(comm, &r);
-    return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE);
-}
+/* The blocking call, or in a carrier job its nonblocking form tested while clampi takes
+ * messages (r: the nonblocking call's request). */
+#define CARRIED(blocking, nonblocking)                                                \
+    do {                                                                              \
+        if (!clampi_carrier_job()) return blocking;                                   \
+        MPI_Request r;                                                                \
+        int err = nonblocking;                                                        \
+        return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE); \
+    } while (0)
+
+PROGRESS_API int MPI_Barrier(MPI_Comm comm) { CARRIED(PMPI_Barrier(comm), PMPI_Ibarrier(comm, &r)); }
 
 PROGRESS_API int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-    if (!clampi_carrier_job()) return PMPI_Bcast(buf, count, type, root, comm);
-    MPI_Request r;
-    int err = PMPI_Ibcast(buf, count, type, root, comm, &r);
-    return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE);
+    CARRIED(PMPI_Bcast(buf, count, type, root, comm), PMPI_Ibcast(buf, count, type, root, comm, &r));
 }
 
 PROGRESS_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                             MPI_Comm comm) {
-    if (!clampi_carrier_job()) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
-    MPI_Request r;
-    int err = PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, &r);
-    return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE);
+    CARRIED(PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm),
+            PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, &r));
 }
 
 PROGRESS_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                                MPI_Comm comm) {
-    if (!clampi_carrier_job()) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
-    MPI_Request r;
-    int err = PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, &r);
-    return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE);
+    CARRIED(PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm),
+            PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, &r));
+}
+
+PROGRESS_API int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                            MPI_Datatype rtype, int root, MPI_Comm comm) {
+    CARRIED(PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm),
+            PMPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, &r));
+}
+
+PROGRESS_API int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                             const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm) {
+    CARRIED(PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm),
+            PMPI_Igatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, &r));
+}
+
+PROGRESS_API int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                             MPI_Datatype rtype, int root, MPI_Comm comm) {
+    CARRIED(PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm),
+            PMPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, &r));
+}
+
+PROGRESS_API int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
+                              int rcount, MPI_Datatype rtype, int root, MPI_Comm comm) {
+    CARRIED(PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm),
+            PMPI_Iscatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, &r));
+}
+
+PROGRESS_API int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                                const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
+    CARRIED(PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm),
+            PMPI_Iallgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, &r));
+}
+
+PROGRESS_API int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
+                               void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
+                               MPI_Comm comm) {
+    CARRIED(PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm),
+            PMPI_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, &r));
+}
+
+PROGRESS_API int MPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
+                               void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[],
+                               MPI_Comm comm) {
+    CARRIED(PMPI_Alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm),
+            PMPI_Ialltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, &r));
+}
+
+PROGRESS_API int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type, MPI_Op op,
+                                    MPI_Comm comm) {
+    CARRIED(PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm),
+            PMPI_Ireduce_scatter(sbuf, rbuf, rcounts, type, op, comm, &r));
+}
+
+PROGRESS_API int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype type, MPI_Op op,
+                                          MPI_Comm comm) {
+    CARRIED(PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, type, op, comm),
+            PMPI_Ireduce_scatter_block(sbuf, rbuf, rcount, type, op, comm, &r));
+}
+
+PROGRESS_API int MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+    CARRIED(PMPI_Scan(sbuf, rbuf, count, type, op, comm), PMPI_Iscan(sbuf, rbuf, count, type, op, comm, &r));
+}
+
+PROGRESS_API int MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+    CARRIED(PMPI_Exscan(sbuf, rbuf, count, type, op, comm), PMPI_Iexscan(sbuf, rbuf, count, type, op, comm, &r));
+}
+
+/* MPI_Alltoall / MPI_Allgather when clampi's own collectives do not take them (preload.c). */
+int clampi_carrier_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                            MPI_Datatype rtype, MPI_Comm comm) {
+    CARRIED(PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm),
+            PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, &r));
+}
+
+int clampi_carrier_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                             MPI_Datatype rtype, MPI_Comm comm) {
+    CARRIED(PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm),
+            PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, &r));
 }

@@ -934,7 +934,7 @@ PRELOAD_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype se
                                       &handled);
         if (handled) return rc;
     }
-    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return clampi_carrier_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 PRELOAD_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -945,7 +945,7 @@ PRELOAD_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype s
                                        CMPIX_COLL_AUTO, &handled);
         if (handled) return rc;
     }
-    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return clampi_carrier_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 /* ---- finalize ------------------------------------------------------------------------ */

@@ -264,23 +264,41 @@ static void exchange(int rank, int depth) {
 }
 
 /* 4. a collective while the peer's large send waits: rank 1 posts D never-matched receives
- * and a receive of 4 MiB from rank 0, then enters MPI_Barrier / MPI_Allreduce; rank 0 sends
- * the 4 MiB with a blocking MPI_Send first and joins the collective after it. */
+ * and a receive of 4 MiB from rank 0, then enters a collective (MPI_Barrier, _Allreduce,
+ * _Gather, _Alltoallv, _Scan, _Allgather); rank 0 sends the 4 MiB with a blocking MPI_Send
+ * first and joins the collective after it. */
 static void collective_behind_send(int rank, int depth, int which) {
     int *data = rank <= 1 ? malloc(sizeof(int) * HUGE) : NULL;
     MPI_Request *decoy = malloc(sizeof *decoy * (size_t)depth), r = MPI_REQUEST_NULL;
     int *sink = malloc(sizeof(int) * (size_t)depth), one = 1, sum = 0;
+    int go = 1;
     if (rank == 0) {
         fill(data, HUGE, 700 + which);
+        MPI_Recv(&go, 1, MPI_INT, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Send(data, HUGE, MPI_INT, 1, 9, MPI_COMM_WORLD);
     } else if (rank == 1) {
         for (int i = 0; i < depth; i++) MPI_Irecv(&sink[i], 1, MPI_INT, 0, NEVER, MPI_COMM_WORLD, &decoy[i]);
         MPI_Irecv(data, HUGE, MPI_INT, 0, 9, MPI_COMM_WORLD, &r);
+        MPI_Send(&go, 1, MPI_INT, 0, 8, MPI_COMM_WORLD);
+        usleep(20000); /* the large send starts while nothing takes messages: only the collective can */
     }
-    if (which == 0)
-        MPI_Barrier(MPI_COMM_WORLD);
-    else
-        MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int size, *all = NULL, *counts = NULL, *displs = NULL;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    all = calloc((size_t)size, sizeof *all);
+    counts = malloc(sizeof *counts * (size_t)size);
+    displs = malloc(sizeof *displs * (size_t)size);
+    for (int i = 0; i < size; i++) counts[i] = 1, displs[i] = i;
+    switch (which) {
+    case 0: MPI_Barrier(MPI_COMM_WORLD); break;
+    case 1: MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); break;
+    case 2: MPI_Gather(&one, 1, MPI_INT, all, 1, MPI_INT, 1, MPI_COMM_WORLD); break;
+    case 3: MPI_Alltoallv(counts, counts, displs, MPI_INT, all, counts, displs, MPI_INT, MPI_COMM_WORLD); break;
+    case 4: MPI_Scan(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); break;
+    case 5: MPI_Allgather(&one, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD); break;
+    }
+    free(all);
+    free(counts);
+    free(displs);
     if (rank == 1) {
         MPI_Wait(&r, MPI_STATUS_IGNORE);
         printf("result collective=%d sum=%ld\n", which, checksum(data, HUGE));
@@ -408,8 +426,7 @@ int main(int argc, char **argv) {
     }
     probes(rank, 64);
     exchange(rank, 64);
-    collective_behind_send(rank, 64, 0);
-    collective_behind_send(rank, 64, 1);
+    for (int which = 0; which < 6; which++) collective_behind_send(rank, 64, which);
     probe_behind_many(rank, 64);
     free_with_pending(rank, 64);
     fflush(stdout);
