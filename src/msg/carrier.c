@@ -64,11 +64,6 @@ static void native_release(void) {
 
 static unsigned slot_of(MPI_Request h) { return (unsigned)(clampi_msg_handle_mix(h) >> 40) & (NATIVE_SLOTS - 1); }
 
-/* Room for one more (the set stays at most half full)? */
-static int track_room(void) {
-    return atomic_load_explicit(&clampi_carrier_n.nnative, memory_order_relaxed) < NATIVE_SLOTS / 2 - 64;
-}
-
 /* The counts change only under native_lock (or in the one thread that uses the set), so
  * they are plain loads and stores: no locked read-modify-write on a receive's path. */
 static void count_add(_Atomic int *c, int d) {
@@ -77,7 +72,7 @@ static void count_add(_Atomic int *c, int d) {
 
 void clampi_carrier_track(MPI_Request h, clampi_mcomm *mc) {
     native_acquire();
-    /* a few threads may pass track_room at once */
+    /* a few threads may pass clampi_carrier_native_room at once */
     if (atomic_load_explicit(&clampi_carrier_n.nnative, memory_order_relaxed) < NATIVE_SLOTS / 2) {
         unsigned i = slot_of(h);
         while (native[i].mc) i = (i + 1) & (NATIVE_SLOTS - 1);
@@ -425,23 +420,13 @@ int clampi_carrier_spin(MPI_Request *q, MPI_Status *status) {
     }
 }
 
-static int send_wire(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int sync,
-                     MPI_Request *request) {
-    if (request)
-        return sync ? PMPI_Issend(buf, count, type, dest, tag, mc->wire, request)
-                    : PMPI_Isend(buf, count, type, dest, tag, mc->wire, request);
-    if (!clampi_carrier_pending())
-        return sync ? PMPI_Ssend(buf, count, type, dest, tag, mc->wire)
-                    : PMPI_Send(buf, count, type, dest, tag, mc->wire);
+/* A blocking send while clampi holds receives: MPI_Isend, tested while clampi takes messages. */
+int clampi_carrier_send_spin(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                             int sync) {
     MPI_Request q;
     int err = sync ? PMPI_Issend(buf, count, type, dest, tag, mc->wire, &q)
                    : PMPI_Isend(buf, count, type, dest, tag, mc->wire, &q);
     return err != MPI_SUCCESS ? err : clampi_carrier_spin(&q, MPI_STATUS_IGNORE);
-}
-
-int clampi_carrier_send_any(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                            int sync, MPI_Request *request) {
-    return send_wire(mc, buf, count, type, dest, tag, sync, request);
 }
 
 /* ---- collectives clampi makes (enabling, disabling) and the preload's wrappers ---------- */
@@ -533,10 +518,7 @@ int clampi_carrier_recv_any(clampi_mcomm *mc, void *buf, int count, MPI_Datatype
         checked = 1;
     }
     clampi_msg *m = source == MPI_PROC_NULL ? NULL : take_unexpected(mc, k);
-    if (!m && (source == MPI_PROC_NULL ||
-               (!mc->posted &&
-                (!request || ((unsigned)atomic_load_explicit(&mc->native_live, memory_order_relaxed) < mc->native_max &&
-                              track_room())))))
+    if (!m && (source == MPI_PROC_NULL || (!mc->posted && (!request || clampi_carrier_native_room(mc)))))
         return native_recv(mc, buf, count, type, source, tag, request, status);
     if (!checked && !queueable(mc, buf, count, type, source, tag, &tf))
         return native_recv(mc, buf, count, type, source, tag, request, status); /* MPI says what is wrong */

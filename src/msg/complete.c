@@ -18,7 +18,6 @@
  * (poke_mpi): a transfer on an MPI communicator may need this process's progress. */
 #include <sched.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "clampi/match.h"
 #include "msg/msg.h"
@@ -345,23 +344,27 @@ static inline void snap_begin(snap *s, int n, const MPI_Request *reqs) {
     s->n = n;
 }
 
+/* The communicator of before if it was a tracked receive that completed (now untracked). */
+static inline MPI_Comm untrack_single(MPI_Request before, MPI_Request after) {
+    return before != MPI_REQUEST_NULL && after == MPI_REQUEST_NULL ? clampi_carrier_untrack_one(before) : MPI_COMM_NULL;
+}
+
 /* err raised on the communicator of a tracked receive that completed (MPI returned it). */
-static inline int snap_end(snap *s, const MPI_Request *after, int err) {
-    MPI_Comm comm = MPI_COMM_NULL;
-    if (s->n == 1) { /* the common one: no array walk */
-        if (s->p[0] != MPI_REQUEST_NULL && after[0] == MPI_REQUEST_NULL) comm = clampi_carrier_untrack_one(s->p[0]);
-    } else if (s->n) {
-        comm = clampi_carrier_untrack(s->p, after, s->n);
-    }
-    if (s->p != s->st) free(s->p);
+static inline int raise_on(MPI_Comm comm, int err) {
     return err != MPI_SUCCESS && comm != MPI_COMM_NULL ? clampi_msg_raise(comm, err, NULL) : err;
+}
+
+static inline int snap_end(snap *s, const MPI_Request *after, int err) {
+    MPI_Comm comm = s->n == 1 ? untrack_single(s->p[0], after[0]) /* the common one: no array walk */
+                    : s->n    ? clampi_carrier_untrack(s->p, after, s->n)
+                              : MPI_COMM_NULL;
+    if (s->p != s->st) free(s->p);
+    return raise_on(comm, err);
 }
 
 /* One request: untracked if it was MPI's own receive and completed. */
 static int single_end(MPI_Request before, const MPI_Request *after, int err) {
-    if (before == MPI_REQUEST_NULL || *after != MPI_REQUEST_NULL) return err;
-    MPI_Comm comm = clampi_carrier_untrack_one(before);
-    return err != MPI_SUCCESS && comm != MPI_COMM_NULL ? clampi_msg_raise(comm, err, NULL) : err;
+    return raise_on(untrack_single(before, *after), err);
 }
 
 int clampi_msg_test(MPI_Request *request, int *flag, MPI_Status *status) {

@@ -257,8 +257,8 @@ int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_max); /* collective 
 void clampi_carrier_disable(clampi_mcomm *mc);
 /* A send on the wire (sync: synchronous mode); request NULL: blocking. Any arguments (MPI
  * checks them; errors raised on mc->comm). */
-int clampi_carrier_send_any(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                            int sync, MPI_Request *request);
+int clampi_carrier_send_spin(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                             int sync); /* blocking, while clampi holds receives */
 /* A receive, any case (clampi_carrier_recv below takes the depth-0 one first). */
 int clampi_carrier_recv_any(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
                             MPI_Request *request, MPI_Status *status);
@@ -308,10 +308,16 @@ static inline int clampi_carrier_send(clampi_mcomm *mc, const void *buf, int cou
     if (!clampi_carrier_pending())
         return sync ? PMPI_Ssend(buf, count, type, dest, tag, mc->wire)
                     : PMPI_Send(buf, count, type, dest, tag, mc->wire);
-    return clampi_carrier_send_any(mc, buf, count, type, dest, tag, sync, request);
+    return clampi_carrier_send_spin(mc, buf, count, type, dest, tag, sync);
 }
 #define CLAMPI_CARRIER_NATIVE_SLOTS 4096 /* the set of MPI's receives: at most half full */
 void clampi_carrier_track(MPI_Request h, clampi_mcomm *mc);
+/* Room in MPI's own queue for one more of mc's nonblocking receives: fewer than native_max
+ * of them there, and the set of tracked handles stays at most half full. */
+static inline int clampi_carrier_native_room(const clampi_mcomm *mc) {
+    return (unsigned)atomic_load_explicit(&mc->native_live, memory_order_relaxed) < mc->native_max &&
+           atomic_load_explicit(&clampi_carrier_n.nnative, memory_order_relaxed) < CLAMPI_CARRIER_NATIVE_SLOTS / 2 - 64;
+}
 /* A receive; request NULL: blocking, status filled. Any arguments: what clampi's queue
  * cannot hold (MPI_PROC_NULL, bad input) goes to MPI, errors raised on mc->comm. Inline:
  * at depth 0 in one thread (nothing of clampi's ahead, room in MPI's queue) it is MPI's
@@ -320,9 +326,7 @@ static inline int clampi_carrier_recv(clampi_mcomm *mc, void *buf, int count, MP
                                       MPI_Request *request, MPI_Status *status) {
     if (!mc->threaded && !mc->posted && !mc->unexpected) {
         if (request) {
-            if ((unsigned)atomic_load_explicit(&mc->native_live, memory_order_relaxed) < mc->native_max &&
-                atomic_load_explicit(&clampi_carrier_n.nnative, memory_order_relaxed) <
-                    CLAMPI_CARRIER_NATIVE_SLOTS / 2 - 64) {
+            if (clampi_carrier_native_room(mc)) {
                 int err = PMPI_Irecv(buf, count, type, source, tag, mc->wire, request);
                 if (err == MPI_SUCCESS && source != MPI_PROC_NULL) clampi_carrier_track(*request, mc);
                 return err;

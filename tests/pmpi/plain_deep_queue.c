@@ -49,6 +49,35 @@ static void fill(int *b, int n, int seq) {
 static const int sizes[3] = {1, 100, BIG};
 
 /* Phase 1, one batch: both ranks draw the same plan from the shared seed. */
+/* depth receives from peer that no message matches (tag NEVER): they make the queue deep. */
+typedef struct {
+    int n;
+    MPI_Request *req;
+    int *sink;
+} decoys;
+
+static decoys decoys_post(int n, int peer, MPI_Comm comm) {
+    decoys d = {n, malloc(sizeof(MPI_Request) * (size_t)(n + 1)), malloc(sizeof(int) * (size_t)(n + 1))};
+    for (int i = 0; i < n; i++) MPI_Irecv(&d.sink[i], 1, MPI_INT, peer, NEVER, comm, &d.req[i]);
+    return d;
+}
+
+/* Cancels and completes them, frees them; returns how many MPI reports cancelled. */
+static int decoys_cancel(decoys *d) {
+    int cancelled = 0;
+    for (int i = 0; i < d->n; i++) {
+        MPI_Status st;
+        int c = 0;
+        MPI_Cancel(&d->req[i]);
+        MPI_Wait(&d->req[i], &st);
+        MPI_Test_cancelled(&st, &c);
+        cancelled += c;
+    }
+    free(d->req);
+    free(d->sink);
+    return cancelled;
+}
+
 static void batch(int rank, int b) {
     int k = (int)rnd(MAXK) + 1, a = (int)rnd(4), n = k + a;
     int tag[MAXK + 4], size[MAXK + 4], mode[MAXK + 4], order[MAXK + 4];
@@ -187,9 +216,7 @@ static void probes(int rank, int depth) {
         MPI_Barrier(MPI_COMM_WORLD);
         return;
     }
-    MPI_Request *decoy = malloc(sizeof *decoy * (size_t)depth);
-    int *sink = malloc(sizeof(int) * (size_t)depth);
-    for (int i = 0; i < depth; i++) MPI_Irecv(&sink[i], 1, MPI_INT, 0, NEVER, MPI_COMM_WORLD, &decoy[i]);
+    decoys d = decoys_post(depth, 0, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Status st;
     int cnt, flag = 0;
@@ -221,27 +248,17 @@ static void probes(int rank, int depth) {
     MPI_Imrecv(big, cnt, MPI_INT, &m, &r);
     MPI_Wait(&r, &st);
     printf("result improbe tag=%d count=%d sum=%ld\n", st.MPI_TAG, cnt, checksum(big, cnt));
-    int cancelled = 0;
-    for (int i = 0; i < depth; i++) {
-        int c;
-        MPI_Cancel(&decoy[i]);
-        MPI_Wait(&decoy[i], &st);
-        MPI_Test_cancelled(&st, &c);
-        cancelled += c;
-    }
+    int cancelled = decoys_cancel(&d);
     printf("result cancelled=%d of %d\n", cancelled, depth);
-    free(decoy);
-    free(sink);
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
 static void exchange(int rank, int depth) {
     if (rank > 1) return;
     int peer = 1 - rank;
-    MPI_Request *decoy = malloc(sizeof *decoy * (size_t)depth), r;
-    int *sink = malloc(sizeof(int) * (size_t)depth);
+    MPI_Request r;
     int *out = malloc(sizeof(int) * HUGE), *in = malloc(sizeof(int) * HUGE);
-    for (int i = 0; i < depth; i++) MPI_Irecv(&sink[i], 1, MPI_INT, peer, NEVER, MPI_COMM_WORLD, &decoy[i]);
+    decoys d = decoys_post(depth, peer, MPI_COMM_WORLD);
     fill(out, HUGE, 900 + rank);
     MPI_Irecv(in, HUGE, MPI_INT, peer, 7, MPI_COMM_WORLD, &r);
     MPI_Send(out, HUGE, MPI_INT, peer, 7, MPI_COMM_WORLD);
@@ -253,12 +270,7 @@ static void exchange(int rank, int depth) {
         MPI_Recv(&peer_sum, 1, MPI_LONG, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         printf("result exchange rank=0 sum=%ld\nresult exchange rank=1 sum=%ld\n", peer_sum, sum);
     }
-    for (int i = 0; i < depth; i++) {
-        MPI_Cancel(&decoy[i]);
-        MPI_Wait(&decoy[i], MPI_STATUS_IGNORE);
-    }
-    free(decoy);
-    free(sink);
+    decoys_cancel(&d);
     free(out);
     free(in);
 }
@@ -269,15 +281,16 @@ static void exchange(int rank, int depth) {
  * first and joins the collective after it. */
 static void collective_behind_send(int rank, int depth, int which) {
     int *data = rank <= 1 ? malloc(sizeof(int) * HUGE) : NULL;
-    MPI_Request *decoy = malloc(sizeof *decoy * (size_t)depth), r = MPI_REQUEST_NULL;
-    int *sink = malloc(sizeof(int) * (size_t)depth), one = 1, sum = 0;
+    MPI_Request r = MPI_REQUEST_NULL;
+    decoys d = {0, NULL, NULL};
+    int one = 1, sum = 0;
     int go = 1;
     if (rank == 0) {
         fill(data, HUGE, 700 + which);
         MPI_Recv(&go, 1, MPI_INT, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Send(data, HUGE, MPI_INT, 1, 9, MPI_COMM_WORLD);
     } else if (rank == 1) {
-        for (int i = 0; i < depth; i++) MPI_Irecv(&sink[i], 1, MPI_INT, 0, NEVER, MPI_COMM_WORLD, &decoy[i]);
+        d = decoys_post(depth, 0, MPI_COMM_WORLD);
         MPI_Irecv(data, HUGE, MPI_INT, 0, 9, MPI_COMM_WORLD, &r);
         MPI_Send(&go, 1, MPI_INT, 0, 8, MPI_COMM_WORLD);
         usleep(20000); /* the large send starts while nothing takes messages: only the collective can */
@@ -302,14 +315,9 @@ static void collective_behind_send(int rank, int depth, int which) {
     if (rank == 1) {
         MPI_Wait(&r, MPI_STATUS_IGNORE);
         printf("result collective=%d sum=%ld\n", which, checksum(data, HUGE));
-        for (int i = 0; i < depth; i++) {
-            MPI_Cancel(&decoy[i]);
-            MPI_Wait(&decoy[i], MPI_STATUS_IGNORE);
-        }
+        decoys_cancel(&d);
     }
     free(data);
-    free(decoy);
-    free(sink);
 }
 
 /* 5. a matched probe must not take a posted receive's message, even far behind: rank 1
@@ -331,9 +339,9 @@ static void probe_behind_many(int rank, int depth) {
         MPI_Barrier(MPI_COMM_WORLD);
         return;
     }
-    MPI_Request *decoy = malloc(sizeof *decoy * (size_t)depth), r;
-    int *sink = malloc(sizeof(int) * (size_t)depth), got = -1, done = 0, stolen = 0, sum = 0;
-    for (int i = 0; i < depth; i++) MPI_Irecv(&sink[i], 1, MPI_INT, 0, NEVER, MPI_COMM_WORLD, &decoy[i]);
+    MPI_Request r;
+    int got = -1, done = 0, stolen = 0, sum = 0;
+    decoys d = decoys_post(depth, 0, MPI_COMM_WORLD);
     MPI_Irecv(&got, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, &r);
     MPI_Barrier(MPI_COMM_WORLD);
     usleep(200000); /* the 3001 messages arrive meanwhile, and nothing takes them yet */
@@ -354,12 +362,7 @@ static void probe_behind_many(int rank, int depth) {
         sum += x;
     }
     printf("result probe_behind_many got=%d stolen=%d sum=%d\n", got, stolen, sum);
-    for (int i = 0; i < depth; i++) {
-        MPI_Cancel(&decoy[i]);
-        MPI_Wait(&decoy[i], MPI_STATUS_IGNORE);
-    }
-    free(decoy);
-    free(sink);
+    decoys_cancel(&d);
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -371,13 +374,10 @@ static void free_with_pending(int rank, int depth) {
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     int *data = rank <= 1 ? malloc(sizeof(int) * HUGE) : NULL;
     MPI_Request r = MPI_REQUEST_NULL;
-    MPI_Request *decoy = malloc(sizeof *decoy * (size_t)depth);
-    int *sink = malloc(sizeof(int) * (size_t)depth);
     if (rank == 1) {
-        for (int i = 0; i < depth; i++) MPI_Irecv(&sink[i], 1, MPI_INT, 0, NEVER, dup, &decoy[i]);
+        decoys d = decoys_post(depth, 0, dup);
         MPI_Irecv(data, HUGE, MPI_INT, 0, 3, dup, &r);
-        for (int i = 0; i < depth; i++) MPI_Cancel(&decoy[i]);
-        MPI_Waitall(depth, decoy, MPI_STATUSES_IGNORE);
+        decoys_cancel(&d);
     } else if (rank == 0) {
         fill(data, HUGE, 300);
         MPI_Isend(data, HUGE, MPI_INT, 1, 3, dup, &r);
@@ -391,8 +391,6 @@ static void free_with_pending(int rank, int depth) {
         printf("result free_with_pending src=%d tag=%d count=%d sum=%ld\n", st.MPI_SOURCE, st.MPI_TAG, cnt,
                checksum(data, HUGE));
     }
-    free(decoy);
-    free(sink);
     free(data);
 }
 
