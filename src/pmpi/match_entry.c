@@ -8,6 +8,7 @@
  * match_persist.c -> src/msg/complete.c) take any mix of them and MPI's. */
 #include <mpi.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,12 +59,26 @@ static inline __attribute__((always_inline)) clampi_mcomm *carried(MPI_Comm comm
     return mc && mc->carrier == CLAMPI_CARRIER_MPI ? mc : NULL;
 }
 
+/* MPI's own blocking call on a communicator clampi does not carry (or with arguments it
+ * leaves to MPI). While clampi holds receives on the MPI carrier, a peer's large send to one
+ * of them completes only when this process takes it (src/msg/carrier.c); plain MPI would
+ * progress it inside this call. So then the call runs as its nonblocking form, tested while
+ * clampi takes messages (r: that form's request). */
+#define UNBLOCKED(blocking, nonblocking, status)                           \
+    do {                                                                   \
+        if (!clampi_carrier_pending()) return blocking;                    \
+        MPI_Request r;                                                     \
+        int err = nonblocking;                                             \
+        return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, status); \
+    } while (0)
+
 /* ---- sends ------------------------------------------------------------------------------ */
 MATCH_API int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
     clampi_mcomm *mc = carried(comm);
     if (mc) return clampi_carrier_send(mc, buf, count, type, dest, tag, 0, NULL);
     if (send_route(buf, count, type, dest, tag, comm)) return CMPIX_Send(buf, count, type, dest, tag, comm);
-    return PMPI_Send(buf, count, type, dest, tag, comm);
+    UNBLOCKED(PMPI_Send(buf, count, type, dest, tag, comm), PMPI_Isend(buf, count, type, dest, tag, comm, &r),
+              MPI_STATUS_IGNORE);
 }
 
 MATCH_API int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
@@ -78,7 +93,8 @@ MATCH_API int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest,
 /* Ready mode: the receive is posted (the program's promise); a standard send serves. */
 MATCH_API int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
     if (send_route(buf, count, type, dest, tag, comm)) return CMPIX_Send(buf, count, type, dest, tag, comm);
-    return PMPI_Rsend(buf, count, type, dest, tag, comm);
+    UNBLOCKED(PMPI_Rsend(buf, count, type, dest, tag, comm), PMPI_Irsend(buf, count, type, dest, tag, comm, &r),
+              MPI_STATUS_IGNORE);
 }
 
 MATCH_API int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
@@ -92,7 +108,8 @@ MATCH_API int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest,
     clampi_mcomm *mc = carried(comm);
     if (mc) return clampi_carrier_send(mc, buf, count, type, dest, tag, 1, NULL);
     if (send_route(buf, count, type, dest, tag, comm)) return CMPIX_Ssend(buf, count, type, dest, tag, comm);
-    return PMPI_Ssend(buf, count, type, dest, tag, comm);
+    UNBLOCKED(PMPI_Ssend(buf, count, type, dest, tag, comm), PMPI_Issend(buf, count, type, dest, tag, comm, &r),
+              MPI_STATUS_IGNORE);
 }
 
 MATCH_API int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
@@ -130,7 +147,8 @@ int clampi_pm_recv(void *buf, int count, MPI_Datatype type, int source, int tag,
     clampi_mcomm *mc = carried(comm);
     if (mc) return clampi_carrier_recv(mc, buf, count, type, source, tag, NULL, status);
     if (recv_route(buf, count, type, source, tag, comm)) return CMPIX_Recv(buf, count, type, source, tag, comm, status);
-    return PMPI_Recv(buf, count, type, source, tag, comm, status);
+    UNBLOCKED(PMPI_Recv(buf, count, type, source, tag, comm, status),
+              PMPI_Irecv(buf, count, type, source, tag, comm, &r), status);
 }
 
 /* Both halves on clampi (MPI_PROC_NULL allowed on either side), or both MPI's. */
@@ -156,9 +174,11 @@ MATCH_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype send
                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                            MPI_Status *status) {
     if (!sendrecv_route(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
-                        comm))
+                        comm)) {
+        clampi_carrier_release(); /* two operations: MPI's own call, after the hand-over */
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
                              comm, status);
+    }
     MPI_Request rr, sr;
     int rc = CMPIX_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &rr);
     if (rc != MPI_SUCCESS) return rc;
@@ -169,8 +189,10 @@ MATCH_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype send
 
 MATCH_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
                                    int recvtag, MPI_Comm comm, MPI_Status *status) {
-    if (!sendrecv_route(buf, count, type, dest, sendtag, buf, count, type, source, recvtag, comm))
+    if (!sendrecv_route(buf, count, type, dest, sendtag, buf, count, type, source, recvtag, comm)) {
+        clampi_carrier_release();
         return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+    }
     /* the data to send, packed, before the receive may overwrite it */
     int size = 0, pos = 0;
     PMPI_Pack_size(count, type, comm, &size);
@@ -193,6 +215,18 @@ static clampi_mcomm *probe_route(int source, int tag, MPI_Comm comm) {
     return mc && ok_recv(mc, source, tag) ? mc : NULL;
 }
 
+/* MPI's blocking probe (matched when message is not NULL) while clampi holds receives on
+ * the MPI carrier: polled while clampi takes messages (see UNBLOCKED). */
+static int mpi_probe_polled(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
+    for (int spins = 0;; spins++) {
+        int flag = 0, err = message ? PMPI_Improbe(source, tag, comm, &flag, message, status)
+                                    : PMPI_Iprobe(source, tag, comm, &flag, status);
+        if (err != MPI_SUCCESS || flag) return err;
+        clampi_msg_progress();
+        if (spins % 64 == 63) sched_yield();
+    }
+}
+
 MATCH_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
     if (flag && probe_route(source, tag, comm)) return CMPIX_Iprobe(source, tag, comm, flag, status);
     return PMPI_Iprobe(source, tag, comm, flag, status);
@@ -200,7 +234,8 @@ MATCH_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Stat
 
 MATCH_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     if (probe_route(source, tag, comm)) return CMPIX_Probe(source, tag, comm, status);
-    return PMPI_Probe(source, tag, comm, status);
+    if (!clampi_carrier_pending()) return PMPI_Probe(source, tag, comm, status);
+    return mpi_probe_polled(source, tag, comm, NULL, status);
 }
 
 /* Matched probes: clampi's messages get MPI_Message handles of their own (a table maps
@@ -260,7 +295,10 @@ MATCH_API int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Mes
 }
 
 MATCH_API int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
-    if (!message || !probe_route(source, tag, comm)) return PMPI_Mprobe(source, tag, comm, message, status);
+    if (!message || !probe_route(source, tag, comm)) {
+        if (!message || !clampi_carrier_pending()) return PMPI_Mprobe(source, tag, comm, message, status);
+        return mpi_probe_polled(source, tag, comm, message, status);
+    }
     CMPIX_Message m;
     int rc = CMPIX_Mprobe(source, tag, comm, &m, status);
     if (rc == MPI_SUCCESS) *message = handle_of(m);
@@ -276,7 +314,8 @@ MATCH_API int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *m
 
 MATCH_API int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status) {
     CMPIX_Message m = message ? take(*message) : CMPIX_MESSAGE_NULL;
-    if (!m) return PMPI_Mrecv(buf, count, type, message, status);
+    if (!m)
+        UNBLOCKED(PMPI_Mrecv(buf, count, type, message, status), PMPI_Imrecv(buf, count, type, message, &r), status);
     *message = MPI_MESSAGE_NULL;
     return CMPIX_Mrecv(buf, count, type, &m, status);
 }

@@ -9,9 +9,11 @@
  * every process must choose the same form: the nonblocking one whenever the job's
  * environment says CLAMPI_MATCH_CARRIER=mpi (the same on every rank), whether or not this
  * process holds receives now; MPI's own call otherwise. Every blocking collective with a
- * nonblocking form in MPI-3 is here (MPI_Alltoall and MPI_Allgather fall back to these in
- * src/pmpi/preload.c); what has none (communicator creation other than MPI_Comm_dup, RMA
- * synchronisation, I/O) is not: see docs/matching.md, "The MPI carrier". */
+ * nonblocking form in MPI-3 is here, neighbourhood collectives included (MPI_Alltoall and
+ * MPI_Allgather fall back to these in src/pmpi/preload.c). Blocking calls with no such form
+ * hand clampi's queued receives to MPI first instead: communicator creation
+ * (match_comm.c, match_handover.c), collective file I/O (match_handover.c), window
+ * creation, fence and PSCW synchronisation (preload.c). See docs/matching.md. */
 #include <mpi.h>
 
 #include "msg/msg.h"
@@ -122,4 +124,37 @@ int clampi_carrier_allgather(const void *sbuf, int scount, MPI_Datatype stype, v
                              MPI_Datatype rtype, MPI_Comm comm) {
     CARRIED(PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm),
             PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, &r));
+}
+
+/* ---- neighbourhood collectives (MPI-3): nonblocking forms too ---------------------------- */
+PROGRESS_API int MPI_Neighbor_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                                        MPI_Datatype rtype, MPI_Comm comm) {
+    CARRIED(PMPI_Neighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm),
+            PMPI_Ineighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, &r));
+}
+
+PROGRESS_API int MPI_Neighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                                         const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
+    CARRIED(PMPI_Neighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm),
+            PMPI_Ineighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, &r));
+}
+
+PROGRESS_API int MPI_Neighbor_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                                       MPI_Datatype rtype, MPI_Comm comm) {
+    CARRIED(PMPI_Neighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm),
+            PMPI_Ineighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, &r));
+}
+
+PROGRESS_API int MPI_Neighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
+                                        void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
+                                        MPI_Comm comm) {
+    CARRIED(PMPI_Neighbor_alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm),
+            PMPI_Ineighbor_alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, &r));
+}
+
+PROGRESS_API int MPI_Neighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
+                                        const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
+                                        const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm) {
+    CARRIED(PMPI_Neighbor_alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm),
+            PMPI_Ineighbor_alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, &r));
 }

@@ -23,6 +23,7 @@
 
 #include "coll/coll_internal.h"
 #include "common/options.h"
+#include "common/progress_hook.h"
 #include "pmpi/straight.h"
 #include "pmpi/match_entry.h"
 #include "pmpi/match_profile.h"
@@ -273,6 +274,7 @@ static int manage(MPI_Win win, MPI_Win shm, MPI_Comm comm, void *base, MPI_Aint 
 
 /* The body of every creation call: options agreed on, MPI's call, clampi state. */
 #define CREATE_WINDOW(pmpi_call, shm, base, size, disp_unit, dynamic, try_ucx)                         \
+    clampi_before_blocking();                                                                          \
     clampi_win_options o;                                                                              \
     int rc = active ? creation_options(info, comm, &o) : MPI_SUCCESS;                                  \
     if (!active || rc == MPI_ERR_COMM) return pmpi_call;                                               \
@@ -289,6 +291,7 @@ PRELOAD_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Inf
  * transports, as CMPI_Win_allocate does), with an MPI window created over it; if that is
  * not possible everywhere, MPI allocates and the window stays on MPI. */
 static int allocate_entry(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+    clampi_before_blocking();
     clampi_win_options o;
     int rc = active ? creation_options(info, comm, &o) : MPI_SUCCESS;
     if (!active || rc == MPI_ERR_COMM) return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
@@ -346,6 +349,7 @@ PRELOAD_API int MPI_Win_detach(MPI_Win win, const void *base) {
 }
 
 static int win_free_entry(MPI_Win *win) {
+    clampi_before_blocking();
     if (!thread_multiple) clampi_straight_forget_last();
     clampi_win *w = active && win ? find(*win) : NULL;
     /* a window of a family: its attribute's delete callback frees the child (stats too) */
@@ -772,6 +776,7 @@ PRELOAD_API int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MP
         return rc;                                                               \
     }                                                                            \
     PRELOAD_API int MPI_##NAME(__VA_ARGS__ MPI_Win win) {                        \
+        if (WAITS_FOR_PEERS_##NAME) clampi_before_blocking();                    \
         if (FAST_SYNC) return PMPI_##NAME(ARGS_##NAME);                          \
         return NAME##_entry(ARGS_##NAME);                                        \
     }
@@ -784,6 +789,14 @@ WRAP_RANK(Win_unlock, clampi_win_unlock)
 #define ARGS_Win_complete win
 #define ARGS_Win_sync win
 #define ARGS_Win_fence assert, win
+/* Calls that wait for other processes' synchronisation calls: the message layer hands its
+ * queued receives to MPI first (the MPI carrier, src/pmpi/match_handover.c says why). */
+#define WAITS_FOR_PEERS_Win_flush_all 0
+#define WAITS_FOR_PEERS_Win_flush_local_all 0
+#define WAITS_FOR_PEERS_Win_unlock_all 0
+#define WAITS_FOR_PEERS_Win_complete 1
+#define WAITS_FOR_PEERS_Win_sync 0
+#define WAITS_FOR_PEERS_Win_fence 1
 WRAP_WIN(Win_flush_all, clampi_win_flush_all(w), CMPI_Win_flush_all(w->self))
 WRAP_WIN(Win_flush_local_all, clampi_win_flush_local_all(w), CMPI_Win_flush_local_all(w->self))
 WRAP_WIN(Win_unlock_all, clampi_win_unlock_all(w), CMPI_Win_unlock_all(w->self))
@@ -808,6 +821,7 @@ PRELOAD_API int MPI_Win_lock_all(int assert, MPI_Win win) {
     return w ? CMPI_Win_lock_all(assert, w->self) : PMPI_Win_lock_all(assert, win);
 }
 PRELOAD_API int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
+    clampi_before_blocking(); /* may wait for the targets' MPI_Win_post */
     clampi_win *w = routed(win);
     return w ? CMPI_Win_start(group, assert, w->self) : PMPI_Win_start(group, assert, win);
 }
@@ -816,6 +830,7 @@ PRELOAD_API int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
     return w ? CMPI_Win_post(group, assert, w->self) : PMPI_Win_post(group, assert, win);
 }
 PRELOAD_API int MPI_Win_wait(MPI_Win win) {
+    clampi_before_blocking();
     clampi_win *w = routed(win);
     return w ? CMPI_Win_wait(w->self) : PMPI_Win_wait(win);
 }

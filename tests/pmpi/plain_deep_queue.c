@@ -13,7 +13,9 @@
  *  3. symmetric large exchange behind a deep queue: both ranks post D never-matched
  *     receives, an MPI_Irecv of 4 MiB from the peer, then a blocking MPI_Send of 4 MiB to it, then MPI_Wait: needs each process to take the peer's large message while
  *     it sits in a blocking send.
- *  4. a collective while the peer's large send waits (collective_behind_send).
+ *  4. a blocking call while the peer's large send waits (collective_behind_send): collectives,
+ *     a neighbourhood collective, MPI_Win_fence, a receive on another communicator, window,
+ *     topology and file creation.
  *  5. a matched probe behind 3000 messages must not take a posted receive's (probe_behind_many).
  *  6. MPI_Comm_free with a receive still queued (free_with_pending).
  * Usage: plain_deep_queue [BATCHES] [SEED] */
@@ -275,10 +277,55 @@ static void exchange(int rank, int depth) {
     free(in);
 }
 
-/* 4. a collective while the peer's large send waits: rank 1 posts D never-matched receives
- * and a receive of 4 MiB from rank 0, then enters a collective (MPI_Barrier, _Allreduce,
- * _Gather, _Alltoallv, _Scan, _Allgather); rank 0 sends the 4 MiB with a blocking MPI_Send
- * first and joins the collective after it. */
+/* 4. a blocking call while the peer's large send waits: rank 1 posts D never-matched
+ * receives and a receive of 4 MiB from rank 0, then enters a blocking call; rank 0 sends the
+ * 4 MiB with a blocking MPI_Send first and joins the call after it. The calls (which):
+ * collectives MPI_Barrier, _Allreduce, _Gather, _Alltoallv, _Scan, _Allgather (0-5),
+ * MPI_Neighbor_allgather on a ring (6), MPI_Win_fence (7), a blocking receive on another
+ * communicator, the ring (8), MPI_Cart_create (9), MPI_File_open (10), MPI_Win_create (11). */
+static MPI_Comm ring;  /* a periodic 1-D process topology over MPI_COMM_WORLD */
+static MPI_Win fenced; /* a window over one int per process, synchronised by fences */
+static int fenced_mem;
+enum { BEHIND = 12 };
+
+static void blocking_call(int rank, int which, int *one, int *sum, int *all, int *counts, int *displs) {
+    MPI_Comm c;
+    MPI_File f;
+    MPI_Win w;
+    int dims[1] = {0}, periods[1] = {1}, two[2];
+    char path[64];
+    switch (which) {
+    case 0: MPI_Barrier(MPI_COMM_WORLD); break;
+    case 1: MPI_Allreduce(one, sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); break;
+    case 2: MPI_Gather(one, 1, MPI_INT, all, 1, MPI_INT, 1, MPI_COMM_WORLD); break;
+    case 3: MPI_Alltoallv(counts, counts, displs, MPI_INT, all, counts, displs, MPI_INT, MPI_COMM_WORLD); break;
+    case 4: MPI_Scan(one, sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); break;
+    case 5: MPI_Allgather(one, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD); break;
+    case 6: MPI_Neighbor_allgather(one, 1, MPI_INT, two, 1, MPI_INT, ring); break;
+    case 7: MPI_Win_fence(0, fenced); break;
+    case 8:
+        if (rank == 0) MPI_Send(one, 1, MPI_INT, 1, 3, ring);
+        if (rank == 1) MPI_Recv(sum, 1, MPI_INT, 0, 3, ring, MPI_STATUS_IGNORE);
+        break;
+    case 9:
+        MPI_Comm_size(MPI_COMM_WORLD, &dims[0]);
+        MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &c);
+        MPI_Comm_free(&c);
+        break;
+    case 10:
+        snprintf(path, sizeof path, "/tmp/clampi_deep_queue_%d.tmp", (int)getpid()); /* rank 0's */
+        MPI_Bcast(path, (int)sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+        if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                          MPI_INFO_NULL, &f) == MPI_SUCCESS)
+            MPI_File_close(&f);
+        break;
+    case 11:
+        MPI_Win_create(one, sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &w);
+        MPI_Win_free(&w);
+        break;
+    }
+}
+
 static void collective_behind_send(int rank, int depth, int which) {
     int *data = rank <= 1 ? malloc(sizeof(int) * HUGE) : NULL;
     MPI_Request r = MPI_REQUEST_NULL;
@@ -301,14 +348,7 @@ static void collective_behind_send(int rank, int depth, int which) {
     counts = malloc(sizeof *counts * (size_t)size);
     displs = malloc(sizeof *displs * (size_t)size);
     for (int i = 0; i < size; i++) counts[i] = 1, displs[i] = i;
-    switch (which) {
-    case 0: MPI_Barrier(MPI_COMM_WORLD); break;
-    case 1: MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); break;
-    case 2: MPI_Gather(&one, 1, MPI_INT, all, 1, MPI_INT, 1, MPI_COMM_WORLD); break;
-    case 3: MPI_Alltoallv(counts, counts, displs, MPI_INT, all, counts, displs, MPI_INT, MPI_COMM_WORLD); break;
-    case 4: MPI_Scan(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); break;
-    case 5: MPI_Allgather(&one, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD); break;
-    }
+    blocking_call(rank, which, &one, &sum, all, counts, displs);
     free(all);
     free(counts);
     free(displs);
@@ -424,7 +464,14 @@ int main(int argc, char **argv) {
     }
     probes(rank, 64);
     exchange(rank, 64);
-    for (int which = 0; which < 6; which++) collective_behind_send(rank, 64, which);
+    int dims[1] = {size}, periods[1] = {1};
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
+    MPI_Win_create(&fenced_mem, sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &fenced);
+    MPI_Win_fence(0, fenced);
+    for (int which = 0; which < BEHIND; which++) collective_behind_send(rank, 64, which);
+    MPI_Win_fence(0, fenced);
+    MPI_Win_free(&fenced);
+    MPI_Comm_free(&ring);
     probe_behind_many(rank, 64);
     free_with_pending(rank, 64);
     fflush(stdout);
