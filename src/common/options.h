@@ -104,6 +104,11 @@ typedef enum clampi_opt_type {
       UINT, "16", NULL, 0, 1u << 20,                                                                                   \
       "Carrier mpi: nonblocking receives left in MPI's own queue per communicator before clampi queues the deeper "    \
       "ones")                                                                                                          \
+    X(MATCH_CARRIER_COLL_BYTES, "match_carrier_coll_bytes", "match", NULL, "CLAMPI_MATCH_CARRIER_COLL_BYTES", UINT,    \
+      "16384", NULL, 0, 1u << 30,                                                                                      \
+      "Carrier mpi, preload: a blocking collective whose data per process is at most this many bytes runs as its "     \
+      "nonblocking form while clampi takes messages; a larger one is MPI's blocking call after clampi's queued "       \
+      "receives go to MPI (MPI's nonblocking collectives are up to 4x slower at large sizes). The same on every rank") \
     X(MATCH_HANDLES, "match_handles", "match", NULL, "CLAMPI_MATCH_HANDLES", ENUM, "auto",                             \
       "auto|persistent|generalized", 0, 0,                                                                             \
       "Handles of nonblocking clampi requests: pooled inactive persistent MPI requests that only clampi's completion " \

@@ -151,8 +151,8 @@ static int any_step(split *s, MPI_Request reqs[], int *index, int *flag, MPI_Sta
         *err_out = err;
         return 1;
     }
-    if (s->nclampi) return 0; /* clampi requests still active */
-    *index = MPI_UNDEFINED;   /* nothing active at all */
+    if (s->nclampi || (s->nmpi && !f)) return 0; /* clampi's or MPI's requests still active */
+    *index = MPI_UNDEFINED;                      /* nothing active at all */
     *flag = 1;
     *err_out = err;
     return 1;
@@ -203,10 +203,19 @@ static int test_impl(MPI_Request *request, int *flag, MPI_Status *status) {
     return single_done(p, request, status);
 }
 
-static int wait_impl(MPI_Request *request, MPI_Status *status) {
-    if (!clampi_mreq_live() || !request) return PMPI_Wait(request, status);
+/* MPI's request (or bad input) with spin set: tested while clampi takes messages. */
+static int mpi_wait(MPI_Request *request, MPI_Status *status, int spin) {
+    if (!spin || !request) return PMPI_Wait(request, status);
+    for (int spins = 0, flag = 0;; wait_step(&spins)) {
+        int e = PMPI_Test(request, &flag, status);
+        if (e != MPI_SUCCESS || flag) return e;
+    }
+}
+
+static int wait_impl(MPI_Request *request, MPI_Status *status, int spin) {
+    if (!clampi_mreq_live() || !request) return mpi_wait(request, status, spin);
     clampi_mreq *p = clampi_mreq_pin(*request);
-    if (!p) return PMPI_Wait(request, status);
+    if (!p) return mpi_wait(request, status, spin);
     int spins = 0;
     clampi_msg_reap();
     if (!done(p)) clampi_msg_progress();
@@ -230,11 +239,20 @@ static int testany_impl(int count, MPI_Request requests[], int *index, int *flag
     return err;
 }
 
-static int waitany_impl(int count, MPI_Request requests[], int *index, MPI_Status *status) {
-    if (!clampi_mreq_live() || count <= 0 || !requests || !index) return PMPI_Waitany(count, requests, index, status);
+/* The waits, with spin set (the MPI carrier holds receives: nothing may block inside MPI),
+ * split their array once and test in a loop that takes messages; MPI's part is tested,
+ * never waited for. */
+static int waitany_impl(int count, MPI_Request requests[], int *index, MPI_Status *status, int spin) {
+    if (!clampi_mreq_live() || count <= 0 || !requests || !index) {
+        if (!spin || !requests || !index || count <= 0) return PMPI_Waitany(count, requests, index, status);
+        for (int spins = 0, flag = 0;; wait_step(&spins)) {
+            int e = PMPI_Testany(count, requests, index, &flag, status);
+            if (e != MPI_SUCCESS || flag) return e;
+        }
+    }
     split s;
     if (split_begin(&s, count, requests)) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, NULL);
-    if (!s.nclampi) {
+    if (!s.nclampi && !spin) {
         split_end(&s);
         return PMPI_Waitany(count, requests, index, status);
     }
@@ -269,11 +287,17 @@ static int testall_impl(int count, MPI_Request requests[], int *flag, MPI_Status
     return all_finish(&s, requests, statuses, err);
 }
 
-static int waitall_impl(int count, MPI_Request requests[], MPI_Status statuses[]) {
-    if (!clampi_mreq_live() || count <= 0 || !requests) return PMPI_Waitall(count, requests, statuses);
+static int waitall_impl(int count, MPI_Request requests[], MPI_Status statuses[], int spin) {
+    if (!clampi_mreq_live() || count <= 0 || !requests) {
+        if (!spin || count <= 0 || !requests) return PMPI_Waitall(count, requests, statuses);
+        for (int spins = 0, flag = 0;; wait_step(&spins)) {
+            int e = PMPI_Testall(count, requests, &flag, statuses);
+            if (e != MPI_SUCCESS || flag) return e;
+        }
+    }
     split s;
     if (split_begin(&s, count, requests)) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, NULL);
-    if (!s.nclampi) {
+    if (!s.nclampi && !spin) {
         split_end(&s);
         return PMPI_Waitall(count, requests, statuses);
     }
@@ -306,12 +330,19 @@ static int testsome_impl(int incount, MPI_Request requests[], int *outcount, int
     return err;
 }
 
-static int waitsome_impl(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
-    if (!clampi_mreq_live() || incount <= 0 || !requests || !indices || !outcount)
-        return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+static int waitsome_impl(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[],
+                         int spin) {
+    if (!clampi_mreq_live() || incount <= 0 || !requests || !indices || !outcount) {
+        if (!spin || incount <= 0 || !requests || !indices || !outcount)
+            return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+        for (int spins = 0;; wait_step(&spins)) {
+            int e = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+            if (e != MPI_SUCCESS || *outcount != 0) return e;
+        }
+    }
     split s;
     if (split_begin(&s, incount, requests)) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, NULL);
-    if (!s.nclampi) {
+    if (!s.nclampi && !spin) {
         split_end(&s);
         return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
     }
@@ -391,60 +422,38 @@ int clampi_msg_testsome(int incount, MPI_Request requests[], int *outcount, int 
     return snap_end(&s, requests, testsome_impl(incount, requests, outcount, indices, statuses));
 }
 
-static __attribute__((noinline)) int wait_spin(MPI_Request *request, MPI_Status *status) {
-    for (int spins = 0, flag = 0;; wait_step(&spins)) {
-        int e = clampi_msg_test(request, &flag, status);
-        if (e != MPI_SUCCESS || flag) return e;
-    }
-}
-
-/* MPI's blocking call when nothing of clampi's waits for a peer, else a test loop. */
+/* MPI's blocking call when nothing of clampi's waits for a peer, else a test loop (the
+ * array split once: a spin costs a few loads per request, not a lookup). */
 int clampi_msg_wait(MPI_Request *request, MPI_Status *status) {
-    if (request && clampi_carrier_pending()) return wait_spin(request, status);
-    if (!request || !clampi_carrier_tracking()) return wait_impl(request, status);
+    if (!request || !clampi_carrier_active()) return wait_impl(request, status, 0);
+    int spin = clampi_carrier_pending() != 0;
+    if (!clampi_carrier_tracking()) return wait_impl(request, status, spin);
     MPI_Request before = *request;
-    return single_end(before, request, wait_impl(request, status));
+    return single_end(before, request, wait_impl(request, status, spin));
 }
 
 int clampi_msg_waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
     if (!clampi_carrier_active() || count <= 0 || !requests || !index)
-        return waitany_impl(count, requests, index, status);
-    if (!clampi_carrier_pending()) {
-        snap s;
-        snap_begin(&s, count, requests);
-        return snap_end(&s, requests, waitany_impl(count, requests, index, status));
-    }
-    for (int spins = 0, flag = 0;; wait_step(&spins)) {
-        int e = clampi_msg_testany(count, requests, index, &flag, status);
-        if (e != MPI_SUCCESS || flag) return e;
-    }
+        return waitany_impl(count, requests, index, status, 0);
+    snap s;
+    snap_begin(&s, count, requests);
+    return snap_end(&s, requests, waitany_impl(count, requests, index, status, clampi_carrier_pending() != 0));
 }
 
 int clampi_msg_waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-    if (!clampi_carrier_active() || count <= 0 || !requests) return waitall_impl(count, requests, statuses);
-    if (!clampi_carrier_pending()) {
-        snap s;
-        snap_begin(&s, count, requests);
-        return snap_end(&s, requests, waitall_impl(count, requests, statuses));
-    }
-    for (int spins = 0, flag = 0;; wait_step(&spins)) {
-        int e = clampi_msg_testall(count, requests, &flag, statuses);
-        if (e != MPI_SUCCESS || flag) return e;
-    }
+    if (!clampi_carrier_active() || count <= 0 || !requests) return waitall_impl(count, requests, statuses, 0);
+    snap s;
+    snap_begin(&s, count, requests);
+    return snap_end(&s, requests, waitall_impl(count, requests, statuses, clampi_carrier_pending() != 0));
 }
 
 int clampi_msg_waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
     if (!clampi_carrier_active() || incount <= 0 || !requests || !indices || !outcount)
-        return waitsome_impl(incount, requests, outcount, indices, statuses);
-    if (!clampi_carrier_pending()) {
-        snap s;
-        snap_begin(&s, incount, requests);
-        return snap_end(&s, requests, waitsome_impl(incount, requests, outcount, indices, statuses));
-    }
-    for (int spins = 0;; wait_step(&spins)) {
-        int e = clampi_msg_testsome(incount, requests, outcount, indices, statuses);
-        if (e != MPI_SUCCESS || *outcount != 0) return e;
-    }
+        return waitsome_impl(incount, requests, outcount, indices, statuses, 0);
+    snap s;
+    snap_begin(&s, incount, requests);
+    return snap_end(&s, requests,
+                    waitsome_impl(incount, requests, outcount, indices, statuses, clampi_carrier_pending() != 0));
 }
 
 /* MPI_Request_get_status: a clampi request's state without completing it. A truncated

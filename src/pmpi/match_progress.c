@@ -1,160 +1,196 @@
-/* The MPI carrier (CLAMPI_MATCH_CARRIER=mpi) inside the commonest blocking collectives.
+/* The MPI carrier (CLAMPI_MATCH_CARRIER=mpi) inside the blocking collectives.
  *
  * While clampi holds receives in its own queue, a peer's large message to one of them
  * (rendezvous) completes only when this process takes it out of MPI (src/msg/carrier.c).
  * A peer may block in that send before it joins a collective this process is already in:
  * plain MPI progresses the transfer inside the collective, so the program is correct MPI.
- * These wrappers keep that true: the collective runs as its nonblocking form, tested while
- * clampi takes messages. A blocking and a nonblocking collective never match each other, so
- * every process must choose the same form: the nonblocking one whenever the job's
- * environment says CLAMPI_MATCH_CARRIER=mpi (the same on every rank), whether or not this
- * process holds receives now; MPI's own call otherwise. Every blocking collective with a
- * nonblocking form in MPI-3 is here, neighbourhood collectives included (MPI_Alltoall and
- * MPI_Allgather fall back to these in src/pmpi/preload.c). Blocking calls with no such form
- * hand clampi's queued receives to MPI first instead: communicator creation
- * (match_comm.c, match_handover.c), collective file I/O (match_handover.c), window
- * creation, fence and PSCW synchronisation (preload.c). See docs/matching.md. */
+ * These wrappers keep that true in one of two ways:
+ *  - small collectives run as their nonblocking form, tested while clampi takes messages
+ *    (clampi's queued receives stay clampi's);
+ *  - large ones are MPI's blocking call after clampi's queued receives go to MPI
+ *    (clampi_carrier_release), because MPI's nonblocking collectives are up to 4x slower
+ *    than its blocking ones at large sizes (Open MPI's libnbc; docs/matching.md).
+ * A blocking and a nonblocking collective never match each other, so every process must
+ * choose the same form: the choice depends only on what every process passes alike (the
+ * data each process contributes, against CLAMPI_MATCH_CARRIER_COLL_BYTES from the
+ * environment) and is made whenever the job's environment says CLAMPI_MATCH_CARRIER=mpi,
+ * whether or not this process holds receives now; MPI's own call otherwise. The v/w
+ * variants, MPI_Reduce_scatter and every collective on an intercommunicator run
+ * nonblocking (their sizes differ between processes). MPI_Alltoall and MPI_Allgather fall
+ * back to these in src/pmpi/preload.c. Blocking calls with no nonblocking form hand
+ * clampi's queued receives to MPI first: communicator creation (match_comm.c,
+ * match_handover.c), collective file I/O (match_handover.c), window creation, fence and
+ * PSCW synchronisation (preload.c). */
 #include <mpi.h>
 
+#include "common/options.h"
 #include "msg/msg.h"
 #include "pmpi/match_entry.h"
 
 #define PROGRESS_API __attribute__((visibility("default")))
 
-/* The blocking call, or in a carrier job its nonblocking form tested while clampi takes
- * messages (r: the nonblocking call's request). */
-#define CARRIED(blocking, nonblocking)                                                \
-    do {                                                                              \
-        if (!clampi_carrier_job()) return blocking;                                   \
-        MPI_Request r;                                                                \
-        int err = nonblocking;                                                        \
-        return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE); \
+#define ANY_SIZE (-1) /* sizes differ between processes: always the nonblocking form */
+
+/* The data one process contributes: count elements of type (0 for bad input: MPI's
+ * nonblocking call reports it). ANY_SIZE on an intercommunicator. */
+static long long block_bytes(MPI_Comm comm, int count, MPI_Datatype type) {
+    int inter = 0, size = 0;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return ANY_SIZE;
+    if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS) return 0;
+    return (long long)count * size;
+}
+
+static int root_of(MPI_Comm comm, int root) {
+    int me = -1;
+    PMPI_Comm_rank(comm, &me);
+    return me == root;
+}
+
+/* The blocking call, or in a carrier job: its nonblocking form tested while clampi takes
+ * messages (r: the nonblocking call's request) when bytes is at most the threshold or
+ * ANY_SIZE, else the blocking call after the hand-over. */
+#define CARRIED(bytes, blocking, nonblocking)                                                              \
+    do {                                                                                                   \
+        if (!clampi_carrier_job()) return blocking;                                                        \
+        long long b_ = (bytes);                                                                            \
+        if (b_ != ANY_SIZE && b_ > (long long)clampi_opt_process(CLAMPI_OPT_MATCH_CARRIER_COLL_BYTES).u) { \
+            clampi_carrier_release();                                                                      \
+            return blocking;                                                                               \
+        }                                                                                                  \
+        MPI_Request r;                                                                                     \
+        int err = nonblocking;                                                                             \
+        return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE);                      \
     } while (0)
 
-PROGRESS_API int MPI_Barrier(MPI_Comm comm) { CARRIED(PMPI_Barrier(comm), PMPI_Ibarrier(comm, &r)); }
+PROGRESS_API int MPI_Barrier(MPI_Comm comm) { CARRIED(0, PMPI_Barrier(comm), PMPI_Ibarrier(comm, &r)); }
 
 PROGRESS_API int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-    CARRIED(PMPI_Bcast(buf, count, type, root, comm), PMPI_Ibcast(buf, count, type, root, comm, &r));
+    CARRIED(block_bytes(comm, count, type), PMPI_Bcast(buf, count, type, root, comm),
+            PMPI_Ibcast(buf, count, type, root, comm, &r));
 }
 
 PROGRESS_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                             MPI_Comm comm) {
-    CARRIED(PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm),
+    CARRIED(block_bytes(comm, count, type), PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm),
             PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, &r));
 }
 
 PROGRESS_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                                MPI_Comm comm) {
-    CARRIED(PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm),
+    CARRIED(block_bytes(comm, count, type), PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm),
             PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, &r));
 }
 
 PROGRESS_API int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                             MPI_Datatype rtype, int root, MPI_Comm comm) {
-    CARRIED(PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm),
+    CARRIED(root_of(comm, root) ? block_bytes(comm, rcount, rtype) : block_bytes(comm, scount, stype),
+            PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm),
             PMPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, &r));
 }
 
 PROGRESS_API int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
                              const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm) {
-    CARRIED(PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm),
+    CARRIED(ANY_SIZE, PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm),
             PMPI_Igatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, &r));
 }
 
 PROGRESS_API int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                              MPI_Datatype rtype, int root, MPI_Comm comm) {
-    CARRIED(PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm),
+    CARRIED(root_of(comm, root) ? block_bytes(comm, scount, stype) : block_bytes(comm, rcount, rtype),
+            PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm),
             PMPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, &r));
 }
 
 PROGRESS_API int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
                               int rcount, MPI_Datatype rtype, int root, MPI_Comm comm) {
-    CARRIED(PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm),
+    CARRIED(ANY_SIZE, PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm),
             PMPI_Iscatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, &r));
 }
 
 PROGRESS_API int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
                                 const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
-    CARRIED(PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm),
+    CARRIED(ANY_SIZE, PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm),
             PMPI_Iallgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, &r));
 }
 
 PROGRESS_API int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
                                void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
                                MPI_Comm comm) {
-    CARRIED(PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm),
+    CARRIED(ANY_SIZE, PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm),
             PMPI_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, &r));
 }
 
 PROGRESS_API int MPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
                                void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[],
                                MPI_Comm comm) {
-    CARRIED(PMPI_Alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm),
+    CARRIED(ANY_SIZE, PMPI_Alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm),
             PMPI_Ialltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, &r));
 }
 
 PROGRESS_API int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type, MPI_Op op,
                                     MPI_Comm comm) {
-    CARRIED(PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm),
+    CARRIED(ANY_SIZE, PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm),
             PMPI_Ireduce_scatter(sbuf, rbuf, rcounts, type, op, comm, &r));
 }
 
 PROGRESS_API int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype type, MPI_Op op,
                                           MPI_Comm comm) {
-    CARRIED(PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, type, op, comm),
+    CARRIED(block_bytes(comm, rcount, type), PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, type, op, comm),
             PMPI_Ireduce_scatter_block(sbuf, rbuf, rcount, type, op, comm, &r));
 }
 
 PROGRESS_API int MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-    CARRIED(PMPI_Scan(sbuf, rbuf, count, type, op, comm), PMPI_Iscan(sbuf, rbuf, count, type, op, comm, &r));
+    CARRIED(block_bytes(comm, count, type), PMPI_Scan(sbuf, rbuf, count, type, op, comm),
+            PMPI_Iscan(sbuf, rbuf, count, type, op, comm, &r));
 }
 
 PROGRESS_API int MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-    CARRIED(PMPI_Exscan(sbuf, rbuf, count, type, op, comm), PMPI_Iexscan(sbuf, rbuf, count, type, op, comm, &r));
+    CARRIED(block_bytes(comm, count, type), PMPI_Exscan(sbuf, rbuf, count, type, op, comm),
+            PMPI_Iexscan(sbuf, rbuf, count, type, op, comm, &r));
 }
 
 /* MPI_Alltoall / MPI_Allgather when clampi's own collectives do not take them (preload.c). */
 int clampi_carrier_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                             MPI_Datatype rtype, MPI_Comm comm) {
-    CARRIED(PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm),
+    CARRIED(block_bytes(comm, rcount, rtype), PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm),
             PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, &r));
 }
 
 int clampi_carrier_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                              MPI_Datatype rtype, MPI_Comm comm) {
-    CARRIED(PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm),
+    CARRIED(block_bytes(comm, rcount, rtype), PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm),
             PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, &r));
 }
 
 /* ---- neighbourhood collectives (MPI-3): nonblocking forms too ---------------------------- */
 PROGRESS_API int MPI_Neighbor_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                                         MPI_Datatype rtype, MPI_Comm comm) {
-    CARRIED(PMPI_Neighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm),
+    CARRIED(ANY_SIZE, PMPI_Neighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm),
             PMPI_Ineighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, &r));
 }
 
 PROGRESS_API int MPI_Neighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                                          const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
-    CARRIED(PMPI_Neighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm),
+    CARRIED(ANY_SIZE, PMPI_Neighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm),
             PMPI_Ineighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, &r));
 }
 
 PROGRESS_API int MPI_Neighbor_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                                        MPI_Datatype rtype, MPI_Comm comm) {
-    CARRIED(PMPI_Neighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm),
+    CARRIED(ANY_SIZE, PMPI_Neighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm),
             PMPI_Ineighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, &r));
 }
 
 PROGRESS_API int MPI_Neighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
                                         void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
                                         MPI_Comm comm) {
-    CARRIED(PMPI_Neighbor_alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm),
+    CARRIED(ANY_SIZE, PMPI_Neighbor_alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm),
             PMPI_Ineighbor_alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, &r));
 }
 
 PROGRESS_API int MPI_Neighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
                                         const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
                                         const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm) {
-    CARRIED(PMPI_Neighbor_alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm),
+    CARRIED(ANY_SIZE, PMPI_Neighbor_alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm),
             PMPI_Ineighbor_alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, &r));
 }
