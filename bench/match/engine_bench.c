@@ -7,7 +7,7 @@
  * every thread does the same on its own source into the one shared matcher.
  *
  *   engine_bench [--json FILE] [--iters N] [--kinds list,lla,...] [--depths 0,16,...]
- *                [--threads 1,2,4] [--clear 0,1] [--width W] [--simd 0|1] [--ahead same|other]
+ *                [--threads 1,2,4] [--clear 0,1] [--width W] [--simd 0|1|2] [--ahead same|other]
  * --ahead other: the D receives ahead wait for other senders (what bins skip).
  * Prints one line per point: kind D clear threads cycles/match (median), search depth. */
 #include <pthread.h>
@@ -87,7 +87,7 @@ static int parse_list(const char *s, int *out, int max) {
 int main(int argc, char **argv) {
     const char *json = NULL, *kinds = "list,lla,hot,lla+hot,bins";
     int iters = 200, depths[16] = {0, 16, 128, 1024, 4096}, nd = 5, threads[8] = {1, 2, 4}, nt = 3, clears[2] = {0, 1},
-        nc = 2, width = CLAMPI_MATCH_DEFAULT_WIDTH, simd = 1, other = 0;
+        nc = 2, width = CLAMPI_MATCH_DEFAULT_WIDTH, simd = 2, other = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--json"))
             json = argv[i + 1];

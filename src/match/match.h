@@ -54,7 +54,7 @@ typedef struct clampi_match_config {
     unsigned hot_period_us; /* hot: touch period in microseconds (>= 1) */
     clampi_match_hot_by hot_by;
     unsigned bins; /* bins: number of source bins (rounded up to a power of two) */
-    int simd;      /* lla: SSE2 key compare (1) or scalar (0) */
+    int simd;      /* lla key compare: 2 AVX2 where the CPU has it, else SSE2 (default); 1 SSE2; 0 scalar */
 } clampi_match_config;
 
 /* Defaults: kind lla+hot, width 16, period 50 us by a thread, 64 bins, SIMD on. */

@@ -16,7 +16,7 @@ void clampi_match_config_default(clampi_match_config *cfg) {
     cfg->hot_period_us = CLAMPI_MATCH_DEFAULT_HOT_PERIOD_US;
     cfg->hot_by = CLAMPI_MATCH_HOT_THREAD;
     cfg->bins = CLAMPI_MATCH_DEFAULT_BINS;
-    cfg->simd = 1;
+    cfg->simd = 2;
 }
 
 int clampi_match_kind_parse(const char *name, clampi_match_kind *kind) {

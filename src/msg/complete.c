@@ -82,11 +82,8 @@ static int split_begin(split *s, int n, MPI_Request reqs[]) {
         if (s->mpi != s->mpi_stack) free(s->mpi);
         return -1;
     }
-    for (int i = 0; i < n; i++) {
-        s->p[i] = clampi_mreq_pin(reqs[i]);
-        s->mpi[i] = s->p[i] ? MPI_REQUEST_NULL : reqs[i];
-        s->nclampi += s->p[i] != NULL;
-    }
+    s->nclampi = clampi_mreq_pin_many(n, reqs, s->p);
+    for (int i = 0; i < n; i++) s->mpi[i] = s->p[i] ? MPI_REQUEST_NULL : reqs[i];
     s->nmpi = n - s->nclampi;
     return 0;
 }

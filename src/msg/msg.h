@@ -211,7 +211,8 @@ int clampi_mreq_create_ex(clampi_mcomm *mc, int is_recv, int internal, void *buf
 /* Progresses until the internal request r is finished; its status into *status (may be
  * MPI_STATUS_IGNORE); frees r; returns r's error (not raised). */
 int clampi_mreq_wait_internal(clampi_mreq *r, MPI_Status *status);
-clampi_mreq *clampi_mreq_pin(MPI_Request req); /* NULL if not clampi's */
+clampi_mreq *clampi_mreq_pin(MPI_Request req);                               /* NULL if not clampi's */
+int clampi_mreq_pin_many(int n, const MPI_Request *reqs, clampi_mreq **out); /* each or NULL; returns how many */
 /* A finished request completed by a completion call: *handle = MPI_REQUEST_NULL, the handle
  * released (back to the pool, or MPI's generalized request freed). The caller's pin stays. */
 void clampi_mreq_complete(clampi_mreq *r, MPI_Request *handle);

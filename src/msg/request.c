@@ -150,6 +150,30 @@ clampi_mreq *clampi_mreq_pin(MPI_Request req) {
     return r;
 }
 
+/* clampi_mreq_pin of n handles under one lock. The lookups' cache misses (a wait's
+ * requests, cold after the program's own work) overlap: the table slots and the requests
+ * are prefetched in passes that make no locked access between the loads. */
+int clampi_mreq_pin_many(int n, const MPI_Request *reqs, clampi_mreq **out) {
+    for (int i = 0; i < n; i++)
+        if (reqs[i] != MPI_REQUEST_NULL) __builtin_prefetch(&table[slot_of(reqs[i])]);
+    int found = 0;
+    pthread_mutex_lock(&table_lock);
+    for (int i = 0; i < n; i++)
+        if (reqs[i] != MPI_REQUEST_NULL && table[slot_of(reqs[i])]) __builtin_prefetch(table[slot_of(reqs[i])]);
+    for (int i = 0; i < n; i++) {
+        clampi_mreq *r = NULL;
+        if (reqs[i] != MPI_REQUEST_NULL) {
+            r = table[slot_of(reqs[i])];
+            while (r && r->mpi != reqs[i]) r = r->table_next;
+        }
+        out[i] = r;
+    }
+    for (int i = 0; i < n; i++)
+        if (out[i]) atomic_fetch_add(&out[i]->refs, 1), found++;
+    pthread_mutex_unlock(&table_lock);
+    return found;
+}
+
 void clampi_mreq_unpin(clampi_mreq *r) {
     if (atomic_fetch_sub(&r->refs, 1) == 1) {
         if (r->type_dup) PMPI_Type_free(&r->type);

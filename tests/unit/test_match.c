@@ -127,7 +127,7 @@ static void run(const clampi_match_config *cfg, uint64_t seed, int nops) {
 
 int main(int argc, char **argv) {
     int seeds = argc > 1 ? atoi(argv[1]) : 150;
-    clampi_match_config cfgs[16];
+    clampi_match_config cfgs[24];
     int n = 0;
     for (int k = 0; k < CLAMPI_MATCH_NKINDS; k++) {
         clampi_match_config c;
@@ -137,15 +137,17 @@ int main(int argc, char **argv) {
         cfgs[n++] = c;
     }
     /* lla widths at and around the SIMD group, scalar compare, hot at progress, few bins */
-    unsigned widths[] = {1, 2, 3, 5, 64};
+    unsigned widths[] = {1, 2, 3, 5, 9, 16, 64};
     for (unsigned i = 0; i < sizeof widths / sizeof *widths; i++) {
         clampi_match_config_default(&cfgs[n]);
         cfgs[n].kind = CLAMPI_MATCH_LLA;
         cfgs[n++].width = widths[i];
     }
-    clampi_match_config_default(&cfgs[n]);
-    cfgs[n].kind = CLAMPI_MATCH_LLA;
-    cfgs[n++].simd = 0;
+    for (int simd = 0; simd < 2; simd++) { /* scalar, SSE2 (the default is AVX2 where the CPU has it) */
+        clampi_match_config_default(&cfgs[n]);
+        cfgs[n].kind = CLAMPI_MATCH_LLA;
+        cfgs[n++].simd = simd;
+    }
     clampi_match_config_default(&cfgs[n]);
     cfgs[n].hot_by = CLAMPI_MATCH_HOT_PROGRESS;
     cfgs[n++].hot_period_us = 1;
