@@ -7,7 +7,8 @@
  *   made it, collectively, with its parent's structure (or its info's clampi_match).
  * - Without CLAMPI_MATCH: MPI_Comm_dup_with_info / MPI_Comm_split_type whose info has
  *   clampi_match enable that one communicator (and, as above, what is derived from it).
- * A communicator is clampi's or MPI's from its creation to its MPI_Comm_free (disabled
+ * A communicator is clampi's or MPI's from its creation to its MPI_Comm_free or
+ * MPI_Comm_disconnect (disabled
  * there, collectively) or MPI_Finalize. Intercommunicators and anything the enabling fails
  * for (a bad info value, no UCX) stay on MPI. MPI_Comm_idup of a clampi communicator is
  * served as MPI_Comm_dup (blocking) with an already complete request: enabling is
@@ -238,7 +239,9 @@ MATCH_API int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI
     return rc;
 }
 
-MATCH_API int MPI_Comm_free(MPI_Comm *comm) {
+/* Before MPI_Comm_free / MPI_Comm_disconnect of a clampi communicator: its stats line
+ * recorded, clampi's state for it gone (collective, as the call itself is). */
+void clampi_pm_comm_forget(MPI_Comm *comm) {
     clampi_mcomm *mc = comm ? clampi_pm_comm(*comm) : NULL;
     if (mc && *comm != MPI_COMM_WORLD && *comm != MPI_COMM_SELF) {
         pthread_mutex_lock(&records_lock);
@@ -255,6 +258,10 @@ MATCH_API int MPI_Comm_free(MPI_Comm *comm) {
         PMPI_Comm_set_errhandler(*comm, eh);
         PMPI_Errhandler_free(&eh);
     }
+}
+
+MATCH_API int MPI_Comm_free(MPI_Comm *comm) {
+    clampi_pm_comm_forget(comm);
     return PMPI_Comm_free(comm);
 }
 

@@ -15,8 +15,9 @@
 #include "msg/msg.h"
 
 /* match_comm.c */
-void clampi_pm_after_init(void); /* enables MPI_COMM_WORLD when CLAMPI_MATCH is set */
-void clampi_pm_finalize(void);   /* stats lines (CLAMPI_STATS), outstanding buffered sends */
+void clampi_pm_after_init(void);            /* enables MPI_COMM_WORLD when CLAMPI_MATCH is set */
+void clampi_pm_finalize(void);              /* stats lines (CLAMPI_STATS), outstanding buffered sends */
+void clampi_pm_comm_forget(MPI_Comm *comm); /* before MPI_Comm_free / _disconnect of any communicator */
 /* The clampi communicator behind comm, or NULL (MPI's, or none enabled at all). */
 extern _Atomic int clampi_pm_enabled; /* communicators enabled now */
 static inline clampi_mcomm *clampi_pm_comm(MPI_Comm comm) {

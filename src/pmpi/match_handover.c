@@ -14,6 +14,7 @@
 #include <mpi.h>
 
 #include "msg/msg.h"
+#include "pmpi/match_entry.h"
 
 #define HANDOVER_API __attribute__((visibility("default")))
 
@@ -82,7 +83,11 @@ HANDOVER_API int MPI_Comm_connect(const char *port_name, MPI_Info info, int root
     HANDED(PMPI_Comm_connect(port_name, info, root, comm, newcomm));
 }
 
-HANDOVER_API int MPI_Comm_disconnect(MPI_Comm *comm) { HANDED(PMPI_Comm_disconnect(comm)); }
+/* a clampi communicator (a duplicate of MPI_COMM_WORLD, say) leaves clampi as at MPI_Comm_free */
+HANDOVER_API int MPI_Comm_disconnect(MPI_Comm *comm) {
+    clampi_pm_comm_forget(comm);
+    HANDED(PMPI_Comm_disconnect(comm));
+}
 
 HANDOVER_API int MPI_Comm_join(int fd, MPI_Comm *intercomm) { HANDED(PMPI_Comm_join(fd, intercomm)); }
 

@@ -562,6 +562,12 @@ int main(int argc, char **argv) {
     MPI_Comm_free(&stype);
     MPI_Comm_free(&split);
     MPI_Comm_free(&dup);
+    for (int i = 0; i < 3; i++) { /* MPI_Comm_disconnect frees as MPI_Comm_free does; handles get reused */
+        MPI_Comm d;
+        MPI_Comm_dup(MPI_COMM_WORLD, &d);
+        suite(d, "disconnect", 1);
+        MPI_Comm_disconnect(&d);
+    }
 
     int size;
     MPI_Buffer_detach(&bbuf, &size);
