@@ -19,8 +19,9 @@
  * nonblocking (their sizes differ between processes). MPI_Alltoall and MPI_Allgather fall
  * back to these in src/pmpi/preload.c. Blocking calls with no nonblocking form hand
  * clampi's queued receives to MPI first: communicator creation (match_comm.c,
- * match_handover.c), collective file I/O (match_handover.c), window creation, fence and
- * PSCW synchronisation (preload.c). */
+ * match_handover.c), collective file I/O (match_handover.c), MPI-4's large-count
+ * collectives (match_handover_c.c), window creation, fence and PSCW synchronisation
+ * (preload.c). */
 #include <mpi.h>
 
 #include "common/options.h"
