@@ -7,7 +7,11 @@
  *                    path on a clampi communicator with valid arguments, MPI's otherwise
  *   match_persist.c  persistent requests (MPI_Send_init ... MPI_Start/Startall) and the
  *                    completion calls over them (MPI_Wait ... in match_profile.c call these)
- *   match_bsend.c    buffered sends in the program's buffer of MPI_Buffer_attach */
+ *   match_bsend.c    buffered sends in the program's buffer of MPI_Buffer_attach
+ *   match_progress.c the MPI carrier inside blocking collectives (nonblocking when small)
+ *   match_handover.c / match_handover_c.c  the MPI carrier before blocking calls with no
+ *                    nonblocking form (communicator creation, collective file I/O, MPI-4
+ *                    large-count collectives): clampi's queued receives go to MPI first */
 #ifndef CLAMPI_PMPI_MATCH_ENTRY_H
 #define CLAMPI_PMPI_MATCH_ENTRY_H
 #include <mpi.h>
