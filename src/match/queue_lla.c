@@ -303,6 +303,7 @@ clampi_mq *clampi_mq_lla_create(unsigned width, int simd) {
     l->cap = (width + 15) & ~15u;
     l->simd = simd > 1 ? 1 : simd;
 #if defined(LLA_AVX2)
+    __builtin_cpu_init(); /* in case a matcher is made from a constructor */
     if (simd > 1 && __builtin_cpu_supports("avx2")) l->simd = 2;
 #endif
     return &l->base;

@@ -1,14 +1,16 @@
-/* The MPI carrier before MPI-4's large-count blocking collectives (MPI_Bcast_c, ...): every
- * receive in clampi's queues goes to MPI first, as before the calls of match_handover.c
+/* The MPI carrier before MPI-4's blocking calls that wait for other processes -- the
+ * large-count collectives (MPI_Bcast_c, ...) and collective file I/O (MPI_File_read_all_c,
+ * ...), communicator creation from groups: every receive in clampi's queues goes to MPI first, as before the calls of match_handover.c
  * (which says why). They are always MPI's blocking call, so every process makes the same
- * choice (the int-count forms run nonblocking when small: match_progress.c). Built where
- * the MPI has them (MPICH 4; not Open MPI 4.1). */
+ * choice (the int-count forms run nonblocking when small: match_progress.c). Each group is
+ * built where the MPI has it (MPICH 4; none on Open MPI 4.1). */
 #include <mpi.h>
 
 #include "msg/msg.h"
 
-#ifdef CLAMPI_MPI_HAS_LARGE_COUNT_COLL
 #define HANDOVER_API __attribute__((visibility("default")))
+
+#ifdef CLAMPI_MPI_HAS_LARGE_COUNT_COLL
 
 HANDOVER_API int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                                  MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
@@ -145,4 +147,93 @@ HANDOVER_API int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count s
                                      comm);
 }
 
+#endif
+
+#ifdef CLAMPI_MPI_HAS_LARGE_COUNT_FILE
+/* collective file I/O, large counts */
+HANDOVER_API int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                                     MPI_Status *status) {
+    clampi_carrier_release();
+    return PMPI_File_read_all_c(fh, buf, count, datatype, status);
+}
+
+HANDOVER_API int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                                      MPI_Status *status) {
+    clampi_carrier_release();
+    return PMPI_File_write_all_c(fh, buf, count, datatype, status);
+}
+
+HANDOVER_API int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                                        MPI_Datatype datatype, MPI_Status *status) {
+    clampi_carrier_release();
+    return PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
+}
+
+HANDOVER_API int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                                         MPI_Datatype datatype, MPI_Status *status) {
+    clampi_carrier_release();
+    return PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
+}
+
+HANDOVER_API int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                                         MPI_Status *status) {
+    clampi_carrier_release();
+    return PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
+}
+
+HANDOVER_API int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                                          MPI_Status *status) {
+    clampi_carrier_release();
+    return PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
+}
+
+HANDOVER_API int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype) {
+    clampi_carrier_release();
+    return PMPI_File_read_all_begin_c(fh, buf, count, datatype);
+}
+
+HANDOVER_API int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype) {
+    clampi_carrier_release();
+    return PMPI_File_write_all_begin_c(fh, buf, count, datatype);
+}
+
+HANDOVER_API int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                                              MPI_Datatype datatype) {
+    clampi_carrier_release();
+    return PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
+}
+
+HANDOVER_API int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                                               MPI_Datatype datatype) {
+    clampi_carrier_release();
+    return PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
+}
+
+HANDOVER_API int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype) {
+    clampi_carrier_release();
+    return PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
+}
+
+HANDOVER_API int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype) {
+    clampi_carrier_release();
+    return PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
+}
+
+#endif
+
+#ifdef CLAMPI_MPI_HAS_COMM_FROM_GROUP
+/* communicators from groups (MPI-4 sessions) */
+HANDOVER_API int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                                            MPI_Errhandler errhandler, MPI_Comm *newcomm) {
+    clampi_carrier_release();
+    return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+}
+
+HANDOVER_API int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
+                                                  int remote_leader, const char *stringtag, MPI_Info info,
+                                                  MPI_Errhandler errhandler, MPI_Comm *newintercomm) {
+    clampi_carrier_release();
+    return PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info,
+                                             errhandler, newintercomm);
+}
 #endif

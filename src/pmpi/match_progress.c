@@ -22,7 +22,9 @@
  * match_handover.c), collective file I/O (match_handover.c), MPI-4's large-count
  * collectives (match_handover_c.c), window creation, fence and PSCW synchronisation
  * (preload.c). */
+#include <limits.h>
 #include <mpi.h>
+#include <pthread.h>
 
 #include "common/options.h"
 #include "msg/msg.h"
@@ -30,21 +32,84 @@
 
 #define PROGRESS_API __attribute__((visibility("default")))
 
-#define ANY_SIZE (-1) /* sizes differ between processes: always the nonblocking form */
+#define ANY_SIZE (-1)  /* sizes differ between processes: always the nonblocking form */
+#define BAD_INPUT (-2) /* MPI's blocking call reports it, once, on the communicator */
 
-/* The data one process contributes: count elements of type (0 for bad input: MPI's
- * nonblocking call reports it). ANY_SIZE on an intercommunicator. */
-static long long block_bytes(MPI_Comm comm, int count, MPI_Datatype type) {
-    int inter = 0, size = 0;
-    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return ANY_SIZE;
-    if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS) return 0;
-    return (long long)count * size;
+/* Sizes of the commonest predefined types, asked once (a valid type never raises an
+ * error); any other type is asked with MPI_COMM_WORLD's and MPI_COMM_SELF's handlers set
+ * to return, so that an invalid handle is reported by the collective itself, on its own
+ * communicator's handler, as plain MPI does. */
+static struct {
+    MPI_Datatype type;
+    MPI_Count size;
+} known[16];
+static int nknown;
+static pthread_once_t known_once = PTHREAD_ONCE_INIT;
+
+static void known_init(void) {
+    const MPI_Datatype types[] = {MPI_BYTE,
+                                  MPI_CHAR,
+                                  MPI_INT,
+                                  MPI_UNSIGNED,
+                                  MPI_LONG,
+                                  MPI_FLOAT,
+                                  MPI_DOUBLE,
+                                  MPI_LONG_LONG,
+                                  MPI_INT32_T,
+                                  MPI_INT64_T,
+                                  MPI_UINT64_T,
+                                  MPI_SHORT,
+                                  MPI_C_DOUBLE_COMPLEX,
+                                  MPI_PACKED};
+    for (unsigned i = 0; i < sizeof types / sizeof *types; i++)
+        if (PMPI_Type_size_x(types[i], &known[nknown].size) == MPI_SUCCESS) known[nknown++].type = types[i];
 }
 
-static int root_of(MPI_Comm comm, int root) {
+static long long type_size(MPI_Datatype type) {
+    pthread_once(&known_once, known_init);
+    for (int i = 0; i < nknown; i++)
+        if (known[i].type == type) return (long long)known[i].size;
+    MPI_Errhandler world, self;
+    PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &world);
+    PMPI_Comm_get_errhandler(MPI_COMM_SELF, &self);
+    PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    PMPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Count size = 0;
+    int rc = PMPI_Type_size_x(type, &size);
+    PMPI_Comm_set_errhandler(MPI_COMM_WORLD, world);
+    PMPI_Comm_set_errhandler(MPI_COMM_SELF, self);
+    PMPI_Errhandler_free(&world);
+    PMPI_Errhandler_free(&self);
+    return rc == MPI_SUCCESS && size >= 0 ? (long long)size : BAD_INPUT;
+}
+
+/* MPI's blocking call reports a bad communicator itself (and an intercommunicator's sizes
+ * differ between its groups). */
+static int intra(MPI_Comm comm) {
+    int inter = 0;
+    return comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
+}
+
+/* The data one process contributes: count elements of type, the same on every process of
+ * an intracommunicator whatever types describe it (MPI's type-signature rule), saturated;
+ * ANY_SIZE on an intercommunicator; BAD_INPUT for what MPI will refuse. */
+static long long block_bytes(MPI_Comm comm, int count, MPI_Datatype type) {
+    if (comm == MPI_COMM_NULL) return BAD_INPUT;
+    if (!intra(comm)) return ANY_SIZE;
+    if (count <= 0) return 0;
+    if (type == MPI_DATATYPE_NULL) return BAD_INPUT;
+    long long size = type_size(type);
+    if (size < 0) return size;
+    return size && count > LLONG_MAX / size ? LLONG_MAX : (long long)count * size;
+}
+
+/* Gather (scatter = 0) and Scatter (1): the root's significant side, everyone else's other. */
+static long long rooted_bytes(MPI_Comm comm, int root, int scatter, int scount, MPI_Datatype stype, int rcount,
+                              MPI_Datatype rtype) {
     int me = -1;
+    if (!intra(comm)) return comm == MPI_COMM_NULL ? BAD_INPUT : ANY_SIZE;
     PMPI_Comm_rank(comm, &me);
-    return me == root;
+    return (me == root) == (scatter != 0) ? block_bytes(comm, scount, stype) : block_bytes(comm, rcount, rtype);
 }
 
 /* The blocking call, or in a carrier job: its nonblocking form tested while clampi takes
@@ -54,6 +119,7 @@ static int root_of(MPI_Comm comm, int root) {
     do {                                                                                                   \
         if (!clampi_carrier_job()) return blocking;                                                        \
         long long b_ = (bytes);                                                                            \
+        if (b_ == BAD_INPUT) return blocking;                                                              \
         if (b_ != ANY_SIZE && b_ > (long long)clampi_opt_process(CLAMPI_OPT_MATCH_CARRIER_COLL_BYTES).u) { \
             clampi_carrier_release();                                                                      \
             return blocking;                                                                               \
@@ -84,7 +150,7 @@ PROGRESS_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MP
 
 PROGRESS_API int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                             MPI_Datatype rtype, int root, MPI_Comm comm) {
-    CARRIED(root_of(comm, root) ? block_bytes(comm, rcount, rtype) : block_bytes(comm, scount, stype),
+    CARRIED(rooted_bytes(comm, root, 0, scount, stype, rcount, rtype),
             PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm),
             PMPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, &r));
 }
@@ -97,7 +163,7 @@ PROGRESS_API int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, v
 
 PROGRESS_API int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                              MPI_Datatype rtype, int root, MPI_Comm comm) {
-    CARRIED(root_of(comm, root) ? block_bytes(comm, scount, stype) : block_bytes(comm, rcount, rtype),
+    CARRIED(rooted_bytes(comm, root, 1, scount, stype, rcount, rtype),
             PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm),
             PMPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, &r));
 }

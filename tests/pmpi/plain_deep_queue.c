@@ -283,11 +283,15 @@ static void exchange(int rank, int depth) {
  * collectives MPI_Barrier, _Allreduce, _Gather, _Alltoallv, _Scan, _Allgather (0-5),
  * MPI_Neighbor_allgather on a ring (6), MPI_Win_fence (7), a blocking receive on another
  * communicator, the ring (8), MPI_Cart_create (9), MPI_File_open (10), MPI_Win_create (11),
- * MPI_Allreduce of 32 KiB per process (12), MPI_Allreduce_c where the MPI has it (13). */
+ * MPI_Allreduce of 32 KiB per process (12), MPI_Allreduce_c where the MPI has it (13), 32 KiB
+ * MPI_Bcast with the root's data as one derived-type element (14), 32 KiB MPI_Gather with
+ * MPI_IN_PLACE at the root (15), MPI_Sendrecv (16) and MPI_Probe (17) on the ring, PSCW (18). */
 static MPI_Comm ring;  /* a periodic 1-D process topology over MPI_COMM_WORLD */
 static MPI_Win fenced; /* a window over one int per process, synchronised by fences */
+static MPI_Win pscw;   /* the same, synchronised by post-start-complete-wait */
+static int pscw_mem;
 static int fenced_mem;
-enum { BEHIND = 14 };
+enum { BEHIND = 19 };
 static char behind_out[BEHIND][96];
 
 static void blocking_call(int rank, int which, int *one, int *sum, int *all, int *counts, int *displs) {
@@ -320,6 +324,8 @@ static void blocking_call(int rank, int which, int *one, int *sum, int *all, int
         if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
                           MPI_INFO_NULL, &f) == MPI_SUCCESS)
             MPI_File_close(&f);
+        else
+            fprintf(stderr, "plain_deep_queue: MPI_File_open of %s failed: that case tests nothing\n", path);
         break;
     case 11:
         MPI_Win_create(one, sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &w);
@@ -340,6 +346,57 @@ static void blocking_call(int rank, int which, int *one, int *sum, int *all, int
         MPI_Allreduce_c(one, sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 #endif
         break;
+    case 14:   /* 32 KiB, the root describing it by a derived type, the others by MPI_INT: */
+    case 15: { /* both must choose the same form; 15: MPI_Gather, MPI_IN_PLACE at its root */
+        enum { N = 8192 };
+        int size, *v = calloc((size_t)N * 4, sizeof(int));
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        if (which == 14) {
+            MPI_Datatype block;
+            MPI_Type_contiguous(N, MPI_INT, &block);
+            MPI_Type_commit(&block);
+            if (rank == 0)
+                MPI_Bcast(v, 1, block, 0, MPI_COMM_WORLD);
+            else
+                MPI_Bcast(v, N, MPI_INT, 0, MPI_COMM_WORLD);
+            MPI_Type_free(&block);
+        } else {
+            int *g = rank == 1 ? calloc((size_t)N * (size_t)size, sizeof(int)) : NULL;
+            MPI_Gather(rank == 1 ? MPI_IN_PLACE : v, N, MPI_INT, g, N, MPI_INT, 1, MPI_COMM_WORLD);
+            free(g);
+        }
+        free(v);
+        break;
+    }
+    case 16: /* MPI_Sendrecv on another communicator */
+        if (rank <= 1)
+            MPI_Sendrecv(one, 1, MPI_INT, 1 - rank, 4, sum, 1, MPI_INT, 1 - rank, 4, ring, MPI_STATUS_IGNORE);
+        break;
+    case 17: /* MPI_Probe on another communicator */
+        if (rank == 0) MPI_Send(one, 1, MPI_INT, 1, 5, ring);
+        if (rank == 1) {
+            MPI_Status st;
+            MPI_Probe(0, 5, ring, &st);
+            MPI_Recv(sum, 1, MPI_INT, 0, 5, ring, MPI_STATUS_IGNORE);
+        }
+        break;
+    case 18: { /* PSCW: rank 1 exposes its window to rank 0 and waits for rank 0's epoch */
+        MPI_Group world, peer;
+        MPI_Comm_group(MPI_COMM_WORLD, &world);
+        int other = 1 - rank;
+        if (rank <= 1) MPI_Group_incl(world, 1, &other, &peer);
+        if (rank == 1) {
+            MPI_Win_post(peer, 0, pscw);
+            MPI_Win_wait(pscw);
+        } else if (rank == 0) {
+            MPI_Win_start(peer, 0, pscw);
+            MPI_Put(one, 1, MPI_INT, 1, 0, 1, MPI_INT, pscw);
+            MPI_Win_complete(pscw);
+        }
+        if (rank <= 1) MPI_Group_free(&peer);
+        MPI_Group_free(&world);
+        break;
+    }
     }
 }
 
@@ -489,7 +546,9 @@ int main(int argc, char **argv) {
     MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
     MPI_Win_create(&fenced_mem, sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &fenced);
     MPI_Win_fence(0, fenced);
+    MPI_Win_create(&pscw_mem, sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &pscw);
     for (int which = 0; which < BEHIND; which++) collective_behind_send(rank, 64, which);
+    MPI_Win_free(&pscw);
     MPI_Win_fence(0, fenced);
     MPI_Win_free(&fenced);
     MPI_Comm_free(&ring);

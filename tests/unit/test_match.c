@@ -127,7 +127,7 @@ static void run(const clampi_match_config *cfg, uint64_t seed, int nops) {
 
 int main(int argc, char **argv) {
     int seeds = argc > 1 ? atoi(argv[1]) : 150;
-    clampi_match_config cfgs[24];
+    clampi_match_config cfgs[32];
     int n = 0;
     for (int k = 0; k < CLAMPI_MATCH_NKINDS; k++) {
         clampi_match_config c;
@@ -143,11 +143,14 @@ int main(int argc, char **argv) {
         cfgs[n].kind = CLAMPI_MATCH_LLA;
         cfgs[n++].width = widths[i];
     }
-    for (int simd = 0; simd < 2; simd++) { /* scalar, SSE2 (the default is AVX2 where the CPU has it) */
-        clampi_match_config_default(&cfgs[n]);
-        cfgs[n].kind = CLAMPI_MATCH_LLA;
-        cfgs[n++].simd = simd;
-    }
+    unsigned simd_widths[] = {1, 9, 16, 64};
+    for (int simd = 0; simd < 2; simd++) /* scalar, SSE2 (the default is AVX2 where the CPU has it) */
+        for (unsigned i = 0; i < sizeof simd_widths / sizeof *simd_widths; i++) {
+            clampi_match_config_default(&cfgs[n]);
+            cfgs[n].kind = CLAMPI_MATCH_LLA;
+            cfgs[n].width = simd_widths[i];
+            cfgs[n++].simd = simd;
+        }
     clampi_match_config_default(&cfgs[n]);
     cfgs[n].hot_by = CLAMPI_MATCH_HOT_PROGRESS;
     cfgs[n++].hot_period_us = 1;
