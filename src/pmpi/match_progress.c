@@ -42,24 +42,39 @@
 static struct {
     MPI_Datatype type;
     MPI_Count size;
-} known[16];
+} known[32];
 static int nknown;
 static pthread_once_t known_once = PTHREAD_ONCE_INIT;
 
 static void known_init(void) {
     const MPI_Datatype types[] = {MPI_BYTE,
                                   MPI_CHAR,
+                                  MPI_SIGNED_CHAR,
+                                  MPI_UNSIGNED_CHAR,
+                                  MPI_SHORT,
                                   MPI_INT,
                                   MPI_UNSIGNED,
                                   MPI_LONG,
+                                  MPI_UNSIGNED_LONG,
+                                  MPI_LONG_LONG,
+                                  MPI_UNSIGNED_LONG_LONG,
                                   MPI_FLOAT,
                                   MPI_DOUBLE,
-                                  MPI_LONG_LONG,
+                                  MPI_LONG_DOUBLE,
+                                  MPI_C_BOOL,
+                                  MPI_INT8_T,
+                                  MPI_INT16_T,
                                   MPI_INT32_T,
                                   MPI_INT64_T,
+                                  MPI_UINT8_T,
+                                  MPI_UINT32_T,
                                   MPI_UINT64_T,
-                                  MPI_SHORT,
+                                  MPI_C_FLOAT_COMPLEX,
                                   MPI_C_DOUBLE_COMPLEX,
+                                  MPI_2INT,
+                                  MPI_DOUBLE_INT,
+                                  MPI_FLOAT_INT,
+                                  MPI_LONG_INT,
                                   MPI_PACKED};
     for (unsigned i = 0; i < sizeof types / sizeof *types; i++)
         if (PMPI_Type_size_x(types[i], &known[nknown].size) == MPI_SUCCESS) known[nknown++].type = types[i];
