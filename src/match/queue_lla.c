@@ -8,7 +8,7 @@
  * block that is more than half holes is compacted by sliding its live entries forward
  * (and merged with its successor when both fit in one) -- all moves keep queue order.
  * Invariant: every slot outside [first, end) holds a hole, so the SIMD compare may read
- * whole 16-slot groups (AVX2 where the CPU has it, else SSE2's 4). */
+ * whole 8-slot groups (AVX2 where the CPU has it, else SSE2's 4). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,7 +32,7 @@ typedef struct block {
 typedef struct {
     clampi_mq base;
     block *head, *tail, *spare;
-    unsigned width, cap; /* cap: width rounded up to the AVX2 walk's 16 keys */
+    unsigned width, cap; /* cap: width rounded up to the AVX2 compare's 8 keys */
     int simd;            /* 0 scalar, 1 SSE2 (4 keys per compare), 2 AVX2 (8) */
 } lla_q;
 
@@ -182,34 +182,25 @@ static int scan_sse2(const block *b, clampi_match_key key) {
 /* The walk of lla_find with the compare of scan_sse2, 8 keys at a time: at depth 1,024 the
  * walk is most of a message's matching cost. The whole walk is one AVX2 function (one
  * call and one vzeroupper per search, not per block). */
-__attribute__((target("avx2"))) static inline __m256i match8(const block *b, unsigned i, __m256i qc, __m256i qs,
-                                                             __m256i qt, int src_any, int tag_any) {
-    const __m256i any = _mm256_set1_epi32(-1);
-    __m256i m = _mm256_cmpeq_epi32(_mm256_load_si256((const __m256i *)(b->ctx + i)), qc);
-    if (!src_any) {
-        __m256i v = _mm256_load_si256((const __m256i *)(b->src + i));
-        m = _mm256_and_si256(m, _mm256_or_si256(_mm256_cmpeq_epi32(v, qs), _mm256_cmpeq_epi32(v, any)));
-    }
-    if (!tag_any) {
-        __m256i v = _mm256_load_si256((const __m256i *)(b->tag + i));
-        m = _mm256_and_si256(m, _mm256_or_si256(_mm256_cmpeq_epi32(v, qt), _mm256_cmpeq_epi32(v, any)));
-    }
-    return m;
-}
-
 __attribute__((target("avx2"))) static block *walk_avx2(const lla_q *l, clampi_match_key key, int *at, size_t *depth) {
     const __m256i qc = _mm256_set1_epi32((int)key.context), qs = _mm256_set1_epi32(key.source),
-                  qt = _mm256_set1_epi32(key.tag);
+                  qt = _mm256_set1_epi32(key.tag), any = _mm256_set1_epi32(-1);
     const int src_any = key.source == CLAMPI_MATCH_ANY_SOURCE, tag_any = key.tag == CLAMPI_MATCH_ANY_TAG;
     size_t d = 0;
     for (block *b = l->head; b; b = b->next) {
-        for (unsigned i = b->first & ~15u; i < b->end; i += 16) { /* 16 keys, one branch */
-            __m256i m0 = match8(b, i, qc, qs, qt, src_any, tag_any),
-                    m1 = match8(b, i + 8, qc, qs, qt, src_any, tag_any);
-            unsigned bits = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m0)) |
-                            (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m1)) << 8;
+        for (unsigned i = b->first & ~7u; i < b->end; i += 8) {
+            __m256i m = _mm256_cmpeq_epi32(_mm256_load_si256((const __m256i *)(b->ctx + i)), qc);
+            if (!src_any) {
+                __m256i v = _mm256_load_si256((const __m256i *)(b->src + i));
+                m = _mm256_and_si256(m, _mm256_or_si256(_mm256_cmpeq_epi32(v, qs), _mm256_cmpeq_epi32(v, any)));
+            }
+            if (!tag_any) {
+                __m256i v = _mm256_load_si256((const __m256i *)(b->tag + i));
+                m = _mm256_and_si256(m, _mm256_or_si256(_mm256_cmpeq_epi32(v, qt), _mm256_cmpeq_epi32(v, any)));
+            }
+            int bits = _mm256_movemask_ps(_mm256_castsi256_ps(m));
             if (bits) {
-                *at = (int)i + __builtin_ctz(bits);
+                *at = (int)i + __builtin_ctz((unsigned)bits);
                 *depth = d + (unsigned)*at - b->first;
                 return b;
             }
@@ -300,7 +291,7 @@ clampi_mq *clampi_mq_lla_create(unsigned width, int simd) {
     if (!l) return NULL;
     l->base.ops = &lla_ops;
     l->width = width;
-    l->cap = (width + 15) & ~15u;
+    l->cap = (width + 7) & ~7u;
     l->simd = simd > 1 ? 1 : simd;
 #if defined(LLA_AVX2)
     __builtin_cpu_init(); /* in case a matcher is made from a constructor */

@@ -237,16 +237,11 @@ static int testany_impl(int count, MPI_Request requests[], int *index, int *flag
 }
 
 /* The waits, with spin set (the MPI carrier holds receives: nothing may block inside MPI),
- * split their array once and test in a loop that takes messages; MPI's part is tested,
- * never waited for. */
+ * split their array once (arrays of MPI's requests alone too) and test in a loop that takes
+ * messages; MPI's part is tested, never waited for. */
 static int waitany_impl(int count, MPI_Request requests[], int *index, MPI_Status *status, int spin) {
-    if (!clampi_mreq_live() || count <= 0 || !requests || !index) {
-        if (!spin || !requests || !index || count <= 0) return PMPI_Waitany(count, requests, index, status);
-        for (int spins = 0, flag = 0;; wait_step(&spins)) {
-            int e = PMPI_Testany(count, requests, index, &flag, status);
-            if (e != MPI_SUCCESS || flag) return e;
-        }
-    }
+    if (count <= 0 || !requests || !index || (!spin && !clampi_mreq_live()))
+        return PMPI_Waitany(count, requests, index, status);
     split s;
     if (split_begin(&s, count, requests)) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, NULL);
     if (!s.nclampi && !spin) {
@@ -285,13 +280,7 @@ static int testall_impl(int count, MPI_Request requests[], int *flag, MPI_Status
 }
 
 static int waitall_impl(int count, MPI_Request requests[], MPI_Status statuses[], int spin) {
-    if (!clampi_mreq_live() || count <= 0 || !requests) {
-        if (!spin || count <= 0 || !requests) return PMPI_Waitall(count, requests, statuses);
-        for (int spins = 0, flag = 0;; wait_step(&spins)) {
-            int e = PMPI_Testall(count, requests, &flag, statuses);
-            if (e != MPI_SUCCESS || flag) return e;
-        }
-    }
+    if (count <= 0 || !requests || (!spin && !clampi_mreq_live())) return PMPI_Waitall(count, requests, statuses);
     split s;
     if (split_begin(&s, count, requests)) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, NULL);
     if (!s.nclampi && !spin) {
@@ -329,14 +318,8 @@ static int testsome_impl(int incount, MPI_Request requests[], int *outcount, int
 
 static int waitsome_impl(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[],
                          int spin) {
-    if (!clampi_mreq_live() || incount <= 0 || !requests || !indices || !outcount) {
-        if (!spin || incount <= 0 || !requests || !indices || !outcount)
-            return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
-        for (int spins = 0;; wait_step(&spins)) {
-            int e = PMPI_Testsome(incount, requests, outcount, indices, statuses);
-            if (e != MPI_SUCCESS || *outcount != 0) return e;
-        }
-    }
+    if (incount <= 0 || !requests || !indices || !outcount || (!spin && !clampi_mreq_live()))
+        return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
     split s;
     if (split_begin(&s, incount, requests)) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, NULL);
     if (!s.nclampi && !spin) {

@@ -60,6 +60,14 @@ void clampi_pm_bsend_drain(void); /* waits for every buffered send still in flig
 int clampi_pm_bsend_mpi(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                         MPI_Request *request);
 int clampi_pm_done_request(MPI_Request *request); /* match_comm.c: an already complete request */
+/* match_handover.c, match_handover_c.c: MPI's blocking call after clampi's queued receives
+ * went to MPI (the MPI carrier: see match_handover.c) */
+#define HANDED(call)              \
+    do {                          \
+        clampi_carrier_release(); \
+        return call;              \
+    } while (0)
+
 /* match_progress.c: MPI's MPI_Alltoall / MPI_Allgather, nonblocking in a carrier job */
 int clampi_carrier_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                             MPI_Datatype rtype, MPI_Comm comm);

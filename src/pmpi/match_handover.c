@@ -18,12 +18,6 @@
 
 #define HANDOVER_API __attribute__((visibility("default")))
 
-#define HANDED(call)              \
-    do {                          \
-        clampi_carrier_release(); \
-        return call;              \
-    } while (0)
-
 /* ---- communicators ---------------------------------------------------------------------- */
 HANDOVER_API int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
                                       int tag, MPI_Comm *newintercomm) {
