@@ -88,7 +88,6 @@ static int send_start(const void *buf, int count, MPI_Datatype datatype, int des
         data = r->tmp;
     }
     clampi_msg_send(r, dest, tag, data, bytes);
-    if (!internal) clampi_msg_progress(); /* an internal request's wait progresses */
     return MPI_SUCCESS;
 }
 
@@ -174,7 +173,6 @@ static int recv_start(void *buf, int count, MPI_Datatype datatype, int source, i
         r->error = MPI_ERR_NO_MEM;
         clampi_msg_finish(r);
     }
-    if (!internal) clampi_msg_progress();
     return MPI_SUCCESS;
 }
 

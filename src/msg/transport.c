@@ -60,7 +60,7 @@ static unsigned msg_progress_once(void *arg) {
     (void)arg;
     if (!clampi_ucx_poller_may_progress(&poller)) return 0;
     flush_acks(); /* acknowledgements the AM handler queued in an earlier pass */
-    return ucp_worker_progress(worker);
+    return clampi_ucx_poller_serviced(&poller, worker);
 }
 static int msg_arm(void *arg) {
     (void)arg;
@@ -150,8 +150,7 @@ void clampi_msg_progress(void) {
     if (in_progress) return;
     in_progress = 1;
     if (worker) {
-        clampi_ucx_poller_note(&poller);
-        while (ucp_worker_progress(worker)) {}
+        while (clampi_ucx_poller_progress(&poller, worker)) {}
         flush_acks();
     }
     if (!in_mpi_hook && clampi_carrier_active()) clampi_carrier_progress();

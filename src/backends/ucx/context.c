@@ -221,8 +221,10 @@ ucs_status_t clampi_ucx_wait_polled(ucp_worker_h worker, void *request, clampi_u
     if (UCS_PTR_IS_ERR(request)) return UCS_PTR_STATUS(request);
     ucs_status_t st;
     while ((st = ucp_request_check_status(request)) == UCS_INPROGRESS) {
-        if (poller) clampi_ucx_poller_note(poller);
-        ucp_worker_progress(worker);
+        if (poller)
+            clampi_ucx_poller_progress(poller, worker);
+        else
+            ucp_worker_progress(worker);
     }
     ucp_request_free(request);
     return st;

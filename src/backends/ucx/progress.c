@@ -62,7 +62,8 @@ static unsigned progress_thread_lanes(clampi_ucx_win *u) {
 /* The window as a client of the UCX progress service (backends/ucx/service.h). */
 static unsigned window_progress(void *arg) {
     clampi_ucx_win *u = arg;
-    unsigned n = clampi_ucx_poller_may_progress(&u->main.poller) ? ucp_worker_progress(u->main.worker) : 0;
+    clampi_ucx_poller *p = &u->main.poller;
+    unsigned n = clampi_ucx_poller_may_progress(p) ? clampi_ucx_poller_serviced(p, u->main.worker) : 0;
     if (__atomic_load_n(&u->threads, __ATOMIC_ACQUIRE)) n += progress_thread_lanes(u);
     return n;
 }

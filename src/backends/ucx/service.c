@@ -102,7 +102,7 @@ static uint64_t mono_ns(void) {
 }
 
 int clampi_ucx_poller_may_progress(clampi_ucx_poller *p) {
-    if (__atomic_exchange_n(&p->polled, 0, __ATOMIC_RELAXED)) {
+    if (__atomic_exchange_n(&p->polled, 0, __ATOMIC_RELAXED) || __atomic_load_n(&p->busy, __ATOMIC_RELAXED)) {
         p->seen_ns = mono_ns();
         p->quiet = 1;
         return 0;
@@ -113,6 +113,13 @@ int clampi_ucx_poller_may_progress(clampi_ucx_poller *p) {
     }
     __atomic_store_n(&p->serviced, p->serviced + 1, __ATOMIC_RELAXED);
     return 1;
+}
+
+unsigned clampi_ucx_poller_serviced(clampi_ucx_poller *p, ucp_worker_h worker) {
+    __atomic_store_n(&p->service_busy, 1, __ATOMIC_RELAXED);
+    unsigned n = ucp_worker_progress(worker);
+    __atomic_store_n(&p->service_busy, 0, __ATOMIC_RELEASE);
+    return n;
 }
 
 int clampi_ucx_poller_arm(clampi_ucx_poller *p, ucp_worker_h worker) {

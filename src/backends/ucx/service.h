@@ -11,6 +11,7 @@
 #ifndef CLAMPI_BACKENDS_UCX_SERVICE_H
 #define CLAMPI_BACKENDS_UCX_SERVICE_H
 
+#include <sched.h>
 #include <stdint.h>
 #include <ucp/api/ucp.h>
 
@@ -47,18 +48,43 @@ int clampi_ucx_service_quiet(ucp_worker_h worker);
  * as it sees an application poll, and takes over again only after a whole millisecond
  * without one (the program computes, or waits inside another MPI call). */
 typedef struct clampi_ucx_poller {
-    _Atomic int polled; /* set by application threads, cleared by the service */
-    int quiet;          /* service thread only */
-    uint64_t seen_ns;   /* service thread only: when it last saw an application poll */
-    uint64_t serviced;  /* passes in which the service progressed the worker (tests) */
+    _Atomic int polled;       /* set by application threads, cleared by the service */
+    _Atomic int busy;         /* an application thread is inside the worker's progress right now */
+    _Atomic int service_busy; /* the service thread is */
+    int quiet;                /* service thread only */
+    uint64_t seen_ns;         /* service thread only: when it last saw an application poll */
+    uint64_t serviced;        /* passes in which the service progressed the worker (tests) */
 } clampi_ucx_poller;
 /* Application side, before each wait loop: written only when clear, so a spinning waiter
  * reads a line it owns and no atomic add sits on the progress path. */
 static inline void clampi_ucx_poller_note(clampi_ucx_poller *p) {
     if (!__atomic_load_n(&p->polled, __ATOMIC_RELAXED)) __atomic_store_n(&p->polled, 1, __ATOMIC_RELAXED);
 }
+/* Application side: one call of the worker's progress, marked busy meanwhile. A single call
+ * can last milliseconds (UCX runs every queued rendezvous copy of a window of large
+ * messages in it); a service that took that for a millisecond without a poll spun on the
+ * worker's lock on the application's core, and halved osu_bw at 1 MiB on MPICH. busy is a
+ * plain store on the application's line (with several application threads one may clear
+ * it while another is inside: the service then only contends, as before). */
+static inline unsigned clampi_ucx_poller_progress(clampi_ucx_poller *p, ucp_worker_h worker) {
+    clampi_ucx_poller_note(p);
+    if (__atomic_load_n(&p->service_busy, __ATOMIC_RELAXED)) {
+        /* The service took over (the application was away for a millisecond) and may be in
+         * a long call: spinning on the lock would halve the core they share; the noted
+         * poll makes the service hand the worker back after its call. */
+        sched_yield();
+        return 0;
+    }
+    __atomic_store_n(&p->busy, 1, __ATOMIC_RELAXED);
+    unsigned n = ucp_worker_progress(worker);
+    __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
+    return n;
+}
 /* Service side, in a progress callback: whether to progress the poller's worker now. */
 int clampi_ucx_poller_may_progress(clampi_ucx_poller *p);
+/* Service side, once clampi_ucx_poller_may_progress said yes: the worker's progress,
+ * marked service_busy meanwhile. */
+unsigned clampi_ucx_poller_serviced(clampi_ucx_poller *p, ucp_worker_h worker);
 /* Service side, in an arm callback: clampi_ucx_service_arm, or clampi_ucx_service_quiet
  * while the application polls. */
 int clampi_ucx_poller_arm(clampi_ucx_poller *p, ucp_worker_h worker);
