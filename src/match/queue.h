@@ -28,6 +28,8 @@ struct clampi_mq {
 
 clampi_mq *clampi_mq_list_create(void);
 clampi_mq *clampi_mq_lla_create(unsigned width, int simd);
+/* The key compare an lla queue chose: 0 scalar, 1 SSE2, 2 AVX2 (tests). */
+int clampi_mq_lla_simd(const clampi_mq *q);
 clampi_mq *clampi_mq_bins_create(unsigned nbins);
 
 /* Context id of a hole (never a real context, never matches). */

@@ -299,3 +299,5 @@ clampi_mq *clampi_mq_lla_create(unsigned width, int simd) {
 #endif
     return &l->base;
 }
+
+int clampi_mq_lla_simd(const clampi_mq *q) { return ((const lla_q *)q)->simd; }

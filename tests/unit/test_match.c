@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "match/match.h"
+#include "match/queue.h"
 
 #define MAXQ 4096
 typedef struct {
@@ -159,6 +160,15 @@ int main(int argc, char **argv) {
     cfgs[n++].bins = 3;
     for (int i = 0; i < n; i++)
         for (int s = 0; s < seeds; s++) run(&cfgs[i], (uint64_t)s, 300 + (s % 7) * 300);
+
+    /* the default (simd 2) walks with AVX2 where the CPU has it, else SSE2 */
+    clampi_mq *q = clampi_mq_lla_create(16, 2);
+    CHECK(q != NULL);
+    __builtin_cpu_init();
+#if defined(__x86_64__) && defined(__GNUC__) /* as queue_lla.c */
+    CHECK_EQ_INT(clampi_mq_lla_simd(q), __builtin_cpu_supports("avx2") ? 2 : 1);
+#endif
+    q->ops->destroy(q);
 
     /* bad configurations are refused */
     clampi_matcher *m;
