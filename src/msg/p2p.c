@@ -54,7 +54,7 @@ static int null_request(clampi_mcomm *mc, int is_recv, MPI_Request *request) {
     r->mc = NULL; /* nothing to cancel */
     *request = r->mpi;
     clampi_msg_finish(r);
-    clampi_msg_progress();
+    clampi_msg_reap();
     return MPI_SUCCESS;
 }
 
@@ -88,6 +88,9 @@ static int send_start(const void *buf, int count, MPI_Datatype datatype, int des
         data = r->tmp;
     }
     clampi_msg_send(r, dest, tag, data, bytes);
+    /* No progress while posting (a window of large messages would copy before its sends go
+     * out: docs/matching.md, "Windows of large messages"); finished requests are released. */
+    clampi_msg_reap();
     return MPI_SUCCESS;
 }
 
@@ -334,11 +337,9 @@ int CMPIX_Imrecv(void *buf, int count, MPI_Datatype datatype, CMPIX_Message *mes
     *message = CMPIX_MESSAGE_NULL;
     if (m->carried) {
         clampi_carrier_mrecv(r, m);
-        clampi_msg_progress();
         return MPI_SUCCESS;
     }
-    clampi_msg_deliver(m, r);
-    clampi_msg_progress();
+    clampi_msg_deliver(m, r); /* no progress here, as in any posting call */
     return MPI_SUCCESS;
 }
 

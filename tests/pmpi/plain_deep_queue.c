@@ -285,13 +285,15 @@ static void exchange(int rank, int depth) {
  * communicator, the ring (8), MPI_Cart_create (9), MPI_File_open (10), MPI_Win_create (11),
  * MPI_Allreduce of 32 KiB per process (12), MPI_Allreduce_c where the MPI has it (13), 32 KiB
  * MPI_Bcast with the root's data as one derived-type element (14), 32 KiB MPI_Gather with
- * MPI_IN_PLACE at the root (15), MPI_Sendrecv (16) and MPI_Probe (17) on the ring, PSCW (18). */
+ * MPI_IN_PLACE at the root (15), MPI_Sendrecv (16) and MPI_Probe (17) on the ring, PSCW (18),
+ * and polls on MPI's own requests: MPI_Test of an MPI_Ibarrier (19), MPI_Iprobe on the ring (20),
+ * MPI_Testall of a receive on the ring (21). */
 static MPI_Comm ring;  /* a periodic 1-D process topology over MPI_COMM_WORLD */
 static MPI_Win fenced; /* a window over one int per process, synchronised by fences */
 static MPI_Win pscw;   /* the same, synchronised by post-start-complete-wait */
 static int pscw_mem;
 static int fenced_mem;
-enum { BEHIND = 19 };
+enum { BEHIND = 22 };
 static char behind_out[BEHIND][96];
 
 static void blocking_call(int rank, int which, int *one, int *sum, int *all, int *counts, int *displs) {
@@ -397,6 +399,31 @@ static void blocking_call(int rank, int which, int *one, int *sum, int *all, int
         MPI_Group_free(&world);
         break;
     }
+    case 19: { /* MPI_Test polled on MPI's own request (rank 0 reaches the barrier after its send) */
+        MPI_Request b;
+        int done = 0;
+        MPI_Ibarrier(MPI_COMM_WORLD, &b);
+        while (!done) MPI_Test(&b, &done, MPI_STATUS_IGNORE);
+        break;
+    }
+    case 20: /* MPI_Iprobe polled on another communicator */
+        if (rank == 0) MPI_Send(one, 1, MPI_INT, 1, 6, ring);
+        if (rank == 1) {
+            int flag = 0;
+            while (!flag) MPI_Iprobe(0, 6, ring, &flag, MPI_STATUS_IGNORE);
+            MPI_Recv(sum, 1, MPI_INT, 0, 6, ring, MPI_STATUS_IGNORE);
+        }
+        break;
+    case 21: /* MPI_Testall polled on MPI's requests alone (a receive on another communicator) */
+        if (rank == 0) MPI_Send(one, 1, MPI_INT, 1, 7, ring);
+        if (rank == 1) {
+            MPI_Request q;
+            MPI_Status st;
+            int done = 0;
+            MPI_Irecv(sum, 1, MPI_INT, 0, 7, ring, &q);
+            while (!done) MPI_Testall(1, &q, &done, &st);
+        }
+        break;
     }
 }
 

@@ -164,8 +164,8 @@ int main(int argc, char **argv) {
     /* the default (simd 2) walks with AVX2 where the CPU has it, else SSE2 */
     clampi_mq *q = clampi_mq_lla_create(16, 2);
     CHECK(q != NULL);
-    __builtin_cpu_init();
 #if defined(__x86_64__) && defined(__GNUC__) /* as queue_lla.c */
+    __builtin_cpu_init();
     CHECK_EQ_INT(clampi_mq_lla_simd(q), __builtin_cpu_supports("avx2") ? 2 : 1);
 #endif
     q->ops->destroy(q);

@@ -241,8 +241,10 @@ int clampi_ucx_barrier(MPI_Comm comm, ucp_worker_h worker, clampi_ucx_poller *po
     int done = 0;
     while (!done) {
         if (worker) { /* a noted poll must progress: the service stays away meanwhile */
-            if (poller) clampi_ucx_poller_note(poller);
-            ucp_worker_progress(worker);
+            if (poller)
+                clampi_ucx_poller_progress(poller, worker);
+            else
+                ucp_worker_progress(worker);
         }
         rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS) return rc;

@@ -538,8 +538,7 @@ ucs_status_t clampi_ucx_flush_everything(clampi_ucx_win *u, int target) {
  * osc/pt2pt lock grants): so MPI is poked too. */
 void clampi_ucx_backoff(clampi_ucx_lane *l, unsigned *round) {
     unsigned spins = 1u << (*round < 6 ? *round : 6);
-    clampi_ucx_poller_note(&l->poller);
-    for (unsigned i = 0; i < spins; i++) ucp_worker_progress(l->worker);
+    for (unsigned i = 0; i < spins; i++) clampi_ucx_poller_progress(&l->poller, l->worker);
     if (*round >= 4) {
         int flag;
         PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);

@@ -118,7 +118,7 @@ int clampi_ucx_poller_may_progress(clampi_ucx_poller *p) {
 unsigned clampi_ucx_poller_serviced(clampi_ucx_poller *p, ucp_worker_h worker) {
     __atomic_store_n(&p->service_busy, 1, __ATOMIC_RELAXED);
     unsigned n = ucp_worker_progress(worker);
-    __atomic_store_n(&p->service_busy, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&p->service_busy, 0, __ATOMIC_RELAXED);
     return n;
 }
 

@@ -63,9 +63,12 @@ static inline void clampi_ucx_poller_note(clampi_ucx_poller *p) {
 /* Application side: one call of the worker's progress, marked busy meanwhile. A single call
  * can last milliseconds (UCX runs every queued rendezvous copy of a window of large
  * messages in it); a service that took that for a millisecond without a poll spun on the
- * worker's lock on the application's core, and halved osu_bw at 1 MiB on MPICH. busy is a
- * plain store on the application's line (with several application threads one may clear
- * it while another is inside: the service then only contends, as before). */
+ * worker's lock on the application's core, and halved osu_bw at 1 MiB on MPICH. The marks
+ * are a heuristic, not a lock: relaxed, so the two sides may briefly both enter (the worker
+ * is UCS_THREAD_MODE_MULTI: that is only contention, as before), and with several
+ * application threads one may clear busy while another is inside. Neither side skips for
+ * long: the application skips only while the service is inside one call, having noted a
+ * poll that makes the service hand the worker back after it. */
 static inline unsigned clampi_ucx_poller_progress(clampi_ucx_poller *p, ucp_worker_h worker) {
     clampi_ucx_poller_note(p);
     if (__atomic_load_n(&p->service_busy, __ATOMIC_RELAXED)) {
@@ -77,7 +80,7 @@ static inline unsigned clampi_ucx_poller_progress(clampi_ucx_poller *p, ucp_work
     }
     __atomic_store_n(&p->busy, 1, __ATOMIC_RELAXED);
     unsigned n = ucp_worker_progress(worker);
-    __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&p->busy, 0, __ATOMIC_RELAXED);
     return n;
 }
 /* Service side, in a progress callback: whether to progress the poller's worker now. */

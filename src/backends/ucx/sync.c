@@ -239,9 +239,8 @@ static int notify(clampi_ucx_win *u, const int *ranks, int n, int tag, int recei
     if (!reqs) return MPI_ERR_NO_MEM;
     for (int i = 0; i < n; i++) PMPI_Irecv(NULL, 0, MPI_BYTE, ranks[i], tag, u->comm, &reqs[i]);
     int done = 0, rc = MPI_SUCCESS;
-    clampi_ucx_poller_note(&u->main.poller);
     while (!done && rc == MPI_SUCCESS) {
-        ucp_worker_progress(u->main.worker);
+        clampi_ucx_poller_progress(&u->main.poller, u->main.worker);
         rc = PMPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
     }
     free(reqs);
@@ -303,11 +302,10 @@ static int ucx_complete(clampi_bwin *w) {
  * again before our next post), counted in post_done. */
 static int receive_done(clampi_ucx_win *u, int block) {
     int rc = MPI_SUCCESS;
-    clampi_ucx_poller_note(&u->main.poller);
     while (u->post_done < u->npost && rc == MPI_SUCCESS) {
         int flag = 0;
         MPI_Status st;
-        ucp_worker_progress(u->main.worker);
+        clampi_ucx_poller_progress(&u->main.poller, u->main.worker);
         rc = PMPI_Iprobe(MPI_ANY_SOURCE, TAG_DONE, u->comm, &flag, &st);
         if (rc == MPI_SUCCESS && flag) {
             rc = PMPI_Recv(NULL, 0, MPI_BYTE, st.MPI_SOURCE, TAG_DONE, u->comm, MPI_STATUS_IGNORE);
