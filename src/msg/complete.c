@@ -31,13 +31,6 @@ static void poke_mpi(void) {
     PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
 }
 
-/* A test of MPI's requests alone while the MPI carrier holds receives: clampi takes
- * messages first, as a test of MPI's own queue would match them (a peer's large send to a
- * receive in clampi's queue completes only when clampi takes it). One load otherwise. */
-static void take_if_pending(void) {
-    if (clampi_carrier_pending()) clampi_carrier_progress();
-}
-
 /* One round of a waiting loop: clampi's progress; MPI's every 16th round; a yield every 64th. */
 static void wait_step(int *spins) {
     ++*spins;
@@ -193,8 +186,9 @@ static int some_step(split *s, MPI_Request reqs[], int *outcount, int indices[],
 static int test_impl(MPI_Request *request, int *flag, MPI_Status *status) {
     if (!clampi_mreq_live() || !request || !flag) return PMPI_Test(request, flag, status); /* MPI says what is bad */
     clampi_mreq *p = clampi_mreq_pin(*request);
-    if (!p) {
-        take_if_pending();
+    if (!p) { /* MPI's request: clampi's queue takes messages first, as MPI's own would (a
+               * peer's large send to a receive there completes only then); one load if empty */
+        clampi_carrier_progress();
         return PMPI_Test(request, flag, status);
     }
     clampi_msg_reap(); /* finished already (a self send, an earlier progress): no UCX call */
@@ -237,7 +231,7 @@ static int testany_impl(int count, MPI_Request requests[], int *index, int *flag
     if (split_begin(&s, count, requests)) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, NULL);
     if (!s.nclampi) {
         split_end(&s);
-        take_if_pending();
+        clampi_carrier_progress(); /* as in test_impl */
         return PMPI_Testany(count, requests, index, flag, status);
     }
     clampi_msg_progress();
@@ -272,7 +266,7 @@ static int testall_impl(int count, MPI_Request requests[], int *flag, MPI_Status
     if (split_begin(&s, count, requests)) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, NULL);
     if (!s.nclampi) {
         split_end(&s);
-        take_if_pending();
+        clampi_carrier_progress(); /* as in test_impl */
         return PMPI_Testall(count, requests, flag, statuses);
     }
     clampi_msg_progress();
@@ -319,7 +313,7 @@ static int testsome_impl(int incount, MPI_Request requests[], int *outcount, int
     if (split_begin(&s, incount, requests)) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, NULL);
     if (!s.nclampi) {
         split_end(&s);
-        take_if_pending();
+        clampi_carrier_progress(); /* as in test_impl */
         return PMPI_Testsome(incount, requests, outcount, indices, statuses);
     }
     clampi_msg_progress();

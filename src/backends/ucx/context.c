@@ -220,12 +220,7 @@ ucs_status_t clampi_ucx_wait_polled(ucp_worker_h worker, void *request, clampi_u
     if (request == NULL) return UCS_OK;
     if (UCS_PTR_IS_ERR(request)) return UCS_PTR_STATUS(request);
     ucs_status_t st;
-    while ((st = ucp_request_check_status(request)) == UCS_INPROGRESS) {
-        if (poller)
-            clampi_ucx_poller_progress(poller, worker);
-        else
-            ucp_worker_progress(worker);
-    }
+    while ((st = ucp_request_check_status(request)) == UCS_INPROGRESS) { clampi_ucx_poller_progress(poller, worker); }
     ucp_request_free(request);
     return st;
 }
@@ -241,10 +236,7 @@ int clampi_ucx_barrier(MPI_Comm comm, ucp_worker_h worker, clampi_ucx_poller *po
     int done = 0;
     while (!done) {
         if (worker) { /* a noted poll must progress: the service stays away meanwhile */
-            if (poller)
-                clampi_ucx_poller_progress(poller, worker);
-            else
-                ucp_worker_progress(worker);
+            clampi_ucx_poller_progress(poller, worker);
         }
         rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS) return rc;

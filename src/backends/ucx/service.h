@@ -70,6 +70,7 @@ static inline void clampi_ucx_poller_note(clampi_ucx_poller *p) {
  * long: the application skips only while the service is inside one call, having noted a
  * poll that makes the service hand the worker back after it. */
 static inline unsigned clampi_ucx_poller_progress(clampi_ucx_poller *p, ucp_worker_h worker) {
+    if (!p) return ucp_worker_progress(worker); /* a worker the service does not watch */
     clampi_ucx_poller_note(p);
     if (__atomic_load_n(&p->service_busy, __ATOMIC_RELAXED)) {
         /* The service took over (the application was away for a millisecond) and may be in
