@@ -56,7 +56,9 @@ extern "C" {
  * a context id agreed by all its processes, and UCX endpoints to every rank (carrier ucx)
  * or a duplicate of comm that MPI carries the messages on (carrier mpi). */
 CLAMPI_API int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info);
-/* Collective: every CMPIX_ operation on comm must be complete. Frees what enable made. */
+/* Collective: what enable made goes. Operations still pending on comm complete normally
+ * (a posted receive may still match or be cancelled, a matched-probe message be
+ * received); clampi keeps their state until none is left. Call it before MPI_Comm_free. */
 CLAMPI_API int CMPIX_Comm_disable(MPI_Comm comm);
 
 CLAMPI_API int CMPIX_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,

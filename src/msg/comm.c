@@ -1,4 +1,5 @@
 /* CMPIX_Comm_enable / CMPIX_Comm_disable and the communicator lookups. */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ _Thread_local CLAMPI_MSG_TLS clampi_msg_comm_cache clampi_msg_comm_last;
 
 static void mcomm_free(clampi_mcomm *mc);
 static _Thread_local int disabling; /* CMPIX_Comm_disable is deleting the attribute */
+static int finalizing;              /* MPI_Finalize: everything goes now */
 
 /* Without a collective, a flush-mode close may wait forever for a peer that no longer
  * progresses (it is in MPI_Finalize or a plain MPI call): close forcibly. */
@@ -38,15 +40,26 @@ static void close_force(ucp_ep_h *eps, int n) {
         }
 }
 
-/* The attribute goes: CMPIX_Comm_disable (endpoints flushed, everybody progressing), or
- * MPI_Comm_free / MPI_Finalize of an enabled communicator (local: forced close). */
+/* The attribute goes: CMPIX_Comm_disable (arrivals counted), MPI_Comm_free of an enabled
+ * communicator without it (arrivals not counted), or MPI_Finalize (local: forced close).
+ * Operations pending at a free complete normally, as MPI's do: retire.c keeps mc. */
 static int on_comm_delete(MPI_Comm comm, int kv, void *value, void *extra) {
     clampi_mcomm *mc = value;
     atomic_fetch_add(&clampi_msg_comm_generation, 1);
-    atomic_store(&by_context[mc->context], NULL);
-    if (!disabling && mc->eps) close_force(mc->eps, mc->size);
-    mcomm_free(mc);
+    if (finalizing) {
+        clampi_msg_comm_release(mc, 1);
+        return MPI_SUCCESS;
+    }
+    if (!disabling) mc->expect = UINT64_MAX;
+    clampi_msg_retire(mc);
     return MPI_SUCCESS;
+}
+
+void clampi_msg_comm_release(clampi_mcomm *mc, int force) {
+    atomic_fetch_add(&clampi_msg_comm_generation, 1);
+    atomic_store(&by_context[mc->context], NULL);
+    if (force && mc->eps) close_force(mc->eps, mc->size);
+    mcomm_free(mc);
 }
 
 clampi_mcomm *clampi_msg_comm_lookup(MPI_Comm comm) {
@@ -208,27 +221,51 @@ static int enable_finish(MPI_Comm comm, clampi_mcomm *mc) {
     return err == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(comm, err, NULL);
 }
 
+/* The UCX carrier: how many messages the others sent here on mc (mod 2^32, as the
+ * sequence numbers), so that mc stays until all are in (retire.c) and its context id is
+ * not reused while one is on the way. Collective; progresses while it waits. */
+static int count_arrivals(clampi_mcomm *mc) {
+    uint32_t *sent = malloc(sizeof *sent * (size_t)mc->size), expect = 0;
+    if (!sent) return MPI_ERR_NO_MEM;
+    pthread_mutex_lock(&mc->send_lock);
+    memcpy(sent, mc->seq_out, sizeof *sent * (size_t)mc->size);
+    pthread_mutex_unlock(&mc->send_lock);
+    MPI_Request q;
+    int rc = PMPI_Ireduce_scatter_block(sent, &expect, 1, MPI_UINT32_T, MPI_SUM, mc->comm, &q), done = 0;
+    for (unsigned spins = 1; rc == MPI_SUCCESS && !done; spins++) {
+        clampi_msg_progress();
+        rc = PMPI_Test(&q, &done, MPI_STATUS_IGNORE);
+        if (spins % 64 == 0) sched_yield();
+    }
+    free(sent);
+    mc->expect = rc == MPI_SUCCESS ? expect : UINT64_MAX;
+    return rc;
+}
+
 int CMPIX_Comm_disable(MPI_Comm comm) {
     clampi_mcomm *mc = clampi_msg_comm(comm);
     if (!mc) return clampi_msg_raise(comm, MPI_ERR_COMM, "disable: communicator not enabled");
-    /* Messages already sent are delivered while we wait for everybody. */
-    int err = barrier(mc), mc_carrier = mc->carrier;
-    clampi_msg_progress();
+    int err, mc_carrier = mc->carrier;
+    if (mc_carrier == CLAMPI_CARRIER_MPI) {
+        err = barrier(mc); /* messages already sent are delivered while we wait for everybody */
+        clampi_msg_progress();
+    } else {
+        err = count_arrivals(mc);
+    }
     pthread_mutex_lock(&enable_lock);
     disabling = 1;
-    PMPI_Comm_delete_attr(comm, keyval); /* on_comm_delete frees mc (flush-mode close) */
+    PMPI_Comm_delete_attr(comm, keyval); /* on_comm_delete retires mc */
     disabling = 0;
     pthread_mutex_unlock(&enable_lock);
-    /* Progressing: a peer's flush-mode close needs this process's progress. Also, no
-     * context id is reused before all freed it. */
-    if (err == MPI_SUCCESS)
-        err = mc_carrier == CLAMPI_CARRIER_MPI ? clampi_carrier_barrier(comm)
-                                               : clampi_ucx_barrier(comm, clampi_msg_worker(), clampi_msg_poller());
+    clampi_msg_retired_sweep(); /* nothing pending: gone at once */
+    if (err == MPI_SUCCESS && mc_carrier == CLAMPI_CARRIER_MPI) err = clampi_carrier_barrier(comm);
     return err == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(comm, err, NULL);
 }
 
-/* MPI_Finalize with communicators still enabled (MPI_COMM_WORLD, typically). */
+/* MPI_Finalize with communicators still enabled (MPI_COMM_WORLD, typically) or retired. */
 void clampi_msg_disable_all_local(void) {
+    finalizing = 1;
+    clampi_msg_retired_release_all();
     for (int i = 0; i < CLAMPI_MSG_MAX_CONTEXTS; i++) {
         clampi_mcomm *mc = atomic_load(&by_context[i]);
         if (mc) PMPI_Comm_delete_attr(mc->comm, keyval);

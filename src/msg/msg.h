@@ -83,6 +83,12 @@ typedef struct clampi_mcomm {
     unsigned native_max;             /* receives left in MPI's own queue before clampi queues them */
     _Atomic int native_live;         /* nonblocking receives now in MPI's own queue */
     _Atomic long posted, unexpected; /* entries in clampi's queues (read by progress unlocked) */
+    /* MPI_Comm_free with operations pending (retire.c): they complete normally, so the
+     * communicator's state stays, without its MPI handle, until nothing names it. */
+    _Atomic long live; /* nonblocking requests and matched-probe messages naming mc */
+    int retired;       /* freed by the program; on retire.c's list */
+    uint64_t expect;   /* retired: messages the others sent here (UINT64_MAX: unknown) */
+    struct clampi_mcomm *retired_next;
 } clampi_mcomm;
 
 enum { CLAMPI_CARRIER_UCX, CLAMPI_CARRIER_MPI };
@@ -154,8 +160,21 @@ static inline clampi_mcomm *clampi_msg_comm(MPI_Comm comm) {
         return clampi_msg_comm_last.mc;
     return clampi_msg_comm_lookup(comm);
 }
-clampi_mcomm *clampi_msg_comm_by_context(uint32_t ctx); /* for the AM handler */
-void clampi_msg_disable_all_local(void);                /* at MPI_Finalize */
+clampi_mcomm *clampi_msg_comm_by_context(uint32_t ctx);    /* for the AM handler */
+void clampi_msg_disable_all_local(void);                   /* at MPI_Finalize */
+void clampi_msg_comm_release(clampi_mcomm *mc, int force); /* its context id and state gone */
+
+/* retire.c: communicators freed while operations on them were pending */
+void clampi_msg_retire(clampi_mcomm *mc);  /* mc->comm is gone; mc stays until nothing names it */
+extern _Atomic int clampi_msg_retired_n;   /* retired, not yet released (and closes under way) */
+void clampi_msg_retired_sweep(void);       /* release those done (from progress; not in UCX callbacks) */
+void clampi_msg_retired_release_all(void); /* MPI_Finalize */
+static inline void clampi_msg_comm_ref(clampi_mcomm *mc) {
+    atomic_fetch_add_explicit(&mc->live, 1, memory_order_relaxed);
+}
+static inline void clampi_msg_comm_unref(clampi_mcomm *mc) { /* the last access to mc */
+    atomic_fetch_sub_explicit(&mc->live, 1, memory_order_release);
+}
 
 /* transport.c */
 int clampi_msg_transport_init(int ucx); /* finalize hook once; ucx: the worker too; MPI error code */
@@ -221,6 +240,7 @@ void clampi_mreq_freed_and_finished(clampi_mreq *r);
 int clampi_mreq_handles_persistent(void); /* CLAMPI_MATCH_HANDLES in effect */
 void clampi_mreq_shells_free(void);       /* at MPI_Finalize: the pooled handles */
 void clampi_mreq_unpin(clampi_mreq *r);
+void clampi_mreq_detach(clampi_mreq *r); /* r names no communicator any more (its reference dropped) */
 int clampi_mreq_query(void *extra, MPI_Status *status);
 extern _Atomic long clampi_mreq_nlive;     /* request.c */
 static inline int clampi_mreq_live(void) { /* any of clampi's requests known to MPI */

@@ -51,7 +51,7 @@ static int null_request(clampi_mcomm *mc, int is_recv, MPI_Request *request) {
     if (err != MPI_SUCCESS) return clampi_msg_raise(mc ? mc->comm : MPI_COMM_NULL, err, NULL);
     r->source = MPI_PROC_NULL;
     r->tag = MPI_ANY_TAG;
-    r->mc = NULL; /* nothing to cancel */
+    clampi_mreq_detach(r); /* nothing to cancel */
     *request = r->mpi;
     clampi_msg_finish(r);
     clampi_msg_reap();
@@ -299,6 +299,7 @@ int CMPIX_Improbe(int source, int tag, MPI_Comm comm, int *flag, CMPIX_Message *
             return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
         }
         cm->mc = mc;
+        clampi_msg_comm_ref(mc); /* MPI_Mrecv may follow MPI_Comm_free */
         cm->m = (clampi_msg *)found;
         probe_status(cm->m, status);
         *message = cm;
@@ -333,6 +334,7 @@ int CMPIX_Imrecv(void *buf, int count, MPI_Datatype datatype, CMPIX_Message *mes
                                  * (a cancel finds r in no queue: no effect, as MPI) */
     *request = r->mpi;
     clampi_msg *m = cm->m;
+    clampi_msg_comm_unref(cm->mc); /* r holds it now */
     free(cm);
     *message = CMPIX_MESSAGE_NULL;
     if (m->carried) {

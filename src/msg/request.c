@@ -176,10 +176,17 @@ int clampi_mreq_pin_many(int n, const MPI_Request *reqs, clampi_mreq **out) {
 
 void clampi_mreq_unpin(clampi_mreq *r) {
     if (atomic_fetch_sub(&r->refs, 1) == 1) {
+        clampi_mcomm *mc = r->internal ? NULL : r->mc;
         if (r->type_dup) PMPI_Type_free(&r->type);
         free(r->tmp);
         clampi_pool_put(CLAMPI_POOL_MREQ, r);
+        if (mc) clampi_msg_comm_unref(mc); /* a freed communicator may go now (retire.c) */
     }
+}
+
+void clampi_mreq_detach(clampi_mreq *r) {
+    if (r->mc && !r->internal) clampi_msg_comm_unref(r->mc);
+    r->mc = NULL;
 }
 
 void clampi_msg_bottom_type(int count, MPI_Datatype type, MPI_Datatype *shifted, void **base) {
@@ -302,6 +309,7 @@ int clampi_mreq_create_ex(clampi_mcomm *mc, int is_recv, int internal, void *buf
         atomic_fetch_add(&clampi_mreq_nlive, 1);
     }
     if (!is_recv) clampi_msg_send_started();
+    if (mc && !internal) clampi_msg_comm_ref(mc); /* a blocking call's own ends before any free */
     if (!internal) table_insert(r);
     *out = r;
     return MPI_SUCCESS;

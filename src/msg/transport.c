@@ -155,6 +155,7 @@ void clampi_msg_progress(void) {
     }
     if (!in_mpi_hook && clampi_carrier_active()) clampi_carrier_progress();
     drain_done();
+    if (atomic_load_explicit(&clampi_msg_retired_n, memory_order_relaxed)) clampi_msg_retired_sweep();
     in_progress = 0;
 }
 

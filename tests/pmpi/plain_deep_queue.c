@@ -17,7 +17,7 @@
  *     a neighbourhood collective, MPI_Win_fence, a receive on another communicator, window,
  *     topology and file creation.
  *  5. a matched probe behind 3000 messages must not take a posted receive's (probe_behind_many).
- *  6. MPI_Comm_free with a receive still queued (free_with_pending).
+ *  6. MPI_Comm_free with sends, receives and a matched-probe message pending (free_with_pending).
  * Usage: plain_deep_queue [BATCHES] [SEED] */
 #include <mpi.h>
 #include <stdint.h>
@@ -509,30 +509,54 @@ static void probe_behind_many(int rank, int depth) {
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* 6. MPI_Comm_free with operations pending (MPI: they complete normally): rank 1 posts D
- * never-matched receives (cancelled) and a 4 MiB receive on a duplicate of WORLD, rank 0 a
- * 4 MiB MPI_Isend; both free the duplicate (collective), then wait. */
+/* 6. MPI_Comm_free with operations pending (MPI: they complete normally). On a duplicate
+ * of WORLD, before both free it (collective) and then complete everything:
+ *  rank 0: a 4 MiB MPI_Isend (tag 3), an MPI_Issend (tag 5), a small message nobody
+ *          receives (tag 6), a small message rank 1 takes with MPI_Mprobe (tag 4);
+ *  rank 1: D never-matched receives (cancelled before the free), the 4 MiB receive, the
+ *          tag-5 receive, one receive nothing matches (tag NEVER, cancelled after the
+ *          free), MPI_Mprobe of tag 4 (MPI_Mrecv after the free). */
 static void free_with_pending(int rank, int depth) {
     MPI_Comm dup;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     int *data = rank <= 1 ? malloc(sizeof(int) * HUGE) : NULL;
-    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Request r = MPI_REQUEST_NULL, rs = MPI_REQUEST_NULL, orphan = MPI_REQUEST_NULL;
+    MPI_Message held = MPI_MESSAGE_NULL;
+    int small = 0, sync_in = 0, unwanted = 66, probed = 0, never = 0;
     if (rank == 1) {
         decoys d = decoys_post(depth, 0, dup);
         MPI_Irecv(data, HUGE, MPI_INT, 0, 3, dup, &r);
+        MPI_Irecv(&sync_in, 1, MPI_INT, 0, 5, dup, &rs);
+        MPI_Irecv(&never, 1, MPI_INT, 0, NEVER, dup, &orphan);
         decoys_cancel(&d);
+        MPI_Mprobe(0, 4, dup, &held, MPI_STATUS_IGNORE);
     } else if (rank == 0) {
         fill(data, HUGE, 300);
+        small = 44;
+        sync_in = 55;
+        MPI_Send(&small, 1, MPI_INT, 1, 4, dup);
+        MPI_Send(&unwanted, 1, MPI_INT, 1, 6, dup);
         MPI_Isend(data, HUGE, MPI_INT, 1, 3, dup, &r);
+        MPI_Issend(&sync_in, 1, MPI_INT, 1, 5, dup, &rs);
     }
     MPI_Comm_free(&dup);
-    MPI_Status st;
+    MPI_Status st, st_sync, st_orphan;
+    int cancelled = 0;
+    if (rank == 1) {
+        MPI_Mrecv(&probed, 1, MPI_INT, &held, MPI_STATUS_IGNORE);
+        MPI_Cancel(&orphan);
+        MPI_Wait(&orphan, &st_orphan);
+        MPI_Test_cancelled(&st_orphan, &cancelled);
+    }
     MPI_Wait(&r, &st);
+    MPI_Wait(&rs, &st_sync);
     if (rank == 1) {
         int cnt;
         MPI_Get_count(&st, MPI_INT, &cnt);
         printf("result free_with_pending src=%d tag=%d count=%d sum=%ld\n", st.MPI_SOURCE, st.MPI_TAG, cnt,
                checksum(data, HUGE));
+        printf("result free_with_pending_after mrecv=%d ssend=%d/%d cancelled=%d\n", probed, sync_in, st_sync.MPI_TAG,
+               cancelled);
     }
     free(data);
 }

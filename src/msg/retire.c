@@ -1,0 +1,128 @@
+/* Communicators freed while operations on them are pending. MPI_Comm_free only marks a
+ * communicator for deallocation: its pending sends and receives complete normally, a
+ * matched-probe message can still be received, a posted receive can still be cancelled.
+ * So a freed clampi communicator is retired, not destroyed: its MPI handle is gone, its
+ * queues, endpoints and context id stay until nothing names it (mc->live: requests and
+ * held messages) and, on the UCX carrier, every message the others sent on it is in.
+ * Messages that arrive unexpected on a retired communicator can never be received (no
+ * receive can be posted on it any more; those posted met them on arrival): they are
+ * dropped, which releases a rendezvous sender. */
+#include <stdlib.h>
+
+#include "backends/ucx/context.h"
+#include "msg/msg.h"
+
+_Atomic int clampi_msg_retired_n; /* retired communicators and endpoint closes */
+static pthread_mutex_t retired_lock = PTHREAD_MUTEX_INITIALIZER;
+static clampi_mcomm *retired; /* under retired_lock */
+
+/* Endpoint closes started by a release, finished by later sweeps (a flush-mode close may
+ * need its peer's progress: nobody waits for it inside a program's call). */
+typedef struct closing {
+    void *req;
+    struct closing *next;
+} closing;
+static closing *closes; /* under retired_lock; each counts in clampi_msg_retired_n too */
+
+static void free_unexpected(uintptr_t cookie, void *arg) {
+    (void)arg;
+    clampi_msg_free((clampi_msg *)cookie);
+}
+
+static void drop_unexpected(clampi_mcomm *mc) {
+    if (mc->carrier == CLAMPI_CARRIER_UCX && mc->matcher) clampi_matcher_drain(mc->matcher, 1, free_unexpected, NULL);
+}
+
+void clampi_msg_retire(clampi_mcomm *mc) {
+    mc->comm = MPI_COMM_NULL; /* the program's handle is being freed */
+    if (mc->carrier == CLAMPI_CARRIER_MPI)
+        clampi_carrier_disable(mc); /* receives in clampi's queue go to MPI, which finishes them */
+    else
+        drop_unexpected(mc);
+    mc->retired = 1;
+    pthread_mutex_lock(&retired_lock);
+    mc->retired_next = retired;
+    retired = mc;
+    atomic_fetch_add(&clampi_msg_retired_n, 1);
+    pthread_mutex_unlock(&retired_lock);
+}
+
+/* Nothing names mc and, counted, everything sent to it is in. */
+static int finished(clampi_mcomm *mc) {
+    if (atomic_load_explicit(&mc->live, memory_order_acquire) != 0) return 0;
+    if (mc->carrier != CLAMPI_CARRIER_UCX || mc->expect == UINT64_MAX) return 1;
+    uint32_t in = 0;
+    pthread_mutex_lock(&mc->recv_lock);
+    for (int s = 0; s < mc->size; s++) in += mc->seq_in[s];
+    pthread_mutex_unlock(&mc->recv_lock);
+    return in == (uint32_t)mc->expect;
+}
+
+/* Its endpoints closing in the background, then everything else at once. */
+static void release(clampi_mcomm *mc) {
+    ucp_ep_h *eps = mc->eps;
+    mc->eps = NULL;
+    for (int r = 0; eps && r < mc->size; r++) {
+        if (!eps[r]) continue;
+        ucp_request_param_t p;
+        memset(&p, 0, sizeof p); /* flush mode: what is queued on it goes out first */
+        void *req = ucp_ep_close_nbx(eps[r], &p);
+        closing *c = req && !UCS_PTR_IS_ERR(req) ? malloc(sizeof *c) : NULL;
+        if (c) {
+            c->req = req;
+            c->next = closes;
+            closes = c;
+            atomic_fetch_add(&clampi_msg_retired_n, 1);
+        } else if (req && !UCS_PTR_IS_ERR(req)) {
+            clampi_ucx_wait(clampi_msg_worker(), req);
+        }
+    }
+    free(eps);
+    clampi_msg_comm_release(mc, 0);
+}
+
+static void closes_reap(int wait) {
+    for (closing **p = &closes; *p;) {
+        closing *c = *p;
+        if (wait) clampi_ucx_wait(clampi_msg_worker(), c->req);
+        if (!wait && ucp_request_check_status(c->req) == UCS_INPROGRESS) {
+            p = &c->next;
+            continue;
+        }
+        if (!wait) ucp_request_free(c->req);
+        *p = c->next;
+        free(c);
+        atomic_fetch_sub(&clampi_msg_retired_n, 1);
+    }
+}
+
+void clampi_msg_retired_sweep(void) {
+    if (!atomic_load_explicit(&clampi_msg_retired_n, memory_order_relaxed)) return;
+    if (pthread_mutex_trylock(&retired_lock) != 0) return; /* another thread sweeps */
+    for (clampi_mcomm **p = &retired; *p;) {
+        clampi_mcomm *mc = *p;
+        drop_unexpected(mc);
+        if (!finished(mc)) {
+            p = &mc->retired_next;
+            continue;
+        }
+        *p = mc->retired_next;
+        atomic_fetch_sub(&clampi_msg_retired_n, 1);
+        release(mc);
+    }
+    closes_reap(0);
+    pthread_mutex_unlock(&retired_lock);
+}
+
+/* MPI_Finalize: what is still pending never completes now; the endpoints are forced. */
+void clampi_msg_retired_release_all(void) {
+    pthread_mutex_lock(&retired_lock);
+    closes_reap(1);
+    while (retired) {
+        clampi_mcomm *mc = retired;
+        retired = mc->retired_next;
+        atomic_fetch_sub(&clampi_msg_retired_n, 1);
+        clampi_msg_comm_release(mc, 1);
+    }
+    pthread_mutex_unlock(&retired_lock);
+}
