@@ -81,15 +81,16 @@ static void release(clampi_mcomm *mc) {
     clampi_msg_comm_release(mc, 0);
 }
 
-static void closes_reap(int wait) {
+/* Finished closes freed; at MPI_Finalize (all) the rest too: a peer may have gone, and
+ * UCX releases a request freed in flight when it completes (or with the worker). */
+static void closes_reap(int all) {
     for (closing **p = &closes; *p;) {
         closing *c = *p;
-        if (wait) clampi_ucx_wait(clampi_msg_worker(), c->req);
-        if (!wait && ucp_request_check_status(c->req) == UCS_INPROGRESS) {
+        if (!all && ucp_request_check_status(c->req) == UCS_INPROGRESS) {
             p = &c->next;
             continue;
         }
-        if (!wait) ucp_request_free(c->req);
+        ucp_request_free(c->req);
         *p = c->next;
         free(c);
         atomic_fetch_sub(&clampi_msg_retired_n, 1);
