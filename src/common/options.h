@@ -116,6 +116,10 @@ typedef enum clampi_opt_type {
       "auto: generalized if the process has MPI's Fortran bindings (they call PMPI_ waits directly)")                  \
     X(MATCH_PROFILE, "match_profile", "match", NULL, "CLAMPI_MATCH_PROFILE", STRING, "0", "0|1|PATH.json", 0, 0,       \
       "Preload: profile the program's receive-queue depth (1: summary on stderr, a path: JSON there)")                 \
+    X(MATCH_SPIN, "match_spin", "match", NULL, "CLAMPI_MATCH_SPIN", UINT, "1024", NULL, 1, 1u << 30,                   \
+      "Polls of a waiting message call (a blocking receive, send or probe, a wait) between two sched_yield calls")     \
+    X(MATCH_SPIN_OVERSUB, "match_spin_oversub", "match", NULL, "CLAMPI_MATCH_SPIN_OVERSUB", UINT, "64", NULL, 1,       \
+      1u << 30, "The same when the node runs more MPI processes than it has CPUs (as its launcher says)")              \
     X(MATCH_VERBOSE, "match_verbose", "match", NULL, "CLAMPI_MATCH_VERBOSE", BOOL, "false", NULL, 0, 0,                \
       "Say on stderr why a communicator stays on MPI, and trace out-of-order arrivals (debugging)")                    \
     /* ---- locality sampler (libclampi_locality_sample, set by clampi-locality run --sample) ---- */                  \

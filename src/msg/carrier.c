@@ -412,11 +412,11 @@ void clampi_carrier_progress(void) {
 /* A blocking MPI operation on request q, made without blocking inside MPI while clampi
  * holds receives. */
 int clampi_carrier_spin(MPI_Request *q, MPI_Status *status) {
-    for (int spins = 0;; spins++) {
+    for (unsigned spins = 0;;) {
         int flag = 0, err = PMPI_Test(q, &flag, status);
         if (err != MPI_SUCCESS || flag) return err;
         clampi_msg_progress();
-        if (spins % 64 == 63) sched_yield();
+        clampi_msg_pause(&spins);
     }
 }
 

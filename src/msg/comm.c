@@ -55,6 +55,13 @@ static int on_comm_delete(MPI_Comm comm, int kv, void *value, void *extra) {
     return MPI_SUCCESS;
 }
 
+/* MPI_Finalize with operations on retired mc still pending (they never complete now): its
+ * endpoints forced closed and its id given back; its memory stays, as requests name it. */
+void clampi_msg_comm_abandon(clampi_mcomm *mc) {
+    atomic_store(&by_context[mc->context], NULL);
+    if (mc->eps) close_force(mc->eps, mc->size);
+}
+
 void clampi_msg_comm_release(clampi_mcomm *mc, int force) {
     atomic_fetch_add(&clampi_msg_comm_generation, 1);
     atomic_store(&by_context[mc->context], NULL);
@@ -87,7 +94,9 @@ int clampi_msg_raise(MPI_Comm comm, int code, const char *why) {
 static void free_unexpected(uintptr_t cookie, void *arg) { clampi_msg_free((clampi_msg *)cookie); }
 
 static void mcomm_free(clampi_mcomm *mc) {
-    if (mc->carrier == CLAMPI_CARRIER_MPI) clampi_carrier_disable(mc); /* first: progress lets go of mc */
+    /* first: progress lets go of mc (a retired mc was let go at its retirement; taking the
+     * carriers' lock again here could be inside MPI's progress under that lock) */
+    if (mc->carrier == CLAMPI_CARRIER_MPI && !atomic_load(&mc->retired)) clampi_carrier_disable(mc);
     if (mc->matcher) {
         clampi_matcher_drain(mc->matcher, 1, free_unexpected, NULL);
         clampi_matcher_destroy(mc->matcher);
@@ -232,10 +241,9 @@ static int count_arrivals(clampi_mcomm *mc) {
     pthread_mutex_unlock(&mc->send_lock);
     MPI_Request q;
     int rc = PMPI_Ireduce_scatter_block(sent, &expect, 1, MPI_UINT32_T, MPI_SUM, mc->comm, &q), done = 0;
-    for (unsigned spins = 1; rc == MPI_SUCCESS && !done; spins++) {
+    for (unsigned spins = 0; rc == MPI_SUCCESS && !done; clampi_msg_pause(&spins)) {
         clampi_msg_progress();
         rc = PMPI_Test(&q, &done, MPI_STATUS_IGNORE);
-        if (spins % 64 == 0) sched_yield();
     }
     free(sent);
     mc->expect = rc == MPI_SUCCESS ? expect : UINT64_MAX;

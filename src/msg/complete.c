@@ -31,11 +31,11 @@ static void poke_mpi(void) {
     PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
 }
 
-/* One round of a waiting loop: clampi's progress; MPI's every 16th round; a yield every 64th. */
-static void wait_step(int *spins) {
-    ++*spins;
+/* One round of a waiting loop: clampi's progress; MPI's every 16th round; a yield every
+ * clampi_msg_spin rounds. */
+static void wait_step(unsigned *spins) {
+    clampi_msg_pause(spins);
     if (*spins % 16 == 0) poke_mpi();
-    if (*spins % 64 == 0) sched_yield();
     clampi_msg_progress();
 }
 
@@ -56,7 +56,7 @@ static int take(clampi_mreq *r, MPI_Request *handle, MPI_Status *status) {
 
 /* A completed single request: its error raised on its communicator; unpins. */
 static int single_done(clampi_mreq *r, MPI_Request *handle, MPI_Status *status) {
-    MPI_Comm comm = r->comm;
+    MPI_Comm comm = clampi_mreq_err_comm(r);
     int e = take(r, handle, status);
     clampi_mreq_unpin(r);
     return e == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(comm, e, "receive truncated");
@@ -173,7 +173,7 @@ static int some_step(split *s, MPI_Request reqs[], int *outcount, int indices[],
     for (int j = 0; j < k; j++) {
         clampi_mreq *r = s->p[indices[j]];
         int e = take(r, &reqs[indices[j]], status_at(statuses, j));
-        if (e != MPI_SUCCESS && !failed) failed = 1, comm = r->comm;
+        if (e != MPI_SUCCESS && !failed) failed = 1, comm = clampi_mreq_err_comm(r);
     }
     *outcount = k + got == 0 ? MPI_UNDEFINED : k + got;
     if (statuses != MPI_STATUSES_IGNORE && ((failed && err == MPI_SUCCESS) || err == MPI_ERR_IN_STATUS))
@@ -207,7 +207,8 @@ static int test_impl(MPI_Request *request, int *flag, MPI_Status *status) {
 /* MPI's request (or bad input) with spin set: tested while clampi takes messages. */
 static int mpi_wait(MPI_Request *request, MPI_Status *status, int spin) {
     if (!spin || !request) return PMPI_Wait(request, status);
-    for (int spins = 0, flag = 0;; wait_step(&spins)) {
+    int flag = 0;
+    for (unsigned spins = 0;; wait_step(&spins)) {
         int e = PMPI_Test(request, &flag, status);
         if (e != MPI_SUCCESS || flag) return e;
     }
@@ -217,7 +218,7 @@ static int wait_impl(MPI_Request *request, MPI_Status *status, int spin) {
     if (!clampi_mreq_live() || !request) return mpi_wait(request, status, spin);
     clampi_mreq *p = clampi_mreq_pin(*request);
     if (!p) return mpi_wait(request, status, spin);
-    int spins = 0;
+    unsigned spins = 0;
     clampi_msg_reap();
     if (!done(p)) clampi_msg_progress();
     while (!done(p)) wait_step(&spins);
@@ -253,7 +254,8 @@ static int waitany_impl(int count, MPI_Request requests[], int *index, MPI_Statu
         split_end(&s);
         return PMPI_Waitany(count, requests, index, status);
     }
-    int err = MPI_SUCCESS, flag = 0, spins = 0;
+    int err = MPI_SUCCESS, flag = 0;
+    unsigned spins = 0;
     clampi_msg_progress();
     while (!any_step(&s, requests, index, &flag, status, &err)) wait_step(&spins);
     split_end(&s);
@@ -293,7 +295,8 @@ static int waitall_impl(int count, MPI_Request requests[], MPI_Status statuses[]
         split_end(&s);
         return PMPI_Waitall(count, requests, statuses);
     }
-    int err = MPI_SUCCESS, flag = 0, spins = 0;
+    int err = MPI_SUCCESS, flag = 0;
+    unsigned spins = 0;
     clampi_msg_progress();
     for (;;) {
         if (all_clampi_done(&s)) {
@@ -333,7 +336,8 @@ static int waitsome_impl(int incount, MPI_Request requests[], int *outcount, int
         split_end(&s);
         return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
     }
-    int err = MPI_SUCCESS, spins = 0;
+    int err = MPI_SUCCESS;
+    unsigned spins = 0;
     clampi_msg_progress();
     while (!some_step(&s, requests, outcount, indices, statuses, &err)) wait_step(&spins);
     split_end(&s);
@@ -459,7 +463,7 @@ int clampi_msg_get_status(MPI_Request request, int *flag, MPI_Status *status) {
     *flag = done(r);
     int e = *flag ? r->error : MPI_SUCCESS;
     if (*flag && status != MPI_STATUS_IGNORE) clampi_mreq_query(r, status);
-    MPI_Comm comm = r->comm;
+    MPI_Comm comm = clampi_mreq_err_comm(r);
     clampi_mreq_unpin(r);
 #ifdef MPICH
     if (e != MPI_SUCCESS) return clampi_msg_raise(comm, e, "receive truncated");

@@ -23,6 +23,7 @@
 #define CLAMPI_MSG_MSG_H
 #include <mpi.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -85,9 +86,9 @@ typedef struct clampi_mcomm {
     _Atomic long posted, unexpected; /* entries in clampi's queues (read by progress unlocked) */
     /* MPI_Comm_free with operations pending (retire.c): they complete normally, so the
      * communicator's state stays, without its MPI handle, until nothing names it. */
-    _Atomic long live; /* nonblocking requests and matched-probe messages naming mc */
-    int retired;       /* freed by the program; on retire.c's list */
-    uint64_t expect;   /* retired: messages the others sent here (UINT64_MAX: unknown) */
+    _Atomic long live;   /* nonblocking requests and matched-probe messages naming mc */
+    _Atomic int retired; /* freed by the program; on retire.c's list */
+    uint64_t expect;     /* retired: messages the others sent here (UINT64_MAX: unknown) */
     struct clampi_mcomm *retired_next;
 } clampi_mcomm;
 
@@ -130,6 +131,12 @@ typedef struct clampi_mreq {
     struct clampi_mreq *wire_next; /* carrier mpi: list of those in flight */
 } clampi_mreq;
 
+/* The communicator whose error handler a request's error goes to: its own, or, once the
+ * program freed it (retire.c), MPI_COMM_WORLD's (the handle is gone). */
+static inline MPI_Comm clampi_mreq_err_comm(const clampi_mreq *r) {
+    return r->mc && atomic_load_explicit(&r->mc->retired, memory_order_acquire) ? MPI_COMM_WORLD : r->comm;
+}
+
 /* Work clampi_msg_progress does for a request that finished inside UCX's callbacks. */
 enum {
     CLAMPI_DONE_GREQ = 1, /* MPI_Grequest_complete, then `finished` */
@@ -163,6 +170,7 @@ static inline clampi_mcomm *clampi_msg_comm(MPI_Comm comm) {
 clampi_mcomm *clampi_msg_comm_by_context(uint32_t ctx);    /* for the AM handler */
 void clampi_msg_disable_all_local(void);                   /* at MPI_Finalize */
 void clampi_msg_comm_release(clampi_mcomm *mc, int force); /* its context id and state gone */
+void clampi_msg_comm_abandon(clampi_mcomm *mc); /* MPI_Finalize, requests still name it: endpoints and id only */
 
 /* retire.c: communicators freed while operations on them were pending */
 void clampi_msg_retire(clampi_mcomm *mc);  /* mc->comm is gone; mc stays until nothing names it */
@@ -183,6 +191,13 @@ struct clampi_ucx_poller *clampi_msg_poller(void); /* the worker's (backends/ucx
 void clampi_msg_progress(void);                    /* UCX progress + MPI completion of finished requests */
 void clampi_msg_progress_from_mpi(void);           /* the same, called inside MPI's own progress: no MPI call */
 void clampi_msg_reap(void); /* only the second half: requests that finished are marked so (no UCX call) */
+/* Waiting loops: a sched_yield every clampi_msg_spin polls (CLAMPI_MATCH_SPIN, or
+ * CLAMPI_MATCH_SPIN_OVERSUB on an oversubscribed node; set by clampi_msg_transport_init).
+ * A yield is a system call: on a core of its own a waiting process has nobody to yield to. */
+extern unsigned clampi_msg_spin;
+static inline void clampi_msg_pause(unsigned *spins) {
+    if (++*spins % clampi_msg_spin == 0) sched_yield();
+}
 int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t bytes); /* r->sync: ssend */
 void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r);                                 /* a matched receive */
 void clampi_msg_free(clampi_msg *m);                                         /* an unexpected message never received */

@@ -309,7 +309,9 @@ int CMPIX_Improbe(int source, int tag, MPI_Comm comm, int *flag, CMPIX_Message *
 
 int CMPIX_Mprobe(int source, int tag, MPI_Comm comm, CMPIX_Message *message, MPI_Status *status) {
     int flag = 0, err;
-    while ((err = CMPIX_Improbe(source, tag, comm, &flag, message, status)) == MPI_SUCCESS && !flag) sched_yield();
+    unsigned spins = 0;
+    while ((err = CMPIX_Improbe(source, tag, comm, &flag, message, status)) == MPI_SUCCESS && !flag)
+        clampi_msg_pause(&spins);
     return err;
 }
 
@@ -369,7 +371,8 @@ int CMPIX_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *stat
 
 int CMPIX_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     int flag = 0, err;
-    while ((err = CMPIX_Iprobe(source, tag, comm, &flag, status)) == MPI_SUCCESS && !flag) sched_yield();
+    unsigned spins = 0;
+    while ((err = CMPIX_Iprobe(source, tag, comm, &flag, status)) == MPI_SUCCESS && !flag) clampi_msg_pause(&spins);
     return err;
 }
 

@@ -320,9 +320,9 @@ int clampi_mreq_create(clampi_mcomm *mc, int is_recv, void *buf, int count, MPI_
 }
 
 int clampi_mreq_wait_internal(clampi_mreq *r, MPI_Status *status) {
-    int spins = 0;
+    unsigned spins = 0;
     while (!atomic_load_explicit(&r->finished, memory_order_acquire)) {
-        if (++spins % 64 == 0) sched_yield();
+        clampi_msg_pause(&spins);
         clampi_msg_progress();
     }
     int e = r->error;

@@ -39,7 +39,7 @@ void clampi_msg_retire(clampi_mcomm *mc) {
         clampi_carrier_disable(mc); /* receives in clampi's queue go to MPI, which finishes them */
     else
         drop_unexpected(mc);
-    mc->retired = 1;
+    atomic_store_explicit(&mc->retired, 1, memory_order_release);
     pthread_mutex_lock(&retired_lock);
     mc->retired_next = retired;
     retired = mc;
@@ -123,7 +123,10 @@ void clampi_msg_retired_release_all(void) {
         clampi_mcomm *mc = retired;
         retired = mc->retired_next;
         atomic_fetch_sub(&clampi_msg_retired_n, 1);
-        clampi_msg_comm_release(mc, 1);
+        if (atomic_load(&mc->live) > 0)
+            clampi_msg_comm_abandon(mc);
+        else
+            clampi_msg_comm_release(mc, 1);
     }
     pthread_mutex_unlock(&retired_lock);
 }

@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "backends/ucx/context.h"
@@ -27,6 +28,7 @@
 #include "common/progress_hook.h"
 #include "common/flatten.h"
 #include "msg/msg.h"
+#include "topo/node.h"
 
 static ucp_worker_h worker;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -229,7 +231,8 @@ static void rndv_done(void *request, ucs_status_t status, size_t length, void *u
 /* ---- synchronous sends: the acknowledgement ---------------------------------------- */
 typedef struct ack_msg {
     uint64_t cookie;
-    ucp_ep_h ep; /* queued: to whom */
+    ucp_ep_h ep;      /* queued: to whom */
+    clampi_mcomm *mc; /* referenced until sent: a freed communicator keeps its endpoints */
     struct ack_msg *next;
 } ack_msg;
 
@@ -252,6 +255,8 @@ static void send_ack(clampi_mcomm *mc, int source, uint64_t cookie) {
     }
     a->cookie = cookie;
     a->ep = mc->eps[source];
+    a->mc = mc;
+    clampi_msg_comm_ref(mc);
     a->next = NULL;
     pthread_mutex_lock(&ack_lock);
     *ack_tail = a;
@@ -275,8 +280,10 @@ static void flush_acks(void) {
         p.cb.send = ack_sent;
         p.user_data = a;
         p.flags = UCP_AM_SEND_FLAG_EAGER;
+        clampi_mcomm *mc = a->mc;
         void *req = ucp_am_send_nbx(a->ep, CLAMPI_MSG_ACK_AM_ID, &a->cookie, sizeof a->cookie, NULL, 0, &p);
         if (req == NULL || UCS_PTR_IS_ERR(req)) free(a);
+        clampi_msg_comm_unref(mc); /* sent or queued on the endpoint: a flush-mode close waits for it */
     }
 }
 
@@ -448,6 +455,7 @@ int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t 
     pthread_mutex_lock(&mc->send_lock);
     r->hdr.seq = mc->seq_out[dest]++;
     void *req = ucp_am_send_nbx(mc->eps[dest], CLAMPI_MSG_AM_ID, &r->hdr, sizeof r->hdr, data, bytes, &p);
+    if (UCS_PTR_IS_ERR(req)) mc->seq_out[dest]--; /* never sent: no gap in the receiver's order */
     pthread_mutex_unlock(&mc->send_lock);
     if (UCS_PTR_IS_ERR(req)) {
         r->error = MPI_ERR_OTHER;
@@ -484,9 +492,20 @@ static void finalize_hook_once(void) {
     PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
 }
 
+unsigned clampi_msg_spin = 64; /* until clampi_msg_transport_init */
+
+/* Oversubscribed (more of this job's processes on the node than CPUs): the process a
+ * waiting one waits for may need its CPU, so it yields sooner. */
+static void spin_init(void) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int local = clampi_node_launcher_local_ranks(), over = local > 0 && cpus > 0 && local > cpus;
+    clampi_msg_spin = (unsigned)clampi_opt_process(over ? CLAMPI_OPT_MATCH_SPIN_OVERSUB : CLAMPI_OPT_MATCH_SPIN).u;
+}
+
 int clampi_msg_transport_init(int ucx) {
     pthread_mutex_lock(&init_lock);
     int err = MPI_SUCCESS;
+    spin_init();
     if (!ucx) finalize_hook_once(); /* the MPI carrier: no UCX */
     if (ucx && !worker) {
         ucp_worker_h w;

@@ -298,10 +298,10 @@ MATCH_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
  * freed the receive and gone on to MPI_Finalize -- and until everybody got there. */
 static void drain_sends(void) {
     clampi_pm_bsend_drain();
-    int spins = 0;
+    unsigned spins = 0;
     while (clampi_msg_sends_in_flight() > 0) {
         clampi_msg_progress();
-        if (++spins % 64 == 0) sched_yield();
+        clampi_msg_pause(&spins);
     }
     MPI_Request b;
     int done = 0;
@@ -309,7 +309,7 @@ static void drain_sends(void) {
     while (!done) {
         clampi_msg_progress();
         PMPI_Test(&b, &done, MPI_STATUS_IGNORE);
-        if (!done && ++spins % 64 == 0) sched_yield();
+        if (!done) clampi_msg_pause(&spins);
     }
 }
 

@@ -218,12 +218,12 @@ static clampi_mcomm *probe_route(int source, int tag, MPI_Comm comm) {
 /* MPI's blocking probe (matched when message is not NULL) while clampi holds receives on
  * the MPI carrier: polled while clampi takes messages (see UNBLOCKED). */
 static int mpi_probe_polled(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
-    for (int spins = 0;; spins++) {
+    for (unsigned spins = 0;;) {
         int flag = 0, err = message ? PMPI_Improbe(source, tag, comm, &flag, message, status)
                                     : PMPI_Iprobe(source, tag, comm, &flag, status);
         if (err != MPI_SUCCESS || flag) return err;
         clampi_msg_progress();
-        if (spins % 64 == 63) sched_yield();
+        clampi_msg_pause(&spins);
     }
 }
 

@@ -1,0 +1,37 @@
+/* The cost of a communicator's life under the preload: MPI_Comm_dup, a 1 B ring exchange,
+ * MPI_Comm_free (every other one before its requests complete), N times; prints the time
+ * per iteration. Run plainly and preloaded with CLAMPI_MATCH (comm_free_cost.sh).
+ * Usage: match_comm_free_cost [N] */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size, n = argc > 1 ? atoi(argv[1]) : 3000;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    long sum = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < n; i++) {
+        MPI_Comm d;
+        MPI_Comm_dup(MPI_COMM_WORLD, &d);
+        int v = i + rank, w = -1;
+        MPI_Request r[2];
+        MPI_Irecv(&w, 1, MPI_INT, (rank + size - 1) % size, 0, d, &r[0]);
+        MPI_Isend(&v, 1, MPI_INT, (rank + 1) % size, 0, d, &r[1]);
+        if (i % 2) {
+            MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+            MPI_Comm_free(&d);
+        } else {
+            MPI_Comm_free(&d);
+            MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+        }
+        sum += w;
+    }
+    double us = (MPI_Wtime() - t0) / n * 1e6;
+    if (rank == 0) printf("comm_free_cost iterations=%d sum=%ld us_per_iteration=%.1f\n", n, sum, us);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# A communicator's life (MPI_Comm_dup, one exchange, MPI_Comm_free) plainly and preloaded
+# with CLAMPI_MATCH (UCX carrier, MPI carrier), and with another library (PRELOAD_OLD: a
+# before/after comparison), TRIALS alternating rounds, 2 ranks; prints each run's line.
+#   bench/match/comm_free_cost.sh BUILD_DIR [N]
+set -euo pipefail
+build=$(cd "${1:?build dir}" && pwd); n=${2:-3000}; trials=${TRIALS:-2}
+prog=$build/bench/match/match_comm_free_cost; lib=$build/src/libclampi_pmpi.so
+mpiexec=$(grep -E '^MPIEXEC_EXECUTABLE:' "$build/CMakeCache.txt" | cut -d= -f2)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+if "$mpiexec" --version 2>&1 | grep -Eq "Open MPI|OpenRTE"; then e() { echo -x "$1=$2"; }; else e() { echo -genv "$1" "$2"; }; fi
+run() { # label, then launcher env words
+  local label=$1; shift
+  echo "$label: $(timeout 600 "$mpiexec" -n 2 "$@" "$prog" "$n" | grep comm_free_cost)"
+}
+echo "# $(date -u +%FT%TZ) commit $(git -C "$(dirname "$0")" rev-parse --short HEAD) N=$n"
+for t in $(seq "$trials"); do
+  run plain
+  [ -n "${PRELOAD_OLD:-}" ] && run "before ucx" $(e LD_PRELOAD "$PRELOAD_OLD") $(e CLAMPI_MATCH lla+hot)
+  run "ucx" $(e LD_PRELOAD "$lib") $(e CLAMPI_MATCH lla+hot)
+  [ -n "${PRELOAD_OLD:-}" ] && run "before mpi" $(e LD_PRELOAD "$PRELOAD_OLD") $(e CLAMPI_MATCH lla+hot) $(e CLAMPI_MATCH_CARRIER mpi)
+  run "mpi" $(e LD_PRELOAD "$lib") $(e CLAMPI_MATCH lla+hot) $(e CLAMPI_MATCH_CARRIER mpi)
+done
