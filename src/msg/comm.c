@@ -12,6 +12,11 @@
 
 /* context id -> communicator, read by the AM handler without a lock */
 static _Atomic(clampi_mcomm *) by_context[CLAMPI_MSG_MAX_CONTEXTS];
+/* Per context id, the lowest epoch its next communicator may take here: the one after the
+ * last released. A communicator takes the highest over its members, so a message of an
+ * earlier communicator with the same id, still on the way when the id is reused, carries
+ * an older epoch and is dropped (a freed communicator waits for nobody: retire.c). */
+static _Atomic uint32_t epoch_next[CLAMPI_MSG_MAX_CONTEXTS];
 static pthread_mutex_t enable_lock = PTHREAD_MUTEX_INITIALIZER;
 static int keyval = MPI_KEYVAL_INVALID;
 
@@ -23,8 +28,7 @@ _Atomic unsigned clampi_msg_comm_generation = 1;
 _Thread_local CLAMPI_MSG_TLS clampi_msg_comm_cache clampi_msg_comm_last;
 
 static void mcomm_free(clampi_mcomm *mc);
-static _Thread_local int disabling; /* CMPIX_Comm_disable is deleting the attribute */
-static int finalizing;              /* MPI_Finalize: everything goes now */
+static int finalizing; /* MPI_Finalize: everything goes now */
 
 /* Without a collective, a flush-mode close may wait forever for a peer that no longer
  * progresses (it is in MPI_Finalize or a plain MPI call): close forcibly. */
@@ -40,8 +44,8 @@ static void close_force(ucp_ep_h *eps, int n) {
         }
 }
 
-/* The attribute goes: CMPIX_Comm_disable (arrivals counted), MPI_Comm_free of an enabled
- * communicator without it (arrivals not counted), or MPI_Finalize (local: forced close).
+/* The attribute goes: CMPIX_Comm_disable, MPI_Comm_free of an enabled communicator without
+ * it, or MPI_Finalize (local: forced close).
  * Operations pending at a free complete normally, as MPI's do: retire.c keeps mc. */
 static int on_comm_delete(MPI_Comm comm, int kv, void *value, void *extra) {
     clampi_mcomm *mc = value;
@@ -50,7 +54,6 @@ static int on_comm_delete(MPI_Comm comm, int kv, void *value, void *extra) {
         clampi_msg_comm_release(mc, 1);
         return MPI_SUCCESS;
     }
-    if (!disabling) mc->expect = UINT64_MAX;
     clampi_msg_retire(mc);
     return MPI_SUCCESS;
 }
@@ -58,14 +61,16 @@ static int on_comm_delete(MPI_Comm comm, int kv, void *value, void *extra) {
 /* MPI_Finalize with operations on retired mc still pending (they never complete now): its
  * endpoints forced closed and its id given back; its memory stays, as requests name it. */
 void clampi_msg_comm_abandon(clampi_mcomm *mc) {
+    atomic_store(&epoch_next[mc->context], (mc->epoch + 1) & CLAMPI_MSG_EPOCH_MASK);
     atomic_store(&by_context[mc->context], NULL);
-    if (mc->eps) close_force(mc->eps, mc->size);
+    if (mc->eps && !mc->eps_shared) close_force(mc->eps, mc->size);
 }
 
 void clampi_msg_comm_release(clampi_mcomm *mc, int force) {
     atomic_fetch_add(&clampi_msg_comm_generation, 1);
+    atomic_store(&epoch_next[mc->context], (mc->epoch + 1) & CLAMPI_MSG_EPOCH_MASK);
     atomic_store(&by_context[mc->context], NULL);
-    if (force && mc->eps) close_force(mc->eps, mc->size);
+    if (force && mc->eps && !mc->eps_shared) close_force(mc->eps, mc->size);
     mcomm_free(mc);
 }
 
@@ -101,7 +106,7 @@ static void mcomm_free(clampi_mcomm *mc) {
         clampi_matcher_drain(mc->matcher, 1, free_unexpected, NULL);
         clampi_matcher_destroy(mc->matcher);
     }
-    if (mc->eps) clampi_ucx_disconnect(clampi_msg_worker(), mc->eps, mc->size);
+    if (mc->eps && !mc->eps_shared) clampi_ucx_disconnect(clampi_msg_worker(), mc->eps, mc->size);
     for (int i = 0; mc->stash && i < mc->size; i++)
         while (mc->stash[i]) {
             clampi_msg *n = mc->stash[i]->next;
@@ -117,19 +122,28 @@ static void mcomm_free(clampi_mcomm *mc) {
     free(mc);
 }
 
-/* A context id free on every process of comm: OR of the used-id bitmaps, lowest clear. */
-static int agree_context(MPI_Comm comm, uint32_t *ctx) {
-    uint32_t used[CLAMPI_MSG_MAX_CONTEXTS / 32] = {0}, all[CLAMPI_MSG_MAX_CONTEXTS / 32];
+static int last_serial; /* the highest communicator serial this process has seen (under enable_lock) */
+
+/* A context id free on every process of comm (the lowest), its epoch and the
+ * communicator's serial, in one MPI_MAX reduction: per id, UINT32_MAX where it is in use,
+ * else the epoch it may take here; then one more than the highest serial anyone used. */
+static int agree_context(MPI_Comm comm, clampi_mcomm *mc) {
+    enum { N = CLAMPI_MSG_MAX_CONTEXTS + 1 };
+    uint32_t *mine = malloc(2 * sizeof *mine * N), *all = mine + N;
+    if (!mine) return MPI_ERR_NO_MEM; /* (every process: the same allocation) */
     for (uint32_t i = 0; i < CLAMPI_MSG_MAX_CONTEXTS; i++)
-        if (atomic_load(&by_context[i])) used[i / 32] |= 1u << (i % 32);
-    int rc = clampi_carrier_allreduce(used, all, CLAMPI_MSG_MAX_CONTEXTS / 32, MPI_UINT32_T, MPI_BOR, comm);
-    if (rc != MPI_SUCCESS) return rc;
-    for (uint32_t i = 0; i < CLAMPI_MSG_MAX_CONTEXTS; i++)
-        if (!(all[i / 32] & (1u << (i % 32)))) {
-            *ctx = i;
-            return MPI_SUCCESS;
+        mine[i] = atomic_load(&by_context[i]) ? UINT32_MAX : atomic_load(&epoch_next[i]);
+    mine[CLAMPI_MSG_MAX_CONTEXTS] = (uint32_t)last_serial + 1;
+    int rc = clampi_carrier_allreduce(mine, all, N, MPI_UINT32_T, MPI_MAX, comm), found = 0;
+    for (uint32_t i = 0; rc == MPI_SUCCESS && !found && i < CLAMPI_MSG_MAX_CONTEXTS; i++)
+        if (all[i] != UINT32_MAX) {
+            mc->context = i;
+            mc->epoch = all[i];
+            found = 1;
         }
-    return MPI_ERR_OTHER;
+    if (rc == MPI_SUCCESS) last_serial = mc->serial = (int)all[CLAMPI_MSG_MAX_CONTEXTS];
+    free(mine);
+    return rc != MPI_SUCCESS ? rc : found ? MPI_SUCCESS : MPI_ERR_OTHER;
 }
 
 static int enable_finish(MPI_Comm comm, clampi_mcomm *mc);
@@ -200,7 +214,7 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
     }
     ucp_ep_h *eps = mc->eps;
     mc->eps = NULL;
-    err = clampi_ucx_connect(comm, clampi_msg_worker(), eps); /* collective; all-or-nothing */
+    err = clampi_msg_eps_get(comm, eps, &mc->eps_shared); /* collective; all-or-nothing */
     if (err != MPI_SUCCESS) {
         free(eps);
         mcomm_free(mc);
@@ -215,7 +229,7 @@ static int enable_finish(MPI_Comm comm, clampi_mcomm *mc) {
     int err;
     pthread_mutex_lock(&enable_lock);
     if (keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_comm_delete, &keyval, NULL);
-    err = agree_context(comm, &mc->context);
+    err = agree_context(comm, mc);
     if (err == MPI_SUCCESS) {
         atomic_store(&by_context[mc->context], mc);
         PMPI_Comm_set_attr(comm, keyval, mc);
@@ -230,44 +244,17 @@ static int enable_finish(MPI_Comm comm, clampi_mcomm *mc) {
     return err == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(comm, err, NULL);
 }
 
-/* The UCX carrier: how many messages the others sent here on mc (mod 2^32, as the
- * sequence numbers), so that mc stays until all are in (retire.c) and its context id is
- * not reused while one is on the way. Collective; progresses while it waits. */
-static int count_arrivals(clampi_mcomm *mc) {
-    uint32_t *sent = malloc(sizeof *sent * (size_t)mc->size), expect = 0;
-    if (!sent) return MPI_ERR_NO_MEM;
-    pthread_mutex_lock(&mc->send_lock);
-    memcpy(sent, mc->seq_out, sizeof *sent * (size_t)mc->size);
-    pthread_mutex_unlock(&mc->send_lock);
-    MPI_Request q;
-    int rc = PMPI_Ireduce_scatter_block(sent, &expect, 1, MPI_UINT32_T, MPI_SUM, mc->comm, &q), done = 0;
-    for (unsigned spins = 0; rc == MPI_SUCCESS && !done; clampi_msg_pause(&spins)) {
-        clampi_msg_progress();
-        rc = PMPI_Test(&q, &done, MPI_STATUS_IGNORE);
-    }
-    free(sent);
-    mc->expect = rc == MPI_SUCCESS ? expect : UINT64_MAX;
-    return rc;
-}
-
 int CMPIX_Comm_disable(MPI_Comm comm) {
     clampi_mcomm *mc = clampi_msg_comm(comm);
     if (!mc) return clampi_msg_raise(comm, MPI_ERR_COMM, "disable: communicator not enabled");
-    int err, mc_carrier = mc->carrier;
-    if (mc_carrier == CLAMPI_CARRIER_MPI) {
-        err = barrier(mc); /* messages already sent are delivered while we wait for everybody */
-        clampi_msg_progress();
-    } else {
-        err = count_arrivals(mc);
-    }
+    /* Nothing here waits for the others (programs rely on MPI_Comm_free not synchronizing):
+     * receives in clampi's queue go to MPI (carrier mpi) or stay matchable (carrier ucx)
+     * until retire.c lets mc go. */
     pthread_mutex_lock(&enable_lock);
-    disabling = 1;
     PMPI_Comm_delete_attr(comm, keyval); /* on_comm_delete retires mc */
-    disabling = 0;
     pthread_mutex_unlock(&enable_lock);
     clampi_msg_retired_sweep(); /* nothing pending: gone at once */
-    if (err == MPI_SUCCESS && mc_carrier == CLAMPI_CARRIER_MPI) err = clampi_carrier_barrier(comm);
-    return err == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(comm, err, NULL);
+    return MPI_SUCCESS;
 }
 
 /* MPI_Finalize with communicators still enabled (MPI_COMM_WORLD, typically) or retired. */

@@ -38,14 +38,16 @@
 #define CLAMPI_MSG_TLS __attribute__((tls_model("initial-exec")))
 
 #define CLAMPI_MSG_AM_ID 11
-#define CLAMPI_MSG_ACK_AM_ID 12 /* synchronous send: the receiver's "matched" back to the sender */
-#define CLAMPI_MSG_MAX_CONTEXTS 1024
+#define CLAMPI_MSG_ACK_AM_ID 12      /* synchronous send: the receiver's "matched" back to the sender */
+#define CLAMPI_MSG_MAX_CONTEXTS 1024 /* 2^CLAMPI_MSG_CONTEXT_BITS */
+#define CLAMPI_MSG_CONTEXT_BITS 10
+#define CLAMPI_MSG_EPOCH_MASK ((1u << (32 - CLAMPI_MSG_CONTEXT_BITS)) - 1)
 #define CLAMPI_MSG_EAGER_MAX 8192 /* bytes; larger messages go by rendezvous */
 
 /* Active-message header. */
 typedef struct clampi_msg_hdr {
-    uint32_t context;
-    int32_t source; /* rank in the communicator */
+    uint32_t context; /* context id | epoch << CLAMPI_MSG_CONTEXT_BITS */
+    int32_t source;   /* rank in the communicator */
     int32_t tag;
     uint32_t seq; /* per (communicator, sender, receiver) */
     uint64_t bytes;
@@ -71,7 +73,8 @@ typedef struct clampi_mcomm {
     int rank, size, tag_ub;
     clampi_match_config cfg;
     clampi_matcher *matcher;
-    ucp_ep_h *eps;
+    ucp_ep_h *eps; /* per rank of comm: endpoints.c's shared ones, or its own (eps_shared 0) */
+    int eps_shared;
     pthread_mutex_t send_lock;
     uint32_t *seq_out;
     pthread_mutex_t recv_lock;
@@ -88,7 +91,9 @@ typedef struct clampi_mcomm {
      * communicator's state stays, without its MPI handle, until nothing names it. */
     _Atomic long live;   /* nonblocking requests and matched-probe messages naming mc */
     _Atomic int retired; /* freed by the program; on retire.c's list */
-    uint64_t expect;     /* retired: messages the others sent here (UINT64_MAX: unknown) */
+    uint32_t epoch;      /* of its context id: a message of an earlier communicator with that id is stale */
+    int serial;          /* agreed by the members at enabling, never reused in this process (stats' commN) */
+    void *owner;         /* the preload's record of it (match_comm.c), or NULL */
     struct clampi_mcomm *retired_next;
 } clampi_mcomm;
 
@@ -172,6 +177,10 @@ void clampi_msg_disable_all_local(void);                   /* at MPI_Finalize */
 void clampi_msg_comm_release(clampi_mcomm *mc, int force); /* its context id and state gone */
 void clampi_msg_comm_abandon(clampi_mcomm *mc); /* MPI_Finalize, requests still name it: endpoints and id only */
 
+/* endpoints.c: the message worker's endpoints, one per peer process */
+int clampi_msg_eps_get(MPI_Comm comm, ucp_ep_h *eps, int *shared); /* collective over comm; MPI code */
+void clampi_msg_eps_close_all(void);                               /* MPI_Finalize */
+
 /* retire.c: communicators freed while operations on them were pending */
 void clampi_msg_retire(clampi_mcomm *mc);  /* mc->comm is gone; mc stays until nothing names it */
 extern _Atomic int clampi_msg_retired_n;   /* retired, not yet released (and closes under way) */
@@ -190,6 +199,7 @@ ucp_worker_h clampi_msg_worker(void);
 struct clampi_ucx_poller *clampi_msg_poller(void); /* the worker's (backends/ucx/service.h) */
 void clampi_msg_progress(void);                    /* UCX progress + MPI completion of finished requests */
 void clampi_msg_progress_from_mpi(void);           /* the same, called inside MPI's own progress: no MPI call */
+int clampi_msg_in_mpi_hook(void);                  /* this thread is inside that call */
 void clampi_msg_reap(void); /* only the second half: requests that finished are marked so (no UCX call) */
 /* Waiting loops: a sched_yield every clampi_msg_spin polls (CLAMPI_MATCH_SPIN, or
  * CLAMPI_MATCH_SPIN_OVERSUB on an oversubscribed node; set by clampi_msg_transport_init).

@@ -2,11 +2,12 @@
  * communicator for deallocation: its pending sends and receives complete normally, a
  * matched-probe message can still be received, a posted receive can still be cancelled.
  * So a freed clampi communicator is retired, not destroyed: its MPI handle is gone, its
- * queues, endpoints and context id stay until nothing names it (mc->live: requests and
- * held messages) and, on the UCX carrier, every message the others sent on it is in.
- * Messages that arrive unexpected on a retired communicator can never be received (no
- * receive can be posted on it any more; those posted met them on arrival): they are
- * dropped, which releases a rendezvous sender. */
+ * queues and context id stay until nothing names it (mc->live: requests, held messages,
+ * queued acknowledgements). Nobody waits for anybody: a message that arrives unexpected
+ * on a retired communicator, or after it is gone, can never be received (no receive can
+ * be posted on it any more; those posted met it on arrival) and is dropped, which
+ * releases a rendezvous sender; the context id's epoch (comm.c) tells a late one from a
+ * message of the id's next communicator. */
 #include <stdlib.h>
 
 #include "backends/ucx/context.h"
@@ -47,21 +48,14 @@ void clampi_msg_retire(clampi_mcomm *mc) {
     pthread_mutex_unlock(&retired_lock);
 }
 
-/* Nothing names mc and, counted, everything sent to it is in. */
-static int finished(clampi_mcomm *mc) {
-    if (atomic_load_explicit(&mc->live, memory_order_acquire) != 0) return 0;
-    if (mc->carrier != CLAMPI_CARRIER_UCX || mc->expect == UINT64_MAX) return 1;
-    uint32_t in = 0;
-    pthread_mutex_lock(&mc->recv_lock);
-    for (int s = 0; s < mc->size; s++) in += mc->seq_in[s];
-    pthread_mutex_unlock(&mc->recv_lock);
-    return in == (uint32_t)mc->expect;
-}
+/* Nothing names mc any more. What is still on the way to it could never be received
+ * (a receive would name mc): the AM handler drops it, as stale once the id is reused. */
+static int finished(clampi_mcomm *mc) { return atomic_load_explicit(&mc->live, memory_order_acquire) == 0; }
 
 /* Its endpoints closing in the background, then everything else at once. */
 static void release(clampi_mcomm *mc) {
-    ucp_ep_h *eps = mc->eps;
-    mc->eps = NULL;
+    ucp_ep_h *eps = mc->eps_shared ? NULL : mc->eps; /* shared ones stay (endpoints.c) */
+    if (eps) mc->eps = NULL;
     for (int r = 0; eps && r < mc->size; r++) {
         if (!eps[r]) continue;
         ucp_request_param_t p;

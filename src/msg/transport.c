@@ -161,6 +161,8 @@ void clampi_msg_progress(void) {
     in_progress = 0;
 }
 
+int clampi_msg_in_mpi_hook(void) { return in_mpi_hook; }
+
 void clampi_msg_progress_from_mpi(void) {
     in_mpi_hook = 1;
     clampi_msg_progress();
@@ -377,10 +379,14 @@ static ucs_status_t am_handler(void *arg, const void *header, size_t header_leng
     clampi_mcomm *mc = NULL;
     if (header_length == sizeof hdr) {
         memcpy(&hdr, header, sizeof hdr);
-        mc = clampi_msg_comm_by_context(hdr.context);
+        mc = clampi_msg_comm_by_context(hdr.context & (CLAMPI_MSG_MAX_CONTEXTS - 1));
+        if (mc && mc->epoch != hdr.context >> CLAMPI_MSG_CONTEXT_BITS) mc = NULL;
     }
+    /* None: a message of a freed communicator that nobody could receive (comm.c's epochs),
+     * dropped; a rendezvous sender is released. */
     if (!mc || h->source < 0 || h->source >= mc->size) {
-        fprintf(stderr, "clampi: message for an unknown communicator dropped\n");
+        if (clampi_opt_process(CLAMPI_OPT_MATCH_VERBOSE).u)
+            fprintf(stderr, "clampi: message for a freed or unknown communicator dropped\n");
         return UCS_OK;
     }
     clampi_msg *m = clampi_pool_get(CLAMPI_POOL_MSG);
@@ -441,7 +447,7 @@ int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t 
     p.cb.send = send_done;
     p.user_data = r;
     p.flags = bytes <= CLAMPI_MSG_EAGER_MAX ? UCP_AM_SEND_FLAG_EAGER : UCP_AM_SEND_FLAG_RNDV;
-    r->hdr.context = mc->context;
+    r->hdr.context = mc->context | mc->epoch << CLAMPI_MSG_CONTEXT_BITS;
     r->hdr.source = mc->rank;
     r->hdr.tag = tag;
     r->hdr.bytes = bytes;
@@ -475,6 +481,7 @@ static int at_finalize(MPI_Comm comm, int kv, void *value, void *extra) {
     prog_stop_thread(); /* first: its AM handler must not meet a communicator being freed */
     clampi_msg_disable_all_local();
     clampi_msg_progress();
+    if (worker) clampi_msg_eps_close_all();
     clampi_progress_hook_remove(clampi_msg_progress_from_mpi);
     clampi_mreq_shells_free();
     pthread_mutex_lock(&init_lock);

@@ -10,9 +10,8 @@
  * A communicator is clampi's or MPI's from its creation to its MPI_Comm_free or
  * MPI_Comm_disconnect (disabled
  * there, collectively) or MPI_Finalize. Intercommunicators and anything the enabling fails
- * for (a bad info value, no UCX) stay on MPI. MPI_Comm_idup of a clampi communicator is
- * served as MPI_Comm_dup (blocking) with an already complete request: enabling is
- * collective and must follow the duplication.
+ * for (a bad info value, no UCX) stay on MPI, and so does the result of MPI_Comm_idup
+ * (enabling is collective: it would block where the program asked not to).
  * CLAMPI_STATS: one line per clampi communicator per rank at MPI_Finalize:
  *   clampi: match rank=R comm=NAME structure=S messages=N mean_depth=D max_depth=M */
 #include <mpi.h>
@@ -42,8 +41,8 @@ typedef struct record {
     uint64_t messages, depth_sum, depth_max;
     struct record *next;
 } record;
-static record *records, **records_tail = &records;
-static int last_seq; /* the highest commN this process has seen */
+static record *records, **records_tail = &records; /* kept only for CLAMPI_STATS / CLAMPI_MATCH_PROFILE */
+static _Atomic int ever_enabled;
 static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int verbose(void) { return clampi_opt_process(CLAMPI_OPT_MATCH_VERBOSE).u != 0; }
@@ -80,14 +79,14 @@ static void enable(MPI_Comm comm, MPI_Info info) {
         if (verbose()) fprintf(stderr, "clampi: communicator stays on MPI (enabling failed, error %d)\n", rc);
         return;
     }
-    int next = last_seq + 1, seq = next;
-    clampi_carrier_allreduce(&next, &seq, 1, MPI_INT, MPI_MAX, comm);
-    last_seq = seq;
-    record *rec = calloc(1, sizeof *rec);
+    atomic_store(&ever_enabled, 1);
     clampi_mcomm *mc = clampi_msg_comm(comm);
+    /* a program making 200,000 communicators keeps no records unless asked to print them */
+    record *rec = clampi_stats_enabled() || clampi_match_profile_on() ? calloc(1, sizeof *rec) : NULL;
     if (rec && mc) {
         rec->mc = mc;
-        rec->seq = seq;
+        rec->seq = mc->serial;
+        mc->owner = rec;
         rec->structure = clampi_match_kind_name(mc->cfg.kind);
         pthread_mutex_lock(&records_lock);
         *records_tail = rec;
@@ -192,16 +191,11 @@ int clampi_pm_done_request(MPI_Request *request) {
     return rc == MPI_SUCCESS ? PMPI_Grequest_complete(*request) : rc;
 }
 
-/* On a clampi communicator: duplicated and enabled now (both collective; a program that
- * needs the other members' progress between its MPI_Comm_idup and the wait on it could
- * block here, which MPI_Comm_dup's users never meet), then a request that is complete. */
+/* MPI's, and the duplicate stays MPI's: enabling is collective and would have to block
+ * here or in the completion of the request, and programs post MPI_Comm_idup exactly so
+ * that the members need not meet (MPICH's comm_idup test hangs otherwise). */
 MATCH_API int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
-    if (!newcomm || !request || !clampi_pm_comm(comm)) return PMPI_Comm_idup(comm, newcomm, request);
-    clampi_carrier_release(); /* blocking in MPI: see msg.h */
-    int rc = PMPI_Comm_dup(comm, newcomm);
-    if (rc != MPI_SUCCESS) return rc;
-    derived(comm, *newcomm, MPI_INFO_NULL, 0);
-    return clampi_pm_done_request(request);
+    return PMPI_Comm_idup(comm, newcomm, request);
 }
 
 MATCH_API int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
@@ -244,13 +238,14 @@ MATCH_API int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI
 void clampi_pm_comm_forget(MPI_Comm *comm) {
     clampi_mcomm *mc = comm ? clampi_pm_comm(*comm) : NULL;
     if (mc && *comm != MPI_COMM_WORLD && *comm != MPI_COMM_SELF) {
-        pthread_mutex_lock(&records_lock);
-        for (record *r = records; r; r = r->next)
-            if (r->mc == mc) {
-                snapshot(r);
-                r->mc = NULL;
-            }
-        pthread_mutex_unlock(&records_lock);
+        record *r = mc->owner;
+        if (r) {
+            pthread_mutex_lock(&records_lock);
+            snapshot(r);
+            r->mc = NULL;
+            mc->owner = NULL;
+            pthread_mutex_unlock(&records_lock);
+        }
         MPI_Errhandler eh;
         PMPI_Comm_get_errhandler(*comm, &eh);
         PMPI_Comm_set_errhandler(*comm, MPI_ERRORS_RETURN);
@@ -314,7 +309,7 @@ static void drain_sends(void) {
 }
 
 void clampi_pm_finalize(void) {
-    if (records) drain_sends();
+    if (atomic_load(&ever_enabled)) drain_sends();
     int stats = clampi_stats_enabled(), profile = clampi_match_profile_on();
     if (!records || (!stats && !profile)) return;
     int rank = 0;

@@ -1,0 +1,109 @@
+/* The message worker's endpoints: one per peer process, shared by every communicator the
+ * UCX carrier serves (indexed by rank in MPI_COMM_WORLD). A communicator's enabling only
+ * exchanges worker addresses when some member lacks an endpoint to another, so creating
+ * and freeing communicators costs a few collectives, not a connection per pair and
+ * communicator; freeing one closes nothing. A communicator with a process outside
+ * MPI_COMM_WORLD (dynamic processes) gets endpoints of its own, closed with it. The shared
+ * ones go at MPI_Finalize. */
+#include <stdlib.h>
+
+#include "backends/ucx/context.h"
+#include "msg/msg.h"
+
+static pthread_mutex_t eps_lock = PTHREAD_MUTEX_INITIALIZER;
+static ucp_ep_h *by_world; /* under eps_lock; world_size entries */
+static int world_size;
+
+/* comm's ranks in MPI_COMM_WORLD (MPI_UNDEFINED for a process outside it). */
+static int world_ranks(MPI_Comm comm, int size, int *w) {
+    MPI_Group g, wg;
+    int rc = PMPI_Comm_group(comm, &g);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    if (rc == MPI_SUCCESS) {
+        int *r = malloc(sizeof *r * (size_t)size);
+        if (!r) rc = MPI_ERR_NO_MEM;
+        for (int i = 0; r && i < size; i++) r[i] = i;
+        if (r) rc = PMPI_Group_translate_ranks(g, size, r, wg, w);
+        free(r);
+        PMPI_Group_free(&wg);
+    }
+    PMPI_Group_free(&g);
+    return rc;
+}
+
+/* Endpoints the cache lacks for comm's members, from their exchanged addresses. 1 if all made. */
+static int fill(MPI_Comm comm, ucp_worker_h worker, int size, const int *w) {
+    void *blob;
+    size_t *offs;
+    if (clampi_ucx_worker_address_exchange(comm, worker, &blob, &offs) != MPI_SUCCESS) return 0;
+    int ok = 1;
+    pthread_mutex_lock(&eps_lock);
+    for (int r = 0; ok && r < size; r++) {
+        if (by_world[w[r]]) continue;
+        ucp_ep_params_t params;
+        memset(&params, 0, sizeof params);
+        params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+        params.address = (const ucp_address_t *)((char *)blob + offs[r]);
+        ok = ucp_ep_create(worker, &params, &by_world[w[r]]) == UCS_OK;
+        if (!ok) by_world[w[r]] = NULL;
+    }
+    pthread_mutex_unlock(&eps_lock);
+    free(blob);
+    free(offs);
+    return ok;
+}
+
+int clampi_msg_eps_get(MPI_Comm comm, ucp_ep_h *eps, int *shared) {
+    ucp_worker_h worker = clampi_msg_worker();
+    int size, rc;
+    PMPI_Comm_size(comm, &size);
+    int *w = malloc(sizeof *w * (size_t)size), need[2] = {0, 0}, all[2]; /* {outside WORLD, missing} */
+    rc = w ? world_ranks(comm, size, w) : MPI_ERR_NO_MEM;
+    pthread_mutex_lock(&eps_lock);
+    if (rc == MPI_SUCCESS && !by_world) {
+        PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+        by_world = calloc((size_t)world_size, sizeof *by_world);
+    }
+    need[0] = rc != MPI_SUCCESS || !by_world;
+    for (int r = 0; !need[0] && r < size; r++) {
+        if (w[r] == MPI_UNDEFINED || w[r] < 0 || w[r] >= world_size)
+            need[0] = 1;
+        else if (!by_world[w[r]])
+            need[1] = 1;
+    }
+    pthread_mutex_unlock(&eps_lock);
+    rc = PMPI_Allreduce(need, all, 2, MPI_INT, MPI_MAX, comm);
+    if (rc == MPI_SUCCESS && all[0]) { /* endpoints of its own */
+        free(w);
+        *shared = 0;
+        return clampi_ucx_connect(comm, worker, eps);
+    }
+    int ok = rc == MPI_SUCCESS, all_ok = 0;
+    if (ok && all[1]) {
+        ok = fill(comm, worker, size, w);
+        rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
+        if (rc == MPI_SUCCESS && !all_ok) rc = MPI_ERR_OTHER;
+    }
+    if (rc == MPI_SUCCESS) {
+        pthread_mutex_lock(&eps_lock);
+        for (int r = 0; r < size; r++) eps[r] = by_world[w[r]];
+        pthread_mutex_unlock(&eps_lock);
+        *shared = 1;
+    }
+    free(w);
+    return rc;
+}
+
+void clampi_msg_eps_close_all(void) {
+    ucp_request_param_t p;
+    memset(&p, 0, sizeof p);
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    p.flags = UCP_EP_CLOSE_FLAG_FORCE; /* MPI_Finalize: the peers may have gone */
+    pthread_mutex_lock(&eps_lock);
+    for (int r = 0; by_world && r < world_size; r++)
+        if (by_world[r]) clampi_ucx_wait(clampi_msg_worker(), ucp_ep_close_nbx(by_world[r], &p));
+    free(by_world);
+    by_world = NULL;
+    pthread_mutex_unlock(&eps_lock);
+}
