@@ -1,8 +1,11 @@
-/* MPI_Comm_idup must not wait for the other members (MPICH's comm/comm_idup pattern): rank
- * 0 calls it only after a synchronous send from every other rank, which each makes after
- * its own MPI_Comm_idup; then the duplicate carries an allreduce and a ring exchange.
- * Under the preload with CLAMPI_MATCH an MPI_Comm_idup that blocked until all called it
- * would hang here. */
+/* Neither MPI_Comm_idup nor MPI_Comm_free may wait for the other members.
+ * 1. MPICH's comm/comm_idup pattern: rank 0 calls MPI_Comm_idup only after a synchronous
+ *    send from every other rank, which each makes after its own MPI_Comm_idup; then the
+ *    duplicate carries an allreduce and a ring exchange.
+ * 2. MPICH's comm/cmfree2 pattern: rank 1 posts a receive on a duplicate and frees it
+ *    before a barrier on MPI_COMM_WORLD; rank 0 makes the matching synchronous send and
+ *    frees the duplicate only after that barrier.
+ * Under the preload with CLAMPI_MATCH either call blocking until all called it hangs. */
 #include <mpi.h>
 #include <stdio.h>
 
@@ -28,6 +31,23 @@ int main(int argc, char **argv) {
                  MPI_STATUS_IGNORE);
     printf("result comm_idup rank=%d sum=%d got=%d\n", rank, sum, got);
     MPI_Comm_free(&dup);
+
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    int v = 77, w = 0;
+    if (rank == 0) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Ssend(&v, 1, MPI_INT, 1, 0, dup);
+        MPI_Comm_free(&dup);
+    } else if (rank == 1) {
+        MPI_Irecv(&w, 1, MPI_INT, 0, 0, dup, &q);
+        MPI_Comm_free(&dup);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        printf("result comm_free_after_irecv w=%d\n", w);
+    } else {
+        MPI_Comm_free(&dup);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
     MPI_Finalize();
     return 0;
 }
