@@ -12,11 +12,6 @@
 
 /* context id -> communicator, read by the AM handler without a lock */
 static _Atomic(clampi_mcomm *) by_context[CLAMPI_MSG_MAX_CONTEXTS];
-/* Per context id, the lowest epoch its next communicator may take here: the one after the
- * last released. A communicator takes the highest over its members, so a message of an
- * earlier communicator with the same id, still on the way when the id is reused, carries
- * an older epoch and is dropped (a freed communicator waits for nobody: retire.c). */
-static _Atomic uint32_t epoch_next[CLAMPI_MSG_MAX_CONTEXTS];
 static pthread_mutex_t enable_lock = PTHREAD_MUTEX_INITIALIZER;
 static int keyval = MPI_KEYVAL_INVALID;
 
@@ -61,14 +56,12 @@ static int on_comm_delete(MPI_Comm comm, int kv, void *value, void *extra) {
 /* MPI_Finalize with operations on retired mc still pending (they never complete now): its
  * endpoints forced closed and its id given back; its memory stays, as requests name it. */
 void clampi_msg_comm_abandon(clampi_mcomm *mc) {
-    atomic_store(&epoch_next[mc->context], (mc->epoch + 1) & CLAMPI_MSG_EPOCH_MASK);
     atomic_store(&by_context[mc->context], NULL);
     if (mc->eps && !mc->eps_shared) close_force(mc->eps, mc->size);
 }
 
 void clampi_msg_comm_release(clampi_mcomm *mc, int force) {
     atomic_fetch_add(&clampi_msg_comm_generation, 1);
-    atomic_store(&epoch_next[mc->context], (mc->epoch + 1) & CLAMPI_MSG_EPOCH_MASK);
     atomic_store(&by_context[mc->context], NULL);
     if (force && mc->eps && !mc->eps_shared) close_force(mc->eps, mc->size);
     mcomm_free(mc);
@@ -122,27 +115,43 @@ static void mcomm_free(clampi_mcomm *mc) {
     free(mc);
 }
 
-static int last_serial; /* the highest communicator serial this process has seen (under enable_lock) */
+/* The highest communicator serial this process has seen (under enable_lock). A new
+ * communicator's serial is one more than the highest over its members, so it exceeds that
+ * of every earlier communicator any member belonged to. It is also the epoch its messages
+ * carry beside the context id: a message of a freed communicator that arrives after the
+ * id was reused (a freed communicator waits for nobody: retire.c) was sent and is received
+ * by members of both, so it carries an older epoch and is dropped. */
+static int last_serial;
+static MPI_Op agree_op = MPI_OP_NULL;
 
-/* A context id free on every process of comm (the lowest), its epoch and the
- * communicator's serial, in one MPI_MAX reduction: per id, UINT32_MAX where it is in use,
- * else the epoch it may take here; then one more than the highest serial anyone used. */
+/* The agreement's reduction: OR of the used-id bitmaps, MAX of the serials. */
+#define AGREE_WORDS (CLAMPI_MSG_MAX_CONTEXTS / 32 + 1)
+static void agree_fn(void *in, void *inout, int *len, MPI_Datatype *type) {
+    uint32_t *a = in, *b = inout;
+    for (int k = 0; k < *len; k++) {
+        int i = k % AGREE_WORDS;
+        b[k] = i < AGREE_WORDS - 1 ? a[k] | b[k] : a[k] > b[k] ? a[k] : b[k];
+    }
+}
+
+/* The lowest context id free on every process of comm, and the communicator's serial: one
+ * reduction of AGREE_WORDS words. */
 static int agree_context(MPI_Comm comm, clampi_mcomm *mc) {
-    enum { N = CLAMPI_MSG_MAX_CONTEXTS + 1 };
-    uint32_t *mine = malloc(2 * sizeof *mine * N), *all = mine + N;
-    if (!mine) return MPI_ERR_NO_MEM; /* (every process: the same allocation) */
+    uint32_t mine[AGREE_WORDS] = {0}, all[AGREE_WORDS];
+    if (agree_op == MPI_OP_NULL) PMPI_Op_create(agree_fn, 1, &agree_op);
     for (uint32_t i = 0; i < CLAMPI_MSG_MAX_CONTEXTS; i++)
-        mine[i] = atomic_load(&by_context[i]) ? UINT32_MAX : atomic_load(&epoch_next[i]);
-    mine[CLAMPI_MSG_MAX_CONTEXTS] = (uint32_t)last_serial + 1;
-    int rc = clampi_carrier_allreduce(mine, all, N, MPI_UINT32_T, MPI_MAX, comm), found = 0;
+        if (atomic_load(&by_context[i])) mine[i / 32] |= 1u << (i % 32);
+    mine[AGREE_WORDS - 1] = (uint32_t)last_serial + 1;
+    int rc = clampi_carrier_allreduce(mine, all, AGREE_WORDS, MPI_UINT32_T, agree_op, comm), found = 0;
     for (uint32_t i = 0; rc == MPI_SUCCESS && !found && i < CLAMPI_MSG_MAX_CONTEXTS; i++)
-        if (all[i] != UINT32_MAX) {
+        if (!(all[i / 32] & (1u << (i % 32)))) {
             mc->context = i;
-            mc->epoch = all[i];
             found = 1;
         }
-    if (rc == MPI_SUCCESS) last_serial = mc->serial = (int)all[CLAMPI_MSG_MAX_CONTEXTS];
-    free(mine);
+    if (rc == MPI_SUCCESS) {
+        last_serial = mc->serial = (int)all[AGREE_WORDS - 1];
+        mc->epoch = (uint32_t)mc->serial & CLAMPI_MSG_EPOCH_MASK;
+    }
     return rc != MPI_SUCCESS ? rc : found ? MPI_SUCCESS : MPI_ERR_OTHER;
 }
 
