@@ -7,8 +7,9 @@
  * at once; its space is free again when the send has left. When it does not fit the space
  * left (after the sends that have left are reaped), or nothing is attached, the call fails
  * with MPI_ERR_BUFFER on the communicator, as MPI's own buffered sends do. MPI_Buffer_detach
- * waits for them and gives the program's buffer back. Left to MPI: bad arguments (MPI's
- * own MPI_Bsend reports them) and MPI_Bsend_init on MPI's communicators.
+ * waits for them and gives the program's buffer back (MPI_Bsend_init on MPI's
+ * communicators too: match_persist.c starts each as clampi_pm_bsend_mpi). Left to MPI: bad
+ * arguments (MPI's own MPI_Bsend reports them).
  * When no clampi communicator exists at attach time (a clampi_match info key enables one
  * later), the buffer is MPI's, and clampi's buffered sends use memory of their own with the
  * same accounting against the attached size. */

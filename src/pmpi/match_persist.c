@@ -22,7 +22,7 @@
 
 #define MATCH_API __attribute__((visibility("default")))
 
-enum { P_SEND, P_SSEND, P_BSEND, P_RSEND, P_RECV };
+enum { P_SEND, P_SSEND, P_BSEND, P_RSEND, P_RECV, P_BSEND_MPI };
 
 typedef struct preq {
     MPI_Request handle, inner;
@@ -130,10 +130,25 @@ MATCH_API int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int 
     return PMPI_Ssend_init(buf, count, type, dest, tag, comm, request);
 }
 
+/* On an MPI communicator while CLAMPI_MATCH is on: clampi may hold the attached buffer
+ * (match_bsend.c), so each start is clampi's buffered send on MPI's communicator, which
+ * uses MPI's own buffered send when MPI holds the buffer. Bad arguments go to MPI. */
+static int mpi_bsend_ok(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    int inter = 1, size = 0, *ub = NULL, flag = 0;
+    if (!atomic_load_explicit(&clampi_pm_enabled, memory_order_relaxed) || comm == MPI_COMM_NULL ||
+        !clampi_pm_ok_buf(buf, count, type) || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return 0;
+    PMPI_Comm_size(comm, &size);
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    return (dest == MPI_PROC_NULL || (dest >= 0 && dest < size)) && tag >= 0 && (!flag || tag <= *ub);
+}
+
 MATCH_API int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                              MPI_Request *request) {
     if (request && send_ok(buf, count, type, dest, tag, comm))
         return make(P_BSEND, buf, count, type, dest, tag, comm, request);
+    if (request && !clampi_pm_comm(comm) && mpi_bsend_ok(buf, count, type, dest, tag, comm))
+        return make(P_BSEND_MPI, buf, count, type, dest, tag, comm, request);
     return PMPI_Bsend_init(buf, count, type, dest, tag, comm, request);
 }
 
@@ -164,6 +179,7 @@ static int start(MPI_Request *request) {
     case P_RECV: return CMPIX_Irecv(p->buf, p->count, p->type, p->peer, p->tag, p->comm, &p->inner);
     case P_SSEND: return CMPIX_Issend(p->buf, p->count, p->type, p->peer, p->tag, p->comm, &p->inner);
     case P_BSEND: return clampi_pm_bsend(p->buf, p->count, p->type, p->peer, p->tag, p->comm, &p->inner);
+    case P_BSEND_MPI: return clampi_pm_bsend_mpi(p->buf, p->count, p->type, p->peer, p->tag, p->comm, &p->inner);
     default: return CMPIX_Isend(p->buf, p->count, p->type, p->peer, p->tag, p->comm, &p->inner);
     }
 }
