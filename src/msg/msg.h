@@ -199,7 +199,6 @@ ucp_worker_h clampi_msg_worker(void);
 struct clampi_ucx_poller *clampi_msg_poller(void); /* the worker's (backends/ucx/service.h) */
 void clampi_msg_progress(void);                    /* UCX progress + MPI completion of finished requests */
 void clampi_msg_progress_from_mpi(void);           /* the same, called inside MPI's own progress: no MPI call */
-int clampi_msg_in_mpi_hook(void);                  /* this thread is inside that call */
 void clampi_msg_reap(void); /* only the second half: requests that finished are marked so (no UCX call) */
 /* Waiting loops: a sched_yield every clampi_msg_spin polls (CLAMPI_MATCH_SPIN, or
  * CLAMPI_MATCH_SPIN_OVERSUB on an oversubscribed node; set by clampi_msg_transport_init).

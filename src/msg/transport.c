@@ -161,8 +161,6 @@ void clampi_msg_progress(void) {
     in_progress = 0;
 }
 
-int clampi_msg_in_mpi_hook(void) { return in_mpi_hook; }
-
 void clampi_msg_progress_from_mpi(void) {
     in_mpi_hook = 1;
     clampi_msg_progress();
