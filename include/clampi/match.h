@@ -51,6 +51,8 @@ extern "C" {
  * receives beyond clampi_match_native_depth nonblocking ones in MPI's own queue). */
 #define CLAMPI_MATCH_CARRIER_KEY "clampi_match_carrier"
 #define CLAMPI_MATCH_NATIVE_DEPTH_KEY "clampi_match_native_depth"
+/* How far the native depth may grow while receives match in posting order (docs/matching.md). */
+#define CLAMPI_MATCH_NATIVE_DEPTH_MAX_KEY "clampi_match_native_depth_max"
 
 /* Collective over comm: gives comm a matching engine (structure from info / environment),
  * a context id agreed by all its processes, and UCX endpoints to every rank (carrier ucx)

@@ -104,6 +104,11 @@ typedef enum clampi_opt_type {
       UINT, "16", NULL, 0, 1u << 20,                                                                                   \
       "Carrier mpi: nonblocking receives left in MPI's own queue per communicator before clampi queues the deeper "    \
       "ones")                                                                                                          \
+    X(MATCH_NATIVE_DEPTH_MAX, "match_native_depth_max", "match", "clampi_match_native_depth_max",                      \
+      "CLAMPI_MATCH_NATIVE_DEPTH_MAX", UINT, "64", NULL, 0, 1u << 20,                                                  \
+      "Carrier mpi: the native depth doubles up to this many receives while clampi's receives match in posting "       \
+      "order (a window whose messages arrive in order costs MPI's queue little), and falls back to "                   \
+      "clampi_match_native_depth when a match skips an older receive; at most clampi_match_native_depth: fixed")       \
     X(MATCH_CARRIER_COLL_BYTES, "match_carrier_coll_bytes", "match", NULL, "CLAMPI_MATCH_CARRIER_COLL_BYTES", UINT,    \
       "16384", NULL, 0, 1u << 30,                                                                                      \
       "Carrier mpi, preload: a blocking collective whose data per process is at most this many bytes runs as its "     \

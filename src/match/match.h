@@ -105,7 +105,8 @@ typedef struct clampi_match_stats {
 } clampi_match_stats;
 void clampi_matcher_stats(clampi_matcher *m, clampi_match_stats *out);
 /* Entries compared by the matcher's last search (the match's depth, or the whole queue on
- * a miss). For benchmarks; racy by nature under threads (a statistic). */
+ * a miss). For benchmarks and for a caller that serializes its calls on m (the MPI
+ * carrier's native depth); otherwise racy under threads (a statistic). */
 size_t clampi_matcher_last_depth(clampi_matcher *m);
 const clampi_match_config *clampi_matcher_config(const clampi_matcher *m);
 #endif

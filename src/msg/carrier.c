@@ -4,7 +4,7 @@
  *
  * A short queue costs MPI little; a long one is what the semi-permanent cache occupancy
  * paper speeds up. So a receive goes to MPI's own queue while clampi holds no receive and
- * no probed message of this communicator and fewer than native_max of MPI's own are
+ * no probed message of this communicator and fewer than the native depth of MPI's own are
  * pending; otherwise it goes to clampi's queue, and clampi takes MPI's unexpected messages
  * with MPI_Improbe (MPI_ANY_SOURCE, MPI_ANY_TAG) and matches each against its queue, then
  * receives it with MPI_Imrecv straight into the program's buffer.
@@ -16,6 +16,17 @@
  * message clampi took (its unexpected queue) is older than any message of the same sender
  * still inside MPI, so receives and probes look at clampi's unexpected queue first. A probe
  * first lets clampi's receives take what has arrived (a posted receive wins over a probe).
+ *
+ * The native depth (how many of MPI's own): MPI's queue is a list, so a receive deep in it
+ * costs every arrival that passes it -- unless arrivals match in posting order, when each
+ * takes the head. A window of receives whose messages come in order (osu_bw, a halo
+ * exchange) is then cheaper in MPI's queue than in clampi's (MPI_Improbe + matcher +
+ * MPI_Imrecv per message). So the depth starts at native_base, doubles (up to native_cap)
+ * after a run of clampi matches as long as the depth, each at the head of clampi's queue,
+ * and falls back to native_base at the first match that skipped an older receive: in
+ * clampi's queue (the matcher's depth) or in MPI's (a tracked receive completing before an
+ * older one). Changing the depth never reorders: it applies only while clampi's queue is
+ * empty, like every hand to MPI.
  *
  * Progress: a sender's large message (rendezvous) completes only when the receiver takes
  * it. While clampi holds receives (clampi_carrier_pending), clampi's waits and blocking
@@ -51,6 +62,7 @@ static void unlock(clampi_mcomm *mc) {
 static struct {
     MPI_Request h;
     clampi_mcomm *mc; /* NULL: empty slot */
+    unsigned seq;     /* mc's tracking order */
 } native[NATIVE_SLOTS];
 static pthread_mutex_t native_lock = PTHREAD_MUTEX_INITIALIZER;
 static int native_threads; /* MPI_THREAD_MULTIPLE: the set is locked (else one thread uses it) */
@@ -78,14 +90,38 @@ void clampi_carrier_track(MPI_Request h, clampi_mcomm *mc) {
         while (native[i].mc) i = (i + 1) & (NATIVE_SLOTS - 1);
         native[i].h = h;
         native[i].mc = mc;
+        native[i].seq = mc->native_seq++;
         count_add(&clampi_carrier_n.nnative, 1);
         count_add(&mc->native_live, 1);
     }
     native_release();
 }
 
-/* Removes slot i (linear probing: later entries of its run move back). native_lock held. */
+/* ---- the native depth (see the top) ---- */
+static void native_fall_back(clampi_mcomm *mc) {
+    if (atomic_load_explicit(&mc->native_max, memory_order_relaxed) == mc->native_base) return;
+    atomic_store_explicit(&mc->native_max, mc->native_base, memory_order_relaxed);
+}
+
+/* A clampi receive matched an arrival `depth` entries into clampi's queue (recv_lock held). */
+static void native_adapt(clampi_mcomm *mc, size_t depth) {
+    if (mc->native_cap <= mc->native_base) return; /* fixed */
+    if (depth) {
+        mc->fifo_run = 0;
+        native_fall_back(mc);
+        return;
+    }
+    unsigned cur = atomic_load_explicit(&mc->native_max, memory_order_relaxed);
+    if (++mc->fifo_run < cur || cur >= mc->native_cap) return;
+    mc->fifo_run = 0;
+    atomic_store_explicit(&mc->native_max, cur > mc->native_cap / 2 ? mc->native_cap : 2 * cur, memory_order_relaxed);
+}
+
+/* Removes slot i (linear probing: later entries of its run move back). native_lock held.
+ * A receive leaving before an older one of its communicator: MPI's queue was searched past
+ * that one. */
 static void slot_remove(unsigned i) {
+    if (native[i].seq != native[i].mc->native_done++) native_fall_back(native[i].mc);
     count_add(&native[i].mc->native_live, -1);
     native[i].mc = NULL;
     count_add(&clampi_carrier_n.nnative, -1);
@@ -150,12 +186,14 @@ static void wire_error(MPI_Comm *wire, int *code, ...) {
 }
 
 /* ---- enable / disable --------------------------------------------------------------- */
-int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_max) {
+int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_base, unsigned native_cap) {
     int provided = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&provided);
     mc->threaded = provided == MPI_THREAD_MULTIPLE;
     if (mc->threaded) native_threads = 1;
-    mc->native_max = native_max;
+    mc->native_base = native_base;
+    mc->native_cap = native_cap;
+    atomic_store(&mc->native_max, native_base);
     /* clampi's shared-memory collectives take messages while they wait for a peer, and
      * hand clampi's queued receives to MPI before they block inside MPI */
     __atomic_store_n(&clampi_idle_hook, clampi_carrier_progress, __ATOMIC_RELEASE);
@@ -375,6 +413,7 @@ static int pull(clampi_mcomm *mc, matched out[PULL_BATCH], int *drained) {
         if (rc == 1) {
             mc->posted--;
             atomic_fetch_sub(&clampi_carrier_n.pending, 1);
+            native_adapt(mc, clampi_matcher_last_depth(mc->matcher));
             out[nout++] = (matched){(clampi_mreq *)got, m};
         } else if (rc == 0) {
             mc->unexpected++;

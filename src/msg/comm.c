@@ -170,10 +170,10 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
     if (inter) return clampi_msg_raise(comm, MPI_ERR_COMM, "enable: intercommunicators are not supported");
     clampi_match_config cfg;
     int carrier = CLAMPI_CARRIER_UCX;
-    unsigned native_max = 0;
+    unsigned native_base = 0, native_cap = 0;
     /* Every process decides locally, then all agree, so nobody is left in a collective. */
     int err = clampi_msg_options(info, &cfg);
-    if (err == MPI_SUCCESS) err = clampi_msg_carrier_options(info, &carrier, &native_max);
+    if (err == MPI_SUCCESS) err = clampi_msg_carrier_options(info, &carrier, &native_base, &native_cap);
     /* MPI's own waits on a generalized handle (Fortran's) cannot take messages from MPI (no
      * MPI call inside MPI's progress): the MPI carrier needs clampi's completion calls. */
     if (err == MPI_SUCCESS && carrier == CLAMPI_CARRIER_MPI && !clampi_mreq_handles_persistent()) {
@@ -203,7 +203,7 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
     pthread_mutex_init(&mc->recv_lock, NULL);
     if (carrier == CLAMPI_CARRIER_MPI) {
         mine = clampi_matcher_create(&cfg, &mc->matcher) != 0;
-        mine |= clampi_carrier_enable(mc, native_max) != MPI_SUCCESS; /* collective: every process */
+        mine |= clampi_carrier_enable(mc, native_base, native_cap) != MPI_SUCCESS; /* collective: every process */
         clampi_carrier_allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
         if (any_err) {
             mcomm_free(mc);

@@ -81,12 +81,19 @@ typedef struct clampi_mcomm {
     uint32_t *seq_in;
     clampi_msg **stash; /* per sender: arrivals ahead of their turn, sorted by seq */
     /* carrier mpi (carrier.c), under recv_lock when `threaded` */
-    int carrier;                     /* CLAMPI_CARRIER_UCX or CLAMPI_CARRIER_MPI */
-    MPI_Comm wire;                   /* the duplicate the messages travel on */
-    int threaded;                    /* MPI_THREAD_MULTIPLE: take recv_lock */
-    unsigned native_max;             /* receives left in MPI's own queue before clampi queues them */
-    _Atomic int native_live;         /* nonblocking receives now in MPI's own queue */
-    _Atomic long posted, unexpected; /* entries in clampi's queues (read by progress unlocked) */
+    int carrier;   /* CLAMPI_CARRIER_UCX or CLAMPI_CARRIER_MPI */
+    MPI_Comm wire; /* the duplicate the messages travel on */
+    int threaded;  /* MPI_THREAD_MULTIPLE: take recv_lock */
+    /* The native depth (carrier.c, "native depth"): receives left in MPI's own queue before
+     * clampi queues them. It starts at native_base, doubles up to native_cap while clampi's
+     * receives match in posting order, and falls back to native_base when a match skips an
+     * older receive (in clampi's queue or in MPI's). */
+    unsigned native_base, native_cap;
+    _Atomic unsigned native_max;
+    unsigned fifo_run;                /* clampi's in-order matches since the depth last changed (recv_lock) */
+    unsigned native_seq, native_done; /* MPI's receives tracked, untracked (native_lock): their order */
+    _Atomic int native_live;          /* nonblocking receives now in MPI's own queue */
+    _Atomic long posted, unexpected;  /* entries in clampi's queues (read by progress unlocked) */
     /* MPI_Comm_free with operations pending (retire.c): they complete normally, so the
      * communicator's state stays, without its MPI handle, until nothing names it. */
     _Atomic long live;   /* nonblocking requests and matched-probe messages naming mc */
@@ -153,7 +160,7 @@ enum {
  * environment. MPI_SUCCESS or MPI_ERR_INFO_VALUE (with a message on stderr). */
 int clampi_msg_options(MPI_Info info, clampi_match_config *cfg);
 /* The carrier (CLAMPI_CARRIER_) and, for the MPI carrier, the receives left to MPI. */
-int clampi_msg_carrier_options(MPI_Info info, int *carrier, unsigned *native_max);
+int clampi_msg_carrier_options(MPI_Info info, int *carrier, unsigned *native_base, unsigned *native_cap);
 
 /* comm.c */
 /* The last lookup of each thread (comm.c), valid while no communicator was enabled or
@@ -296,7 +303,7 @@ int clampi_msg_isend(const void *buf, int count, MPI_Datatype datatype, int dest
                      MPI_Request *request);
 
 /* carrier.c (clampi_match_carrier=mpi). Every call takes a communicator enabled with it. */
-int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_max); /* collective (MPI_Comm_dup) */
+int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_base, unsigned native_cap); /* collective (MPI_Comm_dup) */
 /* Local, before the matcher goes: receives still in clampi's queue are handed to MPI (they
  * complete as MPI's would after MPI_Comm_free), taken messages nobody received dropped. */
 void clampi_carrier_disable(clampi_mcomm *mc);
@@ -360,7 +367,8 @@ void clampi_carrier_track(MPI_Request h, clampi_mcomm *mc);
 /* Room in MPI's own queue for one more of mc's nonblocking receives: fewer than native_max
  * of them there, and the set of tracked handles stays at most half full. */
 static inline int clampi_carrier_native_room(const clampi_mcomm *mc) {
-    return (unsigned)atomic_load_explicit(&mc->native_live, memory_order_relaxed) < mc->native_max &&
+    return (unsigned)atomic_load_explicit(&mc->native_live, memory_order_relaxed) <
+               atomic_load_explicit(&mc->native_max, memory_order_relaxed) &&
            atomic_load_explicit(&clampi_carrier_n.nnative, memory_order_relaxed) < CLAMPI_CARRIER_NATIVE_SLOTS / 2 - 64;
 }
 /* A receive; request NULL: blocking, status filled. Any arguments: what clampi's queue

@@ -36,12 +36,15 @@ int clampi_msg_options(MPI_Info info, clampi_match_config *cfg) {
     return MPI_SUCCESS;
 }
 
-int clampi_msg_carrier_options(MPI_Info info, int *carrier, unsigned *native_max) {
+int clampi_msg_carrier_options(MPI_Info info, int *carrier, unsigned *native_base, unsigned *native_cap) {
     clampi_opt_value v;
     const char *key;
     if (clampi_opt_resolve(info, CLAMPI_OPT_MATCH_CARRIER, &v, NULL, &key) != MPI_SUCCESS) return bad(key);
     *carrier = v.u == 1 ? CLAMPI_CARRIER_MPI : CLAMPI_CARRIER_UCX;
     if (clampi_opt_resolve(info, CLAMPI_OPT_MATCH_NATIVE_DEPTH, &v, NULL, &key) != MPI_SUCCESS) return bad(key);
-    *native_max = (unsigned)v.u;
+    *native_base = (unsigned)v.u;
+    if (clampi_opt_resolve(info, CLAMPI_OPT_MATCH_NATIVE_DEPTH_MAX, &v, NULL, &key) != MPI_SUCCESS) return bad(key);
+    /* depth 0 keeps every receive in clampi's queue: it does not grow */
+    *native_cap = *native_base && (unsigned)v.u > *native_base ? (unsigned)v.u : *native_base;
     return MPI_SUCCESS;
 }

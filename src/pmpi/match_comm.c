@@ -119,8 +119,10 @@ static void carrier_info(const clampi_mcomm *mc, MPI_Info info) {
     PMPI_Info_set(info, CLAMPI_MATCH_CARRIER_KEY, mc->carrier == CLAMPI_CARRIER_MPI ? "mpi" : "ucx");
     if (mc->carrier == CLAMPI_CARRIER_MPI) {
         char s[32];
-        snprintf(s, sizeof s, "%u", mc->native_max);
+        snprintf(s, sizeof s, "%u", mc->native_base);
         PMPI_Info_set(info, CLAMPI_MATCH_NATIVE_DEPTH_KEY, s);
+        snprintf(s, sizeof s, "%u", mc->native_cap);
+        PMPI_Info_set(info, CLAMPI_MATCH_NATIVE_DEPTH_MAX_KEY, s);
     }
 }
 
@@ -276,9 +278,14 @@ MATCH_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
         PMPI_Info_set(*info_used, CLAMPI_MATCH_HOT_BY_KEY, hot_by_name(mc->cfg.hot_by));
         carrier_info(mc, *info_used);
     } else {
-        const char *keys[] = {CLAMPI_MATCH_KEY,        CLAMPI_MATCH_WIDTH_KEY,   CLAMPI_MATCH_HOT_PERIOD_KEY,
-                              CLAMPI_MATCH_HOT_BY_KEY, CLAMPI_MATCH_CARRIER_KEY, CLAMPI_MATCH_NATIVE_DEPTH_KEY};
-        for (int i = 0; i < 6; i++) {
+        const char *keys[] = {CLAMPI_MATCH_KEY,
+                              CLAMPI_MATCH_WIDTH_KEY,
+                              CLAMPI_MATCH_HOT_PERIOD_KEY,
+                              CLAMPI_MATCH_HOT_BY_KEY,
+                              CLAMPI_MATCH_CARRIER_KEY,
+                              CLAMPI_MATCH_NATIVE_DEPTH_KEY,
+                              CLAMPI_MATCH_NATIVE_DEPTH_MAX_KEY};
+        for (int i = 0; i < (int)(sizeof keys / sizeof keys[0]); i++) {
             char v[64];
             int flag = 0;
             PMPI_Info_get(*info_used, keys[i], (int)sizeof v - 1, v, &flag);
