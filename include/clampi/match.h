@@ -48,7 +48,9 @@ extern "C" {
 #define CLAMPI_MATCH_HOT_BY_KEY "clampi_match_hot_by"
 /* What carries the messages: "ucx" (UCX active messages, the default) or "mpi" (the MPI
  * library's own point-to-point on a duplicate of the communicator; clampi queues only the
- * receives beyond clampi_match_native_depth nonblocking ones in MPI's own queue). */
+ * receives beyond the native depth of nonblocking ones in MPI's own queue: it starts at
+ * clampi_match_native_depth and grows up to clampi_match_native_depth_max while messages
+ * match in the order their receives were posted). */
 #define CLAMPI_MATCH_CARRIER_KEY "clampi_match_carrier"
 #define CLAMPI_MATCH_NATIVE_DEPTH_KEY "clampi_match_native_depth"
 /* How far the native depth may grow while receives match in posting order (docs/matching.md). */

@@ -98,7 +98,11 @@ void clampi_carrier_track(MPI_Request h, clampi_mcomm *mc) {
 }
 
 /* ---- the native depth (see the top) ---- */
+/* Any thread; a fall-back also ends the run of in-order matches (native_gen: it only has
+ * to change, so two racing increments may count as one, and no locked instruction). */
 static void native_fall_back(clampi_mcomm *mc) {
+    atomic_store_explicit(&mc->native_gen, atomic_load_explicit(&mc->native_gen, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
     if (atomic_load_explicit(&mc->native_max, memory_order_relaxed) == mc->native_base) return;
     atomic_store_explicit(&mc->native_max, mc->native_base, memory_order_relaxed);
 }
@@ -111,17 +115,35 @@ static void native_adapt(clampi_mcomm *mc, size_t depth) {
         native_fall_back(mc);
         return;
     }
+    unsigned gen = atomic_load_explicit(&mc->native_gen, memory_order_relaxed);
+    if (gen != mc->fifo_gen) { /* fell back since: the run starts again */
+        mc->fifo_gen = gen;
+        mc->fifo_run = 0;
+    }
     unsigned cur = atomic_load_explicit(&mc->native_max, memory_order_relaxed);
     if (++mc->fifo_run < cur || cur >= mc->native_cap) return;
     mc->fifo_run = 0;
-    atomic_store_explicit(&mc->native_max, cur > mc->native_cap / 2 ? mc->native_cap : 2 * cur, memory_order_relaxed);
+    /* a fall-back between the load and here wins */
+    atomic_compare_exchange_strong_explicit(&mc->native_max, &cur, cur > mc->native_cap / 2 ? mc->native_cap : 2 * cur,
+                                            memory_order_relaxed, memory_order_relaxed);
 }
 
-/* Removes slot i (linear probing: later entries of its run move back). native_lock held.
- * A receive leaving before an older one of its communicator: MPI's queue was searched past
- * that one. */
+/* MPI's receive number seq of mc leaves the set (native_lock held). Leaving while an older
+ * one stays: MPI's queue was searched past that one; the older ones are then forgotten, so
+ * one receive that never completes (a long-lived control receive) costs one fall-back, not
+ * one per later receive. */
+static void native_left(clampi_mcomm *mc, unsigned seq) {
+    if ((int)(seq - mc->native_done) > 0) {
+        native_fall_back(mc);
+        mc->native_done = seq + 1;
+    } else if (seq == mc->native_done) {
+        mc->native_done++;
+    } /* else: one of the forgotten older ones, late */
+}
+
+/* Removes slot i (linear probing: later entries of its run move back). native_lock held. */
 static void slot_remove(unsigned i) {
-    if (native[i].seq != native[i].mc->native_done++) native_fall_back(native[i].mc);
+    native_left(native[i].mc, native[i].seq);
     count_add(&native[i].mc->native_live, -1);
     native[i].mc = NULL;
     count_add(&clampi_carrier_n.nnative, -1);
@@ -192,7 +214,9 @@ int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_base, unsigned nativ
     mc->threaded = provided == MPI_THREAD_MULTIPLE;
     if (mc->threaded) native_threads = 1;
     mc->native_base = native_base;
-    mc->native_cap = native_cap;
+    /* bins search one source's bin: a match there at depth 0 may have skipped older receives
+     * of other sources, which MPI's one list would walk; so with bins the depth is fixed */
+    mc->native_cap = mc->cfg.kind == CLAMPI_MATCH_BINS ? native_base : native_cap;
     atomic_store(&mc->native_max, native_base);
     /* clampi's shared-memory collectives take messages while they wait for a peer, and
      * hand clampi's queued receives to MPI before they block inside MPI */

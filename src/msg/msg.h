@@ -90,8 +90,9 @@ typedef struct clampi_mcomm {
      * older receive (in clampi's queue or in MPI's). */
     unsigned native_base, native_cap;
     _Atomic unsigned native_max;
-    unsigned fifo_run;                /* clampi's in-order matches since the depth last changed (recv_lock) */
-    unsigned native_seq, native_done; /* MPI's receives tracked, untracked (native_lock): their order */
+    unsigned fifo_run, fifo_gen;      /* clampi's in-order matches since native_gen was fifo_gen (recv_lock) */
+    _Atomic unsigned native_gen;      /* fall-backs so far */
+    unsigned native_seq, native_done; /* MPI's receives tracked; the next expected to leave (native_lock) */
     _Atomic int native_live;          /* nonblocking receives now in MPI's own queue */
     _Atomic long posted, unexpected;  /* entries in clampi's queues (read by progress unlocked) */
     /* MPI_Comm_free with operations pending (retire.c): they complete normally, so the
