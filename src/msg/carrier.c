@@ -98,16 +98,13 @@ void clampi_carrier_track(MPI_Request h, clampi_mcomm *mc) {
 }
 
 /* ---- the native depth (see the top) ---- */
-/* Any thread; a fall-back also ends the run of in-order matches (native_gen: it only has
- * to change, so two racing increments may count as one, and no locked instruction). */
 static void native_fall_back(clampi_mcomm *mc) {
-    atomic_store_explicit(&mc->native_gen, atomic_load_explicit(&mc->native_gen, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-    if (atomic_load_explicit(&mc->native_max, memory_order_relaxed) == mc->native_base) return;
-    atomic_store_explicit(&mc->native_max, mc->native_base, memory_order_relaxed);
+    if (atomic_load_explicit(&mc->native_max, memory_order_relaxed) != mc->native_base)
+        atomic_store_explicit(&mc->native_max, mc->native_base, memory_order_relaxed);
 }
 
-/* A clampi receive matched an arrival `depth` entries into clampi's queue (recv_lock held). */
+/* A clampi receive matched an arrival `depth` entries into clampi's queue (recv_lock held:
+ * the run of in-order matches is this side's). */
 static void native_adapt(clampi_mcomm *mc, size_t depth) {
     if (mc->native_cap <= mc->native_base) return; /* fixed */
     if (depth) {
@@ -134,6 +131,10 @@ static void native_adapt(clampi_mcomm *mc, size_t depth) {
  * one per later receive. */
 static void native_left(clampi_mcomm *mc, unsigned seq) {
     if ((int)(seq - mc->native_done) > 0) {
+        /* the run of in-order matches ends too; it is the receive side's (recv_lock), so
+         * signal it (native_gen only has to change: a racing bump may count as one) */
+        atomic_store_explicit(&mc->native_gen, atomic_load_explicit(&mc->native_gen, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
         native_fall_back(mc);
         mc->native_done = seq + 1;
     } else if (seq == mc->native_done) {

@@ -91,7 +91,7 @@ typedef struct clampi_mcomm {
     unsigned native_base, native_cap;
     _Atomic unsigned native_max;
     unsigned fifo_run, fifo_gen;      /* clampi's in-order matches since native_gen was fifo_gen (recv_lock) */
-    _Atomic unsigned native_gen;      /* fall-backs so far */
+    _Atomic unsigned native_gen;      /* fall-backs seen at completion so far */
     unsigned native_seq, native_done; /* MPI's receives tracked; the next expected to leave (native_lock) */
     _Atomic int native_live;          /* nonblocking receives now in MPI's own queue */
     _Atomic long posted, unexpected;  /* entries in clampi's queues (read by progress unlocked) */

@@ -13,9 +13,7 @@
  * (the counting works). The data are checked after MPI_Waitall. Without the counting
  * library (a plain run) only the data are checked; with clampi but without it the test
  * fails. */
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <mpi.h>
+#include "../support/count_progress.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -23,16 +21,8 @@
 #define LEN 256
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    int rank, size, bad = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2) {
-        if (rank == 0) fprintf(stderr, "needs 2 ranks\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    void (*counts)(unsigned long *, unsigned long *) =
-        (void (*)(unsigned long *, unsigned long *))dlsym(RTLD_DEFAULT, "clampi_test_progress_counts");
+    int rank = clampi_init_two_ranks(&argc, &argv), bad = 0;
+    clampi_progress_counts_fn counts = clampi_find_progress_counts();
     int preloaded = dlsym(RTLD_DEFAULT, "CMPIX_Irecv") != NULL;
     static int in[N][LEN], out[N][LEN];
     for (int i = 0; i < N; i++)

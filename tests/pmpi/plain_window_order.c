@@ -21,9 +21,7 @@
  *
  * Every payload is checked. Prints "window_order ok" with the counts, or FAIL. Without the
  * counting library (a plain run) only the data are checked. */
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <mpi.h>
+#include "../support/count_progress.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -69,7 +67,7 @@ static void reversed(int rank, int n, int one_by_one) {
 
 /* One window of n receives from rank 0, tag 7, in order; returns the PMPI_Improbe calls
  * this thread made meanwhile (0 without the counting library). */
-static unsigned long window(int rank, int w, int n, void (*counts)(unsigned long *, unsigned long *)) {
+static unsigned long window(int rank, int w, int n, clampi_progress_counts_fn counts) {
     static int in[N], out[N];
     MPI_Request q[N];
     static MPI_Status st[N];
@@ -97,16 +95,8 @@ static unsigned long window(int rank, int w, int n, void (*counts)(unsigned long
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2) {
-        if (rank == 0) fprintf(stderr, "needs 2 ranks\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    void (*counts)(unsigned long *, unsigned long *) =
-        (void (*)(unsigned long *, unsigned long *))dlsym(RTLD_DEFAULT, "clampi_test_progress_counts");
+    int rank = clampi_init_two_ranks(&argc, &argv);
+    clampi_progress_counts_fn counts = clampi_find_progress_counts();
     unsigned long a_first = 0, a_last = 0, c = 0, d_last = 0;
     for (int w = 0; w < WINDOWS; w++) { /* A */
         unsigned long n = window(rank, w, N, counts);
