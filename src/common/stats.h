@@ -4,7 +4,7 @@
  *
  * KIND is empty for windows ("clampi: rank=0 win=graph mode=always_cache gets=..."), "coll"
  * for the collectives, "match" for a matching communicator, "match profile" for the preload's
- * receive-depth profile. Values never contain spaces or '=' (they are replaced by '_'). The
+ * receive-depth profile, "msg" for the UCX message carrier's endpoints. Values never contain spaces or '=' (they are replaced by '_'). The
  * line is written with one call, newline included, so ranks' lines do not interleave.
  * Printed only when CLAMPI_STATS is set (clampi_stats_enabled), except where a part's own
  * switch asks for it (CLAMPI_MATCH_PROFILE). */

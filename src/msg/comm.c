@@ -109,6 +109,7 @@ static void mcomm_free(clampi_mcomm *mc) {
     pthread_mutex_destroy(&mc->send_lock);
     pthread_mutex_destroy(&mc->recv_lock);
     free(mc->eps);
+    free(mc->world);
     free(mc->seq_out);
     free(mc->seq_in);
     free(mc->stash);
@@ -223,7 +224,7 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
     }
     ucp_ep_h *eps = mc->eps;
     mc->eps = NULL;
-    err = clampi_msg_eps_get(comm, eps, &mc->eps_shared); /* collective; all-or-nothing */
+    err = clampi_msg_eps_get(comm, eps, &mc->eps_shared, &mc->world); /* collective; all-or-nothing */
     if (err != MPI_SUCCESS) {
         free(eps);
         mcomm_free(mc);

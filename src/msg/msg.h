@@ -75,6 +75,7 @@ typedef struct clampi_mcomm {
     clampi_matcher *matcher;
     ucp_ep_h *eps; /* per rank of comm: endpoints.c's shared ones, or its own (eps_shared 0) */
     int eps_shared;
+    int *world; /* shared endpoints: comm rank -> MPI_COMM_WORLD rank (made at first use) */
     pthread_mutex_t send_lock;
     uint32_t *seq_out;
     pthread_mutex_t recv_lock;
@@ -185,9 +186,19 @@ void clampi_msg_disable_all_local(void);                   /* at MPI_Finalize */
 void clampi_msg_comm_release(clampi_mcomm *mc, int force); /* its context id and state gone */
 void clampi_msg_comm_abandon(clampi_mcomm *mc); /* MPI_Finalize, requests still name it: endpoints and id only */
 
-/* endpoints.c: the message worker's endpoints, one per peer process */
-int clampi_msg_eps_get(MPI_Comm comm, ucp_ep_h *eps, int *shared); /* collective over comm; MPI code */
-void clampi_msg_eps_close_all(void);                               /* MPI_Finalize */
+/* endpoints.c: the message worker's endpoints, one per peer process, made at first use.
+ * Collective over comm; MPI code. eps[r] may stay NULL until clampi_msg_ep; *world (shared
+ * endpoints only, else NULL) is the communicator's map to MPI_COMM_WORLD ranks. */
+int clampi_msg_eps_get(MPI_Comm comm, ucp_ep_h *eps, int *shared, int **world);
+void clampi_msg_eps_close_all(void); /* MPI_Finalize */
+ucp_ep_h clampi_msg_ep_connect(clampi_mcomm *mc, int r);
+uint64_t clampi_msg_eps_made(void); /* endpoints this process has made so far */
+/* The endpoint to rank r of mc, made now if this process never sent to that peer (NULL:
+ * UCX refused it). Not inside UCX's callbacks. */
+static inline ucp_ep_h clampi_msg_ep(clampi_mcomm *mc, int r) {
+    ucp_ep_h ep = __atomic_load_n(&mc->eps[r], __ATOMIC_ACQUIRE);
+    return ep ? ep : clampi_msg_ep_connect(mc, r);
+}
 
 /* retire.c: communicators freed while operations on them were pending */
 void clampi_msg_retire(clampi_mcomm *mc);  /* mc->comm is gone; mc stays until nothing names it */

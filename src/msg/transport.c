@@ -27,6 +27,7 @@
 #include "common/options.h"
 #include "common/progress_hook.h"
 #include "common/flatten.h"
+#include "common/stats.h"
 #include "msg/msg.h"
 #include "topo/node.h"
 
@@ -231,7 +232,7 @@ static void rndv_done(void *request, ucs_status_t status, size_t length, void *u
 /* ---- synchronous sends: the acknowledgement ---------------------------------------- */
 typedef struct ack_msg {
     uint64_t cookie;
-    ucp_ep_h ep;      /* queued: to whom */
+    int source;       /* to whom: its rank in mc (the endpoint may not be made yet) */
     clampi_mcomm *mc; /* referenced until sent: a freed communicator keeps its endpoints */
     struct ack_msg *next;
 } ack_msg;
@@ -249,12 +250,12 @@ static void ack_sent(void *request, ucs_status_t status, void *user_data) {
  * clampi_msg_progress outside UCX's callbacks. */
 static void send_ack(clampi_mcomm *mc, int source, uint64_t cookie) {
     ack_msg *a = malloc(sizeof *a);
-    if (!a || !mc || source < 0 || source >= mc->size || !mc->eps[source]) {
+    if (!a || !mc || source < 0 || source >= mc->size || !mc->eps) {
         free(a);
         return;
     }
     a->cookie = cookie;
-    a->ep = mc->eps[source];
+    a->source = source;
     a->mc = mc;
     clampi_msg_comm_ref(mc);
     a->next = NULL;
@@ -281,7 +282,8 @@ static void flush_acks(void) {
         p.user_data = a;
         p.flags = UCP_AM_SEND_FLAG_EAGER;
         clampi_mcomm *mc = a->mc;
-        void *req = ucp_am_send_nbx(a->ep, CLAMPI_MSG_ACK_AM_ID, &a->cookie, sizeof a->cookie, NULL, 0, &p);
+        ucp_ep_h ep = clampi_msg_ep(mc, a->source);
+        void *req = ep ? ucp_am_send_nbx(ep, CLAMPI_MSG_ACK_AM_ID, &a->cookie, sizeof a->cookie, NULL, 0, &p) : NULL;
         if (req == NULL || UCS_PTR_IS_ERR(req)) free(a);
         clampi_msg_comm_unref(mc); /* sent or queued on the endpoint: a flush-mode close waits for it */
     }
@@ -458,7 +460,9 @@ int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t 
     atomic_store_explicit(&r->handed, 1, memory_order_release);
     pthread_mutex_lock(&mc->send_lock);
     r->hdr.seq = mc->seq_out[dest]++;
-    void *req = ucp_am_send_nbx(mc->eps[dest], CLAMPI_MSG_AM_ID, &r->hdr, sizeof r->hdr, data, bytes, &p);
+    ucp_ep_h ep = clampi_msg_ep(mc, dest);
+    void *req = ep ? ucp_am_send_nbx(ep, CLAMPI_MSG_AM_ID, &r->hdr, sizeof r->hdr, data, bytes, &p)
+                   : UCS_STATUS_PTR(UCS_ERR_UNREACHABLE);
     if (UCS_PTR_IS_ERR(req)) mc->seq_out[dest]--; /* never sent: no gap in the receiver's order */
     pthread_mutex_unlock(&mc->send_lock);
     if (UCS_PTR_IS_ERR(req)) {
@@ -479,6 +483,14 @@ static int at_finalize(MPI_Comm comm, int kv, void *value, void *extra) {
     prog_stop_thread(); /* first: its AM handler must not meet a communicator being freed */
     clampi_msg_disable_all_local();
     clampi_msg_progress();
+    if (clampi_stats_enabled()) { /* clampi: msg rank=R endpoints=N (the peers it sent to) */
+        int me = 0;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &me);
+        clampi_stats_line line;
+        clampi_stats_begin(&line, "msg", me);
+        clampi_stats_u64(&line, "endpoints", clampi_msg_eps_made());
+        clampi_stats_emit(&line);
+    }
     if (worker) clampi_msg_eps_close_all();
     clampi_progress_hook_remove(clampi_msg_progress_from_mpi);
     clampi_mreq_shells_free();

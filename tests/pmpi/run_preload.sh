@@ -12,7 +12,9 @@
 #           (CLAMPI_MATCH: "clampi: match" lines in the exact format, one per rank for
 #           MPI_COMM_WORLD unless CLAMPI_TEST_NO_WORLD is set, their messages summing to > 0)
 # CLAMPI_TEST_OUTPUT_REGEX, CLAMPI_TEST_OUTPUT_REGEX2 (optional): extended regexes the
-# preloaded run's stdout must match (each on some line).
+# preloaded run's stdout must match (each on some line). CLAMPI_TEST_EVERY (a line prefix)
+# with CLAMPI_TEST_EVERY_REGEX: the preloaded run prints NP lines with that prefix, and
+# every one of them matches the regex.
 set -uo pipefail
 mpiexec=$1 flavor=$2 np=$3 lib=$4 expect=$5; shift 5
 flags=()
@@ -86,6 +88,12 @@ case $expect in
 esac
 if [ -n "${CLAMPI_TEST_OUTPUT_REGEX:-}" ] && ! grep -Eq "$CLAMPI_TEST_OUTPUT_REGEX" "$out/preload.out"; then
   echo "FAIL: preloaded output does not match $CLAMPI_TEST_OUTPUT_REGEX"; cat "$out/preload.out"; exit 1
+fi
+if [ -n "${CLAMPI_TEST_EVERY:-}" ]; then
+  every=$(grep -F "$CLAMPI_TEST_EVERY" "$out/preload.out" | grep "^$CLAMPI_TEST_EVERY")
+  if [ "$(echo -n "$every" | grep -c '^')" -ne "$np" ] || echo "$every" | grep -Evq "$CLAMPI_TEST_EVERY_REGEX"; then
+    echo "FAIL: expected $np lines \"$CLAMPI_TEST_EVERY...\", each matching $CLAMPI_TEST_EVERY_REGEX"; echo "$every"; exit 1
+  fi
 fi
 if [ -n "${CLAMPI_TEST_OUTPUT_REGEX2:-}" ] && ! grep -Eq "$CLAMPI_TEST_OUTPUT_REGEX2" "$out/preload.out"; then
   echo "FAIL: preloaded output does not match $CLAMPI_TEST_OUTPUT_REGEX2"; cat "$out/preload.out"; exit 1
