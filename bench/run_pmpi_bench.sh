@@ -8,6 +8,7 @@
 #     preloaded with the window always_cache (every get a hit after warm-up);
 #  4. over TCP loopback (a network stand-in): plain, window mode off, always_cache.
 # Usage: bench/run_pmpi_bench.sh BUILD_DIR [TRIALS]   -> bench/results/pmpi_bench-<mpi>.json
+#   (OUT=FILE writes there instead)
 set -euo pipefail
 build=$(cd "${1:?build dir}" && pwd); trials=${2:-5}
 cd "$(dirname "$0")/.."
@@ -75,8 +76,9 @@ tp=$(median <"$tmp/tcp_plain"); to=$(median <"$tmp/tcp_off"); th=$(median <"$tmp
 printf "%-28s %10s %10s\n" config ns/get ratio
 printf "%-28s %10.1f %10.3f\n" plain "$tp" 1 "preload window mode off" "$to" "$(echo "$to / $tp" | bc -l)" \
   "preload always_cache (hits)" "$th" "$(echo "$th / $tp" | bc -l)"
-mkdir -p bench/results
-cat >"bench/results/pmpi_bench-$flavor.json" <<JSON
+out=${OUT:-bench/results/pmpi_bench-$flavor.json}
+mkdir -p "$(dirname "$out")"
+cat >"$out" <<JSON
 {"mpi":"$flavor","transport":"shm","np":2,"trials":$trials,
  "overhead_ns_per_get":{"plain":$p,"preload_mode_off":$o,"preload_window_off":$wo},
  "instructions_per_get":{"plain":$ip,"preload_mode_off":$io,"preload_window_off":$iw,"preload_always_cache_hit":$ih},
@@ -84,4 +86,4 @@ cat >"bench/results/pmpi_bench-$flavor.json" <<JSON
  "tcp_ns_per_get":{"plain":$tp,"preload_window_off":$to,"preload_always_cache_hit":$th},
  "note":"2-core machine shared with other builds: timings are noisy; instruction counts are deterministic"}
 JSON
-echo "wrote bench/results/pmpi_bench-$flavor.json"
+echo "wrote $out"
