@@ -23,7 +23,7 @@ else np4=(); tcp=(-env UCX_TLS tcp); fi
 # as in bench/report/run.sh: TCP stands in for a network, so no same-node direct copy
 tcp_env=(env CLAMPI_SHM_DIRECT=0 UCX_TLS=tcp)
 if [ "$quick" = 1 ]; then ops=200; trials=2; pmpi_trials=1; coll_max=64K; app_trials=1
-else ops=1000; trials=5; pmpi_trials=5; coll_max=1M; app_trials=3; fi
+else ops=2000; trials=5; pmpi_trials=5; coll_max=1M; app_trials=3; fi
 step() { echo "== $* ($(date -u +%T))"; }
 {
   echo "commit $(git -C "$root" rev-parse --short HEAD) $flavor $(date -u +%FT%TZ) quick=$quick"
