@@ -66,13 +66,8 @@ ucp_ep_h clampi_msg_ep_connect(clampi_mcomm *mc, int r) {
     pthread_mutex_lock(&eps_lock);
     ucp_ep_h ep = by_world ? by_world[w] : NULL;
     if (!ep && by_world && addr_by_world[w]) {
-        ucp_ep_params_t params;
-        memset(&params, 0, sizeof params);
-        params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-        params.address = (const ucp_address_t *)addr_by_world[w];
-        if (ucp_ep_create(clampi_msg_worker(), &params, &ep) != UCS_OK) {
-            ep = NULL; /* the address stays: a later send tries again */
-        } else {
+        ep = clampi_ucx_ep_create(clampi_msg_worker(), addr_by_world[w]);
+        if (ep) { /* else the address stays: a later send tries again */
             by_world[w] = ep;
             free(addr_by_world[w]);
             addr_by_world[w] = NULL;

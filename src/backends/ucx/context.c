@@ -166,6 +166,15 @@ out:
     return MPI_SUCCESS;
 }
 
+ucp_ep_h clampi_ucx_ep_create(ucp_worker_h worker, const void *addr) {
+    ucp_ep_params_t params;
+    memset(&params, 0, sizeof params);
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    params.address = (const ucp_address_t *)addr;
+    ucp_ep_h ep = NULL;
+    return ucp_ep_create(worker, &params, &ep) == UCS_OK ? ep : NULL;
+}
+
 int clampi_ucx_connect(MPI_Comm comm, ucp_worker_h worker, ucp_ep_h *eps) {
     void *blob;
     size_t *offs;
@@ -175,15 +184,8 @@ int clampi_ucx_connect(MPI_Comm comm, ucp_worker_h worker, ucp_ep_h *eps) {
     PMPI_Comm_size(comm, &size);
     int ok = 1;
     for (int r = 0; r < size; r++) {
-        ucp_ep_params_t params;
-        memset(&params, 0, sizeof params);
-        params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-        params.address = (const ucp_address_t *)((char *)blob + offs[r]);
-        eps[r] = NULL;
-        if (ok && ucp_ep_create(worker, &params, &eps[r]) != UCS_OK) {
-            eps[r] = NULL;
-            ok = 0;
-        }
+        eps[r] = ok ? clampi_ucx_ep_create(worker, (char *)blob + offs[r]) : NULL;
+        ok = eps[r] != NULL;
     }
     free(blob);
     free(offs);

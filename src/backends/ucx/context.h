@@ -42,6 +42,9 @@ void clampi_ucx_worker_put(ucs_thread_mode_t mode, ucp_worker_h worker);
  * (*offsets)[r] is where rank r's address starts, (*offsets)[size] the total length.
  * The caller frees *blob and *offsets with free(). Returns an MPI error code. */
 int clampi_ucx_worker_address_exchange(MPI_Comm comm, ucp_worker_h worker, void **blob, size_t **offsets);
+/* An endpoint of worker to the worker whose address (as exchanged above) is addr; NULL if
+ * UCX refuses it. Local: no MPI call. */
+ucp_ep_h clampi_ucx_ep_create(ucp_worker_h worker, const void *addr);
 
 /* Collective over comm: exchange worker addresses and create one endpoint per rank of comm
  * (eps[rank], own rank included). eps must hold comm_size entries. Returns an MPI error code

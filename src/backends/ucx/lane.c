@@ -148,11 +148,7 @@ ucp_ep_h clampi_ucx_lane_ep(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
 
 ucp_ep_h clampi_ucx_lane_ep_peek(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
     if (__builtin_expect(l->eps[target] != NULL, 1)) return l->eps[target];
-    ucp_ep_params_t params;
-    memset(&params, 0, sizeof params);
-    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-    params.address = (const ucp_address_t *)((char *)u->addr_blob + u->addr_off[target]);
-    if (ucp_ep_create(l->worker, &params, &l->eps[target]) != UCS_OK) l->eps[target] = NULL;
+    l->eps[target] = clampi_ucx_ep_create(l->worker, (char *)u->addr_blob + u->addr_off[target]);
     return l->eps[target];
 }
 
