@@ -1,18 +1,24 @@
-# Find MPI the standard way (pick one with -DMPI_C_COMPILER=/usr/bin/mpicc.mpich) and
-# the mpiexec that belongs to it. Debian installs several MPIs side by side with
-# suffixed names (mpicc.mpich / mpiexec.mpich), and FindMPI would otherwise pick up the
-# unsuffixed /usr/bin/mpiexec, which belongs to whichever MPI is the system default.
+# Find MPI the standard way (pick one with -DMPI_C_COMPILER=/path/to/mpicc) and the
+# launcher that belongs to it: the one beside that mpicc. Debian installs several MPIs side
+# by side with suffixed names (mpicc.mpich / mpiexec.mpich); a venv or module has plain
+# names in its own bin/. FindMPI alone would pick whichever mpiexec comes first on PATH.
 if(MPI_C_COMPILER AND NOT MPIEXEC_EXECUTABLE)
   get_filename_component(_clampi_cc_name "${MPI_C_COMPILER}" NAME)
   get_filename_component(_clampi_cc_dir "${MPI_C_COMPILER}" DIRECTORY)
-  if(_clampi_cc_name MATCHES "^mpicc\\.(.+)$")
-    foreach(_launcher mpiexec mpirun)
-      if(EXISTS "${_clampi_cc_dir}/${_launcher}.${CMAKE_MATCH_1}")
-        set(MPIEXEC_EXECUTABLE "${_clampi_cc_dir}/${_launcher}.${CMAKE_MATCH_1}" CACHE FILEPATH "mpiexec")
-        break()
-      endif()
-    endforeach()
+  if(NOT _clampi_cc_dir)
+    find_program(_clampi_cc_path "${MPI_C_COMPILER}" NO_CACHE)
+    get_filename_component(_clampi_cc_dir "${_clampi_cc_path}" DIRECTORY)
   endif()
+  set(_clampi_sfx "")
+  if(_clampi_cc_name MATCHES "^mpicc[^.]*(\\..+)$")
+    set(_clampi_sfx "${CMAKE_MATCH_1}")
+  endif()
+  foreach(_launcher mpiexec${_clampi_sfx} mpirun${_clampi_sfx} mpiexec mpirun)
+    if(EXISTS "${_clampi_cc_dir}/${_launcher}")
+      set(MPIEXEC_EXECUTABLE "${_clampi_cc_dir}/${_launcher}" CACHE FILEPATH "mpiexec")
+      break()
+    endif()
+  endforeach()
 endif()
 find_package(MPI 3.0 REQUIRED COMPONENTS C)
 
@@ -23,13 +29,39 @@ if(_clampi_mpiexec_version MATCHES "Open MPI|OpenRTE")
   set(CLAMPI_MPI_FLAVOR openmpi)
   # 2-core machines: tests use up to 8 ranks
   set(CLAMPI_MPIEXEC_FLAGS --oversubscribe)
-  set(CLAMPI_MPIEXEC_TCP_FLAGS --mca btl tcp,self --mca osc pt2pt)
+  if(_clampi_mpiexec_version MATCHES "Open MPI\\) ([0-9]+)")
+    set(CLAMPI_OMPI_MAJOR ${CMAKE_MATCH_1})
+  else()
+    set(CLAMPI_OMPI_MAJOR 4)
+  endif()
+  if(CLAMPI_OMPI_MAJOR GREATER_EQUAL 5)
+    # osc pt2pt is gone in Open MPI 5: RMA over TCP is osc rdma on btl tcp.
+    set(CLAMPI_MPIEXEC_TCP_FLAGS --mca btl tcp,self --mca pml ob1 --mca osc rdma)
+  else()
+    set(CLAMPI_MPIEXEC_TCP_FLAGS --mca btl tcp,self --mca osc pt2pt)
+  endif()
+  # The one-sided component a plain reference run uses where the default one is unusable
+  # for some operations (tests/ucx, tests/pmpi): Open MPI 4's osc/pt2pt; Open MPI 5 has none
+  # but its default.
+  if(CLAMPI_OMPI_MAJOR LESS 5)
+    set(CLAMPI_OMPI_REFERENCE_OSC_ENV OMPI_MCA_osc=pt2pt)
+  else()
+    set(CLAMPI_OMPI_REFERENCE_OSC_ENV)
+  endif()
 else()
+  # MPICH and the MPIs derived from it (Intel MPI): Hydra's launcher, -genv.
   set(CLAMPI_MPI_FLAVOR mpich)
   set(CLAMPI_MPIEXEC_FLAGS "")
   set(CLAMPI_MPIEXEC_TCP_FLAGS "")
 endif()
+# The implementation, where a flavour's members differ (openmpi, mpich, intel).
+if(_clampi_mpiexec_version MATCHES "Intel\\(R\\) MPI")
+  set(CLAMPI_MPI_IMPL intel)
+else()
+  set(CLAMPI_MPI_IMPL ${CLAMPI_MPI_FLAVOR})
+endif()
 # Environment every MPI test runs with (Open MPI refuses root without these).
 set(CLAMPI_TEST_ENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     OMPI_MCA_rmaps_base_oversubscribe=1)
-message(STATUS "clampi: MPI ${MPI_C_VERSION} (${CLAMPI_MPI_FLAVOR}), launcher ${MPIEXEC_EXECUTABLE}")
+message(STATUS "clampi: MPI ${MPI_C_VERSION} (${CLAMPI_MPI_IMPL}), launcher ${MPIEXEC_EXECUTABLE}")
+include(${CMAKE_CURRENT_LIST_DIR}/ClampiUCX.cmake)

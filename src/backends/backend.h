@@ -40,7 +40,9 @@ typedef struct clampi_bwin {
                       table of a window with duplicates), NULL on a plain window; opaque above */
     MPI_Win win;                          /* the MPI window (the program's, or the one under it) */
     MPI_Win shm_win;                      /* node-shared window behind win, or MPI_WIN_NULL */
-    MPI_Win err_win;                      /* errors are raised through this window's handler */
+    MPI_Comm shm_comm; /* shm_win's communicator, kept for its life (Intel MPI 2021 crashes in a lock on a
+                          shared window whose communicator was freed), or MPI_COMM_NULL */
+    MPI_Win err_win;   /* errors are raised through this window's handler */
     int rank, nranks;
     int dynamic;                   /* MPI_Win_create_dynamic: displacements are absolute addresses */
     int thread_scope;              /* mpi_win_scope=thread: flushes complete the calling thread's operations */

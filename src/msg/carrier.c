@@ -201,7 +201,10 @@ void clampi_carrier_forget(MPI_Request req) {
 static int wire_keyval = MPI_KEYVAL_INVALID;
 static MPI_Errhandler wire_errhandler = MPI_ERRHANDLER_NULL;
 
+_Thread_local CLAMPI_MSG_TLS int clampi_wire_code;
+
 static void wire_error(MPI_Comm *wire, int *code, ...) {
+    clampi_wire_code = *code;
     clampi_mcomm *mc = NULL;
     int flag = 0;
     if (wire_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_get_attr(*wire, wire_keyval, &mc, &flag);
@@ -254,7 +257,7 @@ static void hand_to_mpi(uintptr_t cookie, void *arg) {
     clampi_mreq *r = (clampi_mreq *)cookie;
     clampi_mcomm *mc = arg;
     r->wire_fill = 1;
-    int err = PMPI_Irecv(r->buf, r->count, r->type, r->post_source, r->post_tag, mc->wire, &r->wire_req);
+    int err = CLAMPI_WIRE(PMPI_Irecv(r->buf, r->count, r->type, r->post_source, r->post_tag, mc->wire, &r->wire_req));
     mc->posted--;
     atomic_fetch_sub(&clampi_carrier_n.pending, 1);
     if (err != MPI_SUCCESS) {
@@ -488,8 +491,8 @@ int clampi_carrier_spin(MPI_Request *q, MPI_Status *status) {
 int clampi_carrier_send_spin(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
                              int sync) {
     MPI_Request q;
-    int err = sync ? PMPI_Issend(buf, count, type, dest, tag, mc->wire, &q)
-                   : PMPI_Isend(buf, count, type, dest, tag, mc->wire, &q);
+    int err = sync ? CLAMPI_WIRE(PMPI_Issend(buf, count, type, dest, tag, mc->wire, &q))
+                   : CLAMPI_WIRE(PMPI_Isend(buf, count, type, dest, tag, mc->wire, &q));
     return err != MPI_SUCCESS ? err : clampi_carrier_spin(&q, MPI_STATUS_IGNORE);
 }
 
@@ -519,11 +522,17 @@ int clampi_carrier_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
     return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE);
 }
 
+/* clampi's private copy of comm (the wire), WITHOUT the program's attributes: MPI_Comm_dup /
+ * MPI_Comm_idup copy them, running the program's copy callbacks on clampi's communicator, and
+ * its delete callbacks when the wire is freed -- inside CMPIX_Comm_disable, under enable_lock,
+ * where a callback's own MPI_Comm_free of a clampi communicator deadlocks (mpi4py's
+ * test_attributes). MPI_Comm_split copies no attributes; it blocks, so clampi's queued
+ * receives go to MPI first, as for every blocking communicator creation. */
 int clampi_carrier_dup(MPI_Comm comm, MPI_Comm *out) {
-    if (!clampi_carrier_job()) return PMPI_Comm_dup(comm, out);
-    MPI_Request r;
-    int err = PMPI_Comm_idup(comm, out, &r);
-    return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE);
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    clampi_carrier_release();
+    return PMPI_Comm_split(comm, 0, rank, out);
 }
 
 static clampi_match_key key_of(const clampi_mcomm *mc, int source, int tag) {
@@ -544,18 +553,18 @@ static int native_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type
                        MPI_Request *request, MPI_Status *status) {
     int err;
     if (request) {
-        err = PMPI_Irecv(buf, count, type, source, tag, mc->wire, request);
+        err = CLAMPI_WIRE(PMPI_Irecv(buf, count, type, source, tag, mc->wire, request));
         if (err == MPI_SUCCESS && source != MPI_PROC_NULL) clampi_carrier_track(*request, mc);
         unlock(mc);
         return err;
     }
     if (!mc->threaded) {
         unlock(mc);
-        if (!clampi_carrier_pending()) return PMPI_Recv(buf, count, type, source, tag, mc->wire, status);
+        if (!clampi_carrier_pending()) return CLAMPI_WIRE(PMPI_Recv(buf, count, type, source, tag, mc->wire, status));
     }
     /* posted before the lock goes: another thread's progress must not take its message */
     MPI_Request q;
-    err = PMPI_Irecv(buf, count, type, source, tag, mc->wire, &q);
+    err = CLAMPI_WIRE(PMPI_Irecv(buf, count, type, source, tag, mc->wire, &q));
     if (mc->threaded) unlock(mc);
     if (err != MPI_SUCCESS) return err;
     return clampi_carrier_pending() ? clampi_carrier_spin(&q, status) : PMPI_Wait(&q, status);
@@ -650,10 +659,10 @@ int clampi_carrier_probe(clampi_mcomm *mc, int source, int tag, int remove, int 
         return MPI_SUCCESS;
     }
     if (!remove) {
-        err = PMPI_Iprobe(source, tag, mc->wire, flag, status);
+        err = CLAMPI_WIRE(PMPI_Iprobe(source, tag, mc->wire, flag, status));
     } else {
         MPI_Message wire;
-        err = PMPI_Improbe(source, tag, mc->wire, flag, &wire, status);
+        err = CLAMPI_WIRE(PMPI_Improbe(source, tag, mc->wire, flag, &wire, status));
         if (err == MPI_SUCCESS && *flag) {
             clampi_msg *m = clampi_pool_get(CLAMPI_POOL_MSG);
             MPI_Count n = 0;

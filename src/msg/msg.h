@@ -363,15 +363,22 @@ static inline int clampi_carrier_active(void) {
     return atomic_load_explicit(&clampi_carrier_n.ncarriers, memory_order_relaxed) != 0 ||
            atomic_load_explicit(&clampi_carrier_n.nflight, memory_order_relaxed) != 0;
 }
+/* The code the wire's error handler saw during the last wrapped call on the wire, or 0. MPICH
+ * 5 returns MPI_SUCCESS from a call whose error went to a user-defined handler (the wire's,
+ * which passes it to the program's communicator): CLAMPI_WIRE returns the code instead, as
+ * plain MPI under MPI_ERRORS_RETURN does. */
+extern _Thread_local CLAMPI_MSG_TLS int clampi_wire_code;
+static inline int clampi_wire_rc(int err) { return err != MPI_SUCCESS ? err : clampi_wire_code; }
+#define CLAMPI_WIRE(call) (clampi_wire_code = 0, clampi_wire_rc(call))
 /* A send on the wire: MPI's own send, unless blocking while clampi holds receives. */
 static inline int clampi_carrier_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest,
                                       int tag, int sync, MPI_Request *request) {
     if (request)
-        return sync ? PMPI_Issend(buf, count, type, dest, tag, mc->wire, request)
-                    : PMPI_Isend(buf, count, type, dest, tag, mc->wire, request);
+        return sync ? CLAMPI_WIRE(PMPI_Issend(buf, count, type, dest, tag, mc->wire, request))
+                    : CLAMPI_WIRE(PMPI_Isend(buf, count, type, dest, tag, mc->wire, request));
     if (!clampi_carrier_pending())
-        return sync ? PMPI_Ssend(buf, count, type, dest, tag, mc->wire)
-                    : PMPI_Send(buf, count, type, dest, tag, mc->wire);
+        return sync ? CLAMPI_WIRE(PMPI_Ssend(buf, count, type, dest, tag, mc->wire))
+                    : CLAMPI_WIRE(PMPI_Send(buf, count, type, dest, tag, mc->wire));
     return clampi_carrier_send_spin(mc, buf, count, type, dest, tag, sync);
 }
 #define CLAMPI_CARRIER_NATIVE_SLOTS 4096 /* the set of MPI's receives: at most half full */
@@ -392,12 +399,12 @@ static inline int clampi_carrier_recv(clampi_mcomm *mc, void *buf, int count, MP
     if (!mc->threaded && !mc->posted && !mc->unexpected) {
         if (request) {
             if (clampi_carrier_native_room(mc)) {
-                int err = PMPI_Irecv(buf, count, type, source, tag, mc->wire, request);
+                int err = CLAMPI_WIRE(PMPI_Irecv(buf, count, type, source, tag, mc->wire, request));
                 if (err == MPI_SUCCESS && source != MPI_PROC_NULL) clampi_carrier_track(*request, mc);
                 return err;
             }
         } else if (!clampi_carrier_pending()) {
-            return PMPI_Recv(buf, count, type, source, tag, mc->wire, status);
+            return CLAMPI_WIRE(PMPI_Recv(buf, count, type, source, tag, mc->wire, status));
         }
     }
     return clampi_carrier_recv_any(mc, buf, count, type, source, tag, request, status);

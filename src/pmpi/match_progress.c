@@ -15,8 +15,9 @@
  * data each process contributes, against CLAMPI_MATCH_CARRIER_COLL_BYTES from the
  * environment) and is made whenever the job's environment says CLAMPI_MATCH_CARRIER=mpi,
  * whether or not this process holds receives now; MPI's own call otherwise. The v/w
- * variants, MPI_Reduce_scatter and every collective on an intercommunicator run
- * nonblocking (their sizes differ between processes). MPI_Alltoall and MPI_Allgather fall
+ * variants and MPI_Reduce_scatter run nonblocking (their sizes differ between processes);
+ * collectives on an intercommunicator are MPI's blocking calls after the hand-over (see
+ * INTER). MPI_Alltoall and MPI_Allgather fall
  * back to these in src/pmpi/preload.c. Blocking calls with no nonblocking form hand
  * clampi's queued receives to MPI first: communicator creation (match_comm.c,
  * match_handover.c), collective file I/O (match_handover.c), MPI-4's large-count
@@ -34,6 +35,12 @@
 
 #define ANY_SIZE (-1)  /* sizes differ between processes: always the nonblocking form */
 #define BAD_INPUT (-2) /* MPI's blocking call reports it, once, on the communicator */
+/* An intercommunicator: MPI's blocking call after the hand-over. Its nonblocking forms need
+ * every process to reach the collective engine: Open MPI's MPI_Ibcast (and others) return
+ * at once for count 0 -- what MPI_PROC_NULL processes pass (mpi4py) -- so libnbc's
+ * per-communicator tag sequence skips one on those processes and later collectives
+ * exchange the wrong messages (mpi4py's test_cco_obj_inter). */
+#define INTER LLONG_MAX
 
 /* Sizes of the commonest predefined types, asked once (a valid type never raises an
  * error); any other type is asked with MPI_COMM_WORLD's and MPI_COMM_SELF's handlers set
@@ -107,10 +114,10 @@ static int intra(MPI_Comm comm) {
 
 /* The data one process contributes: count elements of type, the same on every process of
  * an intracommunicator whatever types describe it (MPI's type-signature rule), saturated;
- * ANY_SIZE on an intercommunicator; BAD_INPUT for what MPI will refuse. */
+ * INTER on an intercommunicator; BAD_INPUT for what MPI will refuse. */
 static long long block_bytes(MPI_Comm comm, int count, MPI_Datatype type) {
     if (comm == MPI_COMM_NULL) return BAD_INPUT;
-    if (!intra(comm)) return ANY_SIZE;
+    if (!intra(comm)) return INTER;
     if (count <= 0) return 0;
     if (type == MPI_DATATYPE_NULL) return BAD_INPUT;
     long long size = type_size(type);
@@ -122,7 +129,7 @@ static long long block_bytes(MPI_Comm comm, int count, MPI_Datatype type) {
 static long long rooted_bytes(MPI_Comm comm, int root, int scatter, int scount, MPI_Datatype stype, int rcount,
                               MPI_Datatype rtype) {
     int me = -1;
-    if (!intra(comm)) return comm == MPI_COMM_NULL ? BAD_INPUT : ANY_SIZE;
+    if (!intra(comm)) return comm == MPI_COMM_NULL ? BAD_INPUT : INTER;
     PMPI_Comm_rank(comm, &me);
     return (me == root) == (scatter != 0) ? block_bytes(comm, scount, stype) : block_bytes(comm, rcount, rtype);
 }
@@ -134,6 +141,7 @@ static long long rooted_bytes(MPI_Comm comm, int root, int scatter, int scount, 
     do {                                                                                                   \
         if (!clampi_carrier_job()) return blocking;                                                        \
         long long b_ = (bytes);                                                                            \
+        if (b_ == ANY_SIZE && comm != MPI_COMM_NULL && !intra(comm)) b_ = INTER;                           \
         if (b_ == BAD_INPUT) return blocking;                                                              \
         if (b_ != ANY_SIZE && b_ > (long long)clampi_opt_process(CLAMPI_OPT_MATCH_CARRIER_COLL_BYTES).u) { \
             clampi_carrier_release();                                                                      \

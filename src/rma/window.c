@@ -134,6 +134,7 @@ int clampi_win_attach(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint 
         w->b.err_win = mpi_win;
         w->b.ops = clampi_backend_table(CLAMPI_BACKEND_KIND_MPI);
         w->b.shm_win = shm_win;
+        w->b.shm_comm = MPI_COMM_NULL;
         w->b.dynamic = dynamic;
         w->elide_flushes = CLAMPI_ELIDE_ALWAYS;
         w->opts = *opts;
@@ -399,7 +400,7 @@ int CMPI_Win_set_info(CMPI_Win win, MPI_Info info) {
  * comm) and *shm_win set, or 0 (everyone then falls back to MPI_Win_allocate). When all
  * of comm is on one node the shared window is the user's window itself. */
 static int allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void **base, MPI_Win *mpi_win,
-                           MPI_Win *shm_win) {
+                           MPI_Win *shm_win, MPI_Comm *shm_comm) {
     MPI_Comm node;
     if (clampi_node_split(comm, &node) != MPI_SUCCESS) return 0;
     int nnode, ncomm;
@@ -411,11 +412,12 @@ static int allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm
      * the osc pt2pt component): that is not an error, just no shortcut. */
     int ok = PMPI_Win_allocate_shared(size, disp_unit, info, node, base, shm_win) == MPI_SUCCESS;
     if (ok) clampi_numa_touch_own(*base, (size_t)size); /* my segment: placed by me */
-    MPI_Comm_free(&node);
     if (!all_agree(comm, ok)) {
         if (ok) PMPI_Win_free(shm_win);
+        MPI_Comm_free(&node);
         return 0;
     }
+    *shm_comm = node; /* freed after the shared window (backend free) */
     if (one_node) {
         /* The shared window spans comm already (same group, same order: split_type
          * keeps comm's order with key 0). */
@@ -426,6 +428,7 @@ static int allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm
     if (!all_agree(comm, ok)) {
         if (ok) PMPI_Win_free(mpi_win);
         PMPI_Win_free(shm_win);
+        MPI_Comm_free(shm_comm);
         return 0;
     }
     return 1;
@@ -472,19 +475,23 @@ int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
     clampi_win_options opts;
     if (!clampi_win_read_options(info, comm, &opts)) return clampi_raise_comm(comm, CLAMPI_E_INFO);
     MPI_Win mpi_win = MPI_WIN_NULL, shm_win = MPI_WIN_NULL;
+    MPI_Comm shm_comm = MPI_COMM_NULL;
     void *base = NULL, *memh = NULL;
     if (clampi_win_allocate_backend(opts.backend, size, disp_unit, info, comm, &base, &mpi_win, &memh)) {
         /* the backend's memory under an MPI window */
-    } else if (!(opts.shm_direct && allocate_shared(size, disp_unit, info, comm, &base, &mpi_win, &shm_win))) {
+    } else if (!(opts.shm_direct &&
+                 allocate_shared(size, disp_unit, info, comm, &base, &mpi_win, &shm_win, &shm_comm))) {
         /* Rounded up: MPICH 4.0's MPI_Win_allocate misplaces the targets that follow a
          * rank whose size is not a multiple of 16 (gets read the wrong bytes). */
         rc = PMPI_Win_allocate((size + 63) & ~(MPI_Aint)63, disp_unit, info, comm, &base, &mpi_win);
         if (rc != MPI_SUCCESS) return rc;
     }
     rc = attach_state(mpi_win, shm_win, comm, base, size, disp_unit, 0, &opts, win, memh);
+    if (rc == MPI_SUCCESS) clampi_registry_find(*win)->b.shm_comm = shm_comm;
     if (rc != MPI_SUCCESS) {
         PMPI_Win_free(&mpi_win);
         if (shm_win != MPI_WIN_NULL && shm_win != mpi_win) PMPI_Win_free(&shm_win);
+        if (shm_comm != MPI_COMM_NULL) PMPI_Comm_free(&shm_comm);
         return clampi_raise_comm(comm, rc == MPI_ERR_NO_MEM ? CLAMPI_E_NOMEM : CLAMPI_E_UCX);
     }
     *(void **)baseptr = base;

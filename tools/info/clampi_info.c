@@ -13,6 +13,8 @@
 #include <ucp/api/ucp.h>
 #include <uct/api/uct.h>
 
+#include "clampi_info_build.h" /* CLAMPI_UCX_ORIGIN: where the UCX came from at configure time */
+
 static void print_build(void) {
     char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
@@ -21,7 +23,7 @@ static void print_build(void) {
     if (nl) *nl = 0;
     printf("clampi %d.%d\n", CLAMPI_VERSION_MAJOR, CLAMPI_VERSION_MINOR);
     printf("MPI: %s (MPI %d.%d)\n", mpi, MPI_VERSION, MPI_SUBVERSION);
-    printf("UCX: %s\n", ucp_get_version_string());
+    printf("UCX: %s, %s\n", ucp_get_version_string(), CLAMPI_UCX_ORIGIN);
     printf("UCX transports:");
     uct_component_h *components;
     unsigned ncomp;

@@ -556,6 +556,7 @@ void clampi_ucx_counters_of(const clampi_bwin *b, clampi_ucx_counters *out) {
     out->put_copies = __atomic_load_n(&u->counters.put_copies, __ATOMIC_RELAXED);
     out->put_waits = __atomic_load_n(&u->counters.put_waits, __ATOMIC_RELAXED);
     out->serviced = __atomic_load_n(&u->main.poller.serviced, __ATOMIC_RELAXED);
+    out->takeovers = __atomic_load_n(&u->main.poller.takeovers, __ATOMIC_RELAXED);
     out->cpu_amos = __atomic_load_n(&u->counters.cpu_amos, __ATOMIC_RELAXED);
     out->ucx_flushes = __atomic_load_n(&u->counters.ucx_flushes, __ATOMIC_RELAXED);
 }

@@ -110,6 +110,7 @@ int clampi_ucx_poller_may_progress(clampi_ucx_poller *p) {
     if (p->quiet) {
         if (mono_ns() - p->seen_ns < QUIET_NS) return 0;
         p->quiet = 0; /* a whole millisecond without the application: take over */
+        __atomic_store_n(&p->takeovers, p->takeovers + 1, __ATOMIC_RELAXED);
     }
     __atomic_store_n(&p->serviced, p->serviced + 1, __ATOMIC_RELAXED);
     return 1;

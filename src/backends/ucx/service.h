@@ -54,6 +54,7 @@ typedef struct clampi_ucx_poller {
     int quiet;                /* service thread only */
     uint64_t seen_ns;         /* service thread only: when it last saw an application poll */
     uint64_t serviced;        /* passes in which the service progressed the worker (tests) */
+    uint64_t takeovers;       /* times it took the worker over after a millisecond without a poll (tests) */
 } clampi_ucx_poller;
 /* Application side, before each wait loop: written only when clear, so a spinning waiter
  * reads a line it owns and no atomic add sits on the progress path. */

@@ -234,6 +234,7 @@ int clampi_ucx_free(clampi_bwin *w) {
     int rc = PMPI_Win_free(&win);
     if (rc != MPI_SUCCESS) return rc;
     if (shm != MPI_WIN_NULL && shm != w->win) PMPI_Win_free(&shm);
+    if (w->shm_comm != MPI_COMM_NULL) PMPI_Comm_free(&w->shm_comm);
     return teardown(w);
 }
 

@@ -121,6 +121,7 @@ typedef struct clampi_ucx_counters {
     uint64_t put_copies;  /* small puts UCX could not complete at once: sent from a private copy */
     uint64_t put_waits;   /* small puts UCX returned a request for anyway: completed locally */
     uint64_t serviced;    /* passes in which the progress service progressed the process worker */
+    uint64_t takeovers;   /* times the service took that worker over after the application left it */
     uint64_t cpu_amos;    /* intrinsic atomics done as CPU atomics on the mapped target memory */
     uint64_t ucx_flushes; /* lane flushes that asked UCX (the others had nothing handed to it) */
 } clampi_ucx_counters;
