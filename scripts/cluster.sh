@@ -33,7 +33,7 @@ die() { echo "cluster.sh: $*" >&2; exit 1; }
 skip() { echo "cluster.sh: skipped: $*" >&2; exit 77; }
 
 need_tools() {
-  [ "$(id -u)" = 0 ] || skip "needs root (network namespaces)"
+  [ "$EUID" = 0 ] || skip "needs root (network namespaces)"
   local t
   for t in ip unshare nsenter mount flock setsid; do
     command -v "$t" >/dev/null 2>&1 || skip "needs '$t' (packages iproute2, util-linux)"
@@ -67,6 +67,22 @@ teardown() {
     ip netns del "$ns" 2>/dev/null || true
   done
   rm -rf /etc/netns/clampi-n[0-9]* "$STATE"
+  rmdir /etc/netns 2>/dev/null || true  # only if empty (ip netns recreates it)
+}
+
+# Ranks left by a launcher killed with -9 (its node0 children) are adopted like the holders
+# (ppid 1 or the holder's reaper); processes of live jobs never are, so every `up` reaps them.
+reap_orphans() {  # reap_orphans NODES
+  local i p holder ppid
+  for ((i = 0; i < $1; i++)); do
+    holder=$(cat "$STATE/node$i.pid")
+    for p in $(ip netns pids "clampi-n$i"); do
+      ppid=$(awk '/^PPid/ { print $2 }' "/proc/$p/status" 2>/dev/null) || continue
+      if [ "$p" != "$holder" ] && { [ "$ppid" = 1 ] || [ "$ppid" = "$(awk '/^PPid/ { print $2 }' "/proc/$holder/status")" ]; }; then
+        kill -KILL "$p" 2>/dev/null || true
+      fi
+    done
+  done
 }
 
 make_node() {  # make_node I NODES
@@ -83,10 +99,16 @@ make_node() {  # make_node I NODES
   } >"/etc/netns/$ns/hosts"
   echo "node$i" >"/etc/netns/$ns/hostname"
   cat /proc/sys/kernel/random/uuid >"$STATE/node$i.boot_id"
+}
+
+# After all make_node calls: a holder's mount namespace is private, so it only sees the
+# /run/netns/clampi-n* mounts made before it (the agent checks nodes through them).
+start_holder() {  # start_holder I
+  local i=$1
   # setsid -f and /dev/null stdio: the holder must outlive the caller's process group and
   # must not keep its pipes (`out=$(cluster.sh up 2)` would wait for EOF forever) or the
   # lock (fd 9). It writes its pid (that of the exec'd sleep) once the node is set up.
-  setsid -f ip netns exec "$ns" unshare --uts --mount --propagation private \
+  setsid -f ip netns exec "clampi-n$i" unshare --uts --mount --propagation private \
     sh -c 'hostname "$1" && mount --bind "$2" /proc/sys/kernel/random/boot_id &&
            cd / && echo $$ >"$3" && exec sleep infinity' \
     holder "node$i" "$STATE/node$i.boot_id" "$STATE/node$i.pid" </dev/null >/dev/null 2>&1 9>&-
@@ -98,7 +120,7 @@ up() {  # up NODES
   unshare --net --uts --mount true 2>/dev/null || skip "namespaces not permitted here (unshare --net --uts --mount failed)"
   exec 9>"$LOCK"
   flock 9
-  healthy "$n" && return 0
+  if healthy "$n"; then reap_orphans "$n"; return 0; fi
   teardown
   trap 'teardown; echo "cluster.sh: up $n failed, cleaned up" >&2' EXIT
   mkdir -p "$STATE"
@@ -107,6 +129,7 @@ up() {  # up NODES
   ip -n clampi-sw link add br0 type bridge
   ip -n clampi-sw link set br0 up
   for ((i = 0; i < n; i++)); do make_node "$i" "$n"; done
+  for ((i = 0; i < n; i++)); do start_holder "$i"; done
   for ((i = 0; i < n; i++)); do
     for ((t = 0; t < 100; t++)); do holder_ok "$i" && break; sleep 0.1; done
     holder_ok "$i" || die "node$i did not start (hostname or boot_id bind mount failed?)"

@@ -142,7 +142,9 @@ static void bsend_full(MPI_Comm comm, const char *name) {
     if (r == 0) {
         report(name, "bsend_fits_1", MPI_Bsend(data, 16384, MPI_INT, 1, 21, comm));
         report(name, "bsend_fits_2", MPI_Bsend(data, 16384, MPI_INT, 1, 22, comm));
-#ifndef OPEN_MPI /* Open MPI 4.1 fails it too, but its communicator hangs afterwards (see main) */
+/* Open MPI 4.1 fails it too, but its communicator hangs afterwards (see main); Intel MPI 2021
+ * accepts the third without clampi (MPI_SUCCESS), so its plain run is no reference here */
+#if !defined(OPEN_MPI) && !defined(I_MPI_VERSION)
         report(name, "bsend_buffer_full", MPI_Bsend(data, 16384, MPI_INT, 1, 23, comm));
 #endif
     }

@@ -14,7 +14,7 @@
 # CLAMPI_TEST_OUTPUT_REGEX, CLAMPI_TEST_OUTPUT_REGEX2 (optional): extended regexes the
 # preloaded run's stdout must match (each on some line). CLAMPI_TEST_EVERY (a line prefix)
 # with CLAMPI_TEST_EVERY_REGEX: the preloaded run prints NP lines with that prefix, and
-# every one of them matches the regex.
+# every one of them matches the regex. CLAMPI_TEST_CLUSTER: run on emulated nodes (below).
 set -uo pipefail
 mpiexec=$1 flavor=$2 np=$3 lib=$4 expect=$5; shift 5
 flags=()
@@ -33,11 +33,26 @@ else
 fi
 run() {  # run NAME [mpiexec args]
   local name=$1; shift
+  if [ -n "${CLAMPI_TEST_CLUSTER:-}" ]; then cluster_run "$name" "$@"; return; fi
   if ! timeout 240 "${guard[@]}" "$mpiexec" -n "$np" "${flags[@]}" "$@" >"$out/$name.out" 2>"$out/$name.err"; then
     echo "FAIL: $name run exited with an error"; cat "$out/$name.out" "$out/$name.err"; exit 1
   fi
   grep '^result' "$out/$name.out" | sort >"$out/$name.res"
 }
+# CLAMPI_TEST_CLUSTER=scripts/cluster.sh: both runs go to the emulated nodes through it
+# (MPIEXEC and its flags are then unused); the test's clampi, UCX and Open MPI variables are
+# handed to every rank, and the preload's as VAR=VALUE words too.
+cluster_run() {  # cluster_run NAME [VAR=VALUE...] PROGRAM [ARGS...]
+  local name=$1; shift
+  local vars=()
+  while IFS= read -r v; do vars+=("$v"); done < <(env | grep -E '^(CLAMPI_|UCX_|OMPI_MCA_)' | grep -v '^CLAMPI_TEST_')
+  timeout 240 "$CLAMPI_TEST_CLUSTER" run "$flavor" "$np" "${vars[@]}" "$@" >"$out/$name.out" 2>"$out/$name.err"
+  local rc=$?
+  if [ $rc -eq 77 ]; then cat "$out/$name.err"; exit 77; fi
+  if [ $rc -ne 0 ]; then echo "FAIL: $name run exited with an error"; cat "$out/$name.out" "$out/$name.err"; exit 1; fi
+  grep '^result' "$out/$name.out" | sort >"$out/$name.res"
+}
+[ -n "${CLAMPI_TEST_CLUSTER:-}" ] && pre=(LD_PRELOAD="$lib" CLAMPI_STATS=1)
 run plain "$@"
 run preload "${pre[@]}" "$@"
 if [ ! -s "$out/plain.res" ]; then echo "FAIL: no result lines"; cat "$out/plain.out" "$out/plain.err"; exit 1; fi
