@@ -13,7 +13,7 @@
 # CLAMPI_CLUSTER_MPIRUN / CLAMPI_CLUSTER_MPIEXEC override Debian's mpirun.openmpi /
 # mpiexec.mpich; Open MPI's BTLs default to OMPI_MCA_btl=tcp,self,vader unless set.
 #
-# Design: node I is a network namespace clampi-nI whose eth0 (198.18.I+1/24, the benchmarking
+# Design: node I is a network namespace clampi-nI whose eth0 (198.18.0.(I+1)/24, benchmarking
 # range) is a veth to a bridge in namespace clampi-sw, so the root namespace's network is
 # untouched; plus a holder process (a `sleep` under unshare) that keeps the node's UTS
 # namespace (hostname nodeI, which MPIs use to tell nodes apart) and its mount namespace:
@@ -208,6 +208,8 @@ run() {  # run openmpi|mpich NP [VAR=VALUE ...] CMD [ARGS...]
         --mca btl_tcp_if_include "$NET.0/24" --mca oob_tcp_if_include "$NET.0/24")
       for e in "${envs[@]}"; do args+=(-x "$e"); done ;;
     mpich)
+      # Debian's MPICH 4.0.2 can hang in MPI_Finalize over UCX tcp (disconnect needs peers that
+      # already block in the PMI barrier; pmodels/mpich#6596): callers should use a timeout.
       launcher=${CLAMPI_CLUSTER_MPIEXEC:-mpiexec.mpich}
       command -v "$launcher" >/dev/null || skip "MPICH launcher '$launcher' not found"
       hosts=node0:$k

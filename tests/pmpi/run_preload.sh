@@ -46,7 +46,11 @@ cluster_run() {  # cluster_run NAME [VAR=VALUE...] PROGRAM [ARGS...]
   local name=$1; shift
   local vars=()
   while IFS= read -r v; do vars+=("$v"); done < <(env | grep -E '^(CLAMPI_|UCX_|OMPI_MCA_)' | grep -v '^CLAMPI_TEST_')
-  timeout 240 "$CLAMPI_TEST_CLUSTER" run "$flavor" "$np" "${vars[@]}" "$@" >"$out/$name.out" 2>"$out/$name.err"
+  if [ -n "${CLAMPI_GUARD_MARK:-}" ]; then  # MPICH over TCP: the finalize guard's marker goes first
+    vars+=(CLAMPI_FINALIZE_MARK="$CLAMPI_GUARD_MARK")
+    if [ "$name" = preload ]; then set -- "LD_PRELOAD=$CLAMPI_GUARD_MARK:$lib" "${@:2}"; else vars+=(LD_PRELOAD="$CLAMPI_GUARD_MARK"); fi
+  fi
+  timeout 240 "${guard[@]}" "$CLAMPI_TEST_CLUSTER" run "$flavor" "$np" "${vars[@]}" "$@" >"$out/$name.out" 2>"$out/$name.err"
   local rc=$?
   if [ $rc -eq 77 ]; then cat "$out/$name.err"; exit 77; fi
   if [ $rc -ne 0 ]; then echo "FAIL: $name run exited with an error"; cat "$out/$name.out" "$out/$name.err"; exit 1; fi
