@@ -123,8 +123,8 @@ int main(int argc, char **argv) {
                 if (me == 0)
                     for (int k = 0; k < (how == 1 ? 2 : 1); k++)
                         if (v[k] != expect(i)) {
-                            printf("%s %-7s %-18s: target element %d is %lld, expected %lld\n", typename[t],
-                                   opname[i], howname[how], k, v[k], expect(i));
+                            printf("%s %-7s %-18s: target element %d is %lld, expected %lld\n", typename[t], opname[i],
+                                   howname[how], k, v[k], expect(i));
                             bad = 1;
                         }
                 fflush(stdout);
