@@ -85,8 +85,10 @@ static void error_handler(void) {
     int rc = MPI_Send(&x, 1, MPI_INT, nranks + 5, 0, c); /* invalid rank */
     int cls;
     MPI_Error_class(rc, &cls);
-    printf("result errhandler rank=%d class_returned=%d class_seen=%d\n", rank, cls == MPI_ERR_RANK,
-           handled == MPI_ERR_RANK);
+    /* what the call returns after a user-defined handler differs between MPIs (MPICH 5:
+     * MPI_SUCCESS): only the handler's view is a result */
+    printf("result errhandler rank=%d class_seen=%d\n", rank, handled == MPI_ERR_RANK);
+    printf("errhandler rank=%d returned class %d\n", rank, cls);
     MPI_Errhandler_free(&eh);
     MPI_Comm_free(&c);
 }
