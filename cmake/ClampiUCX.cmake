@@ -7,12 +7,14 @@
 #    from beside them, or from the system's UCX (pkg-config ucx) when the MPI's UCX ships
 #    none (PyPI wheels). Headers older than the library are fine (UCX keeps its API
 #    backward compatible); newer ones are refused.
-# 3. No usable UCX: configuration stops with the reason (a build without the UCX parts is
-#    not possible yet).
+# 3. No usable UCX, or -DCLAMPI_UCX=OFF: clampi builds without its UCX parts (the RMA
+#    backend `ucx` and the extensions on it, the matching carrier `ucx`); configure and
+#    clampi-info say which parts are off and why.
 #
 # Result: CLAMPI_HAVE_UCX, the target clampi::ucx, CLAMPI_UCX_LIBDIR (for the RPATH),
 # CLAMPI_UCX_VERSION, CLAMPI_UCX_SOURCE (one line: where it came from).
 set(CLAMPI_UCX_ROOT "" CACHE PATH "UCX installation to use (must be the one the MPI loads)")
+option(CLAMPI_UCX "Build clampi's UCX parts (off: the RMA backend ucx, its extensions and the matching carrier ucx)" ON)
 
 function(_clampi_ucx_of_library lib out)   # directory of the libucp.so.0 that lib loads
   set(${out} "" PARENT_SCOPE)
@@ -72,7 +74,9 @@ set(CLAMPI_UCX_VERSION "")
 set(CLAMPI_UCX_SOURCE "")
 set(_inc "")
 set(_libdir "")
-if(CLAMPI_UCX_ROOT)
+if(NOT CLAMPI_UCX)
+  set(_clampi_mpi_ucx_dir "")
+elseif(CLAMPI_UCX_ROOT)
   get_filename_component(_root "${CLAMPI_UCX_ROOT}" REALPATH)
   foreach(d lib lib64 lib/x86_64-linux-gnu)
     if(EXISTS "${_root}/${d}/libucp.so.0")
@@ -122,7 +126,9 @@ if(NOT _libdir AND CLAMPI_SYSUCX_FOUND)
     set(CLAMPI_UCX_SOURCE "the system's (pkg-config ucx; the MPI loads no UCX)")
   endif()
 endif()
-if(_inc AND _libdir AND EXISTS "${_libdir}/libucp.so.0" AND EXISTS "${_libdir}/libucs.so.0")
+if(NOT CLAMPI_UCX)
+  set(CLAMPI_UCX_SOURCE "off (-DCLAMPI_UCX=OFF)")
+elseif(_inc AND _libdir AND EXISTS "${_libdir}/libucp.so.0" AND EXISTS "${_libdir}/libucs.so.0")
   _clampi_ucp_header_version("${_inc}" _hver)
   # The library's version: ucp_get_version() of the very files clampi will load.
   set(_probe "${CMAKE_BINARY_DIR}/CMakeFiles/clampi_ucx_version.c")
@@ -150,10 +156,19 @@ elseif(_libdir)
 else()
   set(CLAMPI_UCX_SOURCE "off (no UCX found; install libucx-dev or set CLAMPI_UCX_ROOT)")
 endif()
+# Every file of the project sees which it is (src/msg/msg.h, src/rmax/, tools/info/).
+if(CLAMPI_HAVE_UCX)
+  add_compile_definitions(CLAMPI_HAVE_UCX=1)
+else()
+  add_compile_definitions(CLAMPI_HAVE_UCX=0)
+endif()
+# What the build says (clampi-info too): the parts that need UCX, when it is off.
+set(CLAMPI_UCX_PARTS_OFF "RMA backend ucx (clampi_backend=ucx, mpi_win_scope=thread, mpi_win_order, mpi_acc_intrinsic, CMPIX_ extensions on it), matching carrier ucx (CLAMPI_MATCH uses carrier mpi)")
 if(CLAMPI_HAVE_UCX)
   message(STATUS "clampi: UCX ${CLAMPI_UCX_VERSION}: ${CLAMPI_UCX_SOURCE}")
 else()
-  # The UCX parts are not yet separable from the rest (the message layer and the RMA
-  # extensions call the UCX backend by name): say so plainly rather than fail later.
-  message(FATAL_ERROR "clampi: UCX ${CLAMPI_UCX_SOURCE}: clampi cannot yet be built without UCX")
+  message(STATUS "clampi: UCX ${CLAMPI_UCX_SOURCE}; parts off: ${CLAMPI_UCX_PARTS_OFF}")
+  add_library(clampi_ucx INTERFACE) # empty: every target names clampi::ucx alike
+  install(TARGETS clampi_ucx EXPORT clampiTargets)
+  add_library(clampi::ucx ALIAS clampi_ucx)
 endif()

@@ -36,6 +36,13 @@ ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 UBSAN_O
 if [ "${CLAMPI_TEST_TSAN:-1}" = 1 ]; then
   run_suite "TSan (MPICH, threaded tests)" build/tsan-mpich mpich -DCLAMPI_TSAN=ON -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=OFF -- -L tsan
 fi
+# A build without UCX (-DCLAMPI_UCX=OFF, what a machine without UCX gets): the parts that do
+# not need UCX (get cache, collectives, install, matching on the MPI carrier); the UCX-only
+# tests are not built or are left out by name.
+run_suite "MPICH without UCX" build/noucx-mpich mpich -DCLAMPI_UCX=OFF -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=OFF \
+  -- -L "cache|coll|install" -E "ucx|_tcp|nodes"
+run_suite "MPICH without UCX, matching" build/noucx-mpich mpich -DCLAMPI_UCX=OFF -DCLAMPI_BUILD_TESTS=ON \
+  -DCLAMPI_BUILD_BENCH=OFF -- -R carrier_mpi -E "ucx|_tcp|nodes|cluster"
 # The platform matrix: the parts' labels that make sense on each MPI (MPICH-derived MPIs keep
 # passive-target RMA at 2 ranks, as with Debian's MPICH).
 matrix=${CLAMPI_TEST_MATRIX:-1}

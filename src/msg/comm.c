@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/ucx/context.h"
 #include "clampi/match.h"
 #include "common/errors.h"
 #include "common/options.h"
@@ -25,20 +24,6 @@ _Thread_local CLAMPI_MSG_TLS clampi_msg_comm_cache clampi_msg_comm_last;
 static void mcomm_free(clampi_mcomm *mc);
 static int finalizing; /* MPI_Finalize: everything goes now */
 
-/* Without a collective, a flush-mode close may wait forever for a peer that no longer
- * progresses (it is in MPI_Finalize or a plain MPI call): close forcibly. */
-static void close_force(ucp_ep_h *eps, int n) {
-    ucp_request_param_t p;
-    memset(&p, 0, sizeof p);
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    p.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    for (int r = 0; r < n; r++)
-        if (eps[r]) {
-            clampi_ucx_wait(clampi_msg_worker(), ucp_ep_close_nbx(eps[r], &p));
-            eps[r] = NULL;
-        }
-}
-
 /* The attribute goes: CMPIX_Comm_disable, MPI_Comm_free of an enabled communicator without
  * it, or MPI_Finalize (local: forced close).
  * Operations pending at a free complete normally, as MPI's do: retire.c keeps mc. */
@@ -57,13 +42,13 @@ static int on_comm_delete(MPI_Comm comm, int kv, void *value, void *extra) {
  * endpoints forced closed and its id given back; its memory stays, as requests name it. */
 void clampi_msg_comm_abandon(clampi_mcomm *mc) {
     atomic_store(&by_context[mc->context], NULL);
-    if (mc->eps && !mc->eps_shared) close_force(mc->eps, mc->size);
+    clampi_msg_ucx_close_forced(mc);
 }
 
 void clampi_msg_comm_release(clampi_mcomm *mc, int force) {
     atomic_fetch_add(&clampi_msg_comm_generation, 1);
     atomic_store(&by_context[mc->context], NULL);
-    if (force && mc->eps && !mc->eps_shared) close_force(mc->eps, mc->size);
+    if (force) clampi_msg_ucx_close_forced(mc);
     mcomm_free(mc);
 }
 
@@ -99,7 +84,8 @@ static void mcomm_free(clampi_mcomm *mc) {
         clampi_matcher_drain(mc->matcher, 1, free_unexpected, NULL);
         clampi_matcher_destroy(mc->matcher);
     }
-    if (mc->eps && !mc->eps_shared) clampi_ucx_disconnect(clampi_msg_worker(), mc->eps, mc->size);
+    if (mc->carrier == CLAMPI_CARRIER_MPI) clampi_carrier_wire_free(mc);
+    clampi_msg_ucx_disconnect(mc);
     for (int i = 0; mc->stash && i < mc->size; i++)
         while (mc->stash[i]) {
             clampi_msg *n = mc->stash[i]->next;
@@ -160,8 +146,7 @@ static int enable_finish(MPI_Comm comm, clampi_mcomm *mc);
 
 /* A barrier that progresses the communicator's carrier (UCX: its worker). */
 static int barrier(clampi_mcomm *mc) {
-    if (mc->carrier == CLAMPI_CARRIER_MPI) return clampi_carrier_barrier(mc->comm);
-    return clampi_ucx_barrier(mc->comm, clampi_msg_worker(), clampi_msg_poller());
+    return mc->carrier == CLAMPI_CARRIER_MPI ? clampi_carrier_barrier(mc->comm) : clampi_msg_ucx_barrier(mc);
 }
 
 int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
@@ -212,25 +197,17 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
         }
         return enable_finish(comm, mc);
     }
-    mc->eps = calloc((size_t)mc->size, sizeof *mc->eps);
-    mc->seq_out = calloc((size_t)mc->size, sizeof *mc->seq_out);
-    mc->seq_in = calloc((size_t)mc->size, sizeof *mc->seq_in);
-    mc->stash = calloc((size_t)mc->size, sizeof *mc->stash);
-    mine = !mc->eps || !mc->seq_out || !mc->seq_in || !mc->stash || clampi_matcher_create(&cfg, &mc->matcher) != 0;
+    mine = clampi_msg_ucx_enable(mc) != MPI_SUCCESS || clampi_matcher_create(&cfg, &mc->matcher) != 0;
     clampi_carrier_allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
     if (any_err) {
         mcomm_free(mc);
         return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
     }
-    ucp_ep_h *eps = mc->eps;
-    mc->eps = NULL;
-    err = clampi_msg_eps_get(comm, eps, &mc->eps_shared, &mc->world); /* collective; all-or-nothing */
+    err = clampi_msg_ucx_connect(mc);
     if (err != MPI_SUCCESS) {
-        free(eps);
         mcomm_free(mc);
         return clampi_msg_raise(comm, err, "enable: UCX endpoints");
     }
-    mc->eps = eps;
     return enable_finish(comm, mc);
 }
 

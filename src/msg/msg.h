@@ -2,8 +2,10 @@
  *
  *   options.c   info keys / environment -> engine configuration (the one place)
  *   comm.c      CMPIX_Comm_enable/disable: context ids, matchers, endpoints, lookup
- *   transport.c the process's UCX worker, the AM handler (ordering, eager / rendezvous),
- *               progress and how each MPI's waits reach it
+ *   progress.c  completion of clampi's requests, progress, and how each MPI's waits reach it
+ *   transport_ucx.c, comm_ucx.c, endpoints.c   the UCX carrier (built only with UCX): the
+ *               process's UCX worker, the AM handler (ordering, eager / rendezvous), sends,
+ *               a communicator's endpoints
  *   request.c   clampi requests and their handles (pooled persistent MPI requests, or
  *               generalized ones), internal ones (blocking calls) without; handle -> request
  *   pool.c      free lists for requests and arrived messages (no malloc per message)
@@ -28,10 +30,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <ucp/api/ucp.h>
 
 #include "common/datatype.h"
 #include "match/match.h"
+
+/* UCX's handles, opaque here: only the UCX carrier's files (built with UCX) use them. */
+typedef struct ucp_ep *ucp_ep_h;
+typedef struct ucp_worker *ucp_worker_h;
 
 /* Thread-locals read on every message: initial-exec, no __tls_get_addr call (the library is
  * loaded at start-up, by the link or LD_PRELOAD; a few bytes of static TLS). */
@@ -137,7 +142,7 @@ typedef struct clampi_mreq {
     _Atomic int handoff;  /* completion and MPI_Request_free each add 1: the second frees */
     _Atomic int handed;   /* release before UCX gets r, acquire in UCX's callbacks: the
                               * hand-over through UCX is visible to TSan (UCX is not instrumented) */
-    int done_kind;        /* why it is on transport.c's done list (CLAMPI_DONE_) */
+    int done_kind;        /* why it is on progress.c's done list (CLAMPI_DONE_) */
     struct clampi_mreq *done_next, *table_next;
     MPI_Request wire_req;          /* carrier mpi: MPI_Imrecv of the matched message */
     int post_source, post_tag;     /* carrier mpi: the receive's own source and tag */
@@ -186,20 +191,6 @@ void clampi_msg_disable_all_local(void);                   /* at MPI_Finalize */
 void clampi_msg_comm_release(clampi_mcomm *mc, int force); /* its context id and state gone */
 void clampi_msg_comm_abandon(clampi_mcomm *mc); /* MPI_Finalize, requests still name it: endpoints and id only */
 
-/* endpoints.c: the message worker's endpoints, one per peer process, made at first use.
- * Collective over comm; MPI code. eps[r] may stay NULL until clampi_msg_ep; *world (shared
- * endpoints only, else NULL) is the communicator's map to MPI_COMM_WORLD ranks. */
-int clampi_msg_eps_get(MPI_Comm comm, ucp_ep_h *eps, int *shared, int **world);
-void clampi_msg_eps_close_all(void); /* MPI_Finalize */
-ucp_ep_h clampi_msg_ep_connect(clampi_mcomm *mc, int r);
-uint64_t clampi_msg_eps_made(void); /* endpoints this process has made so far */
-/* The endpoint to rank r of mc, made now if this process never sent to that peer (NULL:
- * UCX refused it). Not inside UCX's callbacks. */
-static inline ucp_ep_h clampi_msg_ep(clampi_mcomm *mc, int r) {
-    ucp_ep_h ep = __atomic_load_n(&mc->eps[r], __ATOMIC_ACQUIRE);
-    return ep ? ep : clampi_msg_ep_connect(mc, r);
-}
-
 /* retire.c: communicators freed while operations on them were pending */
 void clampi_msg_retire(clampi_mcomm *mc);  /* mc->comm is gone; mc stays until nothing names it */
 extern _Atomic int clampi_msg_retired_n;   /* retired, not yet released (and closes under way) */
@@ -212,13 +203,11 @@ static inline void clampi_msg_comm_unref(clampi_mcomm *mc) { /* the last access 
     atomic_fetch_sub_explicit(&mc->live, 1, memory_order_release);
 }
 
-/* transport.c */
-int clampi_msg_transport_init(int ucx); /* finalize hook once; ucx: the worker too; MPI error code */
-ucp_worker_h clampi_msg_worker(void);
-struct clampi_ucx_poller *clampi_msg_poller(void); /* the worker's (backends/ucx/service.h) */
-void clampi_msg_progress(void);                    /* UCX progress + MPI completion of finished requests */
-void clampi_msg_progress_from_mpi(void);           /* the same, called inside MPI's own progress: no MPI call */
-void clampi_msg_reap(void); /* only the second half: requests that finished are marked so (no UCX call) */
+/* progress.c */
+int clampi_msg_transport_init(int ucx);  /* finalize hook once; ucx: the UCX carrier's worker too; MPI error code */
+void clampi_msg_progress(void);          /* UCX progress + MPI completion of finished requests */
+void clampi_msg_progress_from_mpi(void); /* the same, called inside MPI's own progress: no MPI call */
+void clampi_msg_reap(void);              /* only the second half: requests that finished are marked so (no UCX call) */
 /* Waiting loops: a sched_yield every clampi_msg_spin polls (CLAMPI_MATCH_SPIN, or
  * CLAMPI_MATCH_SPIN_OVERSUB on an oversubscribed node; set by clampi_msg_transport_init).
  * A yield is a system call: on a core of its own a waiting process has nobody to yield to. */
@@ -226,8 +215,6 @@ extern unsigned clampi_msg_spin;
 static inline void clampi_msg_pause(unsigned *spins) {
     if (++*spins % clampi_msg_spin == 0) sched_yield();
 }
-int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t bytes); /* r->sync: ssend */
-void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r);                                 /* a matched receive */
 void clampi_msg_free(clampi_msg *m);                                         /* an unexpected message never received */
 void clampi_msg_unpack_into(clampi_mreq *r, const void *data, size_t bytes); /* at most r->capacity */
 void clampi_msg_finish(clampi_mreq *r); /* transfer over: queue for MPI completion */
@@ -319,6 +306,7 @@ int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_base, unsigned nativ
 /* Local, before the matcher goes: receives still in clampi's queue are handed to MPI (they
  * complete as MPI's would after MPI_Comm_free), taken messages nobody received dropped. */
 void clampi_carrier_disable(clampi_mcomm *mc);
+void clampi_carrier_wire_free(clampi_mcomm *mc); /* once nothing names mc */
 /* A send on the wire (sync: synchronous mode); request NULL: blocking. Any arguments (MPI
  * checks them; errors raised on mc->comm). */
 int clampi_carrier_send_spin(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
@@ -431,4 +419,58 @@ void clampi_carrier_forget(MPI_Request req); /* MPI_Request_free of a tracked re
 
 /* errors: raise code through comm's handler (MPI_COMM_WORLD's for MPI_COMM_NULL). */
 int clampi_msg_raise(MPI_Comm comm, int code, const char *why);
+/* ---- the UCX carrier (transport_ucx.c, comm_ucx.c, endpoints.c) ----------------------------
+ * Built only with UCX (CLAMPI_HAVE_UCX); without it every communicator is on the MPI
+ * carrier (options.c), so nothing below is reached but the calls that find nothing to do. */
+#if CLAMPI_HAVE_UCX
+int clampi_msg_ucx_init(void);      /* the worker and its AM handlers, once; MPI error code */
+void clampi_msg_ucx_stop(void);     /* MPI_Finalize, first: the progress service lets go */
+void clampi_msg_ucx_progress(void); /* the worker's progress and queued acknowledgements */
+void clampi_msg_ucx_fini(void);     /* MPI_Finalize: endpoints closed, worker destroyed */
+ucp_worker_h clampi_msg_worker(void);
+struct clampi_ucx_poller *clampi_msg_poller(void); /* the worker's (backends/ucx/service.h) */
+int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t bytes); /* r->sync: ssend */
+void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r);                                 /* a matched receive */
+void clampi_msg_ucx_free(clampi_msg *m); /* an arrived message never received */
+/* comm_ucx.c: a communicator's endpoints (collective over mc->comm), barrier, closing. */
+int clampi_msg_ucx_enable(clampi_mcomm *mc); /* local: per-peer arrays */
+int clampi_msg_ucx_connect(clampi_mcomm *mc);
+int clampi_msg_ucx_barrier(clampi_mcomm *mc);
+void clampi_msg_ucx_close_forced(clampi_mcomm *mc); /* MPI_Finalize */
+void clampi_msg_ucx_disconnect(clampi_mcomm *mc);
+void clampi_msg_ucx_close_later(clampi_mcomm *mc); /* retired: under retire.c's lock */
+void clampi_msg_ucx_closes_reap(int all);          /* under retire.c's lock */
+/* endpoints.c: the message worker's endpoints, one per peer process, made at first use.
+ * Collective over comm; MPI code. eps[r] may stay NULL until clampi_msg_ep; *world (shared
+ * endpoints only, else NULL) is the communicator's map to MPI_COMM_WORLD ranks. */
+int clampi_msg_eps_get(MPI_Comm comm, ucp_ep_h *eps, int *shared, int **world);
+void clampi_msg_eps_close_all(void); /* MPI_Finalize */
+ucp_ep_h clampi_msg_ep_connect(clampi_mcomm *mc, int r);
+uint64_t clampi_msg_eps_made(void); /* endpoints this process has made so far */
+/* The endpoint to rank r of mc, made now if this process never sent to that peer (NULL:
+ * UCX refused it). Not inside UCX's callbacks. */
+static inline ucp_ep_h clampi_msg_ep(clampi_mcomm *mc, int r) {
+    ucp_ep_h ep = __atomic_load_n(&mc->eps[r], __ATOMIC_ACQUIRE);
+    return ep ? ep : clampi_msg_ep_connect(mc, r);
+}
+#else
+static inline int clampi_msg_ucx_init(void) { return MPI_ERR_UNSUPPORTED_OPERATION; }
+static inline void clampi_msg_ucx_stop(void) {}
+static inline void clampi_msg_ucx_progress(void) {}
+static inline void clampi_msg_ucx_fini(void) {}
+static inline int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t bytes) {
+    return MPI_ERR_UNSUPPORTED_OPERATION;
+}
+static inline void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r) {}
+static inline void clampi_msg_ucx_free(clampi_msg *m) {}
+static inline int clampi_msg_ucx_enable(clampi_mcomm *mc) { return MPI_ERR_UNSUPPORTED_OPERATION; }
+static inline int clampi_msg_ucx_connect(clampi_mcomm *mc) { return MPI_ERR_UNSUPPORTED_OPERATION; }
+static inline int clampi_msg_ucx_barrier(clampi_mcomm *mc) { return MPI_ERR_UNSUPPORTED_OPERATION; }
+static inline void clampi_msg_ucx_close_forced(clampi_mcomm *mc) {}
+static inline void clampi_msg_ucx_disconnect(clampi_mcomm *mc) {}
+static inline void clampi_msg_ucx_close_later(clampi_mcomm *mc) {}
+static inline void clampi_msg_ucx_closes_reap(int all) {}
+static inline uint64_t clampi_msg_eps_made(void) { return 0; }
+#endif
+
 #endif

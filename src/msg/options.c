@@ -40,7 +40,7 @@ int clampi_msg_carrier_options(MPI_Info info, int *carrier, unsigned *native_bas
     clampi_opt_value v;
     const char *key;
     if (clampi_opt_resolve(info, CLAMPI_OPT_MATCH_CARRIER, &v, NULL, &key) != MPI_SUCCESS) return bad(key);
-    *carrier = v.u == 1 ? CLAMPI_CARRIER_MPI : CLAMPI_CARRIER_UCX;
+    *carrier = v.u == 1 || !CLAMPI_HAVE_UCX ? CLAMPI_CARRIER_MPI : CLAMPI_CARRIER_UCX; /* no UCX: MPI carries */
     if (clampi_opt_resolve(info, CLAMPI_OPT_MATCH_NATIVE_DEPTH, &v, NULL, &key) != MPI_SUCCESS) return bad(key);
     *native_base = (unsigned)v.u;
     if (clampi_opt_resolve(info, CLAMPI_OPT_MATCH_NATIVE_DEPTH_MAX, &v, NULL, &key) != MPI_SUCCESS) return bad(key);

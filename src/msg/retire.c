@@ -10,20 +10,11 @@
  * message of the id's next communicator. */
 #include <stdlib.h>
 
-#include "backends/ucx/context.h"
 #include "msg/msg.h"
 
 _Atomic int clampi_msg_retired_n; /* retired communicators and endpoint closes */
 static pthread_mutex_t retired_lock = PTHREAD_MUTEX_INITIALIZER;
 static clampi_mcomm *retired; /* under retired_lock */
-
-/* Endpoint closes started by a release, finished by later sweeps (a flush-mode close may
- * need its peer's progress: nobody waits for it inside a program's call). */
-typedef struct closing {
-    void *req;
-    struct closing *next;
-} closing;
-static closing *closes; /* under retired_lock; each counts in clampi_msg_retired_n too */
 
 static void free_unexpected(uintptr_t cookie, void *arg) {
     (void)arg;
@@ -54,41 +45,8 @@ static int finished(clampi_mcomm *mc) { return atomic_load_explicit(&mc->live, m
 
 /* Its endpoints closing in the background, then everything else at once. */
 static void release(clampi_mcomm *mc) {
-    ucp_ep_h *eps = mc->eps_shared ? NULL : mc->eps; /* shared ones stay (endpoints.c) */
-    if (eps) mc->eps = NULL;
-    for (int r = 0; eps && r < mc->size; r++) {
-        if (!eps[r]) continue;
-        ucp_request_param_t p;
-        memset(&p, 0, sizeof p); /* flush mode: what is queued on it goes out first */
-        void *req = ucp_ep_close_nbx(eps[r], &p);
-        closing *c = req && !UCS_PTR_IS_ERR(req) ? malloc(sizeof *c) : NULL;
-        if (c) {
-            c->req = req;
-            c->next = closes;
-            closes = c;
-            atomic_fetch_add(&clampi_msg_retired_n, 1);
-        } else if (req && !UCS_PTR_IS_ERR(req)) {
-            clampi_ucx_wait(clampi_msg_worker(), req);
-        }
-    }
-    free(eps);
+    clampi_msg_ucx_close_later(mc);
     clampi_msg_comm_release(mc, 0);
-}
-
-/* Finished closes freed; at MPI_Finalize (all) the rest too: a peer may have gone, and
- * UCX releases a request freed in flight when it completes (or with the worker). */
-static void closes_reap(int all) {
-    for (closing **p = &closes; *p;) {
-        closing *c = *p;
-        if (!all && ucp_request_check_status(c->req) == UCS_INPROGRESS) {
-            p = &c->next;
-            continue;
-        }
-        ucp_request_free(c->req);
-        *p = c->next;
-        free(c);
-        atomic_fetch_sub(&clampi_msg_retired_n, 1);
-    }
 }
 
 void clampi_msg_retired_sweep(void) {
@@ -105,14 +63,14 @@ void clampi_msg_retired_sweep(void) {
         atomic_fetch_sub(&clampi_msg_retired_n, 1);
         release(mc);
     }
-    closes_reap(0);
+    clampi_msg_ucx_closes_reap(0);
     pthread_mutex_unlock(&retired_lock);
 }
 
 /* MPI_Finalize: what is still pending never completes now; the endpoints are forced. */
 void clampi_msg_retired_release_all(void) {
     pthread_mutex_lock(&retired_lock);
-    closes_reap(1);
+    clampi_msg_ucx_closes_reap(1);
     while (retired) {
         clampi_mcomm *mc = retired;
         retired = mc->retired_next;

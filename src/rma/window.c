@@ -88,6 +88,12 @@ int clampi_win_read_options(MPI_Info info, MPI_Comm comm, clampi_win_options *op
     const char *bad_key = NULL;
     int local = clampi_options_read(info, opts, &bad_key) == MPI_SUCCESS;
     if (!local) fprintf(stderr, "clampi: invalid value for %s\n", bad_key);
+#if !CLAMPI_HAVE_UCX
+    /* Built without UCX: what only the UCX backend gives is not there (clampi-info says so);
+     * the window is an MPI window with MPI's semantics, and its info says that. */
+    opts->backend = CLAMPI_BACKEND_KIND_MPI;
+    opts->thread_scope = opts->ordered = opts->acc_intrinsic = 0;
+#endif
     return all_agree(comm, local);
 }
 

@@ -7,7 +7,7 @@
 #include "clampi/rmax.h"
 #include "rma/errors.h"
 #include "rmax/family.h"
-#include "rmax/memhandle.h"
+#include "rmax/ucx_parts.h"
 
 int CMPIX_Win_dup_with_info(CMPI_Win win, MPI_Info info, CMPI_Win *newwin) {
     clampi_win *parent = clampi_registry_find(win);
@@ -32,7 +32,7 @@ int CMPIX_Win_dup_with_info(CMPI_Win win, MPI_Info info, CMPI_Win *newwin) {
         clampi_win_release(w);
         return clampi_raise_win(parent, CLAMPI_E_NOMEM);
     }
-    if (clampi_ucx_mh_of(&parent->b)) clampi_ucx_mh_share(&w->b, &parent->b);
+    if (clampi_rmax_is_memhandle(parent)) clampi_rmax_memhandle_share(w, parent);
     CMPI_Win h;
     if (clampi_registry_add(w, &h) != MPI_SUCCESS) {
         clampi_win_release(w);
@@ -41,7 +41,7 @@ int CMPIX_Win_dup_with_info(CMPI_Win win, MPI_Info info, CMPI_Win *newwin) {
     /* The mode and sizes of the new keys: a cache of its own when the mode caches. */
     clampi_win_reconfigure(w, &opts);
     clampi_win_set_thread_scope(w, opts.thread_scope);
-    clampi_rmax_link(root, w, clampi_ucx_mh_of(&parent->b) ? CLAMPI_RMAX_MEMHANDLE : CLAMPI_RMAX_DUP, h);
+    clampi_rmax_link(root, w, clampi_rmax_is_memhandle(parent) ? CLAMPI_RMAX_MEMHANDLE : CLAMPI_RMAX_DUP, h);
     clampi_rmax_select_ops(w);
     *newwin = h;
     return MPI_SUCCESS;

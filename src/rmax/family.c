@@ -9,9 +9,7 @@
 #include "rma/options.h"
 #include "rma/stats.h"
 #include "backends/mpi/family.h"
-#include "backends/ucx/target.h"
-#include "rmax/memhandle.h"
-#include "rmax/ucx_access.h"
+#include "rmax/ucx_parts.h"
 
 clampi_rmax *clampi_rmax_of(clampi_win *w) {
     if (!w->rmax) {
@@ -56,7 +54,7 @@ static void free_child(clampi_win *child) {
     clampi_rmax *c = child->rmax;
     if (clampi_stats_enabled()) clampi_stats_print(child);
     unlink_child(child);
-    if (clampi_ucx_mh_of(&child->b)) clampi_ucx_mh_release(&child->b);
+    clampi_rmax_memhandle_release(child);
     clampi_registry_remove(c->handle);
     clampi_win_detach_shared(child);
     clampi_win_release(child);
@@ -116,9 +114,7 @@ int clampi_rmax_on_create(clampi_win *w, MPI_Comm comm) {
 /* The extensions hook into every window's life (rma/window.h): registered before main.
  * Static links keep this object with -Wl,-u,clampi_rmax_hooks (clampi_static's CMake
  * interface and clampi.pc's Libs.private add it). */
-void clampi_rmax_select_ops(clampi_win *w) {
-    if (w->b.state) w->b.ops = clampi_ucx_variant_ops(&w->b, w->opts.acc_intrinsic); /* MPI windows keep theirs */
-}
+void clampi_rmax_select_ops(clampi_win *w) { clampi_rmax_select_variant(w); }
 
 static void on_set_info(clampi_win *w) { clampi_rmax_select_ops(w); }
 const clampi_win_hooks clampi_rmax_hooks = {

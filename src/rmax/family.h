@@ -31,9 +31,6 @@ typedef struct clampi_rmax {
 /* Chooses w's operation table from its options: the UCX backend's, the memory-handle
  * one, or either with UCX atomics for accumulates (mpi_assert_accumulate_intrinsic). */
 void clampi_rmax_select_ops(clampi_win *w);
-/* Notifications (notify.c): handler set up at creation, released at free. */
-void clampi_rmax_notify_setup(clampi_win *w);
-void clampi_rmax_notify_release(clampi_win *w);
 /* The window's extension state, created on first need (NULL if out of memory). */
 clampi_rmax *clampi_rmax_of(clampi_win *w);
 /* A new window state over parent's MPI window and backend state: own per-target arrays,

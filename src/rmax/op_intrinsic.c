@@ -5,10 +5,13 @@
 
 #include "clampi/rmax.h"
 #include "rma/errors.h"
+#include "backends/intrinsic_ops.h"
 #include "rmax/family.h"
+#include "rmax/ucx_parts.h"
+#if CLAMPI_HAVE_UCX
 #include "backends/ucx/intrinsic.h"
-#include "rmax/memhandle.h"
 #include "backends/ucx/target.h"
+#include "rmax/memhandle.h"
 #include "rmax/ucx_access.h"
 
 /* 1 if, for every target, UCX has an atomic lane that reaches the target's window memory
@@ -30,6 +33,9 @@ static int transports_intrinsic(clampi_win *w, clampi_win *ep_win) {
     if (x) x->atomic_lanes = all ? 1 : -1;
     return all;
 }
+#else
+static int transports_intrinsic(clampi_win *w, clampi_win *ep_win) { return 0; } /* no UCX: no window on it */
+#endif
 
 int CMPIX_Win_op_intrinsic(const char *ops, int max_count, MPI_Datatype datatype, CMPI_Win win, int *flag) {
     clampi_win *w = clampi_registry_find(win);

@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "clampi/rmax.h"
-#include "backends/ucx/context.h"
-#include "rma/errors.h"
 #include "common/greq.h"
+#include "rma/errors.h"
+#include "rmax/ucx_parts.h"
+#if CLAMPI_HAVE_UCX
+#include "backends/ucx/context.h"
 #include "rmax/ucx_access.h"
 
 typedef struct rr_ctx {
@@ -47,12 +49,8 @@ static void rr_free(void *ctx) {
     free(c);
 }
 
-/* After a successful operation on w to target: the request. */
-static int remote_completion_request(clampi_win *w, int target, MPI_Request *request) {
-    if (!clampi_rmax_is_ucx(w)) {
-        int rc = w->b.ops->flush(&w->b, target);
-        return rc == MPI_SUCCESS ? clampi_request_done(request) : rc;
-    }
+/* A UCX window: a request that completes with the flush of the one endpoint used. */
+static int ucx_completion_request(clampi_win *w, int target, MPI_Request *request) {
     rr_ctx *c = calloc(1, sizeof *c);
     if (!c) return clampi_raise_win(w, CLAMPI_E_NOMEM);
     c->lane = clampi_rmax_lane(w);
@@ -88,6 +86,17 @@ static int remote_completion_request(clampi_win *w, int target, MPI_Request *req
         return clampi_raise_win(w, CLAMPI_E_NOMEM);
     }
     return MPI_SUCCESS;
+}
+
+#endif
+
+/* After a successful operation on w to target: the request. */
+static int remote_completion_request(clampi_win *w, int target, MPI_Request *request) {
+#if CLAMPI_HAVE_UCX
+    if (clampi_rmax_is_ucx(w)) return ucx_completion_request(w, target, request);
+#endif
+    int rc = w->b.ops->flush(&w->b, target);
+    return rc == MPI_SUCCESS ? clampi_request_done(request) : rc;
 }
 
 #define FIND_RR(w, win, request)                     \

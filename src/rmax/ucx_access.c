@@ -1,6 +1,7 @@
 /* The extensions' view of the UCX backend's window state (see ucx_access.h): the only file
  * of src/rmax that includes the backend's internals. */
 #include "rmax/ucx_access.h"
+#include "backends/ucx/target.h"
 
 #include "backends/ucx/ucx_win.h"
 #include "rma/errors.h"
@@ -66,3 +67,12 @@ ucp_ep_h clampi_rmax_lane_ep(clampi_win *w, void *lane, int target) {
     return clampi_ucx_lane_ep(clampi_ucx_of(&w->b), lane, target);
 }
 ucp_worker_h clampi_rmax_main_worker(clampi_win *w) { return clampi_ucx_of(&w->b)->main.worker; }
+
+int clampi_rmax_is_memhandle(const clampi_win *w) { return clampi_ucx_mh_of(&w->b) != NULL; }
+void clampi_rmax_memhandle_share(clampi_win *w, const clampi_win *from) { clampi_ucx_mh_share(&w->b, &from->b); }
+void clampi_rmax_memhandle_release(clampi_win *w) {
+    if (clampi_ucx_mh_of(&w->b)) clampi_ucx_mh_release(&w->b);
+}
+void clampi_rmax_select_variant(clampi_win *w) {
+    if (w->b.state) w->b.ops = clampi_ucx_variant_ops(&w->b, w->opts.acc_intrinsic); /* MPI windows keep theirs */
+}

@@ -7,9 +7,8 @@
 #include <ucp/api/ucp.h>
 
 #include "rma/window.h"
+#include "rmax/ucx_parts.h"
 
-/* 1 if w runs on the UCX backend. */
-int clampi_rmax_is_ucx(const clampi_win *w);
 /* 1 if w is a dynamic UCX window and [base, base+size) lies in memory attached to it. */
 int clampi_rmax_attached(const clampi_win *w, const void *base, size_t size);
 /* The worker and endpoint that process-scope operations of w use (what the parent's
@@ -21,10 +20,6 @@ ucp_worker_h clampi_rmax_thread_worker(clampi_win *w);
 ucp_ep_h clampi_rmax_thread_ep(clampi_win *w, int target);
 /* Endpoints of w to every rank (n = w->b.nranks) for the atomic-lane query. */
 int clampi_rmax_eps(clampi_win *w, ucp_ep_h **eps);
-/* Lets w (a duplicate or memory-handle window) use parent's backend state without owning it. */
-void clampi_win_share_backend(clampi_win *w, const clampi_win *parent);
-/* Before freeing such a w: drop the borrowed backend state so that the release keeps it. */
-void clampi_win_detach_shared(clampi_win *w);
 /* The window's id, agreed at creation (clampi_rmax_on_create); 0 if none. */
 uint64_t clampi_rmax_win_id(const clampi_win *w);
 #endif

@@ -10,8 +10,10 @@
 #include <clampi.h>
 #include <stdio.h>
 #include <string.h>
+#if CLAMPI_HAVE_UCX
 #include <ucp/api/ucp.h>
 #include <uct/api/uct.h>
+#endif
 
 #include "clampi_info_build.h" /* CLAMPI_UCX_ORIGIN: where the UCX came from at configure time */
 
@@ -23,6 +25,10 @@ static void print_build(void) {
     if (nl) *nl = 0;
     printf("clampi %d.%d\n", CLAMPI_VERSION_MAJOR, CLAMPI_VERSION_MINOR);
     printf("MPI: %s (MPI %d.%d)\n", mpi, MPI_VERSION, MPI_SUBVERSION);
+#if !CLAMPI_HAVE_UCX
+    printf("UCX: %s\nparts off: %s\n\n", CLAMPI_UCX_ORIGIN, CLAMPI_UCX_PARTS_OFF);
+}
+#else
     printf("UCX: %s, %s\n", ucp_get_version_string(), CLAMPI_UCX_ORIGIN);
     printf("UCX transports:");
     uct_component_h *components;
@@ -58,6 +64,7 @@ static void print_build(void) {
     uct_release_component_list(components);
     printf("\n\n");
 }
+#endif
 
 static void print_options(void) {
     printf("Options (strongest first: info key > environment variable > default):\n");

@@ -1,21 +1,14 @@
-/* The process's UCX worker for matched messages: the active-message handler, sends,
- * rendezvous receives, and progress.
+/* The UCX carrier of matched messages: the process's UCX worker, the active-message
+ * handler (ordering, eager / rendezvous), sends, synchronous-send acknowledgements, and the
+ * worker's progress.
  *
- * How MPI's own waits reach this progress (so MPI's waits on other requests, and on clampi's
- * generalized requests, progress clampi's transfers without a progress thread):
- *  - MPICH: requests are made with MPIX_Grequest_start, whose poll function is
- *    clampi_msg_progress; MPICH calls it from MPI_Wait/MPI_Test on such requests.
- *  - Open MPI: clampi_msg_progress is one of the callbacks common/progress_hook.c runs from
- *    Open MPI's progress engine, which every MPI wait and test loop runs.
- *  - MPICH has no such hook: inside any other MPI call (MPI_Barrier after a CMPIX_Isend,
- *    MPICH's scancel2) nothing would progress clampi's worker, and a peer's receive
- *    that needs this side (rendezvous) would hang. The process's UCX progress service
- *    (backends/ucx/service.h, shared with the RMA windows) does it there: one thread that
- *    progresses the worker while events arrive and sleeps on its event fd otherwise. It
- *    only runs UCX (and the AM handler and UCX callbacks with it); MPI_Grequest_complete
- *    stays with the application's threads.
- * A transfer that finishes inside UCX's callbacks only queues the request; clampi_msg_progress
- * marks it finished (and calls MPI_Grequest_complete for a generalized handle) outside them. */
+ * MPICH has no progress hook: inside any other MPI call (MPI_Barrier after a CMPIX_Isend,
+ * MPICH's scancel2) nothing would progress clampi's worker, and a peer's receive that needs
+ * this side (rendezvous) would hang. The process's UCX progress service
+ * (backends/ucx/service.h, shared with the RMA windows) does it there: one thread that
+ * progresses the worker while events arrive and sleeps on its event fd otherwise. It only
+ * runs UCX (and the AM handler and UCX callbacks with it); MPI_Grequest_complete stays with
+ * the application's threads (progress.c). Built only with UCX. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,18 +19,9 @@
 #include "backends/ucx/service.h"
 #include "common/options.h"
 #include "common/progress_hook.h"
-#include "common/flatten.h"
-#include "common/stats.h"
 #include "msg/msg.h"
-#include "topo/node.h"
 
 static ucp_worker_h worker;
-static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
-static int finalize_keyval = MPI_KEYVAL_INVALID;
-static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
-static clampi_mreq *done_head, *done_tail;
-static _Atomic long done_count; /* queued in done_head: progress skips the lock when 0 */
-static _Thread_local CLAMPI_MSG_TLS int in_progress;
 
 ucp_worker_h clampi_msg_worker(void) { return worker; }
 static void flush_acks(void); /* synchronous sends' acknowledgements, outside UCX's callbacks */
@@ -49,10 +33,6 @@ static void flush_acks(void); /* synchronous sends' acknowledgements, outside UC
  * (the worker is UCS_THREAD_MODE_MULTI); requests are completed with MPI by the
  * application's next MPI call (clampi_msg_progress). */
 static clampi_ucx_client *prog_client;
-
-static _Atomic long sends_in_flight;
-long clampi_msg_sends_in_flight(void) { return atomic_load(&sends_in_flight); }
-void clampi_msg_send_started(void) { atomic_fetch_add(&sends_in_flight, 1); }
 
 /* While an application thread drives the worker (it calls clampi_msg_progress in a wait
  * loop) the service keeps out of its way (clampi_ucx_poller, service.h). */
@@ -71,149 +51,15 @@ static int msg_arm(void *arg) {
 }
 static const clampi_ucx_client_ops msg_client = {msg_progress_once, msg_arm};
 
-static void prog_stop_thread(void) {
+void clampi_msg_ucx_stop(void) {
     clampi_ucx_service_remove(prog_client);
     prog_client = NULL;
 }
 
-/* ---- completion ------------------------------------------------------------------ */
-void clampi_msg_finish(clampi_mreq *r) {
-    if (!r->is_recv) {
-        free(r->tmp);
-        r->tmp = NULL;
-        atomic_fetch_sub(&sends_in_flight, 1);
-    }
-    if (r->internal) { /* its caller waits on `finished` (and may free r at once) */
-        atomic_store_explicit(&r->finished, 1, memory_order_release);
-        return;
-    }
-    if (r->shell) {                    /* no MPI call to make: finished now, no queue, unless ... */
-        atomic_fetch_add(&r->refs, 1); /* r stays while this call touches it */
-        atomic_store_explicit(&r->finished, 1, memory_order_release);
-        if (atomic_fetch_add(&r->handoff, 1) == 1)
-            r->done_kind = CLAMPI_DONE_RELEASE; /* ... the program freed it: its handle too */
-        else if (atomic_fetch_sub(&r->refs, 1) == 1)
-            r->done_kind = CLAMPI_DONE_UNPIN; /* ... a waiter took it meanwhile: the last reference */
-        else
-            return;
-        /* Both release memory (MPI_Type_free, pools): not inside UCX's callbacks. */
-    } else {
-        r->done_kind = CLAMPI_DONE_GREQ;
-    }
-    r->done_next = NULL;
-    pthread_mutex_lock(&done_lock);
-    if (done_tail)
-        done_tail->done_next = r;
-    else
-        done_head = r;
-    done_tail = r;
-    atomic_fetch_add_explicit(&done_count, 1, memory_order_relaxed);
-    pthread_mutex_unlock(&done_lock);
-}
-
-/* Finished requests queued by UCX's callbacks: marked finished (generalized handles:
- * MPI_Grequest_complete first), their handles released if the program freed them. */
-static void drain_done(void) {
-    while (atomic_load_explicit(&done_count, memory_order_relaxed)) { /* a missed one: next progress */
-        pthread_mutex_lock(&done_lock);
-        clampi_mreq *r = done_head;
-        if (r) {
-            done_head = r->done_next;
-            if (!done_head) done_tail = NULL;
-            atomic_fetch_sub_explicit(&done_count, 1, memory_order_relaxed);
-        }
-        pthread_mutex_unlock(&done_lock);
-        if (!r) break;
-        if (r->done_kind == CLAMPI_DONE_UNPIN) { /* finish's own reference, the last */
-            atomic_fetch_add(&r->refs, 1);
-            clampi_mreq_unpin(r);
-            continue;
-        }
-        if (r->done_kind == CLAMPI_DONE_RELEASE) { /* finish's reference kept for this */
-            clampi_mreq_freed_and_finished(r);
-            clampi_mreq_unpin(r);
-            continue;
-        }
-        /* A generalized handle. Pinned: another thread's wait may free the request as soon
-         * as MPI sees it complete; `finished` (MPICH's wait_fn) only after MPI knows. */
-        atomic_fetch_add(&r->refs, 1);
-        PMPI_Grequest_complete(r->mpi);
-        atomic_store(&r->finished, 1);
-        if (atomic_fetch_add(&r->handoff, 1) == 1) /* the program freed it (clampi_msg_request_free) */
-            clampi_mreq_freed_and_finished(r);
-        clampi_mreq_unpin(r);
-    }
-}
-
-/* Inside MPI's own progress (Open MPI's hook, MPICH's generalized-request poll): no MPI
- * call may be made there, so the MPI carrier's pulls wait for clampi's own calls. */
-static _Thread_local CLAMPI_MSG_TLS int in_mpi_hook;
-
-void clampi_msg_progress(void) {
-    if (in_progress) return;
-    in_progress = 1;
-    if (worker) {
-        while (clampi_ucx_poller_progress(&poller, worker)) {}
-        flush_acks();
-    }
-    if (!in_mpi_hook && clampi_carrier_active()) clampi_carrier_progress();
-    drain_done();
-    if (atomic_load_explicit(&clampi_msg_retired_n, memory_order_relaxed)) clampi_msg_retired_sweep();
-    in_progress = 0;
-}
-
-void clampi_msg_progress_from_mpi(void) {
-    in_mpi_hook = 1;
-    clampi_msg_progress();
-    in_mpi_hook = 0;
-}
-
-void clampi_msg_reap(void) {
-    if (in_progress || !atomic_load_explicit(&done_count, memory_order_relaxed)) return;
-    in_progress = 1;
-    drain_done();
-    in_progress = 0;
-}
-
-/* ---- receiving ------------------------------------------------------------------- */
-/* The first `bytes` (< one element) of a packed element into the element at dst, piece
- * by piece: MPI_Unpack cannot unpack part of an element. Nothing if the type has no
- * flattening (overlapping or huge typemap). */
-static void unpack_partial(MPI_Datatype type, const char *data, size_t bytes, char *dst) {
-    const clampi_flat *f = clampi_flat_get(type);
-    for (size_t i = 0; f && i < f->n; i++) {
-        const clampi_piece *p = &f->piece[i];
-        if (p->packed >= bytes) continue;
-        size_t len = p->packed + p->len <= bytes ? p->len : bytes - p->packed;
-        memcpy(dst + p->offset, data + p->packed, len);
-    }
-}
-
-/* Receive bytes from `data` (packed) into r's buffer: at most r->capacity (truncation). */
-void clampi_msg_unpack_into(clampi_mreq *r, const void *data, size_t bytes) {
-    size_t n = bytes < r->capacity ? bytes : r->capacity;
-    if (r->contig) {
-        if (n) memcpy((char *)r->buf + r->contig_offset, data, n);
-        return;
-    }
-    int tsize = 0, pos = 0;
-    MPI_Aint lb, extent;
-    PMPI_Type_size(r->type, &tsize);
-    PMPI_Type_get_extent(r->type, &lb, &extent);
-    int whole = tsize ? (int)(n / (size_t)tsize) : 0;
-    if (whole && r->buf) {
-        PMPI_Unpack(data, (int)n, &pos, r->buf, whole, r->type, MPI_COMM_SELF);
-    } else if (whole) { /* MPI_BOTTOM */
-        MPI_Datatype shifted;
-        void *base;
-        clampi_msg_bottom_type(whole, r->type, &shifted, &base);
-        PMPI_Unpack(data, (int)n, &pos, base, 1, shifted, MPI_COMM_SELF);
-        PMPI_Type_free(&shifted);
-    }
-    size_t rest = n - (size_t)whole * (size_t)tsize; /* a part of the next element */
-    if (rest)
-        unpack_partial(r->type, (const char *)data + (size_t)whole * (size_t)tsize, rest,
-                       (char *)r->buf + (MPI_Aint)whole * extent);
+void clampi_msg_ucx_progress(void) {
+    if (!worker) return;
+    while (clampi_ucx_poller_progress(&poller, worker)) {}
+    flush_acks();
 }
 
 static void rndv_done(void *request, ucs_status_t status, size_t length, void *user_data) {
@@ -356,11 +202,7 @@ void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r) {
     }
 }
 
-void clampi_msg_free(clampi_msg *m) {
-    if (m->carried) {
-        clampi_carrier_discard(m);
-        return;
-    }
+void clampi_msg_ucx_free(clampi_msg *m) {
     if (m->rndv_desc) ucp_am_data_release(worker, m->rndv_desc);
     msg_release(m);
 }
@@ -479,78 +321,35 @@ int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t 
 }
 
 /* ---- set-up and teardown ---------------------------------------------------------- */
-static int at_finalize(MPI_Comm comm, int kv, void *value, void *extra) {
-    prog_stop_thread(); /* first: its AM handler must not meet a communicator being freed */
-    clampi_msg_disable_all_local();
-    clampi_msg_progress();
-    if (clampi_stats_enabled()) { /* clampi: msg rank=R endpoints=N (the peers it sent to) */
-        int me = 0;
-        PMPI_Comm_rank(MPI_COMM_WORLD, &me);
-        clampi_stats_line line;
-        clampi_stats_begin(&line, "msg", me);
-        clampi_stats_u64(&line, "endpoints", clampi_msg_eps_made());
-        clampi_stats_emit(&line);
+int clampi_msg_ucx_init(void) {
+    if (worker) return MPI_SUCCESS;
+    ucp_worker_h w;
+    int err = clampi_ucx_worker_create(UCS_THREAD_MODE_MULTI, &w);
+    if (err != MPI_SUCCESS) return err;
+    ucp_am_handler_param_t hp;
+    memset(&hp, 0, sizeof hp);
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+    hp.id = CLAMPI_MSG_AM_ID;
+    hp.cb = am_handler;
+    hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+    ucs_status_t st = ucp_worker_set_am_recv_handler(w, &hp);
+    hp.id = CLAMPI_MSG_ACK_AM_ID;
+    hp.cb = ack_handler;
+    if (st == UCS_OK) st = ucp_worker_set_am_recv_handler(w, &hp);
+    if (st != UCS_OK) {
+        ucp_worker_destroy(w);
+        return MPI_ERR_OTHER;
     }
-    if (worker) clampi_msg_eps_close_all();
-    clampi_progress_hook_remove(clampi_msg_progress_from_mpi);
-    clampi_mreq_shells_free();
-    pthread_mutex_lock(&init_lock);
-    if (worker) ucp_worker_destroy(worker);
-    worker = NULL;
-    pthread_mutex_unlock(&init_lock);
+    worker = w;
+    int hooked = clampi_progress_hook_add(clampi_msg_progress_from_mpi); /* Open MPI */
+    if (!hooked && clampi_ucx_service_add(&msg_client, NULL, &prog_client) != MPI_SUCCESS)
+        prog_client = NULL; /* progress then only inside MPI calls on clampi's requests */
     return MPI_SUCCESS;
 }
 
-/* At MPI_Finalize (MPI_COMM_SELF's attribute, deleted before the UCX context's own:
- * attributes go LIFO), once per process. */
-static void finalize_hook_once(void) {
-    if (finalize_keyval != MPI_KEYVAL_INVALID) return;
-    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &finalize_keyval, NULL);
-    PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
-}
-
-unsigned clampi_msg_spin = 64; /* until clampi_msg_transport_init */
-
-/* Oversubscribed (more of this job's processes on the node than CPUs): the process a
- * waiting one waits for may need its CPU, so it yields sooner. */
-static void spin_init(void) {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int local = clampi_node_launcher_local_ranks(), over = local > 0 && cpus > 0 && local > cpus;
-    clampi_msg_spin = (unsigned)clampi_opt_process(over ? CLAMPI_OPT_MATCH_SPIN_OVERSUB : CLAMPI_OPT_MATCH_SPIN).u;
-}
-
-int clampi_msg_transport_init(int ucx) {
-    pthread_mutex_lock(&init_lock);
-    int err = MPI_SUCCESS;
-    spin_init();
-    if (!ucx) finalize_hook_once(); /* the MPI carrier: no UCX */
-    if (ucx && !worker) {
-        ucp_worker_h w;
-        err = clampi_ucx_worker_create(UCS_THREAD_MODE_MULTI, &w);
-        if (err == MPI_SUCCESS) {
-            ucp_am_handler_param_t hp;
-            memset(&hp, 0, sizeof hp);
-            hp.field_mask =
-                UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
-            hp.id = CLAMPI_MSG_AM_ID;
-            hp.cb = am_handler;
-            hp.flags = UCP_AM_FLAG_WHOLE_MSG;
-            ucs_status_t st = ucp_worker_set_am_recv_handler(w, &hp);
-            hp.id = CLAMPI_MSG_ACK_AM_ID;
-            hp.cb = ack_handler;
-            if (st == UCS_OK) st = ucp_worker_set_am_recv_handler(w, &hp);
-            if (st != UCS_OK) {
-                ucp_worker_destroy(w);
-                err = MPI_ERR_OTHER;
-            } else {
-                worker = w;
-                finalize_hook_once();
-                int hooked = clampi_progress_hook_add(clampi_msg_progress_from_mpi); /* Open MPI */
-                if (!hooked && clampi_ucx_service_add(&msg_client, NULL, &prog_client) != MPI_SUCCESS)
-                    prog_client = NULL; /* progress then only inside MPI calls on clampi's requests */
-            }
-        }
-    }
-    pthread_mutex_unlock(&init_lock);
-    return err;
+void clampi_msg_ucx_fini(void) {
+    if (!worker) return;
+    clampi_msg_eps_close_all();
+    ucp_worker_destroy(worker);
+    worker = NULL;
 }
