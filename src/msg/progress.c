@@ -112,7 +112,8 @@ void clampi_msg_progress(void) {
     clampi_msg_ucx_progress();
     if (!in_mpi_hook && clampi_carrier_active()) clampi_carrier_progress();
     drain_done();
-    if (atomic_load_explicit(&clampi_msg_retired_n, memory_order_relaxed)) clampi_msg_retired_sweep();
+    /* Letting a retired communicator go frees MPI objects: not inside MPI's own progress. */
+    if (!in_mpi_hook && atomic_load_explicit(&clampi_msg_retired_n, memory_order_relaxed)) clampi_msg_retired_sweep();
     in_progress = 0;
 }
 
