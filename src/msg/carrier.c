@@ -208,7 +208,9 @@ static void wire_error(MPI_Comm *wire, int *code, ...) {
     clampi_mcomm *mc = NULL;
     int flag = 0;
     if (wire_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_get_attr(*wire, wire_keyval, &mc, &flag);
-    if (flag && mc) PMPI_Comm_call_errhandler(mc->comm, *code);
+    /* A retired communicator's handle is gone: the error stays with its request, raised
+     * where the request completes (clampi_mreq_err_comm). */
+    if (flag && mc && mc->comm != MPI_COMM_NULL) PMPI_Comm_call_errhandler(mc->comm, *code);
 }
 
 /* ---- enable / disable --------------------------------------------------------------- */
@@ -524,7 +526,7 @@ int clampi_carrier_job(void) {
     static _Atomic int state = -1;
     int s = atomic_load_explicit(&state, memory_order_relaxed);
     if (s < 0) {
-        s = clampi_opt_process(CLAMPI_OPT_MATCH_CARRIER).u == 1;
+        s = clampi_opt_process(CLAMPI_OPT_MATCH_CARRIER).u == 1 || !CLAMPI_HAVE_UCX; /* no UCX: MPI carries */
         atomic_store(&state, s);
     }
     return s;
