@@ -5,6 +5,7 @@ pkgs=(build-essential cmake ninja-build pkg-config
       openmpi-bin libopenmpi-dev mpich libmpich-dev libucx-dev
       valgrind bc python3 python3-matplotlib python3-mpi4py
       libnuma-dev binutils clang-format   # libnuma: clampi_numa_alloc binding; binutils: addr2line for the locality sampler; clang-format: the style check
+      gfortran                            # Fortran programs under the preload (tests/fortran)
       python3-venv                        # the platform matrix's MPIs (PyPI wheels, scripts/mpi_wheels.sh)
       iproute2 util-linux)                # scripts/cluster.sh: network namespaces, unshare, nsenter
 missing=()

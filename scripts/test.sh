@@ -53,7 +53,7 @@ fi
 if [ "$matrix" = 1 ]; then
   scripts/mpi_wheels.sh build/venv
   export I_MPI_ROOT=$PWD/build/venv/impi
-  labels='cache|preload|coll|match|rmax|install'
+  labels='cache|preload|coll|match|rmax|install|fortran'
   run_suite "Open MPI 5.0 (PyPI wheel)" build/openmpi5 openmpi5 -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=OFF -- -L "$labels" -LE tsan
   run_suite "MPICH 5.0 (PyPI wheel)" build/mpich5 mpich5 -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=OFF -- -L "$labels" -LE tsan
   run_suite "Intel MPI 2021 (PyPI wheel)" build/impi impi -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=OFF -- -L "$labels" -LE tsan

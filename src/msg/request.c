@@ -5,7 +5,8 @@
  *    complete the request themselves; the handle goes back to the pool.
  *  - generalized: an MPI generalized request, which MPI's own waits complete too (for code
  *    that calls PMPI_Wait directly, e.g. MPI's Fortran bindings); auto picks it when those
- *    bindings are in the process (CLAMPI_MATCH_HANDLES).
+ *    bindings are in the process and clampi's own Fortran entry points are not
+ *    (CLAMPI_MATCH_HANDLES).
  * Internal requests (blocking calls) have no handle at all: the caller waits on `finished`.
  * All come from pool.c's free list. */
 #include <dlfcn.h>
@@ -48,10 +49,23 @@ static void table_remove(clampi_mreq *r) {
 static _Atomic int handle_kind; /* 0: not decided yet, 1: persistent, 2: generalized */
 static pthread_once_t kind_once = PTHREAD_ONCE_INIT;
 
+/* An MPI's own Fortran binding is loaded (a Fortran MPI_WAIT defined outside clampi's
+ * library): it waits with PMPI_Wait, past clampi's MPI_Wait. The preload defines the
+ * Fortran entry points itself (pmpi/fortran_support.h), which wait through clampi's. */
+static int foreign_fortran_wait(void) {
+    static const char *const names[] = {"mpi_wait_", "MPI_WAIT"};
+    Dl_info self, found;
+    if (!dladdr((void *)foreign_fortran_wait, &self)) return 0;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        void *p = dlsym(RTLD_DEFAULT, names[i]);
+        if (p && dladdr(p, &found) && found.dli_fbase != self.dli_fbase) return 1;
+    }
+    return 0;
+}
+
 static void decide_kind(void) {
     unsigned long long v = clampi_opt_process(CLAMPI_OPT_MATCH_HANDLES).u; /* auto|persistent|generalized */
-    if (v == 0) /* MPI's Fortran bindings wait with PMPI_Wait, past clampi's MPI_Wait */
-        v = dlsym(RTLD_DEFAULT, "mpi_wait_") || dlsym(RTLD_DEFAULT, "MPI_WAIT") ? 2 : 1;
+    if (v == 0) v = foreign_fortran_wait() ? 2 : 1;
     atomic_store_explicit(&handle_kind, (int)v, memory_order_release);
 }
 

@@ -898,7 +898,7 @@ PRELOAD_API int MPI_Win_set_name(MPI_Win win, const char *win_name) {
 /* ---- shared heap and collectives (src/coll), switchable: CLAMPI_SHMEM_ALLOC, CLAMPI_COLL */
 /* The heap is created at initialisation, where every process is present: MPI_Alloc_mem
  * is local in MPI, and creating the heap later would make it collective. */
-static void after_init(void) {
+void clampi_pmpi_after_init(void) {
     int provided = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&provided);
     thread_multiple = provided == MPI_THREAD_MULTIPLE;
@@ -908,13 +908,13 @@ static void after_init(void) {
 
 PRELOAD_API int MPI_Init(int *argc, char ***argv) {
     int rc = PMPI_Init(argc, argv);
-    if (rc == MPI_SUCCESS) after_init();
+    if (rc == MPI_SUCCESS) clampi_pmpi_after_init();
     return rc;
 }
 
 PRELOAD_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
-    if (rc == MPI_SUCCESS) after_init();
+    if (rc == MPI_SUCCESS) clampi_pmpi_after_init();
     return rc;
 }
 

@@ -13,4 +13,6 @@ void clampi_pmpi_route(clampi_win *w);
 /* own (an MPI window of the program's) now stands for the family window child: MPI_
  * calls on own are served by child, MPI_Win_free(own) frees it. Returns an MPI code. */
 int clampi_pmpi_family_adopt(MPI_Win own, CMPI_Win child);
+/* After the MPI is initialised (MPI_Init, MPI_Init_thread, their Fortran entries). */
+void clampi_pmpi_after_init(void);
 #endif

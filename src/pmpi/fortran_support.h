@@ -1,0 +1,71 @@
+/* What the generated Fortran entry points (gen_fortran_entry.py) need: the Fortran
+ * sentinels (MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS(ES)_IGNORE) as each MPI lays them out,
+ * status conversion, Fortran strings, and the symbol aliases. Include only from the
+ * generated file and fortran_support.c. */
+#ifndef CLAMPI_PMPI_FORTRAN_SUPPORT_H
+#define CLAMPI_PMPI_FORTRAN_SUPPORT_H
+#include <mpi.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+_Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER is C int (the MPIs clampi builds with)");
+
+/* Fortran's .TRUE. as gfortran and Intel's compilers both read it (odd = true). */
+#define CLAMPI_F_TRUE 1
+#define CLAMPI_F_MAX_DIMS 64
+
+/* Every spelling a Fortran compiler may use for one entry point. */
+#define CLAMPI_F_ALIAS(sym, fn) \
+    extern __typeof__(fn) sym __attribute__((alias(#fn), visibility("default")));
+
+/* A C array for n handles or statuses: on the stack up to 32, else on the heap. */
+#define CLAMPI_F_ARRAY(type, name, n)                                                           \
+    type name##_stack[32];                                                                      \
+    type *name = (n) <= 32 ? name##_stack : malloc(sizeof(type) * (size_t)((n) > 0 ? (n) : 1)); \
+    if (!name) {                                                                                \
+        if (ierr) *ierr = MPI_ERR_NO_MEM;                                                       \
+        return;                                                                                 \
+    }
+#define CLAMPI_F_ARRAY_FREE(name) \
+    if (name != name##_stack) free(name)
+
+/* Choice buffers: the Fortran MPI_BOTTOM / MPI_IN_PLACE become C's. */
+void *clampi_f_buf(void *buf);   /* mpif.h, `use mpi` */
+void *clampi_f08_buf(void *buf); /* `use mpi_f08` */
+
+int clampi_f_status_ignored(const MPI_Fint *status);
+int clampi_f_statuses_ignored(const MPI_Fint *statuses);
+void clampi_f_status_out(const MPI_Status *c, MPI_Fint *f);
+MPI_Fint *clampi_f_status_at(MPI_Fint *statuses, int k);
+int clampi_f08_status_ignored(const MPI_Fint *status);
+int clampi_f08_statuses_ignored(const MPI_Fint *statuses);
+void clampi_f08_status_out(const MPI_Status *c, MPI_Fint *f);
+MPI_Fint *clampi_f08_status_at(MPI_Fint *statuses, int k);
+
+/* A Fortran string (blank-padded, length passed apart) as a C string. */
+void clampi_f_string(char *dst, size_t cap, const char *src, size_t len);
+
+/* The next definition of a Fortran symbol (the MPI's own), never `self`. */
+void (*clampi_f_next(const char *name, void (*self)(void)))(void);
+
+#define CLAMPI_F08 1
+#if defined(__has_include)
+#if __has_include(<ISO_Fortran_binding.h>)
+#include <ISO_Fortran_binding.h>
+#define CLAMPI_F08TS 1
+/* A descriptor whose elements lie one after another (else the MPI's own entry runs). */
+static inline int clampi_f_desc_contiguous(const CFI_cdesc_t *d) {
+    ptrdiff_t stride = (ptrdiff_t)d->elem_len;
+    for (int r = 0; r < d->rank; r++) {
+        if (d->dim[r].extent > 1 && d->dim[r].sm != stride) return 0;
+        stride *= d->dim[r].extent;
+    }
+    return 1;
+}
+#endif
+#endif
+#ifndef CLAMPI_F08TS
+#define CLAMPI_F08TS 0
+#endif
+
+#endif

@@ -1,0 +1,117 @@
+! A plain Fortran MPI program (no clampi calls) that touches every part the preload
+! serves: a window named "fwin" read with repeated MPI_Get (the get cache by window name),
+! MPI_Alloc_mem buffers with MPI_Alltoall and MPI_Allgather (MPI_IN_PLACE too; the shared
+! heap), and point-to-point with requests and statuses (CLAMPI_MATCH). Built three ways:
+! -DBINDING_MPIFH (include 'mpif.h'), default (use mpi), -DBINDING_F08 (use mpi_f08).
+! Prints "result" lines that must not change under the preload.
+#if defined(BINDING_F08)
+#define HANDLE(t) type(t)
+#define STATUS_ARRAY(n) type(MPI_Status) :: st(n)
+#define SOURCE_OF(k) st(k)%MPI_SOURCE
+#define STATUS_K(k) st(k)
+#define TAG_OF(k) st(k)%MPI_TAG
+#define BASEPTR type(c_ptr)
+#define AS_CPTR(p) p
+#else
+#define HANDLE(t) integer
+#define STATUS_ARRAY(n) integer :: st(MPI_STATUS_SIZE, n)
+#define SOURCE_OF(k) st(MPI_SOURCE, k)
+#define STATUS_K(k) st(:, k)
+#define TAG_OF(k) st(MPI_TAG, k)
+#define BASEPTR integer(kind=MPI_ADDRESS_KIND)
+#define AS_CPTR(p) transfer(p, c_null_ptr)
+#endif
+program fortran_parts
+  use, intrinsic :: iso_c_binding
+#if defined(BINDING_F08)
+  use mpi_f08
+#elif !defined(BINDING_MPIFH)
+  use mpi
+#endif
+  implicit none
+#if defined(BINDING_MPIFH)
+  include 'mpif.h'
+#endif
+  integer, parameter :: n = 1024, blk = 4, rounds = 300
+  integer, target :: winbuf(n)
+  integer :: fetched(16), me, np, ierr, i, k, peer, flag_count
+  integer(kind=MPI_ADDRESS_KIND) :: winsize, disp
+  integer(kind=8) :: total
+  HANDLE(MPI_Win) :: win
+  HANDLE(MPI_Request) :: reqs(2)
+  STATUS_ARRAY(2)
+  BASEPTR :: sptr, rptr
+  integer, pointer :: sendv(:), recvv(:)
+  integer :: sendbuf(8), recvbuf(8), inbuf(8)
+  logical :: flag
+
+  call MPI_Init(ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, me, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, np, ierr)
+
+  ! ---- the get cache: the same 300 reads of a neighbour's window
+  do i = 1, n
+    winbuf(i) = me * 100000 + i
+  end do
+  winsize = n * 4
+  call MPI_Win_create(winbuf, winsize, 4, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+  call MPI_Win_set_name(win, 'fwin', ierr)
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  peer = mod(me + 1, np)
+  total = 0
+  call MPI_Win_lock_all(0, win, ierr)
+  do k = 1, rounds
+    disp = mod(k, 10) * 16
+    call MPI_Get(fetched, 16, MPI_INTEGER, peer, disp, 16, MPI_INTEGER, win, ierr)
+    call MPI_Win_flush(peer, win, ierr)
+    total = total + sum(int(fetched, 8)) * k
+  end do
+  call MPI_Win_unlock_all(win, ierr)
+  call MPI_Win_free(win, ierr)
+  write (*, '(a,i0,a,i0)') 'result get rank=', me, ' sum=', total
+
+  ! ---- the shared heap: MPI_Alloc_mem buffers, MPI_Alltoall, MPI_Allgather in place
+  call MPI_Alloc_mem(int(blk * np * 4, MPI_ADDRESS_KIND), MPI_INFO_NULL, sptr, ierr)
+  call MPI_Alloc_mem(int(blk * np * 4, MPI_ADDRESS_KIND), MPI_INFO_NULL, rptr, ierr)
+  call c_f_pointer(AS_CPTR(sptr), sendv, [blk * np])
+  call c_f_pointer(AS_CPTR(rptr), recvv, [blk * np])
+  total = 0
+  do k = 1, 5
+    do i = 1, blk * np
+      sendv(i) = me * 1000 + i * 7 + k
+    end do
+    call MPI_Alltoall(sendv, blk, MPI_INTEGER, recvv, blk, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+    total = total + sum(int(recvv, 8) * [(i, i = 1, blk * np)])
+    recvv(me * blk + 1:me * blk + blk) = me + k
+    call MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recvv, blk, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+    total = total + sum(int(recvv, 8) * [(i, i = 1, blk * np)])
+  end do
+  call MPI_Free_mem(sendv, ierr)
+  call MPI_Free_mem(recvv, ierr)
+  write (*, '(a,i0,a,i0)') 'result coll rank=', me, ' sum=', total
+
+  ! ---- point-to-point: a ring with requests and statuses, blocking calls, probe
+  total = 0
+  flag_count = 0
+  do k = 1, 50
+    sendbuf = [(me * 10 + i + k, i = 1, 8)]
+    call MPI_Irecv(recvbuf, 8, MPI_INTEGER, MPI_ANY_SOURCE, k, MPI_COMM_WORLD, reqs(1), ierr)
+    call MPI_Isend(sendbuf, 8, MPI_INTEGER, peer, k, MPI_COMM_WORLD, reqs(2), ierr)
+    call MPI_Waitall(2, reqs, st, ierr)
+    total = total + sum(int(recvbuf, 8)) + SOURCE_OF(1) * 7 + TAG_OF(1)
+    call MPI_Send(sendbuf, 8, MPI_INTEGER, peer, 1000 + k, MPI_COMM_WORLD, ierr)
+    call MPI_Iprobe(MPI_ANY_SOURCE, 1000 + k, MPI_COMM_WORLD, flag, MPI_STATUS_IGNORE, ierr)
+    if (flag) flag_count = flag_count + 1
+    call MPI_Recv(inbuf, 8, MPI_INTEGER, mod(me - 1 + np, np), 1000 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+    total = total + sum(int(inbuf, 8))
+    call MPI_Sendrecv(sendbuf, 8, MPI_INTEGER, peer, 2000 + k, inbuf, 8, MPI_INTEGER, MPI_ANY_SOURCE, &
+                      2000 + k, MPI_COMM_WORLD, STATUS_K(1), ierr)
+    total = total + sum(int(inbuf, 8)) + TAG_OF(1)
+    call MPI_Irecv(inbuf, 8, MPI_INTEGER, MPI_ANY_SOURCE, 3000 + k, MPI_COMM_WORLD, reqs(1), ierr)
+    call MPI_Send(sendbuf, 8, MPI_INTEGER, peer, 3000 + k, MPI_COMM_WORLD, ierr)
+    call MPI_Wait(reqs(1), STATUS_K(2), ierr)
+    total = total + sum(int(inbuf, 8)) + SOURCE_OF(2)
+  end do
+  write (*, '(a,i0,a,i0,a,l1)') 'result p2p rank=', me, ' sum=', total, ' ierr_ok=', ierr == MPI_SUCCESS
+  call MPI_Finalize(ierr)
+end program fortran_parts
