@@ -69,5 +69,15 @@ set(CLAMPI_TEST_ENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if(CLAMPI_MPI_FLAVOR STREQUAL "openmpi" AND CLAMPI_OMPI_MAJOR GREATER_EQUAL 5)
   list(APPEND CLAMPI_TEST_ENV OMPI_MCA_osc_rdma_acc_use_amo=0)
 endif()
+# The MPI-5 standard ABI (mpicc_abi: mpi_abi.h, libmpi_abi.so): one clampi build serves every
+# MPI that implements it. Its libraries are named libclampi_abi / libclampi_pmpi_abi.
+if("MPI_ABI" IN_LIST MPI_C_COMPILE_DEFINITIONS)
+  set(CLAMPI_MPI_ABI ON)
+  set(CLAMPI_MPI_IMPL abi)
+  set(CLAMPI_LIB_SUFFIX _abi)
+else()
+  set(CLAMPI_MPI_ABI OFF)
+  set(CLAMPI_LIB_SUFFIX "")
+endif()
 message(STATUS "clampi: MPI ${MPI_C_VERSION} (${CLAMPI_MPI_IMPL}), launcher ${MPIEXEC_EXECUTABLE}")
 include(${CMAKE_CURRENT_LIST_DIR}/ClampiUCX.cmake)

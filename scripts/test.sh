@@ -57,6 +57,10 @@ if [ "$matrix" = 1 ]; then
   run_suite "Open MPI 5.0 (PyPI wheel)" build/openmpi5 openmpi5 -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=OFF -- -L "$labels" -LE tsan
   run_suite "MPICH 5.0 (PyPI wheel)" build/mpich5 mpich5 -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=OFF -- -L "$labels" -LE tsan
   run_suite "Intel MPI 2021 (PyPI wheel)" build/impi impi -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=OFF -- -L "$labels" -LE tsan
+  # One build for the MPI-5 ABI (mpicc_abi): its tests under MPICH 5's launcher, and the
+  # abi tests run each program under MPICH 5 and Intel MPI.
+  run_suite "MPI-5 ABI (MPICH 5 and Intel MPI)" build/abi abi -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=OFF \
+    -- -L "abi|cache|coll|install" -E "ucx|_tcp|nodes|cluster" -LE tsan
 else
   echo "clampi: platform matrix skipped (CLAMPI_TEST_MATRIX=0)"
 fi

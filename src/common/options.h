@@ -118,7 +118,8 @@ typedef enum clampi_opt_type {
       "auto|persistent|generalized", 0, 0,                                                                             \
       "Handles of nonblocking clampi requests: pooled inactive persistent MPI requests that only clampi's completion " \
       "calls complete (no MPI call per message), or MPI generalized requests that MPI's own waits also complete; "     \
-      "auto: generalized if the process has an MPI's own Fortran bindings ahead of clampi's (they call PMPI_ waits directly; the preload brings its own)")                  \
+      "auto: generalized if the process has an MPI's own Fortran bindings ahead of clampi's (they call PMPI_ waits "   \
+      "directly; the preload brings its own)")                                                                         \
     X(MATCH_PROFILE, "match_profile", "match", NULL, "CLAMPI_MATCH_PROFILE", STRING, "0", "0|1|PATH.json", 0, 0,       \
       "Preload: profile the program's receive-queue depth (1: summary on stderr, a path: JSON there)")                 \
     X(MATCH_SPIN, "match_spin", "match", NULL, "CLAMPI_MATCH_SPIN", UINT, "1024", NULL, 1, 1u << 30,                   \

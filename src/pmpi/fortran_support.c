@@ -25,8 +25,8 @@ void (*clampi_f_next(const char *name, void (*self)(void)))(void) {
 static struct {
     int done;
     void *in_place, *bottom, *status_ignore, *statuses_ignore; /* Open MPI */
-    void **mpich_in_place, **mpich_bottom;                      /* MPICH, Intel MPI */
-    void *f08_in_place, *f08_bottom;                            /* MPICH mpi_f08 */
+    void **mpich_in_place, **mpich_bottom;                     /* MPICH, Intel MPI */
+    void *f08_in_place, *f08_bottom;                           /* MPICH mpi_f08 */
 } sentinel;
 
 static void *ompi_common(const char *base) {
@@ -104,9 +104,7 @@ int clampi_f08_statuses_ignored(const MPI_Fint *statuses) {
  * Fortran library, which a C program does not load). */
 _Static_assert(sizeof(MPI_F08_status) == sizeof(MPI_Status), "MPICH: MPI_F08_status is MPI_Status");
 void clampi_f08_status_out(const MPI_Status *c, MPI_Fint *f) { memcpy(f, c, sizeof *c); }
-MPI_Fint *clampi_f08_status_at(MPI_Fint *statuses, int k) {
-    return (MPI_Fint *)((MPI_F08_status *)statuses + k);
-}
+MPI_Fint *clampi_f08_status_at(MPI_Fint *statuses, int k) { return (MPI_Fint *)((MPI_F08_status *)statuses + k); }
 #endif
 
 void clampi_f_string(char *dst, size_t cap, const char *src, size_t len) {

@@ -4,6 +4,7 @@
 # against it (once through pkg-config, once through CMake, with no extra flags), and preloads
 # the installed libclampi_pmpi.so into a plain MPI program (its stats line must appear).
 # Usage: run.sh BUILD_DIR MPI_C_COMPILER MPIEXEC FLAVOR [mpiexec flags...]
+# CLAMPI_LIB_SUFFIX: _abi for a build for the MPI-5 ABI (libclampi_abi, libclampi_pmpi_abi).
 set -euo pipefail
 build=$1 mpicc=$2 mpiexec=$3 flavor=$4; shift 4
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,8 +14,9 @@ unset LD_LIBRARY_PATH
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 libdir=$(ls -d "$work"/prefix/lib*/ | head -1)
 libdir=${libdir%/}
-test -f "$libdir/libclampi.so" && test -f "$libdir/libclampi.a" && test -f "$work/prefix/include/clampi.h"
-test -f "$libdir/libclampi_pmpi.so"  # the transparent preload, next to libclampi
+sfx=${CLAMPI_LIB_SUFFIX:-}
+test -f "$libdir/libclampi$sfx.so" && test -f "$libdir/libclampi$sfx.a" && test -f "$work/prefix/include/clampi.h"
+test -f "$libdir/libclampi_pmpi$sfx.so"  # the transparent preload, next to libclampi
 
 # The installed tool finds its library from its own place ($ORIGIN).
 "$work/prefix/bin/clampi-info" >"$work/info.txt"
@@ -35,9 +37,9 @@ cmake --build "$work/consumer" >/dev/null
 # The preload from the prefix, into a program that knows nothing of clampi.
 "$mpicc" -o "$work/plain" "$here/consumer/plain_get.c"
 if [ "$flavor" = openmpi ]; then
-  pre=(-x LD_PRELOAD="$libdir/libclampi_pmpi.so" -x CLAMPI_STATS=1 -x CLAMPI_WINDOW_MODES=data:always_cache)
+  pre=(-x LD_PRELOAD="$libdir/libclampi_pmpi$sfx.so" -x CLAMPI_STATS=1 -x CLAMPI_WINDOW_MODES=data:always_cache)
 else
-  pre=(-genv LD_PRELOAD "$libdir/libclampi_pmpi.so" -genv CLAMPI_STATS 1 -genv CLAMPI_WINDOW_MODES data:always_cache)
+  pre=(-genv LD_PRELOAD "$libdir/libclampi_pmpi$sfx.so" -genv CLAMPI_STATS 1 -genv CLAMPI_WINDOW_MODES data:always_cache)
 fi
 "$mpiexec" -n 2 "$@" "${pre[@]}" "$work/plain" >"$work/plain.txt" 2>&1 || { cat "$work/plain.txt"; exit 1; }
 grep -q "plain_get ok" "$work/plain.txt" && grep -Eq "win=data mode=always_cache .*hits=[1-9]" "$work/plain.txt" ||
