@@ -1,4 +1,4 @@
-/* What the generated Fortran entry points (gen_fortran_entry.py) need: the Fortran
+/* What the generated Fortran entry points (gen_entry_points.py) need: the Fortran
  * sentinels (MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS(ES)_IGNORE) as each MPI lays them out,
  * status conversion, Fortran strings, and the symbol aliases. Include only from the
  * generated file and fortran_support.c. */

@@ -262,6 +262,14 @@ MATCH_API int MPI_Comm_free(MPI_Comm *comm) {
     return PMPI_Comm_free(comm);
 }
 
+/* A clampi communicator (a duplicate of MPI_COMM_WORLD, say) leaves clampi as at
+ * MPI_Comm_free; MPI's call waits for the other processes, so the MPI carrier's queue goes
+ * to MPI first (entry_points.tsv, last section, says why). */
+MATCH_API int MPI_Comm_disconnect(MPI_Comm *comm) {
+    clampi_pm_comm_forget(comm);
+    HANDED(PMPI_Comm_disconnect(comm));
+}
+
 /* clampi_match (the structure) on a clampi communicator; on any other, nothing that
  * claims clampi (an MPI that keeps unknown keys would return the user's). */
 MATCH_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {

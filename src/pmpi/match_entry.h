@@ -9,9 +9,9 @@
  *                    completion calls over them (MPI_Wait ... in match_profile.c call these)
  *   match_bsend.c    buffered sends in the program's buffer of MPI_Buffer_attach
  *   match_progress.c the MPI carrier inside blocking collectives (nonblocking when small)
- *   match_handover.c / match_handover_c.c  the MPI carrier before blocking calls with no
- *                    nonblocking form (communicator creation, collective file I/O, MPI-4
- *                    large-count collectives): clampi's queued receives go to MPI first */
+ *   entry_points.tsv  (its hand-over rows, generated) the MPI carrier before blocking calls
+ *                    with no nonblocking form (communicator creation, collective file I/O,
+ *                    MPI-4 large-count collectives): clampi's queued receives go to MPI first */
 #ifndef CLAMPI_PMPI_MATCH_ENTRY_H
 #define CLAMPI_PMPI_MATCH_ENTRY_H
 #include <mpi.h>
@@ -60,8 +60,8 @@ void clampi_pm_bsend_drain(void); /* waits for every buffered send still in flig
 int clampi_pm_bsend_mpi(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                         MPI_Request *request);
 int clampi_pm_done_request(MPI_Request *request); /* match_comm.c: an already complete request */
-/* match_handover.c, match_handover_c.c: MPI's blocking call after clampi's queued receives
- * went to MPI (the MPI carrier: see match_handover.c) */
+/* The generated hand-over entry points (entry_points.tsv): MPI's blocking call after
+ * clampi's queued receives went to MPI (the MPI carrier) */
 #define HANDED(call)              \
     do {                          \
         clampi_carrier_release(); \

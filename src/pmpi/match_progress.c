@@ -19,9 +19,9 @@
  * collectives on an intercommunicator are MPI's blocking calls after the hand-over (see
  * INTER). MPI_Alltoall and MPI_Allgather fall
  * back to these in src/pmpi/preload.c. Blocking calls with no nonblocking form hand
- * clampi's queued receives to MPI first: communicator creation (match_comm.c,
- * match_handover.c), collective file I/O (match_handover.c), MPI-4's large-count
- * collectives (match_handover_c.c), window creation, fence and PSCW synchronisation
+ * clampi's queued receives to MPI first: communicator creation (match_comm.c, and the
+ * hand-over rows of entry_points.tsv), collective file I/O and MPI-4's large-count
+ * collectives (entry_points.tsv), window creation, fence and PSCW synchronisation
  * (preload.c). */
 #include <limits.h>
 #include <mpi.h>

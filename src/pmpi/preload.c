@@ -790,7 +790,7 @@ WRAP_RANK(Win_unlock, clampi_win_unlock)
 #define ARGS_Win_sync win
 #define ARGS_Win_fence assert, win
 /* Calls that wait for other processes' synchronisation calls: the message layer hands its
- * queued receives to MPI first (the MPI carrier, src/pmpi/match_handover.c says why). */
+ * queued receives to MPI first (the MPI carrier; src/pmpi/entry_points.tsv, last section, says why). */
 #define WAITS_FOR_PEERS_Win_flush_all 0
 #define WAITS_FOR_PEERS_Win_flush_local_all 0
 #define WAITS_FOR_PEERS_Win_unlock_all 0
