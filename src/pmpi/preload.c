@@ -623,27 +623,6 @@ static int big_end(clampi_win *w, int target, int writes, int rc) {
         return bw ? big_end(bw, target, writes, brc) : brc;              \
     } while (0)
 
-PRELOAD_API int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
-                          MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) {
-    if (fits(origin_count) && fits(target_count))
-        return clampi_pmpi_Get_entry(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp,
-                                     (int)target_count, target_datatype, win);
-    BIG_OP(target_rank, 0,
-           PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                      target_datatype, win));
-}
-
-PRELOAD_API int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
-                           MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
-                           MPI_Request *request) {
-    if (fits(origin_count) && fits(target_count))
-        return rget_entry(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count,
-                          target_datatype, win, request);
-    BIG_OP(target_rank, 0,
-           PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                       target_datatype, win, request));
-}
-
 /* A write or atomic: the int path when the target count fits, else BIG_OP. */
 #define WRITE_OP_C(call, ccall)                                                                                      \
     do {                                                                                                             \
@@ -651,73 +630,8 @@ PRELOAD_API int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Dataty
         BIG_OP(target_rank, 1, call);                                                                                \
     } while (0)
 
-PRELOAD_API int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                          int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
-                          MPI_Win win) {
-    WRITE_OP_C(PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                          target_datatype, win),
-               fits(origin_count) ? CMPI_Put(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp,
-                                             (int)target_count, target_datatype, w->self)
-                                  : clampi_raise_win(w, CLAMPI_E_COUNT));
-}
-
-PRELOAD_API int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                           int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
-                           MPI_Win win, MPI_Request *request) {
-    WRITE_OP_C(PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                           target_datatype, win, request),
-               fits(origin_count) ? CMPI_Rput(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp,
-                                              (int)target_count, target_datatype, w->self, request)
-                                  : clampi_raise_win(w, CLAMPI_E_COUNT));
-}
-
-PRELOAD_API int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                                 int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-    WRITE_OP_C(PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                                 target_datatype, op, win),
-               fits(origin_count) ? CMPI_Accumulate(origin_addr, (int)origin_count, origin_datatype, target_rank,
-                                                    target_disp, (int)target_count, target_datatype, op, w->self)
-                                  : clampi_raise_win(w, CLAMPI_E_COUNT));
-}
-
-PRELOAD_API int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                                  int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                                  MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
-    WRITE_OP_C(PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                                  target_datatype, op, win, request),
-               fits(origin_count)
-                   ? clampi_win_raccumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp,
-                                            (int)target_count, target_datatype, op, w->self, request)
-                   : clampi_raise_win(w, CLAMPI_E_COUNT));
-}
-
-PRELOAD_API int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                                     void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype,
-                                     int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-    WRITE_OP_C(PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                     result_datatype, target_rank, target_disp, target_count, target_datatype, op, win),
-               fits(origin_count) && fits(result_count)
-                   ? CMPI_Get_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr,
-                                         (int)result_count, result_datatype, target_rank, target_disp,
-                                         (int)target_count, target_datatype, op, w->self)
-                   : clampi_raise_win(w, CLAMPI_E_COUNT));
-}
-
-PRELOAD_API int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                                      void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype,
-                                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
-    WRITE_OP_C(PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                      result_datatype, target_rank, target_disp, target_count, target_datatype, op, win,
-                                      request),
-               fits(origin_count) && fits(result_count)
-                   ? clampi_win_rget_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr,
-                                                (int)result_count, result_datatype, target_rank, target_disp,
-                                                (int)target_count, target_datatype, op, w->self, request)
-                   : clampi_raise_win(w, CLAMPI_E_COUNT));
-}
+/* MPI_Get_c ... MPI_Rget_accumulate_c, from the entry-point table (entry_points.tsv). */
+#include "pmpi/large_rma_entry.inc"
 
 /* Windows whose displacement unit does not fit in an int are left to MPI (unmanaged). */
 PRELOAD_API int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
