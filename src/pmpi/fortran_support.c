@@ -84,6 +84,7 @@ int clampi_f_statuses_ignored(const MPI_Fint *statuses) {
     return statuses == MPI_F_STATUSES_IGNORE || (sentinel.statuses_ignore && statuses == sentinel.statuses_ignore);
 }
 void clampi_f_status_out(const MPI_Status *c, MPI_Fint *f) { PMPI_Status_c2f(c, f); }
+void clampi_f_status_in(const MPI_Fint *f, MPI_Status *c) { PMPI_Status_f2c(f, c); }
 MPI_Fint *clampi_f_status_at(MPI_Fint *statuses, int k) { return statuses + (size_t)k * F_STATUS_SIZE; }
 
 /* TYPE(MPI_Status) of mpi_f08: Open MPI lays it out as the INTEGER array (and keeps
@@ -92,6 +93,7 @@ MPI_Fint *clampi_f_status_at(MPI_Fint *statuses, int k) { return statuses + (siz
 int clampi_f08_status_ignored(const MPI_Fint *status) { return clampi_f_status_ignored(status); }
 int clampi_f08_statuses_ignored(const MPI_Fint *statuses) { return clampi_f_statuses_ignored(statuses); }
 void clampi_f08_status_out(const MPI_Status *c, MPI_Fint *f) { clampi_f_status_out(c, f); }
+void clampi_f08_status_in(const MPI_Fint *f, MPI_Status *c) { clampi_f_status_in(f, c); }
 MPI_Fint *clampi_f08_status_at(MPI_Fint *statuses, int k) { return clampi_f_status_at(statuses, k); }
 #else
 int clampi_f08_status_ignored(const MPI_Fint *status) {
@@ -104,6 +106,7 @@ int clampi_f08_statuses_ignored(const MPI_Fint *statuses) {
  * Fortran library, which a C program does not load). */
 _Static_assert(sizeof(MPI_F08_status) == sizeof(MPI_Status), "MPICH: MPI_F08_status is MPI_Status");
 void clampi_f08_status_out(const MPI_Status *c, MPI_Fint *f) { memcpy(f, c, sizeof *c); }
+void clampi_f08_status_in(const MPI_Fint *f, MPI_Status *c) { memcpy(c, f, sizeof *c); }
 MPI_Fint *clampi_f08_status_at(MPI_Fint *statuses, int k) { return (MPI_Fint *)((MPI_F08_status *)statuses + k); }
 #endif
 

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "pmpi/match_entry.h" /* clampi_pm_message_f2c/c2f */
+
 _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER is C int (the MPIs clampi builds with)");
 
 /* Fortran's .TRUE. as gfortran and Intel's compilers both read it (odd = true). */
@@ -33,10 +35,12 @@ void *clampi_f_buf(void *buf);   /* mpif.h, `use mpi` */
 void *clampi_f08_buf(void *buf); /* `use mpi_f08` */
 
 int clampi_f_status_ignored(const MPI_Fint *status);
+void clampi_f_status_in(const MPI_Fint *f, MPI_Status *c);
 int clampi_f_statuses_ignored(const MPI_Fint *statuses);
 void clampi_f_status_out(const MPI_Status *c, MPI_Fint *f);
 MPI_Fint *clampi_f_status_at(MPI_Fint *statuses, int k);
 int clampi_f08_status_ignored(const MPI_Fint *status);
+void clampi_f08_status_in(const MPI_Fint *f, MPI_Status *c);
 int clampi_f08_statuses_ignored(const MPI_Fint *statuses);
 void clampi_f08_status_out(const MPI_Status *c, MPI_Fint *f);
 MPI_Fint *clampi_f08_status_at(MPI_Fint *statuses, int k);

@@ -185,7 +185,9 @@ def arg_code(b, i, kind, kinds):
     elif base == "status":
         kind_s = "f08" if f08 else "f"
         b.params.append(f"MPI_Fint *{a}")
+        # from the program's status: fields the call does not set keep their values (MPI_ERROR)
         b.pre.append(f"MPI_Status c{a}; int ign{a} = clampi_{kind_s}_status_ignored({a});")
+        b.pre.append(f"if (!ign{a}) clampi_{kind_s}_status_in({a}, &c{a});")
         b.args.append(f"ign{a} ? MPI_STATUS_IGNORE : &c{a}")
         b.post.append(f"if (!ign{a}) clampi_{kind_s}_status_out(&c{a}, {a});")
     elif base == "statuses":
@@ -193,6 +195,7 @@ def arg_code(b, i, kind, kinds):
         b.params.append(f"MPI_Fint *{a}")
         b.pre.append(f"int ign{a} = clampi_{kind_s}_statuses_ignored({a});")
         b.pre.append(f"CLAMPI_F_ARRAY(MPI_Status, c{a}, ign{a} ? 0 : *a1);")
+        b.pre.append(f"if (!ign{a}) for (int k = 0; k < *a1; k++) clampi_{kind_s}_status_in(clampi_{kind_s}_status_at({a}, k), &c{a}[k]);")
         b.args.append(f"ign{a} ? MPI_STATUSES_IGNORE : c{a}")
         b.post.append(f"if (!ign{a}) for (int k = 0; k < *{n}; k++) clampi_{kind_s}_status_out(&c{a}[k], clampi_{kind_s}_status_at({a}, k));")
         b.post.append(f"CLAMPI_F_ARRAY_FREE(c{a});")
@@ -201,17 +204,20 @@ def arg_code(b, i, kind, kinds):
         if h not in HANDLES:
             raise SystemExit(f"unknown kind {kind}")
         ctype, conv = HANDLES[h]
+        f2c, c2f = f"P{conv}_f2c", f"P{conv}_c2f"
+        if h == "msg":  # clampi's own message handles (matched probes under CLAMPI_MATCH)
+            f2c, c2f = "clampi_pm_message_f2c", "clampi_pm_message_c2f"
         b.params.append(f"MPI_Fint *{a}")
         if not mode:
-            b.args.append(f"P{conv}_f2c(*{a})")
+            b.args.append(f"{f2c}(*{a})")
         else:
-            init = f"P{conv}_f2c(*{a})" if mode == "inout" else f"{ctype.upper()}_NULL"
+            init = f"{f2c}(*{a})" if mode == "inout" else f"{ctype.upper()}_NULL"
             if ctype == "MPI_Datatype":
                 init = f"PMPI_Type_f2c(*{a})" if mode == "inout" else "MPI_DATATYPE_NULL"
             b.pre.append(f"{ctype} c{a} = {init};")
             b.args.append(f"&c{a}")
             cond = "" if mode == "inout" else "if (rc == MPI_SUCCESS) "
-            b.post.append(f"{cond}*{a} = P{conv}_c2f(c{a});")
+            b.post.append(f"{cond}*{a} = {c2f}(c{a});")
 
 
 SPELLINGS = {

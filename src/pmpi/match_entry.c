@@ -240,35 +240,69 @@ MATCH_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) 
 }
 
 /* Matched probes: clampi's messages get MPI_Message handles of their own (a table maps
- * them back); MPI's (MPI_MESSAGE_NO_PROC included) stay MPI's. Open MPI's MPI_Message is
- * a pointer: clampi's handle is its message's address. MPICH's is an int whose two top
+ * them back); MPI's (MPI_MESSAGE_NO_PROC included) stay MPI's. Open MPI's MPI_Message (and
+ * the MPI-5 ABI's) is a pointer: clampi's handle is its message's address. MPICH's is an int whose two top
  * bits say which kind of handle it is; 00 is no MPICH handle, so clampi's are 0x0exxxxxx. */
 typedef struct pmsg {
     MPI_Message handle;
+    int fhandle; /* its Fortran handle, never one of MPI's */
     CMPIX_Message msg;
     struct pmsg *next;
 } pmsg;
 static pmsg *pmsgs;
 static pthread_mutex_t pmsgs_lock = PTHREAD_MUTEX_INITIALIZER;
-#ifndef OPEN_MPI
 static unsigned pmsg_counter;
-#endif
 
 static MPI_Message handle_of(CMPIX_Message msg) {
     pmsg *p = malloc(sizeof *p);
     if (!p) return MPI_MESSAGE_NULL;
     p->msg = msg;
     pthread_mutex_lock(&pmsgs_lock);
-#ifdef OPEN_MPI
+    unsigned n = pmsg_counter++ & 0xffffff;
+#if defined(OPEN_MPI) || defined(MPI_ABI) /* MPI_Message is a pointer */
     p->handle = (MPI_Message)(void *)msg;
+    p->fhandle = -16 - (int)n; /* Open MPI's Fortran handles are indices, >= 0 */
 #else
-    p->handle = (MPI_Message)(0x0e000000 | (pmsg_counter++ & 0xffffff));
+    p->handle = (MPI_Message)(0x0e000000 | n);
+    p->fhandle = (int)(0x0e000000 | n); /* MPICH's Fortran handle is its C handle */
 #endif
     p->next = pmsgs;
     pmsgs = p;
     pthread_mutex_unlock(&pmsgs_lock);
     return p->handle;
 }
+
+#ifndef MPI_ABI
+/* Fortran handles of messages: clampi's by the table, the MPI's by MPI. */
+MPI_Message clampi_pm_message_f2c(MPI_Fint f) {
+    MPI_Message h = MPI_MESSAGE_NULL;
+    int found = 0;
+    pthread_mutex_lock(&pmsgs_lock);
+    for (pmsg *p = pmsgs; p; p = p->next)
+        if (p->fhandle == f) {
+            h = p->handle;
+            found = 1;
+            break;
+        }
+    pthread_mutex_unlock(&pmsgs_lock);
+    return found ? h : PMPI_Message_f2c(f);
+}
+
+MPI_Fint clampi_pm_message_c2f(MPI_Message m) {
+    MPI_Fint f = 0;
+    int found = 0;
+    pthread_mutex_lock(&pmsgs_lock);
+    for (pmsg *p = pmsgs; p; p = p->next)
+        if (p->handle == m) {
+            f = p->fhandle;
+            found = 1;
+            break;
+        }
+    pthread_mutex_unlock(&pmsgs_lock);
+    return found ? f : PMPI_Message_c2f(m);
+}
+
+#endif
 
 /* clampi's message behind handle, taken out of the table (NULL: not clampi's) */
 static CMPIX_Message take(MPI_Message handle) {

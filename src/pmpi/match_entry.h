@@ -18,6 +18,12 @@
 
 #include "msg/msg.h"
 
+/* match_entry.c: Fortran handles of MPI_Message, clampi's own (from matched probes) included */
+#ifndef MPI_ABI /* the MPI-5 ABI build has no Fortran side (docs/platforms.md) */
+MPI_Message clampi_pm_message_f2c(MPI_Fint f);
+MPI_Fint clampi_pm_message_c2f(MPI_Message m);
+#endif
+
 /* match_comm.c */
 void clampi_pm_after_init(void);            /* enables MPI_COMM_WORLD when CLAMPI_MATCH is set */
 void clampi_pm_finalize(void);              /* stats lines (CLAMPI_STATS), outstanding buffered sends */

@@ -8,6 +8,7 @@
 #define HANDLE(t) type(t)
 #define STATUS_ARRAY(n) type(MPI_Status) :: st(n)
 #define SOURCE_OF(k) st(k)%MPI_SOURCE
+#define ERROR_OF(k) st(k)%MPI_ERROR
 #define STATUS_K(k) st(k)
 #define TAG_OF(k) st(k)%MPI_TAG
 #define BASEPTR type(c_ptr)
@@ -16,6 +17,7 @@
 #define HANDLE(t) integer
 #define STATUS_ARRAY(n) integer :: st(MPI_STATUS_SIZE, n)
 #define SOURCE_OF(k) st(MPI_SOURCE, k)
+#define ERROR_OF(k) st(MPI_ERROR, k)
 #define STATUS_K(k) st(:, k)
 #define TAG_OF(k) st(MPI_TAG, k)
 #define BASEPTR integer(kind=MPI_ADDRESS_KIND)
@@ -34,11 +36,12 @@ program fortran_parts
 #endif
   integer, parameter :: n = 1024, blk = 4, rounds = 300
   integer, target :: winbuf(n)
-  integer :: fetched(16), me, np, ierr, i, k, peer, flag_count
+  integer :: fetched(16), me, np, ierr, i, k, peer, flag_count, err_changed
   integer(kind=MPI_ADDRESS_KIND) :: winsize, disp
   integer(kind=8) :: total
   HANDLE(MPI_Win) :: win
   HANDLE(MPI_Request) :: reqs(2)
+  HANDLE(MPI_Message) :: msg
   STATUS_ARRAY(2)
   BASEPTR :: sptr, rptr
   integer, pointer :: sendv(:), recvv(:)
@@ -90,9 +93,11 @@ program fortran_parts
   call MPI_Free_mem(recvv, ierr)
   write (*, '(a,i0,a,i0)') 'result coll rank=', me, ' sum=', total
 
-  ! ---- point-to-point: a ring with requests and statuses, blocking calls, probe
+  ! ---- point-to-point: a ring with requests and statuses, blocking calls, probes; a matched
+  ! probe and its receive (message handles), whose statuses keep MPI_ERROR (not theirs to set)
   total = 0
   flag_count = 0
+  err_changed = 0
   do k = 1, 50
     sendbuf = [(me * 10 + i + k, i = 1, 8)]
     call MPI_Irecv(recvbuf, 8, MPI_INTEGER, MPI_ANY_SOURCE, k, MPI_COMM_WORLD, reqs(1), ierr)
@@ -111,7 +116,15 @@ program fortran_parts
     call MPI_Send(sendbuf, 8, MPI_INTEGER, peer, 3000 + k, MPI_COMM_WORLD, ierr)
     call MPI_Wait(reqs(1), STATUS_K(2), ierr)
     total = total + sum(int(inbuf, 8)) + SOURCE_OF(2)
+    call MPI_Send(sendbuf, 8, MPI_INTEGER, peer, 4000 + k, MPI_COMM_WORLD, ierr)
+    ERROR_OF(1) = MPI_ERR_DIMS
+    ERROR_OF(2) = MPI_ERR_OTHER
+    call MPI_Mprobe(MPI_ANY_SOURCE, 4000 + k, MPI_COMM_WORLD, msg, STATUS_K(1), ierr)
+    call MPI_Mrecv(inbuf, 8, MPI_INTEGER, msg, STATUS_K(2), ierr)
+    if (ERROR_OF(1) /= MPI_ERR_DIMS .or. ERROR_OF(2) /= MPI_ERR_OTHER) err_changed = err_changed + 1
+    total = total + sum(int(inbuf, 8)) + SOURCE_OF(1) + TAG_OF(2)
   end do
-  write (*, '(a,i0,a,i0,a,l1)') 'result p2p rank=', me, ' sum=', total, ' ierr_ok=', ierr == MPI_SUCCESS
+  write (*, '(a,i0,a,i0,a,l1,a,i0)') 'result p2p rank=', me, ' sum=', total, ' ierr_ok=', ierr == MPI_SUCCESS, &
+    ' status_error_changed=', err_changed
   call MPI_Finalize(ierr)
 end program fortran_parts
