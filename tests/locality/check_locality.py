@@ -168,6 +168,32 @@ def case_vector(args):
           f"field first touch {sorted(set(r['firsttouch.location'] for r in field))} != {m['VECTOR']}")
 
 
+def case_members(args):
+    """C++ members: each std::vector member named as a debugger prints it (m_x, not the
+    enclosing object's Dom or the pointer's locDom), at its own source line; members set up
+    on one line (an initializer list, two resizes) told apart."""
+    p = run_cli(args)
+    check(p.returncode == 0, f"exit code {p.returncode}: {p.stderr}")
+    rows, meta = read_rank(args.out)
+    m = marks(args.src)
+    structs = {}
+    for s in meta["structures"]:
+        structs.setdefault(s["name"], []).append(s)
+    for name, mark in (("m_x", "MX"), ("m_y", "MY"), ("m_a", "PAIR"), ("m_b", "PAIR"), ("m_p", "FLAT"),
+                       ("m_q", "FLAT")):
+        got = structs.get(name, [])
+        check(len(got) == 1, f"structure '{name}': {len(got)} found ({sorted(structs)})")
+        if got:
+            check(got[0]["alloc_location"] == m[mark], f"{name}: alloc_location {got[0]['alloc_location']} != {m[mark]}")
+    # the two members of one line are two structures, in declaration order in memory
+    for a, b in (("m_a", "m_b"), ("m_p", "m_q")):
+        if structs.get(a) and structs.get(b):
+            check(int(structs[a][0]["address"], 16) < int(structs[b][0]["address"], 16),
+                  f"{a} allocated before {b}")
+    for wrong in ("Dom", "Pair", "Flat", "locDom", "pair", "flat"):
+        check(wrong not in structs, f"a member named after its object: '{wrong}'")
+
+
 def case_vector_o2(args):
     """Item 7: at -O2 the vector's storage and first touch are named at the program's line
     (not new_allocator.h / memset-vec-unaligned-erms.S), static data demangled."""

@@ -16,7 +16,28 @@ static void expect(const char *line, const char *name) {
     }
 }
 
+/* members: the expected names joined by spaces ("" = none) */
+static void expect_members(const char *line, const char *names) {
+    char got[8][32], joined[256] = "";
+    int k = cl_srcname_members(line, &got[0][0], sizeof got[0], 8);
+    for (int i = 0; i < k; i++) {
+        if (i) strcat(joined, " ");
+        strcat(joined, got[i]);
+    }
+    if (strcmp(joined, names) != 0) {
+        fprintf(stderr, "FAIL: members of \"%s\" -> \"%s\", expected \"%s\"\n", line, joined, names);
+        failures++;
+    }
+}
+
 int main(void) {
+    expect_members("struct Pair { std::vector<double> m_a, m_b; Pair(int n) : m_a(n), m_b(n) {} };", "m_a m_b");
+    expect_members("Dom::Dom(int n) : m_n(n), m_v{n, 0.0}, m_w() { }", "m_n m_v");
+    expect_members("Flat(int n) { m_p.resize(n); m_q.resize(n); }", "m_p m_q");
+    expect_members("    m_x.resize(numNode); // x", "m_x");
+    expect_members("std::vector<double> u(n);", "");
+    expect_members("a = b ? c : d(e);", "");
+    expect_members("std::size_t n = ns::f(3);", "");
     expect("double *u = malloc(n * sizeof *u);", "u");
     expect("  s->cells = calloc(n, 8); // cells", "s->cells");
     expect("grid.cells = (double *)malloc(n);", "grid.cells");

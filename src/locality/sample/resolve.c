@@ -554,7 +554,14 @@ const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t
         snprintf(buf, n, "alloc@%s", lib);
         return buf;
     }
-    if (r && source_line(r->path[k], r->line[k], src, sizeof src) && cl_srcname_from_line(src, buf, n)) return buf;
+    if (r && source_line(r->path[k], r->line[k], src, sizeof src)) {
+        char members[8][128]; /* a C++ constructor's line: its (first) member */
+        if (cl_srcname_members(src, &members[0][0], sizeof members[0], 8) > 0) {
+            snprintf(buf, n, "%s", members[0]);
+            return buf;
+        }
+        if (cl_srcname_from_line(src, buf, n)) return buf;
+    }
     if (r || a->nframes == 0) return NULL; /* alloc@file.c:123 */
     /* no source line in the program: alloc@<library> */
     const module *m = module_of(a->frames[0]);

@@ -27,6 +27,10 @@ typedef struct {
     Bool alloc_mem; /* that call went through MPI_Alloc_mem: the program's memory */
     Int owner;      /* the allocator's caller: 0 unknown, 1 the program, 2 a library */
     Bool program;   /* a frame of the program was found */
+    Addr ip;        /* that frame's instruction (tells allocations on one line apart) */
+    Bool alloc;     /* an allocation's location (else a first touch's) */
+    Int site_rank;  /* line_sites: this site's place among the line's, -1 not known yet */
+    Int site_count;
 } Loc;
 
 static Loc *locs;
@@ -136,6 +140,7 @@ static void visit_frame(UInt n, DiEpoch ep, Addr ip, void *opaque) {
         if (!parse_described(VG_(describe_IP)(ep, ip, iipc), fn, sizeof fn, path, sizeof path, &line)) continue;
         if (!is_system_level(ep, ip, path, fn)) {
             set_loc(w->out, path, line);
+            w->out->ip = ip;
             w->found_program = True;
             w->out->program = True;
             break;
@@ -181,7 +186,7 @@ static void loc_index_rebuild(UWord cap) {
 }
 
 static const Loc *resolve(ExeContext *ec) {
-    static const Loc unknown = {NULL, "?", "", 0, "", False, 0, False};
+    static const Loc unknown = {NULL, "?", "", 0, "", False, 0, False, 0, False, -1, 0};
     if (!ec) return &unknown;
     if (!loc_index) loc_index_rebuild(1024);
     UWord h = hash_ec(ec) & loc_mask;
@@ -258,6 +263,35 @@ static Bool ends_with_continuation(const HChar *s) {
     return n > 0 && (s[n - 1] == '=' || s[n - 1] == '(' || s[n - 1] == ',');
 }
 
+/* Several allocations of the program on one line (a C++ constructor setting up members:
+ * "Dom(int n) : m_x(n), m_y(n) {}"): the allocation sites, distinct instructions of that
+ * line, follow the members' order in the code. Which one is where's, of how many? */
+static void line_sites(ExeContext *where, Int *rank, Int *count) {
+    static Bool all_resolved;
+    if (!all_resolved) { /* every allocation's location, once (locs may move meanwhile) */
+        all_resolved = True;
+        for (Word i = 0; i < cl_alloc_count(); i++) (void)resolve(cl_alloc_at(i)->where);
+        for (Word i = 0; i < cl_alloc_count(); i++) ((Loc *)resolve(cl_alloc_at(i)->where))->alloc = True;
+    }
+    Loc *me = (Loc *)resolve(where);
+    if (me->site_rank < 0) {
+        me->site_rank = me->site_count = 0;
+        for (Word i = 0; i < n_locs; i++) {
+            const Loc *o = &locs[i];
+            if (!o->alloc || !o->program || o->line != me->line || VG_(strcmp)(o->path, me->path) != 0) continue;
+            Bool seen = False;
+            for (Word j = 0; j < i && !seen; j++)
+                seen = locs[j].alloc && locs[j].program && locs[j].ip == o->ip && locs[j].line == o->line &&
+                       VG_(strcmp)(locs[j].path, o->path) == 0;
+            if (seen) continue;
+            me->site_count++;
+            if (o->ip < me->ip) me->site_rank++;
+        }
+    }
+    *rank = me->site_rank;
+    *count = me->site_count;
+}
+
 /* The structure name of a tracked allocation (contract: variable from the
  * source line, else alloc@file:line). */
 static void alloc_name_uncached(const Alloc *al, HChar *out, Int cap) {
@@ -276,6 +310,17 @@ static void alloc_name_uncached(const Alloc *al, HChar *out, Int cap) {
         return;
     }
     if (source_line(l->path, l->line, line, sizeof line)) {
+        HChar members[8][128];
+        Int k = cl_srcname_members(line, &members[0][0], sizeof members[0], 8), rank, count;
+        if (k > 0 && l->program) {
+            ExeContext *where = l->ec;
+            line_sites(where, &rank, &count); /* resolves every allocation: locs may move */
+            l = resolve(where);
+            if (count == k) {
+                VG_(snprintf)(out, cap, "%s", members[rank]);
+                return;
+            }
+        }
         if (cl_srcname_from_line(line, out, cap)) return;
         if (l->line > 1 && source_line(l->path, l->line - 1, prev, sizeof prev) && ends_with_continuation(prev)) {
             VG_(snprintf)(joined, sizeof joined, "%s %s", prev, line);

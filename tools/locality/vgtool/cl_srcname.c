@@ -196,6 +196,66 @@ static int from_call_or_declaration(const char *s, unsigned long n, char *out, u
     return 0;
 }
 
+static int starts(const char *s, unsigned long n, const char *w) {
+    unsigned long i = 0;
+    for (; w[i]; i++)
+        if (i >= n || s[i] != w[i]) return 0;
+    return 1;
+}
+
+/* Skips a balanced (...) or {...} group starting at s[i] (the opener); returns the index
+ * after it, or n if unbalanced. */
+static unsigned long skip_group(const char *s, unsigned long n, unsigned long i) {
+    char open = s[i], close = open == '(' ? ')' : '}';
+    int depth = 0;
+    for (; i < n; i++) {
+        if (s[i] == open) depth++;
+        if (s[i] == close && --depth == 0) return i + 1;
+    }
+    return n;
+}
+
+int cl_srcname_members(const char *line, char *names, unsigned long cap, int max) {
+    unsigned long n = str_len(line);
+    int found = 0;
+    /* an initializer list: ") : name(args), name{args} ... {" (not "::") */
+    for (unsigned long i = 0; i + 1 < n && found == 0; i++) {
+        if (line[i] != ')') continue;
+        unsigned long j = i + 1;
+        while (j < n && is_space(line[j])) j++;
+        if (j >= n || line[j] != ':' || (j + 1 < n && line[j + 1] == ':')) continue;
+        j++;
+        while (j < n && found < max) {
+            while (j < n && (is_space(line[j]) || line[j] == ',')) j++;
+            unsigned long b = j;
+            while (j < n && is_ident(line[j])) j++;
+            if (b == j) break;
+            unsigned long e = j;
+            while (j < n && is_space(line[j])) j++;
+            if (j >= n || (line[j] != '(' && line[j] != '{')) break;
+            unsigned long after = skip_group(line, n, j);
+            int has_args = 0;
+            for (unsigned long k = j + 1; k + 1 < after; k++)
+                if (!is_space(line[k])) has_args = 1;
+            if (has_args && copy_out(line + b, e - b, names + (unsigned long)found * cap, cap)) found++;
+            j = after;
+        }
+    }
+    if (found) return found;
+    /* calls that allocate a member: name.resize( / .reserve( / .assign( */
+    static const char *const methods[] = {".resize(", ".reserve(", ".assign(", 0};
+    for (unsigned long i = 1; i < n && found < max; i++) {
+        if (line[i] != '.') continue;
+        int m = 0;
+        while (methods[m] && !starts(line + i, n - i, methods[m])) m++;
+        if (!methods[m]) continue;
+        unsigned long b = i;
+        while (b > 0 && is_ident(line[b - 1])) b--;
+        if (b < i && copy_out(line + b, i - b, names + (unsigned long)found * cap, cap)) found++;
+    }
+    return found;
+}
+
 int cl_srcname_from_line(const char *line, char *out, unsigned long cap) {
     char buf[512];
     unsigned long n = 0, len = str_len(line);

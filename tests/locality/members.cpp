@@ -1,0 +1,40 @@
+// C++ members named as a debugger prints them: std::vector members of objects made with
+// new, set up in constructors (in the body, one per line; in an initializer list; several
+// on one line). Built at -O2 (inlined libstdc++ code).
+#include <cstdio>
+#include <vector>
+
+class Dom {
+  public:
+    explicit Dom(int n) { Allocate(n); }
+    void Allocate(int n) {
+        m_x.resize(n); // @MX
+        m_y.resize(n); // @MY
+    }
+    std::vector<double> m_x, m_y;
+};
+// Each of these is one line on purpose.
+// clang-format off
+struct Pair { std::vector<double> m_a, m_b; explicit Pair(int n) : m_a(n), m_b(n) {} }; // @PAIR
+struct Flat { std::vector<double> m_p, m_q; explicit Flat(int n) { m_p.resize(n); m_q.resize(n); } }; // @FLAT
+// clang-format on
+
+int main(int argc, char **argv) {
+    int n = 16384 * argc;
+    Dom *locDom = new Dom(n);
+    Pair *pair = new Pair(n);
+    Flat *flat = new Flat(n);
+    double s = 0;
+    for (int i = 0; i < n; i++) {
+        locDom->m_x[i] = i;
+        locDom->m_y[i] = s;
+        pair->m_a[i] = pair->m_b[i] + i;
+        flat->m_p[i] = flat->m_q[i] + 1;
+        s += locDom->m_x[i] * 1e-9 + pair->m_a[i] * 1e-9 + flat->m_p[i] * 1e-9;
+    }
+    std::printf("%g\n", s + (argv[0] ? 0 : 1));
+    delete locDom;
+    delete pair;
+    delete flat;
+    return s < 0;
+}
