@@ -1,5 +1,6 @@
 ! A plain Fortran MPI program (no clampi calls) that touches every part the preload
 ! serves: a window named "fwin" read with repeated MPI_Get (the get cache by window name),
+! a window cached by its info key (clampi_mode),
 ! MPI_Alloc_mem buffers with MPI_Alltoall and MPI_Allgather (MPI_IN_PLACE too; the shared
 ! heap), and point-to-point with requests and statuses (CLAMPI_MATCH). Built three ways:
 ! -DBINDING_MPIFH (include 'mpif.h'), default (use mpi), -DBINDING_F08 (use mpi_f08).
@@ -40,6 +41,7 @@ program fortran_parts
   integer(kind=MPI_ADDRESS_KIND) :: winsize, disp
   integer(kind=8) :: total
   HANDLE(MPI_Win) :: win
+  HANDLE(MPI_Info) :: info
   HANDLE(MPI_Request) :: reqs(2)
   HANDLE(MPI_Message) :: msg
   STATUS_ARRAY(2)
@@ -72,6 +74,24 @@ program fortran_parts
   call MPI_Win_unlock_all(win, ierr)
   call MPI_Win_free(win, ierr)
   write (*, '(a,i0,a,i0)') 'result get rank=', me, ' sum=', total
+
+  ! ---- the RMA info keys: a window cached by its info (clampi_mode), 50 reads
+  call MPI_Info_create(info, ierr)
+  call MPI_Info_set(info, 'clampi_mode', 'always_cache', ierr)
+  call MPI_Win_create(winbuf, winsize, 4, info, MPI_COMM_WORLD, win, ierr)
+  call MPI_Info_free(info, ierr)
+  call MPI_Win_set_name(win, 'finfo', ierr)
+  total = 0
+  call MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, win, ierr)
+  do k = 1, 50
+    disp = mod(k, 5) * 16
+    call MPI_Get(fetched, 16, MPI_INTEGER, peer, disp, 16, MPI_INTEGER, win, ierr)
+    call MPI_Win_flush(peer, win, ierr)
+    total = total + sum(int(fetched, 8)) * k
+  end do
+  call MPI_Win_unlock(peer, win, ierr)
+  call MPI_Win_free(win, ierr)
+  write (*, '(a,i0,a,i0)') 'result info rank=', me, ' sum=', total
 
   ! ---- the shared heap: MPI_Alloc_mem buffers, MPI_Alltoall, MPI_Allgather in place
   call MPI_Alloc_mem(int(blk * np * 4, MPI_ADDRESS_KIND), MPI_INFO_NULL, sptr, ierr)
