@@ -158,7 +158,7 @@ static inline void clampi_coll_relax(int iteration, int budget) {
 /* Makes each rank's scratch at least bytes (collective over comm; consistent sizes). */
 int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes);
 
-/* ---- collectives (alltoall.c) ---------------------------------------------------- */
+/* ---- collectives (collectives.c) ------------------------------------------------- */
 /* Entry points for CMPI_* and the preload: *handled = 0 means nothing was done and the
  * caller must call the MPI library's collective (all ranks agree on it). */
 int clampi_coll_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,

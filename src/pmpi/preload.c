@@ -39,7 +39,7 @@
 
 /* ---- process-wide switches: read once, at load ------------------------------------- */
 /* 0 with CLAMPI_MODE=off: every call goes straight to MPI. (Hidden, not static: the
- * assembly MPI_Get in pmpi/get_x86_64.h reads it.) */
+ * assembly entries of pmpi/pass_entry.h read it.) */
 __attribute__((visibility("hidden"))) int active = 1;
 static int thread_multiple; /* MPI initialised with MPI_THREAD_MULTIPLE */
 

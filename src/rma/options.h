@@ -32,7 +32,7 @@ typedef struct clampi_win_options {
     clampi_progress_kind progress; /* clampi_progress = auto | thread | none (UCX windows) */
     int thread_scope;              /* mpi_win_scope = thread (requested; in effect only on UCX windows) */
     int ordered;                   /* mpi_win_order = true (requested; in effect only on UCX windows) */
-    int acc_intrinsic;             /* mpi_assert_accumulate_intrinsic = true: UCX atomics (src/rmax/intrinsic_ops.c) */
+    int acc_intrinsic;             /* mpi_assert_accumulate_intrinsic = true: UCX atomics (src/rmax/op_intrinsic.c) */
 } clampi_win_options;
 
 /* Fills opts from defaults, environment and info (info may be MPI_INFO_NULL).

@@ -1,4 +1,4 @@
-/* Synchronization: every call forwards to the window's backend (rma/backend.h), then completes clampi's gets in flight
+/* Synchronization: every call forwards to the window's backend (backends/backend.h), then completes clampi's gets in flight
  * (their bytes may enter the cache only now) and applies the mode's invalidation rule.
  * Transparent windows keep no completed data, so each flush and epoch end leaves them
  * empty: that is their invalidation. Flushes with nothing outstanding are elided.
