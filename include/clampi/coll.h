@@ -27,9 +27,7 @@
 #include <mpi.h>
 #include <stddef.h>
 
-#ifndef CLAMPI_API
-#define CLAMPI_API __attribute__((visibility("default")))
-#endif
+#include "clampi/export.h"
 
 #ifdef __cplusplus
 extern "C" {

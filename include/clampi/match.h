@@ -34,9 +34,7 @@
 
 #include <mpi.h>
 
-#ifndef CLAMPI_API
-#define CLAMPI_API __attribute__((visibility("default")))
-#endif
+#include "clampi/export.h"
 
 #ifdef __cplusplus
 extern "C" {

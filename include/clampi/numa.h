@@ -14,9 +14,7 @@
 #define CLAMPI_NUMA_H
 #include <stddef.h>
 
-#ifndef CLAMPI_API
-#define CLAMPI_API __attribute__((visibility("default")))
-#endif
+#include "clampi/export.h"
 
 #ifdef __cplusplus
 extern "C" {

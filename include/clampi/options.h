@@ -7,13 +7,7 @@
 
 #include <mpi.h>
 
-#ifndef CLAMPI_API
-#if defined(__GNUC__)
-#define CLAMPI_API __attribute__((visibility("default")))
-#else
-#define CLAMPI_API
-#endif
-#endif
+#include "clampi/export.h"
 
 #ifdef __cplusplus
 extern "C" {

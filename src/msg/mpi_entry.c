@@ -8,10 +8,12 @@
  * (scripts/check_pmpi.py checks it as a wrapper file). */
 #include <mpi.h>
 
+#include "clampi/export.h"
+
 #include "clampi/match.h"
 #include "msg/msg.h"
 
-#define ENTRY __attribute__((weak, visibility("default")))
+#define ENTRY __attribute__((weak)) CLAMPI_API
 
 ENTRY int MPI_Wait(MPI_Request *request, MPI_Status *status) { return clampi_msg_wait(request, status); }
 ENTRY int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {

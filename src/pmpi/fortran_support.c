@@ -11,8 +11,6 @@
 
 #include "pmpi/preload_internal.h"
 
-#define EXPORT __attribute__((visibility("default")))
-
 void (*clampi_f_next(const char *name, void (*self)(void)))(void) {
     void *p = dlsym(RTLD_NEXT, name);
     if (!p || p == (void *)self) return NULL;

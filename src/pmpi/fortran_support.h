@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "clampi/export.h"
+
 #include "pmpi/match_entry.h" /* clampi_pm_message_f2c/c2f */
 
 _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER is C int (the MPIs clampi builds with)");
@@ -17,7 +19,7 @@ _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER is C int (the M
 #define CLAMPI_F_MAX_DIMS 64
 
 /* Every spelling a Fortran compiler may use for one entry point. */
-#define CLAMPI_F_ALIAS(sym, fn) extern __typeof__(fn) sym __attribute__((alias(#fn), visibility("default")));
+#define CLAMPI_F_ALIAS(sym, fn) extern __typeof__(fn) sym __attribute__((alias(#fn))) CLAMPI_API;
 
 /* A C array for n handles or statuses: on the stack up to 32, else on the heap. */
 #define CLAMPI_F_ARRAY(type, name, n)                                                           \

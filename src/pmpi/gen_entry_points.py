@@ -72,7 +72,7 @@ def handover_entry(name, params):
     plist = split_params(params)
     args = ", ".join(param_name(p) for p in plist)
     return [
-        f"HANDOVER_API int MPI_{name}({', '.join(plist)}) {{",
+        f"CLAMPI_API int MPI_{name}({', '.join(plist)}) {{",
         f"    HANDED(PMPI_{name}({args}));",
         "}",
     ]
@@ -87,7 +87,7 @@ def handover_file(rows):
         '#include "msg/msg.h"',
         '#include "pmpi/match_entry.h"',
         "",
-        '#define HANDOVER_API __attribute__((visibility("default")))',
+        '#include "clampi/export.h"',
         "",
     ]
     for mode, guard, name, params in rows:
@@ -279,7 +279,7 @@ def large_rma_file(rows):
         counts = [n for n in names if n.endswith("_count")]
         cparams = ", ".join(large_count(p) for p in plist)
         pmpi = f"PMPI_{name}_c({', '.join(names)})"
-        out.append(f"PRELOAD_API int MPI_{name}_c({cparams}) {{")
+        out.append(f"CLAMPI_API int MPI_{name}_c({cparams}) {{")
         if kind == "read":
             fit = " && ".join(f"fits({c})" for c in counts)
             cast = ", ".join(f"(int){n}" if n in counts else n for n in names)

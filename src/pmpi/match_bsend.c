@@ -14,6 +14,8 @@
  * later), the buffer is MPI's, and clampi's buffered sends use memory of their own with the
  * same accounting against the attached size. */
 #include <mpi.h>
+
+#include "clampi/export.h"
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -22,7 +24,6 @@
 #include "clampi/match.h"
 #include "pmpi/match_entry.h"
 
-#define MATCH_API __attribute__((visibility("default")))
 #define ALIGN 16
 
 typedef struct block {
@@ -39,7 +40,7 @@ static char *abuf;               /* the program's attached buffer */
 static long attached = -1, used; /* -1: nothing attached */
 static int owned;                /* clampi took the buffer (MPI has none attached) */
 
-MATCH_API int MPI_Buffer_attach(void *buffer, int size) {
+CLAMPI_API int MPI_Buffer_attach(void *buffer, int size) {
     pthread_mutex_lock(&block_lock);
     int busy = attached >= 0;
     pthread_mutex_unlock(&block_lock);
@@ -92,7 +93,7 @@ static void reap(int wait) {
 
 void clampi_pm_bsend_drain(void) { reap(1); }
 
-MATCH_API int MPI_Buffer_detach(void *buffer_addr, int *size) {
+CLAMPI_API int MPI_Buffer_detach(void *buffer_addr, int *size) {
     reap(1); /* MPI: detach waits for the buffered sends to leave */
     pthread_mutex_lock(&block_lock);
     int mine = owned && attached >= 0;

@@ -15,6 +15,8 @@
  * CLAMPI_STATS: one line per clampi communicator per rank at MPI_Finalize:
  *   clampi: match rank=R comm=NAME structure=S messages=N mean_depth=D max_depth=M */
 #include <mpi.h>
+
+#include "clampi/export.h"
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -27,8 +29,6 @@
 #include "common/stats.h"
 #include "pmpi/match_profile.h"
 #include "pmpi/match_entry.h"
-
-#define MATCH_API __attribute__((visibility("default")))
 
 _Atomic int clampi_pm_enabled; /* communicators enabled now: the wrappers' fast path */
 
@@ -162,7 +162,7 @@ static void derived(MPI_Comm parent, MPI_Comm newcomm, MPI_Info info, int info_m
     PMPI_Info_free(&in);
 }
 
-MATCH_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
+CLAMPI_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     clampi_carrier_release(); /* blocking in MPI: see msg.h */
     int rc = PMPI_Comm_dup(comm, newcomm);
     if (rc == MPI_SUCCESS) derived(comm, *newcomm, MPI_INFO_NULL, 0);
@@ -196,39 +196,39 @@ int clampi_pm_done_request(MPI_Request *request) {
 /* MPI's, and the duplicate stays MPI's: enabling is collective and would have to block
  * here or in the completion of the request, and programs post MPI_Comm_idup exactly so
  * that the members need not meet (MPICH's comm_idup test hangs otherwise). */
-MATCH_API int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
+CLAMPI_API int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
     return PMPI_Comm_idup(comm, newcomm, request);
 }
 
-MATCH_API int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
+CLAMPI_API int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
     clampi_carrier_release(); /* blocking in MPI: see msg.h */
     int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
     if (rc == MPI_SUCCESS) derived(comm, *newcomm, info, 1);
     return rc;
 }
 
-MATCH_API int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
+CLAMPI_API int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     clampi_carrier_release(); /* blocking in MPI: see msg.h */
     int rc = PMPI_Comm_split(comm, color, key, newcomm);
     if (rc == MPI_SUCCESS) derived(comm, *newcomm, MPI_INFO_NULL, 0);
     return rc;
 }
 
-MATCH_API int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
+CLAMPI_API int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
     clampi_carrier_release(); /* blocking in MPI: see msg.h */
     int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
     if (rc == MPI_SUCCESS) derived(comm, *newcomm, info, 1);
     return rc;
 }
 
-MATCH_API int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
+CLAMPI_API int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
     clampi_carrier_release(); /* blocking in MPI: see msg.h */
     int rc = PMPI_Comm_create(comm, group, newcomm);
     if (rc == MPI_SUCCESS) derived(comm, *newcomm, MPI_INFO_NULL, 0);
     return rc;
 }
 
-MATCH_API int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
+CLAMPI_API int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
     clampi_carrier_release(); /* blocking in MPI: see msg.h */
     int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
     if (rc == MPI_SUCCESS) derived(comm, *newcomm, MPI_INFO_NULL, 0);
@@ -257,7 +257,7 @@ void clampi_pm_comm_forget(MPI_Comm *comm) {
     }
 }
 
-MATCH_API int MPI_Comm_free(MPI_Comm *comm) {
+CLAMPI_API int MPI_Comm_free(MPI_Comm *comm) {
     clampi_pm_comm_forget(comm);
     return PMPI_Comm_free(comm);
 }
@@ -265,14 +265,14 @@ MATCH_API int MPI_Comm_free(MPI_Comm *comm) {
 /* A clampi communicator (a duplicate of MPI_COMM_WORLD, say) leaves clampi as at
  * MPI_Comm_free; MPI's call waits for the other processes, so the MPI carrier's queue goes
  * to MPI first (entry_points.tsv, last section, says why). */
-MATCH_API int MPI_Comm_disconnect(MPI_Comm *comm) {
+CLAMPI_API int MPI_Comm_disconnect(MPI_Comm *comm) {
     clampi_pm_comm_forget(comm);
     HANDED(PMPI_Comm_disconnect(comm));
 }
 
 /* clampi_match (the structure) on a clampi communicator; on any other, nothing that
  * claims clampi (an MPI that keeps unknown keys would return the user's). */
-MATCH_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
+CLAMPI_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
     int rc = PMPI_Comm_get_info(comm, info_used);
     if (rc != MPI_SUCCESS) return rc;
     clampi_mcomm *mc = clampi_pm_comm(comm);

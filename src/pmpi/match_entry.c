@@ -7,6 +7,8 @@
  * Requests are clampi's generalized requests: the completion calls (match_profile.c ->
  * match_persist.c -> src/msg/complete.c) take any mix of them and MPI's. */
 #include <mpi.h>
+
+#include "clampi/export.h"
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -15,8 +17,6 @@
 
 #include "clampi/match.h"
 #include "pmpi/match_entry.h"
-
-#define MATCH_API __attribute__((visibility("default")))
 
 /* ---- argument checks ------------------------------------------------------------------ */
 int clampi_pm_ok_buf(const void *buf, int count, MPI_Datatype type) {
@@ -73,7 +73,7 @@ static inline __attribute__((always_inline)) clampi_mcomm *carried(MPI_Comm comm
     } while (0)
 
 /* ---- sends ------------------------------------------------------------------------------ */
-MATCH_API int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+CLAMPI_API int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
     clampi_mcomm *mc = carried(comm);
     if (mc) return clampi_carrier_send(mc, buf, count, type, dest, tag, 0, NULL);
     if (send_route(buf, count, type, dest, tag, comm)) return CMPIX_Send(buf, count, type, dest, tag, comm);
@@ -81,8 +81,8 @@ MATCH_API int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, 
               MPI_STATUS_IGNORE);
 }
 
-MATCH_API int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                        MPI_Request *request) {
+CLAMPI_API int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                         MPI_Request *request) {
     clampi_mcomm *mc = carried(comm);
     if (mc) return clampi_carrier_send(mc, buf, count, type, dest, tag, 0, request);
     if (request && send_route(buf, count, type, dest, tag, comm))
@@ -91,20 +91,20 @@ MATCH_API int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest,
 }
 
 /* Ready mode: the receive is posted (the program's promise); a standard send serves. */
-MATCH_API int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+CLAMPI_API int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
     if (send_route(buf, count, type, dest, tag, comm)) return CMPIX_Send(buf, count, type, dest, tag, comm);
     UNBLOCKED(PMPI_Rsend(buf, count, type, dest, tag, comm), PMPI_Irsend(buf, count, type, dest, tag, comm, &r),
               MPI_STATUS_IGNORE);
 }
 
-MATCH_API int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                         MPI_Request *request) {
+CLAMPI_API int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                          MPI_Request *request) {
     if (request && send_route(buf, count, type, dest, tag, comm))
         return CMPIX_Isend(buf, count, type, dest, tag, comm, request);
     return PMPI_Irsend(buf, count, type, dest, tag, comm, request);
 }
 
-MATCH_API int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+CLAMPI_API int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
     clampi_mcomm *mc = carried(comm);
     if (mc) return clampi_carrier_send(mc, buf, count, type, dest, tag, 1, NULL);
     if (send_route(buf, count, type, dest, tag, comm)) return CMPIX_Ssend(buf, count, type, dest, tag, comm);
@@ -112,8 +112,8 @@ MATCH_API int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest,
               MPI_STATUS_IGNORE);
 }
 
-MATCH_API int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                         MPI_Request *request) {
+CLAMPI_API int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                          MPI_Request *request) {
     clampi_mcomm *mc = carried(comm);
     if (mc) return clampi_carrier_send(mc, buf, count, type, dest, tag, 1, request);
     if (request && send_route(buf, count, type, dest, tag, comm))
@@ -121,13 +121,13 @@ MATCH_API int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest
     return PMPI_Issend(buf, count, type, dest, tag, comm, request);
 }
 
-MATCH_API int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+CLAMPI_API int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
     if (send_route(buf, count, type, dest, tag, comm)) return clampi_pm_bsend(buf, count, type, dest, tag, comm, NULL);
     return clampi_pm_bsend_mpi(buf, count, type, dest, tag, comm, NULL);
 }
 
-MATCH_API int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                         MPI_Request *request) {
+CLAMPI_API int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                          MPI_Request *request) {
     if (request && send_route(buf, count, type, dest, tag, comm))
         return clampi_pm_bsend(buf, count, type, dest, tag, comm, request);
     if (!request) return PMPI_Ibsend(buf, count, type, dest, tag, comm, request);
@@ -170,9 +170,9 @@ static int sendrecv_finish(MPI_Request *sreq, MPI_Request *rreq, MPI_Status *sta
     return rc != MPI_SUCCESS ? rc : rs;
 }
 
-MATCH_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                           MPI_Status *status) {
+CLAMPI_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                            MPI_Status *status) {
     if (!sendrecv_route(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
                         comm)) {
         clampi_carrier_release(); /* two operations: MPI's own call, after the hand-over */
@@ -187,8 +187,8 @@ MATCH_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype send
     return sendrecv_finish(&sr, &rr, status);
 }
 
-MATCH_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
-                                   int recvtag, MPI_Comm comm, MPI_Status *status) {
+CLAMPI_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
+                                    int recvtag, MPI_Comm comm, MPI_Status *status) {
     if (!sendrecv_route(buf, count, type, dest, sendtag, buf, count, type, source, recvtag, comm)) {
         clampi_carrier_release();
         return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
@@ -227,13 +227,13 @@ static int mpi_probe_polled(int source, int tag, MPI_Comm comm, MPI_Message *mes
     }
 }
 
-MATCH_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
+CLAMPI_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
     if (flag && probe_route(source, tag, comm)) return CMPIX_Iprobe(source, tag, comm, flag, status);
     clampi_carrier_progress(); /* as a probe of MPI progresses its queue (nothing if clampi holds none) */
     return PMPI_Iprobe(source, tag, comm, flag, status);
 }
 
-MATCH_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
+CLAMPI_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     if (probe_route(source, tag, comm)) return CMPIX_Probe(source, tag, comm, status);
     if (!clampi_carrier_pending()) return PMPI_Probe(source, tag, comm, status);
     return mpi_probe_polled(source, tag, comm, NULL, status);
@@ -320,7 +320,7 @@ static CMPIX_Message take(MPI_Message handle) {
     return m;
 }
 
-MATCH_API int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
+CLAMPI_API int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
     if (!flag || !message || !probe_route(source, tag, comm))
         return PMPI_Improbe(source, tag, comm, flag, message, status);
     CMPIX_Message m;
@@ -329,7 +329,7 @@ MATCH_API int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Mes
     return rc;
 }
 
-MATCH_API int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
+CLAMPI_API int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
     if (!message || !probe_route(source, tag, comm)) {
         if (!message || !clampi_carrier_pending()) return PMPI_Mprobe(source, tag, comm, message, status);
         return mpi_probe_polled(source, tag, comm, message, status);
@@ -340,14 +340,14 @@ MATCH_API int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *messag
     return rc;
 }
 
-MATCH_API int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request) {
+CLAMPI_API int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request) {
     CMPIX_Message m = message && request ? take(*message) : CMPIX_MESSAGE_NULL;
     if (!m) return PMPI_Imrecv(buf, count, type, message, request);
     *message = MPI_MESSAGE_NULL;
     return CMPIX_Imrecv(buf, count, type, &m, request);
 }
 
-MATCH_API int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status) {
+CLAMPI_API int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status) {
     CMPIX_Message m = message ? take(*message) : CMPIX_MESSAGE_NULL;
     if (!m)
         UNBLOCKED(PMPI_Mrecv(buf, count, type, message, status), PMPI_Imrecv(buf, count, type, message, &r), status);
@@ -356,7 +356,7 @@ MATCH_API int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *me
 }
 
 /* ---- cancel, status --------------------------------------------------------------------- */
-MATCH_API int MPI_Cancel(MPI_Request *request) {
+CLAMPI_API int MPI_Cancel(MPI_Request *request) {
     MPI_Request *inner;
     if (request && clampi_pm_persistent(*request, &inner)) {
         if (*inner != MPI_REQUEST_NULL) return CMPIX_Cancel(inner);
@@ -366,7 +366,7 @@ MATCH_API int MPI_Cancel(MPI_Request *request) {
     return PMPI_Cancel(request);
 }
 
-MATCH_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
+CLAMPI_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
     MPI_Request *inner;
     if (clampi_pm_persistent(request, &inner) && *inner != MPI_REQUEST_NULL) request = *inner;
     return clampi_msg_get_status(request, flag, status);

@@ -10,6 +10,8 @@
  * inactive again. An inactive handle stands for MPI_REQUEST_NULL, as MPI treats it (empty
  * status). Without clampi persistent requests each call is complete.c's at once. */
 #include <mpi.h>
+
+#include "clampi/export.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -19,8 +21,6 @@
 #include "clampi/match.h"
 #include "msg/msg.h"
 #include "pmpi/match_entry.h"
-
-#define MATCH_API __attribute__((visibility("default")))
 
 enum { P_SEND, P_SSEND, P_BSEND, P_RSEND, P_RECV, P_BSEND_MPI };
 
@@ -116,15 +116,15 @@ static clampi_mcomm *send_ok(const void *buf, int count, MPI_Datatype type, int 
     return mc && clampi_pm_ok_send(mc, dest, tag) && clampi_pm_ok_buf(buf, count, type) ? mc : NULL;
 }
 
-MATCH_API int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                            MPI_Request *request) {
+CLAMPI_API int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                             MPI_Request *request) {
     if (request && send_ok(buf, count, type, dest, tag, comm))
         return make(P_SEND, buf, count, type, dest, tag, comm, request);
     return PMPI_Send_init(buf, count, type, dest, tag, comm, request);
 }
 
-MATCH_API int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                             MPI_Request *request) {
+CLAMPI_API int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                              MPI_Request *request) {
     if (request && send_ok(buf, count, type, dest, tag, comm))
         return make(P_SSEND, buf, count, type, dest, tag, comm, request);
     return PMPI_Ssend_init(buf, count, type, dest, tag, comm, request);
@@ -143,8 +143,8 @@ static int mpi_bsend_ok(const void *buf, int count, MPI_Datatype type, int dest,
     return (dest == MPI_PROC_NULL || (dest >= 0 && dest < size)) && tag >= 0 && (!flag || tag <= *ub);
 }
 
-MATCH_API int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                             MPI_Request *request) {
+CLAMPI_API int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                              MPI_Request *request) {
     if (request && send_ok(buf, count, type, dest, tag, comm))
         return make(P_BSEND, buf, count, type, dest, tag, comm, request);
     if (request && !clampi_pm_comm(comm) && mpi_bsend_ok(buf, count, type, dest, tag, comm))
@@ -152,15 +152,15 @@ MATCH_API int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int 
     return PMPI_Bsend_init(buf, count, type, dest, tag, comm, request);
 }
 
-MATCH_API int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                             MPI_Request *request) {
+CLAMPI_API int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                              MPI_Request *request) {
     if (request && send_ok(buf, count, type, dest, tag, comm))
         return make(P_RSEND, buf, count, type, dest, tag, comm, request);
     return PMPI_Rsend_init(buf, count, type, dest, tag, comm, request);
 }
 
-MATCH_API int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                            MPI_Request *request) {
+CLAMPI_API int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                             MPI_Request *request) {
     clampi_mcomm *mc = clampi_pm_comm(comm);
     if (request && mc && clampi_pm_ok_buf(buf, count, type) &&
         (source == MPI_ANY_SOURCE || (source >= 0 && source < mc->size)) &&
@@ -184,9 +184,9 @@ static int start(MPI_Request *request) {
     }
 }
 
-MATCH_API int MPI_Start(MPI_Request *request) { return start(request); }
+CLAMPI_API int MPI_Start(MPI_Request *request) { return start(request); }
 
-MATCH_API int MPI_Startall(int count, MPI_Request requests[]) {
+CLAMPI_API int MPI_Startall(int count, MPI_Request requests[]) {
     if (!atomic_load_explicit(&npersist, memory_order_relaxed)) return PMPI_Startall(count, requests);
     if (count < 0 || (count > 0 && !requests)) return PMPI_Startall(count, requests); /* MPI's error */
     for (int i = 0; i < count; i++) {

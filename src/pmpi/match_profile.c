@@ -10,6 +10,8 @@
  * Off (unset or 0), each wrapper costs one load and a predictable branch before the
  * PMPI call (bench/match/profile_cost.sh counts it). */
 #include <mpi.h>
+
+#include "clampi/export.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -22,7 +24,6 @@
 #include "pmpi/match_profile.h"
 #include "pmpi/match_entry.h" /* CLAMPI_MATCH: receives, persistent requests and the completion calls */
 
-#define PROFILE_API __attribute__((visibility("default")))
 #define NBUCKETS 33 /* 0, 1, 2-3, 4-7, ... */
 #define HASH 1024
 
@@ -126,15 +127,15 @@ static void done(MPI_Request r, int count) {
 }
 
 /* ---- wrappers ----------------------------------------------------------------------- */
-PROFILE_API int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                          MPI_Request *request) {
+CLAMPI_API int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                         MPI_Request *request) {
     int rc = clampi_pm_irecv(buf, count, type, source, tag, comm, request);
     if (profiling() && rc == MPI_SUCCESS && source != MPI_PROC_NULL) posted(*request);
     return rc;
 }
 
-PROFILE_API int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                         MPI_Status *status) {
+CLAMPI_API int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                        MPI_Status *status) {
     if (profiling() && source != MPI_PROC_NULL) {
         pthread_mutex_lock(&lock);
         sample_mpi_queues();
@@ -144,7 +145,7 @@ PROFILE_API int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, in
     return clampi_pm_recv(buf, count, type, source, tag, comm, status);
 }
 
-PROFILE_API int MPI_Request_free(MPI_Request *request) {
+CLAMPI_API int MPI_Request_free(MPI_Request *request) {
     if (!profiling()) return clampi_pm_request_free(request);
     MPI_Request r = *request;
     int rc = clampi_pm_request_free(request);
@@ -152,7 +153,7 @@ PROFILE_API int MPI_Request_free(MPI_Request *request) {
     return rc;
 }
 
-PROFILE_API int MPI_Wait(MPI_Request *request, MPI_Status *status) {
+CLAMPI_API int MPI_Wait(MPI_Request *request, MPI_Status *status) {
     if (!profiling()) return clampi_pm_wait(request, status);
     MPI_Request r = *request;
     int rc = clampi_pm_wait(request, status);
@@ -160,7 +161,7 @@ PROFILE_API int MPI_Wait(MPI_Request *request, MPI_Status *status) {
     return rc;
 }
 
-PROFILE_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
+CLAMPI_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
     if (!profiling()) return clampi_pm_test(request, flag, status);
     MPI_Request r = *request;
     int rc = clampi_pm_test(request, flag, status);
@@ -175,7 +176,7 @@ PROFILE_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
 #define FREE_HANDLES() \
     if (h_ != stack_) free(h_)
 
-PROFILE_API int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
+CLAMPI_API int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
     if (!profiling() || count <= 0) return clampi_pm_waitall(count, reqs, statuses);
     COPY_HANDLES(count, reqs);
     int rc = clampi_pm_waitall(count, reqs, statuses);
@@ -184,7 +185,7 @@ PROFILE_API int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]
     return rc;
 }
 
-PROFILE_API int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
+CLAMPI_API int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
     if (!profiling() || count <= 0) return clampi_pm_testall(count, reqs, flag, statuses);
     COPY_HANDLES(count, reqs);
     int rc = clampi_pm_testall(count, reqs, flag, statuses);
@@ -193,7 +194,7 @@ PROFILE_API int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status
     return rc;
 }
 
-PROFILE_API int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status) {
+CLAMPI_API int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status) {
     if (!profiling() || count <= 0) return clampi_pm_waitany(count, reqs, index, status);
     COPY_HANDLES(count, reqs);
     int rc = clampi_pm_waitany(count, reqs, index, status);
@@ -202,7 +203,7 @@ PROFILE_API int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Statu
     return rc;
 }
 
-PROFILE_API int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
+CLAMPI_API int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
     if (!profiling() || count <= 0) return clampi_pm_testany(count, reqs, index, flag, status);
     COPY_HANDLES(count, reqs);
     int rc = clampi_pm_testany(count, reqs, index, flag, status);
@@ -211,7 +212,7 @@ PROFILE_API int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag
     return rc;
 }
 
-PROFILE_API int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
+CLAMPI_API int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
     if (!profiling() || incount <= 0) return clampi_pm_waitsome(incount, reqs, outcount, indices, statuses);
     COPY_HANDLES(incount, reqs);
     int rc = clampi_pm_waitsome(incount, reqs, outcount, indices, statuses);
@@ -220,7 +221,7 @@ PROFILE_API int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int
     return rc;
 }
 
-PROFILE_API int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
+CLAMPI_API int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
     if (!profiling() || incount <= 0) return clampi_pm_testsome(incount, reqs, outcount, indices, statuses);
     COPY_HANDLES(incount, reqs);
     int rc = clampi_pm_testsome(incount, reqs, outcount, indices, statuses);

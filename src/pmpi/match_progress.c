@@ -25,13 +25,13 @@
  * (preload.c). */
 #include <limits.h>
 #include <mpi.h>
+
+#include "clampi/export.h"
 #include <pthread.h>
 
 #include "common/options.h"
 #include "msg/msg.h"
 #include "pmpi/match_entry.h"
-
-#define PROGRESS_API __attribute__((visibility("default")))
 
 #define ANY_SIZE (-1)  /* sizes differ between processes: always the nonblocking form */
 #define BAD_INPUT (-2) /* MPI's blocking call reports it, once, on the communicator */
@@ -152,89 +152,88 @@ static long long rooted_bytes(MPI_Comm comm, int root, int scatter, int scount, 
         return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE);                      \
     } while (0)
 
-PROGRESS_API int MPI_Barrier(MPI_Comm comm) { CARRIED(0, PMPI_Barrier(comm), PMPI_Ibarrier(comm, &r)); }
+CLAMPI_API int MPI_Barrier(MPI_Comm comm) { CARRIED(0, PMPI_Barrier(comm), PMPI_Ibarrier(comm, &r)); }
 
-PROGRESS_API int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+CLAMPI_API int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
     CARRIED(block_bytes(comm, count, type), PMPI_Bcast(buf, count, type, root, comm),
             PMPI_Ibcast(buf, count, type, root, comm, &r));
 }
 
-PROGRESS_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
-                            MPI_Comm comm) {
+CLAMPI_API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                          MPI_Comm comm) {
     CARRIED(block_bytes(comm, count, type), PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm),
             PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, &r));
 }
 
-PROGRESS_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                               MPI_Comm comm) {
+CLAMPI_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                             MPI_Comm comm) {
     CARRIED(block_bytes(comm, count, type), PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm),
             PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, &r));
 }
 
-PROGRESS_API int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                            MPI_Datatype rtype, int root, MPI_Comm comm) {
+CLAMPI_API int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                          int root, MPI_Comm comm) {
     CARRIED(rooted_bytes(comm, root, 0, scount, stype, rcount, rtype),
             PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm),
             PMPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, &r));
 }
 
-PROGRESS_API int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
-                             const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm) {
+CLAMPI_API int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                           const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm) {
     CARRIED(ANY_SIZE, PMPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm),
             PMPI_Igatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, &r));
 }
 
-PROGRESS_API int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                             MPI_Datatype rtype, int root, MPI_Comm comm) {
+CLAMPI_API int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
+                           int root, MPI_Comm comm) {
     CARRIED(rooted_bytes(comm, root, 1, scount, stype, rcount, rtype),
             PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm),
             PMPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, &r));
 }
 
-PROGRESS_API int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
-                              int rcount, MPI_Datatype rtype, int root, MPI_Comm comm) {
+CLAMPI_API int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
+                            int rcount, MPI_Datatype rtype, int root, MPI_Comm comm) {
     CARRIED(ANY_SIZE, PMPI_Scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm),
             PMPI_Iscatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm, &r));
 }
 
-PROGRESS_API int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
-                                const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
+CLAMPI_API int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                              const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
     CARRIED(ANY_SIZE, PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm),
             PMPI_Iallgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, &r));
 }
 
-PROGRESS_API int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
-                               void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
-                               MPI_Comm comm) {
+CLAMPI_API int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
+                             const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
     CARRIED(ANY_SIZE, PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm),
             PMPI_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, &r));
 }
 
-PROGRESS_API int MPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
-                               void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[],
-                               MPI_Comm comm) {
+CLAMPI_API int MPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
+                             void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[],
+                             MPI_Comm comm) {
     CARRIED(ANY_SIZE, PMPI_Alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm),
             PMPI_Ialltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, &r));
 }
 
-PROGRESS_API int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type, MPI_Op op,
-                                    MPI_Comm comm) {
+CLAMPI_API int MPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type, MPI_Op op,
+                                  MPI_Comm comm) {
     CARRIED(ANY_SIZE, PMPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm),
             PMPI_Ireduce_scatter(sbuf, rbuf, rcounts, type, op, comm, &r));
 }
 
-PROGRESS_API int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype type, MPI_Op op,
-                                          MPI_Comm comm) {
+CLAMPI_API int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype type, MPI_Op op,
+                                        MPI_Comm comm) {
     CARRIED(block_bytes(comm, rcount, type), PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, type, op, comm),
             PMPI_Ireduce_scatter_block(sbuf, rbuf, rcount, type, op, comm, &r));
 }
 
-PROGRESS_API int MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+CLAMPI_API int MPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
     CARRIED(block_bytes(comm, count, type), PMPI_Scan(sbuf, rbuf, count, type, op, comm),
             PMPI_Iscan(sbuf, rbuf, count, type, op, comm, &r));
 }
 
-PROGRESS_API int MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+CLAMPI_API int MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
     CARRIED(block_bytes(comm, count, type), PMPI_Exscan(sbuf, rbuf, count, type, op, comm),
             PMPI_Iexscan(sbuf, rbuf, count, type, op, comm, &r));
 }
@@ -253,34 +252,34 @@ int clampi_carrier_allgather(const void *sbuf, int scount, MPI_Datatype stype, v
 }
 
 /* ---- neighbourhood collectives (MPI-3): nonblocking forms too ---------------------------- */
-PROGRESS_API int MPI_Neighbor_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                                        MPI_Datatype rtype, MPI_Comm comm) {
+CLAMPI_API int MPI_Neighbor_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                                      MPI_Datatype rtype, MPI_Comm comm) {
     CARRIED(ANY_SIZE, PMPI_Neighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm),
             PMPI_Ineighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, &r));
 }
 
-PROGRESS_API int MPI_Neighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                                         const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
+CLAMPI_API int MPI_Neighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                                       const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
     CARRIED(ANY_SIZE, PMPI_Neighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm),
             PMPI_Ineighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, &r));
 }
 
-PROGRESS_API int MPI_Neighbor_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                                       MPI_Datatype rtype, MPI_Comm comm) {
+CLAMPI_API int MPI_Neighbor_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                                     MPI_Datatype rtype, MPI_Comm comm) {
     CARRIED(ANY_SIZE, PMPI_Neighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm),
             PMPI_Ineighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, &r));
 }
 
-PROGRESS_API int MPI_Neighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
-                                        void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
-                                        MPI_Comm comm) {
+CLAMPI_API int MPI_Neighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
+                                      void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
+                                      MPI_Comm comm) {
     CARRIED(ANY_SIZE, PMPI_Neighbor_alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm),
             PMPI_Ineighbor_alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, &r));
 }
 
-PROGRESS_API int MPI_Neighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
-                                        const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
-                                        const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm) {
+CLAMPI_API int MPI_Neighbor_alltoallw(const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
+                                      const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
+                                      const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm) {
     CARRIED(ANY_SIZE, PMPI_Neighbor_alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm),
             PMPI_Ineighbor_alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm, &r));
 }

@@ -10,13 +10,13 @@
  * to that handle's error handler (initially the parent's). */
 #include <mpi.h>
 
+#include "clampi/export.h"
+
 #include "clampi/mpix.h"
 #include "clampi/rmax.h"
 #include "pmpi/preload_internal.h"
 #include "rma/errors.h"
 #include "rmax/family.h"
-
-#define MPIX_API __attribute__((visibility("default")))
 
 _Static_assert(MPI_MAX_MEMHANDLE_SIZE >= CMPIX_MAX_MEMHANDLE_SIZE, "memory handles fit MPI_MAX_MEMHANDLE_SIZE");
 
@@ -54,7 +54,7 @@ static int adopt(clampi_win *parent, CMPI_Win child, MPI_Win *newwin) {
     return MPI_SUCCESS;
 }
 
-MPIX_API int MPIX_Win_dup_with_info(MPI_Win win, MPI_Info info, MPI_Win *newwin) {
+CLAMPI_API int MPIX_Win_dup_with_info(MPI_Win win, MPI_Info info, MPI_Win *newwin) {
     WIN_OF(w, win);
     if (!newwin) return clampi_raise_win(w, CLAMPI_E_ARG);
     CMPI_Win child;
@@ -62,18 +62,18 @@ MPIX_API int MPIX_Win_dup_with_info(MPI_Win win, MPI_Info info, MPI_Win *newwin)
     return rc == MPI_SUCCESS ? adopt(w, child, newwin) : rc;
 }
 
-MPIX_API int MPIX_Win_op_intrinsic(const char *ops, int max_count, MPI_Datatype datatype, MPI_Win win, int *flag) {
+CLAMPI_API int MPIX_Win_op_intrinsic(const char *ops, int max_count, MPI_Datatype datatype, MPI_Win win, int *flag) {
     WIN_OF(w, win);
     return CMPIX_Win_op_intrinsic(ops, max_count, datatype, w->self, flag);
 }
 
-MPIX_API int MPIX_Memhandle_create(void *base, MPI_Aint size, MPI_Win win, void *memhandle, int *memhandle_size) {
+CLAMPI_API int MPIX_Memhandle_create(void *base, MPI_Aint size, MPI_Win win, void *memhandle, int *memhandle_size) {
     WIN_OF(w, win);
     return CMPIX_Memhandle_create(base, size, w->self, memhandle, memhandle_size);
 }
 
-MPIX_API int MPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int target_rank, int disp_unit,
-                                     MPI_Info info, MPI_Win win, MPI_Win *newwin) {
+CLAMPI_API int MPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int target_rank, int disp_unit,
+                                       MPI_Info info, MPI_Win win, MPI_Win *newwin) {
     WIN_OF(w, win);
     if (!newwin) return clampi_raise_win(w, CLAMPI_E_ARG);
     CMPI_Win child;
@@ -81,46 +81,46 @@ MPIX_API int MPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, 
     return rc == MPI_SUCCESS ? adopt(w, child, newwin) : rc;
 }
 
-MPIX_API int MPIX_Memhandle_release(void *memhandle, MPI_Win win) {
+CLAMPI_API int MPIX_Memhandle_release(void *memhandle, MPI_Win win) {
     WIN_OF(w, win);
     return CMPIX_Memhandle_release(memhandle, w->self);
 }
 
-MPIX_API int MPIX_Rrput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                        MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-                        MPI_Request *request) {
+CLAMPI_API int MPIX_Rrput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                          MPI_Request *request) {
     WIN_OF(w, win);
     return CMPIX_Rrput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                        target_datatype, w->self, request);
 }
 
-MPIX_API int MPIX_Rraccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
-                               MPI_Win win, MPI_Request *request) {
+CLAMPI_API int MPIX_Rraccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                 int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+                                 MPI_Op op, MPI_Win win, MPI_Request *request) {
     WIN_OF(w, win);
     return CMPIX_Rraccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                               target_datatype, op, w->self, request);
 }
 
-MPIX_API int MPIX_Rrget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                                   void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
-                                   MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
-                                   MPI_Win win, MPI_Request *request) {
+CLAMPI_API int MPIX_Rrget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                     void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                                     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                                     MPI_Win win, MPI_Request *request) {
     WIN_OF(w, win);
     return CMPIX_Rrget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
                                   result_datatype, target_rank, target_disp, target_count, target_datatype, op, w->self,
                                   request);
 }
 
-MPIX_API int MPIX_Put_notify(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, int notify_id,
-                             MPI_Win win) {
+CLAMPI_API int MPIX_Put_notify(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, int notify_id,
+                               MPI_Win win) {
     WIN_OF(w, win);
     return CMPIX_Put_notify(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                             target_datatype, notify_id, w->self);
 }
 
-MPIX_API int MPIX_Win_notify_request(MPI_Win win, int notify_id, MPI_Request *request) {
+CLAMPI_API int MPIX_Win_notify_request(MPI_Win win, int notify_id, MPI_Request *request) {
     WIN_OF(w, win);
     return CMPIX_Win_notify_request(w->self, notify_id, request);
 }

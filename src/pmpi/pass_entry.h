@@ -36,7 +36,7 @@ _Static_assert(offsetof(clampi_straight_last, ops_win) == 0, "clampi_last.ops_wi
 #else
 #define PASS_ENTRY(NAME, WIN_OFFSET, PARAMS, ARGS)   \
     int clampi_pmpi_##NAME##_entry PARAMS;           \
-    PRELOAD_API int MPI_##NAME PARAMS {              \
+    CLAMPI_API int MPI_##NAME PARAMS {               \
         if (FAST_PASS(ops)) return PMPI_##NAME ARGS; \
         return clampi_pmpi_##NAME##_entry ARGS;      \
     }

@@ -16,6 +16,8 @@
  * active, or by clampi itself) and invalid arguments go to MPI unchanged, so MPI's own
  * checks and error messages apply. Everything not defined here is not wrapped. */
 #include <mpi.h>
+
+#include "clampi/export.h"
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -34,8 +36,6 @@
 #include "rma/window.h"
 #include "rmax/family.h"
 #include "pmpi/preload_internal.h"
-
-#define PRELOAD_API __attribute__((visibility("default")))
 
 /* ---- process-wide switches: read once, at load ------------------------------------- */
 /* 0 with CLAMPI_MODE=off: every call goes straight to MPI. (Hidden, not static: the
@@ -283,7 +283,7 @@ static int manage(MPI_Win win, MPI_Win shm, MPI_Comm comm, void *base, MPI_Aint 
     if (rc == MPI_SUCCESS) manage(*win, shm, comm, base, size, disp_unit, dynamic, &o, try_ucx, NULL); \
     return rc
 
-PRELOAD_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+CLAMPI_API int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
     CREATE_WINDOW(PMPI_Win_create(base, size, disp_unit, info, comm, win), MPI_WIN_NULL, base, size, disp_unit, 0, 1);
 }
 
@@ -315,34 +315,34 @@ static int allocate_entry(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm 
     return rc;
 }
 
-PRELOAD_API int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-                                 MPI_Win *win) {
+CLAMPI_API int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                                MPI_Win *win) {
     return allocate_entry(size, disp_unit, info, comm, baseptr, win);
 }
 
 /* Shared windows: gets to any rank of the window are a direct copy from its memory
  * (always fresh; legal since MPI_Get may read at any time before its completion). They
  * stay on MPI (UCX cannot give load/store access): MPI_Win_get_info says so. */
-PRELOAD_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-                                        MPI_Win *win) {
+CLAMPI_API int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                                       MPI_Win *win) {
     CREATE_WINDOW(PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win),
                   o.shm_direct ? *win : MPI_WIN_NULL, NULL, size, disp_unit, 0, 0);
 }
 
 /* Dynamic windows: cached by (target, absolute address); caching modes need the
  * clampi_dynamic_cache opt-in (see clampi_win_attach). */
-PRELOAD_API int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+CLAMPI_API int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
     CREATE_WINDOW(PMPI_Win_create_dynamic(info, comm, win), MPI_WIN_NULL, NULL, 0, 1, 1, 1);
 }
 
 /* Memory of a dynamic window on the UCX backend is registered with UCX too. */
-PRELOAD_API int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) {
+CLAMPI_API int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) {
     clampi_win *w = active ? lookup(win) : NULL;
     if (w && w->cmpi_route) return CMPI_Win_attach(w->self, base, size);
     return PMPI_Win_attach(win, base, size);
 }
 
-PRELOAD_API int MPI_Win_detach(MPI_Win win, const void *base) {
+CLAMPI_API int MPI_Win_detach(MPI_Win win, const void *base) {
     clampi_win *w = active ? lookup(win) : NULL;
     if (w && w->cmpi_route) return CMPI_Win_detach(w->self, base);
     return PMPI_Win_detach(win, base);
@@ -374,7 +374,7 @@ static int win_free_entry(MPI_Win *win) {
     return rc;
 }
 
-PRELOAD_API int MPI_Win_free(MPI_Win *win) { return win_free_entry(win); }
+CLAMPI_API int MPI_Win_free(MPI_Win *win) { return win_free_entry(win); }
 
 /* ---- gets ---------------------------------------------------------------------------- */
 __attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Get_entry(void *origin_addr, int origin_count,
@@ -433,9 +433,9 @@ static int rget_entry(void *origin_addr, int origin_count, MPI_Datatype origin_d
                      target_datatype, win, request);
 }
 
-PRELOAD_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-                         MPI_Request *request) {
+CLAMPI_API int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                        MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                        MPI_Request *request) {
     return rget_entry(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                       target_datatype, win, request);
 }
@@ -634,21 +634,21 @@ static int big_end(clampi_win *w, int target, int writes, int rc) {
 #include "pmpi/large_rma_entry.inc"
 
 /* Windows whose displacement unit does not fit in an int are left to MPI (unmanaged). */
-PRELOAD_API int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
-                                 MPI_Win *win) {
+CLAMPI_API int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                                MPI_Win *win) {
     if (disp_unit <= 0 || disp_unit > INT_MAX) return PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
     CREATE_WINDOW(PMPI_Win_create_c(base, size, disp_unit, info, comm, win), MPI_WIN_NULL, base, size, (int)disp_unit,
                   0, 1);
 }
 
-PRELOAD_API int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-                                   MPI_Win *win) {
+CLAMPI_API int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                                  MPI_Win *win) {
     if (disp_unit <= 0 || disp_unit > INT_MAX) return PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
     return allocate_entry(size, (int)disp_unit, info, comm, baseptr, win);
 }
 
-PRELOAD_API int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
-                                          void *baseptr, MPI_Win *win) {
+CLAMPI_API int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                                         MPI_Win *win) {
     if (disp_unit <= 0 || disp_unit > INT_MAX)
         return PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
     CREATE_WINDOW(PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win),
@@ -656,7 +656,7 @@ PRELOAD_API int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI
 }
 
 /* Changes nothing clampi keeps: defined so that every large-count window call is accounted for. */
-PRELOAD_API int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr) {
+CLAMPI_API int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr) {
     return PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr);
 }
 #endif
@@ -676,7 +676,7 @@ PRELOAD_API int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MP
         clampi_straight_after_sync(w, rank);                                                           \
         return rc;                                                                                     \
     }                                                                                                  \
-    PRELOAD_API int MPI_##NAME(int rank, MPI_Win win) {                                                \
+    CLAMPI_API int MPI_##NAME(int rank, MPI_Win win) {                                                 \
         if (FAST_SYNC) return PMPI_##NAME(rank, win);                                                  \
         return NAME##_entry(rank, win);                                                                \
     }
@@ -689,7 +689,7 @@ PRELOAD_API int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MP
         clampi_straight_after_sync(w, -1);                                       \
         return rc;                                                               \
     }                                                                            \
-    PRELOAD_API int MPI_##NAME(__VA_ARGS__ MPI_Win win) {                        \
+    CLAMPI_API int MPI_##NAME(__VA_ARGS__ MPI_Win win) {                         \
         if (WAITS_FOR_PEERS_##NAME) clampi_before_blocking();                    \
         if (FAST_SYNC) return PMPI_##NAME(ARGS_##NAME);                          \
         return NAME##_entry(ARGS_##NAME);                                        \
@@ -725,30 +725,30 @@ static inline clampi_win *routed(MPI_Win win) {
     clampi_win *w = active ? lookup(win) : NULL;
     return w && w->cmpi_route ? w : NULL;
 }
-PRELOAD_API int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
+CLAMPI_API int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
     clampi_win *w = routed(win);
     if (w && rank == MPI_PROC_NULL) return MPI_SUCCESS;
     return w ? CMPI_Win_lock(lock_type, rank, assert, w->self) : PMPI_Win_lock(lock_type, rank, assert, win);
 }
-PRELOAD_API int MPI_Win_lock_all(int assert, MPI_Win win) {
+CLAMPI_API int MPI_Win_lock_all(int assert, MPI_Win win) {
     clampi_win *w = routed(win);
     return w ? CMPI_Win_lock_all(assert, w->self) : PMPI_Win_lock_all(assert, win);
 }
-PRELOAD_API int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
+CLAMPI_API int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
     clampi_before_blocking(); /* may wait for the targets' MPI_Win_post */
     clampi_win *w = routed(win);
     return w ? CMPI_Win_start(group, assert, w->self) : PMPI_Win_start(group, assert, win);
 }
-PRELOAD_API int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
+CLAMPI_API int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
     clampi_win *w = routed(win);
     return w ? CMPI_Win_post(group, assert, w->self) : PMPI_Win_post(group, assert, win);
 }
-PRELOAD_API int MPI_Win_wait(MPI_Win win) {
+CLAMPI_API int MPI_Win_wait(MPI_Win win) {
     clampi_before_blocking();
     clampi_win *w = routed(win);
     return w ? CMPI_Win_wait(w->self) : PMPI_Win_wait(win);
 }
-PRELOAD_API int MPI_Win_test(MPI_Win win, int *flag) {
+CLAMPI_API int MPI_Win_test(MPI_Win win, int *flag) {
     clampi_win *w = routed(win);
     return w ? clampi_win_test(w, flag) : PMPI_Win_test(win, flag);
 }
@@ -757,7 +757,7 @@ PRELOAD_API int MPI_Win_test(MPI_Win win, int *flag) {
 /* Keys fixed at creation (clampi_backend, clampi_progress, mpi_win_scope) keep their
  * creation value; mpi_win_order and mpi_assert_accumulate_intrinsic exist only on UCX
  * windows: MPI_Win_get_info reports what is in effect. */
-PRELOAD_API int MPI_Win_set_info(MPI_Win win, MPI_Info info) {
+CLAMPI_API int MPI_Win_set_info(MPI_Win win, MPI_Info info) {
     clampi_win *w = active ? find(win) : NULL;
     if (w && w->cmpi_route) return CMPI_Win_set_info(w->self, info);
     int rc = PMPI_Win_set_info(win, info);
@@ -776,7 +776,7 @@ PRELOAD_API int MPI_Win_set_info(MPI_Win win, MPI_Info info) {
     return MPI_SUCCESS;
 }
 
-PRELOAD_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used) {
+CLAMPI_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used) {
     clampi_win *rw = active ? find(win) : NULL;
     if (rw && rw->cmpi_route) return CMPI_Win_get_info(rw->self, info_used);
     int rc = PMPI_Win_get_info(win, info_used);
@@ -786,7 +786,7 @@ PRELOAD_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used) {
 }
 
 /* MPI_WIN_CREATE_FLAVOR of a window MPI made another way than the program asked. */
-PRELOAD_API int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag) {
+CLAMPI_API int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag) {
     static const int allocate_flavor = MPI_WIN_FLAVOR_ALLOCATE;
     int rc = PMPI_Win_get_attr(win, keyval, attribute_val, flag);
     clampi_win *w;
@@ -796,7 +796,7 @@ PRELOAD_API int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, i
     return rc;
 }
 
-PRELOAD_API int MPI_Win_set_name(MPI_Win win, const char *win_name) {
+CLAMPI_API int MPI_Win_set_name(MPI_Win win, const char *win_name) {
     int rc = PMPI_Win_set_name(win, win_name);
     clampi_win *w = active && rc == MPI_SUCCESS ? find(win) : NULL;
     clampi_mode mode;
@@ -820,19 +820,19 @@ void clampi_pmpi_after_init(void) {
     clampi_pm_after_init(); /* CLAMPI_MATCH: MPI_COMM_WORLD on clampi's matching (match_comm.c) */
 }
 
-PRELOAD_API int MPI_Init(int *argc, char ***argv) {
+CLAMPI_API int MPI_Init(int *argc, char ***argv) {
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS) clampi_pmpi_after_init();
     return rc;
 }
 
-PRELOAD_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+CLAMPI_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS) clampi_pmpi_after_init();
     return rc;
 }
 
-PRELOAD_API int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
+CLAMPI_API int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
     if (active && baseptr && clampi_coll_heap_ready()) {
         int handled = 0;
         int rc = clampi_coll_alloc_mem(size, info, baseptr, &handled);
@@ -841,7 +841,7 @@ PRELOAD_API int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
     return PMPI_Alloc_mem(size, info, baseptr);
 }
 
-PRELOAD_API int MPI_Free_mem(void *base) {
+CLAMPI_API int MPI_Free_mem(void *base) {
     if (active && clampi_coll_heap_ready()) {
         int handled = 0;
         int rc = clampi_coll_free_mem(base, &handled);
@@ -855,8 +855,8 @@ PRELOAD_API int MPI_Free_mem(void *base) {
 
 /* The shared-heap collectives keep per-communicator state that is not built for
  * concurrent collectives from several threads: under MPI_THREAD_MULTIPLE they are MPI's. */
-PRELOAD_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                             MPI_Datatype recvtype, MPI_Comm comm) {
+CLAMPI_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm) {
     if (active && !thread_multiple) {
         int handled = 0;
         int rc = clampi_coll_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, CMPIX_COLL_AUTO,
@@ -866,8 +866,8 @@ PRELOAD_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype se
     return clampi_carrier_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
-PRELOAD_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                              MPI_Datatype recvtype, MPI_Comm comm) {
+CLAMPI_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm) {
     if (active && !thread_multiple) {
         int handled = 0;
         int rc = clampi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
@@ -879,7 +879,7 @@ PRELOAD_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype s
 
 /* ---- finalize ------------------------------------------------------------------------ */
 /* Windows the program never freed still get their stats line. */
-PRELOAD_API int MPI_Finalize(void) {
+CLAMPI_API int MPI_Finalize(void) {
     clampi_match_profile_finalize(); /* CLAMPI_MATCH_PROFILE (match_profile.c) */
     clampi_pm_finalize();            /* CLAMPI_MATCH: stats lines (match_comm.c) */
     /* UCX-backend windows never freed: their UCX state goes before MPI's finalize tears

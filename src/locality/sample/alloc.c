@@ -302,12 +302,12 @@ static void release(clampi_lalloc *a) {
     atomic_fetch_add_explicit(&ls.cost.free_ns, ls_mono_ns() - t0, memory_order_relaxed);
 }
 
-LS_EXPORT void *malloc(size_t n) {
+CLAMPI_API void *malloc(size_t n) {
     void *p = track(n, 0, CLAMPI_LA_MALLOC, __builtin_return_address(0));
     return p ? p : __libc_malloc(n);
 }
 
-LS_EXPORT void *calloc(size_t n, size_t m) {
+CLAMPI_API void *calloc(size_t n, size_t m) {
     size_t bytes;
     if (__builtin_mul_overflow(n, m, &bytes)) {
         errno = ENOMEM;
@@ -317,7 +317,7 @@ LS_EXPORT void *calloc(size_t n, size_t m) {
     return p ? p : __libc_calloc(n, m);
 }
 
-LS_EXPORT void free(void *p) {
+CLAMPI_API void free(void *p) {
     if (p == NULL) return;
     if (in_arena(p)) {
         clampi_lalloc *a = arena_alloc_at(p);
@@ -327,7 +327,7 @@ LS_EXPORT void free(void *p) {
     __libc_free(p);
 }
 
-LS_EXPORT size_t malloc_usable_size(void *p) {
+CLAMPI_API size_t malloc_usable_size(void *p) {
     static size_t (*real)(void *);
     if (p && in_arena(p)) {
         clampi_lalloc *a = arena_alloc_at(p);
@@ -337,7 +337,7 @@ LS_EXPORT size_t malloc_usable_size(void *p) {
     return real ? real(p) : 0;
 }
 
-LS_EXPORT void *realloc(void *p, size_t n) {
+CLAMPI_API void *realloc(void *p, size_t n) {
     void *ret0 = __builtin_return_address(0);
     if (p == NULL) {
         void *q = track(n, 0, CLAMPI_LA_REALLOC, ret0);
@@ -381,18 +381,18 @@ static int aligned(void **out, size_t align, size_t n, int kind, void *ret0) {
     return 0;
 }
 
-LS_EXPORT int posix_memalign(void **out, size_t align, size_t n) {
+CLAMPI_API int posix_memalign(void **out, size_t align, size_t n) {
     return aligned(out, align, n, CLAMPI_LA_POSIX_MEMALIGN, __builtin_return_address(0));
 }
 
-LS_EXPORT void *aligned_alloc(size_t align, size_t n) {
+CLAMPI_API void *aligned_alloc(size_t align, size_t n) {
     void *p = NULL;
     int rc = aligned(&p, align ? align : 1, n, CLAMPI_LA_ALIGNED_ALLOC, __builtin_return_address(0));
     if (rc) errno = rc;
     return rc ? NULL : p;
 }
 
-LS_EXPORT void *memalign(size_t align, size_t n) {
+CLAMPI_API void *memalign(size_t align, size_t n) {
     void *p = track(n, align, CLAMPI_LA_ALIGNED_ALLOC, __builtin_return_address(0));
     return p ? p : __libc_memalign(align, n);
 }
@@ -410,11 +410,11 @@ static void *new_common(void **real, const char *sym, size_t n, size_t align, vo
 }
 
 static void *real_new[4];
-LS_EXPORT void *_Znwm(size_t n) { return new_common(&real_new[0], "_Znwm", n, 0, __builtin_return_address(0)); }
-LS_EXPORT void *_Znam(size_t n) { return new_common(&real_new[1], "_Znam", n, 0, __builtin_return_address(0)); }
-LS_EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t al) {
+CLAMPI_API void *_Znwm(size_t n) { return new_common(&real_new[0], "_Znwm", n, 0, __builtin_return_address(0)); }
+CLAMPI_API void *_Znam(size_t n) { return new_common(&real_new[1], "_Znam", n, 0, __builtin_return_address(0)); }
+CLAMPI_API void *_ZnwmSt11align_val_t(size_t n, size_t al) {
     return new_common(&real_new[2], "_ZnwmSt11align_val_t", n, al, __builtin_return_address(0));
 }
-LS_EXPORT void *_ZnamSt11align_val_t(size_t n, size_t al) {
+CLAMPI_API void *_ZnamSt11align_val_t(size_t n, size_t al) {
     return new_common(&real_new[3], "_ZnamSt11align_val_t", n, al, __builtin_return_address(0));
 }

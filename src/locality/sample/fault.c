@@ -289,7 +289,7 @@ int ls_fault_init(void) {
  * that static data is tracked, or a malloc'ed one): the kernel writes signal frames
  * there and cannot take a fault, so its pages are opened now (first touch by the
  * caller) and never re-protected by the sampler (issue 18). */
-LS_EXPORT int sigaltstack(const stack_t *ss, stack_t *old) {
+CLAMPI_API int sigaltstack(const stack_t *ss, stack_t *old) {
     /* before the sampler's own start-up (another library's constructor, e.g. libucs's)
      * nothing is tracked yet: nothing to open */
     if (ss && !(ss->ss_flags & SS_DISABLE) && ss->ss_sp && ss->ss_size && ls.sys_page) {
@@ -303,14 +303,14 @@ LS_EXPORT int sigaltstack(const stack_t *ss, stack_t *old) {
     return (int)syscall(SYS_sigaltstack, ss, old);
 }
 
-LS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+CLAMPI_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
     if (sig != SIGSEGV || !atomic_load(&ls.ready)) return __sigaction(sig, act, old);
     if (old) *old = app_segv;
     if (act) app_segv = *act;
     return 0;
 }
 
-LS_EXPORT sighandler_t signal(int sig, sighandler_t h) {
+CLAMPI_API sighandler_t signal(int sig, sighandler_t h) {
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = h;
@@ -327,63 +327,63 @@ LS_EXPORT sighandler_t signal(int sig, sighandler_t h) {
     static __typeof__(name) *real_##name; \
     if (!real_##name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
 
-LS_EXPORT ssize_t read(int fd, void *buf, size_t n) {
+CLAMPI_API ssize_t read(int fd, void *buf, size_t n) {
     REAL(read);
     ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
     return real_read(fd, buf, n);
 }
 
-LS_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off) {
+CLAMPI_API ssize_t pread(int fd, void *buf, size_t n, off_t off) {
     REAL(pread);
     ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
     return real_pread(fd, buf, n, off);
 }
 
-LS_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags) {
+CLAMPI_API ssize_t recv(int fd, void *buf, size_t n, int flags) {
     REAL(recv);
     ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
     return real_recv(fd, buf, n, flags);
 }
 
-LS_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *sa, socklen_t *sl) {
+CLAMPI_API ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *sa, socklen_t *sl) {
     REAL(recvfrom);
     ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
     return real_recvfrom(fd, buf, n, flags, sa, sl);
 }
 
-LS_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt) {
+CLAMPI_API ssize_t readv(int fd, const struct iovec *iov, int cnt) {
     REAL(readv);
     for (int i = 0; i < cnt; i++)
         ls_touch_range(iov[i].iov_base, iov[i].iov_len, (uintptr_t)__builtin_return_address(0));
     return real_readv(fd, iov, cnt);
 }
 
-LS_EXPORT size_t fread(void *buf, size_t size, size_t n, FILE *f) {
+CLAMPI_API size_t fread(void *buf, size_t size, size_t n, FILE *f) {
     REAL(fread);
     ls_touch_range(buf, size * n, (uintptr_t)__builtin_return_address(0));
     return real_fread(buf, size, n, f);
 }
 
-LS_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
+CLAMPI_API ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
     REAL(recvmsg);
     for (size_t i = 0; msg && i < msg->msg_iovlen; i++)
         ls_touch_range(msg->msg_iov[i].iov_base, msg->msg_iov[i].iov_len, (uintptr_t)__builtin_return_address(0));
     return real_recvmsg(fd, msg, flags);
 }
 
-LS_EXPORT char *getcwd(char *buf, size_t n) {
+CLAMPI_API char *getcwd(char *buf, size_t n) {
     REAL(getcwd);
     if (buf) ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
     return real_getcwd(buf, n);
 }
 
-LS_EXPORT ssize_t readlink(const char *path, char *buf, size_t n) {
+CLAMPI_API ssize_t readlink(const char *path, char *buf, size_t n) {
     REAL(readlink);
     ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
     return real_readlink(path, buf, n);
 }
 
-LS_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
+CLAMPI_API ssize_t write(int fd, const void *buf, size_t n) {
     REAL(write);
     ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
     return real_write(fd, buf, n);

@@ -70,7 +70,7 @@ static void quiet_single_copy(void) {
  * ours: getenv answers with the defaults above for variables the user did not set. Same
  * lookup as glibc's otherwise. */
 extern char **environ;
-LS_EXPORT char *getenv(const char *name) {
+CLAMPI_API char *getenv(const char *name) {
     size_t n = strlen(name);
     for (char **e = environ; e && *e; e++)
         if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
@@ -111,13 +111,13 @@ static void exit_now(int status) {
     if (getpid() == ls.pid) ls_write_output(1, 1, status, NULL, 1);
 }
 
-LS_EXPORT void _exit(int status) {
+CLAMPI_API void _exit(int status) {
     exit_now(status);
     for (;;) syscall(SYS_exit_group, status);
 }
-LS_EXPORT void _Exit(int status) __attribute__((alias("_exit")));
+CLAMPI_API void _Exit(int status) __attribute__((alias("_exit")));
 
-LS_EXPORT void quick_exit(int status) {
+CLAMPI_API void quick_exit(int status) {
     exit_now(status);
     void (*real)(int) = (void (*)(int))dlsym(RTLD_NEXT, "quick_exit");
     if (real) real(status);

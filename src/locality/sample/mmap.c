@@ -20,7 +20,7 @@ static int trackable(size_t len, int prot, int flags) {
            prot != PROT_NONE && !(flags & (MAP_STACK | MAP_GROWSDOWN | MAP_HUGETLB));
 }
 
-LS_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
+CLAMPI_API void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
     void *ret0 = __builtin_return_address(0);
     void *p = ls_real_mmap(addr, len, prot, flags, fd, off);
     if (p == MAP_FAILED || !trackable(len, prot, flags)) return p;
@@ -63,7 +63,7 @@ LS_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
     }
     return p;
 }
-LS_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off) __attribute__((alias("mmap")));
+CLAMPI_API void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off) __attribute__((alias("mmap")));
 
 /* Mappings that [addr, addr+len) touches stop being tracked: their pages get the
  * program's protection back (a partly unmapped mapping's rest stays usable). */
@@ -90,12 +90,12 @@ static void untrack(uintptr_t lo, uintptr_t hi) {
     pthread_mutex_unlock(&ls.alloc_lock);
 }
 
-LS_EXPORT int munmap(void *addr, size_t len) {
+CLAMPI_API int munmap(void *addr, size_t len) {
     if (atomic_load(&ls.nmmap)) untrack((uintptr_t)addr, (uintptr_t)addr + len);
     return ls_real_munmap(addr, len);
 }
 
-LS_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...) {
+CLAMPI_API void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...) {
     void *new_addr = NULL;
     if (flags & MREMAP_FIXED) {
         va_list ap;

@@ -573,7 +573,7 @@ const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t
 
 /* CLAMPI_LOCALITY_NAME(ptr, name) from <clampi/locality.h> lands here under the sampler
  * (the header's weak symbol is a no-op otherwise). */
-LS_EXPORT void clampi_locality_name(const void *ptr, const char *name) {
+CLAMPI_API void clampi_locality_name(const void *ptr, const char *name) {
     clampi_lalloc *a = ptr ? ls_alloc_find((uintptr_t)ptr) : NULL;
     if (a && name) snprintf(a->name, sizeof a->name, "%s", name);
 }

@@ -20,10 +20,10 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "clampi/export.h"
 #include "locality/allocs.h"
 #include "locality/pages.h"
 
-#define LS_EXPORT __attribute__((visibility("default")))
 #define LS_MAX_THREADS 1024
 #define LS_STACK_DEPTH 24
 #define LS_MAX_STACKS (1u << 16)

@@ -61,7 +61,7 @@ static void *trampoline(void *p) {
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
-LS_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
+CLAMPI_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
     static create_fn real;
     if (!real) real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
     struct start_arg *sa = __libc_malloc(sizeof *sa);
