@@ -7,7 +7,6 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static int comm_keyval = MPI_KEYVAL_INVALID;
 static int self_keyval = MPI_KEYVAL_INVALID;
@@ -80,11 +79,6 @@ static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra) {
     return MPI_SUCCESS;
 }
 
-static int cpus_online(void) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
 static clampi_coll_comm *state_create(MPI_Comm comm, int *err) {
     clampi_coll_comm *st = calloc(1, sizeof *st);
     if (st == NULL) {
@@ -137,7 +131,7 @@ static clampi_coll_comm *state_create(MPI_Comm comm, int *err) {
     MPI_Win_shared_query(st->ctl_win, 0, &sz, &du, &st->ctl);
     if (st->rank == 0) memset(st->ctl, 0, (size_t)bytes);
     st->done = (clampi_coll_done *)&st->ctl->slots[2 * (size_t)st->size];
-    st->oversubscribed = st->size > cpus_online();
+    st->oversubscribed = clampi_node_oversubscribed(st->size);
     st->morton = malloc((size_t)st->size * sizeof *st->morton);
     st->naive = malloc((size_t)st->size * sizeof *st->naive);
     if (!st->morton || !st->naive) {

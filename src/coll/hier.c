@@ -16,11 +16,11 @@
  * after every process packed h + 1, i.e. finished unpacking h. Slots are double-buffered
  * by call parity (as in collectives.c). */
 #include "coll/coll_internal.h"
+#include "topo/node.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 typedef struct hier_flag {
     uint64_t seq;
@@ -74,11 +74,6 @@ void clampi_coll_hier_free(clampi_coll_hier *h) {
     free(h->cnt);
     free(h->morton);
     free(h);
-}
-
-static long cpus(void) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? n : 1;
 }
 
 clampi_coll_hier *clampi_coll_hier_create(MPI_Comm comm, MPI_Comm node, int *err) {
@@ -157,7 +152,7 @@ clampi_coll_hier *clampi_coll_hier_create(MPI_Comm comm, MPI_Comm node, int *err
         MPI_Comm_size(real, &nreal);
         MPI_Comm_free(&real);
     }
-    h->oversubscribed = nreal > cpus();
+    h->oversubscribed = clampi_node_oversubscribed(nreal);
     MPI_Barrier(h->node); /* the leader has zeroed the control block */
     return h;
 }

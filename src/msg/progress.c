@@ -13,7 +13,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/flatten.h"
 #include "common/options.h"
@@ -209,11 +208,10 @@ static void finalize_hook_once(void) {
 
 unsigned clampi_msg_spin = 64; /* until clampi_msg_transport_init */
 
-/* Oversubscribed (more of this job's processes on the node than CPUs): the process a
- * waiting one waits for may need its CPU, so it yields sooner. */
+/* Oversubscribed (more of this job's processes on the node than CPUs, topo/node.h): the
+ * process a waiting one waits for may need its CPU, so it yields sooner. */
 static void spin_init(void) {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int local = clampi_node_launcher_local_ranks(), over = local > 0 && cpus > 0 && local > cpus;
+    int local = clampi_node_launcher_local_ranks(), over = local > 0 && clampi_node_oversubscribed(local);
     clampi_msg_spin = (unsigned)clampi_opt_process(over ? CLAMPI_OPT_MATCH_SPIN_OVERSUB : CLAMPI_OPT_MATCH_SPIN).u;
 }
 

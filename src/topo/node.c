@@ -3,6 +3,7 @@
 
 #include <sched.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "common/options.h"
 
@@ -40,6 +41,11 @@ int clampi_node_launcher_local_ranks(void) {
         if (n > 0) return n;
     }
     return 0;
+}
+
+int clampi_node_cpus(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
 }
 
 int clampi_node_cpus_allowed(void) {

@@ -15,8 +15,14 @@ int clampi_node_split(MPI_Comm comm, MPI_Comm *node);
  * 0 when none does. Not collective: for local decisions such as whether a helper thread
  * gets a core of its own. */
 int clampi_node_launcher_local_ranks(void);
-/* CPUs this process may run on (its affinity mask), at least 1. */
+/* CPUs this process may run on (its affinity mask), at least 1: whether a helper thread
+ * of this process gets a core of its own. */
 int clampi_node_cpus_allowed(void);
+/* CPUs online on this node, at least 1. Every part judges oversubscription against it:
+ * with more processes on the node than CPUs, the process a waiting one waits for may need
+ * its CPU, so waits yield sooner. */
+int clampi_node_cpus(void);
+static inline int clampi_node_oversubscribed(int processes_on_node) { return processes_on_node > clampi_node_cpus(); }
 /* 1 when CLAMPI_NODE_SIZE simulates nodes. */
 int clampi_node_simulated(void);
 #endif
