@@ -11,6 +11,7 @@
  * A transfer that finishes inside UCX's callbacks only queues the request; clampi_msg_progress
  * marks it finished (and calls MPI_Grequest_complete for a generalized handle) outside them. */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,3 +224,10 @@ int clampi_msg_transport_init(int ucx) {
     pthread_mutex_unlock(&init_lock);
     return err;
 }
+
+#if !CLAMPI_HAVE_UCX
+void clampi_msg_no_ucx(const char *call) {
+    fprintf(stderr, "clampi: internal error: %s reached in a build without UCX\n", call);
+    abort();
+}
+#endif
