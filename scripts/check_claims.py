@@ -49,7 +49,7 @@ What a figure is:
     Anything else is opted out explicitly with the marker <!-- not a measurement --> in
     the block (for targets, design constants, quoted numbers from papers).
 
-Checked files: README.md, docs/*.md, and the hand-written Markdown under bench/*/results/
+Checked files: README.md, docs/**/*.md (design notes too), and the hand-written Markdown under bench/*/results/
 (bench/coll/results/results.md). Markdown that a committed script writes next to its raw
 data (GENERATED below) is itself a results file and is not checked.
 """
@@ -324,7 +324,7 @@ def main():
                  else f for f in sys.argv[2:]]
     else:
         files = ["README.md"] + sorted(p.relative_to(root).as_posix()
-                                       for p in (root / "docs").glob("*.md"))
+                                       for p in (root / "docs").glob("**/*.md"))
         files += sorted(p.relative_to(root).as_posix()
                         for p in root.glob("bench/**/results/**/*.md"))
         # bench/existing_figures.py writes summary.md into each run directory
