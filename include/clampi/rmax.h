@@ -38,9 +38,8 @@ CLAMPI_API int CMPIX_Win_op_intrinsic(const char *ops, int max_count, MPI_Dataty
 /* Local. newwin shares win's memory, network resources and synchronization state
  * (locking one locks the other); keys in info override the parent's. On an MPI-backend
  * window only clampi's own keys (clampi_mode, sizes, ...) can differ: the duplicate has
- * its own cache. Freeing a duplicate frees only the duplicate. Freeing the parent while
- * duplicates live is erroneous: CMPI_Win_free then raises MPI_ERR_PENDING and frees
- * nothing. */
+ * its own cache. Freeing a duplicate frees only the duplicate. Freeing the parent frees
+ * the duplicates still alive first (their handles must not be used afterwards). */
 CLAMPI_API int CMPIX_Win_dup_with_info(CMPI_Win win, MPI_Info info, CMPI_Win *newwin);
 
 /* ---- memory handles for dynamic windows (the Quo Vadis RMA paper, §4.2) --------------------------------- */
