@@ -22,6 +22,7 @@
 #define MAX_GETS 8
 
 static int rank, nranks;
+static int reference_wrong; /* MPI's own gets that a re-read showed wrong (verify) */
 static uint64_t rng;
 static uint64_t rnd(void) {
     rng = rng * 6364136223846793005ull + 1442695040888963407ull;
@@ -131,14 +132,48 @@ static void issue(pending *p, MPI_Win ref, CMPI_Win cw) {
     CHECK(CMPI_Get(p->got, p->ocount, p->otype, p->target, p->disp, p->tcount, p->ttype, cw) == MPI_SUCCESS);
 }
 
-static void verify(pending *p, int n, const char *where) {
+/* MPI's own get read again (nothing writes the range meanwhile: the shared region is
+ * written only between phases, a private slice only by its owner before it reads): 1 when
+ * the re-read equals clampi's bytes. style 0: inside lock_all; 1: after unlock; 2 (fence):
+ * no re-read, a fence is collective. */
+static int reread_matches(pending *p, MPI_Win ref, int style) {
+    if (style == 2) return 0;
+    unsigned char *again = malloc(p->bufsize);
+    CHECK(again);
+    memset(again, 0xee, p->bufsize);
+    if (style == 1) MPI_Win_lock(MPI_LOCK_SHARED, p->target, 0, ref);
+    CHECK(MPI_Get(again, p->ocount, p->otype, p->target, p->disp, p->tcount, p->ttype, ref) == MPI_SUCCESS);
+    if (style == 1)
+        MPI_Win_unlock(p->target, ref);
+    else
+        MPI_Win_flush(p->target, ref);
+    int same = memcmp(again, p->got, p->bufsize) == 0;
+    free(again);
+    return same;
+}
+
+static void verify(pending *p, int n, const char *where, MPI_Win ref, int style) {
     for (int i = 0; i < n; i++) {
         if (memcmp(p[i].ref, p[i].got, p[i].bufsize) != 0) {
             size_t k = 0;
             while (p[i].ref[k] == p[i].got[k]) k++;
-            fprintf(stderr, "rank %d: get %d (target %d disp %ld ocount %d tcount %d) differs at byte %zu after %s\n",
-                    rank, i, p[i].target, (long)p[i].disp, p[i].ocount, p[i].tcount, k, where);
-            CHECK(0);
+            fprintf(stderr,
+                    "rank %d: get %d (target %d disp %ld ocount %d tcount %d) differs at byte %zu after %s "
+                    "(MPI's byte 0x%02x, clampi's 0x%02x; 0xee: not written)\n",
+                    rank, i, p[i].target, (long)p[i].disp, p[i].ocount, p[i].tcount, k, where, p[i].ref[k],
+                    p[i].got[k]);
+            /* MPICH 4.0.2 under load: its own get into a shared-memory window sometimes
+             * returns with part of the buffer unwritten (docs/platforms.md). clampi's bytes
+             * are right when MPI's own re-read of the same range gives them. */
+            if (reread_matches(&p[i], ref, style)) {
+                fprintf(stderr,
+                        "rank %d: MPI's own re-read of get %d equals clampi's bytes: the reference get was "
+                        "wrong, not clampi's\n",
+                        rank, i);
+                reference_wrong++;
+            } else {
+                CHECK(0);
+            }
         }
         free(p[i].ref);
         free(p[i].got);
@@ -213,7 +248,7 @@ static void read_phase(MPI_Win ref, CMPI_Win cw, int style, int batches) {
             MPI_Win_fence(0, ref);
             CMPI_Win_fence(0, cw);
         }
-        verify(p, n, style == 0 ? "flush" : style == 1 ? "unlock" : "fence");
+        verify(p, n, style == 0 ? "flush" : style == 1 ? "unlock" : "fence", ref, style);
         if (style == 0 && rnd() % 10 == 0) CMPI_Win_flush_all(cw); /* nothing outstanding: elided */
     }
     if (style == 0) {
@@ -303,6 +338,7 @@ int main(int argc, char **argv) {
     uint64_t served = s.hits + s.inflight_hits, all_served;
     MPI_Allreduce(&served, &all_served, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     if (strcmp(mode, CLAMPI_OFF) && strcmp(kind, "allocate") && rounds >= 6) CHECK(all_served > 0);
+    if (reference_wrong) printf("rank %d: %d of MPI's own reference gets were wrong\n", rank, reference_wrong);
     if (rank == 0)
         printf("differential %s %s np=%d: gets=%llu hits=%llu inflight=%llu misses=%llu bypassed=%llu direct=%llu "
                "evictions=%llu\n",
