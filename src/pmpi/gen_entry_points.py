@@ -29,6 +29,17 @@ HANDLES = {
 }
 
 
+# Kinds passed by one conversion: the Fortran parameter's type, the C argument.
+SIMPLE = {
+    "int": ("MPI_Fint", "(int)*{a}"),
+    "aint": ("MPI_Aint", "*{a}"),
+    "ints": ("MPI_Fint", "(int *){a}"),  # MPI_Fint is int (fortran_support.h)
+    "logical": ("MPI_Fint", "*{a} != 0"),
+    "addr_out": ("MPI_Aint", "(void *){a}"),
+    "int_out": ("MPI_Fint", "(int *){a}"),
+}
+
+
 def read_table(path):
     """(fortran rows: [(name, kinds)], C rows: [(mode, guard, name, params)])"""
     calls, handover = [], []
@@ -129,18 +140,10 @@ def arg_code(b, i, kind, kinds):
         else:
             b.params.append(f"void *{a}")
             b.args.append(f"clampi_f08_buf({a})" if f08 else f"clampi_f_buf({a})")
-    elif base == "int":
-        b.params.append(f"MPI_Fint *{a}")
-        b.args.append(f"(int)*{a}")
-    elif base == "aint":
-        b.params.append(f"MPI_Aint *{a}")
-        b.args.append(f"*{a}")
-    elif base == "ints":
-        b.params.append(f"MPI_Fint *{a}")
-        b.args.append(f"(int *){a}")
-    elif base == "logical":
-        b.params.append(f"MPI_Fint *{a}")
-        b.args.append(f"*{a} != 0")
+    elif base in SIMPLE:
+        ptype, arg = SIMPLE[base]
+        b.params.append(f"{ptype} *{a}")
+        b.args.append(arg.format(a=a))
     elif base == "logicals":
         b.params.append(f"MPI_Fint *{a}")
         b.pre.append(f"int c{a}[CLAMPI_F_MAX_DIMS]; if (*{n} < 0 || *{n} > CLAMPI_F_MAX_DIMS) return FAIL(MPI_ERR_DIMS);")
@@ -151,16 +154,10 @@ def arg_code(b, i, kind, kinds):
         b.hidden.append(f"size_t {a}_len")
         b.pre.append(f"char c{a}[MPI_MAX_OBJECT_NAME]; clampi_f_string(c{a}, sizeof c{a}, {a}, {a}_len);")
         b.args.append(f"c{a}")
-    elif base == "addr_out":
-        b.params.append(f"MPI_Aint *{a}")
-        b.args.append(f"(void *){a}")
     elif base == "ignored_addr_out":
         b.params.append(f"void *{a}")
         b.pre.append(f"void *c{a} = NULL; (void){a};")
         b.args.append(f"(void *)&c{a}")
-    elif base == "int_out":
-        b.params.append(f"MPI_Fint *{a}")
-        b.args.append(f"(int *){a}")
     elif base == "logical_out":
         b.params.append(f"MPI_Fint *{a}")
         b.pre.append(f"int c{a} = 0;")

@@ -274,32 +274,27 @@ static MPI_Message handle_of(CMPIX_Message msg) {
 
 #ifndef MPI_ABI
 /* Fortran handles of messages: clampi's by the table, the MPI's by MPI. */
-MPI_Message clampi_pm_message_f2c(MPI_Fint f) {
-    MPI_Message h = MPI_MESSAGE_NULL;
+/* The table entry with handle h (by_fortran 0) or Fortran handle f (1), copied out. */
+static int pmsg_lookup(MPI_Message h, int f, int by_fortran, pmsg *out) {
     int found = 0;
     pthread_mutex_lock(&pmsgs_lock);
-    for (pmsg *p = pmsgs; p; p = p->next)
-        if (p->fhandle == f) {
-            h = p->handle;
+    for (pmsg *p = pmsgs; p && !found; p = p->next)
+        if (by_fortran ? p->fhandle == f : p->handle == h) {
+            *out = *p;
             found = 1;
-            break;
         }
     pthread_mutex_unlock(&pmsgs_lock);
-    return found ? h : PMPI_Message_f2c(f);
+    return found;
+}
+
+MPI_Message clampi_pm_message_f2c(MPI_Fint f) {
+    pmsg e;
+    return pmsg_lookup(MPI_MESSAGE_NULL, f, 1, &e) ? e.handle : PMPI_Message_f2c(f);
 }
 
 MPI_Fint clampi_pm_message_c2f(MPI_Message m) {
-    MPI_Fint f = 0;
-    int found = 0;
-    pthread_mutex_lock(&pmsgs_lock);
-    for (pmsg *p = pmsgs; p; p = p->next)
-        if (p->handle == m) {
-            f = p->fhandle;
-            found = 1;
-            break;
-        }
-    pthread_mutex_unlock(&pmsgs_lock);
-    return found ? f : PMPI_Message_c2f(m);
+    pmsg e;
+    return pmsg_lookup(m, 0, 0, &e) ? e.fhandle : PMPI_Message_c2f(m);
 }
 
 #endif
