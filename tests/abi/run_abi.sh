@@ -18,10 +18,16 @@ trap 'rm -rf "$out"' EXIT
 mpich_lib=$(dirname "$(dirname "$mpiexec")")/lib
 extra=()
 for v in ${CLAMPI_ABI_ENV:-}; do extra+=(-genv "${v%%=*}" "${v#*=}"); done
+# shellcheck source=../support/rank_output.sh
+. "$(dirname "$0")/../support/rank_output.sh"
 run() {  # run NAME LAUNCHER LIBDIR [launcher args] -- PROGRAM...
-  local name=$1 launcher=$2 libdir=$3; shift 3
-  if ! timeout 240 "$launcher" -n "$np" -genv LD_LIBRARY_PATH "$libdir" "$@" >"$out/$name.out" 2>"$out/$name.err"; then
-    echo "FAIL: $name exited with an error"; cat "$out/$name.out" "$out/$name.err"; exit 1
+  local name=$1 launcher=$2 libdir=$3 rc=0; shift 3
+  # shellcheck disable=SC2046  # the launcher's arguments, split on purpose
+  timeout 240 "$launcher" $(rank_output_args mpich "$out/$name.rank") -n "$np" -genv LD_LIBRARY_PATH "$libdir" "$@" \
+    >"$out/$name.launcher" 2>"$out/$name.err" || rc=$?
+  rank_output_collect "$out/$name.rank" "$np" >"$out/$name.out"
+  if [ $rc -ne 0 ]; then
+    echo "FAIL: $name exited with an error"; cat "$out/$name.out" "$out/$name.launcher" "$out/$name.err"; exit 1
   fi
 }
 status=0

@@ -22,6 +22,8 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do flags+=("$1"); shift; done
 shift
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+# shellcheck source=../support/rank_output.sh
+. "$(dirname "$0")/../support/rank_output.sh"
 # MPICH over TCP: each job goes through the finalize-hang guard (tests/CMakeLists.txt),
 # whose preloaded marker library must stay ahead of the clampi preload.
 guard=()
@@ -34,8 +36,13 @@ fi
 run() {  # run NAME [mpiexec args]
   local name=$1; shift
   if [ -n "${CLAMPI_TEST_CLUSTER:-}" ]; then cluster_run "$name" "$@"; return; fi
-  if ! timeout 240 "${guard[@]}" "$mpiexec" -n "$np" "${flags[@]}" "$@" >"$out/$name.out" 2>"$out/$name.err"; then
-    echo "FAIL: $name run exited with an error"; cat "$out/$name.out" "$out/$name.err"; exit 1
+  local rc=0
+  # shellcheck disable=SC2046  # the launcher's arguments, split on purpose
+  timeout 240 "${guard[@]}" "$mpiexec" $(rank_output_args "$flavor" "$out/$name.rank") -n "$np" "${flags[@]}" "$@" \
+    >"$out/$name.launcher" 2>"$out/$name.err" || rc=$?
+  rank_output_collect "$out/$name.rank" "$np" >"$out/$name.out"
+  if [ $rc -ne 0 ]; then
+    echo "FAIL: $name run exited with an error"; cat "$out/$name.out" "$out/$name.launcher" "$out/$name.err"; exit 1
   fi
   grep '^result' "$out/$name.out" | sort >"$out/$name.res"
 }
@@ -61,7 +68,7 @@ run plain "$@"
 run preload "${pre[@]}" "$@"
 if [ ! -s "$out/plain.res" ]; then echo "FAIL: no result lines"; cat "$out/plain.out" "$out/plain.err"; exit 1; fi
 if ! diff "$out/plain.res" "$out/preload.res" >"$out/diff"; then
-  echo "FAIL: results differ with the preload"; cat "$out/diff"; cat "$out/preload.err"; exit 1
+  echo "FAIL: results differ with the preload"; cat "$out/diff"; echo "-- preloaded run's output:"; cat "$out/preload.out" "$out/preload.err"; exit 1
 fi
 stats=$(grep '^clampi: rank=' "$out/preload.out")
 sum_field() { echo "$stats" | grep -o " $1=[0-9]*" | cut -d= -f2 | awk '{s+=$1} END {print s+0}'; }
