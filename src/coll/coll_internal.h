@@ -3,7 +3,6 @@
 #ifndef CLAMPI_COLL_INTERNAL_H
 #define CLAMPI_COLL_INTERNAL_H
 
-#include <sched.h>
 #include <clampi/coll.h>
 #include <mpi.h>
 #include <stddef.h>
@@ -12,6 +11,7 @@
 #include "coll/engine/arena.h"
 #include "coll/engine/morton.h"
 #include "common/progress_hook.h"
+#include "common/wait.h"
 
 /* ---- options: read once through the options table (options.c, common/options.h) -- */
 typedef struct clampi_coll_options {
@@ -20,7 +20,7 @@ typedef struct clampi_coll_options {
     size_t heap_size;     /* CLAMPI_HEAP_SIZE: heap bytes per process (256M) */
     size_t staged_max;    /* CLAMPI_COLL_STAGED_MAX: largest block staged through scratch */
     size_t direct_max;    /* CLAMPI_COLL_DIRECT_MAX: largest block on the direct path */
-    int spin;             /* CLAMPI_COLL_SPIN: busy polls before sched_yield in waits */
+    int spin;             /* CLAMPI_COLL_SPIN: busy polls between yields in waits */
     int spin_oversub;     /* CLAMPI_COLL_SPIN_OVERSUB: the same when oversubscribed (0) */
     size_t eager_max;     /* CLAMPI_COLL_EAGER_MAX: largest block on the one-synchronization
                              (mailbox) path of CMPI_* calls; 0 switches it off */
@@ -135,25 +135,19 @@ void clampi_coll_wait_slots(clampi_coll_comm *st, const clampi_coll_slot *slots,
 /* Marks this rank's copies of call seq done and waits for those of the nwait ranks in
  * wait (the ranks that touch this rank's buffers). */
 void clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq, const int *wait, int nwait);
-/* Waits until *flag >= want (acquire): spins (CLAMPI_COLL_SPIN[_OVERSUB] polls), then
- * yields (see comm.c). */
+/* Waits until *flag >= want (acquire): common/wait.h's policy with budget
+ * CLAMPI_COLL_SPIN[_OVERSUB]. */
 void clampi_coll_wait_flag(const uint64_t *flag, uint64_t want, int oversubscribed);
 /* The same with the communicator's oversubscription. */
 void clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint64_t want);
 /* For wait loops that check several flags (as clampi_coll_wait_flag does for one): the
- * number of pause rounds before yielding, read once per wait, and one round. */
-int clampi_coll_spin_budget(int oversubscribed);
-static inline void clampi_coll_relax(int iteration, int budget) {
-    if (iteration < budget) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        __asm__ __volatile__("yield");
-#endif
-    } else {
+ * polls between two yields (common/wait.h), read once per wait, and one round. */
+unsigned clampi_coll_spin_budget(int oversubscribed);
+static inline void clampi_coll_relax(unsigned *polls, unsigned budget) {
+    if (clampi_wait_pause(polls, budget))
         clampi_idle(); /* the message layer takes messages meanwhile (the MPI carrier) */
-        sched_yield();
-    }
+    else
+        clampi_cpu_relax();
 }
 /* Makes each rank's scratch at least bytes (collective over comm; consistent sizes). */
 int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes);

@@ -173,18 +173,14 @@ clampi_coll_comm *clampi_coll_comm_get(MPI_Comm comm, int *err) {
     return st;
 }
 
-int clampi_coll_spin_budget(int oversubscribed) {
+unsigned clampi_coll_spin_budget(int oversubscribed) {
     const clampi_coll_options *o = clampi_coll_options_get();
-    return oversubscribed ? o->spin_oversub : o->spin;
+    return (unsigned)(oversubscribed ? o->spin_oversub : o->spin);
 }
 
-/* Waits until *flag reaches at least want: spins (pause), then sched_yield. When the node
- * is oversubscribed the process we wait for needs our CPU, so we yield at once
- * (CLAMPI_COLL_SPIN_OVERSUB polls first). Futex sleeping was measured and is slower on
- * this kind of machine (wake-up costs tens of microseconds under KVM). */
 void clampi_coll_wait_flag(const uint64_t *flag, uint64_t want, int oversubscribed) {
-    const int budget = clampi_coll_spin_budget(oversubscribed);
-    for (int i = 0; __atomic_load_n(flag, __ATOMIC_ACQUIRE) < want; i++) clampi_coll_relax(i, budget);
+    const unsigned budget = clampi_coll_spin_budget(oversubscribed);
+    for (unsigned polls = 0; __atomic_load_n(flag, __ATOMIC_ACQUIRE) < want;) clampi_coll_relax(&polls, budget);
 }
 
 void clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint64_t want) {

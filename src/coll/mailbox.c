@@ -126,16 +126,16 @@ int clampi_coll_wait_slots_or_mailbox(clampi_coll_comm *st, const clampi_coll_sl
         clampi_coll_wait_slots(st, slots, seq);
         return 0;
     }
-    const int budget = clampi_coll_spin_budget(st->oversubscribed);
+    const unsigned budget = clampi_coll_spin_budget(st->oversubscribed);
     int mixed = 0;
     for (int i = 0; i < st->size; i++) {
         if (i == st->rank) continue;
-        for (int spin = 0; __atomic_load_n(&slots[i].seq, __ATOMIC_ACQUIRE) < seq; spin++) {
+        for (unsigned polls = 0; __atomic_load_n(&slots[i].seq, __ATOMIC_ACQUIRE) < seq;) {
             if (on_mailbox(st, i, alltoall, seq)) {
                 mixed = 1;
                 break;
             }
-            clampi_coll_relax(spin, budget);
+            clampi_coll_relax(&polls, budget);
         }
     }
     if (mixed) post_size_only(st, alltoall, B, seq);

@@ -78,9 +78,9 @@ typedef enum clampi_opt_type {
     X(COLL_EAGER_MAX, "coll_eager_max", "coll", NULL, "CLAMPI_COLL_EAGER_MAX", SIZE, "1K", NULL, 0, 0,                 \
       "Largest block sent through the shared mailbox (the one-synchronization path); 0 switches it off")               \
     X(COLL_SPIN, "coll_spin", "coll", NULL, "CLAMPI_COLL_SPIN", UINT, "256", NULL, 0, 1u << 30,                        \
-      "Busy polls before sched_yield while waiting for node peers")                                                    \
+      "Busy polls between two sched_yield calls while waiting for node peers")                                         \
     X(COLL_SPIN_OVERSUB, "coll_spin_oversub", "coll", NULL, "CLAMPI_COLL_SPIN_OVERSUB", UINT, "0", NULL, 0, 1u << 30,  \
-      "Busy polls before sched_yield when the node runs more processes than cores")                                    \
+      "The same when the node runs more processes than cores (0: yield on every poll)")                                \
     X(COLL_HIER, "coll_hier", "coll", NULL, "CLAMPI_COLL_HIER", BOOL, "true", NULL, 0, 0,                              \
       "Communicators spanning nodes: hierarchical Alltoall/Allgather (node leaders exchange through MPI)")             \
     X(COLL_ALGO, "coll_algo", "coll", NULL, "CLAMPI_COLL_ALGO", ENUM, "morton", "morton|naive|mpi", 0, 0,              \

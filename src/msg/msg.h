@@ -25,13 +25,13 @@
 #define CLAMPI_MSG_MSG_H
 #include <mpi.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "common/datatype.h"
+#include "common/wait.h"
 #include "match/match.h"
 
 /* UCX's handles, opaque here: only the UCX carrier's files (built with UCX) use them. */
@@ -208,13 +208,10 @@ int clampi_msg_transport_init(int ucx);  /* finalize hook once; ucx: the UCX car
 void clampi_msg_progress(void);          /* UCX progress + MPI completion of finished requests */
 void clampi_msg_progress_from_mpi(void); /* the same, called inside MPI's own progress: no MPI call */
 void clampi_msg_reap(void);              /* only the second half: requests that finished are marked so (no UCX call) */
-/* Waiting loops: a sched_yield every clampi_msg_spin polls (CLAMPI_MATCH_SPIN, or
- * CLAMPI_MATCH_SPIN_OVERSUB on an oversubscribed node; set by clampi_msg_transport_init).
- * A yield is a system call: on a core of its own a waiting process has nobody to yield to. */
+/* Waiting loops: common/wait.h's policy with budget clampi_msg_spin (CLAMPI_MATCH_SPIN, or
+ * CLAMPI_MATCH_SPIN_OVERSUB on an oversubscribed node; set by clampi_msg_transport_init). */
 extern unsigned clampi_msg_spin;
-static inline void clampi_msg_pause(unsigned *spins) {
-    if (++*spins % clampi_msg_spin == 0) sched_yield();
-}
+static inline void clampi_msg_pause(unsigned *spins) { clampi_wait_pause(spins, clampi_msg_spin); }
 void clampi_msg_free(clampi_msg *m);                                         /* an unexpected message never received */
 void clampi_msg_unpack_into(clampi_mreq *r, const void *data, size_t bytes); /* at most r->capacity */
 void clampi_msg_finish(clampi_mreq *r); /* transfer over: queue for MPI completion */

@@ -17,7 +17,6 @@
 
 #include "clampi/export.h"
 #include <pthread.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -68,7 +67,7 @@ CLAMPI_API int MPI_Buffer_attach(void *buffer, int size) {
  * in place (under the lock) so that no reservation takes the space of a send still in
  * flight; waiting, the lock is let go between passes. */
 static void reap(int wait) {
-    for (;;) {
+    for (unsigned polls = 0;;) {
         pthread_mutex_lock(&block_lock);
         for (block **p = &inflight; *p;) {
             block *b = *p;
@@ -87,7 +86,7 @@ static void reap(int wait) {
         pthread_mutex_unlock(&block_lock);
         if (!wait || !left) return;
         clampi_msg_progress();
-        sched_yield();
+        clampi_msg_pause(&polls);
     }
 }
 

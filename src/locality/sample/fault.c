@@ -14,11 +14,11 @@
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <sched.h>
 #include <ucontext.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/wait.h"
 #include "locality/out.h"
 
 extern int __sigaction(int, const struct sigaction *, struct sigaction *);
@@ -177,12 +177,9 @@ static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, void *uc,
          * round trip each; waiting here for the state to change costs one. */
         if (is_fault) {
             atomic_fetch_add_explicit(&ls.cost.busy_faults, 1, memory_order_relaxed);
-            for (int spin = 0; spin < 100000 && atomic_load_explicit(&p->state, memory_order_acquire) == CLAMPI_LP_BUSY;
-                 spin++) {
-#if defined(__x86_64__)
-                __builtin_ia32_pause();
-#endif
-                if ((spin & 1023) == 1023) sched_yield();
+            for (unsigned polls = 0;
+                 polls < 100000 && atomic_load_explicit(&p->state, memory_order_acquire) == CLAMPI_LP_BUSY;) {
+                if (!clampi_wait_pause(&polls, 1024)) clampi_cpu_relax();
             }
         }
         return 1;
