@@ -9,10 +9,11 @@
 #          (get_bench, alternating trials)
 #   match  2 nodes x 1 rank: 1-byte ping-pong at depth 0 and 1,024 (match_pingpong), plain
 #          against the preload with CLAMPI_MATCH=lla+hot, alternating rounds
+#   apps   2 nodes x 2 ranks: LCC and Barnes-Hut (apps/), uncached against the get cache
 # This machine has 2 cores: the 4 ranks of a 2 x 2 job share them (oversubscribed), so
 # only the ratios mean something. Writes bench/cluster/results/{coll_2x2,get_2x1,
-# match_pingpong_2x1}-MPI.json and the PNGs beside them (plot.py). Run on a quiet machine.
-# Env: TRIALS (coll 15, get 9, match 5 rounds), PARTS ("coll get match").
+# match_pingpong_2x1,lcc_2x2,bh_2x2}-MPI.json and the PNGs beside them (plot.py). Run on a quiet machine.
+# Env: TRIALS (coll 15, get 9, match 5 rounds), PARTS ("coll get match apps").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -32,7 +33,7 @@ for mpi in ${*:-openmpi mpich}; do
   # osc sm).
   [ "$mpi" = openmpi ] && env=(OMPI_MCA_btl=tcp,self,vader OMPI_MCA_mpi_yield_when_idle=1) rma=(OMPI_MCA_osc=pt2pt)
   "$cluster" up 2 >/dev/null
-  parts=" ${PARTS:-coll get match} "
+  parts=" ${PARTS:-coll get match apps} "
   [[ $parts == *" coll "* ]] && {
   echo "=== $mpi coll 2 nodes x 2 ranks ==="
   timeout 1200 "$cluster" run "$mpi" 4 "${env[@]}" "$build/bench/coll/coll_bench" --b2b 16 \
@@ -45,6 +46,17 @@ for mpi in ${*:-openmpi mpich}; do
   timeout 1200 "$cluster" run "$mpi" 2 "${env[@]}" "${rma[@]}" "$build/bench/get_bench" --trials "${TRIALS:-9}" --ops 300 \
     --json "$res/get_2x1-$mpi.json" --label "$mpi, 2 emulated nodes x 1 rank" | tee "$res/get_2x1-$mpi.txt" ||
     echo "($mpi get: failed)"
+  }
+  [[ $parts == *" apps "* ]] && {
+  # LCC and Barnes-Hut (apps/): uncached against the get cache, alternating trials inside
+  for app in "lcc --scale 11 --edgefactor 16 --config fixed:16384:8M" \
+             "bh --bodies-per-rank 256 --steps 2 --theta 0.5 --config fixed:4096:1M"; do
+    read -r -a argv <<<"$app"
+    echo "=== $mpi ${argv[0]} 2 nodes x 2 ranks ==="
+    timeout 1200 "$cluster" run "$mpi" 4 "${env[@]}" "${rma[@]}" "$build/apps/${argv[0]}" "${argv[@]:1}" \
+      --config uncached --trials 3 --json "$res/${argv[0]}_2x2-$mpi.json" | grep -v '^# trial' |
+      tee "$res/${argv[0]}_2x2-$mpi.txt" || echo "($mpi ${argv[0]}: failed)"
+  done
   }
   [[ $parts == *" match "* ]] && {
   echo "=== $mpi match ping-pong 2 nodes x 1 rank ==="
