@@ -405,6 +405,12 @@ int CMPI_Win_set_info(CMPI_Win win, MPI_Info info) {
 /* Tries to put the window's memory in node-shared memory: returns 1 with *mpi_win (over
  * comm) and *shm_win set, or 0 (everyone then falls back to MPI_Win_allocate). When all
  * of comm is on one node the shared window is the user's window itself. */
+/* A window segment's size rounded up to 64 bytes, so that every rank's segment starts
+ * aligned: MPICH 4.0 misplaces targets that follow a segment whose size is not a multiple
+ * of 16 (MPI_Win_allocate: gets read the wrong bytes), and read wrong bytes through a window
+ * created over such a segment (LCC on 2 nodes of 2 ranks; test app_lcc_rmat_two_nodes_np4). */
+static MPI_Aint aligned_segment(MPI_Aint size) { return (size + 63) & ~(MPI_Aint)63; }
+
 static int allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void **base, MPI_Win *mpi_win,
                            MPI_Win *shm_win, MPI_Comm *shm_comm) {
     MPI_Comm node;
@@ -416,11 +422,8 @@ static int allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm
     MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
     /* Some MPI configurations cannot allocate shared windows (e.g. Open MPI with only
      * the osc pt2pt component): that is not an error, just no shortcut. */
-    /* Across nodes, rounded up as in the MPI_Win_allocate below, so that every segment, and
-     * the MPI_Win_create base below, is 64-byte aligned: with MPICH 4.0.2, LCC on 2 nodes of
-     * 2 ranks read wrong bytes otherwise (apps test app_lcc_rmat_two_nodes_np4). On one node
-     * the shared window is the user's window: its size stays. */
-    const MPI_Aint shm_size = one_node ? size : (size + 63) & ~(MPI_Aint)63;
+    /* On one node the shared window is the user's window: its size stays. */
+    const MPI_Aint shm_size = one_node ? size : aligned_segment(size);
     int ok = PMPI_Win_allocate_shared(shm_size, disp_unit, info, node, base, shm_win) == MPI_SUCCESS;
     if (ok) clampi_numa_touch_own(*base, (size_t)size); /* my segment: placed by me */
     if (!all_agree(comm, ok)) {
@@ -492,9 +495,7 @@ int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
         /* the backend's memory under an MPI window */
     } else if (!(opts.shm_direct &&
                  allocate_shared(size, disp_unit, info, comm, &base, &mpi_win, &shm_win, &shm_comm))) {
-        /* Rounded up: MPICH 4.0's MPI_Win_allocate misplaces the targets that follow a
-         * rank whose size is not a multiple of 16 (gets read the wrong bytes). */
-        rc = PMPI_Win_allocate((size + 63) & ~(MPI_Aint)63, disp_unit, info, comm, &base, &mpi_win);
+        rc = PMPI_Win_allocate(aligned_segment(size), disp_unit, info, comm, &base, &mpi_win);
         if (rc != MPI_SUCCESS) return rc;
     }
     rc = attach_state(mpi_win, shm_win, comm, base, size, disp_unit, 0, &opts, win, memh);
