@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
 """Layering: data flows one way (docs/architecture.md). Reads every #include "..." line
-under src/ and fails on an arrow from a lower layer to a higher one.
+under src/ and fails on an arrow from a lower layer to a higher one. Given a build
+directory, it also reads the symbols of every object of libclampi and libclampi_pmpi (nm)
+and fails on a reference from a layer to a name defined only in a layer above it, and on
+a name defined twice in one library (in two layers, or twice in one; a weak definition
+beside a strong one included). The build enforces the first too: each layer links
+into a library of its own with the layers below it and -Wl,--no-undefined
+(src/CMakeLists.txt, clampi_layer_check_*).
 
-Usage: check_layers.py SOURCE_DIR
+Usage: check_layers.py SOURCE_DIR [BUILD_DIR]
 
 Layers, highest first (a file may include its own layer and any lower one):
   6 pmpi, locality/sample        entry points: the preload, the sampler library
@@ -18,6 +24,7 @@ a new arrow fails, and so does a KNOWN arrow that no longer exists (remove it fr
 """
 import pathlib
 import re
+import subprocess
 import sys
 
 LAYERS = [  # (path prefix under src/, rank); longest prefix wins
@@ -40,7 +47,76 @@ def rank(rel):
     return best[1] if best else None
 
 
+# The object libraries of each shipped library (src/CMakeLists.txt). Objects of the
+# MPI-free engines are layer 1 wherever their source sits.
+ENGINE_DIRS = ["clampi_engine.dir", "clampi_numa_objs.dir"]
+MPI_DIRS = ["clampi_common_objs.dir", "clampi_backends_objs.dir", "clampi_parts_objs.dir", "clampi_rmax_objs.dir"]
+LIBRARIES = {
+    "libclampi": ENGINE_DIRS + MPI_DIRS + ["clampi_linked_entry_objs.dir"],
+    "libclampi_pmpi": ENGINE_DIRS + MPI_DIRS + ["clampi_pmpi.dir"],
+}
+DEFINED = set("TDBRGSVWCu")  # nm -P types of a global definition (upper case, weak, unique)
+UNDEFINED = set("Uwv")
+
+
+def objects(srcdir, build, objdir):
+    """(object, source path under src/, layer) for every object whose source still exists
+    (a build directory can keep objects of deleted files), generated sources included."""
+    base = build / "src" / "CMakeFiles" / objdir
+    for obj in sorted(base.rglob("*.o")):
+        rel = str(obj.relative_to(base))[: -len(".o")]
+        if not (srcdir / rel).exists() and not (build / "src" / rel).exists():
+            continue
+        yield obj, rel, 1 if objdir in ENGINE_DIRS else rank(rel)
+
+
+def symbols(obj):
+    out = subprocess.run(["nm", "-P", str(obj)], capture_output=True, text=True, check=True).stdout
+    defined, undefined = [], []
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        if parts[1] in UNDEFINED:
+            undefined.append(parts[0])
+        elif parts[1] in DEFINED:
+            defined.append((parts[0], parts[1]))
+    return defined, undefined
+
+
+def check_symbols(srcdir, build):
+    bad = []
+    for lib, dirs in LIBRARIES.items():
+        defs, refs = {}, []
+        for objdir in dirs:
+            for obj, rel, r in objects(srcdir, build, objdir):
+                d, u = symbols(obj)
+                for name, kind in d:
+                    defs.setdefault(name, []).append((r, rel, kind))
+                refs += [(r, rel, name) for name in u]
+        if not defs:
+            bad.append(f"{lib}: no objects under {build}/src/CMakeFiles (not built?)")
+            continue
+        for name, where in sorted(defs.items()):
+            if len(where) > 1:
+                places = ", ".join(f"src/{rel} ({kind}, layer {r})" for r, rel, kind in where)
+                bad.append(f"{lib}: {name} defined {len(where)} times: {places}")
+        for r, rel, name in sorted(set(refs)):
+            where = defs.get(name)
+            if where and min(w[0] for w in where) > r:
+                bad.append(f"{lib}: src/{rel} (layer {r}) references {name}, defined in src/{where[0][1]} "
+                           f"(layer {where[0][0]})")
+    return bad
+
+
 def main():
+    if len(sys.argv) > 2:
+        bad = check_symbols(pathlib.Path(sys.argv[1]) / "src", pathlib.Path(sys.argv[2]))
+        for b in bad:
+            print(b)
+        print(f"check_layers: {len(bad)} symbol offences in {sys.argv[2]}")
+        if bad:
+            return 1
     src = pathlib.Path(sys.argv[1]) / "src"
     new, seen = [], set()
     for path in sorted(list(src.rglob("*.c")) + list(src.rglob("*.h"))):

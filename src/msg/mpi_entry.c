@@ -1,7 +1,8 @@
 /* MPI's completion calls in libclampi: MPI_Wait/Test/Waitall/Waitany/Waitsome/Testall/
  * Testany/Testsome on any mix of clampi's and MPI's requests (complete.c says why), and
- * MPI_Request_free/Cancel/Request_get_status, which must know clampi's handles. Weak, so
- * that the preload's own definitions (src/pmpi/match_profile.c) take precedence.
+ * MPI_Request_free/Cancel/Request_get_status, which must know clampi's handles. Only in
+ * libclampi (its own object library): libclampi_pmpi has the preload's definitions
+ * (src/pmpi/match_profile.c, match_entry.c), so each library defines each name once.
  *
  * This file defines MPI_ names, so it is compiled without the PMPI shim
  * (CLAMPI_DEFINES_MPI_NAMES, src/CMakeLists.txt) and calls nothing by an MPI_ name
@@ -13,7 +14,7 @@
 #include "clampi/match.h"
 #include "msg/msg.h"
 
-#define ENTRY __attribute__((weak)) CLAMPI_API
+#define ENTRY CLAMPI_API
 
 ENTRY int MPI_Wait(MPI_Request *request, MPI_Status *status) { return clampi_msg_wait(request, status); }
 ENTRY int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
