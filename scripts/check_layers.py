@@ -11,10 +11,11 @@ into a library of its own with the layers below it and -Wl,--no-undefined
 Usage: check_layers.py SOURCE_DIR [BUILD_DIR]
 
 Layers, highest first (a file may include its own layer and any lower one):
-  6 pmpi, locality/sample        entry points: the preload, the sampler library
-  5 rmax                         RMA extensions (register hooks on windows)
-  4 rma, coll, msg               MPI-facing parts
-  3 backends                     how bytes move (MPI, UCX)
+  7 pmpi, locality/sample        entry points: the preload, the sampler library
+  6 rmax                         RMA extensions (register hooks on windows)
+  5 rma, coll, msg               MPI-facing parts
+  4 backends                     how bytes move (MPI, UCX)
+  3 services                     shared services: the UCX runtime, the node-shared heap
   2 common, topo                 options, stats, errors, PMPI shim, topology
   1 cache, match, locality, numa, coll/engine   MPI-free engines
 Public headers (clampi/...) may be included from anywhere.
@@ -28,8 +29,8 @@ import subprocess
 import sys
 
 LAYERS = [  # (path prefix under src/, rank); longest prefix wins
-    ("pmpi", 6), ("locality/sample", 6), ("rmax", 5), ("rma", 4), ("coll", 4), ("msg", 4),
-    ("backends", 3), ("common", 2), ("topo", 2),
+    ("pmpi", 7), ("locality/sample", 7), ("rmax", 6), ("rma", 5), ("coll", 5), ("msg", 5),
+    ("backends", 4), ("services", 3), ("common", 2), ("topo", 2),
     ("cache", 1), ("match", 1), ("locality", 1), ("numa", 1), ("coll/engine", 1),
 ]
 
@@ -50,7 +51,7 @@ def rank(rel):
 # The object libraries of each shipped library (src/CMakeLists.txt). Objects of the
 # MPI-free engines are layer 1 wherever their source sits.
 ENGINE_DIRS = ["clampi_engine.dir", "clampi_numa_objs.dir"]
-MPI_DIRS = ["clampi_common_objs.dir", "clampi_backends_objs.dir", "clampi_parts_objs.dir", "clampi_rmax_objs.dir"]
+MPI_DIRS = ["clampi_common_objs.dir", "clampi_services_objs.dir", "clampi_backends_objs.dir", "clampi_parts_objs.dir", "clampi_rmax_objs.dir"]
 LIBRARIES = {
     "libclampi": ENGINE_DIRS + MPI_DIRS + ["clampi_linked_entry_objs.dir"],
     "libclampi_pmpi": ENGINE_DIRS + MPI_DIRS + ["clampi_pmpi.dir"],

@@ -10,14 +10,13 @@
 
 #include "coll/engine/arena.h"
 #include "coll/engine/morton.h"
+#include "services/heap.h"
 #include "common/progress_hook.h"
 #include "common/wait.h"
 
 /* ---- options: read once through the options table (options.c, common/options.h) -- */
 typedef struct clampi_coll_options {
     int coll;             /* CLAMPI_COLL=on|off: shared-heap collectives (default on) */
-    int shmem_alloc;      /* CLAMPI_SHMEM_ALLOC=on|off: CMPI_Alloc_mem from the heap (on) */
-    size_t heap_size;     /* CLAMPI_HEAP_SIZE: heap bytes per process (256M) */
     size_t staged_max;    /* CLAMPI_COLL_STAGED_MAX: largest block staged through scratch */
     size_t direct_max;    /* CLAMPI_COLL_DIRECT_MAX: largest block on the direct path */
     int spin;             /* CLAMPI_COLL_SPIN: busy polls between yields in waits */
@@ -30,28 +29,6 @@ typedef struct clampi_coll_options {
 } clampi_coll_options;
 #define CLAMPI_COLL_EAGER_MAX_DEFAULT ((size_t)1024)
 const clampi_coll_options *clampi_coll_options_get(void);
-
-/* ---- shared heap (heap.c) -------------------------------------------------------- */
-/* Creates the world-node heap if needed: collective over MPI_COMM_WORLD. */
-int clampi_coll_heap_ensure(size_t bytes_per_process);
-/* 1 once the heap exists in this process. */
-int clampi_coll_heap_ready(void);
-/* The heap's identity, the same on every process of its node (0: no heap). */
-uint64_t clampi_coll_heap_id(void);
-/* If [p, p+n) lies in one segment of the heap: *seg, *off and 1; else 0. */
-int clampi_coll_heap_locate(const void *p, size_t n, int32_t *seg, uint64_t *off);
-/* Address in this process of offset off in segment seg. */
-char *clampi_coll_heap_addr(int32_t seg, uint64_t off);
-/* World-node communicator of the heap (MPI_COMM_NULL before creation). */
-MPI_Comm clampi_coll_heap_comm(void);
-/* CMPI_Alloc_mem calls served by MPI_Alloc_mem so far (heap off, full or not created). */
-unsigned long clampi_coll_heap_fallbacks(void);
-/* Allocation entry points used by CMPI_Alloc_mem and the preload's MPI_Alloc_mem:
- * *handled = 0 means "not served; call PMPI_Alloc_mem / PMPI_Free_mem". */
-int clampi_coll_alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr, int *handled);
-int clampi_coll_free_mem(void *base, int *handled);
-/* Frees the heap (called at MPI_Finalize through an MPI_COMM_SELF attribute). */
-void clampi_coll_heap_teardown(void);
 
 /* ---- per-communicator state (comm.c) --------------------------------------------- */
 enum { CLAMPI_COLL_LINE = 64 };

@@ -136,9 +136,9 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
     uint32_t f = in_place ? CLAMPI_SLOT_IN_PLACE : 0;
     if (!contiguous || B > o->direct_max) f |= CLAMPI_SLOT_DELEGATE;
     if (!(f & CLAMPI_SLOT_DELEGATE)) {
-        if (clampi_coll_heap_locate(recvbuf, recvlen, &s.recv_seg, &s.recv_off)) f |= CLAMPI_SLOT_RECV_HEAP;
+        if (clampi_heap_locate(recvbuf, recvlen, &s.recv_seg, &s.recv_off)) f |= CLAMPI_SLOT_RECV_HEAP;
         if (!in_place) {
-            if (clampi_coll_heap_locate(sendbuf, sendlen, &s.send_seg, &s.send_off)) f |= CLAMPI_SLOT_SEND_HEAP;
+            if (clampi_heap_locate(sendbuf, sendlen, &s.send_seg, &s.send_off)) f |= CLAMPI_SLOT_SEND_HEAP;
         } else if (kind == KIND_ALLGATHER && (f & CLAMPI_SLOT_RECV_HEAP)) {
             f |= CLAMPI_SLOT_SEND_HEAP; /* own block of the receive buffer */
             s.send_seg = s.recv_seg;
@@ -194,9 +194,8 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
     char **dst = (char **)alloca(sizeof(char *) * (size_t)P);
     for (int i = 0; i < P; i++) {
         const clampi_coll_slot *si = &slots[i];
-        src[i] =
-            (si->flags & CLAMPI_SLOT_SEND_HEAP) ? clampi_coll_heap_addr(si->send_seg, si->send_off) : st->scr_base[i];
-        dst[i] = (si->flags & CLAMPI_SLOT_RECV_HEAP) ? clampi_coll_heap_addr(si->recv_seg, si->recv_off)
+        src[i] = (si->flags & CLAMPI_SLOT_SEND_HEAP) ? clampi_heap_addr(si->send_seg, si->send_off) : st->scr_base[i];
+        dst[i] = (si->flags & CLAMPI_SLOT_RECV_HEAP) ? clampi_heap_addr(si->recv_seg, si->recv_off)
                                                      : st->scr_base[i] + sendlen;
     }
     const int naive = algo == CMPIX_COLL_NAIVE;
@@ -269,7 +268,7 @@ void clampi_coll_stats_print(void) {
     clampi_stats_u64(&line, "direct", clampi_coll_stats.direct);
     clampi_stats_u64(&line, "staged", clampi_coll_stats.staged);
     clampi_stats_u64(&line, "delegated", clampi_coll_stats.delegated);
-    clampi_stats_u64(&line, "heap_fallbacks", clampi_coll_heap_fallbacks());
+    clampi_stats_u64(&line, "heap_fallbacks", clampi_heap_fallbacks());
     clampi_stats_u64(&line, "eager", clampi_coll_stats.eager);
     clampi_stats_u64(&line, "hierarchical", clampi_coll_stats.hierarchical);
     clampi_stats_emit(&line);

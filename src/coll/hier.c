@@ -238,8 +238,8 @@ int clampi_coll_hier_run(clampi_coll_hier *h, int kind, const void *sendbuf, voi
     clampi_coll_slot s;
     memset(&s, 0, sizeof s);
     s.bytes = B;
-    if (sp != NULL && clampi_coll_heap_locate(sp, sendlen, &s.send_seg, &s.send_off) &&
-        clampi_coll_heap_locate(rp, (size_t)P * B, &s.recv_seg, &s.recv_off))
+    if (sp != NULL && clampi_heap_locate(sp, sendlen, &s.send_seg, &s.send_off) &&
+        clampi_heap_locate(rp, (size_t)P * B, &s.recv_seg, &s.recv_off))
         s.flags = CLAMPI_SLOT_SEND_HEAP | CLAMPI_SLOT_RECV_HEAP;
     const uint64_t seq = ++h->calls;
     clampi_coll_slot *slots = &h->slots[(size_t)(seq & 1) * (size_t)n];
@@ -268,8 +268,8 @@ int clampi_coll_hier_run(clampi_coll_hier *h, int kind, const void *sendbuf, voi
         for (int k = 0; k < n; k++) {
             uint32_t r = h->morton[k].r, c = h->morton[k].c;
             const clampi_coll_slot *sr = &slots[r], *sc = &slots[c];
-            char *dst = clampi_coll_heap_addr(sr->recv_seg, sr->recv_off) + (size_t)my[c] * B;
-            const char *src = clampi_coll_heap_addr(sc->send_seg, sc->send_off);
+            char *dst = clampi_heap_addr(sr->recv_seg, sr->recv_off) + (size_t)my[c] * B;
+            const char *src = clampi_heap_addr(sc->send_seg, sc->send_off);
             if (kind == 0) src += (size_t)my[r] * B;
             if (dst != src) memcpy(dst, src, B);
         }

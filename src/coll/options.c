@@ -9,8 +9,6 @@ static int opts_read;
 const clampi_coll_options *clampi_coll_options_get(void) {
     if (!opts_read) {
         opts.coll = (int)clampi_opt_process(CLAMPI_OPT_COLL).u;
-        opts.shmem_alloc = (int)clampi_opt_process(CLAMPI_OPT_SHMEM_ALLOC).u;
-        opts.heap_size = (size_t)clampi_opt_process(CLAMPI_OPT_HEAP_SIZE).u;
         opts.staged_max = (size_t)clampi_opt_process(CLAMPI_OPT_COLL_STAGED_MAX).u;
         opts.direct_max = (size_t)clampi_opt_process(CLAMPI_OPT_COLL_DIRECT_MAX).u;
         opts.spin = (int)clampi_opt_process(CLAMPI_OPT_COLL_SPIN).u;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/ucx/context.h"
+#include "services/ucx/context.h"
 #include "msg/msg.h"
 
 int clampi_msg_ucx_enable(clampi_mcomm *mc) {

@@ -11,7 +11,7 @@
  * with it. The shared ones go at MPI_Finalize. */
 #include <stdlib.h>
 
-#include "backends/ucx/context.h"
+#include "services/ucx/context.h"
 #include "msg/msg.h"
 
 static pthread_mutex_t eps_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -425,7 +425,7 @@ void clampi_msg_ucx_stop(void);     /* MPI_Finalize, first: the progress service
 void clampi_msg_ucx_progress(void); /* the worker's progress and queued acknowledgements */
 void clampi_msg_ucx_fini(void);     /* MPI_Finalize: endpoints closed, worker destroyed */
 ucp_worker_h clampi_msg_worker(void);
-struct clampi_ucx_poller *clampi_msg_poller(void); /* the worker's (backends/ucx/service.h) */
+struct clampi_ucx_poller *clampi_msg_poller(void); /* the worker's (services/ucx/service.h) */
 int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t bytes); /* r->sync: ssend */
 void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r);                                 /* a matched receive */
 void clampi_msg_ucx_free(clampi_msg *m); /* an arrived message never received */

@@ -5,7 +5,7 @@
  * MPICH has no progress hook: inside any other MPI call (MPI_Barrier after a CMPIX_Isend,
  * MPICH's scancel2) nothing would progress clampi's worker, and a peer's receive that needs
  * this side (rendezvous) would hang. The process's UCX progress service
- * (backends/ucx/service.h, shared with the RMA windows) does it there: one thread that
+ * (services/ucx/service.h, shared with the RMA windows) does it there: one thread that
  * progresses the worker while events arrive and sleeps on its event fd otherwise. It only
  * runs UCX (and the AM handler and UCX callbacks with it); MPI_Grequest_complete stays with
  * the application's threads (progress.c). Built only with UCX. */
@@ -15,8 +15,8 @@
 #include <unistd.h>
 #include <string.h>
 
-#include "backends/ucx/context.h"
-#include "backends/ucx/service.h"
+#include "services/ucx/context.h"
+#include "services/ucx/service.h"
 #include "common/options.h"
 #include "common/progress_hook.h"
 #include "msg/msg.h"
@@ -28,7 +28,7 @@ static void flush_acks(void); /* synchronous sends' acknowledgements, outside UC
 
 /* ---- progress on MPICH: a client of the UCX progress service ------------------------- */
 /* Without Open MPI's progress hook nothing drives clampi's worker while the program waits
- * in another MPI call: the process's UCX progress service (backends/ucx/service.h) does,
+ * in another MPI call: the process's UCX progress service (services/ucx/service.h) does,
  * sleeping on the worker's event fd when nothing arrives. It only progresses the worker
  * (the worker is UCS_THREAD_MODE_MULTI); requests are completed with MPI by the
  * application's next MPI call (clampi_msg_progress). */

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "coll/coll_internal.h"
+#include "services/heap.h"
 #include "common/options.h"
 #include "common/progress_hook.h"
 #include "pmpi/straight.h"
@@ -816,7 +817,7 @@ void clampi_pmpi_after_init(void) {
     int provided = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&provided);
     thread_multiple = provided == MPI_THREAD_MULTIPLE;
-    if (active && clampi_coll_options_get()->shmem_alloc) clampi_coll_heap_ensure(0);
+    if (active && clampi_heap_alloc_enabled()) clampi_heap_ensure(0);
     clampi_pm_after_init(); /* CLAMPI_MATCH: MPI_COMM_WORLD on clampi's matching (match_comm.c) */
 }
 
@@ -833,18 +834,18 @@ CLAMPI_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provi
 }
 
 CLAMPI_API int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
-    if (active && baseptr && clampi_coll_heap_ready()) {
+    if (active && baseptr && clampi_heap_ready()) {
         int handled = 0;
-        int rc = clampi_coll_alloc_mem(size, info, baseptr, &handled);
+        int rc = clampi_heap_alloc_mem(size, info, baseptr, &handled);
         if (rc == MPI_SUCCESS && handled) return rc;
     }
     return PMPI_Alloc_mem(size, info, baseptr);
 }
 
 CLAMPI_API int MPI_Free_mem(void *base) {
-    if (active && clampi_coll_heap_ready()) {
+    if (active && clampi_heap_ready()) {
         int handled = 0;
-        int rc = clampi_coll_free_mem(base, &handled);
+        int rc = clampi_heap_free_mem(base, &handled);
         if (handled) {
             if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(MPI_COMM_WORLD, rc);
             return rc;

@@ -7,10 +7,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "backends/ucx/context.h"
+#include "services/ucx/context.h"
 #include "backends/ucx/intrinsic.h"
 #include "clampi/rmax.h"
-#include "coll/coll_internal.h"
+#include "services/heap.h"
 #include "rma/errors.h"
 #include "rmax/family.h"
 #include "rmax/mh_format.h"
@@ -149,8 +149,8 @@ int CMPIX_Memhandle_create(void *base, MPI_Aint size, CMPI_Win win, void *memhan
         /* Memory from CMPI_Alloc_mem (the node-shared heap): same-node peers map it already. */
         int32_t seg;
         uint64_t off;
-        if (size > 0 && clampi_coll_heap_locate(base, (size_t)size, &seg, &off))
-            f.heap_id = clampi_coll_heap_id(), f.heap_seg = (uint32_t)seg, f.heap_off = off;
+        if (size > 0 && clampi_heap_locate(base, (size_t)size, &seg, &off))
+            f.heap_id = clampi_heap_id(), f.heap_seg = (uint32_t)seg, f.heap_off = off;
         int len = clampi_mh_encode(&f, memhandle, CMPIX_MAX_MEMHANDLE_SIZE);
         if (len < 0) {
             release_slot(ctx, t, s);
@@ -269,8 +269,8 @@ int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int targ
     else if (ucp_rkey_ptr(m->gen_rkey, f.gen_addr, &gp) == UCS_OK)
         m->gen_ptr = gp;
     /* Zero copy: the region is in a node-shared heap this process maps too. */
-    if (f.heap_id && f.heap_id == clampi_coll_heap_id())
-        m->direct = (unsigned char *)clampi_coll_heap_addr((int32_t)f.heap_seg, f.heap_off);
+    if (f.heap_id && f.heap_id == clampi_heap_id())
+        m->direct = (unsigned char *)clampi_heap_addr((int32_t)f.heap_seg, f.heap_off);
     int rc = clampi_mh_window_create(parent, m, &opts, newwin);
     if (rc != MPI_SUCCESS) {
         ucp_rkey_destroy(m->rkey);

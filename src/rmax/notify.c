@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/ucx/context.h"
+#include "services/ucx/context.h"
 #include "backends/ucx/ucx_win.h"
 #include "clampi/rmax.h"
 #include "rma/errors.h"
@@ -23,7 +23,7 @@
 #include "common/greq.h"
 #include "rmax/ucx_access.h"
 
-#define CLAMPI_RMAX_AM_NOTIFY 0x6e6f /* UCX AM id ("no"): announced in /work/wt/COORD_UCX.md */
+#define CLAMPI_RMAX_AM_NOTIFY 0x6e6f /* UCX AM id ("no"): distinct from the message layer's ids */
 #define QUEUE 64                     /* origins remembered per id for MPI_SOURCE */
 
 typedef struct notify_req {

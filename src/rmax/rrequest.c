@@ -12,7 +12,7 @@
 #include "rma/errors.h"
 #include "rmax/ucx_parts.h"
 #if CLAMPI_HAVE_UCX
-#include "backends/ucx/context.h"
+#include "services/ucx/context.h"
 #include "rmax/ucx_access.h"
 
 typedef struct rr_ctx {

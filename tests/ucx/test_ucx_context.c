@@ -1,7 +1,7 @@
 /* The shared UCX context: every rank connects a worker to all ranks, puts its rank into
  * every other rank's registered buffer with UCX, and checks what arrived. */
 #define CLAMPI_TEST_USES_MPI
-#include "backends/ucx/context.h"
+#include "services/ucx/context.h"
 #include "check.h"
 
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* The service's and the application's turns on a worker (clampi_ucx_poller,
- * backends/ucx/service.h), without a worker or MPI. This executable defines
+ * services/ucx/service.h), without a worker or MPI. This executable defines
  * ucp_worker_progress itself (the static library's calls bind to it ahead of libucp): it
  * records the poller's marks during each call.
  *  - while an application thread is inside the worker's progress (busy), the service never
@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "backends/ucx/service.h"
+#include "services/ucx/service.h"
 #include "check.h"
 
 static clampi_ucx_poller p;

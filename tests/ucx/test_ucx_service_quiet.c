@@ -1,5 +1,5 @@
 /* The UCX progress service keeps away from a window's process worker while an application
- * thread drives it (clampi_ucx_poller, backends/ucx/service.h), and takes over when the
+ * thread drives it (clampi_ucx_poller, services/ucx/service.h), and takes over when the
  * application stops. UCX's worker lock is a spinlock: a service thread progressing the
  * worker the application waits on took the waiter's core and lock when threads outnumbered
  * cores (MPICH's large_acc_flush_local under the preload: 46 % of the origin's time in

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "backends/access.h"
-#include "backends/ucx/context.h"
+#include "services/ucx/context.h"
 #include "backends/ucx/intrinsic.h"
 #include "backends/ucx/memhandle.h"
 #include "backends/ucx/target.h"

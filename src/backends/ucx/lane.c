@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/ucx/context.h"
+#include "services/ucx/context.h"
 #include "backends/ucx/ucx_win.h"
 
 int clampi_ucx_lane_init(clampi_ucx_win *u, clampi_ucx_lane *l, ucs_thread_mode_t mode, int is_thread) {

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "backends/access.h"
-#include "backends/ucx/context.h"
+#include "services/ucx/context.h"
 #include "backends/ucx/target.h"
 #include "backends/ucx/ucx_win.h"
 #include "common/greq.h"

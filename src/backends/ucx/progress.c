@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backends/ucx/service.h"
+#include "services/ucx/service.h"
 #include "backends/ucx/ucx_win.h"
 
 int clampi_ucx_needs_progress_thread(clampi_ucx_win *u) {
@@ -59,7 +59,7 @@ static unsigned progress_thread_lanes(clampi_ucx_win *u) {
     return n;
 }
 
-/* The window as a client of the UCX progress service (backends/ucx/service.h). */
+/* The window as a client of the UCX progress service (services/ucx/service.h). */
 static unsigned window_progress(void *arg) {
     clampi_ucx_win *u = arg;
     clampi_ucx_poller *p = &u->main.poller;

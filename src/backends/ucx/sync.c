@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/ucx/context.h"
+#include "services/ucx/context.h"
 #include "backends/ucx/ucx_win.h"
 #include "common/options.h"
 

@@ -1,7 +1,7 @@
 /* Target resolution for the UCX window variants (target.h). */
 #include "backends/ucx/target.h"
 
-#include "backends/ucx/context.h"
+#include "services/ucx/context.h"
 #include "backends/ucx/intrinsic.h"
 #include "backends/ucx/memhandle.h"
 #include "backends/ucx/ucx_win.h"

@@ -25,7 +25,7 @@
 
 #include "clampi/rma.h"
 #include "backends/backend.h"
-#include "backends/ucx/service.h"
+#include "services/ucx/service.h"
 
 #define CLAMPI_UCX_EXCL (1ull << 32) /* lock word: exclusive holder bit; low 32 bits: readers */
 #define CLAMPI_UCX_REGIONS_FIRST 32  /* dynamic windows: first region table size (it doubles) */

@@ -1,8 +1,11 @@
-/* The node-wide shared heap: one MPI_Win_allocate_shared window over MPI_COMM_WORLD's
- * node communicator, one segment per process, each managed by an arena (arena.c) that
- * only its owner allocates from. CMPI_Alloc_mem / CMPI_Free_mem live here. */
-#include "coll/coll_internal.h"
+/* The node-shared heap (services/heap.h). */
+#include "services/heap.h"
+
+#include <clampi/coll.h>
+
+#include "coll/engine/arena.h"
 #include "common/errors.h"
+#include "common/options.h"
 #include "numa/numa_internal.h"
 #include "topo/node.h"
 
@@ -29,18 +32,31 @@ static struct {
 static int self_keyval = MPI_KEYVAL_INVALID;
 
 static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra) {
-    clampi_coll_heap_teardown();
+    clampi_heap_teardown();
     return MPI_SUCCESS;
 }
 
-int clampi_coll_heap_ready(void) { return heap.ready; }
-uint64_t clampi_coll_heap_id(void) { return heap.ready ? heap.id : 0; }
-MPI_Comm clampi_coll_heap_comm(void) { return heap.node; }
-unsigned long clampi_coll_heap_fallbacks(void) { return heap.fallbacks; }
+/* The heap's options, read once through the options table. */
+static size_t heap_size(void) {
+    static size_t bytes;
+    if (!bytes) bytes = (size_t)clampi_opt_process(CLAMPI_OPT_HEAP_SIZE).u;
+    return bytes;
+}
 
-int clampi_coll_heap_ensure(size_t bytes) {
+int clampi_heap_alloc_enabled(void) {
+    static int on = -1;
+    if (on < 0) on = (int)clampi_opt_process(CLAMPI_OPT_SHMEM_ALLOC).u;
+    return on;
+}
+
+int clampi_heap_ready(void) { return heap.ready; }
+uint64_t clampi_heap_id(void) { return heap.ready ? heap.id : 0; }
+MPI_Comm clampi_heap_comm(void) { return heap.node; }
+unsigned long clampi_heap_fallbacks(void) { return heap.fallbacks; }
+
+int clampi_heap_ensure(size_t bytes) {
     if (heap.ready) return MPI_SUCCESS;
-    if (bytes == 0) bytes = clampi_coll_options_get()->heap_size;
+    if (bytes == 0) bytes = heap_size();
     bytes = (bytes + 4095) & ~(size_t)4095;
     int err = clampi_node_split(MPI_COMM_WORLD, &heap.node);
     if (err != MPI_SUCCESS) return err;
@@ -86,7 +102,7 @@ int clampi_coll_heap_ensure(size_t bytes) {
     return MPI_SUCCESS;
 }
 
-void clampi_coll_heap_teardown(void) {
+void clampi_heap_teardown(void) {
     if (!heap.ready) return;
     heap.ready = 0;
     PMPI_Win_free(&heap.win);
@@ -98,7 +114,7 @@ void clampi_coll_heap_teardown(void) {
     memset(&heap.arena, 0, sizeof heap.arena);
 }
 
-int clampi_coll_heap_locate(const void *p, size_t n, int32_t *seg, uint64_t *off) {
+int clampi_heap_locate(const void *p, size_t n, int32_t *seg, uint64_t *off) {
     if (!heap.ready || p == NULL) return 0;
     const char *c = p;
     /* own segment first: the common case */
@@ -114,13 +130,13 @@ int clampi_coll_heap_locate(const void *p, size_t n, int32_t *seg, uint64_t *off
     return 0;
 }
 
-char *clampi_coll_heap_addr(int32_t seg, uint64_t off) { return heap.seg_base[seg] + off; }
+char *clampi_heap_addr(int32_t seg, uint64_t off) { return heap.seg_base[seg] + off; }
 
-int clampi_coll_alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr, int *handled) {
+int clampi_heap_alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr, int *handled) {
     *handled = 0;
-    if (!clampi_coll_options_get()->shmem_alloc || size < 0) return MPI_SUCCESS;
+    if (!clampi_heap_alloc_enabled() || size < 0) return MPI_SUCCESS;
     if (!heap.ready) {
-        int err = clampi_coll_heap_ensure(0);
+        int err = clampi_heap_ensure(0);
         if (err != MPI_SUCCESS) return MPI_SUCCESS; /* no heap: the caller falls back to MPI_Alloc_mem */
     }
     pthread_mutex_lock(&heap.lock);
@@ -135,7 +151,7 @@ int clampi_coll_alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr, int *hand
     return MPI_SUCCESS;
 }
 
-int clampi_coll_free_mem(void *base, int *handled) {
+int clampi_heap_free_mem(void *base, int *handled) {
     *handled = 0;
     if (!heap.ready || base == NULL) return MPI_SUCCESS;
     const char *c = base;
@@ -149,7 +165,7 @@ int clampi_coll_free_mem(void *base, int *handled) {
     }
     int32_t seg;
     uint64_t off;
-    if (clampi_coll_heap_locate(base, 1, &seg, &off)) {
+    if (clampi_heap_locate(base, 1, &seg, &off)) {
         *handled = 1; /* another process's heap memory: not ours to free */
         return MPI_ERR_ARG;
     }
@@ -164,7 +180,7 @@ CLAMPI_API int CMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
         return err;
     }
     int handled;
-    int err = clampi_coll_alloc_mem(size, info, baseptr, &handled);
+    int err = clampi_heap_alloc_mem(size, info, baseptr, &handled);
     if (err == MPI_SUCCESS && !handled) err = PMPI_Alloc_mem(size, info, baseptr);
     if (err != MPI_SUCCESS) clampi_raise_mpi(MPI_COMM_WORLD, err);
     return err;
@@ -172,7 +188,7 @@ CLAMPI_API int CMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
 
 CLAMPI_API int CMPI_Free_mem(void *base) {
     int handled;
-    int err = clampi_coll_free_mem(base, &handled);
+    int err = clampi_heap_free_mem(base, &handled);
     if (err == MPI_SUCCESS && !handled) err = PMPI_Free_mem(base);
     if (err != MPI_SUCCESS) clampi_raise_mpi(MPI_COMM_WORLD, err);
     return err;
@@ -183,7 +199,7 @@ CLAMPI_API int CMPIX_Heap_init(MPI_Aint bytes_per_process) {
         clampi_raise_mpi(MPI_COMM_WORLD, MPI_ERR_SIZE);
         return MPI_ERR_SIZE;
     }
-    int err = clampi_coll_heap_ensure((size_t)bytes_per_process);
+    int err = clampi_heap_ensure((size_t)bytes_per_process);
     if (err != MPI_SUCCESS) clampi_raise_mpi(MPI_COMM_WORLD, err);
     return err;
 }
@@ -194,13 +210,13 @@ CLAMPI_API int CMPIX_Heap_info_get(CMPIX_Heap_info *info) {
         return MPI_ERR_ARG;
     }
     memset(info, 0, sizeof *info);
-    int err = clampi_coll_heap_ensure(0);
+    int err = clampi_heap_ensure(0);
     if (err != MPI_SUCCESS) {
         clampi_raise_mpi(MPI_COMM_WORLD, err);
         return err;
     }
     pthread_mutex_lock(&heap.lock);
-    info->enabled = clampi_coll_options_get()->shmem_alloc;
+    info->enabled = clampi_heap_alloc_enabled();
     info->capacity = heap.arena.size;
     info->in_use = heap.arena.in_use;
     info->largest_free = clampi_coll_arena_largest_free(&heap.arena);

@@ -1,5 +1,5 @@
 /* Process-wide UCX context shared by every clampi part that drives UCX (see context.h). */
-#include "backends/ucx/context.h"
+#include "services/ucx/context.h"
 
 #include <pthread.h>
 #include <stdint.h>

@@ -6,19 +6,16 @@
  * an attribute delete callback on MPI_COMM_SELF, which MPI runs first thing in MPI_Finalize);
  * every worker/endpoint a part creates must be gone by then (parts free theirs when their
  * windows/communicators are freed, which MPI requires to happen before MPI_Finalize).
- *
- * API changes are append-only; each is recorded here and in /work/wt/COORD_UCX.md.
- * 2026-11-22 i9a: initial version (context, worker_create, connect, disconnect, wait).
- * 2026-11-22 i9a: + clampi_ucx_worker_address_exchange, clampi_ucx_status_to_mpi,
- *                  clampi_ucx_barrier. */
-#ifndef CLAMPI_BACKENDS_UCX_CONTEXT_H
-#define CLAMPI_BACKENDS_UCX_CONTEXT_H
+ * A shared service (src/services/): below the backends and the message layer, which both
+ * use it; it uses nothing above src/common/. */
+#ifndef CLAMPI_SERVICES_UCX_CONTEXT_H
+#define CLAMPI_SERVICES_UCX_CONTEXT_H
 
 #include <mpi.h>
 #include <stddef.h>
 #include <ucp/api/ucp.h>
 
-#include "backends/ucx/service.h"
+#include "services/ucx/service.h"
 
 /* Process-wide UCX context, created on first use (thread-safe, pthread_once), features
  * RMA | AMO32 | AMO64 | AM, mt_workers_shared = 1. Returns MPI_SUCCESS, or MPI_ERR_OTHER
@@ -29,8 +26,7 @@ int clampi_ucx_context(ucp_context_h *ctx);
  * SERIALIZED / MULTI). Destroy with ucp_worker_destroy. Returns an MPI error code. */
 int clampi_ucx_worker_create(ucs_thread_mode_t mode, ucp_worker_h *worker);
 
-/* 2026-11-23 i16: + clampi_ucx_worker_get / clampi_ucx_worker_put.
- * A worker like clampi_ucx_worker_create's, taken from a per-process pool of idle workers
+/* A worker like clampi_ucx_worker_create's, taken from a per-process pool of idle workers
  * when one with that thread mode is there; give it back with clampi_ucx_worker_put once
  * every endpoint on it is closed and nothing else uses it (no AM handler, not progressed
  * by anyone): the pool keeps up to 8, destroys the rest, and all at MPI_Finalize. */

@@ -8,8 +8,8 @@
  * eventfd for clampi_ucx_service_wake), so an arriving message wakes it within
  * microseconds and an idle process costs no CPU. The thread exists while at least one
  * client is registered. */
-#ifndef CLAMPI_BACKENDS_UCX_SERVICE_H
-#define CLAMPI_BACKENDS_UCX_SERVICE_H
+#ifndef CLAMPI_SERVICES_UCX_SERVICE_H
+#define CLAMPI_SERVICES_UCX_SERVICE_H
 
 #include <sched.h>
 #include <stdint.h>

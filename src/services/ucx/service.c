@@ -1,6 +1,6 @@
 /* The UCX progress service (see service.h). */
 #define _GNU_SOURCE
-#include "backends/ucx/service.h"
+#include "services/ucx/service.h"
 
 #include <errno.h>
 #include <mpi.h>
