@@ -8,6 +8,7 @@
 # bench/existing_figures.py sets every figure beside the committed run it was last
 # reported from, and writes OUT_DIR/summary.md.
 #   bench/existing_figures.sh BUILD_DIR OUT_DIR        (QUICK=1: fewer trials, a smoke run)
+# PARTS: which of "get preload coll apps" to run (all by default; bench/run_all.sh sets it).
 # Run it on a quiet machine: nothing else running.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,31 +25,41 @@ else np4=(); tcp=(-env UCX_TLS tcp); fi
 tcp_env=(env CLAMPI_SHM_DIRECT=0 UCX_TLS=tcp)
 if [ "$quick" = 1 ]; then ops=200; trials=2; pmpi_trials=1; coll_max=64K; app_trials=1
 else ops=2000; trials=5; pmpi_trials=5; coll_max=1M; app_trials=3; fi
+parts=" ${PARTS:-get preload coll apps} "
+want() { [[ "$parts" == *" $1 "* ]]; }
 step() { echo "== $* ($(date -u +%T))"; }
 {
   echo "commit $(git -C "$root" rev-parse --short HEAD) $flavor $(date -u +%FT%TZ) quick=$quick"
   uptime
 } >"$out/run.txt"
 
+if want get; then
 step "get cache: get_bench, shared memory and TCP"
 "$mpiexec" -n 2 "$build/bench/get_bench" --ops $ops --trials $trials --label "$flavor-shm" \
   --json "$out/get_bench-$flavor-shm.json" >"$out/get_bench-$flavor-shm.txt"
 "${tcp_env[@]}" "$mpiexec" -n 2 "${tcp[@]}" "$build/bench/get_bench" --ops $ops --trials $trials \
   --label "$flavor-tcp" --json "$out/get_bench-$flavor-tcp.json" >"$out/get_bench-$flavor-tcp.txt"
+fi
 
+if want preload; then
 step "the preload against plain MPI: pmpi_bench"
 OUT="$out/pmpi_bench-$flavor.json" "$root/bench/run_pmpi_bench.sh" "$build" $pmpi_trials >"$out/pmpi_bench-$flavor.txt"
+fi
 
+if want coll; then
 step "collectives at P = 2: coll_bench"
 "$mpiexec" -n 2 "$build/bench/coll/coll_bench" --max $coll_max --factor 2 --label "P=2 on $(nproc) cores" \
   --json "$out/coll-${flavor}_p2.json" >"$out/coll-${flavor}_p2.txt"
+fi
 
+if want apps; then
 step "LCC and Barnes-Hut, 4 ranks over TCP (the report's targets)"
 cfg=(--config uncached --config fixed --config adaptive)
 "${tcp_env[@]}" "$mpiexec" -n 4 "${np4[@]}" "${tcp[@]}" "$build/apps/lcc" --scale 11 --edgefactor 16 \
   --trials $app_trials "${cfg[@]}" --json "$out/lcc-tcp-np4.json" >"$out/lcc-tcp-np4.txt"
 "${tcp_env[@]}" "$mpiexec" -n 4 "${np4[@]}" "${tcp[@]}" "$build/apps/bh" --bodies-per-rank 128 --steps 2 \
   --theta 0.5 --trials $app_trials "${cfg[@]}" --json "$out/bh-tcp-np4.json" >"$out/bh-tcp-np4.txt"
+fi
 
 step "compare with the committed runs"
 python3 "$root/bench/existing_figures.py" "$out" "$flavor" | tee "$out/summary.md"

@@ -64,7 +64,8 @@ GENERATED = {
     "bench/rmaext/results/results.md",     # bench/rmaext/plot.py (and in any run directory below it)
     "bench/results/report/summary.md",     # bench/report/plot.py
     "bench/results/report-mpich/summary.md",
-    # and bench/results/existing-*/summary.md (bench/existing_figures.py), matched in main()
+    # and bench/results/existing-*/summary.md, bench/results/performance/*/summary.md
+    # (bench/existing_figures.py), matched in main()
 }
 OPT_OUT = "<!-- not a measurement -->"
 UNITS = (r"µs|us|ns|ms|s|sec|secs|seconds|x|×|%|instructions|instruction|instr|misses|"
@@ -329,7 +330,7 @@ def main():
                         for p in root.glob("bench/**/results/**/*.md"))
         # bench/existing_figures.py writes summary.md into each run directory
         files = [f for f in files if f not in GENERATED and not re.match(r"bench/rmaext/results/.+/results\.md$", f)
-                 and not re.match(r"bench/results/existing-[^/]+/summary\.md$", f)]
+                 and not re.match(r"bench/results/(existing-[^/]+|performance/[^/]+)/summary\.md$", f)]
     cache, errors = {}, []
     for rel in files:
         errors += check_file(root, rel, cache)

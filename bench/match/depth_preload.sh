@@ -9,13 +9,14 @@
 # S@W: CLAMPI_MATCH=S with CLAMPI_MATCH_HOT_BY=W; S/mpi: S on the MPI carrier, CLAMPI_MATCH_CARRIER=mpi),
 # TRANSPORT (shm|tcp), OUT_SUFFIX (appended to the results' names), FORM (blocking: MPI_Send/
 # MPI_Recv, the default; nonblocking: MPI_Isend/MPI_Irecv each completed by MPI_Wait).
-# Writes bench/match/results/depth_preload-<mpi>[-tcp].txt, .json and .png (plot_preload.py). 2 ranks.
+# Writes bench/match/results/depth_preload-<mpi>[-tcp].txt, .json and .png (plot_preload.py); OUT_DIR: elsewhere. 2 ranks.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 depth=${DEPTH:-1024}; iters=${ITERS:-20000}; trials=${TRIALS:-3}; kinds=${KINDS:-list lla hot lla+hot bins lla+hot@thread}
 form=0; [ "${FORM:-blocking}" = nonblocking ] && form=2
 . "$here/preload_net.sh"
-mkdir -p "$here/results"
+out_dir=${OUT_DIR:-$here/results}
+mkdir -p "$out_dir"
 run_one() {
   local mpi=$1 build; build=$(cd "$2" && pwd)
   local prog=$build/bench/match/match_pingpong pre=$build/src/libclampi_pmpi.so tmp; tmp=$(mktemp -d)
@@ -37,7 +38,7 @@ run_one() {
       fi
     done
   done
-  python3 - "$tmp" "$mpi" "$depth" "$iters" "$trials" "$here/results/depth_preload-$mpi${OUT_SUFFIX:-}$sfx" "$transport" $kinds <<'PY'
+  python3 - "$tmp" "$mpi" "$depth" "$iters" "$trials" "$out_dir/depth_preload-$mpi${OUT_SUFFIX:-}$sfx" "$transport" $kinds <<'PY'
 import sys, os, json, statistics, time, re
 tmp, mpi, depth, iters, trials, out, transport, kinds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6], sys.argv[7], sys.argv[8:]
 def vals(side):
@@ -58,7 +59,7 @@ json.dump({'bench': 'depth_preload', 'mpi': mpi, 'transport': transport, 'depth'
 PY
   rm -rf "$tmp"
   py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3   # Debian python3-matplotlib
-  $py "$here/plot_preload.py" "$here/results/depth_preload-$mpi${OUT_SUFFIX:-}$sfx.json"
+  $py "$here/plot_preload.py" "$out_dir/depth_preload-$mpi${OUT_SUFFIX:-}$sfx.json"
 }
 [ "${1:--}" != - ] && run_one openmpi "$1"
 [ "${2:--}" != - ] && run_one mpich "$2"
