@@ -46,7 +46,7 @@ def geomean(xs):
 def get_bench(out, mpi, rows):
     for tr in ("shm", "tcp"):
         now = load(os.path.join(out, f"get_bench-{mpi}-{tr}.json"))
-        ref_path, ref = first(f"bench/results/quiet-2026-11-27/get_bench-{mpi}-{tr}.json",
+        ref_path, ref = first(f"bench/results/quiet/get_bench-{mpi}-{tr}.json",
                               f"bench/results/get_bench-{mpi}-{tr}.json")
         if not now:
             continue
@@ -111,8 +111,9 @@ def coll(out, mpi, rows):
 def apps(out, mpi, rows):
     rep = "report" if mpi == "openmpi" else "report-mpich"
     for app, what in (("lcc", "LCC run"), ("bh", "Barnes-Hut force phase")):
-        now = load(os.path.join(out, f"{app}-tcp-np4.json"))
-        ref_path, ref = first(f"bench/results/{rep}/raw/{app}-tcp-np4.json")
+        np = 4 if os.path.exists(os.path.join(out, f"{app}-tcp-np4.json")) else 2
+        now = load(os.path.join(out, f"{app}-tcp-np{np}.json"))
+        ref_path, ref = first(f"bench/results/{rep}/raw/{app}-tcp-np{np}.json")
         if not now:
             continue
         refs = {r["config"]: r["speedup"] for r in (ref or {}).get("runs", [])}
@@ -120,7 +121,7 @@ def apps(out, mpi, rows):
             if r["config"] == "uncached":
                 continue
             b = refs.get(r["config"])
-            rows.append((f"{what}, 4 ranks, TCP: `{r['config']}` speed-up over uncached", fmt(b), fmt(r["speedup"]),
+            rows.append((f"{what}, {np} ranks, TCP: `{r['config']}` speed-up over uncached", fmt(b), fmt(r["speedup"]),
                          ratio(r["speedup"], b), ref_path or "none"))
 
 

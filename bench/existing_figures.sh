@@ -9,6 +9,8 @@
 # reported from, and writes OUT_DIR/summary.md.
 #   bench/existing_figures.sh BUILD_DIR OUT_DIR        (QUICK=1: fewer trials, a smoke run)
 # PARTS: which of "get preload coll apps" to run (all by default; bench/run_all.sh sets it).
+# APP_NP: ranks of LCC and Barnes-Hut (4; MPICH's passive-target RMA with more ranks than
+# cores spins for milliseconds per get, so bench/run_all.sh uses 2 there).
 # Run it on a quiet machine: nothing else running.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,6 +21,7 @@ quick=${QUICK:-0}
 mpiexec=$(grep '^MPIEXEC_EXECUTABLE:' "$build/CMakeCache.txt" | cut -d= -f2)
 flavor=openmpi; "$mpiexec" --version 2>&1 | grep -q -E "Open MPI|OpenRTE" || flavor=mpich
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+np=${APP_NP:-4}
 if [ $flavor = openmpi ]; then np4=(--oversubscribe); tcp=(--mca btl tcp,self --mca osc pt2pt)
 else np4=(); tcp=(-env UCX_TLS tcp); fi
 # as in bench/report/run.sh: TCP stands in for a network, so no same-node direct copy
@@ -53,12 +56,12 @@ step "collectives at P = 2: coll_bench"
 fi
 
 if want apps; then
-step "LCC and Barnes-Hut, 4 ranks over TCP (the report's targets)"
+step "LCC and Barnes-Hut, $np ranks over TCP (the report's targets)"
 cfg=(--config uncached --config fixed --config adaptive)
-"${tcp_env[@]}" "$mpiexec" -n 4 "${np4[@]}" "${tcp[@]}" "$build/apps/lcc" --scale 11 --edgefactor 16 \
-  --trials $app_trials "${cfg[@]}" --json "$out/lcc-tcp-np4.json" >"$out/lcc-tcp-np4.txt"
-"${tcp_env[@]}" "$mpiexec" -n 4 "${np4[@]}" "${tcp[@]}" "$build/apps/bh" --bodies-per-rank 128 --steps 2 \
-  --theta 0.5 --trials $app_trials "${cfg[@]}" --json "$out/bh-tcp-np4.json" >"$out/bh-tcp-np4.txt"
+"${tcp_env[@]}" "$mpiexec" -n $np "${np4[@]}" "${tcp[@]}" "$build/apps/lcc" --scale 11 --edgefactor 16 \
+  --trials $app_trials "${cfg[@]}" --json "$out/lcc-tcp-np$np.json" >"$out/lcc-tcp-np$np.txt"
+"${tcp_env[@]}" "$mpiexec" -n $np "${np4[@]}" "${tcp[@]}" "$build/apps/bh" --bodies-per-rank 128 --steps 2 \
+  --theta 0.5 --trials $app_trials "${cfg[@]}" --json "$out/bh-tcp-np$np.json" >"$out/bh-tcp-np$np.txt"
 fi
 
 step "compare with the committed runs"

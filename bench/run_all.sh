@@ -6,7 +6,7 @@
 #   get      the get cache against MPI's get, shared memory and TCP   (get_bench)
 #   preload  the preload against plain MPI: cost per get, hits        (pmpi_bench)
 #   coll     Morton-order collectives against MPI's, 2 ranks          (coll_bench)
-#   apps     LCC and Barnes-Hut, 4 ranks over TCP, cached vs uncached
+#   apps     LCC and Barnes-Hut over TCP (4 ranks; MPICH 2), cached vs uncached
 #   match    CLAMPI_MATCH ping-pong at depth 0 and 1,024 (Debian MPIs only: match/depth_preload.sh)
 #   cluster  the emulated nodes (root; bench/cluster/figures.sh)
 # Results are regenerated in place, named by what they measure:
@@ -33,6 +33,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   echo "cores: $(nproc)"
   echo "kernel: $(uname -r)"
   echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "parts: ${parts[*]}"
   echo "quick: ${QUICK:-0}"
 } >"$out/machine.txt"
 fig_parts=()
@@ -40,7 +41,8 @@ for p in "${parts[@]}"; do
   case $p in
     get | preload | coll | apps) fig_parts+=("$p") ;;
     match)
-      if [ "$mpiexec" != "$(command -v mpiexec.mpich)" ] && [ "$mpiexec" != "$(command -v mpirun.openmpi)" ]; then
+      case $(basename "$mpiexec") in mpiexec.mpich | mpiexec.openmpi | mpirun.openmpi) debian=1 ;; *) debian=0 ;; esac
+      if [ $debian = 0 ]; then
         echo "== match: skipped (bench/match/depth_preload.sh drives Debian's Open MPI and MPICH only)"
         continue
       fi
@@ -60,7 +62,9 @@ for p in "${parts[@]}"; do
   esac
 done
 if [ ${#fig_parts[@]} -gt 0 ]; then
-  PARTS="${fig_parts[*]}" "$root/bench/existing_figures.sh" "$build" "$out"
+  app_np=4; [ $flavor = mpich ] && app_np=2 # MPICH: passive-target RMA at 2 ranks (docs/platforms.md)
+  rm -f "$out"/lcc-tcp-np*.* "$out"/bh-tcp-np*.*
+  APP_NP=$app_np PARTS="${fig_parts[*]}" "$root/bench/existing_figures.sh" "$build" "$out"
 fi
 py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3 # Debian's python3-matplotlib for the plots
 $py "$root/bench/performance.py" "$root"
