@@ -100,9 +100,14 @@ def get_cache(doc, mpi):
         if not d:
             continue
         doc.add(f"#### {NAMES[mpi]}, {what}", "")
-        rows = [(r["pattern"], r["size"], f"{r['mpi_us']:.4f}", f"{r['clampi_us']:.4f}", f2(r["speedup"]))
-                for r in d["results"]]
-        doc.table(mpi, ["pattern", "bytes", "MPI get µs", "clampi get µs", "speed-up"], rows, [rel])
+        patterns = list(dict.fromkeys(r["pattern"] for r in d["results"]))
+        by = {(r["pattern"], r["size"]): r for r in d["results"]}
+        rows = []
+        for size in sorted({r["size"] for r in d["results"]}):
+            hit = by.get(("hit", size))
+            rows.append([size, f"{hit['mpi_us']:.4f}" if hit else "–"] +
+                        [f2(by[(p, size)]["speedup"]) if (p, size) in by else "–" for p in patterns])
+        doc.table(mpi, ["bytes", "MPI get µs"] + [f"`{p}` speed-up" for p in patterns], rows, [rel])
         series = {}
         for r in d["results"]:
             series.setdefault(r["pattern"], []).append((r["size"], r["speedup"]))
