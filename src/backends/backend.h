@@ -121,6 +121,13 @@ typedef struct clampi_backend_ops {
     void (*thread_stats)(clampi_bwin *b, struct CMPIX_Win_thread_stats *stats);
     /* Frees the backend's resources and b->win (collective). On failure the window stays usable. */
     int (*free)(clampi_bwin *b);
+    /* ---- duplicates (CMPIX_Win_dup: src/rmax/family.c); NULL: nothing to track --------------
+     * family_join: child becomes a duplicate of parent (both may switch tables);
+     * family_empty: parent has no duplicates left; family_free: parent's release frees what
+     * family_join kept. */
+    void (*family_join)(clampi_bwin *parent, clampi_bwin *child);
+    void (*family_empty)(clampi_bwin *parent);
+    void (*family_free)(clampi_bwin *parent);
 } clampi_backend_ops;
 
 /* The backends' tables (src/backends/mpi/ops.c, src/backends/ucx/sync.c). */

@@ -8,7 +8,6 @@
 #include "common/stats.h"
 #include "rma/options.h"
 #include "rma/stats.h"
-#include "backends/mpi/family.h"
 #include "rmax/ucx_parts.h"
 
 clampi_rmax *clampi_rmax_of(clampi_win *w) {
@@ -33,7 +32,7 @@ void clampi_rmax_link(clampi_win *parent, clampi_win *child, int kind, CMPI_Win 
     if (p->nchildren++ == 0) p->parent_elide = parent->elide_flushes;
     parent->elide_flushes = CLAMPI_ELIDE_NEVER;
     child->elide_flushes = CLAMPI_ELIDE_NEVER;
-    clampi_mpi_family_join(&parent->b, &child->b);
+    if (parent->b.ops->family_join) parent->b.ops->family_join(&parent->b, &child->b);
 }
 
 static void unlink_child(clampi_win *child) {
@@ -46,7 +45,7 @@ static void unlink_child(clampi_win *child) {
         p->children = c->next;
     if (c->next) c->next->rmax->prev = c->prev;
     if (--p->nchildren == 0) parent->elide_flushes = p->parent_elide;
-    if (p->nchildren == 0) clampi_mpi_family_empty(&parent->b);
+    if (p->nchildren == 0 && parent->b.ops->family_empty) parent->b.ops->family_empty(&parent->b);
 }
 
 /* Frees a child: local; nothing of the parent's is released. */
@@ -78,7 +77,7 @@ int clampi_rmax_on_free(clampi_win *w, CMPI_Win *handle) {
 void clampi_rmax_release(clampi_win *w) {
     if (!w->rmax) return;
     if (w->rmax->mht) clampi_mh_table_destroy(w);
-    if (w->rmax->kind == CLAMPI_RMAX_PARENT) clampi_mpi_family_free(&w->b);
+    if (w->rmax->kind == CLAMPI_RMAX_PARENT && w->b.ops && w->b.ops->family_free) w->b.ops->family_free(&w->b);
     free(w->rmax);
     w->rmax = NULL;
 }

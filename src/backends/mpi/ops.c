@@ -1,4 +1,5 @@
 /* The MPI backend: every op is the PMPI_ call on the window's MPI window. */
+#include "backends/mpi/family.h"
 #include "backends/backend.h"
 
 static int mpi_get(clampi_bwin *w, void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt) {
@@ -86,4 +87,7 @@ const clampi_backend_ops clampi_backend_mpi = {
     .detach = mpi_detach,
     .free = mpi_free,
     .test = mpi_test,
+    .family_join = clampi_mpi_family_join,
+    .family_empty = clampi_mpi_family_empty,
+    .family_free = clampi_mpi_family_free,
 };
