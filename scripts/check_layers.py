@@ -18,7 +18,9 @@ Layers, highest first (a file may include its own layer and any lower one):
   3 services                     shared services: the UCX runtime, the node-shared heap
   2 common, topo                 options, stats, errors, PMPI shim, topology
   1 cache, match, locality, numa, coll/engine   MPI-free engines
-Public headers (clampi/...) may be included from anywhere.
+Public headers (clampi/...) may be included from anywhere. A header named *_internal.h
+is its folder's own: only files in that folder (or below it) may include it; other layers
+use the folder's interface header (msg/msg.h, coll/coll.h, ...).
 
 KNOWN lists arrows that exist today and are scheduled to go (each printed on every run);
 a new arrow fails, and so does a KNOWN arrow that no longer exists (remove it from the list).
@@ -128,7 +130,11 @@ def main():
             m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
             if not m or m.group(1).startswith("clampi/"):
                 continue
-            r_to = rank(m.group(1))
+            inc = m.group(1)
+            if inc.endswith("_internal.h") and not (folder == str(pathlib.PurePath(inc).parent) or folder.startswith(str(pathlib.PurePath(inc).parent) + "/")):
+                new.append(f"src/{rel}:{lineno}: includes {inc}, another folder's internal header")
+                continue
+            r_to = rank(inc)
             if r_from is None or r_to is None or r_to <= r_from:
                 continue
             if (folder, m.group(1)) in KNOWN:
@@ -141,7 +147,7 @@ def main():
         print(f"known upward arrow (to remove): src/{folder} -> {header}")
     for n in new:
         print(n)
-    print(f"check_layers: {len(new)} new upward arrows, {len(seen)} known")
+    print(f"check_layers: {len(new)} new upward arrows or internal includes, {len(seen)} known")
     return 1 if new else 0
 
 

@@ -1,5 +1,5 @@
-/* clampi collectives: internal interface shared by the src/coll sources and the entry points a
- * transparent (PMPI) preload will call. Not installed. */
+/* clampi collectives: the interface the src/coll sources share (other layers: coll/coll.h).
+ * Not installed. */
 #ifndef CLAMPI_COLL_INTERNAL_H
 #define CLAMPI_COLL_INTERNAL_H
 
@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "coll/coll.h"
 #include "coll/engine/arena.h"
 #include "coll/engine/morton.h"
 #include "services/heap.h"
@@ -130,13 +131,6 @@ static inline void clampi_coll_relax(unsigned *polls, unsigned budget) {
 int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes);
 
 /* ---- collectives (collectives.c) ------------------------------------------------- */
-/* Entry points for CMPI_* and the preload: *handled = 0 means nothing was done and the
- * caller must call the MPI library's collective (all ranks agree on it). */
-int clampi_coll_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                         MPI_Datatype recvtype, MPI_Comm comm, CMPIX_Coll_algo algo, int *handled);
-int clampi_coll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                          MPI_Datatype recvtype, MPI_Comm comm, CMPIX_Coll_algo algo, int *handled);
-
 /* Contiguity of a datatype for the shared path: 1 if count elements are size*count
  * contiguous bytes starting at the buffer address. */
 int clampi_coll_type_contiguous(MPI_Datatype t);
@@ -172,8 +166,5 @@ int clampi_coll_hier_run(struct clampi_coll_hier *h, int kind, const void *sendb
 
 /* Path counters (collectives.c). */
 extern CMPIX_Coll_stats clampi_coll_stats;
-/* One machine-readable line "clampi: coll rank=R direct=.. staged=.. delegated=.. heap_fallbacks=.."
- * (the preload prints it at MPI_Finalize when CLAMPI_STATS is set). */
-void clampi_coll_stats_print(void);
 
 #endif

@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "numa/numa_internal.h"
+#include "numa/first_touch.h"
 
 /* One header page in front of the memory: the mapping's length, to free it. */
 #define NUMA_MAGIC 0x636c616d70694e55ull /* "clampiNU" */

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/coll_internal.h"
+#include "coll/coll.h"
 #include "services/heap.h"
 #include "common/options.h"
 #include "common/progress_hook.h"
@@ -864,7 +864,7 @@ CLAMPI_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
                                       &handled);
         if (handled) return rc;
     }
-    return clampi_carrier_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return clampi_pm_alltoall_unblocked(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 CLAMPI_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
@@ -875,7 +875,7 @@ CLAMPI_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype se
                                        CMPIX_COLL_AUTO, &handled);
         if (handled) return rc;
     }
-    return clampi_carrier_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return clampi_pm_allgather_unblocked(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 /* ---- finalize ------------------------------------------------------------------------ */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numa/numa_internal.h"
+#include "numa/first_touch.h"
 #include "common/stats.h"
 #include "rma/errors.h"
 #include "rma/stats.h"

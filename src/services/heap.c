@@ -6,7 +6,7 @@
 #include "coll/engine/arena.h"
 #include "common/errors.h"
 #include "common/options.h"
-#include "numa/numa_internal.h"
+#include "numa/first_touch.h"
 #include "topo/node.h"
 
 #include <pthread.h>

@@ -1,6 +1,6 @@
-/* Internal to libclampi: first touch of a process's own part of node-shared memory. */
-#ifndef CLAMPI_NUMA_INTERNAL_H
-#define CLAMPI_NUMA_INTERNAL_H
+/* Not installed (used inside libclampi): first touch of a process's own part of node-shared memory. */
+#ifndef CLAMPI_NUMA_FIRST_TOUCH_H
+#define CLAMPI_NUMA_FIRST_TOUCH_H
 #include <stddef.h>
 
 /* Touches every page of [base, base+size) from the calling thread (reading and writing

@@ -1,0 +1,19 @@
+/* clampi collectives: what the layers above (the preload) call. The rest of the collectives'
+ * interface is coll/coll_internal.h, for the src/coll sources only. */
+#ifndef CLAMPI_COLL_COLL_H
+#define CLAMPI_COLL_COLL_H
+#include <clampi/coll.h>
+#include <mpi.h>
+
+/* Entry points for CMPI_* and the preload: *handled = 0 means nothing was done and the
+ * caller must call the MPI library's collective (all ranks agree on it). */
+int clampi_coll_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm, CMPIX_Coll_algo algo, int *handled);
+int clampi_coll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm, CMPIX_Coll_algo algo, int *handled);
+
+/* One machine-readable line "clampi: coll rank=R direct=.. staged=.. delegated=.. heap_fallbacks=.."
+ * (the preload prints it at MPI_Finalize when CLAMPI_STATS is set). */
+void clampi_coll_stats_print(void);
+
+#endif
