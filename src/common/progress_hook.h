@@ -20,7 +20,7 @@ void clampi_progress_hook_remove(clampi_progress_fn fn);
 /* clampi's own waits that spin outside MPI (the shared-memory collectives) call clampi_idle
  * between polls once they yield, so that the message layer can take messages meanwhile: on
  * the MPI carrier a peer's large send to a receive in clampi's queue completes only when
- * this process takes it (src/msg/carrier.c). One callback (NULL: none). */
+ * this process takes it (src/msg/carrier_mpi.c). One callback (NULL: none). */
 extern clampi_progress_fn clampi_idle_hook;
 static inline void clampi_idle(void) {
     clampi_progress_fn f = __atomic_load_n(&clampi_idle_hook, __ATOMIC_ACQUIRE);

@@ -33,16 +33,18 @@
  * calls never block inside MPI; they test and pull. A blocking MPI call clampi does not
  * intercept (a collective) does not pull: see docs/matching.md. */
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clampi/match.h"
 #include "common/options.h"
 #include "common/progress_hook.h"
-#include "msg/msg.h"
+#include "msg/msg_internal.h"
 
 #define MAX_CARRIERS 256
-#define PULL_BATCH 64 /* messages taken from MPI per communicator per progress */
-#define NATIVE_SLOTS CLAMPI_CARRIER_NATIVE_SLOTS
+#define PULL_BATCH 64     /* messages taken from MPI per communicator per progress */
+#define NATIVE_SLOTS 4096 /* the set of MPI's receives: at most half full */
 
 static pthread_mutex_t carriers_lock = PTHREAD_MUTEX_INITIALIZER;
 static clampi_mcomm *carriers[MAX_CARRIERS];
@@ -74,6 +76,13 @@ static void native_release(void) {
     if (native_threads) pthread_mutex_unlock(&native_lock);
 }
 
+/* Room in MPI's own queue for one more of mc's nonblocking receives: fewer than native_max
+ * of them there, and the set of tracked handles stays at most half full. */
+static inline int clampi_carrier_native_room(const clampi_mcomm *mc) {
+    return (unsigned)atomic_load_explicit(&mc->native_live, memory_order_relaxed) <
+               atomic_load_explicit(&mc->native_max, memory_order_relaxed) &&
+           atomic_load_explicit(&clampi_carrier_n.nnative, memory_order_relaxed) < NATIVE_SLOTS / 2 - 64;
+}
 static unsigned slot_of(MPI_Request h) { return (unsigned)(clampi_msg_handle_mix(h) >> 40) & (NATIVE_SLOTS - 1); }
 
 /* The counts change only under native_lock (or in the one thread that uses the set), so
@@ -82,7 +91,7 @@ static void count_add(_Atomic int *c, int d) {
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + d, memory_order_relaxed);
 }
 
-void clampi_carrier_track(MPI_Request h, clampi_mcomm *mc) {
+static void clampi_carrier_track(MPI_Request h, clampi_mcomm *mc) {
     native_acquire();
     /* a few threads may pass clampi_carrier_native_room at once */
     if (atomic_load_explicit(&clampi_carrier_n.nnative, memory_order_relaxed) < NATIVE_SLOTS / 2) {
@@ -201,7 +210,13 @@ void clampi_carrier_forget(MPI_Request req) {
 static int wire_keyval = MPI_KEYVAL_INVALID;
 static MPI_Errhandler wire_errhandler = MPI_ERRHANDLER_NULL;
 
-_Thread_local CLAMPI_MSG_TLS int clampi_wire_code;
+/* The code the wire's error handler saw during the last wrapped call on the wire, or 0. MPICH
+ * 5 returns MPI_SUCCESS from a call whose error went to a user-defined handler (the wire's,
+ * which passes it to the program's communicator): CLAMPI_WIRE returns the code instead, as
+ * plain MPI under MPI_ERRORS_RETURN does. */
+static _Thread_local CLAMPI_MSG_TLS int clampi_wire_code;
+static inline int clampi_wire_rc(int err) { return err != MPI_SUCCESS ? err : clampi_wire_code; }
+#define CLAMPI_WIRE(call) (clampi_wire_code = 0, clampi_wire_rc(call))
 
 static void wire_error(MPI_Comm *wire, int *code, ...) {
     clampi_wire_code = *code;
@@ -214,7 +229,7 @@ static void wire_error(MPI_Comm *wire, int *code, ...) {
 }
 
 /* ---- enable / disable --------------------------------------------------------------- */
-int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_base, unsigned native_cap) {
+static int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_base, unsigned native_cap) {
     int provided = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&provided);
     mc->threaded = provided == MPI_THREAD_MULTIPLE;
@@ -285,7 +300,7 @@ void clampi_carrier_release(void) {
     pthread_mutex_unlock(&carriers_lock);
 }
 
-void clampi_carrier_disable(clampi_mcomm *mc) {
+static void clampi_carrier_disable(clampi_mcomm *mc) {
     pthread_mutex_lock(&carriers_lock); /* progress iterates under it: mc is out of reach after */
     int n = atomic_load(&clampi_carrier_n.ncarriers);
     for (int i = 0; i < n; i++)
@@ -317,7 +332,7 @@ static void drop(MPI_Message *wire, size_t n);
 /* Messages still in MPI's queue could only be received through the freed communicator:
  * dropped first (MPICH 5 refuses to free a communicator that holds any), and a refusal
  * returns instead of aborting the program. */
-void clampi_carrier_wire_free(clampi_mcomm *mc) {
+static void clampi_carrier_wire_free(clampi_mcomm *mc) {
     if (mc->wire == MPI_COMM_NULL) return;
     for (;;) {
         int flag = 0;
@@ -356,7 +371,7 @@ void clampi_carrier_discard(clampi_msg *m) {
     clampi_pool_put(CLAMPI_POOL_MSG, m);
 }
 
-void clampi_carrier_mrecv(clampi_mreq *r, clampi_msg *m) {
+static void clampi_carrier_mrecv(clampi_mreq *r, clampi_msg *m) {
     size_t total = m->hdr.bytes;
     MPI_Message wire = m->wire;
     r->source = m->hdr.source;
@@ -512,9 +527,38 @@ int clampi_carrier_spin(MPI_Request *q, MPI_Status *status) {
     }
 }
 
+int clampi_msg_mpi_send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, int mode,
+                        MPI_Request *request) {
+    if (request || !clampi_carrier_pending()) switch (mode) {
+        case CLAMPI_SEND_SYNC:
+            return request ? PMPI_Issend(buf, count, type, dest, tag, comm, request)
+                           : PMPI_Ssend(buf, count, type, dest, tag, comm);
+        case CLAMPI_SEND_READY:
+            return request ? PMPI_Irsend(buf, count, type, dest, tag, comm, request)
+                           : PMPI_Rsend(buf, count, type, dest, tag, comm);
+        default:
+            return request ? PMPI_Isend(buf, count, type, dest, tag, comm, request)
+                           : PMPI_Send(buf, count, type, dest, tag, comm);
+        }
+    MPI_Request q;
+    int err = mode == CLAMPI_SEND_SYNC    ? PMPI_Issend(buf, count, type, dest, tag, comm, &q)
+              : mode == CLAMPI_SEND_READY ? PMPI_Irsend(buf, count, type, dest, tag, comm, &q)
+                                          : PMPI_Isend(buf, count, type, dest, tag, comm, &q);
+    return err != MPI_SUCCESS ? err : clampi_carrier_spin(&q, MPI_STATUS_IGNORE);
+}
+
+int clampi_msg_mpi_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                        MPI_Request *request, MPI_Status *status) {
+    if (request) return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+    if (!clampi_carrier_pending()) return PMPI_Recv(buf, count, type, source, tag, comm, status);
+    MPI_Request q;
+    int err = PMPI_Irecv(buf, count, type, source, tag, comm, &q);
+    return err != MPI_SUCCESS ? err : clampi_carrier_spin(&q, status);
+}
+
 /* A blocking send while clampi holds receives: MPI_Isend, tested while clampi takes messages. */
-int clampi_carrier_send_spin(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                             int sync) {
+static int clampi_carrier_send_spin(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                                    int sync) {
     MPI_Request q;
     int err = sync ? CLAMPI_WIRE(PMPI_Issend(buf, count, type, dest, tag, mc->wire, &q))
                    : CLAMPI_WIRE(PMPI_Isend(buf, count, type, dest, tag, mc->wire, &q));
@@ -532,7 +576,7 @@ int clampi_carrier_job(void) {
     return s;
 }
 
-int clampi_carrier_barrier(MPI_Comm comm) {
+static int clampi_carrier_barrier(MPI_Comm comm) {
     if (!clampi_carrier_job()) return PMPI_Barrier(comm);
     MPI_Request r;
     int err = PMPI_Ibarrier(comm, &r);
@@ -604,8 +648,8 @@ static int queueable(const clampi_mcomm *mc, const void *buf, int count, MPI_Dat
            (tag == MPI_ANY_TAG || (tag >= 0 && tag <= mc->tag_ub));
 }
 
-int clampi_carrier_recv_any(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
-                            MPI_Request *request, MPI_Status *status) {
+static int clampi_carrier_recv_any(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                                   MPI_Request *request, MPI_Status *status) {
     clampi_match_key k = key_of(mc, source, tag);
     clampi_type_info tf;
     int checked = 0;
@@ -656,8 +700,8 @@ int clampi_carrier_recv_any(clampi_mcomm *mc, void *buf, int count, MPI_Datatype
     return e == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(mc->comm, e, "receive truncated");
 }
 
-int clampi_carrier_probe(clampi_mcomm *mc, int source, int tag, int remove, int *flag, clampi_msg **out,
-                         MPI_Status *status) {
+static int clampi_carrier_probe(clampi_mcomm *mc, int source, int tag, int remove, int *flag, clampi_msg **out,
+                                MPI_Status *status) {
     clampi_match_key k = key_of(mc, source, tag);
     clampi_msg_progress();
     /* clampi's posted receives take what has arrived before a probe sees it: all of it */
@@ -711,7 +755,7 @@ int clampi_carrier_probe(clampi_mcomm *mc, int source, int tag, int remove, int 
     return err;
 }
 
-int clampi_carrier_cancel(clampi_mreq *r) {
+static int clampi_carrier_cancel(clampi_mreq *r) {
     clampi_mcomm *mc = r->mc;
     lock(mc);
     int rc = clampi_matcher_cancel(mc->matcher, (uintptr_t)r);
@@ -727,3 +771,94 @@ int clampi_carrier_cancel(clampi_mreq *r) {
     }
     return rc;
 }
+
+/* ---- the carrier's table (carrier_ops.h) -------------------------------------------- */
+/* A send on the wire: MPI's own send, unless blocking while clampi holds receives. */
+static inline int carrier_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                               int sync, MPI_Request *request) {
+    if (request)
+        return sync ? CLAMPI_WIRE(PMPI_Issend(buf, count, type, dest, tag, mc->wire, request))
+                    : CLAMPI_WIRE(PMPI_Isend(buf, count, type, dest, tag, mc->wire, request));
+    if (!clampi_carrier_pending())
+        return sync ? CLAMPI_WIRE(PMPI_Ssend(buf, count, type, dest, tag, mc->wire))
+                    : CLAMPI_WIRE(PMPI_Send(buf, count, type, dest, tag, mc->wire));
+    return clampi_carrier_send_spin(mc, buf, count, type, dest, tag, sync);
+}
+/* A receive; request NULL: blocking, status filled. Any arguments: what clampi's queue
+ * cannot hold (MPI_PROC_NULL, bad input) goes to MPI, errors raised on mc->comm. Inline:
+ * at depth 0 in one thread (nothing of clampi's ahead, room in MPI's queue) it is MPI's
+ * own receive after a few loads. */
+static inline int carrier_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                               MPI_Request *request, MPI_Status *status) {
+    if (!mc->threaded && !mc->posted && !mc->unexpected) {
+        if (request) {
+            if (clampi_carrier_native_room(mc)) {
+                int err = CLAMPI_WIRE(PMPI_Irecv(buf, count, type, source, tag, mc->wire, request));
+                if (err == MPI_SUCCESS && source != MPI_PROC_NULL) clampi_carrier_track(*request, mc);
+                return err;
+            }
+        } else if (!clampi_carrier_pending()) {
+            return CLAMPI_WIRE(PMPI_Recv(buf, count, type, source, tag, mc->wire, status));
+        }
+    }
+    return clampi_carrier_recv_any(mc, buf, count, type, source, tag, request, status);
+}
+
+/* The preload's sends and receives: any arguments; MPI checks them on the wire (its errors
+ * reach the program's communicator through the wire's handler). */
+static int
+entry_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int mode,
+           MPI_Request *request) { /* ready mode: the receive is posted (the program's promise); standard serves */
+    return carrier_send(mc, buf, count, type, dest, tag, mode == CLAMPI_SEND_SYNC, request);
+}
+
+static int entry_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                      MPI_Request *request, MPI_Status *status) {
+    return carrier_recv(mc, buf, count, type, source, tag, request, status);
+}
+
+static int checked_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, const clampi_type_info *tf,
+                        size_t bytes, int dest, int tag, int sync, MPI_Request *request) {
+    (void)tf, (void)bytes;
+    return carrier_send(mc, buf, count, type, dest, tag, sync, request);
+}
+
+static int checked_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, const clampi_type_info *tf,
+                        int source, int tag, MPI_Request *request, MPI_Status *status) {
+    (void)tf;
+    return carrier_recv(mc, buf, count, type, source, tag, request, status);
+}
+
+static int enable(clampi_mcomm *mc, unsigned native_base, unsigned native_cap) {
+    int mine = clampi_carrier_enable(mc, native_base, native_cap) != MPI_SUCCESS, any = 0; /* collective */
+    clampi_carrier_allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, mc->comm);
+    return any ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+}
+
+static int barrier(clampi_mcomm *mc) { return clampi_carrier_barrier(mc->comm); }
+
+static void get_info(const clampi_mcomm *mc, MPI_Info info) {
+    char s[32];
+    PMPI_Info_set(info, CLAMPI_MATCH_CARRIER_KEY, "mpi");
+    snprintf(s, sizeof s, "%u", mc->native_base);
+    PMPI_Info_set(info, CLAMPI_MATCH_NATIVE_DEPTH_KEY, s);
+    snprintf(s, sizeof s, "%u", mc->native_cap);
+    PMPI_Info_set(info, CLAMPI_MATCH_NATIVE_DEPTH_MAX_KEY, s);
+}
+
+const clampi_carrier_ops clampi_carrier_mpi_ops = {
+    .name = "mpi",
+    .enable = enable,
+    .entry_send = entry_send,
+    .entry_recv = entry_recv,
+    .send = checked_send,
+    .recv = checked_recv,
+    .probe = clampi_carrier_probe,
+    .mrecv = clampi_carrier_mrecv,
+    .cancel = clampi_carrier_cancel,
+    .barrier = barrier,
+    .retire = clampi_carrier_disable, /* receives in clampi's queue go to MPI, which finishes them */
+    .disable = clampi_carrier_disable,
+    .release = clampi_carrier_wire_free,
+    .get_info = get_info,
+};

@@ -7,7 +7,7 @@
 #include "clampi/match.h"
 #include "common/errors.h"
 #include "common/options.h"
-#include "msg/msg.h"
+#include "msg/msg_internal.h"
 
 /* context id -> communicator, read by the AM handler without a lock */
 static _Atomic(clampi_mcomm *) by_context[CLAMPI_MSG_MAX_CONTEXTS];
@@ -79,13 +79,12 @@ static void free_unexpected(uintptr_t cookie, void *arg) { clampi_msg_free((clam
 static void mcomm_free(clampi_mcomm *mc) {
     /* first: progress lets go of mc (a retired mc was let go at its retirement; taking the
      * carriers' lock again here could be inside MPI's progress under that lock) */
-    if (mc->carrier == CLAMPI_CARRIER_MPI && !atomic_load(&mc->retired)) clampi_carrier_disable(mc);
+    if (mc->ops && !atomic_load(&mc->retired)) mc->ops->disable(mc);
     if (mc->matcher) {
         clampi_matcher_drain(mc->matcher, 1, free_unexpected, NULL);
         clampi_matcher_destroy(mc->matcher);
     }
-    if (mc->carrier == CLAMPI_CARRIER_MPI) clampi_carrier_wire_free(mc);
-    clampi_msg_ucx_disconnect(mc);
+    if (mc->ops) mc->ops->release(mc);
     for (int i = 0; mc->stash && i < mc->size; i++)
         while (mc->stash[i]) {
             clampi_msg *n = mc->stash[i]->next;
@@ -144,11 +143,6 @@ static int agree_context(MPI_Comm comm, clampi_mcomm *mc) {
 
 static int enable_finish(MPI_Comm comm, clampi_mcomm *mc);
 
-/* A barrier that progresses the communicator's carrier (UCX: its worker). */
-static int barrier(clampi_mcomm *mc) {
-    return mc->carrier == CLAMPI_CARRIER_MPI ? clampi_carrier_barrier(mc->comm) : clampi_msg_ucx_barrier(mc);
-}
-
 int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
     if (comm == MPI_COMM_NULL) return clampi_msg_raise(comm, MPI_ERR_COMM, "enable: MPI_COMM_NULL");
     int inter = 0;
@@ -168,6 +162,7 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
         err = MPI_ERR_INFO_VALUE;
     }
     if (err == MPI_SUCCESS && clampi_msg_comm(comm)) err = MPI_ERR_OTHER; /* already enabled */
+    const clampi_carrier_ops *ops = clampi_carrier_ops_of(carrier);
     if (err == MPI_SUCCESS) err = clampi_msg_transport_init(carrier == CLAMPI_CARRIER_UCX);
     int any_err = 0, mine = err != MPI_SUCCESS;
     clampi_carrier_allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
@@ -178,7 +173,6 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
     if (!mc) return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
     mc->comm = comm;
     mc->cfg = cfg;
-    mc->carrier = carrier;
     mc->wire = MPI_COMM_NULL;
     PMPI_Comm_rank(comm, &mc->rank);
     PMPI_Comm_size(comm, &mc->size);
@@ -187,26 +181,17 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
     mc->tag_ub = flag ? *ub : 32767;
     pthread_mutex_init(&mc->send_lock, NULL);
     pthread_mutex_init(&mc->recv_lock, NULL);
-    if (carrier == CLAMPI_CARRIER_MPI) {
-        mine = clampi_matcher_create(&cfg, &mc->matcher) != 0;
-        mine |= clampi_carrier_enable(mc, native_base, native_cap) != MPI_SUCCESS; /* collective: every process */
-        clampi_carrier_allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
-        if (any_err) {
-            mcomm_free(mc);
-            return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
-        }
-        return enable_finish(comm, mc);
-    }
-    mine = clampi_msg_ucx_enable(mc) != MPI_SUCCESS || clampi_matcher_create(&cfg, &mc->matcher) != 0;
+    mine = clampi_matcher_create(&cfg, &mc->matcher) != 0;
     clampi_carrier_allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
     if (any_err) {
         mcomm_free(mc);
         return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
     }
-    err = clampi_msg_ucx_connect(mc);
+    mc->ops = ops;
+    err = ops->enable(mc, native_base, native_cap); /* collective: the same result everywhere */
     if (err != MPI_SUCCESS) {
         mcomm_free(mc);
-        return clampi_msg_raise(comm, err, "enable: UCX endpoints");
+        return clampi_msg_raise(comm, err, "enable: the carrier's set-up");
     }
     return enable_finish(comm, mc);
 }
@@ -227,7 +212,7 @@ static int enable_finish(MPI_Comm comm, clampi_mcomm *mc) {
         mcomm_free(mc);
         return clampi_msg_raise(comm, err, "enable: no free context id");
     }
-    err = barrier(mc);
+    err = mc->ops->barrier(mc);
     return err == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(comm, err, NULL);
 }
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "services/ucx/context.h"
-#include "msg/msg.h"
+#include "msg/msg_internal.h"
 
 int clampi_msg_ucx_enable(clampi_mcomm *mc) {
     mc->eps = calloc((size_t)mc->size, sizeof *mc->eps);

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 
 #include "clampi/match.h"
-#include "msg/msg.h"
+#include "msg/msg_internal.h"
 
 static int done(const clampi_mreq *r) { return atomic_load_explicit(&r->finished, memory_order_acquire); }
 
@@ -344,7 +344,7 @@ static int waitsome_impl(int incount, MPI_Request requests[], int *outcount, int
     return err;
 }
 
-/* ---- the MPI carrier (carrier.c) ---------------------------------------------------------
+/* ---- the MPI carrier (carrier_mpi.c) ---------------------------------------------------------
  * Receives it handed to MPI's own queue are counted until they complete: the handles are
  * compared before and after each call. While clampi holds receives a peer's large message
  * needs this process to take it, so no call here blocks inside MPI: a wait is a test loop. */

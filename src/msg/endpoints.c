@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "services/ucx/context.h"
-#include "msg/msg.h"
+#include "msg/msg_internal.h"
 
 static pthread_mutex_t eps_lock = PTHREAD_MUTEX_INITIALIZER;
 static ucp_ep_h *by_world;   /* under eps_lock; world_size entries */

@@ -12,7 +12,7 @@
 #include "clampi/export.h"
 
 #include "clampi/match.h"
-#include "msg/msg.h"
+#include "msg/msg_internal.h"
 
 #define ENTRY CLAMPI_API
 

@@ -3,7 +3,7 @@
 
 #include "clampi/match.h"
 #include "common/options_info.h"
-#include "msg/msg.h"
+#include "msg/msg_internal.h"
 #include "topo/node.h"
 
 static int bad(const char *key) {

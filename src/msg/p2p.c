@@ -1,9 +1,10 @@
-/* CMPIX_Isend / Irecv / Send / Recv / Iprobe / Probe / Cancel. */
+/* CMPIX_Isend / Irecv / Send / Recv / Iprobe / Probe / Cancel: the checks every carrier
+ * shares, then the communicator's carrier (mc->ops, carrier_ops.h). */
 #include <sched.h>
 #include <stdlib.h>
 
 #include "clampi/match.h"
-#include "msg/msg.h"
+#include "msg/msg_internal.h"
 
 /* Checks shared by every call; returns MPI_SUCCESS or raises. */
 static int check_comm(MPI_Comm comm, clampi_mcomm **mc) {
@@ -33,15 +34,26 @@ static int check_source_tag(const clampi_mcomm *mc, MPI_Comm comm, int source, i
     return MPI_SUCCESS;
 }
 
-static void layout(clampi_mreq *r, int count, const clampi_type_info *tf) { clampi_msg_layout(r, count, tf); }
+int clampi_msg_ok_buf(const void *buf, int count, MPI_Datatype type) {
+    if (count < 0 || type == MPI_DATATYPE_NULL) return 0;
+    if (!buf && count > 0) { /* MPI_BOTTOM only with an absolute-address type */
+        int size = 0;
+        MPI_Aint tlb = 0, textent = 0;
+        PMPI_Type_size(type, &size);
+        if (size == 0) return 1;
+        PMPI_Type_get_true_extent(type, &tlb, &textent);
+        return tlb != 0;
+    }
+    return 1;
+}
 
-static void pack_bottom(int count, MPI_Datatype type, void *out, int size, MPI_Comm comm) {
-    MPI_Datatype shifted;
-    void *base;
-    int pos = 0;
-    clampi_msg_bottom_type(count, type, &shifted, &base);
-    PMPI_Pack(base, 1, shifted, out, size, &pos, comm);
-    PMPI_Type_free(&shifted);
+int clampi_msg_ok_send(const clampi_mcomm *mc, int dest, int tag) {
+    return dest >= 0 && dest < mc->size && tag >= 0 && tag <= mc->tag_ub;
+}
+
+int clampi_msg_ok_recv(const clampi_mcomm *mc, int source, int tag) {
+    return (source == MPI_ANY_SOURCE || (source >= 0 && source < mc->size)) &&
+           (tag == MPI_ANY_TAG || (tag >= 0 && tag <= mc->tag_ub));
 }
 
 /* An already-complete request (MPI_PROC_NULL). */
@@ -54,42 +66,6 @@ static int null_request(clampi_mcomm *mc, int is_recv, MPI_Request *request) {
     clampi_mreq_detach(r); /* nothing to cancel */
     *request = r->mpi;
     clampi_msg_finish(r);
-    clampi_msg_reap();
-    return MPI_SUCCESS;
-}
-
-/* A send started (dest a rank): *out is the request (internal: no MPI handle; the caller
- * waits with clampi_mreq_wait_internal), or an error was raised (*out NULL, or a finished
- * request carrying the error). */
-static int send_start(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, clampi_mcomm *mc, int sync,
-                      int internal, const clampi_type_info *tf, size_t bytes, clampi_mreq **out) {
-    MPI_Comm comm = mc->comm;
-    clampi_mreq *r;
-    int err;
-    *out = NULL;
-    if ((err = clampi_mreq_create_ex(mc, 0, internal, (void *)buf, count, datatype, tf, &r)))
-        return clampi_msg_raise(comm, err, NULL);
-    r->sync = sync;
-    layout(r, count, tf);
-    *out = r;
-    const void *data = (const char *)buf + r->contig_offset;
-    if (!r->contig) { /* pack a derived datatype */
-        int pos = 0;
-        r->tmp = malloc(bytes);
-        if (!r->tmp) {
-            r->error = MPI_ERR_NO_MEM;
-            clampi_msg_finish(r);
-            return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
-        }
-        if (buf)
-            PMPI_Pack(buf, count, datatype, r->tmp, (int)bytes, &pos, comm);
-        else
-            pack_bottom(count, datatype, r->tmp, (int)bytes, comm);
-        data = r->tmp;
-    }
-    clampi_msg_send(r, dest, tag, data, bytes);
-    /* No progress while posting (a window of large messages would copy before its sends go
-     * out: docs/matching.md, "Windows of large messages"); finished requests are released. */
     clampi_msg_reap();
     return MPI_SUCCESS;
 }
@@ -115,12 +91,7 @@ int clampi_msg_isend(const void *buf, int count, MPI_Datatype datatype, int dest
     if (err) return err;
     if (!request) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL request");
     if (dest == MPI_PROC_NULL) return null_request(mc, 0, request);
-    if (mc->carrier == CLAMPI_CARRIER_MPI)
-        return clampi_carrier_send(mc, buf, count, datatype, dest, tag, sync, request);
-    clampi_mreq *r;
-    err = send_start(buf, count, datatype, dest, tag, mc, sync, 0, &tf, bytes, &r);
-    if (r) *request = r->mpi;
-    return err;
+    return mc->ops->send(mc, buf, count, datatype, &tf, bytes, dest, tag, sync, request);
 }
 
 /* A blocking send: an internal request, no MPI object. */
@@ -131,13 +102,7 @@ static int send_blocking(const void *buf, int count, MPI_Datatype datatype, int 
     size_t bytes;
     int err = send_checks(buf, count, datatype, dest, tag, comm, &mc, &tf, &bytes);
     if (err || dest == MPI_PROC_NULL) return err;
-    if (mc->carrier == CLAMPI_CARRIER_MPI) return clampi_carrier_send(mc, buf, count, datatype, dest, tag, sync, NULL);
-    clampi_mreq *r;
-    err = send_start(buf, count, datatype, dest, tag, mc, sync, 1, &tf, bytes, &r);
-    if (!r) return err;
-    int e = clampi_mreq_wait_internal(r, MPI_STATUS_IGNORE);
-    if (err != MPI_SUCCESS || e == MPI_SUCCESS) return err;
-    return clampi_msg_raise(comm, e, "send failed");
+    return mc->ops->send(mc, buf, count, datatype, &tf, bytes, dest, tag, sync, NULL);
 }
 
 int CMPIX_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
@@ -156,29 +121,6 @@ int CMPIX_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int
 
 static void proc_null_status(MPI_Status *status);
 
-/* A receive posted (source a rank or MPI_ANY_SOURCE): *out its request, or an error raised. */
-static int recv_start(void *buf, int count, MPI_Datatype datatype, int source, int tag, clampi_mcomm *mc, int internal,
-                      const clampi_type_info *tf, clampi_mreq **out) {
-    clampi_mreq *r;
-    int err;
-    *out = NULL;
-    if ((err = clampi_mreq_create_ex(mc, 1, internal, buf, count, datatype, tf, &r)))
-        return clampi_msg_raise(mc->comm, err, NULL);
-    layout(r, count, tf);
-    *out = r;
-    clampi_match_key k = {mc->context, source == MPI_ANY_SOURCE ? CLAMPI_MATCH_ANY_SOURCE : source,
-                          tag == MPI_ANY_TAG ? CLAMPI_MATCH_ANY_TAG : tag};
-    uintptr_t msg;
-    int m = clampi_matcher_post(mc->matcher, k, (uintptr_t)r, &msg);
-    if (m == 1)
-        clampi_msg_deliver((clampi_msg *)msg, r);
-    else if (m < 0) {
-        r->error = MPI_ERR_NO_MEM;
-        clampi_msg_finish(r);
-    }
-    return MPI_SUCCESS;
-}
-
 static int recv_checks(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                        clampi_mcomm **mc, clampi_type_info *tf) {
     size_t bytes;
@@ -195,12 +137,7 @@ int CMPIX_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag
     if (err) return err;
     if (!request) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL request");
     if (source == MPI_PROC_NULL) return null_request(mc, 1, request);
-    if (mc->carrier == CLAMPI_CARRIER_MPI)
-        return clampi_carrier_recv(mc, buf, count, datatype, source, tag, request, MPI_STATUS_IGNORE);
-    clampi_mreq *r;
-    err = recv_start(buf, count, datatype, source, tag, mc, 0, &tf, &r);
-    if (r) *request = r->mpi;
-    return err;
+    return mc->ops->recv(mc, buf, count, datatype, &tf, source, tag, request, MPI_STATUS_IGNORE);
 }
 
 int CMPIX_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
@@ -217,17 +154,10 @@ int CMPIX_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
         if (status != MPI_STATUS_IGNORE) proc_null_status(status);
         return MPI_SUCCESS;
     }
-    if (mc->carrier == CLAMPI_CARRIER_MPI)
-        return clampi_carrier_recv(mc, buf, count, datatype, source, tag, NULL, status);
-    clampi_mreq *r;
-    err = recv_start(buf, count, datatype, source, tag, mc, 1, &tf, &r);
-    if (!r) return err;
-    int e = clampi_mreq_wait_internal(r, status);
-    if (err != MPI_SUCCESS || e == MPI_SUCCESS) return err;
-    return clampi_msg_raise(comm, e, "receive truncated");
+    return mc->ops->recv(mc, buf, count, datatype, &tf, source, tag, NULL, status);
 }
 
-static void probe_status(const clampi_msg *m, MPI_Status *status) {
+void clampi_msg_probe_status(const clampi_msg *m, MPI_Status *status) {
     status->MPI_SOURCE = m->hdr.source;
     status->MPI_TAG = m->hdr.tag; /* MPI_ERROR untouched, as MPI's probes leave it */
     PMPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)m->hdr.bytes);
@@ -250,9 +180,8 @@ static struct clampi_message no_proc_message;
 CMPIX_Message const CMPIX_MESSAGE_NO_PROC = &no_proc_message;
 
 /* What both probes do first: the argument checks, MPI_PROC_NULL (answered at once: *flag =
- * 1, *key unset), progress, and the key to look for. Returns an MPI code. */
-static int probe_begin(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status, clampi_mcomm **mc,
-                       clampi_match_key *key) {
+ * 1), and progress. Returns an MPI code. */
+static int probe_begin(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status, clampi_mcomm **mc) {
     int err = check_comm(comm, mc);
     if (err) return err;
     if ((err = check_source_tag(*mc, comm, source, tag))) return err;
@@ -264,44 +193,34 @@ static int probe_begin(int source, int tag, MPI_Comm comm, int *flag, MPI_Status
         return MPI_SUCCESS;
     }
     clampi_msg_progress();
-    *key = (clampi_match_key){(*mc)->context, source == MPI_ANY_SOURCE ? CLAMPI_MATCH_ANY_SOURCE : source,
-                              tag == MPI_ANY_TAG ? CLAMPI_MATCH_ANY_TAG : tag};
     return MPI_SUCCESS;
 }
 
 int CMPIX_Improbe(int source, int tag, MPI_Comm comm, int *flag, CMPIX_Message *message, MPI_Status *status) {
     clampi_mcomm *mc;
-    clampi_match_key k;
     MPI_Status ignored;
     if (status == MPI_STATUS_IGNORE) status = &ignored;
-    int err = probe_begin(source, tag, comm, flag, status, &mc, &k);
+    int err = probe_begin(source, tag, comm, flag, status, &mc);
     if (err) return err;
     if (!message) return clampi_msg_raise(comm, MPI_ERR_ARG, "NULL message");
     if (*flag) { /* MPI_PROC_NULL */
         *message = CMPIX_MESSAGE_NO_PROC;
         return MPI_SUCCESS;
     }
-    uintptr_t found;
-    if (mc->carrier == CLAMPI_CARRIER_MPI) {
-        clampi_msg *cm_msg = NULL;
-        err = clampi_carrier_probe(mc, source, tag, 1, flag, &cm_msg, status);
-        if (err != MPI_SUCCESS) return err;
-        found = (uintptr_t)cm_msg;
-    } else {
-        *flag = clampi_matcher_probe(mc->matcher, k, 1, &found);
-    }
+    clampi_msg *found = NULL;
+    if ((err = mc->ops->probe(mc, source, tag, 1, flag, &found, status)) != MPI_SUCCESS) return err;
     *message = CMPIX_MESSAGE_NULL;
     if (*flag) {
         struct clampi_message *cm = malloc(sizeof *cm);
         if (!cm) { /* put nothing back: the message is lost; report */
-            clampi_msg_free((clampi_msg *)found);
+            clampi_msg_free(found);
             *flag = 0;
             return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
         }
         cm->mc = mc;
         clampi_msg_comm_ref(mc); /* MPI_Mrecv may follow MPI_Comm_free */
-        cm->m = (clampi_msg *)found;
-        probe_status(cm->m, status);
+        cm->m = found;
+        clampi_msg_probe_status(cm->m, status);
         *message = cm;
     }
     return MPI_SUCCESS;
@@ -332,18 +251,14 @@ int CMPIX_Imrecv(void *buf, int count, MPI_Datatype datatype, CMPIX_Message *mes
     clampi_mreq *r;
     if ((err = clampi_mreq_create_ex(cm->mc, 1, 0, buf, count, datatype, &tf, &r)))
         return clampi_msg_raise(comm, err, NULL);
-    layout(r, count, &tf); /* r->mc stays: a synchronous send's acknowledgement goes through it
+    clampi_msg_layout(r, count, &tf); /* r->mc stays: a synchronous send's acknowledgement goes through it
                                  * (a cancel finds r in no queue: no effect, as MPI) */
     *request = r->mpi;
     clampi_msg *m = cm->m;
     clampi_msg_comm_unref(cm->mc); /* r holds it now */
     free(cm);
     *message = CMPIX_MESSAGE_NULL;
-    if (m->carried) {
-        clampi_carrier_mrecv(r, m);
-        return MPI_SUCCESS;
-    }
-    clampi_msg_deliver(m, r); /* no progress here, as in any posting call */
+    r->mc->ops->mrecv(r, m);
     return MPI_SUCCESS;
 }
 
@@ -355,18 +270,11 @@ int CMPIX_Mrecv(void *buf, int count, MPI_Datatype datatype, CMPIX_Message *mess
 
 int CMPIX_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
     clampi_mcomm *mc;
-    clampi_match_key k;
     MPI_Status ignored;
     if (status == MPI_STATUS_IGNORE) status = &ignored;
-    int err = probe_begin(source, tag, comm, flag, status, &mc, &k);
+    int err = probe_begin(source, tag, comm, flag, status, &mc);
     if (err || *flag) return err; /* an error, or MPI_PROC_NULL */
-    if (mc->carrier == CLAMPI_CARRIER_MPI) return clampi_carrier_probe(mc, source, tag, 0, flag, NULL, status);
-    uintptr_t found;
-    /* The message stays queued and is freed only by the receive that takes it, which
-     * must come from this thread after the probe (MPI's rule), so reading it is safe. */
-    *flag = clampi_matcher_probe(mc->matcher, k, 0, &found);
-    if (*flag) probe_status((const clampi_msg *)found, status);
-    return MPI_SUCCESS;
+    return mc->ops->probe(mc, source, tag, 0, flag, NULL, status);
 }
 
 int CMPIX_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
@@ -384,7 +292,7 @@ int CMPIX_Cancel(MPI_Request *request) {
     if (!request) return clampi_msg_raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "NULL request");
     clampi_mreq *r = clampi_mreq_pin(*request);
     if (!r) return PMPI_Cancel(request); /* an ordinary MPI request */
-    if (r->is_recv && !r->cancelled && r->mc && clampi_msg_cancel_posted(r) == 1) {
+    if (r->is_recv && !r->cancelled && r->mc && r->mc->ops->cancel(r) == 1) {
         r->cancelled = 1;
         r->bytes = 0;
         clampi_msg_finish(r);

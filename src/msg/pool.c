@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "msg/msg.h"
+#include "msg/msg_internal.h"
 
 #define POOL_LOCAL 64
 #define POOL_BATCH 16

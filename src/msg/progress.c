@@ -19,7 +19,7 @@
 #include "common/options.h"
 #include "common/progress_hook.h"
 #include "common/stats.h"
-#include "msg/msg.h"
+#include "msg/msg_internal.h"
 #include "topo/node.h"
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;

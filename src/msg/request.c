@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "common/options.h"
-#include "msg/msg.h"
+#include "msg/msg_internal.h"
 
 /* MPI_Request handle -> clampi_mreq (the completion calls need the request's
  * communicator and error before MPI frees it). Chained hash under one lock. */
@@ -237,7 +237,7 @@ static int free_fn(void *extra) {
 static int cancel_fn(void *extra, int complete) {
     clampi_mreq *r = extra;
     if (complete || !r->is_recv || !r->mc) return MPI_SUCCESS;
-    if (clampi_msg_cancel_posted(r) == 1) {
+    if (r->mc->ops->cancel(r) == 1) {
         r->cancelled = 1;
         r->bytes = 0;
         clampi_msg_finish(r);

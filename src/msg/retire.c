@@ -10,7 +10,7 @@
  * message of the id's next communicator. */
 #include <stdlib.h>
 
-#include "msg/msg.h"
+#include "msg/msg_internal.h"
 
 _Atomic int clampi_msg_retired_n; /* retired communicators and endpoint closes */
 static pthread_mutex_t retired_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -21,16 +21,14 @@ static void free_unexpected(uintptr_t cookie, void *arg) {
     clampi_msg_free((clampi_msg *)cookie);
 }
 
+/* Arrivals nobody can receive any more (on the MPI carrier the queue stays empty once retired). */
 static void drop_unexpected(clampi_mcomm *mc) {
-    if (mc->carrier == CLAMPI_CARRIER_UCX && mc->matcher) clampi_matcher_drain(mc->matcher, 1, free_unexpected, NULL);
+    if (mc->matcher) clampi_matcher_drain(mc->matcher, 1, free_unexpected, NULL);
 }
 
 void clampi_msg_retire(clampi_mcomm *mc) {
     mc->comm = MPI_COMM_NULL; /* the program's handle is being freed */
-    if (mc->carrier == CLAMPI_CARRIER_MPI)
-        clampi_carrier_disable(mc); /* receives in clampi's queue go to MPI, which finishes them */
-    else
-        drop_unexpected(mc);
+    mc->ops->retire(mc);
     atomic_store_explicit(&mc->retired, 1, memory_order_release);
     pthread_mutex_lock(&retired_lock);
     mc->retired_next = retired;

@@ -19,7 +19,7 @@
 #include "services/ucx/service.h"
 #include "common/options.h"
 #include "common/progress_hook.h"
-#include "msg/msg.h"
+#include "msg/msg_internal.h"
 
 static ucp_worker_h worker;
 

@@ -114,18 +114,6 @@ static int info_has_key(MPI_Info info) {
     return flag;
 }
 
-/* The carrier (and, for MPI's, the native depth) of mc into info. */
-static void carrier_info(const clampi_mcomm *mc, MPI_Info info) {
-    PMPI_Info_set(info, CLAMPI_MATCH_CARRIER_KEY, mc->carrier == CLAMPI_CARRIER_MPI ? "mpi" : "ucx");
-    if (mc->carrier == CLAMPI_CARRIER_MPI) {
-        char s[32];
-        snprintf(s, sizeof s, "%u", mc->native_base);
-        PMPI_Info_set(info, CLAMPI_MATCH_NATIVE_DEPTH_KEY, s);
-        snprintf(s, sizeof s, "%u", mc->native_cap);
-        PMPI_Info_set(info, CLAMPI_MATCH_NATIVE_DEPTH_MAX_KEY, s);
-    }
-}
-
 /* A new communicator made from parent (collectively over parent: every member of *newcomm
  * knows whether parent is clampi's). info: the creation's info (dup_with_info, split_type)
  * or MPI_INFO_NULL. */
@@ -157,7 +145,7 @@ static void derived(MPI_Comm parent, MPI_Comm newcomm, MPI_Info info, int info_m
     snprintf(s, sizeof s, "%u", pm->cfg.hot_period_us);
     PMPI_Info_set(in, CLAMPI_MATCH_HOT_PERIOD_KEY, s);
     PMPI_Info_set(in, CLAMPI_MATCH_HOT_BY_KEY, hot_by_name(pm->cfg.hot_by));
-    carrier_info(pm, in);
+    pm->ops->get_info(pm, in);
     enable(newcomm, in);
     PMPI_Info_free(&in);
 }
@@ -284,7 +272,7 @@ CLAMPI_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
         snprintf(s, sizeof s, "%u", mc->cfg.hot_period_us);
         PMPI_Info_set(*info_used, CLAMPI_MATCH_HOT_PERIOD_KEY, s);
         PMPI_Info_set(*info_used, CLAMPI_MATCH_HOT_BY_KEY, hot_by_name(mc->cfg.hot_by));
-        carrier_info(mc, *info_used);
+        mc->ops->get_info(mc, *info_used);
     } else {
         const char *keys[] = {CLAMPI_MATCH_KEY,
                               CLAMPI_MATCH_WIDTH_KEY,

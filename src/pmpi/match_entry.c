@@ -18,52 +18,23 @@
 #include "clampi/match.h"
 #include "pmpi/match_entry.h"
 
-/* ---- argument checks ------------------------------------------------------------------ */
-int clampi_pm_ok_buf(const void *buf, int count, MPI_Datatype type) {
-    if (count < 0 || type == MPI_DATATYPE_NULL) return 0;
-    if (!buf && count > 0) { /* MPI_BOTTOM only with an absolute-address type */
-        int size = 0;
-        MPI_Aint tlb = 0, textent = 0;
-        PMPI_Type_size(type, &size);
-        if (size == 0) return 1;
-        PMPI_Type_get_true_extent(type, &tlb, &textent);
-        return tlb != 0;
-    }
-    return 1;
-}
-
-int clampi_pm_ok_send(const clampi_mcomm *mc, int dest, int tag) {
-    return dest >= 0 && dest < mc->size && tag >= 0 && tag <= mc->tag_ub;
-}
-
-static int ok_recv(const clampi_mcomm *mc, int source, int tag) {
-    return (source == MPI_ANY_SOURCE || (source >= 0 && source < mc->size)) &&
-           (tag == MPI_ANY_TAG || (tag >= 0 && tag <= mc->tag_ub));
-}
-
-/* clampi's communicator when clampi serves this send */
+/* clampi's communicator when clampi serves this buffered send (the message layer's checks) */
 static clampi_mcomm *send_route(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
     clampi_mcomm *mc = clampi_pm_comm(comm);
-    return mc && clampi_pm_ok_send(mc, dest, tag) && clampi_pm_ok_buf(buf, count, type) ? mc : NULL;
+    return mc && clampi_msg_ok_send(mc, dest, tag) && clampi_msg_ok_buf(buf, count, type) ? mc : NULL;
 }
 
-static clampi_mcomm *recv_route(const void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm) {
+/* The communicator's carrier takes the call (carrier_ops.h: entry_send / entry_recv);
+ * another communicator's goes to MPI, not blocking inside MPI while clampi holds receives. */
+static inline __attribute__((always_inline)) int send_entry(const void *buf, int count, MPI_Datatype type, int dest,
+                                                            int tag, MPI_Comm comm, int mode, MPI_Request *request) {
     clampi_mcomm *mc = clampi_pm_comm(comm);
-    return mc && ok_recv(mc, source, tag) && clampi_pm_ok_buf(buf, count, type) ? mc : NULL;
+    if (mc) return mc->ops->entry_send(mc, buf, count, type, dest, tag, mode, request);
+    return clampi_msg_mpi_send(buf, count, type, dest, tag, comm, mode, request);
 }
 
-/* The MPI carrier (clampi_match_carrier=mpi): the call goes to MPI on the communicator's
- * duplicate straight away (MPI checks the arguments; receives are clampi's only when deep). */
-static inline __attribute__((always_inline)) clampi_mcomm *carried(MPI_Comm comm) {
-    clampi_mcomm *mc = clampi_pm_comm(comm);
-    return mc && mc->carrier == CLAMPI_CARRIER_MPI ? mc : NULL;
-}
-
-/* MPI's own blocking call on a communicator clampi does not carry (or with arguments it
- * leaves to MPI). While clampi holds receives on the MPI carrier, a peer's large send to one
- * of them completes only when this process takes it (src/msg/carrier.c); plain MPI would
- * progress it inside this call. So then the call runs as its nonblocking form, tested while
- * clampi takes messages (r: that form's request). */
+/* MPI's own blocking call clampi does not intercept otherwise (MPI_Mrecv of MPI's message):
+ * as clampi_msg_mpi_send does, its nonblocking form (r) while clampi holds receives. */
 #define UNBLOCKED(blocking, nonblocking, status)                           \
     do {                                                                   \
         if (!clampi_carrier_pending()) return blocking;                    \
@@ -74,51 +45,33 @@ static inline __attribute__((always_inline)) clampi_mcomm *carried(MPI_Comm comm
 
 /* ---- sends ------------------------------------------------------------------------------ */
 CLAMPI_API int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-    clampi_mcomm *mc = carried(comm);
-    if (mc) return clampi_carrier_send(mc, buf, count, type, dest, tag, 0, NULL);
-    if (send_route(buf, count, type, dest, tag, comm)) return CMPIX_Send(buf, count, type, dest, tag, comm);
-    UNBLOCKED(PMPI_Send(buf, count, type, dest, tag, comm), PMPI_Isend(buf, count, type, dest, tag, comm, &r),
-              MPI_STATUS_IGNORE);
+    return send_entry(buf, count, type, dest, tag, comm, CLAMPI_SEND_STANDARD, NULL);
 }
 
 CLAMPI_API int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                          MPI_Request *request) {
-    clampi_mcomm *mc = carried(comm);
-    if (mc) return clampi_carrier_send(mc, buf, count, type, dest, tag, 0, request);
-    if (request && send_route(buf, count, type, dest, tag, comm))
-        return CMPIX_Isend(buf, count, type, dest, tag, comm, request);
-    return PMPI_Isend(buf, count, type, dest, tag, comm, request);
+    if (!request) return PMPI_Isend(buf, count, type, dest, tag, comm, request); /* MPI's error */
+    return send_entry(buf, count, type, dest, tag, comm, CLAMPI_SEND_STANDARD, request);
 }
 
-/* Ready mode: the receive is posted (the program's promise); a standard send serves. */
 CLAMPI_API int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-    if (send_route(buf, count, type, dest, tag, comm)) return CMPIX_Send(buf, count, type, dest, tag, comm);
-    UNBLOCKED(PMPI_Rsend(buf, count, type, dest, tag, comm), PMPI_Irsend(buf, count, type, dest, tag, comm, &r),
-              MPI_STATUS_IGNORE);
+    return send_entry(buf, count, type, dest, tag, comm, CLAMPI_SEND_READY, NULL);
 }
 
 CLAMPI_API int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                           MPI_Request *request) {
-    if (request && send_route(buf, count, type, dest, tag, comm))
-        return CMPIX_Isend(buf, count, type, dest, tag, comm, request);
-    return PMPI_Irsend(buf, count, type, dest, tag, comm, request);
+    if (!request) return PMPI_Irsend(buf, count, type, dest, tag, comm, request);
+    return send_entry(buf, count, type, dest, tag, comm, CLAMPI_SEND_READY, request);
 }
 
 CLAMPI_API int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-    clampi_mcomm *mc = carried(comm);
-    if (mc) return clampi_carrier_send(mc, buf, count, type, dest, tag, 1, NULL);
-    if (send_route(buf, count, type, dest, tag, comm)) return CMPIX_Ssend(buf, count, type, dest, tag, comm);
-    UNBLOCKED(PMPI_Ssend(buf, count, type, dest, tag, comm), PMPI_Issend(buf, count, type, dest, tag, comm, &r),
-              MPI_STATUS_IGNORE);
+    return send_entry(buf, count, type, dest, tag, comm, CLAMPI_SEND_SYNC, NULL);
 }
 
 CLAMPI_API int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                           MPI_Request *request) {
-    clampi_mcomm *mc = carried(comm);
-    if (mc) return clampi_carrier_send(mc, buf, count, type, dest, tag, 1, request);
-    if (request && send_route(buf, count, type, dest, tag, comm))
-        return CMPIX_Issend(buf, count, type, dest, tag, comm, request);
-    return PMPI_Issend(buf, count, type, dest, tag, comm, request);
+    if (!request) return PMPI_Issend(buf, count, type, dest, tag, comm, request);
+    return send_entry(buf, count, type, dest, tag, comm, CLAMPI_SEND_SYNC, request);
 }
 
 CLAMPI_API int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
@@ -136,29 +89,25 @@ CLAMPI_API int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int des
 
 /* ---- receives (MPI_Irecv / MPI_Recv themselves are match_profile.c's) ------------------ */
 int clampi_pm_irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request) {
-    clampi_mcomm *mc = request ? carried(comm) : NULL;
-    if (mc) return clampi_carrier_recv(mc, buf, count, type, source, tag, request, MPI_STATUS_IGNORE);
-    if (request && recv_route(buf, count, type, source, tag, comm))
-        return CMPIX_Irecv(buf, count, type, source, tag, comm, request);
+    clampi_mcomm *mc = request ? clampi_pm_comm(comm) : NULL;
+    if (mc) return mc->ops->entry_recv(mc, buf, count, type, source, tag, request, MPI_STATUS_IGNORE);
     return PMPI_Irecv(buf, count, type, source, tag, comm, request);
 }
 
 int clampi_pm_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status) {
-    clampi_mcomm *mc = carried(comm);
-    if (mc) return clampi_carrier_recv(mc, buf, count, type, source, tag, NULL, status);
-    if (recv_route(buf, count, type, source, tag, comm)) return CMPIX_Recv(buf, count, type, source, tag, comm, status);
-    UNBLOCKED(PMPI_Recv(buf, count, type, source, tag, comm, status),
-              PMPI_Irecv(buf, count, type, source, tag, comm, &r), status);
+    clampi_mcomm *mc = clampi_pm_comm(comm);
+    if (mc) return mc->ops->entry_recv(mc, buf, count, type, source, tag, NULL, status);
+    return clampi_msg_mpi_recv(buf, count, type, source, tag, comm, NULL, status);
 }
 
 /* Both halves on clampi (MPI_PROC_NULL allowed on either side), or both MPI's. */
 static clampi_mcomm *sendrecv_route(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf,
                                     int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm) {
     clampi_mcomm *mc = clampi_pm_comm(comm);
-    if (!mc || !clampi_pm_ok_buf(sbuf, scount, stype) || !clampi_pm_ok_buf(rbuf, rcount, rtype)) return NULL;
-    if (dest != MPI_PROC_NULL && !clampi_pm_ok_send(mc, dest, stag)) return NULL;
+    if (!mc || !clampi_msg_ok_buf(sbuf, scount, stype) || !clampi_msg_ok_buf(rbuf, rcount, rtype)) return NULL;
+    if (dest != MPI_PROC_NULL && !clampi_msg_ok_send(mc, dest, stag)) return NULL;
     if (dest == MPI_PROC_NULL && (stag < 0 || stag > mc->tag_ub)) return NULL;
-    if (source != MPI_PROC_NULL && !ok_recv(mc, source, rtag)) return NULL;
+    if (source != MPI_PROC_NULL && !clampi_msg_ok_recv(mc, source, rtag)) return NULL;
     if (source == MPI_PROC_NULL && !(rtag == MPI_ANY_TAG || (rtag >= 0 && rtag <= mc->tag_ub))) return NULL;
     return mc;
 }
@@ -212,7 +161,7 @@ CLAMPI_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int
 /* ---- probes --------------------------------------------------------------------------- */
 static clampi_mcomm *probe_route(int source, int tag, MPI_Comm comm) {
     clampi_mcomm *mc = clampi_pm_comm(comm);
-    return mc && ok_recv(mc, source, tag) ? mc : NULL;
+    return mc && clampi_msg_ok_recv(mc, source, tag) ? mc : NULL;
 }
 
 /* MPI's blocking probe (matched when message is not NULL) while clampi holds receives on

@@ -16,7 +16,7 @@
 #define CLAMPI_PMPI_MATCH_ENTRY_H
 #include <mpi.h>
 
-#include "msg/msg.h"
+#include "msg/carrier_ops.h"
 
 /* match_entry.c: Fortran handles of MPI_Message, clampi's own (from matched probes) included */
 #ifndef MPI_ABI /* the MPI-5 ABI build has no Fortran side (docs/platforms.md) */
@@ -38,9 +38,6 @@ static inline clampi_mcomm *clampi_pm_comm(MPI_Comm comm) {
 /* match_entry.c: MPI_Irecv / MPI_Recv for match_profile.c's wrappers */
 int clampi_pm_irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request);
 int clampi_pm_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status);
-/* argument checks: 1 when clampi can serve them (else MPI's own call reports the error) */
-int clampi_pm_ok_buf(const void *buf, int count, MPI_Datatype type);
-int clampi_pm_ok_send(const clampi_mcomm *mc, int dest, int tag);
 
 /* match_persist.c: the completion calls with clampi's persistent requests among them */
 int clampi_pm_request_free(MPI_Request *request);
@@ -75,8 +72,8 @@ int clampi_pm_done_request(MPI_Request *request); /* match_comm.c: an already co
     } while (0)
 
 /* match_progress.c: MPI's MPI_Alltoall / MPI_Allgather, nonblocking in a carrier job */
-int clampi_carrier_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                            MPI_Datatype rtype, MPI_Comm comm);
-int clampi_carrier_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                             MPI_Datatype rtype, MPI_Comm comm);
+int clampi_pm_alltoall_unblocked(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                                 MPI_Datatype rtype, MPI_Comm comm);
+int clampi_pm_allgather_unblocked(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                                  MPI_Datatype rtype, MPI_Comm comm);
 #endif

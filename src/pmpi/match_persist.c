@@ -113,7 +113,7 @@ static void forget(preq *p) {
  * arguments), MPI's otherwise (MPI_PROC_NULL, bad input: MPI reports it). */
 static clampi_mcomm *send_ok(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
     clampi_mcomm *mc = clampi_pm_comm(comm);
-    return mc && clampi_pm_ok_send(mc, dest, tag) && clampi_pm_ok_buf(buf, count, type) ? mc : NULL;
+    return mc && clampi_msg_ok_send(mc, dest, tag) && clampi_msg_ok_buf(buf, count, type) ? mc : NULL;
 }
 
 CLAMPI_API int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
@@ -136,7 +136,7 @@ CLAMPI_API int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int
 static int mpi_bsend_ok(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
     int inter = 1, size = 0, *ub = NULL, flag = 0;
     if (!atomic_load_explicit(&clampi_pm_enabled, memory_order_relaxed) || comm == MPI_COMM_NULL ||
-        !clampi_pm_ok_buf(buf, count, type) || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        !clampi_msg_ok_buf(buf, count, type) || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return 0;
     PMPI_Comm_size(comm, &size);
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
@@ -162,7 +162,7 @@ CLAMPI_API int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int
 CLAMPI_API int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                              MPI_Request *request) {
     clampi_mcomm *mc = clampi_pm_comm(comm);
-    if (request && mc && clampi_pm_ok_buf(buf, count, type) &&
+    if (request && mc && clampi_msg_ok_buf(buf, count, type) &&
         (source == MPI_ANY_SOURCE || (source >= 0 && source < mc->size)) &&
         (tag == MPI_ANY_TAG || (tag >= 0 && tag <= mc->tag_ub)))
         return make(P_RECV, buf, count, type, source, tag, comm, request);

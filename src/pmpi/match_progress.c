@@ -1,7 +1,7 @@
 /* The MPI carrier (CLAMPI_MATCH_CARRIER=mpi) inside the blocking collectives.
  *
  * While clampi holds receives in its own queue, a peer's large message to one of them
- * (rendezvous) completes only when this process takes it out of MPI (src/msg/carrier.c).
+ * (rendezvous) completes only when this process takes it out of MPI (src/msg/carrier_mpi.c).
  * A peer may block in that send before it joins a collective this process is already in:
  * plain MPI progresses the transfer inside the collective, so the program is correct MPI.
  * These wrappers keep that true in one of two ways:
@@ -239,14 +239,14 @@ CLAMPI_API int MPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype 
 }
 
 /* MPI_Alltoall / MPI_Allgather when clampi's own collectives do not take them (preload.c). */
-int clampi_carrier_alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                            MPI_Datatype rtype, MPI_Comm comm) {
+int clampi_pm_alltoall_unblocked(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                                 MPI_Datatype rtype, MPI_Comm comm) {
     CARRIED(block_bytes(comm, rcount, rtype), PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm),
             PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, &r));
 }
 
-int clampi_carrier_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                             MPI_Datatype rtype, MPI_Comm comm) {
+int clampi_pm_allgather_unblocked(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                                  MPI_Datatype rtype, MPI_Comm comm) {
     CARRIED(block_bytes(comm, rcount, rtype), PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm),
             PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, &r));
 }

@@ -1,6 +1,6 @@
 /* The MPI carrier's native depth follows the order receives match in (preloaded with
  * CLAMPI_MATCH_CARRIER=mpi and tests/support/count_progress.c after clampi; see
- * src/msg/carrier.c, "The native depth"). Rank 0 sends, rank 1 receives, in phases:
+ * src/msg/carrier_mpi.c, "The native depth"). Rank 0 sends, rank 1 receives, in phases:
  *
  *  A. WINDOWS windows of N in-order receives (osu_bw's shape). clampi's receives match at the
  *     head of its queue, so the native depth grows until a whole window stays in MPI's own

@@ -1,0 +1,62 @@
+/* A communicator's carrier: what moves its messages. One operations table per carrier,
+ * chosen once when the communicator is enabled (comm.c sets mc->ops); every call of the
+ * message layer that depends on the carrier goes through a row of mc->ops.
+ *
+ *   carrier_ucx.c   clampi's own matching over UCX active messages (built only with UCX)
+ *   carrier_mpi.c   the MPI library's messages on a duplicate of the communicator; clampi
+ *                   matches only the receives that would sit deep in MPI's queue
+ *
+ * What stays process-wide, not per communicator: progress (progress.c, and carrier_mpi.c's
+ * pull of arrivals, clampi_carrier_progress) and the hand-over before a blocking MPI call
+ * (clampi_carrier_release): both act on every communicator of a carrier at once. */
+#ifndef CLAMPI_MSG_CARRIER_OPS_H
+#define CLAMPI_MSG_CARRIER_OPS_H
+#include "common/datatype.h"
+#include "msg/msg.h"
+
+struct clampi_carrier_ops {
+    const char *name; /* the value of the info key clampi_match_carrier */
+    /* Collective over mc->comm, once its matcher exists: the carrier's state (UCX: per-peer
+     * arrays and endpoints; MPI: the duplicate). The same result on every process. */
+    int (*enable)(clampi_mcomm *mc, unsigned native_base, unsigned native_cap);
+    /* The preload's MPI_Send/Ssend/Rsend/Isend/Issend/Irsend (mode CLAMPI_SEND_; request
+     * NULL: blocking) and MPI_Recv/Irecv, any arguments: what the carrier does not take
+     * (MPI_PROC_NULL, input MPI must judge) goes to clampi_msg_mpi_send / _recv. */
+    int (*entry_send)(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int mode,
+                      MPI_Request *request);
+    int (*entry_recv)(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                      MPI_Request *request, MPI_Status *status);
+    /* The CMPIX_ calls, after p2p.c's checks: tf and bytes the datatype's facts, dest and
+     * source a rank (or MPI_ANY_SOURCE), request NULL: blocking (status filled). */
+    int (*send)(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, const clampi_type_info *tf,
+                size_t bytes, int dest, int tag, int sync, MPI_Request *request);
+    int (*recv)(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, const clampi_type_info *tf, int source,
+                int tag, MPI_Request *request, MPI_Status *status);
+    /* *flag and the status; remove = 1 also takes the message (*m, for mrecv) */
+    int (*probe)(clampi_mcomm *mc, int source, int tag, int remove, int *flag, clampi_msg **m, MPI_Status *status);
+    void (*mrecv)(clampi_mreq *r, clampi_msg *m); /* a message taken by probe, into receive r */
+    int (*cancel)(clampi_mreq *r);                /* 1: r was in clampi's posted queue (now out) */
+    int (*barrier)(clampi_mcomm *mc);             /* one that progresses this carrier */
+    /* MPI_Comm_free with operations pending (retire.c): unexpected messages dropped, and
+     * (MPI) receives still in clampi's queue handed to MPI, which finishes them. */
+    void (*retire)(clampi_mcomm *mc);
+    void (*disable)(clampi_mcomm *mc); /* local, before its matcher goes (not once retired) */
+    void (*release)(clampi_mcomm *mc); /* the last: nothing names mc any more */
+    void (*get_info)(const clampi_mcomm *mc, MPI_Info info); /* its info keys' values (MPI_Comm_get_info) */
+};
+
+extern const clampi_carrier_ops clampi_carrier_mpi_ops;
+#if CLAMPI_HAVE_UCX
+extern const clampi_carrier_ops clampi_carrier_ucx_ops;
+#endif
+
+/* The table for a carrier of the options (CLAMPI_CARRIER_); without UCX always MPI's. */
+static inline const clampi_carrier_ops *clampi_carrier_ops_of(int carrier) {
+#if CLAMPI_HAVE_UCX
+    if (carrier == CLAMPI_CARRIER_UCX) return &clampi_carrier_ucx_ops;
+#endif
+    (void)carrier;
+    return &clampi_carrier_mpi_ops;
+}
+
+#endif

@@ -1,0 +1,181 @@
+/* The UCX carrier (clampi_match_carrier=ucx, the default with UCX): clampi matches every
+ * message of the communicator itself; sends go out as UCX active messages (transport_ucx.c),
+ * arrivals meet clampi's matcher (match/). Its operations table, for carrier_ops.h. */
+#include <stdlib.h>
+
+#include "clampi/match.h"
+#include "msg/msg_internal.h"
+
+static void pack_bottom(int count, MPI_Datatype type, void *out, int size, MPI_Comm comm) {
+    MPI_Datatype shifted;
+    void *base;
+    int pos = 0;
+    clampi_msg_bottom_type(count, type, &shifted, &base);
+    PMPI_Pack(base, 1, shifted, out, size, &pos, comm);
+    PMPI_Type_free(&shifted);
+}
+
+/* A send started (dest a rank): *out is the request (internal: no MPI handle; the caller
+ * waits with clampi_mreq_wait_internal), or an error was raised (*out NULL, or a finished
+ * request carrying the error). */
+static int send_start(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, clampi_mcomm *mc, int sync,
+                      int internal, const clampi_type_info *tf, size_t bytes, clampi_mreq **out) {
+    MPI_Comm comm = mc->comm;
+    clampi_mreq *r;
+    int err;
+    *out = NULL;
+    if ((err = clampi_mreq_create_ex(mc, 0, internal, (void *)buf, count, datatype, tf, &r)))
+        return clampi_msg_raise(comm, err, NULL);
+    r->sync = sync;
+    clampi_msg_layout(r, count, tf);
+    *out = r;
+    const void *data = (const char *)buf + r->contig_offset;
+    if (!r->contig) { /* pack a derived datatype */
+        int pos = 0;
+        r->tmp = malloc(bytes);
+        if (!r->tmp) {
+            r->error = MPI_ERR_NO_MEM;
+            clampi_msg_finish(r);
+            return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
+        }
+        if (buf)
+            PMPI_Pack(buf, count, datatype, r->tmp, (int)bytes, &pos, comm);
+        else
+            pack_bottom(count, datatype, r->tmp, (int)bytes, comm);
+        data = r->tmp;
+    }
+    clampi_msg_send(r, dest, tag, data, bytes);
+    /* No progress while posting (a window of large messages would copy before its sends go
+     * out: docs/matching.md, "Windows of large messages"); finished requests are released. */
+    clampi_msg_reap();
+    return MPI_SUCCESS;
+}
+
+/* A receive posted (source a rank or MPI_ANY_SOURCE): *out its request, or an error raised. */
+static int recv_start(void *buf, int count, MPI_Datatype datatype, int source, int tag, clampi_mcomm *mc, int internal,
+                      const clampi_type_info *tf, clampi_mreq **out) {
+    clampi_mreq *r;
+    int err;
+    *out = NULL;
+    if ((err = clampi_mreq_create_ex(mc, 1, internal, buf, count, datatype, tf, &r)))
+        return clampi_msg_raise(mc->comm, err, NULL);
+    clampi_msg_layout(r, count, tf);
+    *out = r;
+    clampi_match_key k = {mc->context, source == MPI_ANY_SOURCE ? CLAMPI_MATCH_ANY_SOURCE : source,
+                          tag == MPI_ANY_TAG ? CLAMPI_MATCH_ANY_TAG : tag};
+    uintptr_t msg;
+    int m = clampi_matcher_post(mc->matcher, k, (uintptr_t)r, &msg);
+    if (m == 1)
+        clampi_msg_deliver((clampi_msg *)msg, r);
+    else if (m < 0) {
+        r->error = MPI_ERR_NO_MEM;
+        clampi_msg_finish(r);
+    }
+    return MPI_SUCCESS;
+}
+
+/* The preload's calls: what clampi can serve goes the CMPIX_ way; MPI_PROC_NULL as the peer
+ * and bad input go to MPI's own call (its behaviour and error class). Ready mode: the
+ * receive is posted (the program's promise); a standard send serves. */
+static int entry_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int mode,
+                      MPI_Request *request) {
+    if (!clampi_msg_ok_send(mc, dest, tag) || !clampi_msg_ok_buf(buf, count, type))
+        return clampi_msg_mpi_send(buf, count, type, dest, tag, mc->comm, mode, request);
+    int sync = mode == CLAMPI_SEND_SYNC;
+    if (request) return clampi_msg_isend(buf, count, type, dest, tag, mc->comm, sync, request);
+    return sync ? CMPIX_Ssend(buf, count, type, dest, tag, mc->comm) : CMPIX_Send(buf, count, type, dest, tag, mc->comm);
+}
+
+static int entry_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                      MPI_Request *request, MPI_Status *status) {
+    if (!clampi_msg_ok_recv(mc, source, tag) || !clampi_msg_ok_buf(buf, count, type))
+        return clampi_msg_mpi_recv(buf, count, type, source, tag, mc->comm, request, status);
+    if (request) return CMPIX_Irecv(buf, count, type, source, tag, mc->comm, request);
+    return CMPIX_Recv(buf, count, type, source, tag, mc->comm, status);
+}
+
+/* A blocking call's internal request r, waited for; err: the posting's own result. */
+static int wait_blocking(clampi_mcomm *mc, clampi_mreq *r, int err, MPI_Status *status, const char *why) {
+    if (!r) return err;
+    int e = clampi_mreq_wait_internal(r, status);
+    if (err != MPI_SUCCESS || e == MPI_SUCCESS) return err;
+    return clampi_msg_raise(mc->comm, e, why);
+}
+
+static int post_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, const clampi_type_info *tf,
+                     size_t bytes, int dest, int tag, int sync, MPI_Request *request) {
+    clampi_mreq *r;
+    int err = send_start(buf, count, type, dest, tag, mc, sync, request == NULL, tf, bytes, &r);
+    if (!request) return wait_blocking(mc, r, err, MPI_STATUS_IGNORE, "send failed");
+    if (r) *request = r->mpi;
+    return err;
+}
+
+static int post_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, const clampi_type_info *tf, int source,
+                int tag, MPI_Request *request, MPI_Status *status) {
+    clampi_mreq *r;
+    int err = recv_start(buf, count, type, source, tag, mc, request == NULL, tf, &r);
+    if (!request) return wait_blocking(mc, r, err, status, "receive truncated");
+    if (r) *request = r->mpi;
+    return err;
+}
+
+/* A message found stays queued (remove 0) and is freed only by the receive that takes it,
+ * which must come from this thread after the probe (MPI's rule): reading it is safe. */
+static int probe(clampi_mcomm *mc, int source, int tag, int remove, int *flag, clampi_msg **m, MPI_Status *status) {
+    clampi_match_key k = {mc->context, source == MPI_ANY_SOURCE ? CLAMPI_MATCH_ANY_SOURCE : source,
+                          tag == MPI_ANY_TAG ? CLAMPI_MATCH_ANY_TAG : tag};
+    uintptr_t found;
+    *flag = clampi_matcher_probe(mc->matcher, k, remove, &found);
+    if (*flag) {
+        clampi_msg_probe_status((const clampi_msg *)found, status);
+        if (m) *m = (clampi_msg *)found;
+    }
+    return MPI_SUCCESS;
+}
+
+static void mrecv(clampi_mreq *r, clampi_msg *m) { clampi_msg_deliver(m, r); /* no progress, as in any posting */ }
+
+static int cancel(clampi_mreq *r) { return clampi_matcher_cancel(r->mc->matcher, (uintptr_t)r); }
+
+/* Per-peer arrays (local), then the endpoints (collective), once every process has its arrays. */
+static int enable(clampi_mcomm *mc, unsigned native_base, unsigned native_cap) {
+    (void)native_base, (void)native_cap;
+    int mine = clampi_msg_ucx_enable(mc) != MPI_SUCCESS, any = 0;
+    clampi_carrier_allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, mc->comm);
+    return any ? MPI_ERR_NO_MEM : clampi_msg_ucx_connect(mc);
+}
+
+static void free_unexpected(uintptr_t cookie, void *arg) {
+    (void)arg;
+    clampi_msg_free((clampi_msg *)cookie);
+}
+
+/* Retired: arrivals nobody can receive any more are dropped (retire.c's sweep drops later ones). */
+static void retire(clampi_mcomm *mc) {
+    if (mc->matcher) clampi_matcher_drain(mc->matcher, 1, free_unexpected, NULL);
+}
+
+static void get_info(const clampi_mcomm *mc, MPI_Info info) {
+    (void)mc;
+    PMPI_Info_set(info, CLAMPI_MATCH_CARRIER_KEY, "ucx");
+}
+
+static void disable(clampi_mcomm *mc) { (void)mc; /* everything it holds is in the matcher and endpoints */ }
+
+const clampi_carrier_ops clampi_carrier_ucx_ops = {
+    .name = "ucx",
+    .enable = enable,
+    .entry_send = entry_send,
+    .entry_recv = entry_recv,
+    .send = post_send,
+    .recv = post_recv,
+    .probe = probe,
+    .mrecv = mrecv,
+    .cancel = cancel,
+    .barrier = clampi_msg_ucx_barrier,
+    .retire = retire,
+    .disable = disable,
+    .release = clampi_msg_ucx_disconnect,
+    .get_info = get_info,
+};
