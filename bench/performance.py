@@ -124,7 +124,7 @@ def preload(doc, mpi):
         return
     doc.add(f"#### {NAMES[mpi]}", "")
     ns, ins = d.get("overhead_ns_per_get", {}), d.get("instructions_per_get", {})
-    plain_ns, plain_in = ns.get("plain"), ins.get("plain")
+    plain_ns = ns.get("plain")
     rows = []
     for k, name in (("plain", "plain MPI"), ("preload_mode_off", "preloaded, CLAMPI_MODE=off"),
                     ("preload_window_off", "preloaded, window mode off"),
