@@ -40,8 +40,8 @@ struct clampi_carrier_ops {
     /* MPI_Comm_free with operations pending (retire.c): unexpected messages dropped, and
      * (MPI) receives still in clampi's queue handed to MPI, which finishes them. */
     void (*retire)(clampi_mcomm *mc);
-    void (*disable)(clampi_mcomm *mc); /* local, before its matcher goes (not once retired) */
-    void (*release)(clampi_mcomm *mc); /* the last: nothing names mc any more */
+    void (*disable)(clampi_mcomm *mc);                       /* local, before its matcher goes (not once retired) */
+    void (*release)(clampi_mcomm *mc);                       /* the last: nothing names mc any more */
     void (*get_info)(const clampi_mcomm *mc, MPI_Info info); /* its info keys' values (MPI_Comm_get_info) */
 };
 

@@ -83,7 +83,8 @@ static int entry_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype
         return clampi_msg_mpi_send(buf, count, type, dest, tag, mc->comm, mode, request);
     int sync = mode == CLAMPI_SEND_SYNC;
     if (request) return clampi_msg_isend(buf, count, type, dest, tag, mc->comm, sync, request);
-    return sync ? CMPIX_Ssend(buf, count, type, dest, tag, mc->comm) : CMPIX_Send(buf, count, type, dest, tag, mc->comm);
+    return sync ? CMPIX_Ssend(buf, count, type, dest, tag, mc->comm)
+                : CMPIX_Send(buf, count, type, dest, tag, mc->comm);
 }
 
 static int entry_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
@@ -112,7 +113,7 @@ static int post_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype 
 }
 
 static int post_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, const clampi_type_info *tf, int source,
-                int tag, MPI_Request *request, MPI_Status *status) {
+                     int tag, MPI_Request *request, MPI_Status *status) {
     clampi_mreq *r;
     int err = recv_start(buf, count, type, source, tag, mc, request == NULL, tf, &r);
     if (!request) return wait_blocking(mc, r, err, status, "receive truncated");

@@ -143,7 +143,7 @@ static inline void clampi_msg_comm_unref(clampi_mcomm *mc) { /* the last access 
 int clampi_msg_transport_init(int ucx);  /* finalize hook once; ucx: the UCX carrier's worker too; MPI error code */
 void clampi_msg_progress_from_mpi(void); /* the same, called inside MPI's own progress: no MPI call */
 void clampi_msg_reap(void);              /* only the second half: requests that finished are marked so (no UCX call) */
-void clampi_msg_free(clampi_msg *m);                                         /* an unexpected message never received */
+void clampi_msg_free(clampi_msg *m);     /* an unexpected message never received */
 void clampi_msg_unpack_into(clampi_mreq *r, const void *data, size_t bytes); /* at most r->capacity */
 void clampi_msg_finish(clampi_mreq *r); /* transfer over: queue for MPI completion */
 void clampi_msg_send_started(void);
