@@ -131,7 +131,8 @@ def main():
             if not m or m.group(1).startswith("clampi/"):
                 continue
             inc = m.group(1)
-            if inc.endswith("_internal.h") and not (folder == str(pathlib.PurePath(inc).parent) or folder.startswith(str(pathlib.PurePath(inc).parent) + "/")):
+            home = str(pathlib.PurePath(inc).parent)  # "." for a header named without its folder
+            if inc.endswith("_internal.h") and home != "." and not (folder == home or folder.startswith(home + "/")):
                 new.append(f"src/{rel}:{lineno}: includes {inc}, another folder's internal header")
                 continue
             r_to = rank(inc)

@@ -805,10 +805,10 @@ static inline int carrier_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datat
 }
 
 /* The preload's sends and receives: any arguments; MPI checks them on the wire (its errors
- * reach the program's communicator through the wire's handler). */
-static int
-entry_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int mode,
-           MPI_Request *request) { /* ready mode: the receive is posted (the program's promise); standard serves */
+ * reach the program's communicator through the wire's handler). Ready mode: the receive is
+ * posted (the program's promise); a standard send serves. */
+static int entry_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int mode,
+                      MPI_Request *request) {
     return carrier_send(mc, buf, count, type, dest, tag, mode == CLAMPI_SEND_SYNC, request);
 }
 

@@ -1,6 +1,8 @@
 /* A communicator's carrier: what moves its messages. One operations table per carrier,
- * chosen once when the communicator is enabled (comm.c sets mc->ops); every call of the
- * message layer that depends on the carrier goes through a row of mc->ops.
+ * chosen once when the communicator is enabled (comm.c sets mc->ops); every step of the
+ * message layer that depends on a communicator's carrier goes through a row of mc->ops.
+ * (Closing UCX endpoints at finalize and retirement stays in comm_ucx.c: those calls find
+ * nothing to close on an MPI-carrier communicator.)
  *
  *   carrier_ucx.c   clampi's own matching over UCX active messages (built only with UCX)
  *   carrier_mpi.c   the MPI library's messages on a duplicate of the communicator; clampi
@@ -20,8 +22,9 @@ struct clampi_carrier_ops {
      * arrays and endpoints; MPI: the duplicate). The same result on every process. */
     int (*enable)(clampi_mcomm *mc, unsigned native_base, unsigned native_cap);
     /* The preload's MPI_Send/Ssend/Rsend/Isend/Issend/Irsend (mode CLAMPI_SEND_; request
-     * NULL: blocking) and MPI_Recv/Irecv, any arguments: what the carrier does not take
-     * (MPI_PROC_NULL, input MPI must judge) goes to clampi_msg_mpi_send / _recv. */
+     * NULL: blocking) and MPI_Recv/Irecv, any arguments. UCX: what it does not take
+     * (MPI_PROC_NULL, input MPI must judge) goes to clampi_msg_mpi_send / _recv on the
+     * program's communicator; MPI: everything goes to the duplicate, where MPI judges it. */
     int (*entry_send)(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int mode,
                       MPI_Request *request);
     int (*entry_recv)(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,

@@ -138,10 +138,10 @@ int clampi_msg_mpi_send(const void *buf, int count, MPI_Datatype type, int dest,
 int clampi_msg_mpi_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                         MPI_Request *request, MPI_Status *status);
 
-/* Posted receives in clampi's queues and matched ones in flight, over all communicators:
- * while > 0 no blocking MPI call may be made on the program's behalf (a peer's large send
- * needs this process to pull its message). */
-/* The carrier's counts, read by every completion call (inline: no call on that path). */
+/* The MPI carrier's counts, read by every completion call (inline: no call on that path).
+ * pending: posted receives in clampi's queues and matched ones in flight, over all
+ * communicators; while > 0 no blocking MPI call may be made on the program's behalf (a
+ * peer's large send needs this process to pull its message). */
 typedef struct {
     _Atomic int ncarriers; /* communicators on the MPI carrier */
     _Atomic long pending;  /* clampi's posted receives + matched receives in flight */

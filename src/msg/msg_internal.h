@@ -1,7 +1,7 @@
 /* The message layer's internals, for src/msg only (other layers: msg/msg.h, carrier_ops.h).
  *
  *   options.c   info keys / environment -> engine configuration (the one place)
- *   comm.c      CMPIX_Comm_enable/disable: context ids, matchers, endpoints, lookup
+ *   comm.c      CMPIX_Comm_enable/disable: context ids, matchers, the carrier's table, lookup
  *   progress.c  completion of clampi's requests, progress, and how each MPI's waits reach it
  *   transport_ucx.c, comm_ucx.c, endpoints.c   the UCX carrier (built only with UCX): the
  *               process's UCX worker, the AM handler (ordering, eager / rendezvous), sends,
@@ -199,8 +199,7 @@ void clampi_mreq_detach(clampi_mreq *r); /* r names no communicator any more (it
 int clampi_mreq_query(void *extra, MPI_Status *status);
 /* MPICH's MPI_Pack / MPI_Unpack refuse MPI_BOTTOM (NULL): count elements of an
  * absolute-address type as one element of *shifted (free it) at the non-NULL *base. */
-void clampi_msg_bottom_type(int count, MPI_Datatype type, MPI_Datatype *shifted,
-                            void **base); /* any clampi request not yet freed by MPI? */
+void clampi_msg_bottom_type(int count, MPI_Datatype type, MPI_Datatype *shifted, void **base);
 
 /* p2p.c: the send behind CMPIX_Isend (sync = 1: CMPIX_Issend). */
 int clampi_msg_isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, int sync,

@@ -251,8 +251,9 @@ int CMPIX_Imrecv(void *buf, int count, MPI_Datatype datatype, CMPIX_Message *mes
     clampi_mreq *r;
     if ((err = clampi_mreq_create_ex(cm->mc, 1, 0, buf, count, datatype, &tf, &r)))
         return clampi_msg_raise(comm, err, NULL);
-    clampi_msg_layout(r, count, &tf); /* r->mc stays: a synchronous send's acknowledgement goes through it
-                                 * (a cancel finds r in no queue: no effect, as MPI) */
+    /* r->mc stays: a synchronous send's acknowledgement goes through it (a cancel finds r in
+     * no queue: no effect, as MPI) */
+    clampi_msg_layout(r, count, &tf);
     *request = r->mpi;
     clampi_msg *m = cm->m;
     clampi_msg_comm_unref(cm->mc); /* r holds it now */

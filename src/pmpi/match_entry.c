@@ -1,9 +1,9 @@
 /* CLAMPI_MATCH under the preload: MPI's point-to-point calls. On a clampi communicator
- * (match_comm.c) with arguments clampi can serve, the call goes to clampi's matching path
- * (src/msg, the CMPIX_ calls); everything else -- another communicator, MPI_PROC_NULL as
- * the peer of a plain send, receive or probe, and bad input -- goes to MPI's own call,
- * which gives MPI's exact behaviour (MPI_PROC_NULL) and error class (invalid rank, tag,
- * count, datatype, communicator) without sending anything on the clampi communicator.
+ * (match_comm.c) a send or receive goes to its carrier's table (src/msg/carrier_ops.h):
+ * the UCX carrier takes what clampi can serve through the CMPIX_ calls and leaves
+ * MPI_PROC_NULL and bad input to MPI's own call (MPI's exact behaviour and error class);
+ * the MPI carrier hands everything to MPI on its duplicate. Another communicator's calls
+ * go to MPI's own.
  * Requests are clampi's generalized requests: the completion calls (match_profile.c ->
  * match_persist.c -> src/msg/complete.c) take any mix of them and MPI's. */
 #include <mpi.h>
