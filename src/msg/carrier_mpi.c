@@ -807,14 +807,28 @@ static inline int carrier_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datat
 /* The preload's sends and receives: any arguments; MPI checks them on the wire (its errors
  * reach the program's communicator through the wire's handler). Ready mode: the receive is
  * posted (the program's promise); a standard send serves. */
-static int entry_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int mode,
-                      MPI_Request *request) {
+static int entry_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag) {
+    return carrier_send(mc, buf, count, type, dest, tag, 0, NULL);
+}
+
+static int entry_isend(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                       MPI_Request *request) {
+    return carrier_send(mc, buf, count, type, dest, tag, 0, request);
+}
+
+static int entry_send_mode(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int mode,
+                           MPI_Request *request) {
     return carrier_send(mc, buf, count, type, dest, tag, mode == CLAMPI_SEND_SYNC, request);
 }
 
 static int entry_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
-                      MPI_Request *request, MPI_Status *status) {
-    return carrier_recv(mc, buf, count, type, source, tag, request, status);
+                      MPI_Status *status) {
+    return carrier_recv(mc, buf, count, type, source, tag, NULL, status);
+}
+
+static int entry_irecv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                       MPI_Request *request) {
+    return carrier_recv(mc, buf, count, type, source, tag, request, MPI_STATUS_IGNORE);
 }
 
 static int checked_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, const clampi_type_info *tf,
@@ -850,7 +864,10 @@ const clampi_carrier_ops clampi_carrier_mpi_ops = {
     .name = "mpi",
     .enable = enable,
     .entry_send = entry_send,
+    .entry_isend = entry_isend,
+    .entry_send_mode = entry_send_mode,
     .entry_recv = entry_recv,
+    .entry_irecv = entry_irecv,
     .send = checked_send,
     .recv = checked_recv,
     .probe = clampi_carrier_probe,

@@ -21,14 +21,20 @@ struct clampi_carrier_ops {
     /* Collective over mc->comm, once its matcher exists: the carrier's state (UCX: per-peer
      * arrays and endpoints; MPI: the duplicate). The same result on every process. */
     int (*enable)(clampi_mcomm *mc, unsigned native_base, unsigned native_cap);
-    /* The preload's MPI_Send/Ssend/Rsend/Isend/Issend/Irsend (mode CLAMPI_SEND_; request
-     * NULL: blocking) and MPI_Recv/Irecv, any arguments. UCX: what it does not take
-     * (MPI_PROC_NULL, input MPI must judge) goes to clampi_msg_mpi_send / _recv on the
-     * program's communicator; MPI: everything goes to the duplicate, where MPI judges it. */
-    int (*entry_send)(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int mode,
-                      MPI_Request *request);
+    /* The preload's entry points, any arguments. UCX: what it does not take (MPI_PROC_NULL,
+     * input MPI must judge) goes to clampi_msg_mpi_send / _recv on the program's communicator;
+     * MPI: everything goes to the duplicate, where MPI judges it. One row per hot call, with
+     * that call's arguments (mc for comm), so MPI_Send reaches the carrier as a tail call. */
+    int (*entry_send)(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag);
+    int (*entry_isend)(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                       MPI_Request *request);
+    /* MPI_Ssend/Rsend (request NULL) and MPI_Issend/Irsend: mode CLAMPI_SEND_SYNC or _READY */
+    int (*entry_send_mode)(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int mode,
+                           MPI_Request *request);
     int (*entry_recv)(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
-                      MPI_Request *request, MPI_Status *status);
+                      MPI_Status *status);
+    int (*entry_irecv)(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                       MPI_Request *request);
     /* The CMPIX_ calls, after p2p.c's checks: tf and bytes the datatype's facts, dest and
      * source a rank (or MPI_ANY_SOURCE), request NULL: blocking (status filled). */
     int (*send)(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, const clampi_type_info *tf,

@@ -77,8 +77,8 @@ static int recv_start(void *buf, int count, MPI_Datatype datatype, int source, i
 /* The preload's calls: what clampi can serve goes the CMPIX_ way; MPI_PROC_NULL as the peer
  * and bad input go to MPI's own call (its behaviour and error class). Ready mode: the
  * receive is posted (the program's promise); a standard send serves. */
-static int entry_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int mode,
-                      MPI_Request *request) {
+static int entry_send_mode(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int mode,
+                           MPI_Request *request) {
     if (!clampi_msg_ok_send(mc, dest, tag) || !clampi_msg_ok_buf(buf, count, type))
         return clampi_msg_mpi_send(buf, count, type, dest, tag, mc->comm, mode, request);
     int sync = mode == CLAMPI_SEND_SYNC;
@@ -87,12 +87,31 @@ static int entry_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype
                 : CMPIX_Send(buf, count, type, dest, tag, mc->comm);
 }
 
-static int entry_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
-                      MPI_Request *request, MPI_Status *status) {
+static int entry_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag) {
+    return entry_send_mode(mc, buf, count, type, dest, tag, CLAMPI_SEND_STANDARD, NULL);
+}
+
+static int entry_isend(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                       MPI_Request *request) {
+    return entry_send_mode(mc, buf, count, type, dest, tag, CLAMPI_SEND_STANDARD, request);
+}
+
+static int recv_any(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                    MPI_Request *request, MPI_Status *status) {
     if (!clampi_msg_ok_recv(mc, source, tag) || !clampi_msg_ok_buf(buf, count, type))
         return clampi_msg_mpi_recv(buf, count, type, source, tag, mc->comm, request, status);
     if (request) return CMPIX_Irecv(buf, count, type, source, tag, mc->comm, request);
     return CMPIX_Recv(buf, count, type, source, tag, mc->comm, status);
+}
+
+static int entry_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                      MPI_Status *status) {
+    return recv_any(mc, buf, count, type, source, tag, NULL, status);
+}
+
+static int entry_irecv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                       MPI_Request *request) {
+    return recv_any(mc, buf, count, type, source, tag, request, MPI_STATUS_IGNORE);
 }
 
 /* A blocking call's internal request r, waited for; err: the posting's own result. */
@@ -168,7 +187,10 @@ const clampi_carrier_ops clampi_carrier_ucx_ops = {
     .name = "ucx",
     .enable = enable,
     .entry_send = entry_send,
+    .entry_isend = entry_isend,
+    .entry_send_mode = entry_send_mode,
     .entry_recv = entry_recv,
+    .entry_irecv = entry_irecv,
     .send = post_send,
     .recv = post_recv,
     .probe = probe,

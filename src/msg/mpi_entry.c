@@ -1,8 +1,8 @@
-/* MPI's completion calls in libclampi: MPI_Wait/Test/Waitall/Waitany/Waitsome/Testall/
- * Testany/Testsome on any mix of clampi's and MPI's requests (complete.c says why), and
- * MPI_Request_free/Cancel/Request_get_status, which must know clampi's handles. Only in
- * libclampi (its own object library): libclampi_pmpi has the preload's definitions
- * (src/pmpi/match_profile.c, match_entry.c), so each library defines each name once.
+/* MPI's completion calls: MPI_Wait/Test/Waitall/Waitany/Waitsome/Testall/Testany/Testsome on
+ * any mix of clampi's and MPI's requests (complete.c says why), and MPI_Request_free/Cancel/
+ * Request_get_status, which must know clampi's handles. Defined here once, for libclampi and
+ * the preload alike: the preload's persistent requests and matching profile are hooks
+ * (complete_hooks.c), taken after one load and branch once set.
  *
  * This file defines MPI_ names, so it is compiled without the PMPI shim
  * (CLAMPI_DEFINES_MPI_NAMES, src/CMakeLists.txt) and calls nothing by an MPI_ name
@@ -16,33 +16,48 @@
 
 #define ENTRY CLAMPI_API
 
-ENTRY int MPI_Wait(MPI_Request *request, MPI_Status *status) { return clampi_msg_wait(request, status); }
+ENTRY int MPI_Wait(MPI_Request *request, MPI_Status *status) {
+    if (clampi_msg_hooks_on()) return clampi_msg_hooked_wait(request, status);
+    return clampi_msg_wait(request, status);
+}
 ENTRY int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
+    if (clampi_msg_hooks_on()) return clampi_msg_hooked_test(request, flag, status);
     return clampi_msg_test(request, flag, status);
 }
 ENTRY int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
+    if (clampi_msg_hooks_on()) return clampi_msg_hooked_waitany(count, requests, index, status);
     return clampi_msg_waitany(count, requests, index, status);
 }
 ENTRY int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {
+    if (clampi_msg_hooks_on()) return clampi_msg_hooked_testany(count, requests, index, flag, status);
     return clampi_msg_testany(count, requests, index, flag, status);
 }
 ENTRY int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+    if (clampi_msg_hooks_on()) return clampi_msg_hooked_waitall(count, requests, statuses);
     return clampi_msg_waitall(count, requests, statuses);
 }
 ENTRY int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
+    if (clampi_msg_hooks_on()) return clampi_msg_hooked_testall(count, requests, flag, statuses);
     return clampi_msg_testall(count, requests, flag, statuses);
 }
 ENTRY int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
+    if (clampi_msg_hooks_on()) return clampi_msg_hooked_waitsome(incount, requests, outcount, indices, statuses);
     return clampi_msg_waitsome(incount, requests, outcount, indices, statuses);
 }
 ENTRY int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
+    if (clampi_msg_hooks_on()) return clampi_msg_hooked_testsome(incount, requests, outcount, indices, statuses);
     return clampi_msg_testsome(incount, requests, outcount, indices, statuses);
 }
 /* A clampi request's handle is only clampi's to free, cancel or query (request.c). */
-ENTRY int MPI_Request_free(MPI_Request *request) { return clampi_msg_request_free(request); }
+ENTRY int MPI_Request_free(MPI_Request *request) {
+    if (clampi_msg_hooks_on()) return clampi_msg_hooked_request_free(request);
+    return clampi_msg_request_free(request);
+}
 ENTRY int MPI_Cancel(MPI_Request *request) {
+    if (clampi_msg_hooks_on()) return clampi_msg_hooked_cancel(request);
     return request && clampi_mreq_live() ? CMPIX_Cancel(request) : PMPI_Cancel(request);
 }
 ENTRY int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
+    if (clampi_msg_hooks_on()) return clampi_msg_hooked_get_status(request, flag, status);
     return clampi_msg_get_status(request, flag, status);
 }

@@ -77,11 +77,18 @@ typedef struct {
 extern _Atomic unsigned clampi_msg_comm_generation;
 extern _Thread_local CLAMPI_MSG_TLS clampi_msg_comm_cache clampi_msg_comm_last;
 clampi_mcomm *clampi_msg_comm_lookup(MPI_Comm comm);
+/* 1 and *mc (NULL: not clampi's) when comm is this thread's last lookup; no call inside, so
+ * an entry point that tests it first can reach its carrier as a tail call. */
+static inline int clampi_msg_comm_cached(MPI_Comm comm, clampi_mcomm **mc) {
+    if (clampi_msg_comm_last.comm != comm || comm == MPI_COMM_NULL ||
+        clampi_msg_comm_last.gen != atomic_load_explicit(&clampi_msg_comm_generation, memory_order_acquire))
+        return 0;
+    *mc = clampi_msg_comm_last.mc;
+    return 1;
+}
 static inline clampi_mcomm *clampi_msg_comm(MPI_Comm comm) {
-    if (clampi_msg_comm_last.comm == comm && comm != MPI_COMM_NULL &&
-        clampi_msg_comm_last.gen == atomic_load_explicit(&clampi_msg_comm_generation, memory_order_acquire))
-        return clampi_msg_comm_last.mc;
-    return clampi_msg_comm_lookup(comm);
+    clampi_mcomm *mc;
+    return clampi_msg_comm_cached(comm, &mc) ? mc : clampi_msg_comm_lookup(comm);
 }
 
 /* Waiting loops: common/wait.h's policy with budget clampi_msg_spin (CLAMPI_MATCH_SPIN, or
@@ -114,6 +121,45 @@ int clampi_msg_testall(int count, MPI_Request requests[], int *flag, MPI_Status 
 int clampi_msg_waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
 int clampi_msg_testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
 int clampi_msg_get_status(MPI_Request request, int *flag, MPI_Status *status); /* MPI_Request_get_status */
+
+/* A hook on the completion calls (complete_hooks.c), set once (the preload's matching
+ * profile; libclampi sets none): completed: a request finished (count 1) or was freed (0).
+ * From then on every completion call of msg/mpi_entry.c takes the hooked path (before, one
+ * load and branch). */
+typedef struct {
+    void (*completed)(MPI_Request h, int count);
+} clampi_msg_request_hooks;
+void clampi_msg_hook_requests(const clampi_msg_request_hooks *rows);
+
+/* bsend.c: buffered sends in the program's attached buffer (the preload's MPI_Buffer_attach /
+ * _detach, MPI_Bsend, MPI_Ibsend) */
+int clampi_msg_buffer_attach(void *buffer, int size);
+int clampi_msg_buffer_detach(void *buffer_addr, int *size);
+/* On a clampi communicator (valid arguments, dest a rank): completes locally; *request (may
+ * be NULL) gets an already complete request. */
+int clampi_msg_bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                     MPI_Request *request);
+/* Anywhere else (an MPI communicator, arguments clampi leaves to MPI): into the program's
+ * buffer when clampi holds it, else MPI's own call. */
+int clampi_msg_bsend_mpi(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                         MPI_Request *request);
+void clampi_msg_bsend_drain(void); /* waits for every buffered send still in flight */
+
+/* persist.c: persistent requests (the preload's MPI_*_init, MPI_Start, MPI_Startall); init
+ * takes valid arguments on a clampi communicator (BSEND_MPI: a buffered send on any, as
+ * clampi_msg_bsend_mpi). */
+enum {
+    CLAMPI_PERSIST_SEND,
+    CLAMPI_PERSIST_SSEND,
+    CLAMPI_PERSIST_BSEND,
+    CLAMPI_PERSIST_RSEND,
+    CLAMPI_PERSIST_RECV,
+    CLAMPI_PERSIST_BSEND_MPI
+};
+int clampi_msg_persist_init(int kind, const void *buf, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm,
+                            MPI_Request *request);
+int clampi_msg_start(MPI_Request *request);
+int clampi_msg_startall(int count, MPI_Request requests[]);
 
 /* Arguments clampi's queue can take (1), checked without raising: the rest is MPI's to judge
  * (MPI_PROC_NULL as a peer, bad input). */

@@ -12,6 +12,10 @@
  *   dtype.c     size and contiguity of the predefined datatypes, cached (no query per message)
  *   p2p.c       CMPIX_Isend/Irecv/Send/Recv/Iprobe/Probe/Cancel
  *   complete.c  CMPIX_Wait/Test/Waitall/Waitany/Testall
+ *   complete_hooks.c  the completion calls with persistent requests and the preload's hook
+ *               (the matching profile); mpi_entry.c defines MPI's names over both
+ *   persist.c   persistent requests (MPI_Send_init ... MPI_Start/Startall)
+ *   bsend.c     buffered sends in the program's attached buffer
  *   carrier_ops.h  a communicator's carrier as one operations table, chosen at enabling:
  *   carrier_ucx.c  clampi's matching over UCX active messages (built only with UCX)
  *   carrier_mpi.c  clampi_match_carrier=mpi: the MPI library's own messages on a duplicate of
@@ -192,6 +196,33 @@ int clampi_mreq_pin_many(int n, const MPI_Request *reqs, clampi_mreq **out); /* 
 void clampi_mreq_complete(clampi_mreq *r, MPI_Request *handle);
 /* A finished request the program freed with MPI_Request_free earlier: its handle released. */
 void clampi_mreq_freed_and_finished(clampi_mreq *r);
+
+/* persist.c: the slot of the request a persistent handle h stands for now (MPI_REQUEST_NULL
+ * while inactive), or NULL when h is not one; MPI_Request_free of such a handle. */
+MPI_Request *clampi_msg_persistent(MPI_Request h);
+extern _Atomic int clampi_msg_npersist; /* persistent requests that exist now */
+static inline int clampi_msg_persist_live(void) {
+    return atomic_load_explicit(&clampi_msg_npersist, memory_order_relaxed) != 0;
+}
+int clampi_msg_persistent_free(MPI_Request *h);
+
+/* complete_hooks.c: the completion calls once persistent requests exist or a hook is set */
+extern _Atomic int clampi_msg_hooked;
+void clampi_msg_hooks_need(void); /* from now on the completion calls take the hooked path */
+static inline int clampi_msg_hooks_on(void) { return atomic_load_explicit(&clampi_msg_hooked, memory_order_acquire); }
+int clampi_msg_hooked_wait(MPI_Request *request, MPI_Status *status);
+int clampi_msg_hooked_test(MPI_Request *request, int *flag, MPI_Status *status);
+int clampi_msg_hooked_waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
+int clampi_msg_hooked_testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
+int clampi_msg_hooked_waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+int clampi_msg_hooked_testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
+int clampi_msg_hooked_waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                               MPI_Status statuses[]);
+int clampi_msg_hooked_testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                               MPI_Status statuses[]);
+int clampi_msg_hooked_request_free(MPI_Request *request);
+int clampi_msg_hooked_cancel(MPI_Request *request);
+int clampi_msg_hooked_get_status(MPI_Request request, int *flag, MPI_Status *status);
 int clampi_mreq_handles_persistent(void); /* CLAMPI_MATCH_HANDLES in effect */
 void clampi_mreq_shells_free(void);       /* at MPI_Finalize: the pooled handles */
 void clampi_mreq_unpin(clampi_mreq *r);

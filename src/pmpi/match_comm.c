@@ -157,30 +157,6 @@ CLAMPI_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     return rc;
 }
 
-static int idup_query(void *extra, MPI_Status *status) {
-    (void)extra;
-    status->MPI_SOURCE = MPI_ANY_SOURCE;
-    status->MPI_TAG = MPI_ANY_TAG;
-    status->MPI_ERROR = MPI_SUCCESS;
-    PMPI_Status_set_cancelled(status, 0);
-    PMPI_Status_set_elements_x(status, MPI_BYTE, 0);
-    return MPI_SUCCESS;
-}
-static int idup_free(void *extra) {
-    (void)extra;
-    return MPI_SUCCESS;
-}
-static int idup_cancel(void *extra, int complete) {
-    (void)extra, (void)complete;
-    return MPI_SUCCESS;
-}
-
-/* An already complete request (MPI_Comm_idup, buffered sends); MPI's to free. */
-int clampi_pm_done_request(MPI_Request *request) {
-    int rc = PMPI_Grequest_start(idup_query, idup_free, idup_cancel, NULL, request);
-    return rc == MPI_SUCCESS ? PMPI_Grequest_complete(*request) : rc;
-}
-
 /* MPI's, and the duplicate stays MPI's: enabling is collective and would have to block
  * here or in the completion of the request, and programs post MPI_Comm_idup exactly so
  * that the members need not meet (MPICH's comm_idup test hangs otherwise). */
@@ -295,7 +271,7 @@ CLAMPI_API int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
  * its sends are done -- a rendezvous send needs its receiver's progress, which may have
  * freed the receive and gone on to MPI_Finalize -- and until everybody got there. */
 static void drain_sends(void) {
-    clampi_pm_bsend_drain();
+    clampi_msg_bsend_drain();
     unsigned spins = 0;
     while (clampi_msg_sends_in_flight() > 0) {
         clampi_msg_progress();

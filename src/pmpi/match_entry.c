@@ -4,8 +4,8 @@
  * MPI_PROC_NULL and bad input to MPI's own call (MPI's exact behaviour and error class);
  * the MPI carrier hands everything to MPI on its duplicate. Another communicator's calls
  * go to MPI's own.
- * Requests are clampi's generalized requests: the completion calls (match_profile.c ->
- * match_persist.c -> src/msg/complete.c) take any mix of them and MPI's. */
+ * Requests are clampi's: the completion calls (src/msg/mpi_entry.c -> complete.c) take any
+ * mix of them and MPI's. */
 #include <mpi.h>
 
 #include "clampi/export.h"
@@ -17,6 +17,7 @@
 
 #include "clampi/match.h"
 #include "pmpi/match_entry.h"
+#include "pmpi/match_profile.h"
 
 /* clampi's communicator when clampi serves this buffered send (the message layer's checks) */
 static clampi_mcomm *send_route(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
@@ -24,12 +25,13 @@ static clampi_mcomm *send_route(const void *buf, int count, MPI_Datatype type, i
     return mc && clampi_msg_ok_send(mc, dest, tag) && clampi_msg_ok_buf(buf, count, type) ? mc : NULL;
 }
 
-/* The communicator's carrier takes the call (carrier_ops.h: entry_send / entry_recv);
- * another communicator's goes to MPI, not blocking inside MPI while clampi holds receives. */
+/* The communicator's carrier takes the call (carrier_ops.h: its entry rows, each reached
+ * as a tail call); another communicator's goes to MPI, not blocking inside MPI while clampi
+ * holds receives. */
 static inline __attribute__((always_inline)) int send_entry(const void *buf, int count, MPI_Datatype type, int dest,
                                                             int tag, MPI_Comm comm, int mode, MPI_Request *request) {
     clampi_mcomm *mc = clampi_pm_comm(comm);
-    if (mc) return mc->ops->entry_send(mc, buf, count, type, dest, tag, mode, request);
+    if (mc) return mc->ops->entry_send_mode(mc, buf, count, type, dest, tag, mode, request);
     return clampi_msg_mpi_send(buf, count, type, dest, tag, comm, mode, request);
 }
 
@@ -44,14 +46,35 @@ static inline __attribute__((always_inline)) int send_entry(const void *buf, int
     } while (0)
 
 /* ---- sends ------------------------------------------------------------------------------ */
+/* MPI_Send and MPI_Isend: a tail call into the carrier when the communicator is at hand
+ * (clampi_pm_comm_hot), else the full decision in a call of its own (noinline: its calls
+ * would otherwise give the fast path a stack frame). */
+static __attribute__((noinline)) int send_other(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                                                MPI_Comm comm) {
+    clampi_mcomm *mc = clampi_pm_comm(comm);
+    if (mc) return mc->ops->entry_send(mc, buf, count, type, dest, tag);
+    return clampi_msg_mpi_send(buf, count, type, dest, tag, comm, CLAMPI_SEND_STANDARD, NULL);
+}
+
 CLAMPI_API int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-    return send_entry(buf, count, type, dest, tag, comm, CLAMPI_SEND_STANDARD, NULL);
+    clampi_mcomm *mc = clampi_pm_comm_hot(comm);
+    if (mc) return mc->ops->entry_send(mc, buf, count, type, dest, tag);
+    return send_other(buf, count, type, dest, tag, comm);
+}
+
+static __attribute__((noinline)) int isend_other(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                                                 MPI_Comm comm, MPI_Request *request) {
+    if (!request) return PMPI_Isend(buf, count, type, dest, tag, comm, request); /* MPI's error */
+    clampi_mcomm *mc = clampi_pm_comm(comm);
+    if (mc) return mc->ops->entry_isend(mc, buf, count, type, dest, tag, request);
+    return clampi_msg_mpi_send(buf, count, type, dest, tag, comm, CLAMPI_SEND_STANDARD, request);
 }
 
 CLAMPI_API int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                          MPI_Request *request) {
-    if (!request) return PMPI_Isend(buf, count, type, dest, tag, comm, request); /* MPI's error */
-    return send_entry(buf, count, type, dest, tag, comm, CLAMPI_SEND_STANDARD, request);
+    clampi_mcomm *mc = request ? clampi_pm_comm_hot(comm) : NULL;
+    if (mc) return mc->ops->entry_isend(mc, buf, count, type, dest, tag, request);
+    return isend_other(buf, count, type, dest, tag, comm, request);
 }
 
 CLAMPI_API int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
@@ -74,30 +97,55 @@ CLAMPI_API int MPI_Issend(const void *buf, int count, MPI_Datatype type, int des
     return send_entry(buf, count, type, dest, tag, comm, CLAMPI_SEND_SYNC, request);
 }
 
+/* Buffered sends: clampi holds the attached buffer when MPI_COMM_WORLD is clampi's
+ * (src/msg/bsend.c says how). */
+CLAMPI_API int MPI_Buffer_attach(void *buffer, int size) { return clampi_msg_buffer_attach(buffer, size); }
+
+CLAMPI_API int MPI_Buffer_detach(void *buffer_addr, int *size) { return clampi_msg_buffer_detach(buffer_addr, size); }
+
 CLAMPI_API int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-    if (send_route(buf, count, type, dest, tag, comm)) return clampi_pm_bsend(buf, count, type, dest, tag, comm, NULL);
-    return clampi_pm_bsend_mpi(buf, count, type, dest, tag, comm, NULL);
+    if (send_route(buf, count, type, dest, tag, comm)) return clampi_msg_bsend(buf, count, type, dest, tag, comm, NULL);
+    return clampi_msg_bsend_mpi(buf, count, type, dest, tag, comm, NULL);
 }
 
 CLAMPI_API int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                           MPI_Request *request) {
     if (request && send_route(buf, count, type, dest, tag, comm))
-        return clampi_pm_bsend(buf, count, type, dest, tag, comm, request);
+        return clampi_msg_bsend(buf, count, type, dest, tag, comm, request);
     if (!request) return PMPI_Ibsend(buf, count, type, dest, tag, comm, request);
-    return clampi_pm_bsend_mpi(buf, count, type, dest, tag, comm, request);
+    return clampi_msg_bsend_mpi(buf, count, type, dest, tag, comm, request);
 }
 
-/* ---- receives (MPI_Irecv / MPI_Recv themselves are match_profile.c's) ------------------ */
-int clampi_pm_irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request) {
+/* ---- receives: as the sends, and the matching profile's hook on each post ------------- */
+static __attribute__((noinline)) int irecv_other(void *buf, int count, MPI_Datatype type, int source, int tag,
+                                                 MPI_Comm comm, MPI_Request *request) {
     clampi_mcomm *mc = request ? clampi_pm_comm(comm) : NULL;
-    if (mc) return mc->ops->entry_recv(mc, buf, count, type, source, tag, request, MPI_STATUS_IGNORE);
-    return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+    int rc = mc ? mc->ops->entry_irecv(mc, buf, count, type, source, tag, request)
+                : PMPI_Irecv(buf, count, type, source, tag, comm, request);
+    if (clampi_match_profiling() && rc == MPI_SUCCESS && source != MPI_PROC_NULL) clampi_match_profile_posted(*request);
+    return rc;
 }
 
-int clampi_pm_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status) {
+CLAMPI_API int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                         MPI_Request *request) {
+    clampi_mcomm *mc = request && clampi_match_profile_off() ? clampi_pm_comm_hot(comm) : NULL;
+    if (mc) return mc->ops->entry_irecv(mc, buf, count, type, source, tag, request);
+    return irecv_other(buf, count, type, source, tag, comm, request);
+}
+
+static __attribute__((noinline)) int recv_other(void *buf, int count, MPI_Datatype type, int source, int tag,
+                                                MPI_Comm comm, MPI_Status *status) {
+    if (clampi_match_profiling() && source != MPI_PROC_NULL) clampi_match_profile_blocking();
     clampi_mcomm *mc = clampi_pm_comm(comm);
-    if (mc) return mc->ops->entry_recv(mc, buf, count, type, source, tag, NULL, status);
+    if (mc) return mc->ops->entry_recv(mc, buf, count, type, source, tag, status);
     return clampi_msg_mpi_recv(buf, count, type, source, tag, comm, NULL, status);
+}
+
+CLAMPI_API int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                        MPI_Status *status) {
+    clampi_mcomm *mc = clampi_match_profile_off() ? clampi_pm_comm_hot(comm) : NULL;
+    if (mc) return mc->ops->entry_recv(mc, buf, count, type, source, tag, status);
+    return recv_other(buf, count, type, source, tag, comm, status);
 }
 
 /* Both halves on clampi (MPI_PROC_NULL allowed on either side), or both MPI's. */
@@ -297,21 +345,4 @@ CLAMPI_API int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *m
         UNBLOCKED(PMPI_Mrecv(buf, count, type, message, status), PMPI_Imrecv(buf, count, type, message, &r), status);
     *message = MPI_MESSAGE_NULL;
     return CMPIX_Mrecv(buf, count, type, &m, status);
-}
-
-/* ---- cancel, status --------------------------------------------------------------------- */
-CLAMPI_API int MPI_Cancel(MPI_Request *request) {
-    MPI_Request *inner;
-    if (request && clampi_pm_persistent(*request, &inner)) {
-        if (*inner != MPI_REQUEST_NULL) return CMPIX_Cancel(inner);
-        return PMPI_Cancel(request);
-    }
-    if (request && clampi_mreq_live()) return CMPIX_Cancel(request); /* MPI's own for MPI's requests */
-    return PMPI_Cancel(request);
-}
-
-CLAMPI_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
-    MPI_Request *inner;
-    if (clampi_pm_persistent(request, &inner) && *inner != MPI_REQUEST_NULL) request = *inner;
-    return clampi_msg_get_status(request, flag, status);
 }

@@ -3,11 +3,11 @@
  *   match_comm.c     which communicators are clampi's (MPI_COMM_WORLD after MPI_Init, the
  *                    communicators derived from an enabled one, the clampi_match info key),
  *                    MPI_Comm_get_info, MPI_Comm_free, the stats lines at MPI_Finalize
- *   match_entry.c    MPI_Send ... MPI_Mrecv, MPI_Cancel, MPI_Request_get_status: clampi's
- *                    path on a clampi communicator with valid arguments, MPI's otherwise
- *   match_persist.c  persistent requests (MPI_Send_init ... MPI_Start/Startall) and the
- *                    completion calls over them (MPI_Wait ... in match_profile.c call these)
- *   match_bsend.c    buffered sends in the program's buffer of MPI_Buffer_attach
+ *   match_entry.c    MPI_Send ... MPI_Mrecv, the buffered sends (src/msg/bsend.c): a clampi
+ *                    communicator's go to its carrier's table, another's to MPI (the
+ *                    completion calls are src/msg/mpi_entry.c)
+ *   match_persist.c  MPI_Send_init ... MPI_Start/Startall: the message layer's persistent
+ *                    requests (src/msg/persist.c) where clampi serves the operation
  *   match_progress.c the MPI carrier inside blocking collectives (nonblocking when small)
  *   entry_points.tsv  (its hand-over rows, generated) the MPI carrier before blocking calls
  *                    with no nonblocking form (communicator creation, collective file I/O,
@@ -34,35 +34,16 @@ static inline clampi_mcomm *clampi_pm_comm(MPI_Comm comm) {
     if (!atomic_load_explicit(&clampi_pm_enabled, memory_order_relaxed) || comm == MPI_COMM_NULL) return NULL;
     return clampi_msg_comm(comm);
 }
+/* clampi's communicator behind comm when this thread's last lookup says so at once (no call
+ * inside: an entry point that tests it first reaches the carrier as a tail call); NULL
+ * otherwise (MPI's communicator, or ask clampi_pm_comm). */
+static inline clampi_mcomm *clampi_pm_comm_hot(MPI_Comm comm) {
+    clampi_mcomm *mc;
+    if (!atomic_load_explicit(&clampi_pm_enabled, memory_order_relaxed) || !clampi_msg_comm_cached(comm, &mc))
+        return NULL;
+    return mc;
+}
 
-/* match_entry.c: MPI_Irecv / MPI_Recv for match_profile.c's wrappers */
-int clampi_pm_irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request *request);
-int clampi_pm_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status *status);
-
-/* match_persist.c: the completion calls with clampi's persistent requests among them */
-int clampi_pm_request_free(MPI_Request *request);
-int clampi_pm_wait(MPI_Request *request, MPI_Status *status);
-int clampi_pm_test(MPI_Request *request, int *flag, MPI_Status *status);
-int clampi_pm_waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
-int clampi_pm_testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
-int clampi_pm_waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
-int clampi_pm_testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
-int clampi_pm_waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
-int clampi_pm_testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]);
-/* persistent request -> its active clampi request (MPI_REQUEST_NULL if inactive); 0 if
- * request is not a clampi persistent request */
-int clampi_pm_persistent(MPI_Request request, MPI_Request **inner);
-
-/* match_bsend.c: a buffered send on a clampi communicator (valid arguments, dest a rank):
- * completes locally; *request (may be NULL) gets an already complete request. */
-int clampi_pm_bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                    MPI_Request *request);
-void clampi_pm_bsend_drain(void); /* waits for every buffered send still in flight */
-/* a buffered send anywhere else (an MPI communicator, or arguments clampi leaves to MPI):
- * into the program's buffer when clampi holds it, else MPI's own call */
-int clampi_pm_bsend_mpi(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                        MPI_Request *request);
-int clampi_pm_done_request(MPI_Request *request); /* match_comm.c: an already complete request */
 /* The generated hand-over entry points (entry_points.tsv): MPI's blocking call after
  * clampi's queued receives went to MPI (the MPI carrier) */
 #define HANDED(call)              \

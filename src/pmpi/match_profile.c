@@ -7,8 +7,11 @@
  * blocking MPI_Recv sits behind every outstanding receive. Persistent receives are not
  * tracked; MPI_Request_free drops a receive from the queue without counting it.
  *
- * Off (unset or 0), each wrapper costs one load and a predictable branch before the
- * PMPI call (bench/match/profile_cost.sh counts it). */
+ * Hooks, not wrappers: match_entry.c's MPI_Irecv / MPI_Recv tell it of each post
+ * (match_profile.h), and the completion calls (src/msg/mpi_entry.c) of each request that
+ * finished or was freed (clampi_msg_hook_requests, set when the profile is found on). Off
+ * (unset or 0), a post costs one load and a predictable branch (bench/match/profile_cost.sh
+ * counts it) and the completion calls nothing. */
 #include <mpi.h>
 
 #include "clampi/export.h"
@@ -22,7 +25,7 @@
 #include "common/options.h"
 #include "pmpi/match_mpit.h"
 #include "pmpi/match_profile.h"
-#include "pmpi/match_entry.h" /* CLAMPI_MATCH: receives, persistent requests and the completion calls */
+#include "msg/msg.h" /* clampi_msg_hook_requests */
 
 #define NBUCKETS 33 /* 0, 1, 2-3, 4-7, ... */
 #define HASH 1024
@@ -32,7 +35,7 @@ typedef struct orecv {
     struct orecv *prev, *next, *hnext;
 } orecv;
 
-static _Atomic int state = -1; /* -1 not read yet, 0 off, 1 on */
+_Atomic int clampi_match_profile_state = -1;
 static const char *json_path;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static orecv *head, *tail, *hash[HASH];
@@ -40,22 +43,25 @@ static uint64_t outstanding, receives, depth_sum, depth_max, hist[NBUCKETS];
 static clampi_mpit_sample mpit; /* the MPI library's own queue lengths at each post (MPI_T) */
 static int mpit_started;
 
-static int read_state(void) {
-    const char *v = clampi_opt_process(CLAMPI_OPT_MATCH_PROFILE).text; /* options table */
-    int on = v && *v && strcmp(v, "0") != 0;
-    if (on && strcmp(v, "1") != 0) json_path = v;
-    atomic_store_explicit(&state, on, memory_order_relaxed);
+static void done(MPI_Request r, int count);
+
+int clampi_match_profile_read(void) {
+    static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&once);
+    int on = atomic_load_explicit(&clampi_match_profile_state, memory_order_relaxed);
+    if (on < 0) {
+        const char *v = clampi_opt_process(CLAMPI_OPT_MATCH_PROFILE).text; /* options table */
+        on = v && *v && strcmp(v, "0") != 0;
+        if (on && strcmp(v, "1") != 0) json_path = v;
+        if (on) clampi_msg_hook_requests(&(clampi_msg_request_hooks){.completed = done});
+        atomic_store_explicit(&clampi_match_profile_state, on, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&once);
     return on;
 }
 
-static inline int profiling(void);
+static inline int profiling(void) { return clampi_match_profiling(); }
 int clampi_match_profile_on(void) { return profiling(); }
-
-static inline int profiling(void) {
-    int s = atomic_load_explicit(&state, memory_order_relaxed);
-    if (__builtin_expect(s >= 0, 1)) return s;
-    return read_state();
-}
 
 static unsigned slot_of(MPI_Request r) {
     uint64_t v = 0;
@@ -126,108 +132,14 @@ static void done(MPI_Request r, int count) {
     free(o);
 }
 
-/* ---- wrappers ----------------------------------------------------------------------- */
-CLAMPI_API int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                         MPI_Request *request) {
-    int rc = clampi_pm_irecv(buf, count, type, source, tag, comm, request);
-    if (profiling() && rc == MPI_SUCCESS && source != MPI_PROC_NULL) posted(*request);
-    return rc;
-}
+/* ---- hooks ------------------------------------------------------------------------- */
+void clampi_match_profile_posted(MPI_Request r) { posted(r); }
 
-CLAMPI_API int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                        MPI_Status *status) {
-    if (profiling() && source != MPI_PROC_NULL) {
-        pthread_mutex_lock(&lock);
-        sample_mpi_queues();
-        record(outstanding);
-        pthread_mutex_unlock(&lock);
-    }
-    return clampi_pm_recv(buf, count, type, source, tag, comm, status);
-}
-
-CLAMPI_API int MPI_Request_free(MPI_Request *request) {
-    if (!profiling()) return clampi_pm_request_free(request);
-    MPI_Request r = *request;
-    int rc = clampi_pm_request_free(request);
-    if (rc == MPI_SUCCESS) done(r, 0);
-    return rc;
-}
-
-CLAMPI_API int MPI_Wait(MPI_Request *request, MPI_Status *status) {
-    if (!profiling()) return clampi_pm_wait(request, status);
-    MPI_Request r = *request;
-    int rc = clampi_pm_wait(request, status);
-    done(r, 1);
-    return rc;
-}
-
-CLAMPI_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
-    if (!profiling()) return clampi_pm_test(request, flag, status);
-    MPI_Request r = *request;
-    int rc = clampi_pm_test(request, flag, status);
-    if (*flag) done(r, 1);
-    return rc;
-}
-
-/* The multiple-completion calls: the handles are copied first (MPI nulls them). */
-#define COPY_HANDLES(n, reqs)                                                                     \
-    MPI_Request stack_[64], *h_ = (n) <= 64 ? stack_ : malloc(sizeof(MPI_Request) * (size_t)(n)); \
-    if (h_) memcpy(h_, reqs, sizeof(MPI_Request) * (size_t)(n))
-#define FREE_HANDLES() \
-    if (h_ != stack_) free(h_)
-
-CLAMPI_API int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
-    if (!profiling() || count <= 0) return clampi_pm_waitall(count, reqs, statuses);
-    COPY_HANDLES(count, reqs);
-    int rc = clampi_pm_waitall(count, reqs, statuses);
-    for (int i = 0; h_ && i < count; i++) done(h_[i], 1);
-    FREE_HANDLES();
-    return rc;
-}
-
-CLAMPI_API int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
-    if (!profiling() || count <= 0) return clampi_pm_testall(count, reqs, flag, statuses);
-    COPY_HANDLES(count, reqs);
-    int rc = clampi_pm_testall(count, reqs, flag, statuses);
-    for (int i = 0; h_ && *flag && i < count; i++) done(h_[i], 1);
-    FREE_HANDLES();
-    return rc;
-}
-
-CLAMPI_API int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status) {
-    if (!profiling() || count <= 0) return clampi_pm_waitany(count, reqs, index, status);
-    COPY_HANDLES(count, reqs);
-    int rc = clampi_pm_waitany(count, reqs, index, status);
-    if (h_ && *index != MPI_UNDEFINED) done(h_[*index], 1);
-    FREE_HANDLES();
-    return rc;
-}
-
-CLAMPI_API int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
-    if (!profiling() || count <= 0) return clampi_pm_testany(count, reqs, index, flag, status);
-    COPY_HANDLES(count, reqs);
-    int rc = clampi_pm_testany(count, reqs, index, flag, status);
-    if (h_ && *flag && *index != MPI_UNDEFINED) done(h_[*index], 1);
-    FREE_HANDLES();
-    return rc;
-}
-
-CLAMPI_API int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
-    if (!profiling() || incount <= 0) return clampi_pm_waitsome(incount, reqs, outcount, indices, statuses);
-    COPY_HANDLES(incount, reqs);
-    int rc = clampi_pm_waitsome(incount, reqs, outcount, indices, statuses);
-    for (int i = 0; h_ && *outcount != MPI_UNDEFINED && i < *outcount; i++) done(h_[indices[i]], 1);
-    FREE_HANDLES();
-    return rc;
-}
-
-CLAMPI_API int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
-    if (!profiling() || incount <= 0) return clampi_pm_testsome(incount, reqs, outcount, indices, statuses);
-    COPY_HANDLES(incount, reqs);
-    int rc = clampi_pm_testsome(incount, reqs, outcount, indices, statuses);
-    for (int i = 0; h_ && *outcount != MPI_UNDEFINED && i < *outcount; i++) done(h_[indices[i]], 1);
-    FREE_HANDLES();
-    return rc;
+void clampi_match_profile_blocking(void) {
+    pthread_mutex_lock(&lock);
+    sample_mpi_queues();
+    record(outstanding);
+    pthread_mutex_unlock(&lock);
 }
 
 /* ---- report at MPI_Finalize ---------------------------------------------------------- */

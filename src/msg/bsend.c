@@ -1,4 +1,4 @@
-/* CLAMPI_MATCH under the preload: buffered sends in the program's attached buffer.
+/* Buffered sends in the program's attached buffer, under CLAMPI_MATCH.
  *
  * When a clampi communicator exists at MPI_Buffer_attach (CLAMPI_MATCH: MPI_COMM_WORLD from
  * MPI_Init on), clampi takes the buffer and MPI gets none: every buffered send -- on clampi's
@@ -8,20 +8,20 @@
  * left (after the sends that have left are reaped), or nothing is attached, the call fails
  * with MPI_ERR_BUFFER on the communicator, as MPI's own buffered sends do. MPI_Buffer_detach
  * waits for them and gives the program's buffer back (MPI_Bsend_init on MPI's
- * communicators too: match_persist.c starts each as clampi_pm_bsend_mpi). Left to MPI: bad
- * arguments (MPI's own MPI_Bsend reports them).
+ * communicators too: persist.c starts each as clampi_msg_bsend_mpi). Left to MPI: bad
+ * arguments (MPI's own MPI_Bsend reports them). The preload's MPI_Buffer_attach/_detach,
+ * MPI_Bsend and MPI_Ibsend are entry points into these calls (src/pmpi/match_entry.c).
  * When no clampi communicator exists at attach time (a clampi_match info key enables one
  * later), the buffer is MPI's, and clampi's buffered sends use memory of their own with the
  * same accounting against the attached size. */
 #include <mpi.h>
 
-#include "clampi/export.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "clampi/match.h"
-#include "pmpi/match_entry.h"
+#include "msg/msg_internal.h"
 
 #define ALIGN 16
 
@@ -39,11 +39,11 @@ static char *abuf;               /* the program's attached buffer */
 static long attached = -1, used; /* -1: nothing attached */
 static int owned;                /* clampi took the buffer (MPI has none attached) */
 
-CLAMPI_API int MPI_Buffer_attach(void *buffer, int size) {
+int clampi_msg_buffer_attach(void *buffer, int size) {
     pthread_mutex_lock(&block_lock);
     int busy = attached >= 0;
     pthread_mutex_unlock(&block_lock);
-    if (busy || !clampi_pm_comm(MPI_COMM_WORLD) || size < 0 || (!buffer && size > 0)) {
+    if (busy || !clampi_msg_comm(MPI_COMM_WORLD) || size < 0 || (!buffer && size > 0)) {
         int rc = busy ? clampi_msg_raise(MPI_COMM_WORLD, MPI_ERR_BUFFER, "a buffer is attached already")
                       : PMPI_Buffer_attach(buffer, size);
         if (rc == MPI_SUCCESS) {
@@ -90,9 +90,9 @@ static void reap(int wait) {
     }
 }
 
-void clampi_pm_bsend_drain(void) { reap(1); }
+void clampi_msg_bsend_drain(void) { reap(1); }
 
-CLAMPI_API int MPI_Buffer_detach(void *buffer_addr, int *size) {
+int clampi_msg_buffer_detach(void *buffer_addr, int *size) {
     reap(1); /* MPI: detach waits for the buffered sends to leave */
     pthread_mutex_lock(&block_lock);
     int mine = owned && attached >= 0;
@@ -169,6 +169,30 @@ static void unreserve(block *b) {
     free(b);
 }
 
+static int done_query(void *extra, MPI_Status *status) {
+    (void)extra;
+    status->MPI_SOURCE = MPI_ANY_SOURCE;
+    status->MPI_TAG = MPI_ANY_TAG;
+    status->MPI_ERROR = MPI_SUCCESS;
+    PMPI_Status_set_cancelled(status, 0);
+    PMPI_Status_set_elements_x(status, MPI_BYTE, 0);
+    return MPI_SUCCESS;
+}
+static int done_free(void *extra) {
+    (void)extra;
+    return MPI_SUCCESS;
+}
+static int done_cancel(void *extra, int complete) {
+    (void)extra, (void)complete;
+    return MPI_SUCCESS;
+}
+
+/* An already complete request (a buffered send, complete for the program); MPI's to free. */
+static int done_request(MPI_Request *request) {
+    int rc = PMPI_Grequest_start(done_query, done_free, done_cancel, NULL, request);
+    return rc == MPI_SUCCESS ? PMPI_Grequest_complete(*request) : rc;
+}
+
 /* A buffered send: on comm's clampi path (clampi = 1) or MPI's MPI_Isend. */
 static int bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, int clampi,
                  MPI_Request *request) {
@@ -188,11 +212,11 @@ static int bsend(const void *buf, int count, MPI_Datatype type, int dest, int ta
         return rc;
     }
     /* complete for the program: an already complete request */
-    return request ? clampi_pm_done_request(request) : MPI_SUCCESS;
+    return request ? done_request(request) : MPI_SUCCESS;
 }
 
-int clampi_pm_bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                    MPI_Request *request) {
+int clampi_msg_bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                     MPI_Request *request) {
     pthread_mutex_lock(&block_lock);
     long have = attached;
     pthread_mutex_unlock(&block_lock);
@@ -202,8 +226,8 @@ int clampi_pm_bsend(const void *buf, int count, MPI_Datatype type, int dest, int
     return bsend(buf, count, type, dest, tag, comm, 1, request);
 }
 
-int clampi_pm_bsend_mpi(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                        MPI_Request *request) {
+int clampi_msg_bsend_mpi(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                         MPI_Request *request) {
     pthread_mutex_lock(&block_lock);
     int mine = owned && attached >= 0;
     pthread_mutex_unlock(&block_lock);

@@ -1,0 +1,143 @@
+/* Persistent requests on clampi communicators (the preload's MPI_Send_init ... MPI_Recv_init,
+ * MPI_Start, MPI_Startall: src/pmpi/match_persist.c).
+ *
+ * The program's handle is a real MPI persistent request, made for MPI_PROC_NULL on the same
+ * communicator (so MPI owns its identity, its inactive state and MPI_Request_free); clampi
+ * keeps the operation's arguments beside it, and MPI_Start starts both: MPI's (complete at
+ * once) and a clampi request (the "inner" one) doing the work. The completion calls
+ * (complete_hooks.c, from the first one on) replace each such handle by its inner request
+ * while complete.c completes the mix, and give it back (not MPI_REQUEST_NULL: persistent
+ * requests stay), MPI's half inactive again. An inactive handle stands for MPI_REQUEST_NULL,
+ * as MPI treats it (empty status). */
+#include <mpi.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clampi/match.h"
+#include "msg/msg_internal.h"
+
+typedef struct preq {
+    MPI_Request handle, inner;
+    int kind;
+    void *buf;
+    int count;
+    MPI_Datatype type; /* a derived type: clampi's duplicate (the program may free its own) */
+    int type_dup;
+    int peer, tag;
+    MPI_Comm comm;
+    struct preq *next;
+} preq;
+
+#define PHASH 256
+static preq *ptable[PHASH];
+static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
+_Atomic int clampi_msg_npersist;
+
+static unsigned pslot(MPI_Request h) {
+    uint64_t v = 0;
+    memcpy(&v, &h, sizeof h < sizeof v ? sizeof h : sizeof v);
+    return (unsigned)((v * 0x9e3779b97f4a7c15ull) >> 56) & (PHASH - 1);
+}
+
+static preq *pfind(MPI_Request h) {
+    if (!atomic_load_explicit(&clampi_msg_npersist, memory_order_relaxed) || h == MPI_REQUEST_NULL) return NULL;
+    pthread_mutex_lock(&plock);
+    preq *p = ptable[pslot(h)];
+    while (p && p->handle != h) p = p->next;
+    pthread_mutex_unlock(&plock);
+    return p;
+}
+
+MPI_Request *clampi_msg_persistent(MPI_Request request) {
+    preq *p = pfind(request);
+    return p ? &p->inner : NULL;
+}
+
+int clampi_msg_persist_init(int kind, const void *buf, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm,
+                            MPI_Request *request) {
+    preq *p = calloc(1, sizeof *p);
+    if (!p) return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
+    int rc = kind == CLAMPI_PERSIST_RECV ? PMPI_Recv_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, &p->handle)
+                                         : PMPI_Send_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, &p->handle);
+    if (rc != MPI_SUCCESS) {
+        free(p);
+        return rc;
+    }
+    p->inner = MPI_REQUEST_NULL;
+    p->kind = kind;
+    p->buf = (void *)buf;
+    p->count = count;
+    p->type = type;
+    int ni, na, nd, combiner;
+    PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
+    if (combiner != MPI_COMBINER_NAMED && PMPI_Type_dup(type, &p->type) == MPI_SUCCESS)
+        p->type_dup = 1;
+    else
+        p->type = type;
+    p->peer = peer;
+    p->tag = tag;
+    p->comm = comm;
+    unsigned s = pslot(p->handle);
+    pthread_mutex_lock(&plock);
+    p->next = ptable[s];
+    ptable[s] = p;
+    pthread_mutex_unlock(&plock);
+    atomic_fetch_add(&clampi_msg_npersist, 1);
+    clampi_msg_hooks_need(); /* the completion calls look for persistent handles from now on */
+    *request = p->handle;
+    return MPI_SUCCESS;
+}
+
+static void forget(preq *p) {
+    pthread_mutex_lock(&plock);
+    for (preq **q = &ptable[pslot(p->handle)]; *q; q = &(*q)->next)
+        if (*q == p) {
+            *q = p->next;
+            break;
+        }
+    pthread_mutex_unlock(&plock);
+    atomic_fetch_sub(&clampi_msg_npersist, 1);
+    if (p->type_dup) PMPI_Type_free(&p->type);
+    free(p);
+}
+
+int clampi_msg_start(MPI_Request *request) {
+    preq *p = request ? pfind(*request) : NULL;
+    if (!p) return PMPI_Start(request);
+    if (p->inner != MPI_REQUEST_NULL) return clampi_msg_raise(p->comm, MPI_ERR_REQUEST, "MPI_Start: request active");
+    int rc = PMPI_Start(&p->handle);
+    if (rc != MPI_SUCCESS) return rc;
+    switch (p->kind) {
+    case CLAMPI_PERSIST_RECV: return CMPIX_Irecv(p->buf, p->count, p->type, p->peer, p->tag, p->comm, &p->inner);
+    case CLAMPI_PERSIST_SSEND: return CMPIX_Issend(p->buf, p->count, p->type, p->peer, p->tag, p->comm, &p->inner);
+    case CLAMPI_PERSIST_BSEND: return clampi_msg_bsend(p->buf, p->count, p->type, p->peer, p->tag, p->comm, &p->inner);
+    case CLAMPI_PERSIST_BSEND_MPI:
+        return clampi_msg_bsend_mpi(p->buf, p->count, p->type, p->peer, p->tag, p->comm, &p->inner);
+    default: return CMPIX_Isend(p->buf, p->count, p->type, p->peer, p->tag, p->comm, &p->inner);
+    }
+}
+
+int clampi_msg_startall(int count, MPI_Request requests[]) {
+    if (!atomic_load_explicit(&clampi_msg_npersist, memory_order_relaxed)) return PMPI_Startall(count, requests);
+    if (count < 0 || (count > 0 && !requests)) return PMPI_Startall(count, requests); /* MPI's error */
+    for (int i = 0; i < count; i++) {
+        int rc = clampi_msg_start(&requests[i]);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+/* MPI_Request_free of a persistent handle: its active operation is left to finish (MPI's
+ * rule), the handle freed. */
+int clampi_msg_persistent_free(MPI_Request *request) {
+    preq *p = pfind(*request);
+    if (!p) return clampi_msg_request_free(request);
+    if (p->inner != MPI_REQUEST_NULL) clampi_msg_request_free(&p->inner);
+    int rc = PMPI_Request_free(request);
+    forget(p);
+    return rc;
+}
