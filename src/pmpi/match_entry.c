@@ -25,8 +25,8 @@ static clampi_mcomm *send_route(const void *buf, int count, MPI_Datatype type, i
     return mc && clampi_msg_ok_send(mc, dest, tag) && clampi_msg_ok_buf(buf, count, type) ? mc : NULL;
 }
 
-/* The communicator's carrier takes the call (carrier_ops.h: its entry rows, each reached
- * as a tail call); another communicator's goes to MPI, not blocking inside MPI while clampi
+/* Synchronous and ready sends: the communicator's carrier takes them (carrier_ops.h:
+ * entry_send_mode); another communicator's go to MPI, not blocking inside MPI while clampi
  * holds receives. */
 static inline __attribute__((always_inline)) int send_entry(const void *buf, int count, MPI_Datatype type, int dest,
                                                             int tag, MPI_Comm comm, int mode, MPI_Request *request) {
