@@ -22,6 +22,12 @@ Public headers (clampi/...) may be included from anywhere. A header named *_inte
 is its folder's own: only files in that folder (or below it) may include it; other layers
 use the folder's interface header (msg/msg.h, coll/coll.h, ...).
 
+SEAMS: a layer that reaches a lower one only through that one's interface: the RMA
+extensions reach the backends through backends/backend.h (its tables' rows), never a
+backend's own header or function: an #include of any other backends/ header from src/rmax
+fails, and so does a reference from an rmax object to a name defined outside the seam's
+files.
+
 KNOWN lists arrows that exist today and are scheduled to go (each printed on every run);
 a new arrow fails, and so does a KNOWN arrow that no longer exists (remove it from the list).
 """
@@ -35,6 +41,17 @@ LAYERS = [  # (path prefix under src/, rank); longest prefix wins
     ("backends", 4), ("services", 3), ("common", 2), ("topo", 2),
     ("cache", 1), ("match", 1), ("locality", 1), ("numa", 1), ("coll/engine", 1),
 ]
+
+# (layer folder, lower folder, headers it may include there, sources whose names it may use)
+SEAMS = [("rmax", "backends", {"backends/backend.h"}, {"backends/backend.c", "backends/intrinsic_ops.c"})]
+
+
+def seam_of(rel):
+    for folder, lower, headers, sources in SEAMS:
+        if rel.startswith(folder + "/"):
+            return lower, headers, sources
+    return None
+
 
 # (including file's folder, included header) arrows that still run upward: none left. A new
 # one fails; one listed here that no longer exists fails too (keep the list honest).
@@ -106,6 +123,13 @@ def check_symbols(srcdir, build):
                 bad.append(f"{lib}: {name} defined {len(where)} times: {places}")
         for r, rel, name in sorted(set(refs)):
             where = defs.get(name)
+            seam = seam_of(rel)
+            if where and seam:
+                lower, _, sources = seam
+                for _, wrel, _ in where:
+                    if wrel.startswith(lower + "/") and wrel not in sources:
+                        bad.append(f"{lib}: src/{rel} references {name}, defined in src/{wrel}: "
+                                   f"{lower}/ is reached through its interface only (SEAMS)")
             if where and min(w[0] for w in where) > r:
                 bad.append(f"{lib}: src/{rel} (layer {r}) references {name}, defined in src/{where[0][1]} "
                            f"(layer {where[0][0]})")
@@ -131,6 +155,11 @@ def main():
             if not m or m.group(1).startswith("clampi/"):
                 continue
             inc = m.group(1)
+            seam = seam_of(str(rel))
+            if seam and inc.startswith(seam[0] + "/") and inc not in seam[1]:
+                new.append(f"src/{rel}:{lineno}: includes {inc}: {seam[0]}/ is reached through "
+                           f"{', '.join(sorted(seam[1]))} only (SEAMS)")
+                continue
             home = str(pathlib.PurePath(inc).parent)  # "." for a header named without its folder
             if inc.endswith("_internal.h") and home != "." and not (folder == home or folder.startswith(home + "/")):
                 new.append(f"src/{rel}:{lineno}: includes {inc}, another folder's internal header")

@@ -25,7 +25,7 @@
 #include <valgrind/callgrind.h>
 
 #include "flush_probe.h"
-#include "rmax/ucx_probe.h"
+#include "ucx_probe.h"
 
 #define SLOT 64
 

@@ -17,11 +17,14 @@
 #define CLAMPI_BACKENDS_BACKEND_H
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "backends/intrinsic_ops.h"
 #include "common/datatype.h"
 #include "common/errors.h"
 
 struct CMPIX_Win_thread_stats;
+struct clampi_backend_ext;
 
 /* The values of the clampi_backend option, indexes of clampi_backend_table. */
 typedef enum clampi_backend_kind { CLAMPI_BACKEND_KIND_MPI, CLAMPI_BACKEND_KIND_UCX } clampi_backend_kind;
@@ -128,7 +131,77 @@ typedef struct clampi_backend_ops {
     void (*family_join)(clampi_bwin *parent, clampi_bwin *child);
     void (*family_empty)(clampi_bwin *parent);
     void (*family_free)(clampi_bwin *parent);
+    /* The RMA extensions' rows (below); NULL: the backend has none (the MPI backend). */
+    const struct clampi_backend_ext *ext;
 } clampi_backend_ops;
+
+/* A memory handle as a backend sees it (CMPIX_Memhandle_create, CMPIX_Win_from_memhandle).
+ * mh_register fills the registration; mh_open reads all of it. */
+typedef struct clampi_backend_mh {
+    /* the owner's registration: the region's slot in the owner's generation table, the
+     * value that slot holds while the handle lives, and the packed rkeys */
+    uint32_t slot;
+    uint64_t generation, gen_addr;
+    const void *rkey, *gen_rkey;
+    uint32_t rkey_len, gen_rkey_len;
+    /* the region at its owner */
+    int target, disp_unit;
+    uint64_t base, size;
+    void *direct; /* the region mapped in this process (a node-shared heap), or NULL */
+} clampi_backend_mh;
+
+/* What a backend offers beyond MPI RMA, for the extensions (src/rmax/, the Quo Vadis RMA
+ * paper): the only way they reach a backend. A window whose table has no `ext` answers
+ * the extensions' calls as an MPI window does (MPI_ERR_WIN, or what MPI alone can do). */
+typedef struct clampi_backend_ext {
+    /* ---- children (CMPIX_Win_dup, memory-handle windows) over a parent's state ---------
+     * share: child uses parent's state (counted); unshare: before such a child is freed.
+     * variant: the table for b's options (acc_intrinsic: mpi_assert_accumulate_intrinsic). */
+    void (*share)(clampi_bwin *child, const clampi_bwin *parent);
+    void (*unshare)(clampi_bwin *child);
+    const clampi_backend_ops *(*variant)(const clampi_bwin *b, int acc_intrinsic);
+    /* ---- memory handles, owner side ---------------------------------------------------
+     * attached: 1 if dynamic b has [base, base+size) attached. mh_register: registers the
+     * region in *table (made on first use) and fills h's registration; MPI_SUCCESS or a
+     * clampi_error. mh_live: 1 if h's slot holds h's generation (release: then releases it,
+     * which kills the handle for every peer). mh_table_free: the table and every region. */
+    int (*attached)(const clampi_bwin *b, const void *base, size_t size);
+    int (*mh_register)(void **table, void *base, size_t size, clampi_backend_mh *h);
+    int (*mh_live)(void *table, const clampi_backend_mh *h, int release);
+    void (*mh_table_free)(void *table);
+    /* ---- memory handles, peer side ----------------------------------------------------
+     * mh_open: h reached through parent's endpoint to h->target (*cache: parent's owners'
+     * generation tables, kept until mh_cache_free); NULL if h cannot be used. mh_adopt makes
+     * b (a child sharing parent's state) a memory-handle window on it; mh_close frees one
+     * never adopted. mh_is: b is a memory-handle window; mh_share: a duplicate of one uses
+     * its handle; mh_release: b's use ends (the last frees it). */
+    void *(*mh_open)(clampi_bwin *parent, const clampi_backend_mh *h, void **cache);
+    void (*mh_adopt)(clampi_bwin *b, clampi_bwin *parent, void *handle);
+    void (*mh_close)(void *handle);
+    int (*mh_is)(const clampi_bwin *b);
+    void (*mh_share)(clampi_bwin *b, const clampi_bwin *from);
+    void (*mh_release)(clampi_bwin *b);
+    void (*mh_cache_free)(const clampi_bwin *parent, void *cache);
+    /* ---- notification (CMPIX_Put_notify) ----------------------------------------------
+     * notify_listen: from now on arrived(arg, id, origin) runs for every notification sent
+     * to this process on b's family; NULL on failure. notify_stop: no more calls (b's free);
+     * notify_progress: drives arrivals (valid until notify_free). notify_send: after the
+     * operations issued so far to target are complete there, notification id to it. */
+    void *(*notify_listen)(clampi_bwin *b, void (*arrived)(void *arg, int id, int origin), void *arg);
+    void (*notify_stop)(clampi_bwin *b, void *listener);
+    void (*notify_progress)(void *listener);
+    void (*notify_free)(void *listener);
+    int (*notify_send)(clampi_bwin *b, int target, uint64_t win_id, int id);
+    /* ---- CMPIX_Rrput and friends: a request that completes when the operations issued
+     * so far to target are complete there (a flush of that target's endpoint only). ------ */
+    int (*rflush)(clampi_bwin *b, int target, MPI_Request *req);
+    /* ---- CMPIX_Win_op_intrinsic: 1 if (opbits, count, type) run as the transport's own
+     * atomics on every target b may reach, through eps_of's endpoints (a memory-handle
+     * window: its parent's). *lanes keeps the transports' answer for b (0: not asked yet,
+     * 1 yes, -1 no): asking UCX parses each endpoint's description. ------------------- */
+    int (*op_intrinsic)(clampi_bwin *b, clampi_bwin *eps_of, unsigned opbits, int count, MPI_Datatype type,
+                        int *lanes);
+} clampi_backend_ext;
 
 /* The backends' tables (src/backends/mpi/ops.c, src/backends/ucx/sync.c). */
 extern const clampi_backend_ops clampi_backend_mpi;

@@ -8,7 +8,6 @@
 #include "common/stats.h"
 #include "rma/options.h"
 #include "rma/stats.h"
-#include "rmax/ucx_parts.h"
 
 clampi_rmax *clampi_rmax_of(clampi_win *w) {
     if (!w->rmax) {
@@ -53,9 +52,10 @@ static void free_child(clampi_win *child) {
     clampi_rmax *c = child->rmax;
     if (clampi_stats_enabled()) clampi_stats_print(child);
     unlink_child(child);
-    clampi_rmax_memhandle_release(child);
+    const clampi_backend_ext *e = clampi_rmax_ext(child);
+    if (e) e->mh_release(&child->b);
     clampi_registry_remove(c->handle);
-    clampi_win_detach_shared(child);
+    if (e) e->unshare(&child->b);
     clampi_win_release(child);
 }
 
@@ -69,14 +69,16 @@ int clampi_rmax_on_free(clampi_win *w, CMPI_Win *handle) {
         return MPI_SUCCESS;
     }
     while (x->children) free_child(x->children);
-    clampi_mh_gen_cache_destroy(w); /* rkeys on the parent's endpoints: before they close */
-    clampi_rmax_notify_release(w);  /* before the backend's free destroys the worker */
+    const clampi_backend_ext *e = clampi_rmax_ext(w);
+    if (e && x->mh_cache) e->mh_cache_free(&w->b, x->mh_cache); /* rkeys on the parent's endpoints: before they close */
+    x->mh_cache = NULL;
+    clampi_rmax_notify_release(w); /* before the backend's free */
     return -1;
 }
 
 void clampi_rmax_release(clampi_win *w) {
     if (!w->rmax) return;
-    if (w->rmax->mht) clampi_mh_table_destroy(w);
+    if (w->rmax->mh_table) w->rmax->mh_ext->mh_table_free(w->rmax->mh_table);
     if (w->rmax->kind == CLAMPI_RMAX_PARENT && w->b.ops && w->b.ops->family_free) w->b.ops->family_free(&w->b);
     free(w->rmax);
     w->rmax = NULL;
@@ -85,8 +87,15 @@ void clampi_rmax_release(clampi_win *w) {
 /* A child window: the window layer's clone, sharing the parent's backend state. */
 clampi_win *clampi_rmax_clone(const clampi_win *parent) {
     clampi_win *w = clampi_win_clone(parent);
-    if (w) clampi_win_share_backend(w, parent);
+    const clampi_backend_ext *e = clampi_rmax_ext(parent);
+    if (w && e) e->share(&w->b, &parent->b);
     return w;
+}
+
+void clampi_rmax_discard(clampi_win *w) {
+    const clampi_backend_ext *e = clampi_rmax_ext(w);
+    if (e) e->unshare(&w->b);
+    clampi_win_release(w);
 }
 
 int clampi_rmax_on_create(clampi_win *w, MPI_Comm comm) {
@@ -113,7 +122,10 @@ int clampi_rmax_on_create(clampi_win *w, MPI_Comm comm) {
 /* The extensions hook into every window's life (rma/window.h): registered before main.
  * Static links keep this object with -Wl,-u,clampi_rmax_hooks (clampi_static's CMake
  * interface and clampi.pc's Libs.private add it). */
-void clampi_rmax_select_ops(clampi_win *w) { clampi_rmax_select_variant(w); }
+void clampi_rmax_select_ops(clampi_win *w) {
+    const clampi_backend_ext *e = clampi_rmax_ext(w);
+    if (e) w->b.ops = e->variant(&w->b, w->opts.acc_intrinsic); /* other windows keep theirs */
+}
 
 static void on_set_info(clampi_win *w) { clampi_rmax_select_ops(w); }
 const clampi_win_hooks clampi_rmax_hooks = {

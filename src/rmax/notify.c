@@ -1,13 +1,13 @@
 /* Request-based target notification (the Quo Vadis RMA paper, §5.1): CMPIX_Put_notify and
  * CMPIX_Win_notify_request.
  *
- * Origin: the put, then a flush of the endpoint it went through (the data is at the
- * target), then a UCX active message {window id, notify id, origin rank} to the target's
- * process worker. So a notification never overtakes its data, whatever the transport.
+ * Origin: the put, then the backend's notify_send, which delivers the notification after
+ * the put is complete at the target (on UCX: an endpoint flush, then an active message;
+ * src/backends/ucx/notify.c). So a notification never overtakes its data.
  *
- * Target: the AM handler (run by whoever progresses the process worker: the progress
- * thread, or clampi's poll of a pending notify request inside MPI_Wait/MPI_Test) counts
- * the arrival; CMPIX_Win_notify_request returns a generalized request that completes with
+ * Target: the backend's listener (run by whoever progresses it: the progress thread, or
+ * clampi's poll of a pending notify request inside MPI_Wait/MPI_Test) counts the arrival;
+ * CMPIX_Win_notify_request returns a generalized request that completes with
  * the next arrival for its id (already there: complete at once). Arrivals and requests
  * for the same id pair up first come, first served. State lives in the family root, so
  * duplicates of a window see the same notifications. */
@@ -15,16 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "services/ucx/context.h"
-#include "backends/ucx/ucx_win.h"
 #include "clampi/rmax.h"
+#include "common/greq.h"
 #include "rma/errors.h"
 #include "rmax/family.h"
-#include "common/greq.h"
-#include "rmax/ucx_access.h"
 
-#define CLAMPI_RMAX_AM_NOTIFY 0x6e6f /* UCX AM id ("no"): distinct from the message layer's ids */
-#define QUEUE 64                     /* origins remembered per id for MPI_SOURCE */
+#define QUEUE 64 /* origins remembered per id for MPI_SOURCE */
 
 typedef struct notify_req {
     int id, done, source;
@@ -34,7 +30,8 @@ typedef struct notify_req {
 
 typedef struct clampi_notify {
     pthread_mutex_t lock;
-    ucp_worker_h worker;
+    const clampi_backend_ext *rows; /* the backend's: listener's progress and free */
+    void *listener;
     uint32_t arrived[CMPIX_NOTIFY_MAX];   /* arrivals not yet given to a request */
     int sources[CMPIX_NOTIFY_MAX][QUEUE]; /* their origins (ring) */
     uint32_t head[CMPIX_NOTIFY_MAX];
@@ -42,16 +39,12 @@ typedef struct clampi_notify {
     int refs;            /* the window + live requests */
 } clampi_notify;
 
-typedef struct {
-    uint64_t win_id;
-    int32_t id, origin;
-} notify_msg;
-
 static void unref(clampi_notify *n) {
     pthread_mutex_lock(&n->lock);
     int last = --n->refs == 0;
     pthread_mutex_unlock(&n->lock);
     if (last) {
+        n->rows->notify_free(n->listener);
         pthread_mutex_destroy(&n->lock);
         free(n);
     }
@@ -71,26 +64,21 @@ static void arrive(clampi_notify *n, int id, int origin) {
     n->arrived[id]++;
 }
 
-static ucs_status_t on_notify(void *arg, const void *header, size_t header_length, void *data, size_t length,
-                              const ucp_am_recv_param_t *param) {
-    (void)data, (void)length, (void)param;
+/* The backend's listener: a notification for id from origin arrived. */
+static void on_notify(void *arg, int id, int origin) {
     clampi_notify *n = arg;
-    notify_msg m;
-    if (header_length != sizeof m) return UCS_OK;
-    memcpy(&m, header, sizeof m);
-    if (m.id < 0 || m.id >= CMPIX_NOTIFY_MAX) return UCS_OK;
+    if (id < 0 || id >= CMPIX_NOTIFY_MAX) return;
     pthread_mutex_lock(&n->lock);
-    arrive(n, m.id, m.origin);
+    arrive(n, id, origin);
     pthread_mutex_unlock(&n->lock);
-    return UCS_OK;
 }
 
-/* The family root's notification state, set up on first use (the AM handler goes on the
- * shared process worker, which every peer's endpoint reaches). */
+/* The family root's notification state, set up on first use. */
 static clampi_notify *notify_of(clampi_win *w) {
-    clampi_win *root = w->rmax && w->rmax->kind != CLAMPI_RMAX_PARENT ? w->rmax->parent : w;
+    clampi_win *root = clampi_rmax_root(w);
     clampi_rmax *x = clampi_rmax_of(root);
-    if (!x) return NULL;
+    const clampi_backend_ext *e = clampi_rmax_ext(root);
+    if (!x || !e) return NULL;
     clampi_notify *n = __atomic_load_n(&x->notify, __ATOMIC_ACQUIRE);
     if (n) return n;
     static pthread_mutex_t setup = PTHREAD_MUTEX_INITIALIZER;
@@ -98,13 +86,8 @@ static clampi_notify *notify_of(clampi_win *w) {
     if (!(n = x->notify) && (n = calloc(1, sizeof *n))) {
         pthread_mutex_init(&n->lock, NULL);
         n->refs = 1;
-        n->worker = clampi_rmax_main_worker(root);
-        ucp_am_handler_param_t p = {.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                                                  UCP_AM_HANDLER_PARAM_FIELD_ARG,
-                                    .id = CLAMPI_RMAX_AM_NOTIFY,
-                                    .cb = on_notify,
-                                    .arg = n};
-        if (ucp_worker_set_am_recv_handler(n->worker, &p) != UCS_OK) {
+        n->rows = e;
+        if (!(n->listener = e->notify_listen(&root->b, on_notify, n))) {
             pthread_mutex_destroy(&n->lock);
             free(n);
             n = NULL;
@@ -120,16 +103,11 @@ static clampi_notify *notify_of(clampi_win *w) {
 void clampi_rmax_notify_release(clampi_win *w) {
     clampi_notify *n = w->rmax->notify;
     if (!n) return;
-    ucp_am_handler_param_t p = {.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB,
-                                .id = CLAMPI_RMAX_AM_NOTIFY,
-                                .cb = NULL};
-    if (clampi_ucx_of(&w->b)) ucp_worker_set_am_recv_handler(n->worker, &p);
+    n->rows->notify_stop(&w->b, n->listener);
     w->rmax->notify = NULL;
     unref(n);
 }
 
-/* Every window that may receive notifications needs the handler before a peer sends one:
- * clampi_rmax_on_create installs it on every UCX window (collectively, so all are ready). */
 void clampi_rmax_notify_setup(clampi_win *w) { (void)notify_of(w); }
 
 int CMPIX_Put_notify(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
@@ -137,37 +115,20 @@ int CMPIX_Put_notify(const void *origin_addr, int origin_count, MPI_Datatype ori
                      CMPI_Win win) {
     clampi_win *w = clampi_registry_find(win);
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
-    if (!clampi_rmax_is_ucx(w)) return clampi_raise_win(w, CLAMPI_E_WIN);
+    const clampi_backend_ext *e = clampi_rmax_ext(w);
+    if (!e) return clampi_raise_win(w, CLAMPI_E_WIN);
     if (notify_id < 0 || notify_id >= CMPIX_NOTIFY_MAX) return clampi_raise_win(w, CLAMPI_E_ARG);
     if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;
     int rc = CMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                       target_datatype, win);
     if (rc != MPI_SUCCESS) return rc;
-    void *lane = clampi_rmax_lane(w);
-    if (!lane) return clampi_raise_win(w, CLAMPI_E_UCX);
-    clampi_rmax_lane_enter(lane);
-    ucp_worker_h worker = clampi_rmax_lane_worker(lane);
-    ucp_ep_h ep = clampi_rmax_lane_ep(w, lane, target_rank);
-    ucp_request_param_t p;
-    memset(&p, 0, sizeof p);
-    ucs_status_t st = ep ? clampi_ucx_wait(worker, ucp_ep_flush_nbx(ep, &p)) : UCS_ERR_UNREACHABLE;
-    if (st == UCS_OK) {
-        clampi_win *root = w->rmax && w->rmax->kind != CLAMPI_RMAX_PARENT ? w->rmax->parent : w;
-        notify_msg m = {.win_id = clampi_rmax_win_id(root), .id = notify_id, .origin = w->b.rank};
-        memset(&p, 0, sizeof p);
-        p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-        p.flags = UCP_AM_SEND_FLAG_EAGER;
-        st = clampi_ucx_wait(worker, ucp_am_send_nbx(ep, CLAMPI_RMAX_AM_NOTIFY, &m, sizeof m, NULL, 0, &p));
-    }
-    clampi_rmax_lane_leave(lane);
-    return st == UCS_OK ? MPI_SUCCESS : clampi_raise_win(w, CLAMPI_E_UCX);
+    return e->notify_send(&w->b, target_rank, clampi_rmax_win_id(clampi_rmax_root(w)), notify_id);
 }
 
 static int notify_poll(void *ctx, MPI_Status *status) {
     notify_req *r = ctx;
     if (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) {
-        /* MULTI-thread worker (or the progress thread's): progress it here too */
-        ucp_worker_progress(r->n->worker);
+        r->n->rows->notify_progress(r->n->listener);
         if (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) return 0;
     }
     status->MPI_SOURCE = r->source;
@@ -200,7 +161,7 @@ static void notify_free(void *ctx) {
 int CMPIX_Win_notify_request(CMPI_Win win, int notify_id, MPI_Request *req) {
     clampi_win *w = clampi_registry_find(win);
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
-    if (!clampi_rmax_is_ucx(w)) return clampi_raise_win(w, CLAMPI_E_WIN);
+    if (!clampi_rmax_ext(w)) return clampi_raise_win(w, CLAMPI_E_WIN);
     if (notify_id < 0 || notify_id >= CMPIX_NOTIFY_MAX || !req) return clampi_raise_win(w, CLAMPI_E_ARG);
     clampi_notify *n = notify_of(w);
     notify_req *r = calloc(1, sizeof *r);

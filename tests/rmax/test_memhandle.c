@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "mpi_util.h"
-#include "rmax/ucx_probe.h"
+#include "ucx_probe.h"
 
 #define N 256
 

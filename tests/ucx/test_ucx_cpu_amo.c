@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rmax/ucx_probe.h" /* clampi_ucx_test_counters */
+#include "ucx_probe.h" /* clampi_ucx_test_counters */
 #include "mpi_util.h"
 
 int main(int argc, char **argv) {

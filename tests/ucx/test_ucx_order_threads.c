@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rma/window.h"     /* clampi_win_test_locks_taken */
-#include "rmax/ucx_probe.h" /* clampi_ucx_test_flush_probe */
+#include "rma/window.h" /* clampi_win_test_locks_taken */
+#include "ucx_probe.h"  /* clampi_ucx_test_flush_probe */
 #include "mpi_util.h"
 
 static int rank;

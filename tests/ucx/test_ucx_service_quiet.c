@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "rmax/ucx_probe.h" /* clampi_ucx_test_counters */
+#include "ucx_probe.h" /* clampi_ucx_test_counters */
 #include "mpi_util.h"
 
 static void counters(CMPI_Win w, clampi_ucx_counters *c) { CHECK_EQ_INT(clampi_ucx_test_counters(w, c), MPI_SUCCESS); }

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "rmax/ucx_probe.h" /* clampi_ucx_test_counters */
+#include "ucx_probe.h" /* clampi_ucx_test_counters */
 #include "mpi_util.h"
 
 static int rank;

@@ -1,9 +1,21 @@
-/* Memory-handle windows (CMPIX_Win_from_memhandle, the Quo Vadis RMA paper §4.2) are a
- * variant of a UCX window: the parent's UCX state (b->state, shared) plus the handle
- * (b->variant, a clampi_mh_win), on their own operation table (mh_ops.c). Their put and
- * get go straight to the handle's rkey on the parent's endpoint to the owner; every
- * operation first checks the handle is still live (the owner's generation word, see
- * src/rmax/memhandle.h for the owner side). */
+/* Memory handles on UCX windows (the Quo Vadis RMA paper §4.2).
+ *
+ * Owner side (mh_owner.c): every dynamic window that created a handle has a generation
+ * table: an array of 64-bit words in registered memory. A handle names one word (slot) and
+ * the value it holds while the handle is live; releasing the handle zeroes the word (and
+ * unmaps the region), so a handle is dead for everyone as soon as its owner releases it.
+ *
+ * Peer side (mh_open.c, mh_ops.c): a memory-handle window is a variant of a UCX window:
+ * the parent's UCX state (b->state, shared) plus the handle (b->variant, a clampi_mh_win),
+ * on its own operation table. Its put and get go straight to the handle's rkey on the
+ * parent's endpoint to the owner. Every operation first checks the generation word
+ * (clampi_ucx_mh_check_live): a load where the word is reachable by pointer (same process,
+ * or UCX mapped the owner's table segment over shared memory), else a blocking 8-byte get
+ * (one round trip: over TCP, where UCX's emulated RMA and cma reach the memory without
+ * looking at any registration, the owner's ucp_mem_unmap cannot revoke access). A mismatch
+ * fails the operation and every later one with MPI_ERR_RMA_RANGE. Every flush fetches the
+ * word too. Race left: an operation whose check read the word before the owner's release
+ * stored 0 can still land after release returns (docs/rma-extensions.md). */
 #ifndef CLAMPI_BACKENDS_UCX_MEMHANDLE_H
 #define CLAMPI_BACKENDS_UCX_MEMHANDLE_H
 #include <stdint.h>
@@ -30,6 +42,8 @@ typedef struct clampi_mh_win {
                                 in clampi's node-shared heap): put and get are load/store */
 } clampi_mh_win;
 
+#define CLAMPI_MH_SLOTS 4096 /* live handles per dynamic window and process */
+
 /* The variant's table (mh_ops.c). */
 extern const clampi_backend_ops clampi_backend_ucx_memhandle;
 
@@ -44,4 +58,12 @@ void clampi_ucx_mh_release(clampi_bwin *b);
 /* MPI_SUCCESS if the handle is live, else the code of MPI_ERR_RMA_RANGE (released: the
  * window is dead from then on) or of a UCX failure. */
 int clampi_ucx_mh_check_live(clampi_mh_win *m);
+
+/* The ext rows of memory handles (backend.h): owner side (mh_owner.c), peer side (mh_open.c). */
+int clampi_ucx_mh_register(void **table, void *base, size_t size, clampi_backend_mh *h);
+int clampi_ucx_mh_live(void *table, const clampi_backend_mh *h, int release);
+void clampi_ucx_mh_table_free(void *table);
+void *clampi_ucx_mh_open(clampi_bwin *parent, const clampi_backend_mh *h, void **cache);
+void clampi_ucx_mh_close(void *handle);
+void clampi_ucx_mh_cache_free(const clampi_bwin *parent, void *cache);
 #endif

@@ -279,6 +279,7 @@ const clampi_backend_ops clampi_backend_ucx_memhandle = {
     .detach = mh_detach,
     .free = mh_free,
     .thread_stats = clampi_ucx_thread_stats,
+    .ext = &clampi_backend_ucx_ext,
 };
 
 /* Only UCX windows (with state) carry a handle as their variant. */

@@ -391,4 +391,5 @@ const clampi_backend_ops clampi_backend_ucx = {
     .detach = clampi_ucx_detach,
     .free = clampi_ucx_free,
     .thread_stats = clampi_ucx_thread_stats,
+    .ext = &clampi_backend_ucx_ext,
 };

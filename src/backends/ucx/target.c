@@ -7,10 +7,15 @@
 #include "backends/ucx/ucx_win.h"
 #include "common/options.h"
 
+clampi_ucx_lane *clampi_ucx_issue_lane(clampi_bwin *b) {
+    if (clampi_ucx_mh_of(b)) return &clampi_ucx_of(b)->main;
+    return clampi_ucx_lane_current(b);
+}
+
 int clampi_ucx_target_begin(clampi_bwin *b, int target, uint64_t offset, uint64_t len, clampi_ucx_target *t) {
     clampi_ucx_win *u = clampi_ucx_of(b);
     clampi_mh_win *m = clampi_ucx_mh_of(b);
-    clampi_ucx_lane *l = m ? &u->main : clampi_ucx_lane_current(b);
+    clampi_ucx_lane *l = clampi_ucx_issue_lane(b);
     if (!l) return -1 - CLAMPI_E_UCX;
     clampi_ucx_lane_enter(l);
     t->lane = l;

@@ -258,7 +258,7 @@ int clampi_ucx_needs_progress_thread(clampi_ucx_win *u);
 /* An RMA operation to target is allowed now (passive lock held, lock_all, fence or PSCW). */
 int clampi_ucx_in_access_epoch(const clampi_ucx_win *u, int target);
 
-/* ---- diagnostics: read by the tests through src/rmax/ucx_probe.h ---- */
+/* ---- diagnostics: read by the tests through tests/common/ucx_probe.h ---- */
 /* The window's backend counters (all threads). */
 void clampi_ucx_counters_of(const clampi_bwin *b, clampi_ucx_counters *out);
 /* The calling thread's flush probe (zero if it never flushed). */
@@ -269,4 +269,16 @@ void clampi_ucx_win_teardown(clampi_bwin *w);
 int clampi_ucx_mem_alloc(size_t size, void **base, void **handle);
 void clampi_ucx_mem_free(void *handle);
 void clampi_ucx_thread_stats(clampi_bwin *w, struct CMPIX_Win_thread_stats *stats);
+/* The lane the calling thread issues b's operations on (memory-handle windows: the
+ * parent's process lane, where their rkeys were unpacked); NULL if none could be made. */
+clampi_ucx_lane *clampi_ucx_issue_lane(clampi_bwin *b);
+
+/* The extensions' rows (ext.c), which every UCX table points to; notify.c and rflush.c. */
+extern const clampi_backend_ext clampi_backend_ucx_ext;
+void *clampi_ucx_notify_listen(clampi_bwin *b, void (*arrived)(void *arg, int id, int origin), void *arg);
+void clampi_ucx_notify_stop(clampi_bwin *b, void *listener);
+void clampi_ucx_notify_progress(void *listener);
+void clampi_ucx_notify_free(void *listener);
+int clampi_ucx_notify_send(clampi_bwin *b, int target, uint64_t win_id, int id);
+int clampi_ucx_rflush(clampi_bwin *b, int target, MPI_Request *request);
 #endif

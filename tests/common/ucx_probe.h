@@ -1,0 +1,38 @@
+/* Diagnostics of UCX windows for the tests, by CMPI_Win handle (tests that include it link
+ * clampi_static and read the backend's state directly; the library has no such calls). */
+#ifndef CLAMPI_TESTS_UCX_PROBE_H
+#define CLAMPI_TESTS_UCX_PROBE_H
+#include "backends/ucx/memhandle.h"
+#include "backends/ucx/ucx_win.h"
+#include "rma/window.h"
+
+static inline const clampi_bwin *clampi_test_ucx_window(CMPI_Win win) {
+    clampi_win *w = clampi_registry_find(win);
+    return w && w->b.state ? &w->b : NULL; /* MPI windows have no backend state */
+}
+
+/* The window's backend counters. MPI_ERR_WIN if win is not a UCX window. */
+static inline int clampi_ucx_test_counters(CMPI_Win win, clampi_ucx_counters *out) {
+    const clampi_bwin *b = clampi_test_ucx_window(win);
+    if (!b || !out) return MPI_ERR_WIN;
+    clampi_ucx_counters_of(b, out);
+    return MPI_SUCCESS;
+}
+
+/* The calling thread's flush probe on win (zero if it never flushed). MPI_ERR_WIN if win
+ * is not a UCX window. */
+static inline int clampi_ucx_test_flush_probe(CMPI_Win win, clampi_ucx_flush_probe *out) {
+    const clampi_bwin *b = clampi_test_ucx_window(win);
+    if (!b || !out) return MPI_ERR_WIN;
+    clampi_ucx_flush_probe_of(b, out);
+    return MPI_SUCCESS;
+}
+
+/* 1 if win is a memory-handle window whose puts and gets are loads and stores (the region
+ * is in a node-shared heap this process maps), 0 if not, -1 if win is no such window. */
+static inline int clampi_ucx_test_mh_direct(CMPI_Win win) {
+    const clampi_bwin *b = clampi_test_ucx_window(win);
+    const clampi_mh_win *m = b ? clampi_ucx_mh_of(b) : NULL;
+    return m ? m->direct != NULL : -1;
+}
+#endif
