@@ -199,8 +199,7 @@ typedef struct clampi_backend_ext {
      * atomics on every target b may reach, through eps_of's endpoints (a memory-handle
      * window: its parent's). *lanes keeps the transports' answer for b (0: not asked yet,
      * 1 yes, -1 no): asking UCX parses each endpoint's description. ------------------- */
-    int (*op_intrinsic)(clampi_bwin *b, clampi_bwin *eps_of, unsigned opbits, int count, MPI_Datatype type,
-                        int *lanes);
+    int (*op_intrinsic)(clampi_bwin *b, clampi_bwin *eps_of, unsigned opbits, int count, MPI_Datatype type, int *lanes);
 } clampi_backend_ext;
 
 /* The backends' tables (src/backends/mpi/ops.c, src/backends/ucx/sync.c). */
