@@ -1,11 +1,11 @@
 /* Lanes: a worker with endpoints and unpacked rkeys for every target. The process lane is
  * built at window creation; a thread's lane on its first operation (thread scope). */
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "services/ucx/context.h"
 #include "backends/ucx/ucx_win.h"
+#include "common/wait.h"
 
 int clampi_ucx_lane_init(clampi_ucx_win *u, clampi_ucx_lane *l, ucs_thread_mode_t mode, int is_thread) {
     memset(l, 0, sizeof *l);
@@ -531,16 +531,19 @@ ucs_status_t clampi_ucx_flush_everything(clampi_ucx_win *u, int target) {
 
 /* While we wait for a lock, the holder may be waiting for us inside MPI (a raw MPI window,
  * or another clampi window on the MPI backend, whose MPI needs our progress, e.g. Open MPI's
- * osc/pt2pt lock grants): so MPI is poked too. */
+ * osc/pt2pt lock grants): so MPI is poked too. The wait policy (common/wait.h) with a
+ * growing spin: 1, 2, 4 ... 64 polls a round, a yield every round from the fifth on (a lock
+ * is held across the holder's epoch, so the wait is long or over soon). */
 void clampi_ucx_backoff(clampi_ucx_lane *l, unsigned *round) {
     unsigned spins = 1u << (*round < 6 ? *round : 6);
     for (unsigned i = 0; i < spins; i++) clampi_ucx_poller_progress(&l->poller, l->worker);
     if (*round >= 4) {
         int flag;
         PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
-        sched_yield();
+        clampi_wait_pause(round, 0);
+    } else {
+        (*round)++;
     }
-    (*round)++;
 }
 
 void clampi_ucx_thread_stats(clampi_bwin *w, CMPIX_Win_thread_stats *stats) {
