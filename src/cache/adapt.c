@@ -57,8 +57,9 @@ int clampi_adapt_decide(clampi_adapt *a, const clampi_cache *c, size_t *index_en
     const clampi_cache_counters *now = &c->c, *was = &a->last;
     const uint64_t lookups = now->hits + now->lookups_missed - was->hits - was->lookups_missed;
     const uint64_t inserts = now->inserts - was->inserts;
-    const uint64_t conflicts = now->conflict_evictions - was->conflict_evictions;
-    const uint64_t capacity = now->capacity_evictions - was->capacity_evictions;
+    /* Misses a larger index or buffer would have served (cache.c, ghosts), not evictions. */
+    const uint64_t conflicts = now->conflict_misses - was->conflict_misses;
+    const uint64_t capacity = now->capacity_misses - was->capacity_misses;
     const uint64_t too_large = now->too_large - was->too_large;
     const uint64_t nospace = now->failed_inserts - was->failed_inserts - too_large;
     const uint64_t attempts = inserts + nospace + too_large;

@@ -3,10 +3,13 @@
  * The policy watches the cache's own counters over observation periods (a period is
  * `period` cache lookups, fewer for a small cache so that a too-small start is left
  * quickly) and decides new sizes at the end of each period:
- *  - grow the index when conflict evictions are a noticeable share (2 %) of the inserts
- *    (x2; x4 from a quarter; x8 from a half: thrashing must end fast);
- *  - grow the buffer on capacity evictions and failed inserts (same factors), and at
- *    once to hold 8 of the longest refused get when gets were too large to cache;
+ *  - grow the index when conflict misses (misses on keys an index conflict evicted, see
+ *    cache.c's ghosts) are a noticeable share (2 %) of the inserts (x2; x4 from a
+ *    quarter; x8 from a half: thrashing must end fast);
+ *  - grow the buffer on capacity misses (keys a full buffer evicted, coming back) and
+ *    failed inserts (same factors), and at once to hold 8 of the longest refused get when
+ *    gets were too large to cache. Evictions alone never grow the cache: a stream of
+ *    gets that never come back evicts on every insert and gains nothing from memory;
  *  - keep the index large enough for the buffer at the observed mean get size
  *    (load factor at most 1/2 when the buffer is full);
  *  - shrink (down to 4x what is in use) only after `quiet_periods` consecutive periods

@@ -11,7 +11,15 @@
  *    entry; if none would, the one that frees the largest hole; repeat until it fits.
  * Where we differ: the paper scores every entry on each eviction; we look at a fixed
  * window at the cold end of an LRU list, which bounds the cost of an eviction and keeps
- * the hit path to a constant-time list update. */
+ * the hit path to a constant-time list update.
+ *
+ * Ghosts. An eviction leaves the key's fingerprint (and the eviction's kind) in a
+ * direct-mapped table; a later miss on that key counts as a conflict or capacity miss.
+ * The adaptive sizing (adapt.c) grows on those, not on evictions: a stream of gets that
+ * never come back evicts all the time, and a larger cache would only cost it memory and
+ * page faults. The table remembers about GHOSTS_MIN keys at least, 4 per index slot
+ * above that (at most GHOSTS_MAX), so a working set many times the cache is still seen
+ * coming back; calloc'd, so only the slots evictions touch cost pages. */
 #include "cache/cache.h"
 
 #include <stdlib.h>
@@ -19,6 +27,31 @@
 
 #define NONE UINT32_MAX
 #define CLAMPI_CACHE_VICTIM_WINDOW 8
+#define GHOSTS_MIN ((size_t)1 << 16)
+#define GHOSTS_MAX ((size_t)1 << 22)
+
+static size_t ghost_slot(const clampi_cache *c, uint64_t h) { return (size_t)h & c->ghost_mask; }
+/* Never 0 (an empty slot); bit 0 is the eviction's kind (1: conflict). */
+static uint32_t ghost_print(uint64_t h) { return (uint32_t)(h >> 32) | 2u; }
+
+static void ghost_leave(clampi_cache *c, uint32_t target, uint64_t offset, int conflict) {
+    if (!c->ghosts) return;
+    uint64_t h = clampi_index_hash(target, offset);
+    c->ghosts[ghost_slot(c, h)] = (ghost_print(h) & ~1u) | (conflict ? 1u : 0u);
+}
+
+/* A miss: was the key evicted lately? Counts the kind and forgets the ghost. */
+static void ghost_meet(clampi_cache *c, uint32_t target, uint64_t offset) {
+    if (!c->ghosts) return;
+    uint64_t h = clampi_index_hash(target, offset);
+    uint32_t *g = &c->ghosts[ghost_slot(c, h)];
+    if (*g == 0 || (*g & ~1u) != (ghost_print(h) & ~1u)) return;
+    if (*g & 1u)
+        c->c.conflict_misses++;
+    else
+        c->c.capacity_misses++;
+    *g = 0;
+}
 
 static void lru_unlink(clampi_cache *c, uint32_t id) {
     clampi_cache_entry *e = &c->entries[id];
@@ -55,6 +88,9 @@ static void release_all(clampi_cache *c) {
     clampi_ranges_destroy(&c->ranges);
     free(c->entries);
     c->entries = NULL;
+    free(c->ghosts);
+    c->ghosts = NULL;
+    c->ghost_mask = 0;
     c->nentries = 0;
     reset_entries(c);
 }
@@ -65,7 +101,11 @@ static int build(clampi_cache *c, size_t index_entries, size_t buffer_bytes) {
     if (clampi_index_init(&c->index, index_entries) != 0) return CLAMPI_CACHE_NOMEM;
     c->nentries = c->index.nslots;
     c->entries = calloc(c->nentries, sizeof *c->entries);
-    if (!c->entries || clampi_buffer_init(&c->buffer, buffer_bytes) != 0 ||
+    size_t nghosts = GHOSTS_MIN;
+    while (nghosts < c->nentries * 4 && nghosts < GHOSTS_MAX) nghosts <<= 1;
+    c->ghosts = calloc(nghosts, sizeof *c->ghosts);
+    c->ghost_mask = nghosts - 1;
+    if (!c->entries || !c->ghosts || clampi_buffer_init(&c->buffer, buffer_bytes) != 0 ||
         clampi_ranges_init(&c->ranges, c->nentries) != 0) {
         release_all(c);
         return CLAMPI_CACHE_NOMEM;
@@ -93,6 +133,7 @@ const void *clampi_cache_lookup_slow(clampi_cache *c, uint32_t target, uint64_t 
         id = clampi_ranges_find_containing(&c->ranges, target, offset, offset + length);
         if (id == NONE) {
             c->c.lookups_missed++;
+            ghost_meet(c, target, offset);
             return NULL;
         }
         c->c.hits++;
@@ -121,6 +162,7 @@ static void drop(clampi_cache *c, uint32_t id) {
 }
 
 static void evict(clampi_cache *c, uint32_t id, int conflict) {
+    ghost_leave(c, c->entries[id].target, c->entries[id].offset, conflict);
     drop(c, id);
     c->c.evictions++;
     if (conflict)

@@ -25,6 +25,9 @@ typedef struct clampi_cache_counters {
     uint64_t hits, subrange_hits, lookups_missed;
     uint64_t inserts, failed_inserts, too_large;
     uint64_t evictions, conflict_evictions, capacity_evictions, write_invalidated;
+    /* Misses on a key an eviction of that kind dropped earlier: the misses a larger
+     * index (conflict) or buffer (capacity) would have served. A first touch is neither. */
+    uint64_t conflict_misses, capacity_misses;
     uint64_t invalidations, resizes;
     uint64_t bytes_inserted; /* data bytes of successful inserts (mean get size) */
     uint64_t max_refused;    /* longest length refused as too large */
@@ -43,6 +46,9 @@ typedef struct clampi_cache {
     size_t count; /* entries cached */
     size_t bytes; /* data bytes cached */
     uint64_t clock;
+    /* Ghosts: fingerprints of the keys evicted lately (cache.c), one word per slot. */
+    uint32_t *ghosts;
+    size_t ghost_mask;
     clampi_cache_counters c;
 } clampi_cache;
 

@@ -160,7 +160,38 @@ static void test_resize_keep_and_drop(void) {
     clampi_cache_destroy(&c);
 }
 
+/* A stream of gets that never come back evicts on every insert once the buffer is full,
+ * but a larger cache would serve none of them: the sizes stay, no miss counts as a
+ * capacity or conflict miss. Then the same cache meets a working set that does come
+ * back (twice the buffer): it grows. */
+static void test_stream_never_grows(void) {
+    clampi_cache c;
+    clampi_adapt a;
+    CHECK(clampi_cache_init(&c, 1024, 64 << 10) == CLAMPI_CACHE_OK);
+    clampi_adapt_init(&a, &lim, &c);
+    for (uint64_t k = 0; k < 20000; k++) {
+        access(&c, (uint32_t)(k % 2), k * 8192, 4096);
+        clampi_adapt_step(&a, &c, 0);
+    }
+    CHECK(c.c.capacity_evictions > 10000);
+    CHECK_EQ_INT(c.c.capacity_misses, 0);
+    CHECK_EQ_INT(c.c.conflict_misses, 0);
+    CHECK_EQ_INT(a.grows, 0);
+    CHECK_EQ_INT(c.nentries, 1024);
+    CHECK_EQ_INT(c.buffer.capacity, 64 << 10);
+    for (int round = 0; round < 10; round++)
+        for (uint64_t k = 0; k < 32; k++) {
+            access(&c, 0, (1ull << 40) + k * 8192, 4096);
+            clampi_adapt_step(&a, &c, 0);
+        }
+    CHECK(c.c.capacity_misses > 0);
+    CHECK(a.grows > 0);
+    CHECK(c.buffer.capacity >= 32 * 4096);
+    clampi_cache_destroy(&c);
+}
+
 int main(void) {
+    test_stream_never_grows();
     test_small_index_grows();
     test_small_buffer_grows();
     test_too_large_grows_buffer();
