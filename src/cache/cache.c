@@ -14,7 +14,8 @@
  * the hit path to a constant-time list update.
  *
  * Ghosts. An eviction leaves the key's fingerprint (and the eviction's kind) in a
- * direct-mapped table; a later miss on that key counts as a conflict or capacity miss.
+ * direct-mapped table; caching that key again (after a miss) counts as a conflict or
+ * capacity miss.
  * The adaptive sizing (adapt.c) grows on those, not on evictions: a stream of gets that
  * never come back evicts all the time, and a larger cache would only cost it memory and
  * page faults. The table remembers about GHOSTS_MIN keys at least, 4 per index slot
@@ -40,7 +41,8 @@ static void ghost_leave(clampi_cache *c, uint32_t target, uint64_t offset, int c
     c->ghosts[ghost_slot(c, h)] = (ghost_print(h) & ~1u) | (conflict ? 1u : 0u);
 }
 
-/* A miss: was the key evicted lately? Counts the kind and forgets the ghost. */
+/* A key being cached after a miss: was it evicted lately? Counts the kind and forgets the
+ * ghost. (Here rather than in the lookup: the lookup's hit path stays as it was.) */
 static void ghost_meet(clampi_cache *c, uint32_t target, uint64_t offset) {
     if (!c->ghosts) return;
     uint64_t h = clampi_index_hash(target, offset);
@@ -133,7 +135,6 @@ const void *clampi_cache_lookup_slow(clampi_cache *c, uint32_t target, uint64_t 
         id = clampi_ranges_find_containing(&c->ranges, target, offset, offset + length);
         if (id == NONE) {
             c->c.lookups_missed++;
-            ghost_meet(c, target, offset);
             return NULL;
         }
         c->c.hits++;
@@ -211,6 +212,7 @@ int clampi_cache_insert(clampi_cache *c, uint32_t target, uint64_t offset, uint6
     uint32_t same = clampi_index_lookup(&c->index, target, offset);
     if (same != NONE && c->entries[same].length >= length) return CLAMPI_CACHE_OK;
     if (clampi_ranges_find_containing(&c->ranges, target, offset, offset + length) != NONE) return CLAMPI_CACHE_OK;
+    ghost_meet(c, target, offset);
     if (same != NONE) drop(c, same); /* a shorter range at the same start: replace it */
 
     /* Storage first (its evictions also free index slots and entries). */
