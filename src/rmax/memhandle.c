@@ -17,6 +17,18 @@
     clampi_win *w = clampi_registry_find(win); \
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN)
 
+/* The owner's registration, between the handle's bytes and the backend's view of it
+ * (to_bytes: h -> f, else f -> h). */
+static void registration_copy(clampi_mh_fields *f, clampi_backend_mh *h, int to_bytes) {
+    if (to_bytes) {
+        f->slot = h->slot, f->generation = h->generation, f->gen_addr = h->gen_addr;
+        f->rkey = h->rkey, f->rkey_len = h->rkey_len, f->gen_rkey = h->gen_rkey, f->gen_rkey_len = h->gen_rkey_len;
+    } else {
+        h->slot = f->slot, h->generation = f->generation, h->gen_addr = f->gen_addr;
+        h->rkey = f->rkey, h->rkey_len = f->rkey_len, h->gen_rkey = f->gen_rkey, h->gen_rkey_len = f->gen_rkey_len;
+    }
+}
+
 /* A window handles can be made on or from: a dynamic parent whose backend has the rows. */
 static const clampi_backend_ext *handle_rows(clampi_win *w) {
     const clampi_backend_ext *e = clampi_rmax_ext(w);
@@ -38,14 +50,8 @@ int CMPIX_Memhandle_create(void *base, MPI_Aint size, CMPI_Win win, void *memhan
     clampi_mh_fields f = {.owner = (uint32_t)w->b.rank,
                           .win_id = clampi_rmax_win_id(w),
                           .base = (uint64_t)(uintptr_t)base,
-                          .size = (uint64_t)size,
-                          .slot = h.slot,
-                          .generation = h.generation,
-                          .gen_addr = h.gen_addr,
-                          .rkey = h.rkey,
-                          .rkey_len = h.rkey_len,
-                          .gen_rkey = h.gen_rkey,
-                          .gen_rkey_len = h.gen_rkey_len};
+                          .size = (uint64_t)size};
+    registration_copy(&f, &h, 1);
     /* Memory from CMPI_Alloc_mem (the node-shared heap): same-node peers map it already. */
     int32_t seg;
     uint64_t off;
@@ -103,17 +109,8 @@ int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int targ
         f.win_id != clampi_rmax_win_id(parent))
         return clampi_raise_win(parent, CLAMPI_E_ARG);
     if (f.owner != (uint32_t)target_rank) return clampi_raise_win(parent, CLAMPI_E_RANK);
-    clampi_backend_mh h = {.slot = f.slot,
-                           .generation = f.generation,
-                           .gen_addr = f.gen_addr,
-                           .rkey = f.rkey,
-                           .rkey_len = f.rkey_len,
-                           .gen_rkey = f.gen_rkey,
-                           .gen_rkey_len = f.gen_rkey_len,
-                           .target = target_rank,
-                           .disp_unit = disp_unit,
-                           .base = f.base,
-                           .size = f.size};
+    clampi_backend_mh h = {.target = target_rank, .disp_unit = disp_unit, .base = f.base, .size = f.size};
+    registration_copy(&f, &h, 0);
     if (target_rank == parent->b.rank) { /* a handle of this process: its liveness is known here and now */
         void *t = parent->rmax ? parent->rmax->mh_table : NULL;
         if (!t || !parent->rmax->mh_ext->mh_live(t, &h, 0)) return clampi_raise_win(parent, CLAMPI_E_ARG);
