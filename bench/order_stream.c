@@ -84,8 +84,8 @@ int main(int argc, char **argv) {
     }
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (me == 0)
-        printf("order_stream win=%s mode=%s n=%d size=%d us_per_put=%.3f check=%s\n", create ? "create" : "allocate", mode, n, size, t * 1e6 / (2.0 * n),
-               bad ? "WRONG" : "ok");
+        printf("order_stream win=%s mode=%s n=%d size=%d us_per_put=%.3f check=%s\n", create ? "create" : "allocate",
+               mode, n, size, t * 1e6 / (2.0 * n), bad ? "WRONG" : "ok");
     MPI_Win_free(&win);
     if (create) free(base);
     free(src);
