@@ -17,16 +17,18 @@
 
 /* ---- options: read once through the options table (options.c, common/options.h) -- */
 typedef struct clampi_coll_options {
-    int coll;             /* CLAMPI_COLL=on|off: shared-heap collectives (default on) */
-    size_t staged_max;    /* CLAMPI_COLL_STAGED_MAX: largest block staged through scratch */
-    size_t direct_max;    /* CLAMPI_COLL_DIRECT_MAX: largest block on the direct path */
-    int spin;             /* CLAMPI_COLL_SPIN: busy polls between yields in waits */
-    int spin_oversub;     /* CLAMPI_COLL_SPIN_OVERSUB: the same when oversubscribed (0) */
-    size_t eager_max;     /* CLAMPI_COLL_EAGER_MAX: largest block on the one-synchronization
+    int coll;                 /* CLAMPI_COLL=on|off: shared-heap collectives (default on) */
+    size_t staged_max;        /* CLAMPI_COLL_STAGED_MAX: largest block staged through scratch */
+    size_t direct_max;        /* CLAMPI_COLL_DIRECT_MAX: largest block on the direct path */
+    int spin;                 /* CLAMPI_COLL_SPIN: busy polls between yields in waits */
+    int spin_oversub;         /* CLAMPI_COLL_SPIN_OVERSUB: the same when oversubscribed (0) */
+    size_t eager_max;         /* CLAMPI_COLL_EAGER_MAX: largest block on the one-synchronization
                              (mailbox) path of CMPI_* calls; 0 switches it off */
-    int hier;             /* CLAMPI_COLL_HIER=on|off: hierarchical path for communicators
+    int hier;                 /* CLAMPI_COLL_HIER=on|off: hierarchical path for communicators
                              spanning nodes (default on) */
-    CMPIX_Coll_algo algo; /* CLAMPI_COLL_ALGO=morton|naive|mpi: what AUTO means (morton) */
+    size_t hier_alltoall_max; /* CLAMPI_COLL_HIER_ALLTOALL_MAX: largest Alltoall block on the
+                                 hierarchical path (8K) */
+    CMPIX_Coll_algo algo;     /* CLAMPI_COLL_ALGO=morton|naive|mpi: what AUTO means (morton) */
 } clampi_coll_options;
 #define CLAMPI_COLL_EAGER_MAX_DEFAULT ((size_t)1024)
 const clampi_coll_options *clampi_coll_options_get(void);

@@ -101,8 +101,9 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
     const size_t B = (size_t)recvcount * (size_t)rsize;
     const int contiguous = clampi_coll_type_contiguous(recvtype) && (in_place || clampi_coll_type_contiguous(sendtype));
     if (!st->intranode) {
-        if (st->hier == NULL) {
-            clampi_coll_stats.delegated++; /* intercommunicator, or nothing to share */
+        /* (B is the same on every rank: all take the same path) */
+        if (st->hier == NULL || (kind == KIND_ALLTOALL && B > o->hier_alltoall_max)) {
+            clampi_coll_stats.delegated++; /* intercommunicator, nothing to share, or a large Alltoall */
             return MPI_SUCCESS;
         }
         err = hier_call(st, kind, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, B, contiguous, handled);

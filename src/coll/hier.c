@@ -278,8 +278,11 @@ int clampi_coll_hier_run(clampi_coll_hier *h, int kind, const void *sendbuf, voi
         for (int i = 0; i < n; i++) wait_geq(h, &h->packed[i].seq, seq);
         err = leaders_exchange(h, kind, local_direct);
         __atomic_store_n(&h->ctl->exchanged.seq, seq, __ATOMIC_RELEASE);
-    } else
-        wait_geq(h, &h->ctl->exchanged.seq, seq);
+    } else {
+        /* the wait for the network: yield at every poll (CLAMPI_COLL_SPIN_OVERSUB's budget)
+         * so the leader and its MPI progress get the core for the whole exchange */
+        clampi_coll_wait_flag(&h->ctl->exchanged.seq, seq, 1);
+    }
 
     if (kind == 0) {
         for (int a = 0; a < h->M; a++) {

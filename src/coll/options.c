@@ -15,6 +15,7 @@ const clampi_coll_options *clampi_coll_options_get(void) {
         opts.spin_oversub = (int)clampi_opt_process(CLAMPI_OPT_COLL_SPIN_OVERSUB).u;
         opts.eager_max = (size_t)clampi_opt_process(CLAMPI_OPT_COLL_EAGER_MAX).u;
         opts.hier = (int)clampi_opt_process(CLAMPI_OPT_COLL_HIER).u;
+        opts.hier_alltoall_max = (size_t)clampi_opt_process(CLAMPI_OPT_COLL_HIER_ALLTOALL_MAX).u;
         /* morton|naive|mpi, in the order of CMPIX_Coll_algo after AUTO */
         opts.algo = (CMPIX_Coll_algo)(CMPIX_COLL_MORTON + (int)clampi_opt_process(CLAMPI_OPT_COLL_ALGO).u);
         opts_read = 1;

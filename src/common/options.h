@@ -83,6 +83,10 @@ typedef enum clampi_opt_type {
       "The same when the node runs more processes than cores (0: yield on every poll)")                                \
     X(COLL_HIER, "coll_hier", "coll", NULL, "CLAMPI_COLL_HIER", BOOL, "true", NULL, 0, 0,                              \
       "Communicators spanning nodes: hierarchical Alltoall/Allgather (node leaders exchange through MPI)")             \
+    X(COLL_HIER_ALLTOALL_MAX, "coll_hier_alltoall_max", "coll", NULL, "CLAMPI_COLL_HIER_ALLTOALL_MAX", SIZE, "8K",     \
+      NULL, 0, 0,                                                                                                      \
+      "Communicators spanning nodes: largest Alltoall block on the hierarchical path (larger blocks go to the MPI, "   \
+      "where every process sends at once instead of one leader per node); 0: Allgather only")                          \
     X(COLL_ALGO, "coll_algo", "coll", NULL, "CLAMPI_COLL_ALGO", ENUM, "morton", "morton|naive|mpi", 0, 0,              \
       "Intra-node copy order: Morton (Z) order, row by row, or the MPI library's collective")                          \
     /* ---- message matching: per communicator (info key) ---- */                                                      \
