@@ -37,7 +37,7 @@ for mpi in ${*:-openmpi mpich}; do
   [[ $parts == *" coll "* ]] && {
   echo "=== $mpi coll 2 nodes x 2 ranks ==="
   timeout 1200 "$cluster" run "$mpi" 4 "${env[@]}" "$build/bench/coll/coll_bench" --b2b 16 \
-    --trials "${TRIALS:-15}" --min 8 --max 64K --factor 8 --json "$res/coll_2x2-$mpi.json" \
+    --trials "${TRIALS:-15}" --min 8 --max 64K --factor 2 --json "$res/coll_2x2-$mpi.json" \
     --label "$mpi, 2 emulated nodes x 2 ranks, TCP between nodes, 2 cores" | tee "$res/coll_2x2-$mpi.txt" ||
     echo "($mpi coll: failed)"
   }

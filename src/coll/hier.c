@@ -16,7 +16,6 @@
  * after every process packed h + 1, i.e. finished unpacking h. Slots are double-buffered
  * by call parity (as in collectives.c). */
 #include "coll/coll_internal.h"
-#include "topo/node.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -48,7 +47,6 @@ typedef struct clampi_coll_hier {
     hier_flag *packed, *done;
     clampi_coll_cell *morton; /* my segment of the node's n x n Morton schedule */
     uint64_t calls;
-    int oversubscribed;
     MPI_Win pack_win;  /* leader's segment: [send pack][receive pack] */
     size_t pack_bytes; /* size of each of the two packs */
     char *pack_send, *pack_recv;
@@ -56,9 +54,11 @@ typedef struct clampi_coll_hier {
     size_t blk_bytes;
 } clampi_coll_hier;
 
-static void wait_geq(const clampi_coll_hier *h, const uint64_t *flag, uint64_t want) {
-    clampi_coll_wait_flag(flag, want, h->oversubscribed);
-}
+/* Every wait here yields at every poll (CLAMPI_COLL_SPIN_OVERSUB's budget, 0 by default):
+ * each call waits for a network exchange, next to which a sched_yield costs nothing, and
+ * spinning would take the core from whatever shares it (the leader's MPI progress, another
+ * process). Across emulated nodes on 2 cores spinning made Allgather up to 1.6x slower. */
+static void wait_geq(const uint64_t *flag, uint64_t want) { clampi_coll_wait_flag(flag, want, 1); }
 
 void clampi_coll_hier_free(clampi_coll_hier *h) {
     if (h == NULL) return;
@@ -146,13 +146,6 @@ clampi_coll_hier *clampi_coll_hier_create(MPI_Comm comm, MPI_Comm node, int *err
     h->slots = (clampi_coll_slot *)h->ctl->slots;
     h->packed = &h->ctl->slots[2 * (size_t)h->n];
     h->done = h->packed + h->n;
-    MPI_Comm real; /* the physical node: simulated nodes share its CPUs */
-    int nreal = h->n;
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &real) == MPI_SUCCESS) {
-        MPI_Comm_size(real, &nreal);
-        MPI_Comm_free(&real);
-    }
-    h->oversubscribed = clampi_node_oversubscribed(nreal);
     MPI_Barrier(h->node); /* the leader has zeroed the control block */
     return h;
 }
@@ -246,7 +239,7 @@ int clampi_coll_hier_run(clampi_coll_hier *h, int kind, const void *sendbuf, voi
     clampi_coll_slot_publish(&slots[li], &s, seq);
     int local_direct = n > 1;
     for (int i = 0; i < n; i++) {
-        wait_geq(h, &slots[i].seq, seq);
+        wait_geq(&slots[i].seq, seq);
         local_direct &= (slots[i].flags & CLAMPI_SLOT_RECV_HEAP) != 0;
     }
     char *ps = h->pack_send, *pr = h->pack_recv;
@@ -275,14 +268,11 @@ int clampi_coll_hier_run(clampi_coll_hier *h, int kind, const void *sendbuf, voi
         }
     }
     if (li == 0) {
-        for (int i = 0; i < n; i++) wait_geq(h, &h->packed[i].seq, seq);
+        for (int i = 0; i < n; i++) wait_geq(&h->packed[i].seq, seq);
         err = leaders_exchange(h, kind, local_direct);
         __atomic_store_n(&h->ctl->exchanged.seq, seq, __ATOMIC_RELEASE);
-    } else {
-        /* the wait for the network: yield at every poll (CLAMPI_COLL_SPIN_OVERSUB's budget)
-         * so the leader and its MPI progress get the core for the whole exchange */
-        clampi_coll_wait_flag(&h->ctl->exchanged.seq, seq, 1);
-    }
+    } else
+        wait_geq(&h->ctl->exchanged.seq, seq);
 
     if (kind == 0) {
         for (int a = 0; a < h->M; a++) {
@@ -301,7 +291,7 @@ int clampi_coll_hier_run(clampi_coll_hier *h, int kind, const void *sendbuf, voi
     }
     if (local_direct) { /* node peers wrote into my receive buffer and read my send data */
         __atomic_store_n(&h->done[li].seq, seq, __ATOMIC_RELEASE);
-        for (int i = 0; i < n; i++) wait_geq(h, &h->done[i].seq, seq);
+        for (int i = 0; i < n; i++) wait_geq(&h->done[i].seq, seq);
     }
     return err;
 }
