@@ -44,12 +44,16 @@ static uintptr_t fault_ip(void *ucv) {
  * program: unwinding through the signal frame (libgcc, loaded at start-up, so no
  * allocation here); only for such faults, the common touch in the program's own loop
  * costs nothing extra. */
-/* The last unwind of this thread: a memset that first-touches page after page faults at
+/* The last unwinds of this thread: a memset that first-touches page after page faults at
  * the same instruction with the same stack (pointer and word at it), so its callers are
- * those of the previous fault: unwinding once per call, not once per page. */
-static __thread uintptr_t last_key[3] __attribute__((tls_model("initial-exec")));
-static __thread uintptr_t last_frames[CLAMPI_LP_FRAMES] __attribute__((tls_model("initial-exec")));
-static __thread uint32_t last_stack __attribute__((tls_model("initial-exec")));
+ * those of an earlier fault: unwinding once per call, not once per page. Several entries,
+ * because one loop that initializes several arrays (a[i] = b[i] = c[i] = 0) faults at one
+ * instruction per array, in turn. */
+enum { UNWIND_CACHE = 8 };
+static __thread uintptr_t last_key[UNWIND_CACHE][4] __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t last_frames[UNWIND_CACHE][CLAMPI_LP_FRAMES] __attribute__((tls_model("initial-exec")));
+static __thread uint32_t last_stack[UNWIND_CACHE] __attribute__((tls_model("initial-exec")));
+static __thread unsigned last_next __attribute__((tls_model("initial-exec"))); /* round robin */
 
 /* Returns the stack pool entry (1 + index) of the whole program stack, 0 if none. */
 static uint32_t fault_frames(void *ucv, uintptr_t *out) {
@@ -60,13 +64,19 @@ static uint32_t fault_frames(void *ucv, uintptr_t *out) {
     /* Every first touch is unwound (issue 18 item 8), not only those in a library: the
      * touching instruction may be libstdc++ template code in the program's own binary
      * (std::vector's value-initialization, out of line at -O0 or in _M_default_append at
-     * -O2), whose program caller only the stack tells. Cached per (ip, sp, [sp]). */
-    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP], key[3] = {ip, sp, *(const uintptr_t *)sp};
-    if (memcmp(key, last_key, sizeof key) == 0) {
-        memcpy(out, last_frames, sizeof last_frames);
-        atomic_fetch_add_explicit(&ls.cost.unwinds_cached, 1, memory_order_relaxed);
-        return last_stack;
-    }
+     * -O2), whose program caller only the stack tells. Cached per (ip, sp, [sp]) ... */
+    /* ... and per count of structures: library code that initializes two structures in a
+     * row (std::vector's value-initialization on two lines) faults with the same ip, sp and
+     * [sp], and only a new structure in between tells the callers apart */
+    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
+              key[4] = {ip, sp, *(const uintptr_t *)sp,
+                        (uintptr_t)atomic_load_explicit(&ls.nallocs, memory_order_acquire)};
+    for (int c = 0; c < UNWIND_CACHE; c++)
+        if (last_key[c][0] == ip && memcmp(key, last_key[c], sizeof key) == 0) {
+            memcpy(out, last_frames[c], sizeof last_frames[c]);
+            atomic_fetch_add_explicit(&ls.cost.unwinds_cached, 1, memory_order_relaxed);
+            return last_stack[c];
+        }
     void *f[LS_STACK_DEPTH + 8];
     uintptr_t all[LS_STACK_DEPTH];
     uint64_t t0 = ls_mono_ns();
@@ -92,9 +102,10 @@ static uint32_t fault_frames(void *ucv, uintptr_t *out) {
             atomic_fetch_add(&ls.stacks_dropped, 1);
         }
     }
-    memcpy(last_key, key, sizeof key);
-    memcpy(last_frames, out, sizeof last_frames);
-    last_stack = stack;
+    const unsigned c = last_next++ % UNWIND_CACHE;
+    memcpy(last_key[c], key, sizeof key);
+    memcpy(last_frames[c], out, sizeof last_frames[c]);
+    last_stack[c] = stack;
     return stack;
 #else
     (void)ucv;
