@@ -1,5 +1,7 @@
 #include "rmax/mh_format.h"
 
+#include "common/fnv.h"
+
 #include <string.h>
 
 /* Layout: magic u32 | version u16 | header bytes u16 | owner u32 | slot u32 | win_id u64 |
@@ -9,12 +11,7 @@
 #define HEADER 88u
 #define TRAILER 12u
 
-uint64_t clampi_mh_checksum(const void *p, size_t n) {
-    const unsigned char *b = p;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
+uint64_t clampi_mh_checksum(const void *p, size_t n) { return clampi_fnv1a64(p, n); }
 
 #define PUT(T, v)                       \
     do {                                \

@@ -5,18 +5,12 @@
 #include "backends/ucx/intrinsic.h"
 #include "backends/ucx/memhandle.h"
 #include "backends/ucx/ucx_win.h"
+#include "common/fnv.h"
 
 typedef struct gen_cache {
     uint64_t sum; /* checksum of the packed rkey (0: empty) */
     ucp_rkey_h rkey;
 } gen_cache;
-
-/* FNV-1a over the packed rkey: tells one owner's tables apart. */
-static uint64_t checksum(const void *p, size_t n) {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ ((const unsigned char *)p)[i]) * 1099511628211ull;
-    return h;
-}
 
 /* Unpacking an owner's generation-table rkey maps its segment (shmat on shared memory:
  * hundreds of microseconds), so it is done once per (parent, owner, table) and kept until
@@ -25,7 +19,7 @@ static ucp_rkey_h cached_gen_rkey(const clampi_bwin *parent, void **cache, int o
                                   uint32_t len) {
     if (!*cache && !(*cache = calloc((size_t)parent->nranks, sizeof(gen_cache)))) return NULL;
     gen_cache *c = (gen_cache *)*cache + owner;
-    uint64_t sum = checksum(packed, len) | 1;
+    uint64_t sum = clampi_fnv1a64(packed, len) | 1; /* tells one owner's tables apart */
     if (c->sum == sum) return c->rkey;
     ucp_rkey_h rkey;
     if (ucp_ep_rkey_unpack(ep, packed, &rkey) != UCS_OK) return NULL;
