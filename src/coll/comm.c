@@ -75,7 +75,12 @@ static int comm_delete(MPI_Comm comm, int keyval, void *attr, void *extra) {
 /* At MPI_Finalize (MPI_COMM_SELF's attributes are deleted first) free MPI_COMM_WORLD's
  * state while MPI still works. */
 static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra) {
-    if (comm_keyval != MPI_KEYVAL_INVALID) MPI_Comm_delete_attr(MPI_COMM_WORLD, comm_keyval);
+    /* only if a collective ran on MPI_COMM_WORLD itself: Open MPI raises an error for
+     * deleting an attribute that is not there */
+    void *st;
+    int found = 0;
+    if (comm_keyval != MPI_KEYVAL_INVALID) MPI_Comm_get_attr(MPI_COMM_WORLD, comm_keyval, &st, &found);
+    if (found) MPI_Comm_delete_attr(MPI_COMM_WORLD, comm_keyval);
     return MPI_SUCCESS;
 }
 
