@@ -23,11 +23,11 @@ typedef struct clampi_coll_options {
     int spin;                 /* CLAMPI_COLL_SPIN: busy polls between yields in waits */
     int spin_oversub;         /* CLAMPI_COLL_SPIN_OVERSUB: the same when oversubscribed (0) */
     size_t eager_max;         /* CLAMPI_COLL_EAGER_MAX: largest block on the one-synchronization
-                             (mailbox) path of CMPI_* calls; 0 switches it off */
+                                 (mailbox) path of CMPI_* calls; 0 switches it off */
     int hier;                 /* CLAMPI_COLL_HIER=on|off: hierarchical path for communicators
-                             spanning nodes (default on) */
+                                 spanning nodes (default on) */
     size_t hier_alltoall_max; /* CLAMPI_COLL_HIER_ALLTOALL_MAX: largest Alltoall block on the
-                                 hierarchical path (8K) */
+                                 hierarchical path */
     CMPIX_Coll_algo algo;     /* CLAMPI_COLL_ALGO=morton|naive|mpi: what AUTO means (morton) */
 } clampi_coll_options;
 #define CLAMPI_COLL_EAGER_MAX_DEFAULT ((size_t)1024)

@@ -11,8 +11,6 @@
 #define HEADER 88u
 #define TRAILER 12u
 
-uint64_t clampi_mh_checksum(const void *p, size_t n) { return clampi_fnv1a64(p, n); }
-
 #define PUT(T, v)                       \
     do {                                \
         T x_ = (T)(v);                  \
@@ -53,7 +51,7 @@ int clampi_mh_encode(const clampi_mh_fields *f, void *out, size_t cap) {
     memcpy(o + at, f->gen_rkey, f->gen_rkey_len);
     at += f->gen_rkey_len;
     PUT(uint32_t, total);
-    PUT(uint64_t, clampi_mh_checksum(o, at));
+    PUT(uint64_t, clampi_fnv1a64(o, at));
     return (int)total;
 }
 
@@ -91,7 +89,7 @@ int clampi_mh_decode(const void *buf, size_t len, clampi_mh_fields *f) {
     GET(uint32_t, total);
     const size_t body = at; /* the checksum covers everything before it */
     GET(uint64_t, sum);
-    if (total != len || sum != clampi_mh_checksum(b, body)) return -1;
+    if (total != len || sum != clampi_fnv1a64(b, body)) return -1;
     if (f->generation == 0 || f->rkey_len == 0 || f->gen_rkey_len == 0 || f->base + f->size < f->base) return -1;
     return 0;
 }

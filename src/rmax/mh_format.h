@@ -32,6 +32,4 @@ int clampi_mh_encode(const clampi_mh_fields *f, void *out, size_t cap);
 /* Parses len bytes; the rkey pointers point into buf. 0, or -1 for anything that is not
  * exactly a handle this version wrote (bad magic/version, wrong length, checksum). */
 int clampi_mh_decode(const void *buf, size_t len, clampi_mh_fields *f);
-/* FNV-1a 64 (the checksum). */
-uint64_t clampi_mh_checksum(const void *p, size_t n);
 #endif
