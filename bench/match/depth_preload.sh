@@ -6,7 +6,7 @@
 # in one run; the median round trip per side and the speed-up (plain / preloaded).
 #   bench/match/depth_preload.sh OPENMPI_BUILD MPICH_BUILD   (either may be "-")
 # Env: DEPTH (1024), ITERS (20000), TRIALS (3), KINDS ("list lla hot lla+hot bins lla+hot@thread";
-# S@W: CLAMPI_MATCH=S with CLAMPI_MATCH_HOT_BY=W; S/mpi: S on the MPI carrier, CLAMPI_MATCH_CARRIER=mpi),
+# S@W: CLAMPI_MATCH=S with CLAMPI_MATCH_HOT_BY=W; S/C: S on carrier C, CLAMPI_MATCH_CARRIER=C; S alone: the default carrier),
 # TRANSPORT (shm|tcp), OUT_SUFFIX (appended to the results' names), FORM (blocking: MPI_Send/
 # MPI_Recv, the default; nonblocking: MPI_Isend/MPI_Irecv each completed by MPI_Wait).
 # Writes bench/match/results/depth_preload-<mpi>[-tcp].txt, .json and .png (plot_preload.py); OUT_DIR: elsewhere. 2 ranks.
@@ -24,7 +24,7 @@ run_one() {
     for side in plain $kinds; do
       # a side "S@W" is CLAMPI_MATCH=S with CLAMPI_MATCH_HOT_BY=W (who touches the queues)
       local m=${side%@*} hb= carrier=; [ "$side" != "$m" ] && hb=${side#*@}
-      [ "$m" != "${m%/mpi}" ] && carrier=mpi && m=${m%/mpi}
+      [ "$m" != "${m%/*}" ] && carrier=${m#*/} && m=${m%/*}
       if [ $mpi = openmpi ]; then
         env=(); [ $side != plain ] && env=(-x LD_PRELOAD=$pre -x CLAMPI_MATCH=$m)
         [ -n "$hb" ] && env+=(-x CLAMPI_MATCH_HOT_BY=$hb)

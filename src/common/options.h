@@ -100,10 +100,11 @@ typedef enum clampi_opt_type {
       "auto|thread|progress", 0, 0,                                                                                    \
       "Hot caching: a helper thread per matcher reads the queues, or the message layer's progress does; auto: the "    \
       "thread only if this process may run on at least 2 CPUs per MPI rank on its node")                               \
-    X(MATCH_CARRIER, "match_carrier", "match", "clampi_match_carrier", "CLAMPI_MATCH_CARRIER", ENUM, "ucx", "ucx|mpi", \
-      0, 0,                                                                                                            \
+    X(MATCH_CARRIER, "match_carrier", "match", "clampi_match_carrier", "CLAMPI_MATCH_CARRIER", ENUM, "auto",           \
+      "ucx|mpi|auto", 0, 0,                                                                                            \
       "What carries the messages: UCX active messages beside MPI, or MPI's own point-to-point on a duplicate of the "  \
-      "communicator, clampi matching only the receives beyond the native depth (docs/matching.md)")                    \
+      "communicator, clampi matching only the receives beyond the native depth (docs/matching.md); auto: mpi when "    \
+      "the preload turns matching on from CLAMPI_MATCH and handles are persistent, ucx otherwise")                     \
     X(MATCH_NATIVE_DEPTH, "match_native_depth", "match", "clampi_match_native_depth", "CLAMPI_MATCH_NATIVE_DEPTH",     \
       UINT, "16", NULL, 0, 1u << 20,                                                                                   \
       "Carrier mpi: nonblocking receives left in MPI's own queue per communicator before clampi queues the deeper "    \

@@ -151,8 +151,24 @@ static void native_left(clampi_mcomm *mc, unsigned seq) {
     } /* else: one of the forgotten older ones, late */
 }
 
+/* A receive MPI matched, counted for the stats line (msg.h). One thread per communicator
+ * unless threaded: a plain load and store then, no locked instruction on the depth-0 path. */
+static inline void native_count(clampi_mcomm *mc) {
+    if (mc->threaded)
+        atomic_fetch_add_explicit(&mc->native_matched, 1, memory_order_relaxed);
+    else
+        atomic_store_explicit(&mc->native_matched, atomic_load_explicit(&mc->native_matched, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+}
+
+static inline int native_counted(clampi_mcomm *mc, int source, int err) {
+    if (err == MPI_SUCCESS && source != MPI_PROC_NULL) native_count(mc);
+    return err;
+}
+
 /* Removes slot i (linear probing: later entries of its run move back). native_lock held. */
-static void slot_remove(unsigned i) {
+static void slot_remove(unsigned i, int completed) {
+    if (completed) native_count(native[i].mc);
     native_left(native[i].mc, native[i].seq);
     count_add(&native[i].mc->native_live, -1);
     native[i].mc = NULL;
@@ -180,13 +196,13 @@ MPI_Comm clampi_carrier_untrack_one(MPI_Request h) {
     int i = slot_find(h);
     if (i >= 0) {
         comm = native[i].mc->comm;
-        slot_remove((unsigned)i);
+        slot_remove((unsigned)i, 1);
     }
     native_release();
     return comm;
 }
 
-MPI_Comm clampi_carrier_untrack(const MPI_Request *before, const MPI_Request *after, int n) {
+static MPI_Comm untrack(const MPI_Request *before, const MPI_Request *after, int n, int completed) {
     MPI_Comm comm = MPI_COMM_NULL;
     if (!clampi_carrier_tracking()) return comm;
     native_acquire();
@@ -195,15 +211,19 @@ MPI_Comm clampi_carrier_untrack(const MPI_Request *before, const MPI_Request *af
         int i = slot_find(before[k]);
         if (i < 0) continue;
         if (comm == MPI_COMM_NULL) comm = native[i].mc->comm;
-        slot_remove((unsigned)i);
+        slot_remove((unsigned)i, completed);
     }
     native_release();
     return comm;
 }
 
+MPI_Comm clampi_carrier_untrack(const MPI_Request *before, const MPI_Request *after, int n) {
+    return untrack(before, after, n, 1);
+}
+
 void clampi_carrier_forget(MPI_Request req) {
     MPI_Request none = MPI_REQUEST_NULL;
-    clampi_carrier_untrack(&req, &none, 1);
+    untrack(&req, &none, 1, 0);
 }
 
 /* ---- errors on the wire go to the program's communicator's handler ---------------------- */
@@ -312,7 +332,7 @@ static void clampi_carrier_disable(clampi_mcomm *mc) {
     pthread_mutex_unlock(&carriers_lock);
     pthread_mutex_lock(&native_lock);
     for (unsigned i = 0; i < NATIVE_SLOTS; i++)
-        while (native[i].mc == mc) slot_remove(i); /* a moved-in entry may be mc's too */
+        while (native[i].mc == mc) slot_remove(i, 0); /* a moved-in entry may be mc's too */
     pthread_mutex_unlock(&native_lock);
     if (mc->wire == MPI_COMM_NULL) return;
     lock(mc);
@@ -426,6 +446,7 @@ static void test_flight(void) {
             r->tag = st.MPI_TAG;
             r->bytes = (size_t)n;
             PMPI_Test_cancelled(&st, &r->cancelled);
+            if (!r->cancelled && r->mc) native_count(r->mc);
         }
         *p = r->wire_next;
         r->error = r->error != MPI_SUCCESS ? r->error : err;
@@ -566,12 +587,21 @@ static int clampi_carrier_send_spin(clampi_mcomm *mc, const void *buf, int count
 }
 
 /* ---- collectives clampi makes (enabling, disabling) and the preload's wrappers ---------- */
+static _Atomic int carrier_job = -1; /* not decided yet */
+static _Atomic int auto_preload;     /* the preload turned matching on from the environment */
+
+void clampi_carrier_auto_preload(void) {
+    atomic_store(&auto_preload, 1);
+    atomic_store(&carrier_job, -1);
+}
+
 int clampi_carrier_job(void) {
-    static _Atomic int state = -1;
-    int s = atomic_load_explicit(&state, memory_order_relaxed);
+    int s = atomic_load_explicit(&carrier_job, memory_order_relaxed);
     if (s < 0) {
-        s = clampi_opt_process(CLAMPI_OPT_MATCH_CARRIER).u == 1 || !CLAMPI_HAVE_UCX; /* no UCX: MPI carries */
-        atomic_store(&state, s);
+        unsigned long long v = clampi_opt_process(CLAMPI_OPT_MATCH_CARRIER).u; /* ucx|mpi|auto */
+        s = v == 1 || !CLAMPI_HAVE_UCX ||                                      /* no UCX: MPI carries */
+            (v == 2 && atomic_load(&auto_preload) && clampi_mreq_handles_persistent());
+        atomic_store(&carrier_job, s);
     }
     return s;
 }
@@ -629,14 +659,16 @@ static int native_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type
     }
     if (!mc->threaded) {
         unlock(mc);
-        if (!clampi_carrier_pending()) return CLAMPI_WIRE(PMPI_Recv(buf, count, type, source, tag, mc->wire, status));
+        if (!clampi_carrier_pending())
+            return native_counted(mc, source, CLAMPI_WIRE(PMPI_Recv(buf, count, type, source, tag, mc->wire, status)));
     }
     /* posted before the lock goes: another thread's progress must not take its message */
     MPI_Request q;
     err = CLAMPI_WIRE(PMPI_Irecv(buf, count, type, source, tag, mc->wire, &q));
     if (mc->threaded) unlock(mc);
     if (err != MPI_SUCCESS) return err;
-    return clampi_carrier_pending() ? clampi_carrier_spin(&q, status) : PMPI_Wait(&q, status);
+    return native_counted(mc, source,
+                          clampi_carrier_pending() ? clampi_carrier_spin(&q, status) : PMPI_Wait(&q, status));
 }
 
 /* Arguments clampi's queue can hold (MPI checks the rest when the receive goes to it). */
@@ -744,6 +776,7 @@ static int clampi_carrier_probe(clampi_mcomm *mc, int source, int tag, int remov
                 m->wire = wire;
                 m->carried = 1;
                 *out = m;
+                native_count(mc);
             } else {
                 drop(&wire, (size_t)n);
                 *flag = 0;
@@ -798,7 +831,7 @@ static inline int carrier_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datat
                 return err;
             }
         } else if (!clampi_carrier_pending()) {
-            return CLAMPI_WIRE(PMPI_Recv(buf, count, type, source, tag, mc->wire, status));
+            return native_counted(mc, source, CLAMPI_WIRE(PMPI_Recv(buf, count, type, source, tag, mc->wire, status)));
         }
     }
     return clampi_carrier_recv_any(mc, buf, count, type, source, tag, request, status);

@@ -53,7 +53,10 @@ typedef struct clampi_mcomm {
     _Atomic unsigned native_gen;      /* fall-backs seen at completion so far */
     unsigned native_seq, native_done; /* MPI's receives tracked; the next expected to leave (native_lock) */
     _Atomic int native_live;          /* nonblocking receives now in MPI's own queue */
-    _Atomic long posted, unexpected;  /* entries in clampi's queues (read by progress unlocked) */
+    /* Messages MPI matched (in its own queue, clampi's receives handed over included), for
+     * the stats line beside the matcher's; at depth 0 there: MPI's search is not visible. */
+    _Atomic uint64_t native_matched;
+    _Atomic long posted, unexpected; /* entries in clampi's queues (read by progress unlocked) */
     /* MPI_Comm_free with operations pending (retire.c): they complete normally, so the
      * communicator's state stays, without its MPI handle, until nothing names it. */
     _Atomic long live;   /* nonblocking requests and matched-probe messages naming mc */
@@ -204,9 +207,16 @@ static inline int clampi_carrier_active(void) {
            atomic_load_explicit(&clampi_carrier_n.nflight, memory_order_relaxed) != 0;
 }
 
-/* CLAMPI_MATCH_CARRIER=mpi in the environment: the job's collectives (clampi's own and the
- * preload's wrapped ones) run in their nonblocking form, the same choice on every rank. */
+/* The job's carrier is MPI: CLAMPI_MATCH_CARRIER=mpi in the environment, or auto (the
+ * default) in a job whose matching the preload turned on (CLAMPI_MATCH set) with persistent
+ * handles. The job's collectives (clampi's own and the preload's wrapped ones) then run in
+ * their nonblocking form, the same choice on every rank. */
 int clampi_carrier_job(void);
+/* The preload, before it enables MPI_COMM_WORLD from CLAMPI_MATCH: auto means the MPI
+ * carrier. Without the preload's collective wrappers a blocking collective could wait
+ * behind a peer's large send to a receive in clampi's queue, so a program linked to
+ * libclampi keeps the UCX carrier under auto. */
+void clampi_carrier_auto_preload(void);
 int clampi_carrier_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                              MPI_Comm comm);
 int clampi_carrier_dup(MPI_Comm comm, MPI_Comm *out);

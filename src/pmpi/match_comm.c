@@ -38,7 +38,8 @@ typedef struct record {
     int seq;          /* commN's N: agreed by the members, never reused in this process */
     char name[MPI_MAX_OBJECT_NAME + 16];
     const char *structure;
-    uint64_t messages, depth_sum, depth_max;
+    uint64_t messages, depth_sum, depth_max; /* the engine's matches, exact depths */
+    uint64_t native;                         /* MPI carrier: messages MPI matched (depth unseen) */
     struct record *next;
 } record;
 static record *records, **records_tail = &records; /* kept only for CLAMPI_STATS / CLAMPI_MATCH_PROFILE */
@@ -62,6 +63,7 @@ static void snapshot(record *rec) {
     clampi_match_stats st;
     clampi_matcher_stats(mc->matcher, &st);
     rec->messages = st.matches;
+    rec->native = atomic_load_explicit(&mc->native_matched, memory_order_relaxed);
     rec->depth_sum = st.match_depth_sum;
     rec->depth_max = st.match_depth_max;
 }
@@ -101,7 +103,10 @@ static void enable(MPI_Comm comm, MPI_Info info) {
 void clampi_pm_after_init(void) {
     clampi_opt_value v;
     /* set (or set to a bad value: CMPIX_Comm_enable reports it, WORLD stays on MPI) */
-    if (clampi_opt_env(CLAMPI_OPT_MATCH, &v) != 0) enable(MPI_COMM_WORLD, MPI_INFO_NULL);
+    if (clampi_opt_env(CLAMPI_OPT_MATCH, &v) != 0) {
+        clampi_carrier_auto_preload(); /* CLAMPI_MATCH_CARRIER=auto: the MPI carrier */
+        enable(MPI_COMM_WORLD, MPI_INFO_NULL);
+    }
 }
 
 static const char *hot_by_name(clampi_match_hot_by h) { return h == CLAMPI_MATCH_HOT_THREAD ? "thread" : "progress"; }
@@ -296,17 +301,19 @@ void clampi_pm_finalize(void) {
     pthread_mutex_lock(&records_lock);
     for (record *r = records; r; r = r->next) {
         if (r->mc) snapshot(r);
-        /* CLAMPI_STATS: the match line; CLAMPI_MATCH_PROFILE: the same figures as the
-         * profile's engine source (the engine's exact search depths) */
+        /* CLAMPI_STATS: the match line, every message received (on the MPI carrier those MPI
+         * matched count at depth 0: its search is not visible); CLAMPI_MATCH_PROFILE: the
+         * profile's engine source, the engine's matches alone at their exact search depths */
         for (int kind = 0; kind < 2; kind++) {
             if (!(kind ? profile : stats)) continue;
+            uint64_t messages = r->messages + (kind ? 0 : r->native);
             clampi_stats_line l;
             clampi_stats_begin(&l, kind ? "match profile" : "match", rank);
             if (kind) clampi_stats_str(&l, "source", "engine");
             clampi_stats_str(&l, "comm", r->name);
             clampi_stats_str(&l, "structure", r->structure);
-            clampi_stats_u64(&l, "messages", r->messages);
-            clampi_stats_f64(&l, "mean_depth", r->messages ? (double)r->depth_sum / (double)r->messages : 0.0);
+            clampi_stats_u64(&l, "messages", messages);
+            clampi_stats_f64(&l, "mean_depth", messages ? (double)r->depth_sum / (double)messages : 0.0);
             clampi_stats_u64(&l, "max_depth", r->depth_max);
             clampi_stats_emit(&l);
         }
