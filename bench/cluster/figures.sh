@@ -64,15 +64,20 @@ for mpi in ${*:-openmpi mpich}; do
   # MPICH 4.0.2 may hang in MPI_Finalize over TCP (docs/testing.md): the line is printed before.
   pingpong() { timeout 60 "$cluster" run "$mpi" 2 "${env[@]}" "$@" "$prog" 5000 "$depth" 500 0 2>/dev/null |
     sed -n 's/.*us_per_roundtrip=//p' || true; }
+  # clampi: the default settings; clampi_progress: hot caching at progress instead of auto's
+  # thread (each emulated node sees both cores, so auto starts a thread per rank that takes
+  # the core the other node's rank is using)
   for depth in 0 1024; do
-    plain=() pre=()
+    plain=() pre=() atp=()
     for _ in $(seq "${TRIALS:-5}"); do
       plain+=("$(pingpong)")
       pre+=("$(pingpong LD_PRELOAD="$lib" CLAMPI_MATCH=lla+hot)")
+      atp+=("$(pingpong LD_PRELOAD="$lib" CLAMPI_MATCH=lla+hot CLAMPI_MATCH_HOT_BY=progress)")
     done
     p=$(printf '%s\n' "${plain[@]}" | grep . | median) c=$(printf '%s\n' "${pre[@]}" | grep . | median)
-    r=$(awk -v p="$p" -v c="$c" 'BEGIN {printf "%.2f", c / p}')
-    echo "depth=$depth plain_us=$p clampi_us=$c clampi/plain=$r plain_rounds=$(IFS=,; echo "${plain[*]}") clampi_rounds=$(IFS=,; echo "${pre[*]}")"
+    g=$(printf '%s\n' "${atp[@]}" | grep . | median)
+    r=$(awk -v p="$p" -v c="$c" 'BEGIN {printf "%.2f", c / p}') rg=$(awk -v p="$p" -v c="$g" 'BEGIN {printf "%.2f", c / p}')
+    echo "depth=$depth plain_us=$p clampi_us=$c clampi/plain=$r plain_rounds=$(IFS=,; echo "${plain[*]}") clampi_rounds=$(IFS=,; echo "${pre[*]}") clampi_progress_us=$g clampi_progress/plain=$rg clampi_progress_rounds=$(IFS=,; echo "${atp[*]}")"
   done | tee "$res/match_pingpong_2x1-$mpi.txt"
   python3 - "$res/match_pingpong_2x1-$mpi.txt" "$res/match_pingpong_2x1-$mpi.json" <<'PY'
 import json, sys
@@ -81,7 +86,9 @@ for line in open(sys.argv[1]):
     kv = dict(w.split("=", 1) for w in line.split() if "=" in w)
     rows.append({"depth": int(kv["depth"]), "plain_us": float(kv["plain_us"]), "clampi_us": float(kv["clampi_us"]),
                  "plain_rounds": [float(x) for x in kv["plain_rounds"].split(",") if x],
-                 "clampi_rounds": [float(x) for x in kv["clampi_rounds"].split(",") if x]})
+                 "clampi_rounds": [float(x) for x in kv["clampi_rounds"].split(",") if x],
+                 "clampi_progress_us": float(kv["clampi_progress_us"]),
+                 "clampi_progress_rounds": [float(x) for x in kv["clampi_progress_rounds"].split(",") if x]})
 json.dump(rows, open(sys.argv[2], "w"), indent=1)
 PY
   }

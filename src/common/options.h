@@ -95,7 +95,9 @@ typedef enum clampi_opt_type {
     X(MATCH_WIDTH, "match_width", "match", "clampi_match_width", "CLAMPI_MATCH_WIDTH", UINT, "16", NULL, 1, 1u << 16,  \
       "Entries per block of the linked list of arrays")                                                                \
     X(MATCH_HOT_PERIOD, "match_hot_period", "match", "clampi_match_hot_period", "CLAMPI_MATCH_HOT_PERIOD", UINT, "50", \
-      NULL, 1, 10000000, "Hot caching: microseconds between two reads of the queues")                                  \
+      NULL, 1, 10000000,                                                                                               \
+      "Hot caching: microseconds between two reads of the queues (a helper thread's reads back off to 64 periods "     \
+      "while both queues are empty)")                                                                                  \
     X(MATCH_HOT_BY, "match_hot_by", "match", "clampi_match_hot_by", "CLAMPI_MATCH_HOT_BY", ENUM, "auto",               \
       "auto|thread|progress", 0, 0,                                                                                    \
       "Hot caching: a helper thread per matcher reads the queues, or the message layer's progress does; auto: the "    \
@@ -115,10 +117,12 @@ typedef enum clampi_opt_type {
       "order (a window whose messages arrive in order costs MPI's queue little), and falls back to "                   \
       "clampi_match_native_depth when a match skips an older receive; at most clampi_match_native_depth: fixed")       \
     X(MATCH_CARRIER_COLL_BYTES, "match_carrier_coll_bytes", "match", NULL, "CLAMPI_MATCH_CARRIER_COLL_BYTES", UINT,    \
-      "16384", NULL, 0, 1u << 30,                                                                                      \
+      "0", NULL, 0, 1u << 30,                                                                                          \
       "Carrier mpi, preload: a blocking collective whose data per process is at most this many bytes runs as its "     \
-      "nonblocking form while clampi takes messages; a larger one is MPI's blocking call after clampi's queued "       \
-      "receives go to MPI (MPI's nonblocking collectives are up to 4x slower at large sizes). The same on every rank") \
+      "nonblocking form while clampi takes messages (clampi's queued receives stay clampi's); a larger one is MPI's "  \
+      "blocking call after clampi's queued receives go to MPI (MPI's nonblocking collectives are much slower). 0: "    \
+      "every collective with data is MPI's blocking call after that hand-over (MPI_Barrier stays nonblocking). The "   \
+      "same on every rank")                                                                                            \
     X(MATCH_HANDLES, "match_handles", "match", NULL, "CLAMPI_MATCH_HANDLES", ENUM, "auto",                             \
       "auto|persistent|generalized", 0, 0,                                                                             \
       "Handles of nonblocking clampi requests: pooled inactive persistent MPI requests that only clampi's completion " \

@@ -10,20 +10,28 @@ static uint64_t now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* While both queues are empty the thread's period doubles, up to IDLE_BACKOFF periods: a
+ * thread waking every 50 us for nothing takes a core that a rank spinning in MPI may need
+ * (a node whose CPUs other nodes' ranks share: emulated nodes on one host, a VM). A queue
+ * worth keeping hot is long-lived, so the first read after it fills may come that late. */
+#define IDLE_BACKOFF 64
+
 static void *hot_thread(void *arg) {
     clampi_matcher *m = arg;
+    unsigned periods = 1;
     pthread_mutex_lock(&m->stop_lock);
     while (!m->stop) {
         struct timespec dl;
         clock_gettime(CLOCK_MONOTONIC, &dl);
-        uint64_t ns = (uint64_t)dl.tv_nsec + (uint64_t)m->cfg.hot_period_us * 1000u;
+        uint64_t ns = (uint64_t)dl.tv_nsec + (uint64_t)m->cfg.hot_period_us * 1000u * periods;
         dl.tv_sec += (time_t)(ns / 1000000000u);
         dl.tv_nsec = (long)(ns % 1000000000u);
         int r = pthread_cond_timedwait(&m->stop_cond, &m->stop_lock, &dl);
         if (m->stop) break;
         if (r == ETIMEDOUT) {
             pthread_mutex_unlock(&m->stop_lock);
-            clampi_matcher_touch(m);
+            size_t entries = clampi_matcher_touch(m);
+            periods = entries ? 1 : periods < IDLE_BACKOFF ? 2 * periods : IDLE_BACKOFF;
             pthread_mutex_lock(&m->stop_lock);
         }
     }

@@ -90,8 +90,9 @@ size_t clampi_matcher_drain(clampi_matcher *m, int which, void (*fn)(uintptr_t c
 /* Hot caching at progress: touches the queues if hot_by == PROGRESS and the period has
  * passed since the last touch. Cheap otherwise (a clock read). */
 void clampi_matcher_progress(clampi_matcher *m);
-/* Touches every entry of both queues now (if the lock is free); for benchmarks. */
-void clampi_matcher_touch(clampi_matcher *m);
+/* Touches every entry of both queues now (if the lock is free); for benchmarks. Returns the
+ * entries the queues hold (SIZE_MAX if the lock was busy). */
+size_t clampi_matcher_touch(clampi_matcher *m);
 
 typedef struct clampi_match_stats {
     uint64_t posts, arrivals, probes, cancels, matches;

@@ -150,12 +150,14 @@ size_t clampi_matcher_drain(clampi_matcher *m, int which, void (*fn)(uintptr_t, 
     return n;
 }
 
-void clampi_matcher_touch(clampi_matcher *m) {
-    if (pthread_mutex_trylock(&m->lock) != 0) return; /* busy: it is being searched anyway */
+size_t clampi_matcher_touch(clampi_matcher *m) {
+    if (pthread_mutex_trylock(&m->lock) != 0) return SIZE_MAX; /* busy: it is being searched anyway */
     uint64_t s = m->posted->ops->touch(m->posted) + m->unexpected->ops->touch(m->unexpected);
+    size_t entries = m->posted->len + m->unexpected->len;
     pthread_mutex_unlock(&m->lock);
     atomic_store_explicit(&m->sink, s, memory_order_relaxed);
     atomic_fetch_add_explicit(&m->touches, 1, memory_order_relaxed);
+    return entries;
 }
 
 void clampi_matcher_stats(clampi_matcher *m, clampi_match_stats *out) {

@@ -5,15 +5,18 @@
  * A peer may block in that send before it joins a collective this process is already in:
  * plain MPI progresses the transfer inside the collective, so the program is correct MPI.
  * These wrappers keep that true in one of two ways:
- *  - small collectives run as their nonblocking form, tested while clampi takes messages
- *    (clampi's queued receives stay clampi's);
- *  - large ones are MPI's blocking call after clampi's queued receives go to MPI
- *    (clampi_carrier_release), because MPI's nonblocking collectives are up to 4x slower
- *    than its blocking ones at large sizes (Open MPI's libnbc; docs/matching.md).
+ *  - MPI's blocking call after clampi's queued receives go to MPI (clampi_carrier_release):
+ *    by default (CLAMPI_MATCH_CARRIER_COLL_BYTES=0) every collective that carries data,
+ *    since MPI's nonblocking collectives are 2-4x slower than its blocking ones at small
+ *    and large sizes (docs/matching.md); a process holding no receive pays one check;
+ *  - the nonblocking form, tested while clampi takes messages (clampi's queued receives
+ *    stay clampi's): MPI_Barrier and collectives of no data always (receives posted before
+ *    a barrier keep their deep-queue benefit), and with CLAMPI_MATCH_CARRIER_COLL_BYTES > 0
+ *    the collectives up to that size and the v/w variants.
  * A blocking and a nonblocking collective never match each other, so every process must
  * choose the same form: the choice depends only on what every process passes alike (the
  * data each process contributes, against CLAMPI_MATCH_CARRIER_COLL_BYTES from the
- * environment) and is made whenever the job's environment says CLAMPI_MATCH_CARRIER=mpi,
+ * environment) and is made whenever the job is on the MPI carrier (clampi_carrier_job),
  * whether or not this process holds receives now; MPI's own call otherwise. The v/w
  * variants and MPI_Reduce_scatter run nonblocking (their sizes differ between processes);
  * collectives on an intercommunicator are MPI's blocking calls after the hand-over (see
@@ -137,19 +140,20 @@ static long long rooted_bytes(MPI_Comm comm, int root, int scatter, int scount, 
 /* The blocking call, or in a carrier job: its nonblocking form tested while clampi takes
  * messages (r: the nonblocking call's request) when bytes is at most the threshold or
  * ANY_SIZE, else the blocking call after the hand-over. */
-#define CARRIED(bytes, blocking, nonblocking)                                                              \
-    do {                                                                                                   \
-        if (!clampi_carrier_job()) return blocking;                                                        \
-        long long b_ = (bytes);                                                                            \
-        if (b_ == ANY_SIZE && comm != MPI_COMM_NULL && !intra(comm)) b_ = INTER;                           \
-        if (b_ == BAD_INPUT) return blocking;                                                              \
-        if (b_ != ANY_SIZE && b_ > (long long)clampi_opt_process(CLAMPI_OPT_MATCH_CARRIER_COLL_BYTES).u) { \
-            clampi_carrier_release();                                                                      \
-            return blocking;                                                                               \
-        }                                                                                                  \
-        MPI_Request r;                                                                                     \
-        int err = nonblocking;                                                                             \
-        return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE);                      \
+#define CARRIED(bytes, blocking, nonblocking)                                                      \
+    do {                                                                                           \
+        if (!clampi_carrier_job()) return blocking;                                                \
+        long long b_ = (bytes);                                                                    \
+        if (b_ == ANY_SIZE && comm != MPI_COMM_NULL && !intra(comm)) b_ = INTER;                   \
+        if (b_ == BAD_INPUT) return blocking;                                                      \
+        unsigned long long max_ = clampi_opt_process(CLAMPI_OPT_MATCH_CARRIER_COLL_BYTES).u;       \
+        if (b_ == ANY_SIZE ? max_ == 0 : b_ > (long long)max_) { /* 0: any collective with data */ \
+            clampi_carrier_release();                                                              \
+            return blocking;                                                                       \
+        }                                                                                          \
+        MPI_Request r;                                                                             \
+        int err = nonblocking;                                                                     \
+        return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE);              \
     } while (0)
 
 CLAMPI_API int MPI_Barrier(MPI_Comm comm) { CARRIED(0, PMPI_Barrier(comm), PMPI_Ibarrier(comm, &r)); }

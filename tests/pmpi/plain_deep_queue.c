@@ -333,7 +333,7 @@ static void blocking_call(int rank, int which, int *one, int *sum, int *all, int
         MPI_Win_create(one, sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &w);
         MPI_Win_free(&w);
         break;
-    case 12: { /* 32 KiB per process: past the preload's CLAMPI_MATCH_CARRIER_COLL_BYTES default */
+    case 12: { /* 32 KiB per process: a blocking collective after the hand-over at any CLAMPI_MATCH_CARRIER_COLL_BYTES up to 16 KiB */
         enum { N = 8192 };
         int *v = malloc(sizeof(int) * N), *t = malloc(sizeof(int) * N);
         for (int i = 0; i < N; i++) v[i] = i + rank;

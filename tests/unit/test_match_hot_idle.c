@@ -1,0 +1,46 @@
+/* The hot-caching thread backs off while both queues are empty: in 300 ms with nothing
+ * queued, a 50 us period would give about 6,000 reads; backed off to 64 periods (3.2 ms)
+ * at most about 100. The bound is an upper one, so a slow or loaded machine (fewer
+ * wake-ups) never fails it. Then, with an entry queued, the thread reads the queues again:
+ * at least one more read within 2 s (a deadline a loaded machine meets too). */
+#include <stdio.h>
+#include <time.h>
+
+#include "check.h"
+#include "match/match.h"
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static unsigned long long touches(clampi_matcher *m) {
+    clampi_match_stats st;
+    clampi_matcher_stats(m, &st);
+    return (unsigned long long)st.touches;
+}
+
+int main(void) {
+    clampi_match_config c;
+    clampi_match_config_default(&c);
+    c.kind = CLAMPI_MATCH_LLA_HOT;
+    c.hot_period_us = 50;
+    c.hot_by = CLAMPI_MATCH_HOT_THREAD;
+    clampi_matcher *m;
+    CHECK(clampi_matcher_create(&c, &m) == 0);
+    sleep_ms(300);
+    unsigned long long idle = touches(m);
+    printf("hot idle: %llu reads in 300 ms with empty queues\n", idle);
+    CHECK(idle < 400);
+    uintptr_t got;
+    clampi_match_key k = {1, 0, 0};
+    CHECK(clampi_matcher_post(m, k, 1, &got) == 0);
+    unsigned long long before = touches(m);
+    for (int i = 0; i < 200 && touches(m) == before; i++) sleep_ms(10);
+    printf("hot busy: reads resumed (%llu -> %llu)\n", before, touches(m));
+    CHECK(touches(m) > before);
+    CHECK(clampi_matcher_cancel(m, 1) == 1);
+    clampi_matcher_destroy(m);
+    printf("hot idle back-off: ok\n");
+    return 0;
+}
