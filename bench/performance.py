@@ -197,7 +197,7 @@ def match(doc, mpi):
         for side, p in pts.items():
             if side == "plain":
                 continue
-            carrier = "MPI" if side.endswith("/mpi") else "UCX"
+            carrier = side.split("/")[1].upper() if "/" in side else "default (MPI)"
             rows.append((depth, f"CLAMPI_MATCH={side.split('/')[0]}, carrier {carrier}", f2(plain["us_per_roundtrip"]),
                          f2(p["us_per_roundtrip"]), f2(p["speedup"])))
     if rows:

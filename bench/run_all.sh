@@ -54,7 +54,7 @@ for p in "${parts[@]}"; do
       trials=5; iters=20000; [ "${QUICK:-0}" = 1 ] && trials=1 iters=2000
       for d in 0 1024; do
         echo "== match: CLAMPI_MATCH ping-pong at depth $d ($(date -u +%T))"
-        OUT_DIR=$out DEPTH=$d TRIALS=$trials ITERS=$iters KINDS="lla+hot lla+hot/mpi" OUT_SUFFIX=-depth$d \
+        OUT_DIR=$out DEPTH=$d TRIALS=$trials ITERS=$iters KINDS="lla+hot/ucx lla+hot/mpi" OUT_SUFFIX=-depth$d \
           "$root/bench/match/depth_preload.sh" "${args[@]}"
       done
       ;;

@@ -16,8 +16,8 @@ run() { # label, then launcher env words
 echo "# $(date -u +%FT%TZ) commit $(git -C "$(dirname "$0")" rev-parse --short HEAD) N=$n"
 for t in $(seq "$trials"); do
   run plain
-  [ -n "${PRELOAD_OLD:-}" ] && run "before ucx" $(e LD_PRELOAD "$PRELOAD_OLD") $(e CLAMPI_MATCH lla+hot)
-  run "ucx" $(e LD_PRELOAD "$lib") $(e CLAMPI_MATCH lla+hot)
+  [ -n "${PRELOAD_OLD:-}" ] && run "before ucx" $(e LD_PRELOAD "$PRELOAD_OLD") $(e CLAMPI_MATCH lla+hot) $(e CLAMPI_MATCH_CARRIER ucx)
+  run "ucx" $(e LD_PRELOAD "$lib") $(e CLAMPI_MATCH lla+hot) $(e CLAMPI_MATCH_CARRIER ucx)
   [ -n "${PRELOAD_OLD:-}" ] && run "before mpi" $(e LD_PRELOAD "$PRELOAD_OLD") $(e CLAMPI_MATCH lla+hot) $(e CLAMPI_MATCH_CARRIER mpi)
   run "mpi" $(e LD_PRELOAD "$lib") $(e CLAMPI_MATCH lla+hot) $(e CLAMPI_MATCH_CARRIER mpi)
 done

@@ -26,10 +26,10 @@ ir() { # $1 = iters, $2 = output tag, rest = launcher env settings; prints the I
   grep -E '^(summary|totals):' $tmp/cg.$tag | head -1 | awk '{print $2}'
 }
 p1=$(ir $n1 p1); p2=$(ir $n2 p2)
-# MATCH=S/mpi: structure S on the MPI carrier (CLAMPI_MATCH_CARRIER=mpi)
+# MATCH=S/C: structure S on carrier C (CLAMPI_MATCH_CARRIER=C); S alone: the default carrier
 setenv() { if [ $mpi = openmpi ]; then cenv+=(-x "$1=$2"); else cenv+=(-genv "$1" "$2"); fi; }
-cenv=(); setenv LD_PRELOAD "$pre"; setenv CLAMPI_MATCH "${match%/mpi}"
-[ "$match" != "${match%/mpi}" ] && setenv CLAMPI_MATCH_CARRIER mpi
+cenv=(); setenv LD_PRELOAD "$pre"; setenv CLAMPI_MATCH "${match%/*}"
+[ "$match" != "${match%/*}" ] && setenv CLAMPI_MATCH_CARRIER "${match#*/}"
 c1=$(ir $n1 c1 "${cenv[@]}"); c2=$(ir $n2 c2 "${cenv[@]}")
 plain=$(( (p2 - p1) / (n2 - n1) )); clampi=$(( (c2 - c1) / (n2 - n1) ))
 form="MPI_Irecv+MPI_Send+MPI_Wait"; [ -n "${BLOCKING:-}" ] && [ "$BLOCKING" != 0 ] && form="MPI_Send+MPI_Recv"

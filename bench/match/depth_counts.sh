@@ -2,8 +2,8 @@
 # The depth benchmark counted, not timed: a plain MPI program (match_pingpong, one rank
 # sending 1 B to itself: MPI_Irecv + MPI_Send + MPI_Wait) with DEPTH MPI_ANY_SOURCE receives
 # posted ahead that never match, so every message is compared against DEPTH receives
-# before its own. Plain MPI against the preload on each carrier (CLAMPI_MATCH=lla: UCX
-# active messages; lla/mpi: CLAMPI_MATCH_CARRIER=mpi), under cachegrind with its cache
+# before its own. Plain MPI against the preload on each carrier (lla: CLAMPI_MATCH_CARRIER=ucx,
+# UCX active messages; lla/mpi: CLAMPI_MATCH_CARRIER=mpi), under cachegrind with its cache
 # simulation at N1 and N2 messages: (count(N2) - count(N1)) / (N2 - N1) per message, for
 # instructions, first-level data-cache misses and last-level misses. One rank: no peer's
 # polling in the counts, and no VM speed mode in them either (the timed figures of
@@ -24,9 +24,8 @@ counts() { # $1 iters, $2 side: prints "Ir D1misses LLmisses" of the whole run
   if [ "$side" != plain ]; then
     local m=${side%/mpi}
     if [ $mpi = openmpi ]; then env=(-x LD_PRELOAD=$pre -x CLAMPI_MATCH=$m); else env=(-genv LD_PRELOAD $pre -genv CLAMPI_MATCH $m); fi
-    if [ "$side" != "$m" ]; then
-      if [ $mpi = openmpi ]; then env+=(-x CLAMPI_MATCH_CARRIER=mpi); else env+=(-genv CLAMPI_MATCH_CARRIER mpi); fi
-    fi
+    local c=ucx; [ "$side" != "$m" ] && c=mpi
+    if [ $mpi = openmpi ]; then env+=(-x CLAMPI_MATCH_CARRIER=$c); else env+=(-genv CLAMPI_MATCH_CARRIER $c); fi
   fi
   timeout 900 "$mpiexec" -n 1 "${env[@]}" valgrind --tool=cachegrind --cache-sim=yes \
     --cachegrind-out-file="$tmp/cg" "$prog" "$n" "$depth" 100 0 >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }

@@ -4,8 +4,8 @@
 # TRIALS alternating pairs per MPI, the median of each side per size, and the ratio.
 #   bench/match/latency_preload.sh OPENMPI_BUILD MPICH_BUILD      (either may be "-": skipped)
 # Env: OSU_OMPI / OSU_MPICH (osu_latency binaries built with mpicc.openmpi / mpicc.mpich;
-# default /work/ext/osu/mpi/pt2pt/osu_latency{,.mpich}), MATCH (lla+hot; S/mpi: structure S on the MPI
-# carrier, CLAMPI_MATCH_CARRIER=mpi), TRIALS (3),
+# default /work/ext/osu/mpi/pt2pt/osu_latency{,.mpich}), MATCH (lla+hot, the default carrier; S/C: structure S
+# on carrier C, CLAMPI_MATCH_CARRIER=C), TRIALS (3),
 # ITERS (osu -i, 10000), MAXSIZE (sizes reported, 65536; this OSU 5.x has no -m: it runs
 # to 4 MiB with fewer iterations above 8 KiB). Shared memory, 2 ranks.
 # Writes bench/match/results/latency_preload-<mpi>[-tcp].txt, .json and .png (plot_preload.py).
@@ -22,11 +22,11 @@ run_one() { # mpi build
     for side in plain preload; do
       if [ $mpi = openmpi ]; then
         env=(); [ $side = preload ] && env=(-x LD_PRELOAD=$pre -x CLAMPI_MATCH=${match%/*})
-        [ $side = preload ] && [ "$match" != "${match%/mpi}" ] && env+=(-x CLAMPI_MATCH_CARRIER=mpi)
+        [ $side = preload ] && [ "$match" != "${match%/*}" ] && env+=(-x CLAMPI_MATCH_CARRIER=${match#*/})
         timeout 600 mpirun.openmpi -n 2 "${ompi_net[@]}" "${env[@]}" $osu -i $iters >$tmp/$side.$t
       else
         env=(); [ $side = preload ] && env=(-genv LD_PRELOAD $pre -genv CLAMPI_MATCH ${match%/*})
-        [ $side = preload ] && [ "$match" != "${match%/mpi}" ] && env+=(-genv CLAMPI_MATCH_CARRIER mpi)
+        [ $side = preload ] && [ "$match" != "${match%/*}" ] && env+=(-genv CLAMPI_MATCH_CARRIER ${match#*/})
         timeout 600 mpiexec.mpich -n 2 "${mpich_net[@]}" "${env[@]}" $osu -i $iters >$tmp/$side.$t
       fi
     done

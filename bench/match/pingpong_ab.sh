@@ -24,7 +24,7 @@ one() { # form depth env-words... -> us per round trip
 }
 echo "# $(date -u +%FT%TZ) $mpi commit $(git -C "$(dirname "$0")" rev-parse --short HEAD) old=$old iters=$iters trials=$trials"
 for f in $forms; do for d in $depths; do for c in $carriers; do
-  ce=$(e CLAMPI_MATCH "$match"); [ "$c" = mpi ] && ce="$ce $(e CLAMPI_MATCH_CARRIER mpi)"
+  ce="$(e CLAMPI_MATCH "$match") $(e CLAMPI_MATCH_CARRIER "$c")"
   P=() O=() N=()
   for t in $(seq "$trials"); do
     P+=("$(one "$f" "$d")")
