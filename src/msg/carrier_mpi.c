@@ -234,7 +234,7 @@ static MPI_Errhandler wire_errhandler = MPI_ERRHANDLER_NULL;
  * 5 returns MPI_SUCCESS from a call whose error went to a user-defined handler (the wire's,
  * which passes it to the program's communicator): CLAMPI_WIRE returns the code instead, as
  * plain MPI under MPI_ERRORS_RETURN does. */
-static _Thread_local CLAMPI_MSG_TLS int clampi_wire_code;
+_Thread_local CLAMPI_MSG_TLS int clampi_wire_code;
 static inline int clampi_wire_rc(int err) { return err != MPI_SUCCESS ? err : clampi_wire_code; }
 #define CLAMPI_WIRE(call) (clampi_wire_code = 0, clampi_wire_rc(call))
 

@@ -384,14 +384,20 @@ static inline int snap_end(snap *s, const MPI_Request *after, int err) {
     return raise_on(comm, err);
 }
 
-/* One request: untracked if it was MPI's own receive and completed. */
+/* One request: untracked if it was MPI's own receive and completed. An error MPI raised on
+ * the wire went to the program's communicator's handler already; MPICH 5 then returns
+ * MPI_SUCCESS, so the code the wire's handler saw is returned (clampi_wire_code, cleared
+ * before the call). */
 static int single_end(MPI_Request before, const MPI_Request *after, int err) {
-    return raise_on(untrack_single(before, *after), err);
+    MPI_Comm comm = untrack_single(before, *after);
+    if (err == MPI_SUCCESS && clampi_wire_code) return clampi_wire_code;
+    return raise_on(comm, err);
 }
 
 int clampi_msg_test(MPI_Request *request, int *flag, MPI_Status *status) {
     if (!request || !clampi_carrier_tracking()) return test_impl(request, flag, status);
     MPI_Request before = *request;
+    clampi_wire_code = 0;
     return single_end(before, request, test_impl(request, flag, status));
 }
 
@@ -420,6 +426,7 @@ int clampi_msg_wait(MPI_Request *request, MPI_Status *status) {
     int spin = clampi_carrier_pending() != 0;
     if (!clampi_carrier_tracking()) return wait_impl(request, status, spin);
     MPI_Request before = *request;
+    clampi_wire_code = 0;
     return single_end(before, request, wait_impl(request, status, spin));
 }
 
