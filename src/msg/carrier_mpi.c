@@ -540,6 +540,9 @@ void clampi_carrier_progress(void) {
 /* A blocking MPI operation on request q, made without blocking inside MPI while clampi
  * holds receives. */
 int clampi_carrier_spin(MPI_Request *q, MPI_Status *status) {
+    /* nothing of clampi's waits for a peer (a collective every process entered in its
+     * nonblocking form, MPI_Barrier's): MPI's own wait, a test loop only otherwise */
+    if (!clampi_carrier_pending()) return PMPI_Wait(q, status);
     for (unsigned spins = 0;;) {
         int flag = 0, err = PMPI_Test(q, &flag, status);
         if (err != MPI_SUCCESS || flag) return err;

@@ -1,7 +1,8 @@
 /* A plain MPI program (MPI only) making bad point-to-point calls under MPI_ERRORS_RETURN
  * and printing each call's error class as a "result" line: invalid rank, tag, count,
  * datatype, communicator, request; truncation through MPI_Wait, MPI_Recv, MPI_Waitall,
- * MPI_Sendrecv and a persistent receive; a buffered send with no buffer attached. Run
+ * MPI_Waitany, MPI_Waitsome, MPI_Testall, MPI_Testany, MPI_Testsome, MPI_Sendrecv and a
+ * persistent receive; a buffered send with no buffer attached. Run
  * plainly and with CLAMPI_MATCH preloaded, the lines must be identical (run_preload.sh).
  * Needs 2 ranks or more; ranks 0 and 1 talk, the others only make the local bad calls. */
 #include <mpi.h>
@@ -94,6 +95,7 @@ static void truncation(MPI_Comm comm, const char *name) {
         static int huge_s[4000];
         MPI_Send(huge_s, 4000, MPI_INT, 1, 8, comm); /* rendezvous size */
         MPI_Send(big, 100, MPI_INT, 1, 9, comm);
+        for (int tag = 10; tag < 15; tag++) MPI_Send(big, 100, MPI_INT, 1, tag, comm);
     } else if (r == 1) {
         int rc = MPI_Irecv(small, 8, MPI_INT, 0, 1, comm, &q[0]);
         rc = MPI_Wait(&q[0], &st);
@@ -124,6 +126,31 @@ static void truncation(MPI_Comm comm, const char *name) {
         report(name, "get_status_truncate", grc);
         report(name, "get_status_truncate_status", st.MPI_ERROR);
         report(name, "wait_after_get_status", MPI_Wait(&q[0], &st));
+        /* the other completion calls, one truncated receive each: the return code, and for
+         * the calls with an array of statuses (MPI_ERR_IN_STATUS) the status's MPI_ERROR */
+        int idx = -1, out = 0, done = 0;
+        MPI_Irecv(small, 8, MPI_INT, 0, 10, comm, &q[0]);
+        report(name, "waitany_truncate", MPI_Waitany(1, q, &idx, &st));
+        MPI_Irecv(small, 8, MPI_INT, 0, 11, comm, &q[0]);
+        sts[0].MPI_ERROR = MPI_SUCCESS;
+        rc = MPI_Waitsome(1, q, &out, &idx, sts);
+        report(name, "waitsome_truncate", rc);
+        report(name, "waitsome_status0", sts[0].MPI_ERROR);
+        MPI_Irecv(small, 8, MPI_INT, 0, 12, comm, &q[0]);
+        sts[0].MPI_ERROR = MPI_SUCCESS;
+        while ((rc = MPI_Testall(1, q, &done, sts)) == MPI_SUCCESS && !done) {}
+        report(name, "testall_truncate", rc);
+        report(name, "testall_status0", sts[0].MPI_ERROR);
+        MPI_Irecv(small, 8, MPI_INT, 0, 13, comm, &q[0]);
+        done = 0;
+        while ((rc = MPI_Testany(1, q, &idx, &done, &st)) == MPI_SUCCESS && !done) {}
+        report(name, "testany_truncate", rc);
+        MPI_Irecv(small, 8, MPI_INT, 0, 14, comm, &q[0]);
+        sts[0].MPI_ERROR = MPI_SUCCESS;
+        out = 0;
+        while ((rc = MPI_Testsome(1, q, &out, &idx, sts)) == MPI_SUCCESS && out == 0) {}
+        report(name, "testsome_truncate", rc);
+        report(name, "testsome_status0", sts[0].MPI_ERROR);
     }
 }
 
