@@ -9,7 +9,8 @@
 # BUILD: build/openmpi or build/mpich (its libclampi_pmpi.so is "now"); extra LABEL=LIB
 # pairs add other libraries (e.g. before=/tmp/old/libclampi_pmpi.so). ROUNDS (default 3),
 # SIZES (default "1 64 4096 65536 1048576 4194304"), CARRIERS (default "mpi ucx"), BENCHES
-# (default "osu_bw osu_bibw"; osu_latency too).
+# (default "osu_bw osu_bibw"; osu_latency too, and osu_barrier from OSU's collective
+# directory, printed as size 0).
 set -euo pipefail
 build=$1 osu=$2; shift 2
 rounds=${ROUNDS:-3}
@@ -41,7 +42,8 @@ for r in $(seq 1 "$rounds"); do
         [ "$carrier" = default ] || read -ra extra <<<"${extra[*]} $(env_flag CLAMPI_MATCH_CARRIER "$carrier")"
       fi
       line=$(timeout 300 "${launch[@]}" "${extra[@]}" "$osu/$b" 2>/dev/null |
-        awk -v S=" $sizes " 'index(S, " " $1 " ") {printf "%s=%s ", $1, $2}')
+        awk -v S=" $sizes " -v B="$b" 'B == "osu_barrier" && NF == 1 && $1 ~ /^[0-9.]+$/ {printf "0=%s ", $1}
+                                        index(S, " " $1 " ") {printf "%s=%s ", $1, $2}')
       echo "$b $name r$r: $line"
     done
   done
@@ -57,11 +59,12 @@ for line in open(sys.argv[1]):
     for kv in vals.split():
         s, x = kv.split("=")
         v[(b, side, int(s))][r] = float(x)
+lat = ("osu_latency", "osu_barrier")
 print("# median over rounds of side's speed / plain's, per size (latency: plain / side)")
 for (b, side, s) in sorted(v, key=lambda k: (k[0], k[1], k[2])):
     if side == "plain": continue
     pl = v[(b, "plain", s)]
     x = v[(b, side, s)]
-    rs = [(pl[r] / x[r] if b == "osu_latency" else x[r] / pl[r]) for r in x if r in pl and pl[r] > 0 and x[r] > 0]
+    rs = [(pl[r] / x[r] if b in lat else x[r] / pl[r]) for r in x if r in pl and pl[r] > 0 and x[r] > 0]
     if rs: print("%s %s %d: %.2f" % (b, side, s, statistics.median(rs)))
 PY
