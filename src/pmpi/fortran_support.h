@@ -54,23 +54,5 @@ void clampi_f_string(char *dst, size_t cap, const char *src, size_t len);
 void (*clampi_f_next(const char *name, void (*self)(void)))(void);
 
 #define CLAMPI_F08 1
-#if defined(__has_include)
-#if __has_include(<ISO_Fortran_binding.h>)
-#include <ISO_Fortran_binding.h>
-#define CLAMPI_F08TS 1
-/* A descriptor whose elements lie one after another (else the MPI's own entry runs). */
-static inline int clampi_f_desc_contiguous(const CFI_cdesc_t *d) {
-    ptrdiff_t stride = (ptrdiff_t)d->elem_len;
-    for (int r = 0; r < d->rank; r++) {
-        if (d->dim[r].extent > 1 && d->dim[r].sm != stride) return 0;
-        stride *= d->dim[r].extent;
-    }
-    return 1;
-}
-#endif
-#endif
-#ifndef CLAMPI_F08TS
-#define CLAMPI_F08TS 0
-#endif
 
 #endif

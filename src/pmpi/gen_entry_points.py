@@ -9,9 +9,10 @@ For each call NAME of the table it writes one C function per Fortran ABI and giv
 every symbol name a Fortran compiler may call it by:
 - mpif.h and `use mpi`: mpi_name_, mpi_name__, mpi_name, MPI_NAME (integer handles,
   integer status arrays);
-- `use mpi_f08`: mpi_name_f08_ (Open MPI; MPICH for calls without a choice buffer) and
-  mpi_name_f08ts_ (MPICH: choice buffers as Fortran descriptors, CFI_cdesc_t); the error
-  argument is optional, statuses are TYPE(MPI_Status).
+- `use mpi_f08`: mpi_name_f08_ (Open MPI; MPICH for calls without a choice buffer); the
+  error argument is optional, statuses are TYPE(MPI_Status). MPICH's
+  mpi_name_f08ts_ (choice buffers as the compiler's array descriptors) are not defined:
+  they turn a section into a datatype and call the C entry point, which the preload serves.
 Each converts its arguments (fortran_support.h) and calls the C entry point MPI_Name, which
 the preload defines when it serves the call (and the MPI otherwise).
 """
@@ -123,7 +124,7 @@ class Body:
     """The pieces of one wrapper: Fortran parameters, set-up, C arguments, after."""
 
     def __init__(self, abi):
-        self.abi = abi  # "f77", "f08", "f08ts"
+        self.abi = abi  # "f77", "f08"
         self.params, self.hidden, self.pre, self.args, self.post = [], [], [], [], []
 
 
@@ -133,13 +134,8 @@ def arg_code(b, i, kind, kinds):
     n = f"a{ref}" if ref else None
     f08 = b.abi != "f77"
     if base == "buf":
-        if b.abi == "f08ts":
-            b.params.append(f"CFI_cdesc_t *{a}")
-            b.pre.append(f"if (!clampi_f_desc_contiguous({a})) return FORWARD;")
-            b.args.append(f"clampi_f08_buf({a}->base_addr)")
-        else:
-            b.params.append(f"void *{a}")
-            b.args.append(f"clampi_f08_buf({a})" if f08 else f"clampi_f_buf({a})")
+        b.params.append(f"void *{a}")
+        b.args.append(f"clampi_f08_buf({a})" if f08 else f"clampi_f_buf({a})")
     elif base in SIMPLE:
         ptype, arg = SIMPLE[base]
         b.params.append(f"{ptype} *{a}")
@@ -220,7 +216,6 @@ def arg_code(b, i, kind, kinds):
 SPELLINGS = {
     "f77": lambda n: [f"mpi_{n}_", f"mpi_{n}__", f"mpi_{n}", f"MPI_{n.upper()}"],
     "f08": lambda n: [f"mpi_{n}_f08_"],
-    "f08ts": lambda n: [f"mpi_{n}_f08ts_"],
 }
 
 
@@ -233,21 +228,9 @@ def wrapper(name, kinds, abi):
     params = b.params + ["MPI_Fint *ierr"] + b.hidden
     out = []
     plist = ", ".join(params)
-    if abi == "f08ts":
-        out.append(f"static void {fn}({plist});")
-        out.append(f"typedef void (*{fn}_fn)({plist});")
-        call_real = ", ".join([p.split()[-1].lstrip("*") for p in params])
-        forward = f"clampi_f_forward_{fn}({call_real})"
-        out.append(f"static void clampi_f_forward_{fn}({plist}) {{")
-        out.append(f"    static {fn}_fn real;")
-        out.append(f"    if (!real) real = ({fn}_fn)clampi_f_next(\"mpi_{lower}_f08ts_\", (void (*)(void)){fn});")
-        out.append(f"    if (real) real({call_real});")
-        out.append(f"    else if (ierr) *ierr = MPI_ERR_INTERN;")
-        out.append("}")
     out.append(f"static void {fn}({plist}) {{")
     fail = "(void)(ierr && (*ierr = (e)))"
     for line in b.pre:
-        line = line.replace("return FORWARD;", f"{{ {forward}; return; }}" if abi == "f08ts" else "")
         line = line.replace("return FAIL(MPI_ERR_DIMS);", "{ if (ierr) *ierr = MPI_ERR_DIMS; return; }")
         out.append(f"    {line}")
     out.append(f"    int rc = MPI_{name}({', '.join(b.args)});")
@@ -299,17 +282,14 @@ def fortran_file(calls):
         '#include "pmpi/fortran_support.h"',
         "",
     ]
-    f77, f08, f08ts = [], [], []
+    f77, f08 = [], []
     for name, kinds in calls:
         if kinds == ["special"]:
             continue
         f77 += wrapper(name, kinds, "f77") + [""]
         f08 += wrapper(name, kinds, "f08") + [""]
-        if any(k == "buf" for k in kinds):
-            f08ts += wrapper(name, kinds, "f08ts") + [""]
     lines += ["/* ---- mpif.h and `use mpi` */"] + f77
-    lines += ["/* ---- `use mpi_f08` */", "#if CLAMPI_F08"] + f08 + ["#endif", ""]
-    lines += ["/* ---- `use mpi_f08`, MPICH: choice buffers as descriptors */", "#if CLAMPI_F08TS"] + f08ts + ["#endif"]
+    lines += ["/* ---- `use mpi_f08` */", "#if CLAMPI_F08"] + f08 + ["#endif"]
     return lines
 
 

@@ -2,7 +2,9 @@
 ! serves: a window named "fwin" read with repeated MPI_Get (the get cache by window name),
 ! a window cached by its info key (clampi_mode),
 ! MPI_Alloc_mem buffers with MPI_Alltoall and MPI_Allgather (MPI_IN_PLACE too; the shared
-! heap), and point-to-point with requests and statuses (CLAMPI_MATCH). Built three ways:
+! heap), point-to-point with requests and statuses (CLAMPI_MATCH), and blocking calls on
+! strided array sections (with `use mpi_f08` on MPICH-family MPIs these pass the compiler's
+! array descriptor, not a copy). Built three ways:
 ! -DBINDING_MPIFH (include 'mpif.h'), default (use mpi), -DBINDING_F08 (use mpi_f08).
 ! Prints "result" lines that must not change under the preload.
 #if defined(BINDING_F08)
@@ -47,7 +49,7 @@ program fortran_parts
   STATUS_ARRAY(2)
   BASEPTR :: sptr, rptr
   integer, pointer :: sendv(:), recvv(:)
-  integer :: sendbuf(8), recvbuf(8), inbuf(8)
+  integer :: sendbuf(8), recvbuf(8), inbuf(8), sect(16), rsect(16)
   logical :: flag
 
   call MPI_Init(ierr)
@@ -146,5 +148,14 @@ program fortran_parts
   end do
   write (*, '(a,i0,a,i0,a,l1,a,i0)') 'result p2p rank=', me, ' sum=', total, ' ierr_ok=', ierr == MPI_SUCCESS, &
     ' status_error_changed=', err_changed
+
+  ! ---- strided sections in blocking calls: every other element out, into every other in
+  sect = [(me * 100 + i, i = 1, 16)]
+  rsect = -1
+  call MPI_Sendrecv(sect(2:16:2), 8, MPI_INTEGER, peer, 5000, rsect(1:16:2), 8, MPI_INTEGER, &
+                    mod(me - 1 + np, np), 5000, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+  call MPI_Send(sect(1:16:2), 8, MPI_INTEGER, peer, 5001, MPI_COMM_WORLD, ierr)
+  call MPI_Recv(rsect(2:16:2), 8, MPI_INTEGER, mod(me - 1 + np, np), 5001, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+  write (*, '(a,i0,a,16(1x,i0))') 'result sections rank=', me, ' got', rsect
   call MPI_Finalize(ierr)
 end program fortran_parts
