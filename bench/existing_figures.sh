@@ -58,9 +58,9 @@ fi
 if want apps; then
 step "LCC and Barnes-Hut, $np ranks over TCP (the report's targets)"
 cfg=(--config uncached --config fixed --config adaptive)
-# A run whose figures are written counts even if MPI_Finalize then hangs: UCX 1.13's TCP
-# transport can stop progressing endpoints it still flushes at finalize (openucx/ucx issue
-# 8738; seen once with MPICH 4.0.2 here), so each run has a time limit.
+# A run whose figures are written counts even if MPI_Finalize then hangs: MPICH 4.0.2 over
+# UCX's TCP transport can (docs/platforms.md, "MPI bugs clampi works around"), so each run
+# has a time limit.
 app() { # NAME ARGS...: one application run, its JSON and text in OUT_DIR
   local name=$1; shift
   "${tcp_env[@]}" timeout "${APP_TIMEOUT:-1800}" "$mpiexec" -n $np "${np4[@]}" "${tcp[@]}" "$build/apps/$name" "$@" \

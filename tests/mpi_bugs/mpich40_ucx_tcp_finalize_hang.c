@@ -3,12 +3,12 @@
  * result: two ranks spin in PMPI_Finalize -> ucp_worker_progress -> uct_tcp_iface_progress
  * (flushing endpoints) while the other two wait for them in the PMI barrier. 9 runs of 15
  * hung here (this program and a variant with 2,000 gets); with 2 ranks, or UCX's default
- * transports, 5 runs of 5 finished. It matches
- * openucx/ucx issue 8738 (UCX's TCP transport stops progressing endpoints it still flushes
- * at cleanup).
+ * transports, 5 runs of 5 finished. MPICH 4.0.2 closes its UCX endpoints and only then
+ * enters the PMI barrier, where a peer already waits instead of progressing (docs/testing.md;
+ * tests/support/mpich_tcp_guard.sh handles it in the test suite).
  *
- * Not clampi's to work around: the endpoints are MPI's. clampi's benchmark scripts run such
- * jobs under a time limit and keep the figures written before MPI_Finalize.
+ * Not clampi's to work around: the endpoints are MPI's. bench/existing_figures.sh runs its
+ * application jobs under a time limit and keeps the figures written before MPI_Finalize.
  *
  *   mpicc.mpich mpich40_ucx_tcp_finalize_hang.c -o repro
  *   timeout 60 mpiexec.mpich -n 4 -env UCX_TLS tcp ./repro   # prints "done", then often rc 124
