@@ -8,7 +8,7 @@
  * tests/support/mpich_tcp_guard.sh handles it in the test suite).
  *
  * Not clampi's to work around: the endpoints are MPI's. bench/existing_figures.sh runs its
- * application jobs under a time limit and keeps the figures written before MPI_Finalize.
+ * application jobs through the same guard.
  *
  *   mpicc.mpich mpich40_ucx_tcp_finalize_hang.c -o repro
  *   timeout 60 mpiexec.mpich -n 4 -env UCX_TLS tcp ./repro   # prints "done", then often rc 124
