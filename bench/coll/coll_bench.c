@@ -4,6 +4,9 @@
  *   morton  shared heap, Morton-order schedule (CMPI_Alltoall / CMPI_Allgather)
  *   staged  Morton with buffers outside the heap (staged through scratch)
  *   clampi  CMPI_Alltoall / CMPI_Allgather as an application calls them (default path choice)
+ *   flags   no data: each process raises its flag (one cache line of a shared window) and
+ *           waits for every other's; the least any shared-memory collective must do, so
+ *           the floor of morton's time at small blocks (only with --variants)
  * Buffers are rotated among several sets between iterations (footprint >= 64 MiB or at
  * least 4 sets) so caches are not artificially warm. Each iteration's latency is the
  * maximum over ranks; the table shows the median over iterations, in microseconds.
@@ -25,8 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { V_MPI, V_NAIVE, V_MORTON, V_STAGED, V_CLAMPI, NV };
-static const char *vname[NV] = {"mpi", "naive", "morton", "staged", "clampi"};
+enum { V_MPI, V_NAIVE, V_MORTON, V_STAGED, V_CLAMPI, V_FLAGS, NV };
+static const char *vname[NV] = {"mpi", "naive", "morton", "staged", "clampi", "flags"};
 enum { OP_A2A, OP_AG, NOP };
 static const char *opname[NOP] = {"alltoall", "allgather"};
 
@@ -43,7 +46,40 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* The flags variant: one 64-byte line per process in a shared window, a call counter. */
+static volatile uint64_t *flag_lines;
+static uint64_t flag_calls;
+
+static void flags_init(MPI_Comm comm) {
+    MPI_Comm node;
+    MPI_Win w;
+    MPI_Aint sz;
+    int du, me;
+    void *base;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &me);
+    MPI_Win_allocate_shared(me == 0 ? 4096 * 8 : 0, 1, MPI_INFO_NULL, node, &base, &w);
+    MPI_Win_shared_query(w, 0, &sz, &du, &base);
+    flag_lines = base;
+    if (me == 0) memset(base, 0, 4096 * 8);
+    MPI_Barrier(comm); /* the window stays for the whole run */
+}
+
+static void flags_exchange(MPI_Comm comm) {
+    int me, P;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &P);
+    uint64_t n = ++flag_calls;
+    __atomic_store_n(&flag_lines[8 * me], n, __ATOMIC_RELEASE);
+    for (int p = 0; p < P; p++)
+        while (__atomic_load_n(&flag_lines[8 * p], __ATOMIC_ACQUIRE) < n) {}
+}
+
 static int run(int op, int v, const void *s, void *r, int n, MPI_Comm comm) {
+    if (v == V_FLAGS) {
+        flags_exchange(comm);
+        return MPI_SUCCESS;
+    }
     CMPIX_Coll_algo algo = v == V_MPI      ? CMPIX_COLL_MPI
                            : v == V_NAIVE  ? CMPIX_COLL_NAIVE
                            : v == V_CLAMPI ? CMPIX_COLL_AUTO
@@ -99,6 +135,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &P);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (use_v[V_FLAGS]) flags_init(comm);
 
     /* sets per size: footprint of one set over the node is 2 * P * P * B */
     int nsizes = 0;
@@ -147,6 +184,8 @@ int main(int argc, char **argv) {
                 if (use_v[v]) printf(" %10s", vname[v]);
             if (b2b > 0)
                 printf(" %12s\n", "mpi/clampi");
+            else if (use_v[V_FLAGS])
+                printf(" %12s %12s %12s\n", "mpi/morton", "mpi/clampi", "mpi/flags");
             else
                 printf(" %12s %12s %12s\n", "naive/morton", "mpi/morton", "mpi/staged");
         }
@@ -213,6 +252,9 @@ int main(int argc, char **argv) {
                     if (use_v[v]) printf(" %10.2f", med[v]);
                 if (b2b > 0)
                     printf(" %12.2f\n", med[V_CLAMPI] > 0 ? med[V_MPI] / med[V_CLAMPI] : 0);
+                else if (use_v[V_FLAGS])
+                    printf(" %12.2f %12.2f %12.2f\n", med[V_MORTON] > 0 ? med[V_MPI] / med[V_MORTON] : 0,
+                           med[V_CLAMPI] > 0 ? med[V_MPI] / med[V_CLAMPI] : 0, med[V_MPI] / med[V_FLAGS]);
                 else
                     printf(" %12.2f %12.2f %12.2f\n", med[V_MORTON] > 0 ? med[V_NAIVE] / med[V_MORTON] : 0,
                            med[V_MORTON] > 0 ? med[V_MPI] / med[V_MORTON] : 0,
