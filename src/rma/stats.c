@@ -76,6 +76,9 @@ void clampi_stats_print(const clampi_win *w) {
     CLAMPI_STATS_LINE_FIELDS(CLAMPI_STATS_PRINT_FIELD)
 #undef CLAMPI_STATS_PRINT_FIELD
 #undef CLAMPI_STATS_LINE_FIELDS
+    /* Last, so that the fields before it keep their places: which backend served the
+     * window ("mpi", or "ucx" for a clampi_backend=ucx window). */
+    clampi_stats_str(&line, "backend", w->b.ops ? w->b.ops->name : "mpi");
     clampi_stats_emit(&line);
 }
 
