@@ -2,6 +2,12 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
 
 /* Block header. `size` is the whole block (header included), a multiple of
  * CLAMPI_BUFFER_ALIGN; its low bit says "allocated". `prev_size` is the size of the
@@ -96,31 +102,66 @@ static uint64_t block_size_for(size_t len) {
     return need < MIN_BLOCK ? MIN_BLOCK : need;
 }
 
+/* First fit within the smallest class that can hold need bytes: the block, or NULL. */
+static block *find_fit(const clampi_buffer *b, uint64_t need) {
+    for (int c = size_class(need); c < CLAMPI_BUFFER_CLASSES; c++)
+        for (uint64_t o = b->free_head[c]; o; o = links(at(b, o - 1))->next)
+            if (bsize(at(b, o - 1)) >= need) return at(b, o - 1);
+    return NULL;
+}
+
+static size_t page_size(void) {
+    static size_t ps;
+    if (!ps) ps = (size_t)sysconf(_SC_PAGESIZE);
+    return ps;
+}
+
+/* Maps [populated, end) (end within the region): one madvise, or a write to each page
+ * that changes nothing (kernels before 5.14). */
+static size_t populate_to(clampi_buffer *b, size_t end) {
+    const size_t ps = page_size();
+    uintptr_t lo = ((uintptr_t)b->base + b->populated) & ~(uintptr_t)(ps - 1);
+    uintptr_t hi = ((uintptr_t)b->base + end + ps - 1) & ~(uintptr_t)(ps - 1);
+    size_t done = end - b->populated;
+    if (madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) != 0) {
+        for (uintptr_t p = (uintptr_t)b->base + b->populated; p < (uintptr_t)b->base + end; p = (p | (ps - 1)) + 1)
+            __atomic_fetch_or((unsigned char *)p, 0, __ATOMIC_RELAXED);
+    }
+    /* the whole last page is mapped now */
+    size_t mapped = (size_t)(hi - (uintptr_t)b->base);
+    b->populated = mapped < b->capacity ? mapped : b->capacity;
+    return done;
+}
+
+size_t clampi_buffer_prepare(clampi_buffer *b, size_t len) {
+    if (!b->base || b->populated >= b->capacity || len > clampi_buffer_max_request(b)) return 0;
+    block *k = find_fit(b, block_size_for(len));
+    if (!k) return 0; /* an eviction makes the room, in mapped memory */
+    size_t end = (size_t)off_of(b, k) + block_size_for(len);
+    return end > b->populated ? populate_to(b, end) : 0;
+}
+
 void *clampi_buffer_alloc(clampi_buffer *b, size_t len) {
     if (!b->base || len > clampi_buffer_max_request(b)) return NULL;
     uint64_t need = block_size_for(len);
-    for (int c = size_class(need); c < CLAMPI_BUFFER_CLASSES; c++) {
-        for (uint64_t o = b->free_head[c]; o; o = links(at(b, o - 1))->next) {
-            block *k = at(b, o - 1);
-            uint64_t have = bsize(k);
-            if (have < need) continue;
-            list_remove(b, k);
-            if (have - need >= MIN_BLOCK) { /* split: the tail stays free */
-                block *rest = at(b, o - 1 + need);
-                rest->size = have - need;
-                rest->prev_size = need;
-                block *after = next_block(b, rest);
-                if (after) after->prev_size = rest->size;
-                list_push(b, rest);
-                have = need;
-            }
-            k->size = have | USED_BIT;
-            b->used += have;
-            b->nblocks_used++;
-            return k + 1;
-        }
+    block *k = find_fit(b, need);
+    if (!k) return NULL;
+    uint64_t o = off_of(b, k), have = bsize(k);
+    if (o + need > b->populated) b->populated = o + need; /* the caller's copy maps it */
+    list_remove(b, k);
+    if (have - need >= MIN_BLOCK) { /* split: the tail stays free */
+        block *rest = at(b, o + need);
+        rest->size = have - need;
+        rest->prev_size = need;
+        block *after = next_block(b, rest);
+        if (after) after->prev_size = rest->size;
+        list_push(b, rest);
+        have = need;
     }
-    return NULL;
+    k->size = have | USED_BIT;
+    b->used += have;
+    b->nblocks_used++;
+    return k + 1;
 }
 
 void clampi_buffer_free(clampi_buffer *b, void *p) {

@@ -93,4 +93,8 @@ int clampi_cache_resize_keep(clampi_cache *c, size_t index_entries, size_t buffe
 void clampi_cache_note_too_large(clampi_cache *c, uint64_t length);
 /* The largest length clampi_cache_insert accepts. */
 size_t clampi_cache_max_entry(const clampi_cache *c);
+/* Called when a get of length bytes that will be inserted is on the wire: maps the pages
+ * of the buffer its insert would take, if not mapped yet (clampi_buffer_prepare), so the
+ * insert at completion does not fault on them. */
+void clampi_cache_prepare(clampi_cache *c, uint64_t length);
 #endif
