@@ -598,12 +598,13 @@ void clampi_carrier_auto_preload(void) {
     atomic_store(&carrier_job, -1);
 }
 
+/* auto in the job: MPI under the preload's CLAMPI_MATCH, with persistent handles */
+static int auto_job_is_mpi(void) { return atomic_load(&auto_preload) && clampi_mreq_handles_persistent(); }
+
 int clampi_carrier_job(void) {
     int s = atomic_load_explicit(&carrier_job, memory_order_relaxed);
     if (s < 0) {
-        unsigned long long v = clampi_opt_process(CLAMPI_OPT_MATCH_CARRIER).u; /* ucx|mpi|auto */
-        s = v == 1 || !CLAMPI_HAVE_UCX ||                                      /* no UCX: MPI carries */
-            (v == 2 && atomic_load(&auto_preload) && clampi_mreq_handles_persistent());
+        s = clampi_carrier_choice_is_mpi(clampi_opt_process(CLAMPI_OPT_MATCH_CARRIER).u, auto_job_is_mpi);
         atomic_store(&carrier_job, s);
     }
     return s;

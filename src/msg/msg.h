@@ -212,6 +212,12 @@ static inline int clampi_carrier_active(void) {
  * handles. The job's collectives (clampi's own and the preload's wrapped ones) then run in
  * their nonblocking form, the same choice on every rank. */
 int clampi_carrier_job(void);
+/* The one rule for a carrier choice (0 ucx, 1 mpi, 2 auto: CLAMPI_OPT_MATCH_CARRIER's values):
+ * 1 when MPI carries. Without UCX MPI always does; auto asks auto_is_mpi, only then (the
+ * job's answer is settled at its first use). */
+static inline int clampi_carrier_choice_is_mpi(unsigned long long choice, int (*auto_is_mpi)(void)) {
+    return choice == 1 || !CLAMPI_HAVE_UCX || (choice == 2 && auto_is_mpi());
+}
 /* The preload, before it enables MPI_COMM_WORLD from CLAMPI_MATCH: auto means the MPI
  * carrier. Without the preload's collective wrappers a blocking collective could wait
  * behind a peer's large send to a receive in clampi's queue, so a program linked to

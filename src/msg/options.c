@@ -40,9 +40,8 @@ int clampi_msg_carrier_options(MPI_Info info, int *carrier, unsigned *native_bas
     clampi_opt_value v;
     const char *key;
     if (clampi_opt_resolve(info, CLAMPI_OPT_MATCH_CARRIER, &v, NULL, &key) != MPI_SUCCESS) return bad(key);
-    /* no UCX: MPI carries; auto: the job's carrier (clampi_carrier_job) */
-    *carrier =
-        v.u == 1 || !CLAMPI_HAVE_UCX || (v.u == 2 && clampi_carrier_job()) ? CLAMPI_CARRIER_MPI : CLAMPI_CARRIER_UCX;
+    /* auto on a communicator: the job's carrier */
+    *carrier = clampi_carrier_choice_is_mpi(v.u, clampi_carrier_job) ? CLAMPI_CARRIER_MPI : CLAMPI_CARRIER_UCX;
     if (clampi_opt_resolve(info, CLAMPI_OPT_MATCH_NATIVE_DEPTH, &v, NULL, &key) != MPI_SUCCESS) return bad(key);
     *native_base = (unsigned)v.u;
     if (clampi_opt_resolve(info, CLAMPI_OPT_MATCH_NATIVE_DEPTH_MAX, &v, NULL, &key) != MPI_SUCCESS) return bad(key);
