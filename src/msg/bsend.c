@@ -26,7 +26,8 @@
 #define ALIGN 16
 
 typedef struct block {
-    MPI_Request req;
+    MPI_Request req;  /* set under block_lock once the send is posted */
+    int posted;       /* 0: reserved, its thread still packing and posting (reap leaves it) */
     size_t off, span; /* placement in the attached buffer (owned): the packed data, aligned */
     size_t len;       /* accounted against the attached size: pack size + MPI_BSEND_OVERHEAD */
     void *own;        /* the data when the buffer is MPI's */
@@ -72,7 +73,7 @@ static void reap(int wait) {
         for (block **p = &inflight; *p;) {
             block *b = *p;
             int flag = 0;
-            clampi_msg_test(&b->req, &flag, MPI_STATUS_IGNORE);
+            if (b->posted) clampi_msg_test(&b->req, &flag, MPI_STATUS_IGNORE);
             if (flag) {
                 *p = b->next;
                 used -= (long)b->len;
@@ -205,12 +206,18 @@ static int bsend(const void *buf, int count, MPI_Datatype type, int dest, int ta
     pthread_mutex_unlock(&block_lock);
     if (!b) return clampi_msg_raise(comm, MPI_ERR_BUFFER, "buffered send does not fit the attached buffer");
     if (size) PMPI_Pack(buf, count, type, data, size, &pos, comm);
-    int rc = clampi ? CMPIX_Isend(data, pos, MPI_PACKED, dest, tag, comm, &b->req)
-                    : PMPI_Isend(data, pos, MPI_PACKED, dest, tag, comm, &b->req);
+    /* Posted into a request of its own: another thread's reap reads b->req (locked) */
+    MPI_Request req;
+    int rc = clampi ? CMPIX_Isend(data, pos, MPI_PACKED, dest, tag, comm, &req)
+                    : PMPI_Isend(data, pos, MPI_PACKED, dest, tag, comm, &req);
     if (rc != MPI_SUCCESS) {
         unreserve(b);
         return rc;
     }
+    pthread_mutex_lock(&block_lock);
+    b->req = req;
+    b->posted = 1;
+    pthread_mutex_unlock(&block_lock);
     /* complete for the program: an already complete request */
     return request ? done_request(request) : MPI_SUCCESS;
 }
