@@ -3,7 +3,10 @@
 # CLAMPI_MODE=always_cache, alternating in one run (ROUNDS rounds, medians), at 8 B to
 # 32 KiB, on memory from malloc (MPI_Win_create) and from MPI_Win_allocate. With a second
 # build directory, its preload runs too (the tree before a change), in the same rounds.
-# Writes bench/results/get_miss_stream-MPI.txt.
+# Env: GETS (gets per pass, default 2000: the cache's default 16 MiB buffer is all mapped
+# after the first pass at 8 KiB and above; 300: every pass takes fresh buffer pages),
+# SIZES (default "8 512 4096 32768"), TAG (added to the file name).
+# Writes bench/results/get_miss_stream-MPI[-TAG].txt.
 # Usage: run_miss_stream.sh BUILD_DIR [BEFORE_BUILD_DIR] [ROUNDS]
 set -euo pipefail
 build=$(cd "${1:?build dir}" && pwd) before=${2:-} rounds=${3:-5}
@@ -23,17 +26,17 @@ run() { # run LIB SIZE MEM -> us per get (LIB "" = plain)
   fi
   # MPICH 4.0.2 over UCX's TCP hangs in MPI_Finalize now and then (plainly too): the
   # result line is printed before it, so a run is cut off after 60 s.
-  timeout -k 5 60 "$mpiexec" -n 2 "${args[@]}" "$build/bench/miss_stream" "$2" "$3" </dev/null |
+  timeout -k 5 60 "$mpiexec" -n 2 "${args[@]}" "$build/bench/miss_stream" "$2" "$3" "${GETS:-2000}" </dev/null |
     awk '/^miss_stream/ {print $4}' || true
 }
-out=$root/bench/results/get_miss_stream-$flavor.txt
+out=$root/bench/results/get_miss_stream-$flavor${TAG:+-$TAG}.txt
 {
   echo "# bench/run_miss_stream.sh, $(date -u +%F), $(uname -n), $flavor over TCP: rank 0 gets distinct blocks of"
-  echo "# rank 1's window, MPI_Get + MPI_Win_flush each; medians of $rounds alternating rounds (us per get+flush)."
+  echo "# rank 1's window, MPI_Get + MPI_Win_flush each, ${GETS:-2000} gets a pass, best of 3 passes; medians of $rounds alternating rounds (us per get+flush)."
   echo "# clampi = the preload with CLAMPI_MODE=always_cache (every get a miss)${before:+; before = the preload of $before}."
   printf "%-9s %7s %9s %9s %7s%s\n" memory size plain clampi ratio "${before:+    before  ratio}"
   for mem in create allocate; do
-    for size in 8 512 4096 32768; do
+    for size in ${SIZES:-8 512 4096 32768}; do
       P=() C=() B=()
       for _ in $(seq "$rounds"); do
         P+=("$(run "" $size $mem)")
