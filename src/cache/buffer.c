@@ -71,7 +71,11 @@ int clampi_buffer_init(clampi_buffer *b, size_t capacity) {
     capacity &= ~(size_t)(CLAMPI_BUFFER_ALIGN - 1);
     if (capacity < MIN_BLOCK) return -1;
     void *p = NULL;
-    if (posix_memalign(&p, 64, capacity) != 0) return -1;
+    /* A buffer of a few huge pages or more asks for them (transparent huge pages): the
+     * kernel maps and clears 2 MiB at a time instead of faulting per 4 KiB page. */
+    const size_t huge = (size_t)2 << 20;
+    if (posix_memalign(&p, capacity >= 2 * huge ? huge : 64, capacity) != 0) return -1;
+    if (capacity >= 2 * huge) madvise(p, capacity & ~(huge - 1), MADV_HUGEPAGE);
     b->base = p;
     b->capacity = capacity;
     clampi_buffer_reset(b);
