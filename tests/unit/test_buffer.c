@@ -108,7 +108,7 @@ static void test_prepare_maps_ahead(void) {
      * shows the count sees the faults). */
     clampi_buffer b;
     CHECK(clampi_buffer_init(&b, 3 * MB) == 0); /* below the size that asks for huge pages */
-    void *p = clampi_buffer_alloc(&b, 100); /* the header's page is mapped */
+    void *p = clampi_buffer_alloc(&b, 100);     /* the header's page is mapped */
     CHECK(p != NULL);
     long f0 = minor_faults();
     void *q = clampi_buffer_alloc(&b, LEN);
