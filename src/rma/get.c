@@ -113,7 +113,7 @@ get_locked(clampi_win *w, void *origin_addr, int origin_count, MPI_Datatype orig
     int cacheable = w->caches_data && clampi_cache_usable(&w->cache) && bytes <= clampi_cache_max_entry(&w->cache);
     if (!cacheable && w->caches_data && clampi_cache_usable(&w->cache)) clampi_cache_note_too_large(&w->cache, bytes);
     clampi_inflight_add_fill(&w->inflight, (uint32_t)target_rank, a.offset, bytes, dst, cacheable);
-    if (cacheable) clampi_cache_prepare(&w->cache, bytes); /* page faults while the get is on the wire */
+    if (cacheable) clampi_cache_prepare(&w->cache, bytes); /* faults now: overlap the get where it has left */
     return MPI_SUCCESS;
 }
 
