@@ -89,6 +89,7 @@ void clampi_buffer_destroy(clampi_buffer *b) {
 
 void clampi_buffer_reset(clampi_buffer *b) {
     memset(b->free_head, 0, sizeof b->free_head);
+    b->ahead = 0;
     b->used = 0;
     b->nblocks_used = 0;
     if (!b->base) return;
@@ -114,16 +115,10 @@ static block *find_fit(const clampi_buffer *b, uint64_t need) {
     return NULL;
 }
 
-static size_t page_size(void) {
-    static size_t ps;
-    if (!ps) ps = (size_t)sysconf(_SC_PAGESIZE);
-    return ps;
-}
-
 /* Maps [populated, end) (end within the region): one madvise, or a write to each page
  * that changes nothing (kernels before 5.14). */
 static size_t populate_to(clampi_buffer *b, size_t end) {
-    const size_t ps = page_size();
+    const size_t ps = (size_t)sysconf(_SC_PAGESIZE);
     uintptr_t lo = ((uintptr_t)b->base + b->populated) & ~(uintptr_t)(ps - 1);
     uintptr_t hi = ((uintptr_t)b->base + end + ps - 1) & ~(uintptr_t)(ps - 1);
     size_t done = end - b->populated;
@@ -139,9 +134,16 @@ static size_t populate_to(clampi_buffer *b, size_t end) {
 
 size_t clampi_buffer_prepare(clampi_buffer *b, size_t len) {
     if (!b->base || b->populated >= b->capacity || len > clampi_buffer_max_request(b)) return 0;
-    block *k = find_fit(b, block_size_for(len));
+    const size_t need = block_size_for(len);
+    block *k = find_fit(b, need);
     if (!k) return 0; /* an eviction makes the room, in mapped memory */
-    size_t end = (size_t)off_of(b, k) + block_size_for(len);
+    /* Fresh memory is taken from the front of the free block at the mapped end, insert
+     * after insert: this one lands after those prepared before it. MIN_BLOCK: the split's
+     * header of the free rest. */
+    size_t o = (size_t)off_of(b, k), end = o + need + MIN_BLOCK;
+    if (o + bsize(k) >= b->populated) end += b->ahead;
+    b->ahead += need;
+    if (end > o + bsize(k)) end = o + bsize(k);
     return end > b->populated ? populate_to(b, end) : 0;
 }
 
@@ -152,6 +154,7 @@ void *clampi_buffer_alloc(clampi_buffer *b, size_t len) {
     if (!k) return NULL;
     uint64_t o = off_of(b, k), have = bsize(k);
     if (o + need > b->populated) b->populated = o + need; /* the caller's copy maps it */
+    b->ahead = b->ahead > need ? b->ahead - need : 0;
     list_remove(b, k);
     if (have - need >= MIN_BLOCK) { /* split: the tail stays free */
         block *rest = at(b, o + need);

@@ -18,6 +18,7 @@ typedef struct clampi_buffer {
     size_t used;                               /* bytes in allocated blocks, headers included */
     size_t nblocks_used;                       /* allocated blocks */
     size_t populated;                          /* bytes from base whose pages are mapped (high-water mark) */
+    size_t ahead;                              /* bytes prepared for inserts not yet allocated */
     uint64_t free_head[CLAMPI_BUFFER_CLASSES]; /* offset+1 of first free block per class; 0 = none */
 } clampi_buffer;
 
@@ -31,10 +32,11 @@ size_t clampi_buffer_max_request(const clampi_buffer *b);
 /* Returns len bytes (aligned), or NULL when no free block is large enough. */
 void *clampi_buffer_alloc(clampi_buffer *b, size_t len);
 void clampi_buffer_free(clampi_buffer *b, void *p);
-/* Maps, ahead of time, the pages an allocation of len bytes would take now that are not
- * mapped yet (the region is reserved, not touched, when made: its first use of each page
- * faults). Called while a get is on the wire, it takes those faults off the insert that
- * follows. Changes no contents. Returns the bytes newly mapped (0: nothing to do). */
+/* Maps, ahead of time, the pages an allocation of len bytes would take that are not mapped
+ * yet (the region is reserved, not touched, when made: its first use of each page faults).
+ * Called while a get is on the wire, it takes those faults off the insert that follows;
+ * several calls before their allocations map for all of them, in order. Changes no
+ * contents. Returns the bytes newly mapped (0: nothing to do). */
 size_t clampi_buffer_prepare(clampi_buffer *b, size_t len);
 /* Size of the free block that freeing p would produce (p's block plus free neighbours). */
 size_t clampi_buffer_hole_if_freed(const clampi_buffer *b, const void *p);
