@@ -129,7 +129,7 @@ int clampi_cache_usable(const clampi_cache *c) { return c->nentries > 0; }
 size_t clampi_cache_max_entry(const clampi_cache *c) { return clampi_buffer_max_request(&c->buffer); }
 
 void clampi_cache_prepare(clampi_cache *c, uint64_t length) {
-    if (c->nentries && c->buffer.populated < c->buffer.capacity) clampi_buffer_prepare(&c->buffer, length);
+    if (c->nentries) clampi_buffer_prepare(&c->buffer, length);
 }
 
 const void *clampi_cache_lookup_slow(clampi_cache *c, uint32_t target, uint64_t offset, uint64_t length, uint32_t id) {
