@@ -4,7 +4,9 @@
 # namespaces and UCX system ids, TCP between nodes), baseline and clampi alternating in one
 # run, for each MPI given (default both; builds in build/openmpi, build/mpich):
 #   coll   2 nodes x 2 ranks: MPI_Alltoall/MPI_Allgather of the MPI against clampi's
-#          hierarchical path (coll_bench --b2b, alternating trials), 8 B .. 64 KiB
+#          hierarchical path and the floor of any hierarchical method ("flags": flags on
+#          the node, the leaders' MPI exchange of the bytes that cross; coll_bench --b2b,
+#          alternating trials), 8 B .. 64 KiB
 #   get    2 nodes x 1 rank: MPI_Get+flush against CMPI_Get+flush, hit/miss/skewed/subrange
 #          (get_bench, alternating trials)
 #   match  2 nodes x 1 rank: 1-byte ping-pong at depth 0 and 1,024 (match_pingpong), plain
@@ -37,7 +39,7 @@ for mpi in ${*:-openmpi mpich}; do
   [[ $parts == *" coll "* ]] && {
   echo "=== $mpi coll 2 nodes x 2 ranks ==="
   timeout 1200 "$cluster" run "$mpi" 4 "${env[@]}" "$build/bench/coll/coll_bench" --b2b 16 \
-    --trials "${TRIALS:-15}" --min 8 --max 64K --factor 2 --json "$res/coll_2x2-$mpi.json" \
+    --variants mpi,clampi,flags --trials "${TRIALS:-15}" --min 8 --max 64K --factor 2 --json "$res/coll_2x2-$mpi.json" \
     --label "$mpi, 2 emulated nodes x 2 ranks, TCP between nodes, 2 cores" | tee "$res/coll_2x2-$mpi.txt" ||
     echo "($mpi coll: failed)"
   }

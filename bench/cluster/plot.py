@@ -26,6 +26,9 @@ for mpi in ("openmpi", "mpich"):
         for op, style in (("alltoall", "o-"), ("allgather", "s-")):
             rows = [r for r in coll["results"] if r["op"] == op]
             ax[0].plot([r["bytes"] for r in rows], [r["mpi_us"] / r["clampi_us"] for r in rows], style, label=op)
+            if rows and "flags_us" in rows[0]:  # the floor: flags on the node, the leaders' bare exchange
+                ax[0].plot([r["bytes"] for r in rows], [r["mpi_us"] / r["flags_us"] for r in rows], style[0] + ":",
+                           color=ax[0].lines[-1].get_color(), label=op + " floor")
         ax[0].set_title("hierarchical collectives, 2 nodes x 2 ranks")
         ax[0].set_xlabel("block bytes")
     if get:

@@ -6,7 +6,9 @@
  *   clampi  CMPI_Alltoall / CMPI_Allgather as an application calls them (default path choice)
  *   flags   no data: each process raises its flag (one cache line of a shared window) and
  *           waits for every other's; the least any shared-memory collective must do, so
- *           the floor of morton's time at small blocks (only with --variants)
+ *           the floor of morton's time at small blocks; across nodes, the floor of any
+ *           hierarchical method (flags within a node, the leaders through the MPI's own
+ *           collective); only with --variants
  * Buffers are rotated among several sets between iterations (footprint >= 64 MiB or at
  * least 4 sets) so caches are not artificially warm. Each iteration's latency is the
  * maximum over ranks; the table shows the median over iterations, in microseconds.
@@ -22,6 +24,7 @@
  * trial (default mpi,clampi) and the table shows the median over --trials trials. */
 #include <clampi/coll.h>
 #include <mpi.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,38 +49,70 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* The flags variant: one 64-byte line per process in a shared window, a call counter. */
+/* The flags variant: one 64-byte line per process of a node in a shared window, a call
+ * counter. On one node every process raises its line and waits for every other's. Across
+ * nodes it is the floor of any hierarchical method: the node's processes raise their lines,
+ * the node leader waits for them, exchanges the node's bytes with the other leaders through
+ * the MPI's own collective (MPI_Allgather of node_size * B, MPI_Alltoall of node_size^2 * B
+ * per leader pair), then raises a release line the others wait for; waits yield, as
+ * clampi's hierarchical waits do, since nodes emulated on one host share its cores. */
 static volatile uint64_t *flag_lines;
 static uint64_t flag_calls;
+static MPI_Comm flag_node, flag_leaders = MPI_COMM_NULL;
+static int flag_me, flag_nsize, flag_nodes;
+static char *flag_sbuf, *flag_rbuf;
 
-static void flags_init(MPI_Comm comm) {
-    MPI_Comm node;
+static void flags_init(MPI_Comm comm, size_t bmax) {
     MPI_Win w;
     MPI_Aint sz;
-    int du, me;
+    int du, P;
     void *base;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &me);
-    MPI_Win_allocate_shared(me == 0 ? 4096 * 8 : 0, 1, MPI_INFO_NULL, node, &base, &w);
+    MPI_Comm_size(comm, &P);
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &flag_node);
+    MPI_Comm_rank(flag_node, &flag_me);
+    MPI_Comm_size(flag_node, &flag_nsize);
+    flag_nodes = P / flag_nsize;
+    MPI_Comm_split(comm, flag_me == 0 ? 0 : MPI_UNDEFINED, 0, &flag_leaders);
+    if (flag_nodes > 1 && flag_me == 0) {
+        size_t per = (size_t)flag_nsize * (size_t)flag_nsize * bmax;
+        flag_sbuf = calloc((size_t)flag_nodes, per);
+        flag_rbuf = calloc((size_t)flag_nodes, per);
+    }
+    MPI_Win_allocate_shared(flag_me == 0 ? 4096 * 8 : 0, 1, MPI_INFO_NULL, flag_node, &base, &w);
     MPI_Win_shared_query(w, 0, &sz, &du, &base);
     flag_lines = base;
-    if (me == 0) memset(base, 0, 4096 * 8);
+    if (flag_me == 0) memset(base, 0, 4096 * 8);
     MPI_Barrier(comm); /* the window stays for the whole run */
 }
 
-static void flags_exchange(MPI_Comm comm) {
-    int me, P;
-    MPI_Comm_rank(comm, &me);
-    MPI_Comm_size(comm, &P);
+static void flag_wait(int line, uint64_t n) {
+    while (__atomic_load_n(&flag_lines[8 * line], __ATOMIC_ACQUIRE) < n)
+        if (flag_nodes > 1) sched_yield();
+}
+
+static void flags_exchange(int op, size_t B) {
     uint64_t n = ++flag_calls;
-    __atomic_store_n(&flag_lines[8 * me], n, __ATOMIC_RELEASE);
-    for (int p = 0; p < P; p++)
-        while (__atomic_load_n(&flag_lines[8 * p], __ATOMIC_ACQUIRE) < n) {}
+    __atomic_store_n(&flag_lines[8 * flag_me], n, __ATOMIC_RELEASE);
+    if (flag_nodes == 1) {
+        for (int p = 0; p < flag_nsize; p++) flag_wait(p, n);
+        return;
+    }
+    int release = flag_nsize; /* the line after the processes' */
+    if (flag_me == 0) {
+        for (int p = 1; p < flag_nsize; p++) flag_wait(p, n);
+        int cnt = (int)((size_t)flag_nsize * B * (op == OP_A2A ? (size_t)flag_nsize : 1));
+        if (op == OP_A2A)
+            MPI_Alltoall(flag_sbuf, cnt, MPI_BYTE, flag_rbuf, cnt, MPI_BYTE, flag_leaders);
+        else
+            MPI_Allgather(flag_sbuf, cnt, MPI_BYTE, flag_rbuf, cnt, MPI_BYTE, flag_leaders);
+        __atomic_store_n(&flag_lines[8 * release], n, __ATOMIC_RELEASE);
+    } else
+        flag_wait(release, n);
 }
 
 static int run(int op, int v, const void *s, void *r, int n, MPI_Comm comm) {
     if (v == V_FLAGS) {
-        flags_exchange(comm);
+        flags_exchange(op, (size_t)n);
         return MPI_SUCCESS;
     }
     CMPIX_Coll_algo algo = v == V_MPI      ? CMPIX_COLL_MPI
@@ -135,7 +170,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &P);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    if (use_v[V_FLAGS]) flags_init(comm);
+    if (use_v[V_FLAGS]) flags_init(comm, bmax);
 
     /* sets per size: footprint of one set over the node is 2 * P * P * B */
     int nsizes = 0;
@@ -183,7 +218,7 @@ int main(int argc, char **argv) {
             for (int v = 0; v < NV; v++)
                 if (use_v[v]) printf(" %10s", vname[v]);
             if (b2b > 0)
-                printf(" %12s\n", "mpi/clampi");
+                printf(" %12s%s\n", "mpi/clampi", use_v[V_FLAGS] ? "    mpi/flags" : "");
             else if (use_v[V_FLAGS])
                 printf(" %12s %12s %12s\n", "mpi/morton", "mpi/clampi", "mpi/flags");
             else
@@ -250,9 +285,11 @@ int main(int argc, char **argv) {
                 printf("%-9s %9zu %5d", "", B, K);
                 for (int v = 0; v < NV; v++)
                     if (use_v[v]) printf(" %10.2f", med[v]);
-                if (b2b > 0)
-                    printf(" %12.2f\n", med[V_CLAMPI] > 0 ? med[V_MPI] / med[V_CLAMPI] : 0);
-                else if (use_v[V_FLAGS])
+                if (b2b > 0) {
+                    printf(" %12.2f", med[V_CLAMPI] > 0 ? med[V_MPI] / med[V_CLAMPI] : 0);
+                    if (use_v[V_FLAGS]) printf(" %12.2f", med[V_MPI] / med[V_FLAGS]);
+                    printf("\n");
+                } else if (use_v[V_FLAGS])
                     printf(" %12.2f %12.2f %12.2f\n", med[V_MORTON] > 0 ? med[V_MPI] / med[V_MORTON] : 0,
                            med[V_CLAMPI] > 0 ? med[V_MPI] / med[V_CLAMPI] : 0, med[V_MPI] / med[V_FLAGS]);
                 else

@@ -3,7 +3,10 @@
  * nonblocking form (PMPI_Ireduce + PMPI_Wait, never wrapped), at sizes 4 B .. 256 KiB.
  * coll_forms.sh runs it plainly and on the MPI carrier, alternating, and prints the ratios:
  * what a carrier job's collectives cost (docs/matching.md, "The MPI carrier").
- * Prints per size: "coll NAME bytes B blocking_us T nonblocking_us T" (best of REPS). */
+ * MPI_Barrier is printed once, as bytes 0. With an argument D, rank 1 keeps D receives that
+ * nothing matches posted throughout (on the MPI carrier, deeper than MPI's own queue keeps:
+ * they sit in clampi's, and every wait must keep taking messages).
+ * Prints per size: "coll NAME bytes B us T" (best of REPS). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +28,7 @@ static double best_of(int which, int n, float *a, float *b, int iters) {
                 PMPI_Ireduce(a, b, n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD, &r);
                 PMPI_Wait(&r, MPI_STATUS_IGNORE);
                 break;
+            case 4: MPI_Barrier(MPI_COMM_WORLD); break;
             }
         }
         double t = (MPI_Wtime() - t0) / iters;
@@ -36,8 +40,14 @@ static double best_of(int which, int n, float *a, float *b, int iters) {
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
-    int rank;
+    int rank, deep = argc > 1 ? atoi(argv[1]) : 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    static int sink;
+    MPI_Request *decoys = malloc(sizeof(MPI_Request) * (size_t)(deep > 0 ? deep : 1));
+    if (rank == 1)
+        for (int d = 0; d < deep; d++) MPI_Irecv(&sink, 1, MPI_INT, 0, 30000, MPI_COMM_WORLD, &decoys[d]);
+    double bar = best_of(4, 0, NULL, NULL, 20000);
+    if (rank == 0) printf("coll barrier bytes 0 us %.3f\n", bar);
     const int bytes[] = {4, 1024, 16384, 65536, 262144};
     float *a = calloc(65536, sizeof(float)), *b = calloc(65536, sizeof(float));
     const char *names[] = {"reduce", "allreduce", "bcast", "ireduce+wait(pmpi)"};
@@ -48,6 +58,11 @@ int main(int argc, char **argv) {
             if (rank == 0) printf("coll %s bytes %d us %.3f\n", names[w], bytes[s], us);
         }
     }
+    if (rank == 1 && deep > 0) {
+        for (int d = 0; d < deep; d++) MPI_Cancel(&decoys[d]);
+        for (int d = 0; d < deep; d++) MPI_Wait(&decoys[d], MPI_STATUS_IGNORE);
+    }
+    free(decoys);
     free(a);
     free(b);
     MPI_Finalize();

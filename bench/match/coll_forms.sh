@@ -3,7 +3,8 @@
 # CLAMPI_MATCH_CARRIER=mpi), TRIALS alternating runs of match_coll_forms, 2 ranks bound to
 # cores; prints each collective's minimum per side and the ratio preloaded/plain, and the
 # MPI's own nonblocking Ireduce+Wait against its blocking Reduce (plain runs).
-#   bench/match/coll_forms.sh BUILD_DIR [OUT.txt]    (TRIALS=3; EXTRA="-x VAR=v ..." more env)
+#   bench/match/coll_forms.sh BUILD_DIR [OUT.txt]    (TRIALS=3; EXTRA="-x VAR=v ..." more env;
+#   DEEP=D: rank 1 keeps D unmatched receives posted throughout, plain and preloaded)
 set -euo pipefail
 build=$(cd "${1:?build dir}" && pwd); out=${2:-/dev/null}
 mpiexec=$(grep -E '^MPIEXEC_EXECUTABLE:' "$build/CMakeCache.txt" | cut -d= -f2)
@@ -16,10 +17,10 @@ else
 fi
 tmp=$(mktemp -d); trap 'rm -rf $tmp' EXIT
 for t in $(seq 1 ${TRIALS:-3}); do
-  "$mpiexec" -n 2 "${bind[@]}" $prog | sed 's/^/plain /' >>$tmp/all
-  "$mpiexec" -n 2 "${bind[@]}" "${carrier[@]}" ${EXTRA:-} $prog | sed 's/^/carrier /' >>$tmp/all
+  "$mpiexec" -n 2 "${bind[@]}" $prog ${DEEP:-} | sed 's/^/plain /' >>$tmp/all
+  "$mpiexec" -n 2 "${bind[@]}" "${carrier[@]}" ${EXTRA:-} $prog ${DEEP:-} | sed 's/^/carrier /' >>$tmp/all
 done
-{ echo "# $(date -u +%FT%TZ) commit $(git -C "$(dirname "$0")" rev-parse --short HEAD) $(basename $mpiexec) TRIALS=${TRIALS:-3} EXTRA=${EXTRA:-}"
+{ echo "# $(date -u +%FT%TZ) commit $(git -C "$(dirname "$0")" rev-parse --short HEAD) $(basename $mpiexec) TRIALS=${TRIALS:-3} EXTRA=${EXTRA:-} DEEP=${DEEP:-0}"
   python3 - $tmp/all <<'PY'
 import sys, collections
 best = collections.defaultdict(lambda: 1e30)

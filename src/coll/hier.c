@@ -1,20 +1,30 @@
 /* Hierarchical Alltoall / Allgather for communicators that span nodes (the scale-out
- * path): on each node the blocks between its own processes are copied directly through
- * the shared heap in Morton order; the blocks for other nodes are packed by every process
- * into its node leader's pack buffer, the leaders exchange them with the MPI library's
- * collective (MPI_Alltoallv / MPI_Allgatherv over a communicator of the leaders), and every
- * process unpacks its own blocks. Nothing here is shared across a node boundary: the node
- * split is clampi_node_split's (which honours CLAMPI_NODE_SIZE).
+ * path). Nothing here is shared across a node boundary: the node split is
+ * clampi_node_split's (which honours CLAMPI_NODE_SIZE); the node leaders (node rank 0)
+ * exchange what crosses nodes with the MPI library's collective over a communicator of
+ * the leaders.
  *
- * Synchronization on a node (control window in the leader's segment, one cache line per
- * flag): each call h, every process publishes a slot (seq h, where its buffers are),
- * waits for the node's slots, copies its Morton cells, packs, and sets packed = h; the
- * leader waits for all packed = h, runs the MPI exchange and sets exchanged = h; everyone
- * waits for it, unpacks, and (only if node peers wrote into its buffers) waits for the
- * peers' done = h. Buffer reuse: a rank writes the pack buffer of call h + 1 only after
- * exchanged = h (the leader has sent it); the leader writes the receive pack of h + 1 only
- * after every process packed h + 1, i.e. finished unpacking h. Slots are double-buffered
- * by call parity (as in collectives.c). */
+ * Alltoall: the blocks between a node's own processes are copied directly through the
+ * shared heap in Morton order; the blocks for other nodes are packed by every process into
+ * its leader's pack buffer, the leaders exchange them (MPI_Alltoallv), and every process
+ * unpacks its own blocks. Each call h, every process publishes a slot (seq h, where its
+ * buffers are), waits for the node's slots, copies its Morton cells, packs, and sets
+ * packed = h; the leader waits for all packed = h, runs the MPI exchange and sets
+ * exchanged = h; everyone waits for it, unpacks, and (only if node peers wrote into its
+ * buffers) waits for the peers' done = h. Buffer reuse: a rank writes the pack buffer of
+ * call h + 1 only after exchanged = h (the leader has sent it); the leader writes the
+ * receive pack of h + 1 only after every process packed h + 1, i.e. finished unpacking h.
+ * Slots are double-buffered by call parity (as in collectives.c).
+ *
+ * Allgather: every process copies its block into one pack, at its place in node order; the
+ * leader exchanges the packs in place (MPI_Allgatherv) and every process copies all P
+ * blocks out. Nobody touches another process's buffers, so a call has two waits (the
+ * leader for packed = h, everyone for exchanged = h), the least a hierarchical exchange
+ * needs; the slots and done waits cost a scheduler round each on cores shared by several
+ * processes. The bytes copied are the same as the direct path's (one block in, P out).
+ * The pack alternates between the two pack buffers call by call, so a process that packs
+ * call h + 1 never writes where a slower one still reads call h; the first Allgather after
+ * an Alltoall takes the send pack, which the Alltoall's unpacking does not read. */
 #include "coll/coll_internal.h"
 
 #include <limits.h>
@@ -52,6 +62,7 @@ typedef struct clampi_coll_hier {
     char *pack_send, *pack_recv;
     MPI_Datatype blk; /* contiguous type of blk_bytes bytes (leaders' exchange unit) */
     size_t blk_bytes;
+    int gather_in_recv; /* the next Allgather packs into pack_recv (else pack_send) */
 } clampi_coll_hier;
 
 /* Every wait here yields at every poll (CLAMPI_COLL_SPIN_OVERSUB's budget, 0 by default):
@@ -185,30 +196,41 @@ static int blk_type(clampi_coll_hier *h, size_t B) {
     return err;
 }
 
-/* The leaders' exchange of the packs (leader only). */
-static int leaders_exchange(clampi_coll_hier *h, int kind, int local_direct) {
+/* The leaders' Alltoall exchange of the packs (leader only). */
+static int leaders_alltoall(clampi_coll_hier *h, int local_direct) {
     int M = h->M, n = h->n;
     int *sc = malloc(sizeof(int) * 4 * (size_t)M);
     if (sc == NULL) return MPI_ERR_NO_MEM;
     int *sd = sc + M, *rc = sd + M, *rd = rc + M;
-    int err;
-    if (kind == 0) {
-        for (int b = 0; b < M; b++) { /* pack layout: [node b][my local c][b's local j] */
-            int skip = local_direct && b == h->my_node;
-            sc[b] = skip ? 0 : n * h->cnt[b];
-            sd[b] = n * h->first[b];
-            rc[b] = skip ? 0 : h->cnt[b] * n; /* [node a][a's local c][my local j] */
-            rd[b] = h->first[b] * n;
-        }
-        err = MPI_Alltoallv(h->pack_send, sc, sd, h->blk, h->pack_recv, rc, rd, h->blk, h->leaders);
-    } else {
-        for (int b = 0; b < M; b++) {
-            rc[b] = h->cnt[b];
-            rd[b] = h->first[b];
-        }
-        err = MPI_Allgatherv(h->pack_send, n, h->blk, h->pack_recv, rc, rd, h->blk, h->leaders);
+    for (int b = 0; b < M; b++) { /* pack layout: [node b][my local c][b's local j] */
+        int skip = local_direct && b == h->my_node;
+        sc[b] = skip ? 0 : n * h->cnt[b];
+        sd[b] = n * h->first[b];
+        rc[b] = skip ? 0 : h->cnt[b] * n; /* [node a][a's local c][my local j] */
+        rd[b] = h->first[b] * n;
     }
+    int err = MPI_Alltoallv(h->pack_send, sc, sd, h->blk, h->pack_recv, rc, rd, h->blk, h->leaders);
     free(sc);
+    return err;
+}
+
+/* Allgather through one pack in node order (see the top of the file). */
+static int hier_allgather(clampi_coll_hier *h, uint64_t seq, const char *sp, char *rp, size_t B, int in_place) {
+    char *pack = h->gather_in_recv ? h->pack_recv : h->pack_send;
+    h->gather_in_recv ^= 1;
+    memcpy(pack + ((size_t)h->first[h->my_node] + (size_t)h->li) * B, sp, B);
+    __atomic_store_n(&h->packed[h->li].seq, seq, __ATOMIC_RELEASE);
+    int err = MPI_SUCCESS;
+    if (h->li == 0) {
+        for (int i = 0; i < h->n; i++) wait_geq(&h->packed[i].seq, seq);
+        err = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, pack, h->cnt, h->first, h->blk, h->leaders);
+        __atomic_store_n(&h->ctl->exchanged.seq, seq, __ATOMIC_RELEASE);
+    } else
+        wait_geq(&h->ctl->exchanged.seq, seq);
+    for (int k = 0; k < h->P; k++) {
+        int r = h->members[k];
+        if (!(in_place && r == h->me)) memcpy(rp + (size_t)r * B, pack + (size_t)k * B, B);
+    }
     return err;
 }
 
@@ -223,15 +245,16 @@ int clampi_coll_hier_run(clampi_coll_hier *h, int kind, const void *sendbuf, voi
     *handled = 1;
     const int P = h->P, me = h->me, n = h->n, li = h->li;
     const int in_place = sendbuf == MPI_IN_PLACE;
-    const size_t sendlen = kind == 0 ? (size_t)P * B : B;
-    /* in-place Alltoall: peers' Morton copies would overwrite blocks still to be packed */
-    const char *sp = in_place ? (kind == 0 ? NULL : (char *)recvbuf + (size_t)me * B) : sendbuf;
     char *rp = recvbuf;
+    if (kind == 1) return hier_allgather(h, ++h->calls, in_place ? rp + (size_t)me * B : sendbuf, rp, B, in_place);
+    h->gather_in_recv = 0; /* the Alltoall's unpacking reads pack_recv until all have packed again */
+    /* in-place Alltoall: peers' Morton copies would overwrite blocks still to be packed */
+    const char *sp = in_place ? NULL : sendbuf;
 
     clampi_coll_slot s;
     memset(&s, 0, sizeof s);
     s.bytes = B;
-    if (sp != NULL && clampi_heap_locate(sp, sendlen, &s.send_seg, &s.send_off) &&
+    if (sp != NULL && clampi_heap_locate(sp, (size_t)P * B, &s.send_seg, &s.send_off) &&
         clampi_heap_locate(rp, (size_t)P * B, &s.recv_seg, &s.recv_off))
         s.flags = CLAMPI_SLOT_SEND_HEAP | CLAMPI_SLOT_RECV_HEAP;
     const uint64_t seq = ++h->calls;
@@ -245,15 +268,12 @@ int clampi_coll_hier_run(clampi_coll_hier *h, int kind, const void *sendbuf, voi
     char *ps = h->pack_send, *pr = h->pack_recv;
     const int *mem = h->members, *first = h->first, *cnt = h->cnt;
     /* (in-place Alltoall announced no heap buffers: its own node's blocks are packed too) */
-    if (kind == 0) {
-        for (int b = 0; b < h->M; b++) {
-            if (local_direct && b == h->my_node) continue;
-            char *d = ps + ((size_t)n * first[b] + (size_t)li * cnt[b]) * B;
-            const char *src = in_place ? rp : sp;
-            for (int j = 0; j < cnt[b]; j++) memcpy(d + (size_t)j * B, src + (size_t)mem[first[b] + j] * B, B);
-        }
-    } else
-        memcpy(ps + (size_t)li * B, sp, B);
+    for (int b = 0; b < h->M; b++) {
+        if (local_direct && b == h->my_node) continue;
+        char *d = ps + ((size_t)n * first[b] + (size_t)li * cnt[b]) * B;
+        const char *src = in_place ? rp : sp;
+        for (int j = 0; j < cnt[b]; j++) memcpy(d + (size_t)j * B, src + (size_t)mem[first[b] + j] * B, B);
+    }
     __atomic_store_n(&h->packed[li].seq, seq, __ATOMIC_RELEASE);
 
     if (local_direct) { /* on-node blocks: Morton cells straight between heap buffers */
@@ -262,32 +282,21 @@ int clampi_coll_hier_run(clampi_coll_hier *h, int kind, const void *sendbuf, voi
             uint32_t r = h->morton[k].r, c = h->morton[k].c;
             const clampi_coll_slot *sr = &slots[r], *sc = &slots[c];
             char *dst = clampi_heap_addr(sr->recv_seg, sr->recv_off) + (size_t)my[c] * B;
-            const char *src = clampi_heap_addr(sc->send_seg, sc->send_off);
-            if (kind == 0) src += (size_t)my[r] * B;
+            const char *src = clampi_heap_addr(sc->send_seg, sc->send_off) + (size_t)my[r] * B;
             if (dst != src) memcpy(dst, src, B);
         }
     }
     if (li == 0) {
         for (int i = 0; i < n; i++) wait_geq(&h->packed[i].seq, seq);
-        err = leaders_exchange(h, kind, local_direct);
+        err = leaders_alltoall(h, local_direct);
         __atomic_store_n(&h->ctl->exchanged.seq, seq, __ATOMIC_RELEASE);
     } else
         wait_geq(&h->ctl->exchanged.seq, seq);
 
-    if (kind == 0) {
-        for (int a = 0; a < h->M; a++) {
-            if (local_direct && a == h->my_node) continue;
-            const char *src = pr + ((size_t)first[a] * n + li) * B;
-            for (int c = 0; c < cnt[a]; c++) memcpy(rp + (size_t)mem[first[a] + c] * B, src + (size_t)c * n * B, B);
-        }
-    } else {
-        for (int a = 0; a < h->M; a++) {
-            if (local_direct && a == h->my_node) continue;
-            for (int c = 0; c < cnt[a]; c++) {
-                int r = mem[first[a] + c];
-                if (!(in_place && r == me)) memcpy(rp + (size_t)r * B, pr + (size_t)(first[a] + c) * B, B);
-            }
-        }
+    for (int a = 0; a < h->M; a++) {
+        if (local_direct && a == h->my_node) continue;
+        const char *src = pr + ((size_t)first[a] * n + li) * B;
+        for (int c = 0; c < cnt[a]; c++) memcpy(rp + (size_t)mem[first[a] + c] * B, src + (size_t)c * n * B, B);
     }
     if (local_direct) { /* node peers wrote into my receive buffer and read my send data */
         __atomic_store_n(&h->done[li].seq, seq, __ATOMIC_RELEASE);

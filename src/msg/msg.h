@@ -226,6 +226,8 @@ void clampi_carrier_auto_preload(void);
 int clampi_carrier_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                              MPI_Comm comm);
 int clampi_carrier_dup(MPI_Comm comm, MPI_Comm *out);
+/* MPI_Barrier on an intracommunicator mc the MPI carrier holds (every process alike). */
+int clampi_carrier_barrier_msgs(clampi_mcomm *mc);
 /* Completes the MPI request q by testing, taking messages for clampi's receives meanwhile. */
 int clampi_carrier_spin(MPI_Request *q, MPI_Status *status);
 
