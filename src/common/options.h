@@ -121,9 +121,8 @@ typedef enum clampi_opt_type {
       "Carrier mpi, preload: a blocking collective whose data per process is at most this many bytes runs as its "     \
       "nonblocking form while clampi takes messages (clampi's queued receives stay clampi's); a larger one is MPI's "  \
       "blocking call after clampi's queued receives go to MPI (MPI's nonblocking collectives are much slower). 0: "    \
-      "every collective with data is MPI's blocking call after that hand-over (MPI_Barrier is clampi's own barrier "   \
-      "of messages, which keeps taking them). The "                                                                    \
-      "same on every rank")                                                                                            \
+      "every collective with data is MPI's blocking call after that hand-over (MPI_Barrier keeps clampi's queue "      \
+      "either way: clampi's own barrier of messages, or MPI's nonblocking form). The same on every rank")              \
     X(MATCH_HANDLES, "match_handles", "match", NULL, "CLAMPI_MATCH_HANDLES", ENUM, "auto",                             \
       "auto|persistent|generalized", 0, 0,                                                                             \
       "Handles of nonblocking clampi requests: pooled inactive persistent MPI requests that only clampi's completion " \

@@ -226,7 +226,10 @@ void clampi_carrier_auto_preload(void);
 int clampi_carrier_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                              MPI_Comm comm);
 int clampi_carrier_dup(MPI_Comm comm, MPI_Comm *out);
-/* MPI_Barrier on an intracommunicator mc the MPI carrier holds (every process alike). */
+/* MPI_Barrier on an intracommunicator mc the MPI carrier holds (every process alike), where
+ * clampi_carrier_barrier_usable() says the MPI has no point-to-point call the preload does
+ * not carry. */
+int clampi_carrier_barrier_usable(void);
 int clampi_carrier_barrier_msgs(clampi_mcomm *mc);
 /* Completes the MPI request q by testing, taking messages for clampi's receives meanwhile. */
 int clampi_carrier_spin(MPI_Request *q, MPI_Status *status);

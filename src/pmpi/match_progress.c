@@ -10,7 +10,8 @@
  *    since MPI's nonblocking collectives are 2-4x slower than its blocking ones at small
  *    and large sizes (docs/matching.md); a process holding no receive pays one check;
  *  - the nonblocking form, tested while clampi takes messages (clampi's queued receives
- *    stay clampi's): MPI_Barrier and collectives of no data always (receives posted before
+ *    stay clampi's): MPI_Barrier (clampi's barrier of messages where the MPI allows:
+ *    clampi_carrier_barrier_msgs) and collectives of no data always (receives posted before
  *    a barrier keep their deep-queue benefit), and with CLAMPI_MATCH_CARRIER_COLL_BYTES > 0
  *    the collectives up to that size and the v/w variants.
  * A blocking and a nonblocking collective never match each other, so every process must
@@ -157,11 +158,13 @@ static long long rooted_bytes(MPI_Comm comm, int root, int scatter, int scount, 
     } while (0)
 
 /* On a communicator the MPI carrier holds: clampi's barrier of empty messages, which keeps
- * taking messages as MPI's nonblocking form does and costs what MPI's blocking one does. */
+ * taking messages as MPI's nonblocking form does and costs what MPI's blocking one does
+ * (where the MPI has no point-to-point call the preload does not carry). */
 CLAMPI_API int MPI_Barrier(MPI_Comm comm) {
     if (clampi_carrier_job()) {
         clampi_mcomm *mc = clampi_pm_comm(comm);
-        if (mc && mc->wire != MPI_COMM_NULL && intra(comm)) return clampi_carrier_barrier_msgs(mc);
+        if (mc && mc->wire != MPI_COMM_NULL && clampi_carrier_barrier_usable() && intra(comm))
+            return clampi_carrier_barrier_msgs(mc);
     }
     CARRIED(0, PMPI_Barrier(comm), PMPI_Ibarrier(comm, &r));
 }
