@@ -42,8 +42,9 @@ static void verdict_keyval_create(void) {
  * every packed position lands at position k (a permutation, e.g. a transpose, covers the
  * extent too). The unpacking is flatten's (clampi_unpack_positions); flattening itself is
  * bounded (CLAMPI_FLAT_MAX_EXTENT), this verdict is not. */
+#define VERDICT_MAX_BYTES ((MPI_Aint)1 << 28) /* larger elements are taken as gappy, unchecked */
 static int element_covers_extent(MPI_Datatype type, MPI_Aint size, MPI_Aint true_lb, MPI_Aint true_extent) {
-    if (size != true_extent) return 0;
+    if (size != true_extent || size > VERDICT_MAX_BYTES) return 0;
     unsigned char *packed = malloc((size_t)size), *span = calloc(1, (size_t)true_extent);
     int ok = packed && span && clampi_unpack_positions(type, packed, (uint64_t)size, -1, span, true_lb) == MPI_SUCCESS;
     for (MPI_Aint i = 0; ok && i < true_extent; i++) ok = span[i] == 0xff;
@@ -71,19 +72,19 @@ int clampi_type_info_slow(MPI_Datatype type, clampi_type_info *ti) {
     if (type == MPI_DATATYPE_NULL) return -1;
     int ni, na, nd, combiner;
     if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return -1;
-    int size;
+    MPI_Count size; /* a type built by a large-count call may exceed an int */
     MPI_Aint lb;
-    if (PMPI_Type_size(type, &size) != MPI_SUCCESS || PMPI_Type_get_extent(type, &lb, &ti->extent) != MPI_SUCCESS ||
+    if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || PMPI_Type_get_extent(type, &lb, &ti->extent) != MPI_SUCCESS ||
         PMPI_Type_get_true_extent(type, &ti->true_lb, &ti->true_extent) != MPI_SUCCESS)
         return -1;
     ti->type = type;
-    ti->size = size;
+    ti->size = (MPI_Aint)size;
     ti->dense = 0;
     ti->predefined = combiner == MPI_COMBINER_NAMED;
     ti->int_size = ti->predefined ? int_size_of(type, size) : 0;
     if (ti->predefined) {
         ti->element_contiguous = size == ti->true_extent;
-        ti->dense = ti->element_contiguous && size > 0 && ti->extent == size && ti->true_lb == 0;
+        ti->dense = ti->element_contiguous && size > 0 && ti->extent == ti->size && ti->true_lb == 0;
         if (size > 0) memoize(ti);
         return 0;
     }
@@ -92,10 +93,16 @@ int clampi_type_info_slow(MPI_Datatype type, clampi_type_info *ti) {
     int found = 0;
     if (verdict_keyval != MPI_KEYVAL_INVALID) PMPI_Type_get_attr(type, verdict_keyval, &verdict, &found);
     if (!found) {
-        verdict = element_covers_extent(type, size, ti->true_lb, ti->true_extent) ? VERDICT_CONTIGUOUS : VERDICT_GAPPY;
+        verdict =
+            element_covers_extent(type, ti->size, ti->true_lb, ti->true_extent) ? VERDICT_CONTIGUOUS : VERDICT_GAPPY;
         if (verdict_keyval != MPI_KEYVAL_INVALID) PMPI_Type_set_attr(type, verdict_keyval, verdict);
     }
     ti->element_contiguous = verdict == VERDICT_CONTIGUOUS;
-    ti->dense = ti->element_contiguous && size > 0 && ti->extent == size && ti->true_lb == 0;
+    ti->dense = ti->element_contiguous && size > 0 && ti->extent == ti->size && ti->true_lb == 0;
     return 0;
+}
+
+void clampi_type_mark_contiguous(MPI_Datatype type) {
+    pthread_once(&verdict_once, verdict_keyval_create);
+    if (verdict_keyval != MPI_KEYVAL_INVALID) PMPI_Type_set_attr(type, verdict_keyval, VERDICT_CONTIGUOUS);
 }

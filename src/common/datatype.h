@@ -45,6 +45,10 @@ extern clampi_type_slot clampi_type_table[CLAMPI_TYPE_TABLE];
 
 /* Fills ti (and memoizes a predefined type). 0, or -1 for MPI_DATATYPE_NULL / an invalid type. */
 int clampi_type_info_slow(MPI_Datatype type, clampi_type_info *ti);
+/* A type its maker knows to be one gap-free run per element (count elements of a type that
+ * runs contiguous, built with int counts: the preload's large-count calls), where checking
+ * byte by byte would cost too much. Before the type's first use. */
+void clampi_type_mark_contiguous(MPI_Datatype type);
 
 static inline unsigned clampi_type_slot_of(MPI_Datatype type) {
     uint64_t h = (uint64_t)(uintptr_t)type * 0x9E3779B97F4A7C15ull;

@@ -32,7 +32,6 @@
  * it. While clampi holds receives (clampi_carrier_pending), clampi's waits and blocking
  * calls never block inside MPI; they test and pull. A blocking MPI call clampi does not
  * intercept (a collective) does not pull: see docs/matching.md. */
-#include <dlfcn.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -620,24 +619,12 @@ static int clampi_carrier_barrier(MPI_Comm comm) {
 
 /* MPI_Barrier on an intracommunicator the MPI carrier holds: a dissemination barrier of
  * empty messages (tag tag_ub) on the program's own communicator, whose point-to-point space
- * is otherwise unused (the program's messages travel on the wire). Like the MPI's
+ * is otherwise unused (the program's messages travel on the wire; the preload carries every
+ * point-to-point call, MPI-4's large-count forms and MPI_Isendrecv included). Like the MPI's
  * nonblocking barrier it lets clampi take messages while it waits, and it costs what a
  * blocking barrier does: 2 ranks, Open MPI 4.1 0.13 us (MPI_Ibarrier + wait 0.21, MPI_Barrier
- * 0.13). Every process of comm decides alike (the carrier, the communicator's kind and the
- * MPI library are the same on all), so its messages never meet a barrier of the MPI's.
- * An MPI with point-to-point calls the preload does not carry (MPI-4's large-count forms,
- * MPI_Isendrecv) keeps its own nonblocking barrier: those calls use the program's
- * communicator, where a wildcard receive would take clampi's messages. */
-int clampi_carrier_barrier_usable(void) {
-    static _Atomic int usable = -1; /* not looked up yet */
-    int u = atomic_load_explicit(&usable, memory_order_relaxed);
-    if (u < 0) {
-        u = dlsym(RTLD_DEFAULT, "PMPI_Isendrecv") == NULL && dlsym(RTLD_DEFAULT, "PMPI_Irecv_c") == NULL;
-        atomic_store(&usable, u);
-    }
-    return u;
-}
-
+ * 0.13). Every process of comm decides alike (the carrier and the communicator's kind are
+ * the same on all), so its messages never meet a barrier of the MPI's. */
 int clampi_carrier_barrier_msgs(clampi_mcomm *mc) {
     const int P = mc->size, me = mc->rank;
     for (int d = 1; d < P; d <<= 1) {

@@ -226,10 +226,7 @@ void clampi_carrier_auto_preload(void);
 int clampi_carrier_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                              MPI_Comm comm);
 int clampi_carrier_dup(MPI_Comm comm, MPI_Comm *out);
-/* MPI_Barrier on an intracommunicator mc the MPI carrier holds (every process alike), where
- * clampi_carrier_barrier_usable() says the MPI has no point-to-point call the preload does
- * not carry. */
-int clampi_carrier_barrier_usable(void);
+/* MPI_Barrier on an intracommunicator mc the MPI carrier holds (every process alike). */
 int clampi_carrier_barrier_msgs(clampi_mcomm *mc);
 /* Completes the MPI request q by testing, taking messages for clampi's receives meanwhile. */
 int clampi_carrier_spin(MPI_Request *q, MPI_Status *status);
@@ -238,5 +235,10 @@ int clampi_carrier_spin(MPI_Request *q, MPI_Status *status);
 int clampi_msg_raise(MPI_Comm comm, int code, const char *why);
 
 void clampi_msg_progress(void); /* UCX progress + MPI completion of finished requests */
+/* pair.c: MPI_Isendrecv(_replace): the program's request for a receive and a send already
+ * started on comm (clampi's or MPI's requests); tmp (or NULL) is freed with it. */
+int clampi_msg_pair(MPI_Comm comm, MPI_Request recv, MPI_Request send, void *tmp, MPI_Request *request);
+extern _Atomic int clampi_msg_pairs_n;
+void clampi_msg_pairs_poll(void); /* from clampi_msg_progress: pairs whose halves completed */
 
 #endif

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "clampi/match.h"
+#include "common/datatype.h"
 #include "pmpi/match_entry.h"
 #include "pmpi/match_profile.h"
 
@@ -102,6 +103,53 @@ CLAMPI_API int MPI_Issend(const void *buf, int count, MPI_Datatype type, int des
 CLAMPI_API int MPI_Buffer_attach(void *buffer, int size) { return clampi_msg_buffer_attach(buffer, size); }
 
 CLAMPI_API int MPI_Buffer_detach(void *buffer_addr, int *size) { return clampi_msg_buffer_detach(buffer_addr, size); }
+
+#ifdef CLAMPI_MPI_HAS_LARGE_COUNT_P2P
+/* count (> INT_MAX) elements of type as one element of a type built with int counts only:
+ * q vectors of INT_MAX elements and the rest (BigMPI's construction), so that clampi's and
+ * MPI's int-count datatype queries work on it; the type signature is count x type's, so it
+ * matches what count elements of type would. */
+int clampi_pm_narrow_big(MPI_Count count, MPI_Datatype type, MPI_Datatype *made) {
+    MPI_Aint lb, extent;
+    if (count < 0 || type == MPI_DATATYPE_NULL || PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS) return 0;
+    const MPI_Count chunk = INT_MAX, q = count / chunk, rest = count % chunk;
+    if (q > INT_MAX) return 0;
+    MPI_Datatype v, r = MPI_DATATYPE_NULL;
+    if (PMPI_Type_vector((int)q, (int)chunk, (int)chunk, type, &v) != MPI_SUCCESS) return 0;
+    int err = MPI_SUCCESS;
+    if (rest == 0) {
+        *made = v;
+    } else {
+        err = PMPI_Type_contiguous((int)rest, type, &r);
+        if (err == MPI_SUCCESS) {
+            int lens[2] = {1, 1};
+            MPI_Aint disps[2] = {0, (MPI_Aint)(q * chunk) * extent};
+            MPI_Datatype types[2] = {v, r};
+            err = PMPI_Type_create_struct(2, lens, disps, types, made);
+            PMPI_Type_free(&r);
+        }
+        PMPI_Type_free(&v);
+    }
+    if (err == MPI_SUCCESS) err = PMPI_Type_commit(made);
+    if (err != MPI_SUCCESS) return 0;
+    clampi_type_info f;
+    const clampi_type_info *ti;
+    if (clampi_type_info_get(type, &ti, &f) == 0 && clampi_type_runs_contiguous(ti)) clampi_type_mark_contiguous(*made);
+    return 1;
+}
+
+/* clampi's buffered sends take their bytes from the first 2 GiB of a larger buffer. */
+CLAMPI_API int MPI_Buffer_attach_c(void *buffer, MPI_Count size) {
+    return clampi_msg_buffer_attach(buffer, size > INT_MAX ? INT_MAX : size < INT_MIN ? -1 : (int)size);
+}
+
+CLAMPI_API int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size) {
+    int n = 0;
+    int rc = clampi_msg_buffer_detach(buffer_addr, &n);
+    if (rc == MPI_SUCCESS && size) *size = n;
+    return rc;
+}
+#endif
 
 CLAMPI_API int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
     if (send_route(buf, count, type, dest, tag, comm)) return clampi_msg_bsend(buf, count, type, dest, tag, comm, NULL);
@@ -205,6 +253,44 @@ CLAMPI_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int
     free(tmp);
     return rc;
 }
+
+#ifdef CLAMPI_MPI_HAS_ISENDRECV
+/* MPI-4's nonblocking forms: a receive and a send on clampi's communicator, under one
+ * request that completes when both have (src/msg/pair.c). */
+CLAMPI_API int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                             MPI_Comm comm, MPI_Request *request) {
+    if (!request || !sendrecv_route(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                                    recvtag, comm))
+        return PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                              recvtag, comm, request);
+    MPI_Request rr, sr;
+    int rc = CMPIX_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &rr);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = CMPIX_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &sr);
+    if (rc != MPI_SUCCESS) return rc;
+    return clampi_msg_pair(comm, rr, sr, NULL, request);
+}
+
+CLAMPI_API int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
+                                     int recvtag, MPI_Comm comm, MPI_Request *request) {
+    if (!request || !sendrecv_route(buf, count, type, dest, sendtag, buf, count, type, source, recvtag, comm))
+        return PMPI_Isendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, request);
+    int size = 0, pos = 0; /* as MPI_Sendrecv_replace: the data to send, packed first */
+    PMPI_Pack_size(count, type, comm, &size);
+    void *tmp = malloc(size ? (size_t)size : 1);
+    if (!tmp) return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
+    if (dest != MPI_PROC_NULL && size) PMPI_Pack(buf, count, type, tmp, size, &pos, comm);
+    MPI_Request rr, sr;
+    int rc = CMPIX_Irecv(buf, count, type, source, recvtag, comm, &rr);
+    if (rc == MPI_SUCCESS) rc = CMPIX_Isend(tmp, pos, MPI_PACKED, dest, sendtag, comm, &sr);
+    if (rc != MPI_SUCCESS) {
+        free(tmp);
+        return rc;
+    }
+    return clampi_msg_pair(comm, rr, sr, tmp, request); /* tmp freed with the request */
+}
+#endif
 
 /* ---- probes --------------------------------------------------------------------------- */
 static clampi_mcomm *probe_route(int source, int tag, MPI_Comm comm) {
@@ -346,3 +432,23 @@ CLAMPI_API int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *m
     *message = MPI_MESSAGE_NULL;
     return CMPIX_Mrecv(buf, count, type, &m, status);
 }
+
+/* the hidden names of the int entry points (match_entry.h) */
+CLAMPI_PM_INT_ENTRY(Send);
+CLAMPI_PM_INT_ENTRY(Bsend);
+CLAMPI_PM_INT_ENTRY(Rsend);
+CLAMPI_PM_INT_ENTRY(Ssend);
+CLAMPI_PM_INT_ENTRY(Isend);
+CLAMPI_PM_INT_ENTRY(Ibsend);
+CLAMPI_PM_INT_ENTRY(Irsend);
+CLAMPI_PM_INT_ENTRY(Issend);
+CLAMPI_PM_INT_ENTRY(Recv);
+CLAMPI_PM_INT_ENTRY(Irecv);
+CLAMPI_PM_INT_ENTRY(Sendrecv);
+CLAMPI_PM_INT_ENTRY(Sendrecv_replace);
+CLAMPI_PM_INT_ENTRY(Mrecv);
+CLAMPI_PM_INT_ENTRY(Imrecv);
+#ifdef CLAMPI_MPI_HAS_ISENDRECV
+CLAMPI_PM_INT_ENTRY(Isendrecv);
+CLAMPI_PM_INT_ENTRY(Isendrecv_replace);
+#endif

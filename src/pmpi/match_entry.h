@@ -16,6 +16,8 @@
 #define CLAMPI_PMPI_MATCH_ENTRY_H
 #include <mpi.h>
 
+#include <limits.h>
+
 #include "msg/carrier_ops.h"
 
 /* match_entry.c: Fortran handles of MPI_Message, clampi's own (from matched probes) included */
@@ -51,6 +53,58 @@ static inline clampi_mcomm *clampi_pm_comm_hot(MPI_Comm comm) {
         clampi_carrier_release(); \
         return call;              \
     } while (0)
+
+/* The int-count point-to-point entry points under hidden names: the same code, called by
+ * the large-count forms (generated from entry_points.tsv) without going through the
+ * exported MPI_ symbols, which a tool loaded before clampi may wrap. Each is defined
+ * beside its MPI_ function (CLAMPI_PM_INT_ENTRY). */
+#define CLAMPI_PM_INT_ENTRY(name) \
+    extern __typeof__(MPI_##name) clampi_pm_##name __attribute__((alias("MPI_" #name), visibility("hidden")))
+#define CLAMPI_PM_INT_DECL(name) extern __typeof__(MPI_##name) clampi_pm_##name __attribute__((visibility("hidden")))
+CLAMPI_PM_INT_DECL(Send);
+CLAMPI_PM_INT_DECL(Bsend);
+CLAMPI_PM_INT_DECL(Rsend);
+CLAMPI_PM_INT_DECL(Ssend);
+CLAMPI_PM_INT_DECL(Isend);
+CLAMPI_PM_INT_DECL(Ibsend);
+CLAMPI_PM_INT_DECL(Irsend);
+CLAMPI_PM_INT_DECL(Issend);
+CLAMPI_PM_INT_DECL(Recv);
+CLAMPI_PM_INT_DECL(Irecv);
+CLAMPI_PM_INT_DECL(Send_init);
+CLAMPI_PM_INT_DECL(Bsend_init);
+CLAMPI_PM_INT_DECL(Rsend_init);
+CLAMPI_PM_INT_DECL(Ssend_init);
+CLAMPI_PM_INT_DECL(Recv_init);
+CLAMPI_PM_INT_DECL(Sendrecv);
+CLAMPI_PM_INT_DECL(Sendrecv_replace);
+CLAMPI_PM_INT_DECL(Mrecv);
+CLAMPI_PM_INT_DECL(Imrecv);
+#ifdef CLAMPI_MPI_HAS_ISENDRECV
+CLAMPI_PM_INT_DECL(Isendrecv);
+CLAMPI_PM_INT_DECL(Isendrecv_replace);
+#endif
+
+#ifdef CLAMPI_MPI_HAS_LARGE_COUNT_P2P
+/* A large-count call's (count, datatype) for the int call: as they are when count fits in
+ * an int (a negative one too: the int call reports it), else one element of a type *made of
+ * count elements, which the caller frees after the call (clampi and MPI keep their own
+ * reference to a type a pending operation uses). 0: no such type (bad input, which MPI's
+ * own large-count call then reports on the right communicator). */
+int clampi_pm_narrow_big(MPI_Count count, MPI_Datatype type, MPI_Datatype *made); /* match_entry.c */
+static inline int clampi_pm_narrow(MPI_Count count, MPI_Datatype type, int *n, MPI_Datatype *t, MPI_Datatype *made) {
+    if (count >= INT_MIN && count <= INT_MAX) {
+        *n = (int)count, *t = type;
+        return 1;
+    }
+    if (!clampi_pm_narrow_big(count, type, made)) return 0;
+    *n = 1, *t = *made;
+    return 1;
+}
+static inline void clampi_pm_unmade(MPI_Datatype *made) {
+    if (*made != MPI_DATATYPE_NULL) PMPI_Type_free(made);
+}
+#endif
 
 /* match_progress.c: MPI's MPI_Alltoall / MPI_Allgather, nonblocking in a carrier job */
 int clampi_pm_alltoall_unblocked(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,

@@ -70,3 +70,10 @@ CLAMPI_API int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source
 CLAMPI_API int MPI_Start(MPI_Request *request) { return clampi_msg_start(request); }
 
 CLAMPI_API int MPI_Startall(int count, MPI_Request requests[]) { return clampi_msg_startall(count, requests); }
+
+/* the hidden names of the int entry points (match_entry.h) */
+CLAMPI_PM_INT_ENTRY(Send_init);
+CLAMPI_PM_INT_ENTRY(Bsend_init);
+CLAMPI_PM_INT_ENTRY(Rsend_init);
+CLAMPI_PM_INT_ENTRY(Ssend_init);
+CLAMPI_PM_INT_ENTRY(Recv_init);

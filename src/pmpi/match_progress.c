@@ -158,13 +158,13 @@ static long long rooted_bytes(MPI_Comm comm, int root, int scatter, int scount, 
     } while (0)
 
 /* On a communicator the MPI carrier holds: clampi's barrier of empty messages, which keeps
- * taking messages as MPI's nonblocking form does and costs what MPI's blocking one does
- * (where the MPI has no point-to-point call the preload does not carry). */
+ * taking messages as MPI's nonblocking form does and costs what MPI's blocking one does.
+ * Its messages use the program's communicator, which no point-to-point call of the program
+ * reaches: the preload carries every one (MPI-4's large-count forms and MPI_Isendrecv too). */
 CLAMPI_API int MPI_Barrier(MPI_Comm comm) {
     if (clampi_carrier_job()) {
         clampi_mcomm *mc = clampi_pm_comm(comm);
-        if (mc && mc->wire != MPI_COMM_NULL && clampi_carrier_barrier_usable() && intra(comm))
-            return clampi_carrier_barrier_msgs(mc);
+        if (mc && mc->wire != MPI_COMM_NULL && intra(comm)) return clampi_carrier_barrier_msgs(mc);
     }
     CARRIED(0, PMPI_Barrier(comm), PMPI_Ibarrier(comm, &r));
 }

@@ -1,9 +1,9 @@
 /* A wildcard receive posted before MPI_Barrier gets the program's message, never one of the
  * barrier's own (run plainly and preloaded by run_preload.sh, which compares the "result"
- * lines). Under the MPI carrier clampi's barrier may be empty messages on the program's
+ * lines). Under the MPI carrier clampi's barrier is empty messages on the program's
  * communicator, where the program's own point-to-point never travels (clampi carries it on
- * a copy); an MPI-4 large-count receive (MPI_Irecv_c), which the preload does not carry,
- * does use that communicator, so with such an MPI the barrier must not be messages. Each
+ * a copy): an MPI-4 large-count receive (MPI_Irecv_c) must travel there too, or it would
+ * take the barrier's messages. Each
  * round: every rank posts a wildcard receive, two barriers, then sends its value to the next
  * rank (and a carried MPI_Sendrecv after it); a barrier message taken by the receive shows
  * as a wrong source, tag or count (or the barrier, short of that message, never returns).
