@@ -147,6 +147,20 @@ int clampi_msg_bsend(const void *buf, int count, MPI_Datatype type, int dest, in
 int clampi_msg_bsend_mpi(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                          MPI_Request *request);
 void clampi_msg_bsend_drain(void); /* waits for every buffered send still in flight */
+/* MPI-4.1's buffer calls (MPI_Buffer_flush, MPI_Comm_attach_buffer, ...) come with its
+ * MPI_BUFFER_AUTOMATIC. */
+#if defined(MPI_BUFFER_AUTOMATIC) && !defined(CLAMPI_MPI_HAS_BUFFER_FLUSH)
+#define CLAMPI_MPI_HAS_BUFFER_FLUSH 1
+#endif
+#ifdef CLAMPI_MPI_HAS_BUFFER_FLUSH
+/* MPI-4.1: buffers attached to communicators (clampi's when comm is), and the flushes
+ * (comm MPI_COMM_NULL: the process's buffer). */
+int clampi_msg_comm_buffer_attach(MPI_Comm comm, void *buffer, int size);
+int clampi_msg_comm_buffer_detach(MPI_Comm comm, void *buffer_addr, int *size);
+void clampi_msg_comm_buffer_freed(MPI_Comm comm); /* before MPI_Comm_free: detached, as MPI does */
+int clampi_msg_buffer_flush(MPI_Comm comm);
+int clampi_msg_buffer_iflush(MPI_Comm comm, MPI_Request *request);
+#endif
 
 /* persist.c: persistent requests (the preload's MPI_*_init, MPI_Start, MPI_Startall); init
  * takes valid arguments on a clampi communicator (BSEND_MPI: a buffered send on any, as
@@ -238,7 +252,7 @@ void clampi_msg_progress(void); /* UCX progress + MPI completion of finished req
 /* pair.c: MPI_Isendrecv(_replace): the program's request for a receive and a send already
  * started on comm (clampi's or MPI's requests); tmp (or NULL) is freed with it. */
 int clampi_msg_pair(MPI_Comm comm, MPI_Request recv, MPI_Request send, void *tmp, MPI_Request *request);
-extern _Atomic int clampi_msg_pairs_n;
-void clampi_msg_pairs_poll(void); /* from clampi_msg_progress: pairs whose halves completed */
+extern _Atomic int clampi_msg_watches_n;
+void clampi_msg_watches_poll(void); /* watch.c, from clampi_msg_progress */
 
 #endif

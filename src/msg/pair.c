@@ -1,8 +1,7 @@
 /* MPI_Isendrecv and MPI_Isendrecv_replace on a communicator clampi carries: one request
  * made of a receive and a send, each whatever its carrier gives (clampi's request or MPI's
- * on the duplicate). The pair's request is clampi's, with nothing of its own to transfer:
- * clampi_msg_progress tests both halves and finishes it once both have completed, with the
- * receive's status (source, tag, size, cancelled, error). MPI_Cancel of the pair cancels
+ * on the duplicate). The pair's request is clampi's, watched (watch.c): progress tests both
+ * halves and finishes it once both have completed, with the receive's status (source, tag, size, cancelled, error). MPI_Cancel of the pair cancels
  * nothing: the halves complete as they would (MPI allows a cancel that does not succeed). */
 #include <stdlib.h>
 
@@ -10,56 +9,10 @@
 #include "msg/msg_internal.h"
 
 typedef struct pair {
-    clampi_mreq *r;      /* the program's request (pinned while here) */
     MPI_Request half[2]; /* receive, send; MPI_REQUEST_NULL once complete */
     MPI_Status st;       /* the receive's */
     int err;             /* the receive's error, if any */
-    struct pair *next;
 } pair;
-
-static pthread_mutex_t pairs_lock = PTHREAD_MUTEX_INITIALIZER;
-static pair *pairs;
-_Atomic int clampi_msg_pairs_n; /* pending pairs: progress skips the poll when 0 */
-
-int clampi_msg_pair(MPI_Comm comm, MPI_Request recv, MPI_Request send, void *tmp, MPI_Request *request) {
-    clampi_mcomm *mc = clampi_msg_comm(comm);
-    pair *p = malloc(sizeof *p);
-    clampi_mreq *r = NULL;
-    int err = p ? clampi_mreq_create(mc, 1, NULL, 0, MPI_BYTE, &r) : MPI_ERR_NO_MEM;
-    if (err != MPI_SUCCESS) {
-        free(p);
-        free(tmp);
-        return clampi_msg_raise(comm, err, NULL); /* the halves stay pending, as after a failed MPI call */
-    }
-    r->tmp = tmp; /* the packed data of MPI_Isendrecv_replace: freed with r */
-    atomic_fetch_add(&r->refs, 1);
-    *p = (pair){.r = r, .half = {recv, send}, .err = MPI_SUCCESS};
-    p->st.MPI_SOURCE = MPI_ANY_SOURCE, p->st.MPI_TAG = MPI_ANY_TAG;
-    *request = r->mpi;
-    pthread_mutex_lock(&pairs_lock);
-    p->next = pairs;
-    pairs = p;
-    atomic_fetch_add(&clampi_msg_pairs_n, 1);
-    pthread_mutex_unlock(&pairs_lock);
-    return MPI_SUCCESS;
-}
-
-/* Both halves complete: r finishes with the receive's status. */
-static void pair_done(pair *p) {
-    clampi_mreq *r = p->r;
-    r->source = p->st.MPI_SOURCE;
-    r->tag = p->st.MPI_TAG;
-    MPI_Count bytes = 0;
-    PMPI_Get_elements_x(&p->st, MPI_BYTE, &bytes);
-    r->bytes = bytes > 0 ? (size_t)bytes : 0;
-    int cancelled = 0;
-    PMPI_Test_cancelled(&p->st, &cancelled);
-    r->cancelled = cancelled;
-    r->error = p->err;
-    clampi_msg_finish(r);
-    clampi_mreq_unpin(r);
-    free(p);
-}
 
 /* One half tested; 1 once it has completed. */
 static int half_done(pair *p, int i) {
@@ -78,28 +31,41 @@ static int half_done(pair *p, int i) {
     return 1;
 }
 
-void clampi_msg_pairs_poll(void) {
-    static _Thread_local CLAMPI_MSG_TLS int polling; /* the halves' tests run progress too */
-    if (polling || pthread_mutex_trylock(&pairs_lock) != 0) return;
-    polling = 1;
-    pair *done = NULL;
-    for (pair **pp = &pairs; *pp;) {
-        pair *p = *pp;
-        int a = half_done(p, 0), b = half_done(p, 1);
-        if (a && b) {
-            *pp = p->next;
-            p->next = done;
-            done = p;
-            atomic_fetch_sub(&clampi_msg_pairs_n, 1);
-        } else {
-            pp = &p->next;
-        }
+/* The watch (watch.c): once both halves completed, r gets the receive's status. */
+static int pair_ready(void *ctx, clampi_mreq *r) {
+    pair *p = ctx;
+    int a = half_done(p, 0), b = half_done(p, 1);
+    if (!a || !b) return 0;
+    r->source = p->st.MPI_SOURCE;
+    r->tag = p->st.MPI_TAG;
+    MPI_Count bytes = 0;
+    PMPI_Get_elements_x(&p->st, MPI_BYTE, &bytes);
+    r->bytes = bytes > 0 ? (size_t)bytes : 0;
+    int cancelled = 0;
+    PMPI_Test_cancelled(&p->st, &cancelled);
+    r->cancelled = cancelled;
+    r->error = p->err;
+    free(p);
+    return 1;
+}
+
+int clampi_msg_pair(MPI_Comm comm, MPI_Request recv, MPI_Request send, void *tmp, MPI_Request *request) {
+    clampi_mcomm *mc = clampi_msg_comm(comm);
+    pair *p = malloc(sizeof *p);
+    clampi_mreq *r = NULL;
+    int err = p ? clampi_mreq_create(mc, 1, NULL, 0, MPI_BYTE, &r) : MPI_ERR_NO_MEM;
+    if (err == MPI_SUCCESS) {
+        r->tmp = tmp; /* the packed data of MPI_Isendrecv_replace: freed with r */
+        tmp = NULL;
+        *p = (pair){.half = {recv, send}, .err = MPI_SUCCESS};
+        p->st.MPI_SOURCE = MPI_ANY_SOURCE, p->st.MPI_TAG = MPI_ANY_TAG;
+        *request = r->mpi;
+        err = clampi_msg_watch(r, pair_ready, p);
+        if (err == MPI_SUCCESS) return MPI_SUCCESS;
+        *request = MPI_REQUEST_NULL; /* the halves stay pending, as after a failed MPI call */
+        clampi_msg_request_free(&r->mpi);
     }
-    pthread_mutex_unlock(&pairs_lock);
-    while (done) {
-        pair *p = done;
-        done = p->next;
-        pair_done(p);
-    }
-    polling = 0;
+    free(p);
+    free(tmp);
+    return clampi_msg_raise(comm, err, NULL);
 }

@@ -115,8 +115,8 @@ void clampi_msg_progress(void) {
     /* Letting a retired communicator go frees MPI objects: not inside MPI's own progress. */
     if (!in_mpi_hook && atomic_load_explicit(&clampi_msg_retired_n, memory_order_relaxed)) clampi_msg_retired_sweep();
     in_progress = 0;
-    /* A pair's halves are tested with MPI calls (progress again): not inside MPI's progress. */
-    if (!in_mpi_hook && atomic_load_explicit(&clampi_msg_pairs_n, memory_order_relaxed)) clampi_msg_pairs_poll();
+    /* Watched requests' conditions make MPI calls (progress again): not inside MPI's progress. */
+    if (!in_mpi_hook && atomic_load_explicit(&clampi_msg_watches_n, memory_order_relaxed)) clampi_msg_watches_poll();
 }
 
 void clampi_msg_progress_from_mpi(void) {

@@ -227,6 +227,9 @@ void clampi_pm_comm_forget(MPI_Comm *comm) {
 }
 
 CLAMPI_API int MPI_Comm_free(MPI_Comm *comm) {
+#ifdef CLAMPI_MPI_HAS_BUFFER_FLUSH
+    if (comm) clampi_msg_comm_buffer_freed(*comm); /* its attached buffer (MPI-4.1) */
+#endif
     clampi_pm_comm_forget(comm);
     return PMPI_Comm_free(comm);
 }
@@ -235,6 +238,9 @@ CLAMPI_API int MPI_Comm_free(MPI_Comm *comm) {
  * MPI_Comm_free; MPI's call waits for the other processes, so the MPI carrier's queue goes
  * to MPI first (entry_points.tsv, last section, says why). */
 CLAMPI_API int MPI_Comm_disconnect(MPI_Comm *comm) {
+#ifdef CLAMPI_MPI_HAS_BUFFER_FLUSH
+    if (comm) clampi_msg_comm_buffer_freed(*comm);
+#endif
     clampi_pm_comm_forget(comm);
     HANDED(PMPI_Comm_disconnect(comm));
 }

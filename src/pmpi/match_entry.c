@@ -104,6 +104,46 @@ CLAMPI_API int MPI_Buffer_attach(void *buffer, int size) { return clampi_msg_buf
 
 CLAMPI_API int MPI_Buffer_detach(void *buffer_addr, int *size) { return clampi_msg_buffer_detach(buffer_addr, size); }
 
+#ifdef CLAMPI_MPI_HAS_BUFFER_FLUSH
+/* MPI-4.1's buffers of communicators and flushes (src/msg/bsend.c): a clampi communicator's
+ * buffer is clampi's, as the process's is. */
+CLAMPI_API int MPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size) {
+    return clampi_msg_comm_buffer_attach(comm, buffer, size);
+}
+
+CLAMPI_API int MPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size) {
+    if (comm == MPI_COMM_NULL || !buffer_addr || !size) return PMPI_Comm_detach_buffer(comm, buffer_addr, size);
+    return clampi_msg_comm_buffer_detach(comm, buffer_addr, size);
+}
+
+CLAMPI_API int MPI_Buffer_flush(void) { return clampi_msg_buffer_flush(MPI_COMM_NULL); }
+
+CLAMPI_API int MPI_Buffer_iflush(MPI_Request *request) { return clampi_msg_buffer_iflush(MPI_COMM_NULL, request); }
+
+CLAMPI_API int MPI_Comm_flush_buffer(MPI_Comm comm) {
+    return comm == MPI_COMM_NULL ? PMPI_Comm_flush_buffer(comm) : clampi_msg_buffer_flush(comm);
+}
+
+CLAMPI_API int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request) {
+    if (comm == MPI_COMM_NULL) return PMPI_Comm_iflush_buffer(comm, request);
+    return clampi_msg_buffer_iflush(comm, request);
+}
+
+#ifdef CLAMPI_MPI_HAS_LARGE_COUNT_P2P
+CLAMPI_API int MPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size) {
+    return clampi_msg_comm_buffer_attach(comm, buffer, size > INT_MAX ? INT_MAX : size < INT_MIN ? -1 : (int)size);
+}
+
+CLAMPI_API int MPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size) {
+    if (comm == MPI_COMM_NULL || !buffer_addr || !size) return PMPI_Comm_detach_buffer_c(comm, buffer_addr, size);
+    int n = 0;
+    int rc = clampi_msg_comm_buffer_detach(comm, buffer_addr, &n);
+    if (rc == MPI_SUCCESS) *size = n;
+    return rc;
+}
+#endif
+#endif
+
 #ifdef CLAMPI_MPI_HAS_LARGE_COUNT_P2P
 /* count (> INT_MAX) elements of type as one element of a type built with int counts only:
  * q vectors of INT_MAX elements and the rest (BigMPI's construction), so that clampi's and
