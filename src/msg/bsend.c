@@ -295,11 +295,13 @@ int clampi_msg_buffer_iflush(MPI_Comm comm, MPI_Request *request) {
     int err = f ? clampi_mreq_create(NULL, 0, NULL, 0, MPI_BYTE, &r) : MPI_ERR_NO_MEM;
     if (err == MPI_SUCCESS) {
         *f = (flush_watch){.comm = comm, .upto = upto};
-        err = clampi_msg_watch(r, flush_ready, f);
-        if (err == MPI_SUCCESS) {
-            *request = r->mpi;
-            return MPI_SUCCESS;
+        *request = r->mpi;
+        if (clampi_msg_watch(r, flush_ready, f) != MPI_SUCCESS) { /* no memory: the request fails */
+            free(f);
+            r->error = MPI_ERR_NO_MEM;
+            clampi_msg_finish(r);
         }
+        return MPI_SUCCESS;
     }
     free(f);
     return clampi_msg_raise(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, err, NULL);

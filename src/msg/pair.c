@@ -60,10 +60,12 @@ int clampi_msg_pair(MPI_Comm comm, MPI_Request recv, MPI_Request send, void *tmp
         *p = (pair){.half = {recv, send}, .err = MPI_SUCCESS};
         p->st.MPI_SOURCE = MPI_ANY_SOURCE, p->st.MPI_TAG = MPI_ANY_TAG;
         *request = r->mpi;
-        err = clampi_msg_watch(r, pair_ready, p);
-        if (err == MPI_SUCCESS) return MPI_SUCCESS;
-        *request = MPI_REQUEST_NULL; /* the halves stay pending, as after a failed MPI call */
-        clampi_msg_request_free(&r->mpi);
+        if (clampi_msg_watch(r, pair_ready, p) != MPI_SUCCESS) { /* no memory: the request fails */
+            free(p);
+            r->error = MPI_ERR_NO_MEM;
+            clampi_msg_finish(r);
+        }
+        return MPI_SUCCESS;
     }
     free(p);
     free(tmp);
