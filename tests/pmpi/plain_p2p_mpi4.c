@@ -35,8 +35,9 @@ static inline int count_of(MPI_Status *st) {
 }
 
 #ifdef CLAMPI_MPI_HAS_ISENDRECV
-/* An MPI_Isendrecv's status is its receive's. MPICH 4.0's own call leaves it unset, so it is
- * not part of the compared results: checked here only with clampi loaded. */
+/* An MPI_Isendrecv's status is its receive's. MPICH's and Intel MPI's own call does not set
+ * it (tests/mpi_bugs/mpich_isendrecv_status.c), so it is not part of the compared results:
+ * checked here only with clampi loaded. */
 static void isendrecv_status(const char *what, MPI_Status *st, int source, int tag, int count) {
     if (!dlsym(RTLD_DEFAULT, "CMPIX_Irecv")) return;
     if (st->MPI_SOURCE == source && st->MPI_TAG == tag && count_of(st) == count) return;
