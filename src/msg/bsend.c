@@ -268,7 +268,8 @@ typedef struct flush_watch {
 
 static int flush_ready(void *ctx, clampi_mreq *r) {
     flush_watch *f = ctx;
-    pthread_mutex_lock(&block_lock);
+    /* Progress may run inside a reap, with the lock held by this thread: not ready yet then. */
+    if (pthread_mutex_trylock(&block_lock) != 0) return 0;
     pool *p = f->comm == MPI_COMM_NULL ? &process : comm_pool(f->comm);
     int left = 0;
     if (p) {

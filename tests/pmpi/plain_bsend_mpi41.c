@@ -7,7 +7,8 @@
  * make there would travel outside clampi's copy of the communicator and never match.
  * Each round, in a ring:
  *   automatic  the process's buffer is MPI_BUFFER_AUTOMATIC: 64 buffered sends of 1 KiB with
- *              no receive posted yet, MPI_Buffer_iflush, then the receives
+ *              no receive posted yet, MPI_Buffer_iflush, one more buffered send while the
+ *              flush is pending, then the receives
  *   comm       a 4-message buffer on a duplicate (none on the process): MPI_Bsend fills it,
  *              MPI_Comm_iflush_buffer waits for them to leave, then it takes 4 more;
  *              MPI_Comm_detach_buffer gives the same address and size back
@@ -47,15 +48,20 @@ static void automatic(int round) {
     for (int k = 0; k < N; k++) MPI_Bsend(data[k], LEN, MPI_INT, next, 100 + k, MPI_COMM_WORLD);
     MPI_Request flush;
     MPI_Buffer_iflush(&flush);
-    MPI_Request r[N];
+    /* one more buffered send while the flush is pending (its reap meets the flush's watch) */
+    int extra = -1;
+    MPI_Bsend(&round, 1, MPI_INT, next, 99, MPI_COMM_WORLD);
+    MPI_Request r[N], rx;
     for (int k = 0; k < N; k++) MPI_Irecv(got[k], LEN, MPI_INT, prev, 100 + k, MPI_COMM_WORLD, &r[k]);
+    MPI_Irecv(&extra, 1, MPI_INT, prev, 99, MPI_COMM_WORLD, &rx);
     MPI_Status st[N];
     MPI_Waitall(N, r, st);
     MPI_Wait(&flush, MPI_STATUS_IGNORE);
+    MPI_Wait(&rx, MPI_STATUS_IGNORE);
     void *addr = NULL;
     int n = -1;
     MPI_Buffer_detach(&addr, &n);
-    result("automatic", round, sum_of(N), addr == MPI_BUFFER_AUTOMATIC);
+    result("automatic", round, sum_of(N) + extra, addr == MPI_BUFFER_AUTOMATIC);
 }
 
 static void comm_buffer(int round) {
