@@ -291,18 +291,12 @@ int clampi_msg_buffer_iflush(MPI_Comm comm, MPI_Request *request) {
     if (p && !mine) reap_locked(p, 1); /* clampi's own sends against MPI's buffer (enabled after the attach) */
     pthread_mutex_unlock(&block_lock);
     if (!mine) return comm == MPI_COMM_NULL ? PMPI_Buffer_iflush(request) : PMPI_Comm_iflush_buffer(comm, request);
-    clampi_mreq *r = NULL;
     flush_watch *f = malloc(sizeof *f);
-    int err = f ? clampi_mreq_create(NULL, 0, NULL, 0, MPI_BYTE, &r) : MPI_ERR_NO_MEM;
-    if (err == MPI_SUCCESS) {
+    int err = MPI_ERR_NO_MEM;
+    if (f) {
         *f = (flush_watch){.comm = comm, .upto = upto};
-        *request = r->mpi;
-        if (clampi_msg_watch(r, flush_ready, f) != MPI_SUCCESS) { /* no memory: the request fails */
-            free(f);
-            r->error = MPI_ERR_NO_MEM;
-            clampi_msg_finish(r);
-        }
-        return MPI_SUCCESS;
+        err = clampi_msg_watched(NULL, 0, NULL, flush_ready, f, request);
+        if (err == MPI_SUCCESS) return MPI_SUCCESS;
     }
     free(f);
     return clampi_msg_raise(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, err, NULL);

@@ -131,10 +131,13 @@ void clampi_msg_disable_all_local(void);                   /* at MPI_Finalize */
 void clampi_msg_comm_release(clampi_mcomm *mc, int force); /* its context id and state gone */
 void clampi_msg_comm_abandon(clampi_mcomm *mc); /* MPI_Finalize, requests still name it: endpoints and id only */
 
-/* watch.c: r (a clampi request with nothing of its own to transfer) finishes once ready(ctx,
- * r) returns 1, asked from progress; ready then sets r's result and owns ctx no more. */
+/* watch.c: *request, a clampi request of mc (may be NULL) with nothing of its own to
+ * transfer (tmp, or NULL, freed with it), finishes once ready(ctx, r) returns 1, asked from
+ * progress; ready then sets r's result and owns ctx no more. An MPI error code (nothing
+ * made; ctx and tmp stay the caller's). */
 typedef int (*clampi_watch_fn)(void *ctx, clampi_mreq *r);
-int clampi_msg_watch(clampi_mreq *r, clampi_watch_fn ready, void *ctx); /* MPI_ERR_NO_MEM */
+int clampi_msg_watched(clampi_mcomm *mc, int is_recv, void *tmp, clampi_watch_fn ready, void *ctx,
+                       MPI_Request *request);
 
 /* retire.c: communicators freed while operations on them were pending */
 void clampi_msg_retire(clampi_mcomm *mc);  /* mc->comm is gone; mc stays until nothing names it */

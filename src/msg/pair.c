@@ -50,24 +50,16 @@ static int pair_ready(void *ctx, clampi_mreq *r) {
 }
 
 int clampi_msg_pair(MPI_Comm comm, MPI_Request recv, MPI_Request send, void *tmp, MPI_Request *request) {
-    clampi_mcomm *mc = clampi_msg_comm(comm);
     pair *p = malloc(sizeof *p);
-    clampi_mreq *r = NULL;
-    int err = p ? clampi_mreq_create(mc, 1, NULL, 0, MPI_BYTE, &r) : MPI_ERR_NO_MEM;
-    if (err == MPI_SUCCESS) {
-        r->tmp = tmp; /* the packed data of MPI_Isendrecv_replace: freed with r */
-        tmp = NULL;
+    int err = MPI_ERR_NO_MEM;
+    if (p) {
         *p = (pair){.half = {recv, send}, .err = MPI_SUCCESS};
         p->st.MPI_SOURCE = MPI_ANY_SOURCE, p->st.MPI_TAG = MPI_ANY_TAG;
-        *request = r->mpi;
-        if (clampi_msg_watch(r, pair_ready, p) != MPI_SUCCESS) { /* no memory: the request fails */
-            free(p);
-            r->error = MPI_ERR_NO_MEM;
-            clampi_msg_finish(r);
-        }
-        return MPI_SUCCESS;
+        /* tmp: the packed data of MPI_Isendrecv_replace, freed with the request */
+        err = clampi_msg_watched(clampi_msg_comm(comm), 1, tmp, pair_ready, p, request);
+        if (err == MPI_SUCCESS) return MPI_SUCCESS;
     }
     free(p);
     free(tmp);
-    return clampi_msg_raise(comm, err, NULL);
+    return clampi_msg_raise(comm, err, NULL); /* the halves stay pending, as after a failed MPI call */
 }

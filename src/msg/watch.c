@@ -19,11 +19,19 @@ static pthread_mutex_t watches_lock = PTHREAD_MUTEX_INITIALIZER;
 static watch *watches;
 _Atomic int clampi_msg_watches_n; /* watched requests: progress skips the poll when 0 */
 
-int clampi_msg_watch(clampi_mreq *r, clampi_watch_fn ready, void *ctx) {
+int clampi_msg_watched(clampi_mcomm *mc, int is_recv, void *tmp, clampi_watch_fn ready, void *ctx,
+                       MPI_Request *request) {
     watch *w = malloc(sizeof *w);
-    if (!w) return MPI_ERR_NO_MEM;
+    clampi_mreq *r = NULL;
+    int err = w ? clampi_mreq_create(mc, is_recv, NULL, 0, MPI_BYTE, &r) : MPI_ERR_NO_MEM;
+    if (err != MPI_SUCCESS) {
+        free(w);
+        return err;
+    }
+    r->tmp = tmp;
     atomic_fetch_add(&r->refs, 1);
     *w = (watch){.r = r, .ready = ready, .ctx = ctx};
+    *request = r->mpi;
     pthread_mutex_lock(&watches_lock);
     w->next = watches;
     watches = w;

@@ -272,18 +272,26 @@ CLAMPI_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sen
     return sendrecv_finish(&sr, &rr, status);
 }
 
+/* The replace forms: the data to send, packed (*pos bytes; none to MPI_PROC_NULL) before
+ * the receive may overwrite it. NULL: no memory. */
+static void *replace_packed(const void *buf, int count, MPI_Datatype type, int dest, MPI_Comm comm, int *pos) {
+    int size = 0;
+    *pos = 0;
+    PMPI_Pack_size(count, type, comm, &size);
+    void *tmp = malloc(size ? (size_t)size : 1);
+    if (tmp && dest != MPI_PROC_NULL && size) PMPI_Pack(buf, count, type, tmp, size, pos, comm);
+    return tmp;
+}
+
 CLAMPI_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
                                     int recvtag, MPI_Comm comm, MPI_Status *status) {
     if (!sendrecv_route(buf, count, type, dest, sendtag, buf, count, type, source, recvtag, comm)) {
         clampi_carrier_release();
         return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
     }
-    /* the data to send, packed, before the receive may overwrite it */
-    int size = 0, pos = 0;
-    PMPI_Pack_size(count, type, comm, &size);
-    void *tmp = malloc(size ? (size_t)size : 1);
+    int pos;
+    void *tmp = replace_packed(buf, count, type, dest, comm, &pos);
     if (!tmp) return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
-    if (dest != MPI_PROC_NULL && size) PMPI_Pack(buf, count, type, tmp, size, &pos, comm);
     MPI_Request rr, sr;
     int rc = CMPIX_Irecv(buf, count, type, source, recvtag, comm, &rr);
     if (rc == MPI_SUCCESS) {
@@ -316,11 +324,9 @@ CLAMPI_API int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype type, in
                                      int recvtag, MPI_Comm comm, MPI_Request *request) {
     if (!request || !sendrecv_route(buf, count, type, dest, sendtag, buf, count, type, source, recvtag, comm))
         return PMPI_Isendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, request);
-    int size = 0, pos = 0; /* as MPI_Sendrecv_replace: the data to send, packed first */
-    PMPI_Pack_size(count, type, comm, &size);
-    void *tmp = malloc(size ? (size_t)size : 1);
+    int pos;
+    void *tmp = replace_packed(buf, count, type, dest, comm, &pos);
     if (!tmp) return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
-    if (dest != MPI_PROC_NULL && size) PMPI_Pack(buf, count, type, tmp, size, &pos, comm);
     MPI_Request rr, sr;
     int rc = CMPIX_Irecv(buf, count, type, source, recvtag, comm, &rr);
     if (rc == MPI_SUCCESS) rc = CMPIX_Isend(tmp, pos, MPI_PACKED, dest, sendtag, comm, &sr);
