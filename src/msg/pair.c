@@ -1,8 +1,9 @@
 /* MPI_Isendrecv and MPI_Isendrecv_replace on a communicator clampi carries: one request
  * made of a receive and a send, each whatever its carrier gives (clampi's request or MPI's
  * on the duplicate). The pair's request is clampi's, watched (watch.c): progress tests both
- * halves and finishes it once both have completed, with the receive's status (source, tag, size, cancelled, error). MPI_Cancel of the pair cancels
- * nothing: the halves complete as they would (MPI allows a cancel that does not succeed). */
+ * halves and finishes it once both have completed, with the receive's status (source, tag,
+ * size, cancelled, error). MPI_Cancel of the pair cancels nothing: the halves complete as
+ * they would (MPI allows a cancel that does not succeed). */
 #include <stdlib.h>
 
 #include "clampi/match.h"
