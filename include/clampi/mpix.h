@@ -31,7 +31,9 @@ int MPIX_Win_op_intrinsic(const char *ops, int max_count, MPI_Datatype datatype,
 
 /* Memory handles on a dynamic window (UCX backend): plain bytes, at most
  * MPI_MAX_MEMHANDLE_SIZE, that peers turn into a window onto [base, base + size) of the
- * creating rank, local on both sides. */
+ * creating rank, local on both sides. Memory of the program's own has its whole pages
+ * moved onto a memory file that same-node peers map (CLAMPI_MH_SHARE; no other thread may
+ * write those pages while the handle is created or released). */
 #ifndef MPI_MAX_MEMHANDLE_SIZE
 #define MPI_MAX_MEMHANDLE_SIZE 256
 #endif

@@ -46,7 +46,10 @@ CLAMPI_API int CMPIX_Win_dup_with_info(CMPI_Win win, MPI_Info info, CMPI_Win *ne
 #define CMPIX_MAX_MEMHANDLE_SIZE 256
 /* Registers [base, base+size), which must be attached to the dynamic UCX window win,
  * and writes a handle of *memhandle_size (<= CMPIX_MAX_MEMHANDLE_SIZE) plain bytes to
- * memhandle: send them to peers with any MPI call. */
+ * memhandle: send them to peers with any MPI call. Memory of the program's own (malloc,
+ * the stack) has its whole pages moved onto a memory file that same-node peers map, at the
+ * same address and with the same contents (CLAMPI_MH_SHARE): no other thread may write
+ * those pages during this call or the release (docs/rma-extensions.md). */
 CLAMPI_API int CMPIX_Memhandle_create(void *base, MPI_Aint size, CMPI_Win win, void *memhandle, int *memhandle_size);
 /* Local. A window whose only target is target_rank (the handle's owner, a rank of win's
  * group), displacement 0 at the handle's base, in units of disp_unit. Only put, get,

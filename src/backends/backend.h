@@ -147,7 +147,16 @@ typedef struct clampi_backend_mh {
     /* the region at its owner */
     int target, disp_unit;
     uint64_t base, size;
-    void *direct; /* the region mapped in this process (a node-shared heap), or NULL */
+    /* Bytes [direct_lo, direct_hi) of the region are mapped in this process at direct + offset
+     * (a node-shared heap: all of it; the owner's moved pages, rmax/mh_share.h: some); direct
+     * NULL: none. direct_live: the handle's liveness word mapped here, or NULL.
+     * direct_close(direct_ref): called once when the last window using the handle goes
+     * (NULL: nothing to call); it ends the mapping's use. */
+    unsigned char *direct;
+    uint64_t direct_lo, direct_hi;
+    const uint64_t *direct_live;
+    void (*direct_close)(void *ref);
+    void *direct_ref;
 } clampi_backend_mh;
 
 /* What a backend offers beyond MPI RMA, for the extensions (src/rmax/, the Quo Vadis RMA

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "common/stats.h"
+#include "rmax/mh_share.h"
 #include "rma/options.h"
 #include "rma/stats.h"
 
@@ -78,6 +79,7 @@ int clampi_rmax_on_free(clampi_win *w, CMPI_Win *handle) {
 
 void clampi_rmax_release(clampi_win *w) {
     if (!w->rmax) return;
+    clampi_mh_shares_free(&w->rmax->mh_shares);
     if (w->rmax->mh_table) w->rmax->mh_ext->mh_table_free(w->rmax->mh_table);
     if (w->rmax->kind == CLAMPI_RMAX_PARENT && w->b.ops && w->b.ops->family_free) w->b.ops->family_free(&w->b);
     free(w->rmax);

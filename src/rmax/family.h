@@ -24,6 +24,7 @@ typedef struct clampi_rmax {
     int atomic_lanes;                 /* op_intrinsic's transport answer: 1 yes, -1 no, 0 not asked yet */
     void *mh_table;                   /* dynamic parent: the backend's table of handles created on it */
     const clampi_backend_ext *mh_ext; /* the rows that made mh_table (they free it) */
+    void *mh_shares;                  /* dynamic parent: its handles' pages moved onto files (mh_share.h) */
 } clampi_rmax;
 
 /* The backend's extension rows of w (backend.h), NULL on a window without them (MPI). */

@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "clampi/rmax.h"
+#include "common/options.h"
 #include "rma/errors.h"
 #include "rmax/family.h"
 #include "rmax/mh_format.h"
+#include "rmax/mh_share.h"
 #include "services/heap.h"
 
 #define FIND(w, win)                           \
@@ -55,10 +57,16 @@ int CMPIX_Memhandle_create(void *base, MPI_Aint size, CMPI_Win win, void *memhan
     /* Memory from CMPI_Alloc_mem (the node-shared heap): same-node peers map it already. */
     int32_t seg;
     uint64_t off;
+    clampi_mh_share_ref share = {0};
     if (size > 0 && clampi_heap_locate(base, (size_t)size, &seg, &off))
         f.heap_id = clampi_heap_id(), f.heap_seg = (uint32_t)seg, f.heap_off = off;
+    else if (size > 0 && clampi_opt_process(CLAMPI_OPT_MH_SHARE).u &&
+             clampi_mh_share(&x->mh_shares, base, (size_t)size, h.generation, &share) == 0)
+        f.share_node = share.node, f.share_token = share.token, f.share_lo = share.lo, f.share_len = share.len,
+        f.share_pid = share.pid, f.share_fd = share.fd;
     int len = clampi_mh_encode(&f, memhandle, CMPIX_MAX_MEMHANDLE_SIZE);
     if (len < 0) {
+        if (f.share_node) clampi_mh_unshare(&x->mh_shares, h.generation);
         e->mh_live(x->mh_table, &h, 1);
         return clampi_raise_win(w, CLAMPI_E_NOMEM);
     }
@@ -89,13 +97,33 @@ int CMPIX_Memhandle_release(void *memhandle, CMPI_Win win) {
         return clampi_raise_win(w, CLAMPI_E_ARG);
     clampi_backend_mh h = {.slot = f.slot, .generation = f.generation};
     /* released twice, or someone else's: MPI_ERR_ARG */
-    return w->rmax->mh_ext->mh_live(t, &h, 1) ? MPI_SUCCESS : clampi_raise_win(w, CLAMPI_E_ARG);
+    if (!w->rmax->mh_ext->mh_live(t, &h, 1)) return clampi_raise_win(w, CLAMPI_E_ARG);
+    if (f.share_node) clampi_mh_unshare(&w->rmax->mh_shares, f.generation); /* pages back, after UCX let go */
+    return MPI_SUCCESS;
 }
 
 /* ---- peer side -------------------------------------------------------------------- */
 
 static int window_create(clampi_win *parent, const clampi_backend_ext *e, void *handle, const clampi_backend_mh *m,
                          const clampi_win_options *opts, CMPI_Win *newwin);
+
+/* The owner's moved pages (mh_share.h), mapped here when the owner is on this node: the
+ * handle's bytes inside them become load/store. */
+static void direct_open(const clampi_mh_fields *f, clampi_backend_mh *h) {
+    clampi_mh_share_ref ref = {.node = f->share_node,
+                               .token = f->share_token,
+                               .lo = f->share_lo,
+                               .len = f->share_len,
+                               .pid = f->share_pid,
+                               .fd = f->share_fd};
+    unsigned char *pages;
+    if (!(h->direct_ref = clampi_mh_share_open(&ref, &pages, &h->direct_live))) return;
+    h->direct_close = clampi_mh_share_close;
+    const uint64_t lo = ref.lo, hi = ref.lo + ref.len; /* owner addresses */
+    h->direct_lo = lo > f->base ? lo - f->base : 0;
+    h->direct_hi = (hi < f->base + f->size ? hi : f->base + f->size) - f->base;
+    h->direct = (unsigned char *)((uintptr_t)pages + (uintptr_t)(f->base - lo)); /* region offset 0 */
+}
 
 int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int target_rank, int disp_unit, MPI_Info info,
                              CMPI_Win win, CMPI_Win *newwin) {
@@ -119,10 +147,18 @@ int CMPIX_Win_from_memhandle(const void *memhandle, int memhandle_size, int targ
     const char *bad = NULL;
     if (clampi_options_update(info, &opts, &bad) != MPI_SUCCESS) return clampi_raise_win(parent, CLAMPI_E_INFO);
     /* Zero copy: the region is in a node-shared heap this process maps too. */
-    if (f.heap_id && f.heap_id == clampi_heap_id()) h.direct = clampi_heap_addr((int32_t)f.heap_seg, f.heap_off);
+    if (f.heap_id && f.heap_id == clampi_heap_id()) {
+        h.direct = (unsigned char *)clampi_heap_addr((int32_t)f.heap_seg, f.heap_off);
+        h.direct_hi = f.size;
+    } else if (f.share_node) {
+        direct_open(&f, &h);
+    }
     clampi_rmax *x = clampi_rmax_of(parent);
     void *handle = x ? e->mh_open(&parent->b, &h, &x->mh_cache) : NULL;
-    if (!handle) return clampi_raise_win(parent, x ? CLAMPI_E_ARG : CLAMPI_E_NOMEM);
+    if (!handle) {
+        if (h.direct_close) h.direct_close(h.direct_ref);
+        return clampi_raise_win(parent, x ? CLAMPI_E_ARG : CLAMPI_E_NOMEM);
+    }
     if (window_create(parent, e, handle, &h, &opts, newwin) != MPI_SUCCESS) {
         e->mh_close(handle);
         return clampi_raise_win(parent, CLAMPI_E_NOMEM);

@@ -6,9 +6,10 @@
 
 /* Layout: magic u32 | version u16 | header bytes u16 | owner u32 | slot u32 | win_id u64 |
  * base u64 | size u64 | generation u64 | gen_addr u64 | rkey_len u32 | gen_rkey_len u32 |
- * heap_id u64 | heap_off u64 | heap_seg u32 | 0 u32 |
+ * heap_id u64 | heap_off u64 | heap_seg u32 | 0 u32 | share_node u64 | share_token u64 |
+ * share_lo u64 | share_len u64 | share_pid u32 | share_fd u32 |
  * rkey | gen_rkey | total length u32 | checksum u64 (of everything before it). */
-#define HEADER 88u
+#define HEADER 128u
 #define TRAILER 12u
 
 #define PUT(T, v)                       \
@@ -46,6 +47,12 @@ int clampi_mh_encode(const clampi_mh_fields *f, void *out, size_t cap) {
     PUT(uint64_t, f->heap_off);
     PUT(uint32_t, f->heap_seg);
     PUT(uint32_t, 0);
+    PUT(uint64_t, f->share_node);
+    PUT(uint64_t, f->share_token);
+    PUT(uint64_t, f->share_lo);
+    PUT(uint64_t, f->share_len);
+    PUT(uint32_t, f->share_pid);
+    PUT(uint32_t, f->share_fd);
     memcpy(o + at, f->rkey, f->rkey_len);
     at += f->rkey_len;
     memcpy(o + at, f->gen_rkey, f->gen_rkey_len);
@@ -81,6 +88,12 @@ int clampi_mh_decode(const void *buf, size_t len, clampi_mh_fields *f) {
     GET(uint32_t, f->heap_seg);
     GET(uint32_t, zero);
     if (zero != 0) return -1;
+    GET(uint64_t, f->share_node);
+    GET(uint64_t, f->share_token);
+    GET(uint64_t, f->share_lo);
+    GET(uint64_t, f->share_len);
+    GET(uint32_t, f->share_pid);
+    GET(uint32_t, f->share_fd);
     if ((uint64_t)HEADER + f->rkey_len + f->gen_rkey_len + TRAILER != len) return -1; /* truncated or padded */
     f->rkey = b + at;
     at += f->rkey_len;

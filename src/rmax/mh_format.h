@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #define CLAMPI_MH_MAGIC 0x484d4c43u /* "CLMH" */
-#define CLAMPI_MH_VERSION 2u
+#define CLAMPI_MH_VERSION 3u
 
 typedef struct clampi_mh_fields {
     uint32_t owner;      /* rank in the window's communicator */
@@ -25,6 +25,10 @@ typedef struct clampi_mh_fields {
      * heap has this id reaches it by load/store at (segment, offset). heap_id 0: not. */
     uint64_t heap_id, heap_off;
     uint32_t heap_seg;
+    /* The region's pages moved onto a memory file a same-node peer maps (mh_share.h):
+     * share_node 0: none. */
+    uint64_t share_node, share_token, share_lo, share_len;
+    uint32_t share_pid, share_fd;
 } clampi_mh_fields;
 
 /* Writes the handle to out (cap bytes). Returns its length, or -1 if it does not fit. */

@@ -35,4 +35,17 @@ static inline int clampi_ucx_test_mh_direct(CMPI_Win win) {
     const clampi_mh_win *m = b ? clampi_ucx_mh_of(b) : NULL;
     return m ? m->direct != NULL : -1;
 }
+
+/* The bytes of a memory-handle window's region reached by load and store: [*lo, *hi)
+ * (both 0 when none), and how many puts and gets went that way. MPI_ERR_WIN if win is no
+ * such window. */
+static inline int clampi_ucx_test_mh_direct_bytes(CMPI_Win win, uint64_t *lo, uint64_t *hi, uint64_t *ops) {
+    const clampi_bwin *b = clampi_test_ucx_window(win);
+    const clampi_mh_win *m = b ? clampi_ucx_mh_of(b) : NULL;
+    if (!m) return MPI_ERR_WIN;
+    *lo = m->direct ? m->direct_lo : 0;
+    *hi = m->direct ? m->direct_hi : 0;
+    *ops = m->direct_ops; /* puts and gets done by load/store so far */
+    return MPI_SUCCESS;
+}
 #endif

@@ -38,8 +38,13 @@ typedef struct clampi_mh_win {
     int dead;                /* the handle was found released */
     int refs;                /* windows using it: the one from the handle and its duplicates */
     clampi_bwin *parent;     /* the window it was made from: accumulates run on its table */
-    unsigned char *direct;   /* the region mapped in this process (a same-node peer's memory
-                                in clampi's node-shared heap): put and get are load/store */
+    unsigned char *direct;   /* bytes [direct_lo, direct_hi) of the region are mapped here at
+                                direct + offset (node-shared heap, or the owner's pages moved
+                                onto a memory file): put and get there are load/store */
+    uint64_t direct_lo, direct_hi;
+    uint64_t direct_ops;             /* puts and gets done by load/store (a count for the tests, not atomic) */
+    void (*direct_close)(void *ref); /* ends the use of the mapping, with the handle */
+    void *direct_ref;
 } clampi_mh_win;
 
 #define CLAMPI_MH_SLOTS 4096 /* live handles per dynamic window and process */

@@ -51,6 +51,8 @@ void *clampi_ucx_mh_open(clampi_bwin *parent, const clampi_backend_mh *h, void *
     m->worker = u->main.worker;
     m->ep = clampi_ucx_lane_ep(u, &u->main, h->target);
     m->direct = h->direct;
+    m->direct_lo = h->direct_lo;
+    m->direct_hi = h->direct_hi;
     if (!m->ep || ucp_ep_rkey_unpack(m->ep, h->rkey, &m->rkey) != UCS_OK) {
         free(m);
         return NULL;
@@ -63,15 +65,20 @@ void *clampi_ucx_mh_open(clampi_bwin *parent, const clampi_backend_mh *h, void *
     /* The liveness word by pointer where it can be: our own table, or the owner's table
      * segment mapped by UCX's shared-memory transport. */
     void *gp = NULL;
-    if (h->target == parent->rank)
+    if (h->direct_live)
+        m->gen_ptr = h->direct_live;
+    else if (h->target == parent->rank)
         m->gen_ptr = (const uint64_t *)(uintptr_t)h->gen_addr;
     else if (ucp_rkey_ptr(m->gen_rkey, h->gen_addr, &gp) == UCS_OK)
         m->gen_ptr = gp;
+    m->direct_close = h->direct_close; /* owned from here on */
+    m->direct_ref = h->direct_ref;
     return m;
 }
 
 void clampi_ucx_mh_close(void *handle) {
     clampi_mh_win *m = handle;
     ucp_rkey_destroy(m->rkey);
+    if (m->direct_close) m->direct_close(m->direct_ref);
     free(m);
 }

@@ -86,8 +86,7 @@ void clampi_ucx_mh_release(clampi_bwin *b) {
     clampi_mh_win *m = b->variant;
     b->variant = NULL;
     if (!m || --m->refs > 0) return;
-    ucp_rkey_destroy(m->rkey); /* gen_rkey belongs to the parent's cache */
-    free(m);
+    clampi_ucx_mh_close(m); /* gen_rkey belongs to the parent's cache */
 }
 
 /* ---- the operation table ------------------------------------------------------------- */
@@ -115,9 +114,11 @@ static int transfer(clampi_bwin *w, int is_put, void *origin, int oc, MPI_Dataty
     clampi_access a;
     int rc = check(w, oc, ot, target, disp, tc, tt, &a);
     if (rc != MPI_SUCCESS || a.target.bytes == 0) return rc;
-    const clampi_mh_win *m = mh_of(w);
-    if (m->direct) { /* zero copy: the owner's bytes are mapped here (node-shared heap) */
+    clampi_mh_win *m = mh_of(w);
+    if (m->direct && (uint64_t)a.offset >= m->direct_lo && (uint64_t)a.offset + a.target.bytes <= m->direct_hi) {
+        /* zero copy: the owner's bytes are mapped here */
         char *buf = (char *)origin + a.origin.lo;
+        m->direct_ops++;
         if (is_put)
             memcpy(m->direct + a.offset, buf, a.target.bytes);
         else
