@@ -11,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "common/fnv.h"
@@ -25,7 +28,8 @@ typedef struct share {
     uintptr_t lo;
     size_t len;
     int fd;
-    int stack;      /* the pages are in the creating thread's stack: moved by a helper thread */
+    int stack;      /* the pages are in the creating thread's stack (move_frozen) */
+    pid_t tid;      /* that thread: only it can move them back */
     uint64_t *live; /* the liveness page, mapped here */
 } share;
 
@@ -53,17 +57,21 @@ uint64_t clampi_mh_share_node(void) {
 
 static void file_name(char *out, size_t cap, uint64_t token) { snprintf(out, cap, "clampi-mh-%016" PRIx64, token); }
 
-/* The moved pages hold more than the region (headers, other frames): reading them is not
- * an error, so AddressSanitizer is told to look away (and the copy's write is the system
- * call itself, not its checked wrapper). */
+/* The moved pages hold more than the region (a block's header, other frames): reading them
+ * is not an error, so AddressSanitizer is told to look away (and the copy's write is the
+ * system call itself, not its checked wrapper). */
 #define WHOLE_PAGES __attribute__((no_sanitize_address))
 
-/* A block glibc's malloc made with mmap, whose first page holds base: [*lo, *hi) is the
- * whole block (its header: prev_size 0, size a page multiple with only IS_MMAPPED set). */
-WHOLE_PAGES static int glibc_mmapped_block(uintptr_t base, size_t size, uintptr_t *lo, uintptr_t *hi) {
+/* A block glibc's malloc made with its own mmap, starting at the page that holds base, with
+ * the region starting right after the block's header: [*lo, *hi) is the whole block (the
+ * header: prev_size 0, size a page multiple with only IS_MMAPPED set). The header is read
+ * with a system call, which fails instead of faulting on an unreadable page. */
+static int glibc_mmapped_block(uintptr_t base, size_t size, uintptr_t *lo, uintptr_t *hi) {
     const uintptr_t chunk = base & ~(uintptr_t)(page() - 1);
-    if (base < chunk + 2 * sizeof(size_t)) return 0;
-    const size_t *head = (const size_t *)chunk;
+    size_t head[2];
+    if (base != chunk + sizeof head) return 0;
+    struct iovec local = {head, sizeof head}, remote = {(void *)chunk, sizeof head};
+    if (syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) != (long)sizeof head) return 0;
     size_t sz = head[1];
     if (head[0] != 0 || (sz & 7) != 2) return 0;
     sz &= ~(size_t)7;
@@ -92,23 +100,30 @@ static int pages_may_be_pinned(void) {
 extern void *__libc_stack_end; /* glibc: the main thread's stack top, as the program started */
 
 /* The calling thread's stack holds [base, base+size): it lies between this frame and the
- * stack's top (the main thread's from glibc, which pthread_getattr_np would find only by
- * reading /proc/self/maps; another thread's from its attributes). */
+ * stack's top, and this frame is on that stack, not on a user-level one (the main thread's
+ * top from glibc, which pthread_getattr_np would find only by reading /proc/self/maps, its
+ * extent from the stack limit; another thread's from its attributes). */
 static int own_stack(uintptr_t base, size_t size) {
     volatile char here = 0;
-    if (base <= (uintptr_t)&here) return 0;
-    uintptr_t top = 0;
+    const uintptr_t sp = (uintptr_t)&here;
+    if (base <= sp) return 0;
+    uintptr_t bottom = 0, top = 0;
     if (getpid() == (pid_t)syscall(SYS_gettid)) {
         top = (uintptr_t)__libc_stack_end;
+        struct rlimit rl;
+        uintptr_t extent = (uintptr_t)1 << 30; /* unlimited */
+        if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < extent)
+            extent = (uintptr_t)rl.rlim_cur;
+        bottom = top > extent ? top - extent : 0;
     } else {
         pthread_attr_t a;
         void *addr;
         size_t sz;
         if (pthread_getattr_np(pthread_self(), &a) != 0) return 0;
-        if (pthread_attr_getstack(&a, &addr, &sz) == 0) top = (uintptr_t)addr + sz;
+        if (pthread_attr_getstack(&a, &addr, &sz) == 0) bottom = (uintptr_t)addr, top = (uintptr_t)addr + sz;
         pthread_attr_destroy(&a);
     }
-    return base + size <= top;
+    return sp >= bottom && base + size <= top;
 }
 
 /* 1 if /proc/self/maps covers [lo, hi) with mappings all of one kind: private anonymous
@@ -151,7 +166,15 @@ static int write_all(int fd, const unsigned char *p, size_t n, off_t off) {
     return 0;
 }
 
-/* Copies [lo, lo+n) into the file at off (zero pages stay holes), then maps the file there. */
+/* The moves use the system calls themselves: UCX's and Open MPI's memory hooks replace
+ * mmap and mremap (UCX's mremap drops the new address of MREMAP_FIXED), and a move of stack
+ * pages runs where only system calls are safe (move_frozen). */
+static void *sys_mmap(uintptr_t addr, size_t len, int prot, int flags, int fd, off_t off) {
+    return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+/* Copies [lo, lo+n) into the file at off (zero pages stay holes), then maps the file there.
+ * 0; -1: nothing changed; -2: copied but not mapped (what is at lo is unknown). */
 static int move_piece(int fd, uintptr_t lo, size_t n, off_t off) {
     const size_t pg = page();
     const unsigned char *p = (const unsigned char *)lo;
@@ -165,32 +188,30 @@ static int move_piece(int fd, uintptr_t lo, size_t n, off_t off) {
         if (write_all(fd, p + i, j - i, off + (off_t)i) != 0) return -1;
         i = j;
     }
-    void *m = mmap((void *)lo, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, off);
-    return m == (void *)lo ? 0 : -1;
+    void *m = sys_mmap(lo, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, off);
+    return m == (void *)lo ? 0 : -2;
 }
 
 /* The file's pages back into private memory at lo (one mremap over them). */
 static int move_back(int fd, uintptr_t lo, size_t len) {
-    unsigned char *tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    unsigned char *tmp = sys_mmap(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (tmp == MAP_FAILED) return -1;
     off_t d = 0;
-    while ((size_t)d < len && (d = lseek(fd, d, SEEK_DATA)) >= 0 && (size_t)d < len) {
-        off_t h = lseek(fd, d, SEEK_HOLE);
+    while ((size_t)d < len && (d = syscall(SYS_lseek, fd, d, SEEK_DATA)) >= 0 && (size_t)d < len) {
+        off_t h = syscall(SYS_lseek, fd, d, SEEK_HOLE);
         if (h < 0 || (size_t)h > len) h = (off_t)len;
         for (off_t at = d; at < h;) {
-            ssize_t r = pread(fd, tmp + at, (size_t)(h - at), at);
+            ssize_t r = syscall(SYS_pread64, fd, tmp + at, (size_t)(h - at), at);
             if (r <= 0) {
-                munmap(tmp, len);
+                syscall(SYS_munmap, tmp, len);
                 return -1;
             }
             at += r;
         }
         d = h;
     }
-    /* The system call itself: UCX's memory hooks replace mremap with a four-argument one
-     * that drops the new address. */
-    if ((void *)syscall(SYS_mremap, tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)lo) != (void *)lo) {
-        munmap(tmp, len);
+    if ((void *)syscall(SYS_mremap, tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, lo) != (void *)lo) {
+        syscall(SYS_munmap, tmp, len);
         return -1;
     }
     return 0;
@@ -198,39 +219,52 @@ static int move_back(int fd, uintptr_t lo, size_t len) {
 
 static int move_all(int fd, uintptr_t lo, size_t len) {
     size_t moved = 0;
-    while (moved < len) {
+    int rc = 0;
+    while (moved < len && rc == 0) {
         size_t n = len - moved < COPY_PIECE ? len - moved : COPY_PIECE;
-        if (move_piece(fd, lo + moved, n, (off_t)moved) != 0) break;
-        moved += n;
+        rc = move_piece(fd, lo + moved, n, (off_t)moved);
+        if (rc != -1) moved += n; /* -2: the file holds the piece: it goes back with the rest */
     }
-    if (moved == len) return 0;
+    if (rc == 0) return 0;
     if (moved) move_back(fd, lo, moved);
     return -1;
 }
 
 /* A move (or move back) of pages of the calling thread's own stack, whose edge pages hold
- * its live frames: a helper thread copies them while this thread waits in pthread_join with
- * every signal blocked, so nothing writes them between the copy and the mapping. */
+ * its live frames: the thread switches to a stack of its own (swapcontext, every signal
+ * blocked) and copies from there, so nothing writes the old pages between the copy and the
+ * mapping; it switches back onto the moved pages. */
 typedef struct frozen_move {
     int fd, back, rc;
     uintptr_t lo;
     size_t len;
 } frozen_move;
 
-static void *frozen_main(void *arg) {
-    frozen_move *m = arg;
+static _Thread_local frozen_move *frozen_current;
+
+static void frozen_main(void) {
+    frozen_move *m = frozen_current;
     m->rc = m->back ? move_back(m->fd, m->lo, m->len) : move_all(m->fd, m->lo, m->len);
-    return NULL;
 }
 
 static int move_frozen(int fd, uintptr_t lo, size_t len, int back) {
     frozen_move m = {.fd = fd, .back = back, .rc = -1, .lo = lo, .len = len};
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_t t;
-    if (pthread_create(&t, NULL, frozen_main, &m) == 0) pthread_join(t, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    const size_t stack_size = 256 << 10;
+    void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (stack == MAP_FAILED) return -1;
+    ucontext_t home, work;
+    if (getcontext(&work) != 0) {
+        munmap(stack, stack_size);
+        return -1;
+    }
+    work.uc_stack.ss_sp = stack;
+    work.uc_stack.ss_size = stack_size;
+    work.uc_link = &home;
+    sigfillset(&work.uc_sigmask);
+    makecontext(&work, frozen_main, 0);
+    frozen_current = &m;
+    if (swapcontext(&home, &work) != 0) m.rc = -1;
+    munmap(stack, stack_size);
     return m.rc;
 }
 
@@ -278,6 +312,7 @@ int clampi_mh_share(void **shares, void *base, size_t size, uint64_t generation,
                  .len = len,
                  .fd = fd,
                  .stack = stack,
+                 .tid = (pid_t)syscall(SYS_gettid),
                  .live = live};
     *shares = s;
     pthread_mutex_unlock(&shares_lock);
@@ -296,12 +331,20 @@ fail:
 }
 
 static void undo(share *s) {
-    __atomic_store_n(s->live, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(s->live, 0, __ATOMIC_SEQ_CST);
     char name[64];
     file_name(name, sizeof name, s->token);
-    /* Pages the program unmapped meanwhile (it freed the memory) are not put back. */
-    if (maps_cover(s->lo, s->lo + s->len, name))
-        s->stack ? move_frozen(s->fd, s->lo, s->len, 1) : move_back(s->fd, s->lo, s->len);
+    /* Pages the program unmapped meanwhile (it freed the memory) are not put back, nor
+     * another thread's stack pages (that thread runs on them): those stay on the file. */
+    int back = -1;
+    if (!s->stack || s->tid == (pid_t)syscall(SYS_gettid)) {
+        if (maps_cover(s->lo, s->lo + s->len, name))
+            back = s->stack ? move_frozen(s->fd, s->lo, s->len, 1) : move_back(s->fd, s->lo, s->len);
+        else
+            back = 0;
+    }
+    /* Peers still mapping the file keep nothing of the program's memory alive. */
+    if (back == 0) fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)s->len);
     munmap(s->live, page());
     close(s->fd);
     free(s);

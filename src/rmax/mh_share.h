@@ -11,12 +11,14 @@
  * handle zeroes the word and copies the pages back into private memory (mremap over
  * them), so the program's memory is ordinary again (realloc, fork, calloc's reuse).
  *
- * Which pages move: those wholly inside the region; and when the region lies in a block
- * glibc's malloc made with its own mmap, every page of that block (the rest of those pages
- * is the block's header and padding). Bytes of the region outside the moved pages go
- * through UCX as before. Only private anonymous memory moves (not files, not shared).
- * While the pages are copied (at creation and at release), no other thread may write
- * them: a write racing the copy is lost. */
+ * Which pages move: those wholly inside the region; when the region starts a block glibc's
+ * malloc made with its own mmap, every page of that block (the rest of those pages is the
+ * block's header and padding); when it is on the calling thread's stack, every page it
+ * touches (copied from another stack: move_frozen). Bytes of the region outside the moved
+ * pages go through UCX as before. Only private anonymous memory moves (not files, not
+ * shared). While the pages are copied (at creation and at release), no other thread may
+ * write them: a write racing the copy is lost. Stack pages go back only on their own
+ * thread; released elsewhere they stay on the file. */
 #ifndef CLAMPI_RMAX_MH_SHARE_H
 #define CLAMPI_RMAX_MH_SHARE_H
 #include <stddef.h>
