@@ -2,6 +2,8 @@
 # launcher that belongs to it: the one beside that mpicc. Debian installs several MPIs side
 # by side with suffixed names (mpicc.mpich / mpiexec.mpich); a venv or module has plain
 # names in its own bin/. FindMPI alone would pick whichever mpiexec comes first on PATH.
+# FORCE: a configure run before that MPI was installed leaves MPIEXEC_EXECUTABLE-NOTFOUND
+# in the cache, which a plain set(CACHE) would keep.
 if(MPI_C_COMPILER AND NOT MPIEXEC_EXECUTABLE)
   get_filename_component(_clampi_cc_name "${MPI_C_COMPILER}" NAME)
   get_filename_component(_clampi_cc_dir "${MPI_C_COMPILER}" DIRECTORY)
@@ -15,7 +17,7 @@ if(MPI_C_COMPILER AND NOT MPIEXEC_EXECUTABLE)
   endif()
   foreach(_launcher mpiexec${_clampi_sfx} mpirun${_clampi_sfx} mpiexec mpirun)
     if(EXISTS "${_clampi_cc_dir}/${_launcher}")
-      set(MPIEXEC_EXECUTABLE "${_clampi_cc_dir}/${_launcher}" CACHE FILEPATH "mpiexec")
+      set(MPIEXEC_EXECUTABLE "${_clampi_cc_dir}/${_launcher}" CACHE FILEPATH "mpiexec" FORCE)
       break()
     endif()
   endforeach()

@@ -1,6 +1,8 @@
 /* Process-wide UCX context shared by every clampi part that drives UCX (see context.h). */
 #include "services/ucx/context.h"
 
+#include "services/finalize_barrier.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -62,6 +64,7 @@ static void context_init(void) {
         context = NULL;
         return;
     }
+    clampi_finalize_barrier_arm(); /* before the context's own: runs after it */
     if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, context_finalize, &finalize_keyval, NULL) == MPI_SUCCESS)
         PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
 }
