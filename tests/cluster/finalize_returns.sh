@@ -8,14 +8,15 @@
 # it on a quiet machine, 2 of 5 while another test loaded both cores.
 set -u
 runs=$1 max_hung=$2 cluster=$3; shift 3
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
 hung=0 failed=0
 for ((i = 1; i <= runs; i++)); do
-  timeout -k 5 20 "$cluster" run "$@" >/tmp/clampi-finalize-returns.$$ 2>&1
+  timeout -k 5 20 "$cluster" run "$@" >"$out" 2>&1
   rc=$?
   if [ $rc = 124 ] || [ $rc = 137 ]; then hung=$((hung + 1))
-  elif [ $rc = 77 ]; then cat /tmp/clampi-finalize-returns.$$; rm -f /tmp/clampi-finalize-returns.$$; exit 77
-  elif [ $rc != 0 ]; then failed=$((failed + 1)); cat /tmp/clampi-finalize-returns.$$; fi
+  elif [ $rc = 77 ]; then cat "$out"; exit 77
+  elif [ $rc != 0 ]; then failed=$((failed + 1)); cat "$out"; fi
 done
-rm -f /tmp/clampi-finalize-returns.$$
 echo "finalize_returns: $runs runs, $hung did not end (at most $max_hung may), $failed failed"
 [ $hung -le "$max_hung" ] && [ $failed = 0 ]
