@@ -190,35 +190,26 @@ static int slot_find(MPI_Request h) {
     return -1;
 }
 
-MPI_Comm clampi_carrier_untrack_one(MPI_Request h) {
-    MPI_Comm comm = MPI_COMM_NULL;
+void clampi_carrier_untrack_one(MPI_Request h) {
     native_acquire();
     int i = slot_find(h);
-    if (i >= 0) {
-        comm = native[i].mc->comm;
-        slot_remove((unsigned)i, 1);
-    }
+    if (i >= 0) slot_remove((unsigned)i, 1);
     native_release();
-    return comm;
 }
 
-static MPI_Comm untrack(const MPI_Request *before, const MPI_Request *after, int n, int completed) {
-    MPI_Comm comm = MPI_COMM_NULL;
-    if (!clampi_carrier_tracking()) return comm;
+static void untrack(const MPI_Request *before, const MPI_Request *after, int n, int completed) {
+    if (!clampi_carrier_tracking()) return;
     native_acquire();
     for (int k = 0; k < n; k++) {
         if (before[k] == MPI_REQUEST_NULL || after[k] != MPI_REQUEST_NULL) continue;
         int i = slot_find(before[k]);
-        if (i < 0) continue;
-        if (comm == MPI_COMM_NULL) comm = native[i].mc->comm;
-        slot_remove((unsigned)i, completed);
+        if (i >= 0) slot_remove((unsigned)i, completed);
     }
     native_release();
-    return comm;
 }
 
-MPI_Comm clampi_carrier_untrack(const MPI_Request *before, const MPI_Request *after, int n) {
-    return untrack(before, after, n, 1);
+void clampi_carrier_untrack(const MPI_Request *before, const MPI_Request *after, int n) {
+    untrack(before, after, n, 1);
 }
 
 void clampi_carrier_forget(MPI_Request req) {
@@ -235,11 +226,13 @@ static MPI_Errhandler wire_errhandler = MPI_ERRHANDLER_NULL;
  * which passes it to the program's communicator): CLAMPI_WIRE returns the code instead, as
  * plain MPI under MPI_ERRORS_RETURN does. */
 _Thread_local CLAMPI_MSG_TLS int clampi_wire_code;
+_Thread_local CLAMPI_MSG_TLS int clampi_wire_quiet;
 static inline int clampi_wire_rc(int err) { return err != MPI_SUCCESS ? err : clampi_wire_code; }
 #define CLAMPI_WIRE(call) (clampi_wire_code = 0, clampi_wire_rc(call))
 
 static void wire_error(MPI_Comm *wire, int *code, ...) {
     clampi_wire_code = *code;
+    if (clampi_wire_quiet) return;
     clampi_mcomm *mc = NULL;
     int flag = 0;
     if (wire_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_get_attr(*wire, wire_keyval, &mc, &flag);

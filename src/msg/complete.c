@@ -355,6 +355,7 @@ typedef struct snap {
 } snap;
 
 static inline void snap_begin(snap *s, int n, const MPI_Request *reqs) {
+    clampi_wire_code = 0;
     s->n = 0;
     s->p = s->st;
     if (n <= 0 || !reqs || !clampi_carrier_tracking()) return;
@@ -366,32 +367,31 @@ static inline void snap_begin(snap *s, int n, const MPI_Request *reqs) {
     s->n = n;
 }
 
-/* The communicator of before if it was a tracked receive that completed (now untracked). */
-static inline MPI_Comm untrack_single(MPI_Request before, MPI_Request after) {
-    return before != MPI_REQUEST_NULL && after == MPI_REQUEST_NULL ? clampi_carrier_untrack_one(before) : MPI_COMM_NULL;
+/* before untracked if it was a tracked receive that completed. */
+static inline void untrack_single(MPI_Request before, MPI_Request after) {
+    if (before != MPI_REQUEST_NULL && after == MPI_REQUEST_NULL) clampi_carrier_untrack_one(before);
 }
 
-/* err raised on the communicator of a tracked receive that completed (MPI returned it). */
-static inline int raise_on(MPI_Comm comm, int err) {
-    return err != MPI_SUCCESS && comm != MPI_COMM_NULL ? clampi_msg_raise(comm, err, NULL) : err;
-}
+/* The code of a call on MPI's requests. MPI raised its error already: through the wire's
+ * handler, which passes it to the program's communicator (MPICH 4.0 raises the errors of
+ * MPI_Wait and MPI_Test on MPI_COMM_WORLD instead, as it does for the program's own
+ * requests); raising it again would run the program's handler twice. MPICH 5 returns
+ * MPI_SUCCESS from a call whose error went to the wire's handler: its code is returned. */
+static inline int mpi_code(int err) { return err == MPI_SUCCESS && clampi_wire_code ? clampi_wire_code : err; }
 
 static inline int snap_end(snap *s, const MPI_Request *after, int err) {
-    MPI_Comm comm = s->n == 1 ? untrack_single(s->p[0], after[0]) /* the common one: no array walk */
-                    : s->n    ? clampi_carrier_untrack(s->p, after, s->n)
-                              : MPI_COMM_NULL;
+    if (s->n == 1)
+        untrack_single(s->p[0], after[0]); /* the common one: no array walk */
+    else if (s->n)
+        clampi_carrier_untrack(s->p, after, s->n);
     if (s->p != s->st) free(s->p);
-    return raise_on(comm, err);
+    return mpi_code(err);
 }
 
-/* One request: untracked if it was MPI's own receive and completed. An error MPI raised on
- * the wire went to the program's communicator's handler already; MPICH 5 then returns
- * MPI_SUCCESS, so the code the wire's handler saw is returned (clampi_wire_code, cleared
- * before the call). */
+/* One request: untracked if it was MPI's own receive and completed. */
 static int single_end(MPI_Request before, const MPI_Request *after, int err) {
-    MPI_Comm comm = untrack_single(before, *after);
-    if (err == MPI_SUCCESS && clampi_wire_code) return clampi_wire_code;
-    return raise_on(comm, err);
+    untrack_single(before, *after);
+    return mpi_code(err);
 }
 
 int clampi_msg_test(MPI_Request *request, int *flag, MPI_Status *status) {
@@ -399,6 +399,36 @@ int clampi_msg_test(MPI_Request *request, int *flag, MPI_Status *status) {
     MPI_Request before = *request;
     clampi_wire_code = 0;
     return single_end(before, request, test_impl(request, flag, status));
+}
+
+/* One request tested for a caller that reports its error itself (the halves of
+ * MPI_Isendrecv, src/msg/pair.c): the error is returned, no handler runs. */
+int clampi_msg_test_quiet(MPI_Request *request, int *flag, MPI_Status *status) {
+    clampi_mreq *p = clampi_mreq_live() ? clampi_mreq_pin(*request) : NULL;
+    if (!p) { /* MPI's receive on the MPI carrier's wire */
+        MPI_Request before = *request;
+        clampi_carrier_progress();
+        int saved = clampi_wire_code; /* the caller's call may be on the wire too */
+        clampi_wire_code = 0;
+        clampi_wire_quiet = 1;
+        int e = PMPI_Test(request, flag, status);
+        clampi_wire_quiet = 0;
+        if (e == MPI_SUCCESS) e = clampi_wire_code;
+        clampi_wire_code = saved;
+        if (clampi_carrier_tracking()) untrack_single(before, *request);
+        return e;
+    }
+    clampi_msg_reap();
+    if (!done(p)) clampi_msg_progress();
+    if (!done(p)) {
+        clampi_mreq_unpin(p);
+        *flag = 0;
+        return MPI_SUCCESS;
+    }
+    *flag = 1;
+    int e = take(p, request, status);
+    clampi_mreq_unpin(p);
+    return e;
 }
 
 int clampi_msg_testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {

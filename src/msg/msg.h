@@ -117,6 +117,8 @@ int clampi_msg_request_free(MPI_Request *request);
  * request lives. */
 int clampi_msg_wait(MPI_Request *request, MPI_Status *status);
 int clampi_msg_test(MPI_Request *request, int *flag, MPI_Status *status);
+/* The same without raising: the error is returned for the caller to report (src/msg/pair.c). */
+int clampi_msg_test_quiet(MPI_Request *request, int *flag, MPI_Status *status);
 int clampi_msg_waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
 int clampi_msg_testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
 int clampi_msg_waitall(int count, MPI_Request requests[], MPI_Status statuses[]);

@@ -253,14 +253,17 @@ void clampi_carrier_discard(clampi_msg *m); /* a message never received: taken f
 static inline int clampi_carrier_tracking(void) {
     return atomic_load_explicit(&clampi_carrier_n.nnative, memory_order_relaxed) != 0;
 }
-MPI_Comm clampi_carrier_untrack_one(MPI_Request h); /* the same for one request */
 /* The code the wire's error handler saw during this thread's last call on the wire, or 0:
  * MPICH 5 returns MPI_SUCCESS from a call whose error went to that handler (carrier_mpi.c). */
 extern _Thread_local CLAMPI_MSG_TLS int clampi_wire_code;
-/* Returns the communicator of the first tracked receive that completed (its errors are
- * raised there: the wire returns them), or MPI_COMM_NULL. */
-MPI_Comm clampi_carrier_untrack(const MPI_Request *before, const MPI_Request *after, int n);
-void clampi_carrier_forget(MPI_Request req); /* MPI_Request_free of a tracked receive */
+/* Set while clampi tests a request it reports itself (a half of MPI_Isendrecv): the wire's
+ * handler then records the code and passes nothing to the program's handler. */
+extern _Thread_local CLAMPI_MSG_TLS int clampi_wire_quiet;
+/* Tracked receives that completed in a call (before: the handles, after: what the call
+ * left) are forgotten. */
+void clampi_carrier_untrack(const MPI_Request *before, const MPI_Request *after, int n);
+void clampi_carrier_untrack_one(MPI_Request h); /* the same for one request */
+void clampi_carrier_forget(MPI_Request req);    /* MPI_Request_free of a tracked receive */
 
 /* ---- the UCX carrier (transport_ucx.c, comm_ucx.c, endpoints.c) ----------------------------
  * Built only with UCX (CLAMPI_HAVE_UCX); without it every communicator is on the MPI

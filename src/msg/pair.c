@@ -21,7 +21,7 @@ static int half_done(pair *p, int i) {
     int flag = 0;
     MPI_Status st;
     st.MPI_ERROR = MPI_SUCCESS;
-    int e = clampi_msg_test(&p->half[i], &flag, i == 0 ? &st : MPI_STATUS_IGNORE);
+    int e = clampi_msg_test_quiet(&p->half[i], &flag, i == 0 ? &st : MPI_STATUS_IGNORE);
     if (e != MPI_SUCCESS && i == 0) { /* the receive failed (truncated): the pair reports it */
         p->err = e == MPI_ERR_IN_STATUS ? st.MPI_ERROR : e;
         flag = 1;
