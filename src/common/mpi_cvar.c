@@ -20,11 +20,19 @@ static int write_int(int index, int value, int *old) {
  * which would break the program's own use of MPI_T. */
 static int tool_interface_ready(void) {
     static int ready = -1;
-    if (ready < 0) {
-        int provided;
-        ready = PMPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS;
-    }
+    if (ready < 0) ready = clampi_mpi_t_init() == MPI_SUCCESS;
     return ready;
+}
+
+int clampi_mpi_t_init(void) {
+    /* at the MPI's own thread level: Open MPI 4.1's MPI_T_init_thread sets the level that
+     * MPI_Query_thread reports (asking for MPI_THREAD_SINGLE made a program initialised
+     * with MPI_THREAD_MULTIPLE read MPI_THREAD_SINGLE back) */
+    int level = MPI_THREAD_SINGLE, initialized = 0, finalized = 0, provided;
+    PMPI_Initialized(&initialized);
+    PMPI_Finalized(&finalized);
+    if (initialized && !finalized) PMPI_Query_thread(&level);
+    return PMPI_T_init_thread(level, &provided);
 }
 
 void clampi_cvar_override_int(clampi_cvar_override *o, const char *name, int value) {

@@ -16,4 +16,6 @@ typedef struct {
 void clampi_cvar_override_int(clampi_cvar_override *o, const char *name, int value);
 /* Puts the old value back (nothing when the override did not take). */
 void clampi_cvar_restore(clampi_cvar_override *o);
+/* MPI_T_init_thread as clampi calls it: at the thread level MPI was initialised with. */
+int clampi_mpi_t_init(void);
 #endif

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mpi_cvar.h"
 #include "pmpi/match_mpit.h"
 
 static struct {
@@ -53,8 +54,7 @@ static int open_handle(const char *name, MPI_T_pvar_handle *h, int *count) {
 }
 
 void clampi_mpit_queues_start(void) {
-    int provided;
-    if (mt.ready || PMPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return;
+    if (mt.ready || clampi_mpi_t_init() != MPI_SUCCESS) return;
     if (PMPI_T_pvar_session_create(&mt.session) != MPI_SUCCESS) return;
     mt.have_posted = open_handle("pml_ob1_posted_recvq_length", &mt.posted, &mt.count_posted);
     mt.have_unexpected = open_handle("pml_ob1_unexpected_msgq_length", &mt.unexpected, &mt.count_unexpected);
