@@ -6,13 +6,13 @@
 #include "clampi/match.h"
 #include "msg/msg_internal.h"
 
-static void pack_bottom(int count, MPI_Datatype type, void *out, int size, MPI_Comm comm) {
+static int pack_bottom(int count, MPI_Datatype type, void *out, size_t size, MPI_Comm comm) {
     MPI_Datatype shifted;
     void *base;
-    int pos = 0;
     clampi_msg_bottom_type(count, type, &shifted, &base);
-    PMPI_Pack(base, 1, shifted, out, size, &pos, comm);
+    int err = clampi_msg_pack(base, 1, shifted, out, size, comm);
     PMPI_Type_free(&shifted);
+    return err;
 }
 
 /* A send started (dest a rank): *out is the request (internal: no MPI handle; the caller
@@ -31,17 +31,19 @@ static int send_start(const void *buf, int count, MPI_Datatype datatype, int des
     *out = r;
     const void *data = (const char *)buf + r->contig_offset;
     if (!r->contig) { /* pack a derived datatype */
-        int pos = 0;
         r->tmp = malloc(bytes);
         if (!r->tmp) {
             r->error = MPI_ERR_NO_MEM;
             clampi_msg_finish(r);
             return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
         }
-        if (buf)
-            PMPI_Pack(buf, count, datatype, r->tmp, (int)bytes, &pos, comm);
-        else
-            pack_bottom(count, datatype, r->tmp, (int)bytes, comm);
+        err = buf ? clampi_msg_pack(buf, count, datatype, r->tmp, bytes, comm)
+                  : pack_bottom(count, datatype, r->tmp, bytes, comm);
+        if (err != MPI_SUCCESS) { /* raised by MPI_Pack on comm (above INT_MAX bytes without MPI-4) */
+            r->error = err;
+            clampi_msg_finish(r);
+            return err;
+        }
         data = r->tmp;
     }
     clampi_msg_send(r, dest, tag, data, bytes);

@@ -157,6 +157,8 @@ void clampi_msg_progress_from_mpi(void); /* the same, called inside MPI's own pr
 void clampi_msg_reap(void);              /* only the second half: requests that finished are marked so (no UCX call) */
 void clampi_msg_free(clampi_msg *m);     /* an unexpected message never received */
 void clampi_msg_unpack_into(clampi_mreq *r, const void *data, size_t bytes); /* at most r->capacity */
+/* MPI_Pack of count elements into bytes at out, bytes above INT_MAX included (progress.c). */
+int clampi_msg_pack(const void *buf, int count, MPI_Datatype type, void *out, size_t bytes, MPI_Comm comm);
 void clampi_msg_finish(clampi_mreq *r); /* transfer over: queue for MPI completion */
 void clampi_msg_send_started(void);
 

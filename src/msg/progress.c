@@ -10,6 +10,7 @@
  *    (transport_ucx.c).
  * A transfer that finishes inside UCX's callbacks only queues the request; clampi_msg_progress
  * marks it finished (and calls MPI_Grequest_complete for a generalized handle) outside them. */
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +147,31 @@ static void unpack_partial(MPI_Datatype type, const char *data, size_t bytes, ch
     }
 }
 
+/* MPI_Pack / MPI_Unpack for any number of bytes: above INT_MAX, MPI-4's large-count forms
+ * (an element of more than 2 GiB: the preload's MPI_Send_c of a derived type). Without
+ * them the MPI's own call refuses the size. */
+int clampi_msg_pack(const void *buf, int count, MPI_Datatype type, void *out, size_t bytes, MPI_Comm comm) {
+#ifdef CLAMPI_MPI_HAS_PACK_C
+    if (bytes > INT_MAX) {
+        MPI_Count pos = 0;
+        return PMPI_Pack_c(buf, count, type, out, (MPI_Count)bytes, &pos, comm);
+    }
+#endif
+    int pos = 0;
+    return PMPI_Pack(buf, count, type, out, bytes > INT_MAX ? -1 : (int)bytes, &pos, comm);
+}
+
+static int unpack(const void *data, size_t bytes, void *buf, int count, MPI_Datatype type) {
+#ifdef CLAMPI_MPI_HAS_PACK_C
+    if (bytes > INT_MAX) {
+        MPI_Count pos = 0;
+        return PMPI_Unpack_c(data, (MPI_Count)bytes, &pos, buf, count, type, MPI_COMM_SELF);
+    }
+#endif
+    int pos = 0;
+    return PMPI_Unpack(data, bytes > INT_MAX ? -1 : (int)bytes, &pos, buf, count, type, MPI_COMM_SELF);
+}
+
 /* Receive bytes from `data` (packed) into r's buffer: at most r->capacity (truncation). */
 void clampi_msg_unpack_into(clampi_mreq *r, const void *data, size_t bytes) {
     size_t n = bytes < r->capacity ? bytes : r->capacity;
@@ -153,18 +179,18 @@ void clampi_msg_unpack_into(clampi_mreq *r, const void *data, size_t bytes) {
         if (n) memcpy((char *)r->buf + r->contig_offset, data, n);
         return;
     }
-    int tsize = 0, pos = 0;
+    MPI_Count tsize = 0;
     MPI_Aint lb, extent;
-    PMPI_Type_size(r->type, &tsize);
+    PMPI_Type_size_x(r->type, &tsize);
     PMPI_Type_get_extent(r->type, &lb, &extent);
-    int whole = tsize ? (int)(n / (size_t)tsize) : 0;
+    int whole = tsize > 0 ? (int)(n / (size_t)tsize) : 0;
     if (whole && r->buf) {
-        PMPI_Unpack(data, (int)n, &pos, r->buf, whole, r->type, MPI_COMM_SELF);
+        unpack(data, n, r->buf, whole, r->type);
     } else if (whole) { /* MPI_BOTTOM */
         MPI_Datatype shifted;
         void *base;
         clampi_msg_bottom_type(whole, r->type, &shifted, &base);
-        PMPI_Unpack(data, (int)n, &pos, base, 1, shifted, MPI_COMM_SELF);
+        unpack(data, n, base, 1, shifted);
         PMPI_Type_free(&shifted);
     }
     size_t rest = n - (size_t)whole * (size_t)tsize; /* a part of the next element */
