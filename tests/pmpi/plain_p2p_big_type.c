@@ -24,7 +24,8 @@ int main(int argc, char **argv) {
     if (!buf) MPI_Abort(MPI_COMM_WORLD, 2);
     if (rank == 0) {
         for (size_t b = 0; b < BLOCKS; b++)
-            for (size_t i = 0; i < STRIDE; i++) buf[b * STRIDE + i] = i < BLOCK ? (unsigned char)(b * 7 + i % 251) : 0xee;
+            for (size_t i = 0; i < STRIDE; i++)
+                buf[b * STRIDE + i] = i < BLOCK ? (unsigned char)(b * 7 + i % 251) : 0xee;
         MPI_Send(buf, 1, big, 1, 3, MPI_COMM_WORLD);
     } else if (rank == 1) {
         for (size_t i = 0; i < span; i++) buf[i] = 0x11;
