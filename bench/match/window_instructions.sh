@@ -33,10 +33,12 @@ per() { echo "scale=1; ($1 - $2) / ($w * ($n2 - $n1))" | bc; }
   echo "# $(date -u +%FT%TZ) commit $(git -C "$(dirname "$0")" rev-parse --short HEAD) $mpi N1=$n1 N2=$n2 windows of $w, receiving rank"
   echo "plain program total per message: $(per "$(tot $tmp/cg.p2.1)" "$(tot $tmp/cg.p1.1)")"
   echo "preload program total per message: $(per "$(tot $tmp/cg.c2.1)" "$(tot $tmp/cg.c1.1)")"
-  for f in ':MPI_Irecv .*libclampi_pmpi' ':PMPI_Irecv ' ':MPI_Waitall .*libclampi_pmpi' ':PMPI_Waitall ' ':clampi_carrier_track ' \
+  # the preload's entry points: callgrind names them "file:MPI_X [object]" or, where the
+  # code came inlined from another file, "file:MPI_X" (both inclusive of the same calls)
+  for f in ':MPI_Irecv( |$)' ':PMPI_Irecv ' ':MPI_Waitall( |$)' ':PMPI_Waitall ' ':clampi_carrier_track ' \
     ':clampi_carrier_untrack '; do
-    name=$(sed 's/^://; s/ .*//' <<<"$f")
-    [ "$f" != "${f%libclampi_pmpi}" ] && name="$name (preload's)"
+    name=$(sed 's/^://; s/[ (].*//' <<<"$f")
+    [ "${name#MPI_}" != "$name" ] && name="$name (preload's)"
     echo "preload $name inclusive per message: $(per "$(fn $tmp/cg.c2.1 "$f")" "$(fn $tmp/cg.c1.1 "$f")")"
   done
   for f in ':PMPI_Irecv ' ':PMPI_Waitall '; do
