@@ -57,7 +57,7 @@ int main(int argc, char **argv) {
         MPI_Send(out, 4, MPI_INT, 0, 4, comm);
         MPI_Send(out, 4, MPI_INT, 0, 4, comm);
     }
-#if MPI_VERSION >= 4 /* MPI_Isendrecv: not in Open MPI 4.1 */
+#ifdef HAVE_MPI_ISENDRECV /* not in Open MPI 4.1; Open MPI 5 has it but says MPI 3.1 */
     if (rank < 2) {
         int peer = 1 - rank, n = rank == 0 ? 2 : 4; /* rank 0 sends 2 ints, receives into 2 */
         MPI_Isendrecv(out, n, MPI_INT, peer, 5, in, n, MPI_INT, peer, 5, comm, &q);
