@@ -4,8 +4,8 @@
  * MPI_COMM_WORLD's default handler the job aborts ("Fatal error in internal_Wait: Message
  * truncated") although the communicator's handler is MPI_ERRORS_RETURN. MPI_Recv raises on
  * the communicator, as it should. Open MPI 4.1.4 and 5.0.11 and MPICH 5.0.2 raise on the
- * communicator. MPICH 4.0.2's MPI_Isendrecv reports no truncation at all (MPI_SUCCESS, no
- * handler).
+ * communicator. The MPI_Isendrecv of MPICH 4.0.2 and 5.0.2 and Open MPI 5.0.11 reports no
+ * truncation at all (MPI_SUCCESS, no handler).
  *
  * clampi: nothing to work around for the program's own receives. On the MPI message carrier
  * the halves of clampi's MPI_Isendrecv are MPI's receives, tested by clampi: there these MPIs
