@@ -2,6 +2,7 @@
 #include "common/mpi_cvar.h"
 
 #include <mpi.h>
+#include <pthread.h>
 #include <string.h>
 
 static int write_int(int index, int value, int *old) {
@@ -17,27 +18,29 @@ static int write_int(int index, int value, int *old) {
 
 /* MPI_T is initialised once and never finalized: after its last MPI_T_finalize, MPICH 4.0
  * finds no control variable by name any more (MPI_T_cvar_get_index: MPI_T_ERR_INVALID_NAME),
- * which would break the program's own use of MPI_T. */
-static int tool_interface_ready(void) {
-    static int ready = -1;
-    if (ready < 0) ready = clampi_mpi_t_init() == MPI_SUCCESS;
-    return ready;
-}
+ * which would break the program's own use of MPI_T. It is initialised at the MPI's own
+ * thread level: Open MPI's MPI_T_init_thread sets the level MPI_Query_thread reports
+ * (asking for MPI_THREAD_SINGLE made a program initialised with MPI_THREAD_MULTIPLE read
+ * MPI_THREAD_SINGLE back). */
+static pthread_once_t tool_once = PTHREAD_ONCE_INIT;
+static int tool_ready;
 
-int clampi_mpi_t_init(void) {
-    /* at the MPI's own thread level: Open MPI 4.1's MPI_T_init_thread sets the level that
-     * MPI_Query_thread reports (asking for MPI_THREAD_SINGLE made a program initialised
-     * with MPI_THREAD_MULTIPLE read MPI_THREAD_SINGLE back) */
+static void tool_init(void) {
     int level = MPI_THREAD_SINGLE, initialized = 0, finalized = 0, provided;
     PMPI_Initialized(&initialized);
     PMPI_Finalized(&finalized);
     if (initialized && !finalized) PMPI_Query_thread(&level);
-    return PMPI_T_init_thread(level, &provided);
+    tool_ready = PMPI_T_init_thread(level, &provided) == MPI_SUCCESS;
+}
+
+int clampi_mpi_t_ready(void) {
+    pthread_once(&tool_once, tool_init);
+    return tool_ready;
 }
 
 void clampi_cvar_override_int(clampi_cvar_override *o, const char *name, int value) {
     memset(o, 0, sizeof *o);
-    if (!tool_interface_ready()) return;
+    if (!clampi_mpi_t_ready()) return;
     int index;
     MPI_Datatype type;
     int verbosity, bind, scope;

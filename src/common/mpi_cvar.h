@@ -16,6 +16,7 @@ typedef struct {
 void clampi_cvar_override_int(clampi_cvar_override *o, const char *name, int value);
 /* Puts the old value back (nothing when the override did not take). */
 void clampi_cvar_restore(clampi_cvar_override *o);
-/* MPI_T_init_thread as clampi calls it: at the thread level MPI was initialised with. */
-int clampi_mpi_t_init(void);
+/* 1 once MPI's tool interface is initialised for clampi (first call; it stays initialised,
+ * at the thread level MPI was initialised with): every MPI_T use of clampi's goes here. */
+int clampi_mpi_t_ready(void);
 #endif

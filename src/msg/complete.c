@@ -183,14 +183,9 @@ static int some_step(split *s, MPI_Request reqs[], int *outcount, int indices[],
     return 1;
 }
 
-static int test_impl(MPI_Request *request, int *flag, MPI_Status *status) {
-    if (!clampi_mreq_live() || !request || !flag) return PMPI_Test(request, flag, status); /* MPI says what is bad */
-    clampi_mreq *p = clampi_mreq_pin(*request);
-    if (!p) { /* MPI's request: clampi's queue takes messages first, as MPI's own would (a
-               * peer's large send to a receive there completes only then); one load if empty */
-        clampi_carrier_progress();
-        return PMPI_Test(request, flag, status);
-    }
+/* One test of clampi's request p (pinned; unpinned on return). Its error, once finished, is
+ * raised on its communicator, or only returned (quiet). */
+static inline int test_clampi(clampi_mreq *p, MPI_Request *request, int *flag, MPI_Status *status, int quiet) {
     clampi_msg_reap(); /* finished already (a self send, an earlier progress): no UCX call */
     if (!done(p)) clampi_msg_progress();
     if (!done(p)) {
@@ -201,7 +196,21 @@ static int test_impl(MPI_Request *request, int *flag, MPI_Status *status) {
         return MPI_SUCCESS;
     }
     *flag = 1;
-    return single_done(p, request, status);
+    if (!quiet) return single_done(p, request, status);
+    int e = take(p, request, status);
+    clampi_mreq_unpin(p);
+    return e;
+}
+
+static int test_impl(MPI_Request *request, int *flag, MPI_Status *status) {
+    if (!clampi_mreq_live() || !request || !flag) return PMPI_Test(request, flag, status); /* MPI says what is bad */
+    clampi_mreq *p = clampi_mreq_pin(*request);
+    if (!p) { /* MPI's request: clampi's queue takes messages first, as MPI's own would (a
+               * peer's large send to a receive there completes only then); one load if empty */
+        clampi_carrier_progress();
+        return PMPI_Test(request, flag, status);
+    }
+    return test_clampi(p, request, flag, status, 0);
 }
 
 /* MPI's request (or bad input) with spin set: tested while clampi takes messages. */
@@ -418,17 +427,7 @@ int clampi_msg_test_quiet(MPI_Request *request, int *flag, MPI_Status *status) {
         if (clampi_carrier_tracking()) untrack_single(before, *request);
         return e;
     }
-    clampi_msg_reap();
-    if (!done(p)) clampi_msg_progress();
-    if (!done(p)) {
-        clampi_mreq_unpin(p);
-        *flag = 0;
-        return MPI_SUCCESS;
-    }
-    *flag = 1;
-    int e = take(p, request, status);
-    clampi_mreq_unpin(p);
-    return e;
+    return test_clampi(p, request, flag, status, 1);
 }
 
 int clampi_msg_testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {

@@ -54,7 +54,7 @@ static int open_handle(const char *name, MPI_T_pvar_handle *h, int *count) {
 }
 
 void clampi_mpit_queues_start(void) {
-    if (mt.ready || clampi_mpi_t_init() != MPI_SUCCESS) return;
+    if (mt.ready || !clampi_mpi_t_ready()) return;
     if (PMPI_T_pvar_session_create(&mt.session) != MPI_SUCCESS) return;
     mt.have_posted = open_handle("pml_ob1_posted_recvq_length", &mt.posted, &mt.count_posted);
     mt.have_unexpected = open_handle("pml_ob1_unexpected_msgq_length", &mt.unexpected, &mt.count_unexpected);
@@ -96,8 +96,7 @@ void clampi_mpit_queues_stop(void) {
     if (!mt.ready) return;
     if (mt.have_posted) PMPI_T_pvar_handle_free(mt.session, &mt.posted);
     if (mt.have_unexpected) PMPI_T_pvar_handle_free(mt.session, &mt.unexpected);
-    PMPI_T_pvar_session_free(&mt.session);
-    PMPI_T_finalize();
+    PMPI_T_pvar_session_free(&mt.session); /* MPI_T itself stays initialised (common/mpi_cvar.h) */
     free(mt.buf);
     memset(&mt, 0, sizeof mt);
 }
