@@ -46,6 +46,10 @@ typedef enum clampi_opt_type {
       "How a window's bytes move: the MPI library's RMA, or clampi's UCX backend (needed by the RMA extensions)")      \
     X(PROGRESS, "progress", "rma", "clampi_progress", "CLAMPI_PROGRESS", ENUM, "auto", "auto|thread|none", 0, 0,       \
       "UCX windows: who progresses the target side (auto: a progress thread where the transport needs one)")           \
+    X(PROGRESS_FROM_MPI, "progress_from_mpi", "rma", NULL, "CLAMPI_PROGRESS_FROM_MPI", BOOL, "true", NULL, 0, 0,       \
+      "UCX windows and messages: a program waiting inside MPI progresses clampi's UCX workers itself while they "      \
+      "have work (Open MPI's progress engine; clampi's own shared-memory waits on every MPI), and a progress thread "  \
+      "without a core of its own sleeps meanwhile; false: the progress thread alone does")                             \
     X(WIN_SCOPE, "win_scope", "rma", "mpi_win_scope", "CLAMPI_WIN_SCOPE", ENUM, "process", "process|thread", 0, 0,     \
       "UCX windows: a flush completes the calling thread's operations only (thread) or every thread's")                \
     X(WIN_ORDER, "win_order", "rma", "mpi_win_order", "CLAMPI_WIN_ORDER", BOOL, "false", NULL, 0, 0,                   \

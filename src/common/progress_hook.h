@@ -14,17 +14,26 @@ typedef void (*clampi_progress_fn)(void);
 /* Adds fn to the callbacks MPI's progress engine runs (once per fn). Returns 1 when the MPI
  * runs them (Open MPI), 0 when it has no such hook (the caller needs another way). */
 int clampi_progress_hook_add(clampi_progress_fn fn);
-/* Removes fn (at finalize); the MPI registration stays while any callback remains. */
+/* Removes fn; the MPI registration stays while any callback remains. Callers may add and
+ * remove a callback while the program runs (the UCX service does, as work comes and goes):
+ * Open MPI's progress engine then calls clampi only while some callback is in. */
 void clampi_progress_hook_remove(clampi_progress_fn fn);
+/* 1 when the MPI runs such callbacks (Open MPI), without adding one. */
+int clampi_progress_hook_available(void);
 
 /* clampi's own waits that spin outside MPI (the shared-memory collectives) call clampi_idle
- * between polls once they yield, so that the message layer can take messages meanwhile: on
- * the MPI carrier a peer's large send to a receive in clampi's queue completes only when
- * this process takes it (src/msg/carrier_mpi.c). One callback (NULL: none). */
-extern clampi_progress_fn clampi_idle_hook;
+ * between polls once they yield, so that the parts that need this process's progress get
+ * it meanwhile: the message layer (on the MPI carrier a peer's large send to a receive in
+ * clampi's queue completes only when this process takes it, src/msg/carrier_mpi.c) and the
+ * UCX progress service (an origin's emulated puts to this process's UCX windows). One
+ * callback per part (NULL: none). */
+enum { CLAMPI_IDLE_MSG, CLAMPI_IDLE_UCX, CLAMPI_IDLE_PARTS };
+extern clampi_progress_fn clampi_idle_hooks[CLAMPI_IDLE_PARTS];
 static inline void clampi_idle(void) {
-    clampi_progress_fn f = __atomic_load_n(&clampi_idle_hook, __ATOMIC_ACQUIRE);
-    if (f) f();
+    for (int i = 0; i < CLAMPI_IDLE_PARTS; i++) {
+        clampi_progress_fn f = __atomic_load_n(&clampi_idle_hooks[i], __ATOMIC_ACQUIRE);
+        if (f) f();
+    }
 }
 /* ... and clampi_before_blocking before they make a blocking MPI call (set-up collectives):
  * the message layer hands what only it could progress to MPI. One callback (NULL: none). */

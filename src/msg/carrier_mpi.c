@@ -254,7 +254,7 @@ static int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_base, unsigne
     atomic_store(&mc->native_max, native_base);
     /* clampi's shared-memory collectives take messages while they wait for a peer, and
      * hand clampi's queued receives to MPI before they block inside MPI */
-    __atomic_store_n(&clampi_idle_hook, clampi_carrier_progress, __ATOMIC_RELEASE);
+    __atomic_store_n(&clampi_idle_hooks[CLAMPI_IDLE_MSG], clampi_carrier_progress, __ATOMIC_RELEASE);
     __atomic_store_n(&clampi_before_blocking_hook, clampi_carrier_release, __ATOMIC_RELEASE);
     /* MPI raises errors on the wire through the program's communicator's handler. */
     int err = clampi_carrier_dup(mc->comm, &mc->wire);

@@ -28,10 +28,7 @@ int clampi_msg_options(MPI_Info info, clampi_match_config *cfg) {
      * (depth benchmark, MPICH, 2 ranks on 2 cores: 1.5-1.8 us per round trip against 1.0
      * touching at progress), so auto keeps it for processes with 2 CPUs per local rank. */
     if (clampi_opt_resolve(info, CLAMPI_OPT_MATCH_HOT_BY, &v, NULL, &key) != MPI_SUCCESS) return bad(key);
-    if (v.u == 0) {
-        int local = clampi_node_launcher_local_ranks();
-        v.u = clampi_node_cpus_allowed() >= 2 * (local > 0 ? local : 1) ? 1 : 2;
-    }
+    if (v.u == 0) v.u = clampi_node_helper_has_core() ? 1 : 2;
     cfg->hot_by = v.u == 1 ? CLAMPI_MATCH_HOT_THREAD : CLAMPI_MATCH_HOT_PROGRESS;
     return MPI_SUCCESS;
 }

@@ -43,6 +43,11 @@ int clampi_node_launcher_local_ranks(void) {
     return 0;
 }
 
+int clampi_node_helper_has_core(void) {
+    int local = clampi_node_launcher_local_ranks();
+    return clampi_node_cpus_allowed() >= 2 * (local > 0 ? local : 1);
+}
+
 int clampi_node_cpus(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;

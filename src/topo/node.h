@@ -18,6 +18,10 @@ int clampi_node_launcher_local_ranks(void);
 /* CPUs this process may run on (its affinity mask), at least 1: whether a helper thread
  * of this process gets a core of its own. */
 int clampi_node_cpus_allowed(void);
+/* 1 when a helper thread of this process gets a core of its own: the process may run on at
+ * least 2 CPUs per MPI rank on its node (the launcher's count; 1 rank when it says none).
+ * Without one, a helper woken for work preempts a rank spinning in a wait loop. */
+int clampi_node_helper_has_core(void);
 /* CPUs online on this node, at least 1. Every part judges oversubscription against it:
  * with more processes on the node than CPUs, the process a waiting one waits for may need
  * its CPU, so waits yield sooner. */

@@ -5,11 +5,17 @@
 #include <errno.h>
 #include <mpi.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "common/options.h"
+#include "common/progress_hook.h"
+#include "topo/node.h"
 
 /* Busy passes before arming: a burst of operations (one message after another) is served
  * without an epoll round trip; a quiet process sleeps after this many empty passes. */
@@ -39,11 +45,24 @@ static struct {
     int running, stop;
     int epfd, wakefd;
     clampi_ucx_client *current; /* the client whose arm callback runs (thread only) */
+    int hooked;                 /* 1: MPI's progress engine can run clampi_ucx_service_progress_here; 0: only
+                   clampi's spin waits do; -1: nothing does (CLAMPI_PROGRESS_FROM_MPI=false) */
+    int in_hook;                /* it is among MPI's progress callbacks now (thread only, while work comes) */
+    _Atomic uint64_t driven_ns; /* when an application thread last ran a pass */
+    int own_core;               /* the thread has a core of its own (topo/node.h) */
     clampi_ucx_service_stats stats;
 } svc = {.lock = PTHREAD_MUTEX_INITIALIZER, .epfd = -1, .wakefd = -1};
 /* Serializes starting and stopping the thread (outside svc.lock, which the thread needs):
  * an add racing the removal of the last client waits for the old thread's join. */
 static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
+
+#define QUIET_NS 1000000u
+
+static uint64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 void clampi_ucx_service_wake(void) {
     uint64_t one = 1;
@@ -93,14 +112,6 @@ int clampi_ucx_service_quiet(ucp_worker_h worker) {
     return 2; /* look again after a short sleep */
 }
 
-#define QUIET_NS 1000000u
-
-static uint64_t mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int clampi_ucx_poller_may_progress(clampi_ucx_poller *p) {
     if (__atomic_exchange_n(&p->polled, 0, __ATOMIC_RELAXED) || __atomic_load_n(&p->busy, __ATOMIC_RELAXED)) {
         p->seen_ns = mono_ns();
@@ -141,18 +152,148 @@ static void unwatch(clampi_ucx_client *c) {
     }
 }
 
+/* Empties the wake-up counter if it is among the k events. */
+static void drain_wake(const struct epoll_event *ev, int k) {
+    for (int i = 0; i < k; i++)
+        if (ev[i].data.fd == svc.wakefd) {
+            uint64_t v;
+            if (read(svc.wakefd, &v, sizeof v) < 0) { /* nothing to drain */
+            }
+        }
+}
+
+/* One pass over every client (svc.lock held). */
+static unsigned pass(void) {
+    unsigned n = 0;
+    for (clampi_ucx_client *c = svc.clients; c; c = c->next) n += c->ops->progress(c->arg);
+    svc.stats.passes++;
+    return n;
+}
+
+/* How often a waiting thread runs a pass. MPI's progress engine may poll every 40 ns (a
+ * shared-memory ping-pong) or every few microseconds (TCP); a pass costs more than such a
+ * poll (every transport of every worker: over TCP an epoll_wait system call), and a clock
+ * read almost as much. So passes run only while the workers have work: on every call while
+ * the last pass here found work, at most every DRIVE_HOT_NS while a pass (anyone's) found
+ * work less than DRIVE_HOT_FOR_NS ago (an origin
+ * streams operations here), every DRIVE_COLD_NS up to DRIVE_FOR_NS after it, and not at all
+ * later (the thread, watching the workers again, finds the next work and starts the
+ * passes here again). The clock is read only every `stride`-th call: the stride doubles
+ * while no pass is due (up to 64) and halves when one is long overdue. A ping-pong beside
+ * a UCX window nobody uses pays a counter per poll. The fields are plain loads and stores:
+ * threads racing on them only shift a pass. */
+#define DRIVE_HOT_NS 2000u
+#define DRIVE_HOT_FOR_NS 200000u
+#define DRIVE_COLD_NS 50000u
+#define DRIVE_FOR_NS 2000000u
+#define DRIVE_STRIDE_MAX 64u
+#define DRIVE_PASSES_MAX 32u
+static struct {
+    _Atomic unsigned calls, stride;
+    _Atomic uint64_t work_ns; /* the last pass that found work */
+} drive = {0, 1, 0};
+
+static __attribute__((noinline)) void drive_due(unsigned stride);
+
+/* The path of every poll: a counter, nothing saved on the stack. */
+void clampi_ucx_service_progress_here(void) {
+    unsigned calls = atomic_load_explicit(&drive.calls, memory_order_relaxed) + 1;
+    unsigned stride = atomic_load_explicit(&drive.stride, memory_order_relaxed);
+    if (calls < stride) {
+        atomic_store_explicit(&drive.calls, calls, memory_order_relaxed);
+        return;
+    }
+    drive_due(stride);
+}
+
+static void drive_due(unsigned stride) {
+    atomic_store_explicit(&drive.calls, 0, memory_order_relaxed);
+    if (!__atomic_load_n(&svc.clients, __ATOMIC_RELAXED)) {
+        if (stride < DRIVE_STRIDE_MAX) atomic_store_explicit(&drive.stride, 2 * stride, memory_order_relaxed);
+        return;
+    }
+    const uint64_t work = atomic_load_explicit(&drive.work_ns, memory_order_relaxed);
+    const uint64_t last = atomic_load_explicit(&svc.driven_ns, memory_order_relaxed);
+    uint64_t now = mono_ns(), idle = now - work, since = now - last;
+    /* the last pass here found work: the next one follows at once (a stream of operations) */
+    uint64_t every = work == last              ? 0
+                     : idle < DRIVE_HOT_FOR_NS ? DRIVE_HOT_NS
+                     : idle < DRIVE_FOR_NS     ? DRIVE_COLD_NS
+                                               : UINT64_MAX;
+    if (since < every) {
+        if (stride < DRIVE_STRIDE_MAX) atomic_store_explicit(&drive.stride, 2 * stride, memory_order_relaxed);
+        return;
+    }
+    if (since > 4 * every && stride > 1) atomic_store_explicit(&drive.stride, stride / 2, memory_order_relaxed);
+    if (pthread_mutex_trylock(&svc.lock) != 0) return; /* the thread (or another) is in a pass */
+    if (svc.clients) {
+        atomic_store_explicit(&svc.driven_ns, now, memory_order_relaxed);
+        /* while passes find work, more passes before MPI's next poll (a stream's puts) */
+        unsigned found = 0;
+        while (found < DRIVE_PASSES_MAX && pass()) found++;
+        if (found) atomic_store_explicit(&drive.work_ns, now, memory_order_relaxed);
+        svc.stats.driven++;
+    }
+    pthread_mutex_unlock(&svc.lock);
+}
+
+/* While MPI's progress engine runs passes (the program waits inside MPI: the last pass is
+ * less than DRIVEN_NS old) and the thread has no core of its own, the thread keeps out of
+ * the way: it stops watching the workers (their events would only wake it, a third thread
+ * on the ranks' cores, to find them progressed) and looks again after a millisecond. With a
+ * core of its own it goes on watching: it wakes sooner than a cold pass comes. A program
+ * that enters MPI only now and then is not "driven" (svc.lock held). */
+#define DRIVEN_NS (4 * DRIVE_COLD_NS)
+static int driven_by_mpi(void) {
+    if (svc.own_core) return 0;
+    if (mono_ns() - atomic_load_explicit(&svc.driven_ns, memory_order_relaxed) >= DRIVEN_NS) return 0;
+    for (int i = 0; i < svc.nwatched; i++)
+        if (!svc.watched[i].quiet) {
+            struct epoll_event ev = {.events = 0};
+            ev.data.fd = svc.watched[i].fd;
+            epoll_ctl(svc.epfd, EPOLL_CTL_MOD, svc.watched[i].fd, &ev);
+            svc.watched[i].quiet = 1;
+        }
+    return 1;
+}
+
+/* The thread's pass found work: waiting threads run passes for a while, and MPI's progress
+ * engine calls them (svc.lock held). */
+static void found_work(void) {
+    atomic_store_explicit(&drive.work_ns, mono_ns(), memory_order_relaxed);
+    if (svc.hooked == 1 && !svc.in_hook) svc.in_hook = clampi_progress_hook_add(clampi_ucx_service_progress_here);
+}
+
+/* No work for DRIVE_FOR_NS: MPI's polls stop calling clampi (svc.lock held). */
+static void drop_hook_when_idle(int stopping) {
+    if (svc.in_hook &&
+        (stopping || mono_ns() - atomic_load_explicit(&drive.work_ns, memory_order_relaxed) > DRIVE_FOR_NS)) {
+        clampi_progress_hook_remove(clampi_ucx_service_progress_here);
+        svc.in_hook = 0;
+    }
+}
+
 static void *service_main(void *unused) {
     (void)unused;
     unsigned idle = 0;
     for (;;) {
         pthread_mutex_lock(&svc.lock);
         if (svc.stop) {
+            drop_hook_when_idle(1);
             pthread_mutex_unlock(&svc.lock);
             return NULL;
         }
-        unsigned n = 0;
-        for (clampi_ucx_client *c = svc.clients; c; c = c->next) n += c->ops->progress(c->arg);
-        svc.stats.passes++;
+        drop_hook_when_idle(0);
+        if (driven_by_mpi()) {
+            pthread_mutex_unlock(&svc.lock);
+            struct epoll_event ev[8];
+            svc.stats.sleeps++;
+            drain_wake(ev, epoll_wait(svc.epfd, ev, 8, 1));
+            idle = 0;
+            continue;
+        }
+        unsigned n = pass();
+        if (n && svc.hooked >= 0) found_work();
         if (n || ++idle < SPIN_PASSES) {
             if (n) idle = 0;
             pthread_mutex_unlock(&svc.lock);
@@ -171,13 +312,7 @@ static void *service_main(void *unused) {
         svc.stats.sleeps++;
         int k = epoll_wait(svc.epfd, ev, 8, worst == 2 ? 1 : MAX_SLEEP_MS);
         if (k > 0) svc.stats.wakeups++;
-        for (int i = 0; i < k; i++) {
-            if (ev[i].data.fd == svc.wakefd) {
-                uint64_t v;
-                if (read(svc.wakefd, &v, sizeof v) < 0) { /* nothing to drain */
-                }
-            }
-        }
+        drain_wake(ev, k);
         idle = 0;
     }
 }
@@ -206,7 +341,15 @@ int clampi_ucx_service_add(const clampi_ucx_client_ops *ops, void *arg, clampi_u
         __atomic_store_n(&svc.wakefd, wfd, __ATOMIC_RELEASE);
     }
     c->next = svc.clients;
-    svc.clients = c;
+    __atomic_store_n(&svc.clients, c, __ATOMIC_RELEASE);
+    if (!svc.hooked) { /* Open MPI's progress engine, and clampi's own spin waits */
+        svc.hooked = -1;
+        svc.own_core = clampi_node_helper_has_core();
+        if (clampi_opt_process(CLAMPI_OPT_PROGRESS_FROM_MPI).u) {
+            svc.hooked = clampi_progress_hook_available();
+            __atomic_store_n(&clampi_idle_hooks[CLAMPI_IDLE_UCX], clampi_ucx_service_progress_here, __ATOMIC_RELEASE);
+        }
+    }
     int rc = MPI_SUCCESS;
     if (!svc.running) {
         svc.stop = 0;

@@ -7,7 +7,8 @@
  * client's workers (ucp_worker_arm) and sleeps in epoll_wait on their event fds (and an
  * eventfd for clampi_ucx_service_wake), so an arriving message wakes it within
  * microseconds and an idle process costs no CPU. The thread exists while at least one
- * client is registered. */
+ * client is registered. A program waiting inside MPI runs the passes itself where the MPI
+ * lets it (clampi_ucx_service_progress_here). */
 #ifndef CLAMPI_SERVICES_UCX_SERVICE_H
 #define CLAMPI_SERVICES_UCX_SERVICE_H
 
@@ -93,6 +94,14 @@ unsigned clampi_ucx_poller_serviced(clampi_ucx_poller *p, ucp_worker_h worker);
 /* Service side, in an arm callback: clampi_ucx_service_arm, or clampi_ucx_service_quiet
  * while the application polls. */
 int clampi_ucx_poller_arm(clampi_ucx_poller *p, ucp_worker_h worker);
+/* A pass over every client from an application thread that waits: inside MPI (Open MPI's
+ * progress engine calls it while the workers have work: the thread adds it to the MPI's
+ * progress callbacks when a pass finds work and takes it out after 2 ms without) or in
+ * clampi's own spin waits (clampi_idle). Rate-limited (service.c) and skipped while the
+ * thread or another caller is in a pass. While such passes come, a thread without a core of
+ * its own sleeps: a target waiting in MPI_Barrier applies an origin's emulated puts itself
+ * instead of waking a third thread on its cores. CLAMPI_PROGRESS_FROM_MPI=false: never. */
+void clampi_ucx_service_progress_here(void);
 /* Wakes the thread if it sleeps (work it alone will progress was just issued). */
 void clampi_ucx_service_wake(void);
 
@@ -100,6 +109,7 @@ typedef struct clampi_ucx_service_stats {
     uint64_t passes;  /* progress passes over every client */
     uint64_t sleeps;  /* times the thread slept in epoll_wait */
     uint64_t wakeups; /* sleeps ended by an event (not by the time-out) */
+    uint64_t driven;  /* passes run by clampi_ucx_service_progress_here */
 } clampi_ucx_service_stats;
 void clampi_ucx_service_get_stats(clampi_ucx_service_stats *s);
 #endif

@@ -1,0 +1,107 @@
+/* A target waiting inside MPI or inside clampi's own spin waits progresses clampi's UCX
+ * workers itself (clampi_ucx_service_progress_here, services/ucx/service.h), instead of
+ * leaving the origin's emulated puts to the progress thread, a third thread on the ranks'
+ * cores. UCX_TLS=tcp,self: the target's worker applies every put.
+ *
+ * Rank 0 puts PUTS int64 values into rank 1's window (CMPI_Win_create over static memory,
+ * clampi_progress=auto: a progress-service client), each followed by a flush, twice:
+ *  A. while rank 1 waits in MPI_Barrier. Open MPI runs clampi's pass from its progress
+ *     engine: the passes run by the waiting thread ("driven") must be > 0. Other MPIs have
+ *     no such hook: printed only.
+ *  B. while rank 1 waits for a flag word (rank 0's last put) in clampi's collective wait
+ *     (clampi_coll_wait_flag, which calls clampi_idle between polls): driven > 0 on every MPI.
+ * ARGS off: CLAMPI_PROGRESS_FROM_MPI=false is set; no pass may be driven, the progress thread
+ * alone applies the puts. Counts, not rates: "driven" counts whether the waiting thread ran
+ * passes at all, which load does not change. Every value is checked. */
+#define CLAMPI_TEST_USES_MPI
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "coll/coll_internal.h" /* clampi_coll_wait_flag */
+#include "mpi_util.h"
+#include "services/ucx/service.h"
+
+enum { PUTS = 300, FLAG = PUTS };
+
+static uint64_t driven(void) {
+    clampi_ucx_service_stats s;
+    clampi_ucx_service_get_stats(&s);
+    return s.driven;
+}
+
+/* Rank 0's half of a phase: PUTS put+flush of base+i, then the flag. */
+static void put_all(CMPI_Win w, int64_t base) {
+    for (int i = 0; i < PUTS; i++) {
+        int64_t v = base + i;
+        CHECK_EQ_INT(CMPI_Put(&v, 1, MPI_INT64_T, 1, i, 1, MPI_INT64_T, w), MPI_SUCCESS);
+        CHECK_EQ_INT(CMPI_Win_flush(1, w), MPI_SUCCESS);
+    }
+    int64_t flag = base;
+    CHECK_EQ_INT(CMPI_Put(&flag, 1, MPI_INT64_T, 1, FLAG, 1, MPI_INT64_T, w), MPI_SUCCESS);
+    CHECK_EQ_INT(CMPI_Win_flush(1, w), MPI_SUCCESS);
+}
+
+static void check_all(const int64_t *mem, int64_t base) {
+    for (int i = 0; i < PUTS; i++) CHECK(mem[i] == base + i);
+    CHECK(mem[FLAG] == base);
+}
+
+int main(int argc, char **argv) {
+    const int off = argc > 1 && !strcmp(argv[1], "off");
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK(size == 2);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, CLAMPI_BACKEND, "ucx");
+    static int64_t mem[PUTS + 1];
+    CMPI_Win w;
+    CHECK_EQ_INT(CMPI_Win_create(mem, sizeof mem, sizeof(int64_t), info, MPI_COMM_WORLD, &w), MPI_SUCCESS);
+    MPI_Info_free(&info);
+    CHECK_EQ_INT(CMPI_Win_lock_all(0, w), MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* A: the target waits in MPI_Barrier */
+    uint64_t d0 = driven();
+    if (rank == 0) put_all(w, 1000);
+    MPI_Barrier(MPI_COMM_WORLD);
+    uint64_t in_barrier = driven() - d0;
+    if (rank == 1) check_all(mem, 1000);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* B: the target waits in clampi's own spin wait (oversubscribed: clampi_idle every poll) */
+    d0 = driven();
+    if (rank == 0) put_all(w, 5000);
+    if (rank == 1) clampi_coll_wait_flag((const uint64_t *)&mem[FLAG], 5000, 1);
+    uint64_t in_spin = driven() - d0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) check_all(mem, 5000);
+
+    if (rank == 1) {
+#if defined(OPEN_MPI)
+        const int mpi_hook = 1;
+#else
+        const int mpi_hook = 0;
+#endif
+        printf("service_driven: %s; passes run by the waiting target: in MPI_Barrier %llu (MPI hook: %s), in "
+               "clampi's spin wait %llu\n",
+               off ? "CLAMPI_PROGRESS_FROM_MPI=false" : "default", (unsigned long long)in_barrier,
+               mpi_hook ? "yes" : "no", (unsigned long long)in_spin);
+        fflush(stdout);
+        if (off) {
+            CHECK(in_barrier == 0);
+            CHECK(in_spin == 0);
+        } else {
+            if (mpi_hook) CHECK(in_barrier > 0);
+            CHECK(in_spin > 0);
+        }
+    }
+    CHECK_EQ_INT(CMPI_Win_unlock_all(w), MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_EQ_INT(CMPI_Win_free(&w), MPI_SUCCESS);
+    MPI_Finalize();
+    return 0;
+}
