@@ -10,12 +10,15 @@
 #   miss     a stream of get misses over TCP, plain vs the preload    (run_miss_stream.sh;
 #            MISS_BEFORE=BUILD_DIR adds an older tree's preload to the same rounds)
 #   order    a long stream and a short burst of ordered puts over TCP (run_order_stream.sh)
+#   service  put + flush to a target waiting inside MPI, CLAMPI_PROGRESS_FROM_MPI on and off
+#            (service/driven_by_mpi.sh)
 #   match    CLAMPI_MATCH ping-pong at depth 0 and 1,024 (Debian MPIs only: match/depth_preload.sh)
 #   cluster  the emulated nodes (root; bench/cluster/figures.sh)
 # Results are regenerated in place, named by what they measure:
 #   bench/results/performance/<mpi>/   get_bench-*, pmpi_bench-*, coll-*_p2, lcc-*, bh-*, machine.txt
 #     and depth_preload-<mpi>-depth{0,1024}.*; bench/results/get_miss_stream-<mpi>.txt (part
-#     miss); bench/results/order_stream_tcp-<mpi>.txt (part order); bench/cluster/results/* (part cluster)
+#     miss); bench/results/order_stream_tcp-<mpi>.txt (part order);
+#     bench/results/service_driven_by_mpi-<mpi>.txt (part service); bench/cluster/results/* (part cluster)
 # QUICK=1: fewer trials (a smoke run: the figures it writes are not for the docs).
 # Run it on a quiet machine: nothing else running. Then commit the results and the doc.
 set -euo pipefail
@@ -23,7 +26,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:?usage: bench/run_all.sh BUILD_DIR [PART ...]}" && pwd)
 shift
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(get preload coll apps match miss order)
+[ ${#parts[@]} -gt 0 ] || parts=(get preload coll apps match miss order service)
 mpiexec=$(grep '^MPIEXEC_EXECUTABLE:' "$build/CMakeCache.txt" | cut -d= -f2)
 flavor=openmpi; "$mpiexec" --version 2>&1 | grep -q -E "Open MPI|OpenRTE" || flavor=mpich
 out=$root/bench/results/performance/$flavor
@@ -66,11 +69,15 @@ for p in "${parts[@]}"; do
       echo "== order: ordered puts over TCP ($(date -u +%T))"
       "$root/bench/run_order_stream.sh" "$build" "$([ "${QUICK:-0}" = 1 ] && echo 1 || echo 5)"
       ;;
+    service)
+      echo "== service: put + flush to a target waiting inside MPI ($(date -u +%T))"
+      "$root/bench/service/driven_by_mpi.sh" "$build" "$([ "${QUICK:-0}" = 1 ] && echo 1 || echo 7)"
+      ;;
     cluster)
       echo "== cluster: the emulated nodes ($(date -u +%T))"
       "$root/bench/cluster/figures.sh" $flavor
       ;;
-    *) echo "bench/run_all.sh: unknown part $p (get preload coll apps match miss order cluster)" >&2; exit 2 ;;
+    *) echo "bench/run_all.sh: unknown part $p (get preload coll apps match miss order service cluster)" >&2; exit 2 ;;
   esac
 done
 if [ ${#fig_parts[@]} -gt 0 ]; then
