@@ -11,8 +11,8 @@ typedef int (*opal_cb)(void);
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(clampi_progress_fn) hooks[MAX_HOOKS];
 static int available; /* Open MPI's progress engine takes callbacks: 1 yes, -1 no, 0 not asked */
-static int (*opal_register)(opal_cb), (*opal_unregister)(opal_cb);
-static int on; /* run_hooks is registered: MPI's progress engine calls it on every poll */
+static int (*opal_register)(opal_cb);
+static int on; /* run_hooks is registered (for good): MPI's progress engine calls it on every poll */
 
 static _Atomic int nslots; /* slots ever used */
 
@@ -28,7 +28,6 @@ static int run_hooks(void) {
 static void look_up(void) { /* lock held */
     if (available) return;
     opal_register = (int (*)(opal_cb))dlsym(RTLD_DEFAULT, "opal_progress_register");
-    opal_unregister = (int (*)(opal_cb))dlsym(RTLD_DEFAULT, "opal_progress_unregister");
     available = opal_register ? 1 : -1;
 }
 
@@ -62,15 +61,13 @@ int clampi_progress_hook_add(clampi_progress_fn fn) {
     return ok;
 }
 
+/* run_hooks stays registered: Open MPI 4.1's opal_progress_unregister stores one slot past
+ * a full callback array, and its register frees the array other threads may be walking when
+ * it grows; so clampi registers once and leaves it (an empty run_hooks costs a load). */
 void clampi_progress_hook_remove(clampi_progress_fn fn) {
     pthread_mutex_lock(&lock);
-    int left = 0;
-    for (int i = 0; i < MAX_HOOKS; i++) {
+    for (int i = 0; i < MAX_HOOKS; i++)
         if (atomic_load(&hooks[i]) == fn) atomic_store(&hooks[i], NULL);
-        if (atomic_load(&hooks[i])) left = 1;
-    }
-    /* none left: MPI's polls stop calling clampi at all */
-    if (!left && on && opal_unregister && opal_unregister(run_hooks) == 0) on = 0;
     pthread_mutex_unlock(&lock);
 }
 

@@ -14,9 +14,9 @@ typedef void (*clampi_progress_fn)(void);
 /* Adds fn to the callbacks MPI's progress engine runs (once per fn). Returns 1 when the MPI
  * runs them (Open MPI), 0 when it has no such hook (the caller needs another way). */
 int clampi_progress_hook_add(clampi_progress_fn fn);
-/* Removes fn; the MPI registration stays while any callback remains. Callers may add and
- * remove a callback while the program runs (the UCX service does, as work comes and goes):
- * Open MPI's progress engine then calls clampi only while some callback is in. */
+/* Removes fn. Callers may add and remove a callback while the program runs (the UCX
+ * service does, as work comes and goes); the MPI registration itself stays (progress_hook.c
+ * says why), so MPI's polls then cost one call that finds nothing to run. */
 void clampi_progress_hook_remove(clampi_progress_fn fn);
 /* 1 when the MPI runs such callbacks (Open MPI), without adding one. */
 int clampi_progress_hook_available(void);

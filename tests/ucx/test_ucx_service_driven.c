@@ -4,30 +4,38 @@
  * cores. UCX_TLS=tcp,self: the target's worker applies every put.
  *
  * Rank 0 puts PUTS int64 values into rank 1's window (CMPI_Win_create over static memory,
- * clampi_progress=auto: a progress-service client), each followed by a flush, twice:
+ * clampi_progress=auto: a progress-service client), each followed by a flush, three times:
  *  A. while rank 1 waits in MPI_Barrier. Open MPI runs clampi's pass from its progress
- *     engine: the passes run by the waiting thread ("driven") must be > 0. Other MPIs have
- *     no such hook: printed only.
+ *     engine: passes run by the waiting thread must be > 0, and where the progress thread
+ *     has no core of its own (it then steps aside) some of them must have applied puts.
+ *     Other MPIs have no such hook: printed only.
  *  B. while rank 1 waits for a flag word (rank 0's last put) in clampi's collective wait
- *     (clampi_coll_wait_flag, which calls clampi_idle between polls): driven > 0 on every MPI.
+ *     (clampi_coll_wait_flag, which calls clampi_idle between polls): passes > 0 on every
+ *     MPI, unless the flag had already arrived when rank 1 began to wait (then printed).
+ *  C. while rank 1 computes outside MPI and clampi (it reads the flag word with plain
+ *     loads): the progress thread must take the workers over again after A and B and
+ *     apply every put (no lost wake-up after it stepped aside); no pass is driven.
  * ARGS off: CLAMPI_PROGRESS_FROM_MPI=false is set; no pass may be driven, the progress thread
- * alone applies the puts. Counts, not rates: "driven" counts whether the waiting thread ran
- * passes at all, which load does not change. Every value is checked. */
+ * alone applies the puts. Counts, not rates: whether the waiting thread ran passes at all,
+ * which load does not change. Every value is checked. */
 #define CLAMPI_TEST_USES_MPI
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include <time.h>
+
 #include "coll/coll_internal.h" /* clampi_coll_wait_flag */
 #include "mpi_util.h"
 #include "services/ucx/service.h"
+#include "topo/node.h" /* clampi_node_helper_has_core */
 
 enum { PUTS = 300, FLAG = PUTS };
 
-static uint64_t driven(void) {
+static clampi_ucx_service_stats stats(void) {
     clampi_ucx_service_stats s;
     clampi_ucx_service_get_stats(&s);
-    return s.driven;
+    return s;
 }
 
 /* Rank 0's half of a phase: PUTS put+flush of base+i, then the flag. */
@@ -65,20 +73,40 @@ int main(int argc, char **argv) {
     MPI_Barrier(MPI_COMM_WORLD);
 
     /* A: the target waits in MPI_Barrier */
-    uint64_t d0 = driven();
+    clampi_ucx_service_stats s0 = stats();
     if (rank == 0) put_all(w, 1000);
     MPI_Barrier(MPI_COMM_WORLD);
-    uint64_t in_barrier = driven() - d0;
+    clampi_ucx_service_stats s1 = stats();
+    const uint64_t in_barrier = s1.driven - s0.driven, work_in_barrier = s1.driven_work - s0.driven_work;
     if (rank == 1) check_all(mem, 1000);
     MPI_Barrier(MPI_COMM_WORLD);
 
     /* B: the target waits in clampi's own spin wait (oversubscribed: clampi_idle every poll) */
-    d0 = driven();
+    s0 = stats();
     if (rank == 0) put_all(w, 5000);
-    if (rank == 1) clampi_coll_wait_flag((const uint64_t *)&mem[FLAG], 5000, 1);
-    uint64_t in_spin = driven() - d0;
+    int arrived_early = 0;
+    if (rank == 1) {
+        arrived_early = __atomic_load_n(&mem[FLAG], __ATOMIC_ACQUIRE) == 5000;
+        clampi_coll_wait_flag((const uint64_t *)&mem[FLAG], 5000, 1);
+    }
+    const uint64_t in_spin = stats().driven - s0.driven;
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 1) check_all(mem, 5000);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* C: the target computes outside MPI; the progress thread alone (at most 60 s) */
+    s0 = stats();
+    if (rank == 0) put_all(w, 9000);
+    if (rank == 1) {
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do clock_gettime(CLOCK_MONOTONIC, &t);
+        while (__atomic_load_n(&mem[FLAG], __ATOMIC_ACQUIRE) != 9000 && t.tv_sec - t0.tv_sec < 60);
+        CHECK(mem[FLAG] == 9000); /* else the thread never took the workers back */
+    }
+    const uint64_t in_compute = stats().driven - s0.driven;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) check_all(mem, 9000);
 
     if (rank == 1) {
 #if defined(OPEN_MPI)
@@ -86,17 +114,23 @@ int main(int argc, char **argv) {
 #else
         const int mpi_hook = 0;
 #endif
-        printf("service_driven: %s; passes run by the waiting target: in MPI_Barrier %llu (MPI hook: %s), in "
-               "clampi's spin wait %llu\n",
+        const int own_core = clampi_node_helper_has_core();
+        printf("service_driven: %s; passes run by the waiting target: in MPI_Barrier %llu (%llu found work; MPI "
+               "hook: %s; progress thread with a core of its own: %s), in clampi's spin wait %llu%s, while "
+               "computing %llu\n",
                off ? "CLAMPI_PROGRESS_FROM_MPI=false" : "default", (unsigned long long)in_barrier,
-               mpi_hook ? "yes" : "no", (unsigned long long)in_spin);
+               (unsigned long long)work_in_barrier, mpi_hook ? "yes" : "no", own_core ? "yes" : "no",
+               (unsigned long long)in_spin, arrived_early ? " (every put had arrived before the wait)" : "",
+               (unsigned long long)in_compute);
         fflush(stdout);
+        CHECK(in_compute == 0);
         if (off) {
             CHECK(in_barrier == 0);
             CHECK(in_spin == 0);
         } else {
             if (mpi_hook) CHECK(in_barrier > 0);
-            CHECK(in_spin > 0);
+            if (mpi_hook && !own_core) CHECK(work_in_barrier > 0);
+            if (!arrived_early) CHECK(in_spin > 0);
         }
     }
     CHECK_EQ_INT(CMPI_Win_unlock_all(w), MPI_SUCCESS);

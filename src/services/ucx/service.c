@@ -22,6 +22,8 @@
 #define SPIN_PASSES 64
 /* Safety net: the longest sleep, should an event ever be missed. */
 #define MAX_SLEEP_MS 100
+/* The longest sleep while MPI's progress engine may run passes (drop_hook_when_idle). */
+#define HOOK_CHECK_MS 2
 
 struct clampi_ucx_client {
     const clampi_ucx_client_ops *ops;
@@ -232,7 +234,8 @@ static void drive_due(unsigned stride) {
         unsigned found = 0;
         while (found < DRIVE_PASSES_MAX && pass()) found++;
         if (found) atomic_store_explicit(&drive.work_ns, now, memory_order_relaxed);
-        svc.stats.driven++;
+        svc.stats.driven += found + (found < DRIVE_PASSES_MAX);
+        svc.stats.driven_work += found;
     }
     pthread_mutex_unlock(&svc.lock);
 }
@@ -285,9 +288,9 @@ static void *service_main(void *unused) {
         }
         drop_hook_when_idle(0);
         if (driven_by_mpi()) {
+            svc.stats.sleeps++;
             pthread_mutex_unlock(&svc.lock);
             struct epoll_event ev[8];
-            svc.stats.sleeps++;
             drain_wake(ev, epoll_wait(svc.epfd, ev, 8, 1));
             idle = 0;
             continue;
@@ -306,12 +309,17 @@ static void *service_main(void *unused) {
             if (r > worst) worst = r;
         }
         svc.current = NULL;
+        if (worst != 1) svc.stats.sleeps++;
         pthread_mutex_unlock(&svc.lock);
         if (worst == 1) continue; /* events arrived while arming */
         struct epoll_event ev[8];
-        svc.stats.sleeps++;
-        int k = epoll_wait(svc.epfd, ev, 8, worst == 2 ? 1 : MAX_SLEEP_MS);
-        if (k > 0) svc.stats.wakeups++;
+        /* while MPI's polls may run passes, look again soon enough to take them out */
+        int k = epoll_wait(svc.epfd, ev, 8, worst == 2 ? 1 : svc.in_hook ? HOOK_CHECK_MS : MAX_SLEEP_MS);
+        if (k > 0) {
+            pthread_mutex_lock(&svc.lock);
+            svc.stats.wakeups++;
+            pthread_mutex_unlock(&svc.lock);
+        }
         drain_wake(ev, k);
         idle = 0;
     }
@@ -341,8 +349,8 @@ int clampi_ucx_service_add(const clampi_ucx_client_ops *ops, void *arg, clampi_u
         __atomic_store_n(&svc.wakefd, wfd, __ATOMIC_RELEASE);
     }
     c->next = svc.clients;
-    __atomic_store_n(&svc.clients, c, __ATOMIC_RELEASE);
-    if (!svc.hooked) { /* Open MPI's progress engine, and clampi's own spin waits */
+    __atomic_store_n(&svc.clients, c, __ATOMIC_RELEASE); /* read without the lock by drive_due */
+    if (!svc.hooked) {                                   /* Open MPI's progress engine, and clampi's own spin waits */
         svc.hooked = -1;
         svc.own_core = clampi_node_helper_has_core();
         if (clampi_opt_process(CLAMPI_OPT_PROGRESS_FROM_MPI).u) {
@@ -356,7 +364,7 @@ int clampi_ucx_service_add(const clampi_ucx_client_ops *ops, void *arg, clampi_u
         if (pthread_create(&svc.thread, NULL, service_main, NULL) == 0) {
             svc.running = 1;
         } else {
-            svc.clients = c->next;
+            __atomic_store_n(&svc.clients, c->next, __ATOMIC_RELEASE);
             free(c);
             c = NULL;
             rc = MPI_ERR_OTHER;
@@ -374,7 +382,7 @@ void clampi_ucx_service_remove(clampi_ucx_client *c) {
     pthread_mutex_lock(&svc.lock);
     for (clampi_ucx_client **p = &svc.clients; *p; p = &(*p)->next)
         if (*p == c) {
-            *p = c->next;
+            __atomic_store_n(p, c->next, __ATOMIC_RELEASE);
             break;
         }
     unwatch(c);

@@ -52,8 +52,8 @@ typedef struct clampi_ucx_poller {
     _Atomic int polled;       /* set by application threads, cleared by the service */
     _Atomic int busy;         /* an application thread is inside the worker's progress right now */
     _Atomic int service_busy; /* the service thread is */
-    int quiet;                /* service thread only */
-    uint64_t seen_ns;         /* service thread only: when it last saw an application poll */
+    int quiet;                /* service side only (the thread, or a waiting thread's pass: under the service's lock) */
+    uint64_t seen_ns;         /* service side only: when it last saw an application poll */
     uint64_t serviced;        /* passes in which the service progressed the worker (tests) */
     uint64_t takeovers;       /* times it took the worker over after a millisecond without a poll (tests) */
 } clampi_ucx_poller;
@@ -106,10 +106,11 @@ void clampi_ucx_service_progress_here(void);
 void clampi_ucx_service_wake(void);
 
 typedef struct clampi_ucx_service_stats {
-    uint64_t passes;  /* progress passes over every client */
-    uint64_t sleeps;  /* times the thread slept in epoll_wait */
-    uint64_t wakeups; /* sleeps ended by an event (not by the time-out) */
-    uint64_t driven;  /* passes run by clampi_ucx_service_progress_here */
+    uint64_t passes;      /* progress passes over every client, by the thread or a waiting thread */
+    uint64_t sleeps;      /* times the thread slept in epoll_wait */
+    uint64_t wakeups;     /* sleeps ended by an event (not by the time-out) */
+    uint64_t driven;      /* passes run by clampi_ucx_service_progress_here (waiting threads) */
+    uint64_t driven_work; /* ... of which found work (a waiting target applied operations) */
 } clampi_ucx_service_stats;
 void clampi_ucx_service_get_stats(clampi_ucx_service_stats *s);
 #endif
