@@ -100,15 +100,19 @@ int clampi_ucx_service_arm(ucp_worker_h worker) {
     return st == UCS_OK ? 0 : st == UCS_ERR_BUSY ? 1 : 2;
 }
 
+/* Watched worker i's fd stays in the epoll set but wakes nobody. */
+static void quiet_watched(int i) {
+    if (svc.watched[i].quiet) return;
+    struct epoll_event ev = {.events = 0};
+    ev.data.fd = svc.watched[i].fd;
+    epoll_ctl(svc.epfd, EPOLL_CTL_MOD, svc.watched[i].fd, &ev);
+    svc.watched[i].quiet = 1;
+}
+
 int clampi_ucx_service_quiet(ucp_worker_h worker) {
     for (int i = 0; i < svc.nwatched; i++)
         if (svc.watched[i].worker == worker) {
-            if (!svc.watched[i].quiet) {
-                struct epoll_event ev = {.events = 0};
-                ev.data.fd = svc.watched[i].fd;
-                epoll_ctl(svc.epfd, EPOLL_CTL_MOD, svc.watched[i].fd, &ev);
-                svc.watched[i].quiet = 1;
-            }
+            quiet_watched(i);
             break;
         }
     return 2; /* look again after a short sleep */
@@ -250,13 +254,7 @@ static void drive_due(unsigned stride) {
 static int driven_by_mpi(void) {
     if (svc.own_core) return 0;
     if (mono_ns() - atomic_load_explicit(&svc.driven_ns, memory_order_relaxed) >= DRIVEN_NS) return 0;
-    for (int i = 0; i < svc.nwatched; i++)
-        if (!svc.watched[i].quiet) {
-            struct epoll_event ev = {.events = 0};
-            ev.data.fd = svc.watched[i].fd;
-            epoll_ctl(svc.epfd, EPOLL_CTL_MOD, svc.watched[i].fd, &ev);
-            svc.watched[i].quiet = 1;
-        }
+    for (int i = 0; i < svc.nwatched; i++) quiet_watched(i);
     return 1;
 }
 
