@@ -235,15 +235,24 @@ static int notify(clampi_ucx_win *u, const int *ranks, int n, int tag, int recei
         }
         return MPI_SUCCESS;
     }
-    MPI_Request *reqs = malloc(sizeof *reqs * (size_t)(n ? n : 1));
-    if (!reqs) return MPI_ERR_NO_MEM;
+    /* statuses of their own: gcc 12 reads MPICH's MPI_STATUSES_IGNORE, (MPI_Status *)1, as
+     * an array of size 0 and warns of an overflow */
+    size_t k = (size_t)(n ? n : 1);
+    MPI_Request *reqs = malloc(k * sizeof *reqs);
+    MPI_Status *statuses = malloc(k * sizeof *statuses);
+    if (!reqs || !statuses) {
+        free(reqs);
+        free(statuses);
+        return MPI_ERR_NO_MEM;
+    }
     for (int i = 0; i < n; i++) PMPI_Irecv(NULL, 0, MPI_BYTE, ranks[i], tag, u->comm, &reqs[i]);
     int done = 0, rc = MPI_SUCCESS;
     while (!done && rc == MPI_SUCCESS) {
         clampi_ucx_poller_progress(&u->main.poller, u->main.worker);
-        rc = PMPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+        rc = PMPI_Testall(n, reqs, &done, statuses);
     }
     free(reqs);
+    free(statuses);
     return rc;
 }
 
