@@ -25,9 +25,21 @@ __thread int ls_in_lib __attribute__((tls_model("initial-exec")));
 
 #define ARENA_BYTES (1ull << 40)
 
-/* glibc's own text: its internal buffers (getcwd, opendir, stdio) are filled by system
- * calls, which fail with EFAULT on protected pages instead of faulting: never tracked. */
-uintptr_t ls_libc_lo, ls_libc_hi;
+/* Callers whose allocations are never tracked, by their text:
+ * - glibc: its internal buffers (getcwd, opendir, stdio) are filled by system calls,
+ *   which fail with EFAULT on protected pages instead of faulting;
+ * - the dynamic loader and libgcc_s: the unwinder that the SIGSEGV handler runs reads
+ *   their tables (_dl_find_object's segments, allocated at each dlopen), and a protected
+ *   page there faults inside the handler, where SIGSEGV is blocked: the kernel kills the
+ *   process (Open MPI's components made that happen in about one run in six). */
+enum { UNTRACKED_LIBS = 3 };
+static struct { uintptr_t lo, hi; } untracked_text[UNTRACKED_LIBS];
+
+static int untracked_caller(uintptr_t ret) {
+    for (int i = 0; i < UNTRACKED_LIBS; i++)
+        if (ret >= untracked_text[i].lo && ret < untracked_text[i].hi) return 1;
+    return 0;
+}
 
 /* Text of the system libraries loaded at start-up (/lib, /usr/lib): code that is not the
  * program's own, for the fault handler (async-signal-safe lookup in a fixed array). */
@@ -67,21 +79,29 @@ static void find_system_code(void) {
     fclose(f);
 }
 
-static void find_libc(void) {
+static void find_untracked_text(void) {
     Dl_info di;
-    if (!dladdr((void *)__libc_malloc, &di) || !di.dli_fname) return;
+    const char *libc = NULL;
+    if (dladdr((void *)__libc_malloc, &di) && di.dli_fname) {
+        libc = strrchr(di.dli_fname, '/');
+        libc = libc ? libc : di.dli_fname; /* "/libc.so.6": /lib and /usr/lib are the same */
+    }
+    /* the loader and the unwinder by name: "/ld-linux-x86-64.so.2", "/libgcc_s.so.1" */
+    const char *names[UNTRACKED_LIBS] = {libc, "/ld-linux", "/libgcc_s."};
     FILE *f = fopen("/proc/self/maps", "r");
     if (!f) return;
     char line[1024], path[512];
     unsigned long lo, hi;
-    const char *base = strrchr(di.dli_fname, '/');
-    base = base ? base : di.dli_fname; /* "/libc.so.6": /lib and /usr/lib are the same */
     while (fgets(line, sizeof line, f)) {
         if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %511s", &lo, &hi, path) != 3) continue;
-        size_t pl = strlen(path), bl = strlen(base);
-        if (pl >= bl && strcmp(path + pl - bl, base) == 0) {
-            if (!ls_libc_lo || lo < ls_libc_lo) ls_libc_lo = lo;
-            if (hi > ls_libc_hi) ls_libc_hi = hi;
+        const char *base = strrchr(path, '/');
+        if (!base) continue;
+        for (int i = 0; i < UNTRACKED_LIBS; i++) {
+            if (!names[i]) continue;
+            int hit = i == 0 ? strcmp(base, names[i]) == 0 : strncmp(base, names[i], strlen(names[i])) == 0;
+            if (!hit) continue;
+            if (!untracked_text[i].lo || lo < untracked_text[i].lo) untracked_text[i].lo = lo;
+            if (hi > untracked_text[i].hi) untracked_text[i].hi = hi;
         }
     }
     fclose(f);
@@ -122,13 +142,13 @@ int ls_alloc_init(void) {
     ls.scratch = idx + 2 * MAX_ALLOCS;
     ls.arena_lo = ls.arena_next = (uintptr_t)arena;
     ls.arena_hi = ls.arena_lo + ARENA_BYTES;
-    find_libc();
     find_system_code();
     /* backtrace() loads libgcc_s (and allocates) on its first call: do it now. */
     void *f[2];
     ls_in_lib = 1;
     backtrace(f, 2);
     ls_in_lib = 0;
+    find_untracked_text(); /* libgcc_s is loaded now */
     return 0;
 }
 
@@ -239,7 +259,7 @@ static clampi_lalloc *park_take(const clampi_lalloc *a, size_t len, size_t align
 static void *track(size_t size, size_t align, int kind, void *ret0) {
     if (!atomic_load_explicit(&ls.ready, memory_order_acquire) || ls_in_lib || size < ls.min_size || size == 0)
         return NULL;
-    if ((uintptr_t)ret0 >= ls_libc_lo && (uintptr_t)ret0 < ls_libc_hi) return NULL;
+    if (untracked_caller((uintptr_t)ret0)) return NULL;
     uint64_t t0 = ls_mono_ns();
     if (align < ls.page_size) align = ls.page_size;
     size_t len = (size + ls.page_size - 1) & ~(ls.page_size - 1);

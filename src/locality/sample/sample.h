@@ -126,8 +126,7 @@ typedef struct ls_state {
 
 extern ls_state ls;
 extern __thread int ls_in_lib;
-extern uintptr_t ls_libc_lo, ls_libc_hi; /* glibc's text */
-int ls_is_system_code(uintptr_t ip);     /* in a /lib, /usr/lib or libclampi library; signal-safe */
+int ls_is_system_code(uintptr_t ip); /* in a /lib, /usr/lib or libclampi library; signal-safe */
 int ls_is_library_code(uintptr_t ip);
 /* the same: where a first touch is attributed to the caller */ /* the library allocates for itself: do not track */
 
