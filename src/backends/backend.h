@@ -193,10 +193,11 @@ typedef struct clampi_backend_ext {
     void (*mh_cache_free)(const clampi_bwin *parent, void *cache);
     /* ---- notification (CMPIX_Put_notify) ----------------------------------------------
      * notify_listen: from now on arrived(arg, id, origin) runs for every notification sent
-     * to this process on b's family; NULL on failure. notify_stop: no more calls (b's free);
+     * to this process on b's family, whose id (the same on every rank) is win_id; NULL on
+     * failure. notify_stop: no more calls (b's free);
      * notify_progress: drives arrivals (valid until notify_free). notify_send: after the
      * operations issued so far to target are complete there, notification id to it. */
-    void *(*notify_listen)(clampi_bwin *b, void (*arrived)(void *arg, int id, int origin), void *arg);
+    void *(*notify_listen)(clampi_bwin *b, uint64_t win_id, void (*arrived)(void *arg, int id, int origin), void *arg);
     void (*notify_stop)(clampi_bwin *b, void *listener);
     void (*notify_progress)(void *listener);
     void (*notify_free)(void *listener);

@@ -87,7 +87,7 @@ static clampi_notify *notify_of(clampi_win *w) {
         pthread_mutex_init(&n->lock, NULL);
         n->refs = 1;
         n->rows = e;
-        if (!(n->listener = e->notify_listen(&root->b, on_notify, n))) {
+        if (!(n->listener = e->notify_listen(&root->b, clampi_rmax_win_id(root), on_notify, n))) {
             pthread_mutex_destroy(&n->lock);
             free(n);
             n = NULL;

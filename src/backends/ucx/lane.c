@@ -25,9 +25,15 @@ int clampi_ucx_lane_init(clampi_ucx_win *u, clampi_ucx_lane *l, ucs_thread_mode_
             free(l->dyn);
         return MPI_ERR_NO_MEM;
     }
-    /* the process lane takes a pooled worker (context.h), a thread lane a new one */
+    /* the process lane takes the process worker (process_worker.h), a thread lane a new one */
     l->mode = mode;
-    int rc = is_thread ? clampi_ucx_worker_create(mode, &l->worker) : clampi_ucx_worker_get(mode, &l->worker);
+    int rc;
+    if (is_thread) {
+        rc = clampi_ucx_worker_create(mode, &l->worker);
+    } else if ((rc = clampi_ucx_process_worker_get(mode, &l->pw)) == MPI_SUCCESS) {
+        l->worker = l->pw->worker;
+        l->poller = &l->pw->poller;
+    }
     if (rc != MPI_SUCCESS) {
         pthread_mutex_destroy(&l->mutex);
         free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->amo_base), free(l->dirty),
@@ -77,7 +83,7 @@ void clampi_ucx_lane_fini(clampi_ucx_win *u, clampi_ucx_lane *l) {
     if (l->is_thread)
         ucp_worker_destroy(l->worker);
     else
-        clampi_ucx_worker_put(l->mode, l->worker);
+        clampi_ucx_process_worker_put(l->pw);
     pthread_mutex_destroy(&l->mutex);
     free(l->eps), free(l->rkeys), free(l->ctl_rkeys), free(l->pending), free(l->amo_base), free(l->dirty), free(l->dyn);
     l->eps = NULL;
@@ -231,7 +237,7 @@ void clampi_ucx_probe_end(clampi_ucx_win *u, clampi_ucx_thread *me, clampi_ucx_l
 
 ucs_status_t clampi_ucx_lane_wait(clampi_ucx_lane *l, void *req) {
     probe_visit_worker(l->worker);
-    return clampi_ucx_wait_polled(l->worker, req, &l->poller);
+    return clampi_ucx_wait_polled(l->worker, req, l->poller);
 }
 
 /* ---- dynamic windows: the target's region table, read with UCX gets ----------------- */
@@ -486,6 +492,44 @@ static void mark_dirty(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
         if (l->eps[t]) __atomic_store_n(&l->dirty[t], 1, __ATOMIC_RELAXED);
 }
 
+/* flush_all on the process lane while other UCX windows use its worker too
+ * (process_worker.h): a worker flush would wait for their operations too and walk their
+ * endpoints. Instead, the endpoints of this window marked dirty (each mark cleared just
+ * before its flush, as take_dirty does), and every endpoint while another flush of the lane
+ * is under way (it may have cleared marks of operations it has not completed yet). The
+ * flushes are issued together, then waited for. */
+static ucs_status_t flush_window_eps(clampi_ucx_win *u, clampi_ucx_lane *l) {
+    enum { BATCH = 64 };
+    void *reqs[BATCH];
+    int n = 0;
+    ucs_status_t st = UCS_OK;
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof param);
+    for (int t = 0; t <= u->nranks; t++) {
+        if (n == BATCH || (t == u->nranks && n)) {
+            for (int i = 0; i < n; i++) {
+                ucs_status_t s = clampi_ucx_lane_wait(l, reqs[i]);
+                if (st == UCS_OK) st = s;
+            }
+            n = 0;
+        }
+        if (t == u->nranks || !l->eps[t]) continue;
+        /* a clean mark may have been cleared by a flush that began after this one: it
+         * incremented `flushing` before clearing, so that shows then */
+        if (__atomic_load_n(&l->dirty[t], __ATOMIC_SEQ_CST))
+            __atomic_exchange_n(&l->dirty[t], 0, __ATOMIC_SEQ_CST);
+        else if (__atomic_load_n(&l->flushing, __ATOMIC_SEQ_CST) < 2)
+            continue;
+        void *r = ucp_ep_flush_nbx(l->eps[t], &param);
+        if (UCS_PTR_IS_ERR(r)) {
+            if (st == UCS_OK) st = UCS_PTR_STATUS(r);
+        } else if (r) {
+            reqs[n++] = r;
+        }
+    }
+    return st;
+}
+
 ucs_status_t clampi_ucx_lane_flush(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t *driven) {
     uint64_t n = take_pending(u, l, target);
     if (driven) *driven = n;
@@ -504,12 +548,19 @@ ucs_status_t clampi_ucx_lane_flush(clampi_ucx_win *u, clampi_ucx_lane *l, int ta
      * UCX counts itself in `flushing` before clearing marks. */
     if (!is_dirty(u, l, target) && __atomic_load_n(&l->flushing, __ATOMIC_SEQ_CST) == 0) return UCS_OK;
     __atomic_fetch_add(&l->flushing, 1, __ATOMIC_SEQ_CST);
-    take_dirty(u, l, target);
+    /* flush_all of a process lane whose worker other windows use too: its own endpoints
+     * (flush_window_eps takes their marks itself); else the worker or the one endpoint */
+    int own_eps = target < 0 && !l->is_thread && __atomic_load_n(&l->pw->users, __ATOMIC_RELAXED) > 1;
+    if (!own_eps) take_dirty(u, l, target);
     __atomic_fetch_add(&u->counters.ucx_flushes, 1, __ATOMIC_RELAXED);
     ucp_request_param_t param;
     memset(&param, 0, sizeof param);
-    ucs_status_t st = clampi_ucx_lane_wait(l, target >= 0 ? ucp_ep_flush_nbx(l->eps[target], &param)
-                                                          : ucp_worker_flush_nbx(l->worker, &param));
+    ucs_status_t st;
+    if (own_eps)
+        st = flush_window_eps(u, l);
+    else
+        st = clampi_ucx_lane_wait(l, target >= 0 ? ucp_ep_flush_nbx(l->eps[target], &param)
+                                                 : ucp_worker_flush_nbx(l->worker, &param));
     if (st != UCS_OK) mark_dirty(u, l, target); /* not flushed: the next flush tries again */
     __atomic_fetch_sub(&l->flushing, 1, __ATOMIC_SEQ_CST);
     return st;
@@ -536,7 +587,7 @@ ucs_status_t clampi_ucx_flush_everything(clampi_ucx_win *u, int target) {
  * is held across the holder's epoch, so the wait is long or over soon). */
 void clampi_ucx_backoff(clampi_ucx_lane *l, unsigned *round) {
     unsigned spins = 1u << (*round < 6 ? *round : 6);
-    for (unsigned i = 0; i < spins; i++) clampi_ucx_poller_progress(&l->poller, l->worker);
+    for (unsigned i = 0; i < spins; i++) clampi_ucx_poller_progress(l->poller, l->worker);
     if (*round >= 4) {
         int flag;
         PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
@@ -558,8 +609,8 @@ void clampi_ucx_counters_of(const clampi_bwin *b, clampi_ucx_counters *out) {
     const clampi_ucx_win *u = clampi_ucx_of(b);
     out->put_copies = __atomic_load_n(&u->counters.put_copies, __ATOMIC_RELAXED);
     out->put_waits = __atomic_load_n(&u->counters.put_waits, __ATOMIC_RELAXED);
-    out->serviced = __atomic_load_n(&u->main.poller.serviced, __ATOMIC_RELAXED);
-    out->takeovers = __atomic_load_n(&u->main.poller.takeovers, __ATOMIC_RELAXED);
+    out->serviced = __atomic_load_n(&u->main.poller->serviced, __ATOMIC_RELAXED);
+    out->takeovers = __atomic_load_n(&u->main.poller->takeovers, __ATOMIC_RELAXED);
     out->cpu_amos = __atomic_load_n(&u->counters.cpu_amos, __ATOMIC_RELAXED);
     out->ucx_flushes = __atomic_load_n(&u->counters.ucx_flushes, __ATOMIC_RELAXED);
 }

@@ -9,9 +9,11 @@
  * clampi_progress=auto therefore starts a progress thread when the window's memory is not
  * UCX-allocated (CMPI_Win_allocate on a UCX window allocates with UCX) or some endpoint of
  * the process lane lacks an RMA lane ("put[" in ucp_ep_print_info) or an atomic lane
- * ("amo#"); =thread always; =none never. The window is then a client of the process's
- * UCX progress service (service.h): one event-driven thread for every window and the
- * message layer, which sleeps in epoll_wait on the workers' event fds when idle. */
+ * ("amo#"); =thread always; =none never. The window then watches the process worker (one
+ * client of the process's UCX progress service for every window on it: process_worker.h)
+ * and is a client itself for its thread lanes. The service is one event-driven thread for
+ * every window and the message layer, which sleeps in epoll_wait on the workers' event
+ * fds when idle. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,19 +61,17 @@ static unsigned progress_thread_lanes(clampi_ucx_win *u) {
     return n;
 }
 
-/* The window as a client of the UCX progress service (services/ucx/service.h). */
+/* The window as a client of the UCX progress service (services/ucx/service.h), for its
+ * thread lanes; the process worker is the process worker's client. */
 static unsigned window_progress(void *arg) {
     clampi_ucx_win *u = arg;
-    clampi_ucx_poller *p = &u->main.poller;
-    unsigned n = clampi_ucx_poller_may_progress(p) ? clampi_ucx_poller_serviced(p, u->main.worker) : 0;
-    if (__atomic_load_n(&u->threads, __ATOMIC_ACQUIRE)) n += progress_thread_lanes(u);
-    return n;
+    return __atomic_load_n(&u->threads, __ATOMIC_ACQUIRE) ? progress_thread_lanes(u) : 0;
 }
 
 static int window_arm(void *arg) {
     clampi_ucx_win *u = arg;
-    int worst = clampi_ucx_poller_arm(&u->main.poller, u->main.worker);
-    if (worst == 1 || !__atomic_load_n(&u->threads, __ATOMIC_ACQUIRE)) return worst;
+    int worst = 0;
+    if (!__atomic_load_n(&u->threads, __ATOMIC_ACQUIRE)) return worst;
     if (pthread_mutex_trylock(&u->threads_lock) != 0) return 2;
     for (clampi_ucx_thread *th = u->threads; th && worst != 1; th = th->next) {
         if (!__atomic_load_n(&th->lane_ready, __ATOMIC_ACQUIRE)) continue;
@@ -92,10 +92,15 @@ static const clampi_ucx_client_ops window_client = {window_progress, window_arm}
 int clampi_ucx_progress_start(clampi_ucx_win *u, clampi_progress_kind kind) {
     int want = kind == CLAMPI_PROGRESS_THREAD || (kind == CLAMPI_PROGRESS_AUTO && clampi_ucx_needs_progress_thread(u));
     if (!want) return MPI_SUCCESS;
+    int rc = clampi_ucx_process_worker_watch(u->main.pw);
+    if (rc != MPI_SUCCESS) return rc;
+    u->watching = 1;
     return clampi_ucx_service_add(&window_client, u, &u->progress_client);
 }
 
 void clampi_ucx_progress_stop(clampi_ucx_win *u) {
     clampi_ucx_service_remove(u->progress_client);
     u->progress_client = NULL;
+    if (u->watching) clampi_ucx_process_worker_unwatch(u->main.pw);
+    u->watching = 0;
 }

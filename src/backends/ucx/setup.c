@@ -190,7 +190,7 @@ int clampi_ucx_win_setup(clampi_bwin *w, MPI_Comm comm, void *base, MPI_Aint siz
     return MPI_SUCCESS;
 fail:
     /* Peers may already hold endpoints to us: close ours only after everyone got here. */
-    clampi_ucx_barrier(u->comm, u->main.eps ? u->main.worker : NULL, u->main.eps ? &u->main.poller : NULL);
+    clampi_ucx_barrier(u->comm, u->main.eps ? u->main.worker : NULL, u->main.eps ? u->main.poller : NULL);
     release(u);
     return rc;
 }
@@ -199,7 +199,7 @@ fail:
 static int teardown(clampi_bwin *w) {
     clampi_ucx_win *u = clampi_ucx_of(w);
     clampi_ucx_flush_everything(u, -1);
-    int rc = clampi_ucx_barrier(u->comm, u->main.worker, &u->main.poller);
+    int rc = clampi_ucx_barrier(u->comm, u->main.worker, u->main.poller);
     if (rc != MPI_SUCCESS) return rc;
     /* Close endpoints while peers keep progressing (their close flushes need us); the
      * progress thread, if any, keeps our process worker going meanwhile. */
@@ -209,10 +209,10 @@ static int teardown(clampi_bwin *w) {
             clampi_ucx_lane_close(u, &t->lane);
             pthread_mutex_unlock(&t->lane.mutex);
         }
-    clampi_ucx_barrier(u->comm, u->main.worker, &u->main.poller);
+    clampi_ucx_barrier(u->comm, u->main.worker, u->main.poller);
     clampi_ucx_progress_stop(u);
     clampi_ucx_lane_close(u, &u->main);
-    clampi_ucx_barrier(u->comm, u->main.worker, &u->main.poller);
+    clampi_ucx_barrier(u->comm, u->main.worker, u->main.poller);
     release(u);
     w->state = NULL;
     w->ops = &clampi_backend_mpi;

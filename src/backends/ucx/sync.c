@@ -196,7 +196,7 @@ static int ucx_fence(clampi_bwin *w, int assert) {
     if (u->nlocks || u->lock_all || u->start_open || u->post_open) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
     if (!(assert &MPI_MODE_NOPRECEDE) && clampi_ucx_flush_everything(u, -1) != UCS_OK)
         return clampi_bwin_raise(w, CLAMPI_E_UCX);
-    int rc = clampi_ucx_barrier(u->comm, u->main.worker, &u->main.poller);
+    int rc = clampi_ucx_barrier(u->comm, u->main.worker, u->main.poller);
     if (rc != MPI_SUCCESS) return rc;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     clampi_ucx_dyn_epoch(u);
@@ -248,7 +248,7 @@ static int notify(clampi_ucx_win *u, const int *ranks, int n, int tag, int recei
     for (int i = 0; i < n; i++) PMPI_Irecv(NULL, 0, MPI_BYTE, ranks[i], tag, u->comm, &reqs[i]);
     int done = 0, rc = MPI_SUCCESS;
     while (!done && rc == MPI_SUCCESS) {
-        clampi_ucx_poller_progress(&u->main.poller, u->main.worker);
+        clampi_ucx_poller_progress(u->main.poller, u->main.worker);
         rc = PMPI_Testall(n, reqs, &done, statuses);
     }
     free(reqs);
@@ -314,7 +314,7 @@ static int receive_done(clampi_ucx_win *u, int block) {
     while (u->post_done < u->npost && rc == MPI_SUCCESS) {
         int flag = 0;
         MPI_Status st;
-        clampi_ucx_poller_progress(&u->main.poller, u->main.worker);
+        clampi_ucx_poller_progress(u->main.poller, u->main.worker);
         rc = PMPI_Iprobe(MPI_ANY_SOURCE, TAG_DONE, u->comm, &flag, &st);
         if (rc == MPI_SUCCESS && flag) {
             rc = PMPI_Recv(NULL, 0, MPI_BYTE, st.MPI_SOURCE, TAG_DONE, u->comm, MPI_STATUS_IGNORE);

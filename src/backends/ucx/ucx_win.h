@@ -1,8 +1,9 @@
 /* Internal state of a UCX-backed window (see docs/ucx-backend.md for the design).
  *
  * One clampi_ucx_win per window per rank, possibly shared by duplicates (refs). It holds:
- *  - the process lane: the main worker (the target side of every endpoint, progressed by
- *    the progress thread if there is one) with one endpoint per rank of the window;
+ *  - the process lane: the process worker (the target side of every endpoint, progressed
+ *    by the progress thread if there is one; one per process, shared by every UCX window:
+ *    services/ucx/process_worker.h) with one endpoint per rank of the window;
  *  - per-thread lanes (mpi_win_scope=thread): a worker per thread created on first use,
  *    with endpoints to the targets' MAIN workers (addresses kept from creation), so no
  *    collective is needed to create them;
@@ -25,6 +26,7 @@
 
 #include "clampi/rma.h"
 #include "backends/backend.h"
+#include "services/ucx/process_worker.h"
 #include "services/ucx/service.h"
 
 #define CLAMPI_UCX_EXCL (1ull << 32) /* lock word: exclusive holder bit; low 32 bits: readers */
@@ -67,22 +69,24 @@ typedef struct clampi_ucx_dyncache {
 /* A worker and its view of every target. */
 typedef struct clampi_ucx_lane {
     ucp_worker_h worker;
-    ucp_ep_h *eps;            /* per target (thread lanes: created on first use) */
-    ucp_rkey_h *rkeys;        /* per target: window memory (static windows; NULL if 0 bytes) */
-    ucp_rkey_h *ctl_rkeys;    /* per target: control block */
-    clampi_ucx_dyncache *dyn; /* per target (dynamic windows) */
-    uint64_t *pending;        /* per target: operations issued and not yet driven by a flush */
-    unsigned char *dirty;     /* per target: something was handed to UCX since the lane's last
+    ucp_ep_h *eps;                        /* per target (thread lanes: created on first use) */
+    ucp_rkey_h *rkeys;                    /* per target: window memory (static windows; NULL if 0 bytes) */
+    ucp_rkey_h *ctl_rkeys;                /* per target: control block */
+    clampi_ucx_dyncache *dyn;             /* per target (dynamic windows) */
+    uint64_t *pending;                    /* per target: operations issued and not yet driven by a flush */
+    unsigned char *dirty;                 /* per target: something was handed to UCX since the lane's last
                                * flush of it (clampi_ucx_lane_mark); a flush of a clean target has
                                * nothing in UCX to complete and skips UCX's flush */
-    unsigned flushing;        /* flushes of this lane asking UCX right now (lane.c) */
-    void **amo_base;          /* per target: its window memory mapped here for CPU atomics
+    unsigned flushing;                    /* flushes of this lane asking UCX right now (lane.c) */
+    void **amo_base;                      /* per target: its window memory mapped here for CPU atomics
                                * (target.c), CLAMPI_UCX_NO_AMO_BASE if not; NULL: not looked up */
-    pthread_mutex_t mutex;    /* see the file comment */
-    int is_thread;            /* a per-thread lane (else the process lane) */
-    ucs_thread_mode_t mode;   /* of its worker */
-    struct clampi_ucx_win *u; /* the window state it belongs to */
-    clampi_ucx_poller poller; /* the process lane: application waits keep the service away */
+    pthread_mutex_t mutex;                /* see the file comment */
+    int is_thread;                        /* a per-thread lane (else the process lane) */
+    ucs_thread_mode_t mode;               /* of its worker */
+    struct clampi_ucx_win *u;             /* the window state it belongs to */
+    clampi_ucx_poller *poller;            /* the process lane: its worker's (application waits keep the
+                                * service away); NULL on thread lanes */
+    struct clampi_ucx_process_worker *pw; /* the process lane: the shared worker it holds */
 } clampi_ucx_lane;
 
 /* What a thread's flushes (flush, flush_all, flush_local, flush_local_all) actually
@@ -120,7 +124,8 @@ typedef struct clampi_ucx_thread {
 typedef struct clampi_ucx_counters {
     uint64_t put_copies;  /* small puts UCX could not complete at once: sent from a private copy */
     uint64_t put_waits;   /* small puts UCX returned a request for anyway: completed locally */
-    uint64_t serviced;    /* passes in which the progress service progressed the process worker */
+    uint64_t serviced;    /* passes in which the progress service progressed the process worker
+                           * (shared: every window's on it, since it was created) */
     uint64_t takeovers;   /* times the service took that worker over after the application left it */
     uint64_t cpu_amos;    /* intrinsic atomics done as CPU atomics on the mapped target memory */
     uint64_t ucx_flushes; /* lane flushes that asked UCX (the others had nothing handed to it) */
@@ -159,6 +164,7 @@ typedef struct clampi_ucx_win {
     clampi_ucx_thread *threads;
     /* progress */
     struct clampi_ucx_client *progress_client; /* registered with the UCX progress service, or NULL */
+    int watching;                              /* asked the service to progress the process worker (progress.c) */
     clampi_ucx_counters counters;
     /* epoch state (touched by the calling threads under the window lock, read atomically) */
     int *lock_type;                       /* per target: 0, MPI_LOCK_SHARED, MPI_LOCK_EXCLUSIVE (+ nocheck flag) */
@@ -275,7 +281,8 @@ clampi_ucx_lane *clampi_ucx_issue_lane(clampi_bwin *b);
 
 /* The extensions' rows (ext.c), which every UCX table points to; notify.c and rflush.c. */
 extern const clampi_backend_ext clampi_backend_ucx_ext;
-void *clampi_ucx_notify_listen(clampi_bwin *b, void (*arrived)(void *arg, int id, int origin), void *arg);
+void *clampi_ucx_notify_listen(clampi_bwin *b, uint64_t win_id, void (*arrived)(void *arg, int id, int origin),
+                               void *arg);
 void clampi_ucx_notify_stop(clampi_bwin *b, void *listener);
 void clampi_ucx_notify_progress(void *listener);
 void clampi_ucx_notify_free(void *listener);

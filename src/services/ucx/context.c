@@ -2,6 +2,7 @@
 #include "services/ucx/context.h"
 
 #include "services/finalize_barrier.h"
+#include "services/ucx/process_worker.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -15,26 +16,13 @@ static ucs_status_t context_status = UCS_ERR_NO_RESOURCE;
 static int finalize_keyval = MPI_KEYVAL_INVALID;
 
 /* Runs at MPI_Finalize (MPI frees MPI_COMM_SELF's attributes first): every window and
- * communicator (hence every worker and endpoint) is gone by then. */
-/* Idle workers kept for the next window (clampi_ucx_worker_get/_put): creating a worker
- * opens every transport's interfaces (shared-memory segments, sockets), the largest
- * avoidable part of a window's creation and free (MPICH's window_creation: 500 windows). */
-#define CLAMPI_UCX_WORKER_POOL 8
-static struct {
-    ucp_worker_h worker;
-    ucs_thread_mode_t mode;
-} pool[CLAMPI_UCX_WORKER_POOL];
-static int pool_n;
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-
+ * communicator (hence every endpoint) is gone by then. */
 static int context_finalize(MPI_Comm comm, int keyval, void *value, void *extra) {
     (void)comm;
     (void)keyval;
     (void)value;
     (void)extra;
-    pthread_mutex_lock(&pool_lock);
-    while (pool_n > 0) ucp_worker_destroy(pool[--pool_n].worker);
-    pthread_mutex_unlock(&pool_lock);
+    clampi_ucx_process_workers_destroy();
     if (context) {
         ucp_cleanup(context);
         context = NULL;
@@ -95,32 +83,6 @@ int clampi_ucx_worker_create(ucs_thread_mode_t mode, ucp_worker_h *worker) {
         return MPI_ERR_OTHER;
     }
     return MPI_SUCCESS;
-}
-
-int clampi_ucx_worker_get(ucs_thread_mode_t mode, ucp_worker_h *worker) {
-    pthread_mutex_lock(&pool_lock);
-    for (int i = pool_n - 1; i >= 0; i--)
-        if (pool[i].mode == mode) {
-            *worker = pool[i].worker;
-            pool[i] = pool[--pool_n];
-            pthread_mutex_unlock(&pool_lock);
-            return MPI_SUCCESS;
-        }
-    pthread_mutex_unlock(&pool_lock);
-    return clampi_ucx_worker_create(mode, worker);
-}
-
-void clampi_ucx_worker_put(ucs_thread_mode_t mode, ucp_worker_h worker) {
-    while (ucp_worker_progress(worker)) /* leftovers of the closed endpoints */
-        ;
-    pthread_mutex_lock(&pool_lock);
-    if (pool_n < CLAMPI_UCX_WORKER_POOL) {
-        pool[pool_n].worker = worker;
-        pool[pool_n++].mode = mode;
-        worker = NULL;
-    }
-    pthread_mutex_unlock(&pool_lock);
-    if (worker) ucp_worker_destroy(worker);
 }
 
 int clampi_ucx_worker_address_exchange(MPI_Comm comm, ucp_worker_h worker, void **blob, size_t **offsets) {

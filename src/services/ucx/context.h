@@ -26,13 +26,6 @@ int clampi_ucx_context(ucp_context_h *ctx);
  * SERIALIZED / MULTI). Destroy with ucp_worker_destroy. Returns an MPI error code. */
 int clampi_ucx_worker_create(ucs_thread_mode_t mode, ucp_worker_h *worker);
 
-/* A worker like clampi_ucx_worker_create's, taken from a per-process pool of idle workers
- * when one with that thread mode is there; give it back with clampi_ucx_worker_put once
- * every endpoint on it is closed and nothing else uses it (no AM handler, not progressed
- * by anyone): the pool keeps up to 8, destroys the rest, and all at MPI_Finalize. */
-int clampi_ucx_worker_get(ucs_thread_mode_t mode, ucp_worker_h *worker);
-void clampi_ucx_worker_put(ucs_thread_mode_t mode, ucp_worker_h worker);
-
 /* Collective over comm: exchanges the worker addresses of all ranks (allgather of lengths,
  * allgatherv of addresses) and returns them packed: *blob holds them back to back,
  * (*offsets)[r] is where rank r's address starts, (*offsets)[size] the total length.
