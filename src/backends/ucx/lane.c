@@ -498,6 +498,14 @@ static void mark_dirty(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
  * before its flush, as take_dirty does), and every endpoint while another flush of the lane
  * is under way (it may have cleared marks of operations it has not completed yet). The
  * flushes are issued together, then waited for. */
+static ucs_status_t wait_all(clampi_ucx_lane *l, void **reqs, int n, ucs_status_t st) {
+    for (int i = 0; i < n; i++) {
+        ucs_status_t s = clampi_ucx_lane_wait(l, reqs[i]);
+        if (st == UCS_OK) st = s;
+    }
+    return st;
+}
+
 static ucs_status_t flush_window_eps(clampi_ucx_win *u, clampi_ucx_lane *l) {
     enum { BATCH = 64 };
     void *reqs[BATCH];
@@ -505,15 +513,8 @@ static ucs_status_t flush_window_eps(clampi_ucx_win *u, clampi_ucx_lane *l) {
     ucs_status_t st = UCS_OK;
     ucp_request_param_t param;
     memset(&param, 0, sizeof param);
-    for (int t = 0; t <= u->nranks; t++) {
-        if (n == BATCH || (t == u->nranks && n)) {
-            for (int i = 0; i < n; i++) {
-                ucs_status_t s = clampi_ucx_lane_wait(l, reqs[i]);
-                if (st == UCS_OK) st = s;
-            }
-            n = 0;
-        }
-        if (t == u->nranks || !l->eps[t]) continue;
+    for (int t = 0; t < u->nranks; t++) {
+        if (!l->eps[t]) continue;
         /* a clean mark may have been cleared by a flush that began after this one: it
          * incremented `flushing` before clearing, so that shows then */
         if (__atomic_load_n(&l->dirty[t], __ATOMIC_SEQ_CST))
@@ -526,8 +527,9 @@ static ucs_status_t flush_window_eps(clampi_ucx_win *u, clampi_ucx_lane *l) {
         } else if (r) {
             reqs[n++] = r;
         }
+        if (n == BATCH) st = wait_all(l, reqs, n, st), n = 0;
     }
-    return st;
+    return wait_all(l, reqs, n, st);
 }
 
 ucs_status_t clampi_ucx_lane_flush(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t *driven) {

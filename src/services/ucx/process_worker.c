@@ -29,7 +29,7 @@ int clampi_ucx_process_worker_get(ucs_thread_mode_t mode, clampi_ucx_process_wor
     if (!pw->worker) rc = clampi_ucx_worker_create(mode, &pw->worker);
     if (rc == MPI_SUCCESS) {
         pw->mode = mode;
-        pw->users++;
+        __atomic_add_fetch(&pw->users, 1, __ATOMIC_RELAXED); /* read unlocked by flushes (lane.c) */
         *out = pw;
     }
     pthread_mutex_unlock(&workers_lock);
@@ -38,7 +38,8 @@ int clampi_ucx_process_worker_get(ucs_thread_mode_t mode, clampi_ucx_process_wor
 
 void clampi_ucx_process_worker_put(clampi_ucx_process_worker *pw) {
     pthread_mutex_lock(&workers_lock);
-    if (--pw->users == 0) /* what the closed endpoints left behind, before it idles */
+    /* the last user gone: what the closed endpoints left behind, before it idles */
+    if (__atomic_sub_fetch(&pw->users, 1, __ATOMIC_RELAXED) == 0)
         while (ucp_worker_progress(pw->worker))
             ;
     pthread_mutex_unlock(&workers_lock);
@@ -61,14 +62,6 @@ void clampi_ucx_process_worker_unwatch(clampi_ucx_process_worker *pw) {
         pw->client = NULL;
     }
     pthread_mutex_unlock(&workers_lock);
-}
-
-int clampi_ucx_process_worker_users(ucs_thread_mode_t mode) {
-    if ((int)mode < 0 || mode >= UCS_THREAD_MODE_LAST) return 0;
-    pthread_mutex_lock(&workers_lock);
-    int n = workers[mode].users;
-    pthread_mutex_unlock(&workers_lock);
-    return n;
 }
 
 void clampi_ucx_process_workers_destroy(void) {

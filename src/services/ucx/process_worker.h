@@ -34,8 +34,6 @@ void clampi_ucx_process_worker_put(clampi_ucx_process_worker *pw);
  * the program computes) / no longer asks. Returns an MPI error code. */
 int clampi_ucx_process_worker_watch(clampi_ucx_process_worker *pw);
 void clampi_ucx_process_worker_unwatch(clampi_ucx_process_worker *pw);
-/* Users of the process worker of that mode (tests). */
-int clampi_ucx_process_worker_users(ucs_thread_mode_t mode);
 /* At MPI_Finalize, before the context goes: destroys every process worker. */
 void clampi_ucx_process_workers_destroy(void);
 
