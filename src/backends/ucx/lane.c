@@ -1,5 +1,6 @@
 /* Lanes: a worker with endpoints and unpacked rkeys for every target. The process lane is
- * built at window creation; a thread's lane on its first operation (thread scope). */
+ * built at window creation, on the process worker and its endpoints; a thread's lane on its
+ * first operation (thread scope). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,6 +67,10 @@ void clampi_ucx_lane_close(clampi_ucx_win *u, clampi_ucx_lane *l) {
     memset(&param, 0, sizeof param);
     for (int t = 0; t < u->nranks; t++) {
         if (!l->eps[t]) continue;
+        if (u->world && !l->is_thread) { /* the process worker's: they stay for other windows */
+            l->eps[t] = NULL;
+            continue;
+        }
         void *req = ucp_ep_close_nbx(l->eps[t], &param);
         l->eps[t] = NULL;
         if (req == NULL || UCS_PTR_IS_ERR(req)) continue;
@@ -152,10 +157,20 @@ ucp_ep_h clampi_ucx_lane_ep(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
     return clampi_ucx_lane_ep_peek(u, l, target);
 }
 
+/* The process lane takes the process worker's endpoint to the peer (made there if none
+ * yet); a thread lane, or a window with a member outside MPI_COMM_WORLD, makes its own. */
 ucp_ep_h clampi_ucx_lane_ep_peek(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
-    if (__builtin_expect(l->eps[target] != NULL, 1)) return l->eps[target];
-    l->eps[target] = clampi_ucx_ep_create(l->worker, (char *)u->addr_blob + u->addr_off[target]);
-    return l->eps[target];
+    ucp_ep_h ep = __atomic_load_n(&l->eps[target], __ATOMIC_ACQUIRE);
+    if (__builtin_expect(ep != NULL, 1)) return ep;
+    if (u->world && !l->is_thread) {
+        ep = clampi_ucx_peers_ep(&l->pw->peers, u->world[target]);
+    } else { /* a thread lane (its owner, under its mutex) or the window's own, all made at creation */
+        const void *addr = u->world ? clampi_ucx_peers_address(&u->main.pw->peers, u->world[target])
+                                    : (const char *)u->addr_blob + u->addr_off[target];
+        ep = addr ? clampi_ucx_ep_create(l->worker, addr) : NULL;
+    }
+    if (ep) __atomic_store_n(&l->eps[target], ep, __ATOMIC_RELEASE);
+    return ep;
 }
 
 static ucs_status_t unpack(clampi_ucx_win *u, clampi_ucx_lane *l, int target, const char *blob, const size_t *off,

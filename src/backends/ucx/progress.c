@@ -9,15 +9,13 @@
  * clampi_progress=auto therefore starts a progress thread when the window's memory is not
  * UCX-allocated (CMPI_Win_allocate on a UCX window allocates with UCX) or some endpoint of
  * the process lane lacks an RMA lane ("put[" in ucp_ep_print_info) or an atomic lane
- * ("amo#"); =thread always; =none never. The window then watches the process worker (one
+ * ("amo#"; asked once per peer of the process worker: services/ucx/peers.h); =thread
+ * always; =none never. The window then watches the process worker (one
  * client of the process's UCX progress service for every window on it: process_worker.h)
  * and is a client itself for its thread lanes. The service is one event-driven thread for
  * every window and the message layer, which sleeps in epoll_wait on the workers' event
  * fds when idle. */
-#define _GNU_SOURCE
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "services/ucx/service.h"
@@ -27,15 +25,9 @@ int clampi_ucx_needs_progress_thread(clampi_ucx_win *u) {
     if (!u->mem_one_sided) return 1;
     for (int t = 0; t < u->nranks; t++) {
         if (t == u->rank || !u->main.eps[t]) continue; /* self: loopback, always one-sided */
-        char *text = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&text, &len);
-        if (!f) return 1;
-        ucp_ep_print_info(u->main.eps[t], f);
-        fclose(f);
-        int one_sided = text && strstr(text, "put[") && strstr(text, "amo#");
-        free(text);
-        if (!one_sided) return 1;
+        int one_sided = u->world ? clampi_ucx_peers_one_sided(&u->main.pw->peers, u->world[t])
+                                 : clampi_ucx_ep_one_sided(u->main.eps[t]);
+        if (one_sided <= 0) return 1;
     }
     return 0;
 }

@@ -2,8 +2,9 @@
  *
  * Creation (collective over the window's communicator, after the MPI window exists):
  *   1. duplicate the communicator (PSCW notices, fence barrier, free);
- *   2. process worker + endpoints to every rank's process worker (addresses allgathered,
- *      kept for thread lanes);
+ *   2. the process worker and its endpoints to every rank's process worker, shared with
+ *      other windows (addresses allgathered only when some rank lacks one; endpoints made
+ *      now when clampi_progress=auto must read their transports, else at first use);
  *   3. ucp_mem_map of the window memory (static windows) and of the control block;
  *   4. allgather of (base address, control block address) and allgatherv of packed rkeys;
  *   5. progress thread per clampi_progress.
@@ -117,7 +118,8 @@ static void release(clampi_ucx_win *u) {
     if (u->memh) ucp_mem_unmap(u->ctx, u->memh);
     if (u->ctl_memh) ucp_mem_unmap(u->ctx, u->ctl_memh); /* also frees u->ctl */
     free(u->peer_base), free(u->peer_ctl), free(u->rkey_blob), free(u->ctl_rkey_blob), free(u->rkey_off);
-    free(u->ctl_rkey_off), free(u->addr_blob), free(u->addr_off), free(u->lock_type), free(u->start_ranks);
+    free(u->ctl_rkey_off), free(u->world), free(u->addr_blob), free(u->addr_off), free(u->lock_type),
+        free(u->start_ranks);
     free(u->post_ranks);
     if (u->comm != MPI_COMM_NULL) PMPI_Comm_free(&u->comm);
     free(u);
@@ -164,11 +166,17 @@ int clampi_ucx_win_setup(clampi_bwin *w, MPI_Comm comm, void *base, MPI_Aint siz
          clampi_ucx_lane_init(u, &u->main, mode, 0) == MPI_SUCCESS;
     int rc = MPI_ERR_OTHER;
     if (!agree(u->comm, ok)) goto fail;
-    /* Endpoints from the process worker to every rank's process worker. */
-    rc = clampi_ucx_worker_address_exchange(u->comm, u->main.worker, &u->addr_blob, &u->addr_off);
+    /* Endpoints to every rank's process worker: the process worker's own, shared with other
+     * windows, or (a member outside MPI_COMM_WORLD) the window's. They are made now where
+     * clampi_progress=auto reads every peer's transports (memory UCX can reach one-sidedly:
+     * progress.c), else at first use. */
+    rc = clampi_ucx_peers_join(&u->main.pw->peers, u->comm, &u->world);
+    if (rc == MPI_SUCCESS && !u->world)
+        rc = clampi_ucx_worker_address_exchange(u->comm, u->main.worker, &u->addr_blob, &u->addr_off);
     if (rc != MPI_SUCCESS) goto fail;
     ok = 1;
-    for (int t = 0; t < n && ok; t++) ok = clampi_ucx_lane_ep_peek(u, &u->main, t) != NULL;
+    const int eager = !u->world || (w->progress == CLAMPI_PROGRESS_AUTO && u->mem_one_sided);
+    for (int t = 0; t < n && ok && eager; t++) ok = clampi_ucx_lane_ep_peek(u, &u->main, t) != NULL;
     if (!dynamic && size > 0 && !u->memh) ok = ok && map_memory(u->ctx, base, (size_t)size, &u->memh) == UCS_OK;
     rc = MPI_ERR_OTHER;
     if (!agree(u->comm, ok)) goto fail;

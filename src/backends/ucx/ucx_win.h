@@ -3,10 +3,11 @@
  * One clampi_ucx_win per window per rank, possibly shared by duplicates (refs). It holds:
  *  - the process lane: the process worker (the target side of every endpoint, progressed
  *    by the progress thread if there is one; one per process, shared by every UCX window:
- *    services/ucx/process_worker.h) with one endpoint per rank of the window;
+ *    services/ucx/process_worker.h) and its endpoints, one per peer process, shared with
+ *    every other UCX window (services/ucx/peers.h);
  *  - per-thread lanes (mpi_win_scope=thread): a worker per thread created on first use,
- *    with endpoints to the targets' MAIN workers (addresses kept from creation), so no
- *    collective is needed to create them;
+ *    with endpoints to the targets' process workers (addresses kept by the process
+ *    worker's endpoint table), so no collective is needed to create them;
  *  - the window memory registration (static windows) and a control block per rank that
  *    origins reach with UCX: the window lock word, the accumulate lock, and for dynamic
  *    windows the attached-region table (base, size, packed rkey) behind a version number;
@@ -69,7 +70,7 @@ typedef struct clampi_ucx_dyncache {
 /* A worker and its view of every target. */
 typedef struct clampi_ucx_lane {
     ucp_worker_h worker;
-    ucp_ep_h *eps;                        /* per target (thread lanes: created on first use) */
+    ucp_ep_h *eps;                        /* per target, taken or made at first use (lane.c) */
     ucp_rkey_h *rkeys;                    /* per target: window memory (static windows; NULL if 0 bytes) */
     ucp_rkey_h *ctl_rkeys;                /* per target: control block */
     clampi_ucx_dyncache *dyn;             /* per target (dynamic windows) */
@@ -138,8 +139,11 @@ typedef struct clampi_ucx_win {
     int rank, nranks, dynamic, mt;
     ucp_context_h ctx;
     clampi_ucx_lane main; /* the process lane */
-    void *addr_blob;      /* every rank's main worker address ... */
-    size_t *addr_off;     /* ... at these offsets (thread lanes connect with them) */
+    int *world;           /* the communicator's ranks in MPI_COMM_WORLD: the process lane's endpoints are
+                           * the process worker's (peers.h), thread lanes connect with its addresses */
+    void *addr_blob;      /* no world (a member outside MPI_COMM_WORLD): every rank's process worker
+                           * address, for endpoints of the window's own ... */
+    size_t *addr_off;     /* ... at these offsets */
     /* memory */
     void *base;
     size_t size;

@@ -60,26 +60,9 @@ int ls_is_system_code(uintptr_t ip) {
 
 int ls_is_library_code(uintptr_t ip) { return ls_is_system_code(ip); }
 
-static void find_system_code(void) {
-    FILE *f = fopen("/proc/self/maps", "r");
-    if (!f) return;
-    char line[1024], perms[8], path[512];
-    unsigned long lo, hi;
-    while (fgets(line, sizeof line, f) && nsys < MAX_SYS_RANGES)
-        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %511s", &lo, &hi, perms, path) == 4 && perms[2] == 'x') {
-            const char *b = strrchr(path, '/');
-            if (strncmp(path, "/usr/lib", 8) == 0 || strncmp(path, "/lib", 4) == 0) {
-                sys_lo[nsys] = lo;
-                sys_hi[nsys++] = hi;
-            } else if (b && strncmp(b + 1, "libclampi", 9) == 0 && !strstr(b, "locality_sample") && nclampi < 8) {
-                clampi_lo[nclampi] = lo;
-                clampi_hi[nclampi++] = hi;
-            }
-        }
-    fclose(f);
-}
-
-static void find_untracked_text(void) {
+/* One pass over /proc/self/maps: the system libraries' and libclampi's text (above), and the
+ * whole range of each library whose allocations are not tracked (untracked_text). */
+static void scan_maps(void) {
     Dl_info di;
     const char *libc = NULL;
     if (dladdr((void *)__libc_malloc, &di) && di.dli_fname) {
@@ -90,11 +73,20 @@ static void find_untracked_text(void) {
     const char *names[UNTRACKED_LIBS] = {libc, "/ld-linux", "/libgcc_s."};
     FILE *f = fopen("/proc/self/maps", "r");
     if (!f) return;
-    char line[1024], path[512];
+    char line[1024], perms[8], path[512];
     unsigned long lo, hi;
     while (fgets(line, sizeof line, f)) {
-        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %511s", &lo, &hi, path) != 3) continue;
+        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %511s", &lo, &hi, perms, path) != 4) continue;
         const char *base = strrchr(path, '/');
+        if (perms[2] == 'x') {
+            if (strncmp(path, "/usr/lib", 8) == 0 || strncmp(path, "/lib", 4) == 0) {
+                if (nsys < MAX_SYS_RANGES) sys_lo[nsys] = lo, sys_hi[nsys++] = hi;
+            } else if (base && strncmp(base + 1, "libclampi", 9) == 0 && !strstr(base, "locality_sample") &&
+                       nclampi < 8) {
+                clampi_lo[nclampi] = lo;
+                clampi_hi[nclampi++] = hi;
+            }
+        }
         if (!base) continue;
         for (int i = 0; i < UNTRACKED_LIBS; i++) {
             if (!names[i]) continue;
@@ -142,13 +134,13 @@ int ls_alloc_init(void) {
     ls.scratch = idx + 2 * MAX_ALLOCS;
     ls.arena_lo = ls.arena_next = (uintptr_t)arena;
     ls.arena_hi = ls.arena_lo + ARENA_BYTES;
-    find_system_code();
-    /* backtrace() loads libgcc_s (and allocates) on its first call: do it now. */
+    /* backtrace() loads libgcc_s (and allocates) on its first call: do it now, before the
+     * maps are read. */
     void *f[2];
     ls_in_lib = 1;
     backtrace(f, 2);
     ls_in_lib = 0;
-    find_untracked_text(); /* libgcc_s is loaded now */
+    scan_maps();
     return 0;
 }
 

@@ -26,7 +26,11 @@ int clampi_ucx_process_worker_get(ucs_thread_mode_t mode, clampi_ucx_process_wor
     clampi_ucx_process_worker *pw = &workers[mode];
     pthread_mutex_lock(&workers_lock);
     int rc = MPI_SUCCESS;
-    if (!pw->worker) rc = clampi_ucx_worker_create(mode, &pw->worker);
+    if (!pw->worker && (rc = clampi_ucx_worker_create(mode, &pw->worker)) == MPI_SUCCESS) {
+        pthread_mutex_init(&pw->peers.lock, NULL);
+        pw->peers.worker = pw->worker;
+        pw->peers.keep_addresses = 1; /* thread lanes' workers connect to ours with them */
+    }
     if (rc == MPI_SUCCESS) {
         pw->mode = mode;
         __atomic_add_fetch(&pw->users, 1, __ATOMIC_RELAXED); /* read unlocked by flushes (lane.c) */
@@ -69,7 +73,11 @@ void clampi_ucx_process_workers_destroy(void) {
     for (int m = 0; m < UCS_THREAD_MODE_LAST; m++) {
         clampi_ucx_process_worker *pw = &workers[m];
         if (pw->client) clampi_ucx_service_remove(pw->client);
-        if (pw->worker) ucp_worker_destroy(pw->worker);
+        if (pw->worker) {
+            clampi_ucx_peers_close_all(&pw->peers);
+            pthread_mutex_destroy(&pw->peers.lock);
+            ucp_worker_destroy(pw->worker);
+        }
         *pw = (clampi_ucx_process_worker){0};
     }
     pthread_mutex_unlock(&workers_lock);

@@ -5,6 +5,10 @@
  * descriptors open while it lived. Sharing it, the users share its flushes and fences too:
  * a worker flush or fence covers every user's operations (users flush their endpoints).
  *
+ * Its endpoints are shared too (peers.h): one per peer process, made at a window's
+ * creation when it decides whether it needs the progress service, else at first use, and
+ * closed at MPI_Finalize; a window of peers already connected exchanges no addresses.
+ *
  * The progress service (service.h) progresses a process worker while at least one user
  * watches it, through one client and one poller (application waits on any user's behalf
  * keep the service away from it). Workers are created on first use, kept when their last
@@ -14,6 +18,7 @@
 #define CLAMPI_SERVICES_UCX_PROCESS_WORKER_H
 #include <ucp/api/ucp.h>
 
+#include "services/ucx/peers.h"
 #include "services/ucx/service.h"
 
 typedef struct clampi_ucx_process_worker {
@@ -23,6 +28,7 @@ typedef struct clampi_ucx_process_worker {
     int watchers;              /* users that want the service to progress it */
     clampi_ucx_poller poller;  /* for every application wait on the worker */
     clampi_ucx_client *client; /* registered with the service while watchers > 0 */
+    clampi_ucx_peers peers;    /* endpoints to other processes' process workers of this mode */
 } clampi_ucx_process_worker;
 
 /* The process worker of that mode, created on first use; the caller is a user until it
@@ -34,7 +40,8 @@ void clampi_ucx_process_worker_put(clampi_ucx_process_worker *pw);
  * the program computes) / no longer asks. Returns an MPI error code. */
 int clampi_ucx_process_worker_watch(clampi_ucx_process_worker *pw);
 void clampi_ucx_process_worker_unwatch(clampi_ucx_process_worker *pw);
-/* At MPI_Finalize, before the context goes: destroys every process worker. */
+/* At MPI_Finalize, before the context goes: closes every process worker's endpoints and
+ * destroys the worker. */
 void clampi_ucx_process_workers_destroy(void);
 
 #endif

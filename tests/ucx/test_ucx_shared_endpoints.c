@@ -1,0 +1,154 @@
+/* UCX windows share the process worker's endpoints (services/ucx/peers.h): one endpoint per
+ * peer process, whatever the window's communicator, and worker addresses exchanged only
+ * while some rank of a new window's communicator lacks one.
+ *
+ * Windows on MPI_COMM_WORLD, on a communicator with the ranks reversed and on one of the
+ * odd or even ranks (3 rounds, freed in alternating orders): each window's endpoint to a
+ * peer is the process worker's endpoint to that peer's MPI_COMM_WORLD rank, the same for
+ * every window; after the first window no address is exchanged again. A window with
+ * clampi_progress=none makes no endpoint at creation (auto on memory UCX allocated reads
+ * every peer's transports, so it makes them all): a put makes only its target's. Every window's data is checked
+ * (puts to the right neighbour in the window's communicator, read back by the target). */
+#define CLAMPI_TEST_USES_MPI
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ucx_probe.h"
+#include "mpi_util.h"
+
+static clampi_ucx_win *state(CMPI_Win w) {
+    const clampi_bwin *b = clampi_test_ucx_window(w);
+    CHECK(b != NULL);
+    return clampi_ucx_of(b);
+}
+
+/* Every endpoint the window holds is the process worker's for that peer. */
+static void check_shared(CMPI_Win w, MPI_Comm comm) {
+    clampi_ucx_win *u = state(w);
+    CHECK(u->world != NULL);
+    clampi_ucx_peers *p = &u->main.pw->peers;
+    int n;
+    MPI_Comm_size(comm, &n);
+    MPI_Group g, wg;
+    MPI_Comm_group(comm, &g);
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    for (int t = 0; t < n; t++) {
+        int wr;
+        MPI_Group_translate_ranks(g, 1, &t, wg, &wr);
+        CHECK_EQ_INT(u->world[t], wr);
+        if (u->main.eps[t]) CHECK(u->main.eps[t] == p->ep[wr]);
+    }
+    MPI_Group_free(&g);
+    MPI_Group_free(&wg);
+}
+
+static int eps_held(CMPI_Win w) {
+    clampi_ucx_win *u = state(w);
+    int k = 0;
+    for (int t = 0; t < u->nranks; t++) k += u->main.eps[t] != NULL;
+    return k;
+}
+
+/* Each rank puts its world rank + 1000 * round into its right neighbour's memory: in a
+ * lock_all epoch, or (one_target) locking the neighbour only, then a fence, in which
+ * clampi progresses the window's worker (clampi_progress=none over TCP: nothing else
+ * would serve the neighbour's unlock). */
+static void put_ring(CMPI_Win w, MPI_Comm comm, long *mem, int round, int one_target) {
+    int r, n;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &n);
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    long v = me + 1000L * round;
+    const int right = (r + 1) % n, left = (r + n - 1) % n;
+    if (one_target) {
+        CHECK_EQ_INT(CMPI_Win_lock(MPI_LOCK_SHARED, right, 0, w), MPI_SUCCESS);
+        CHECK_EQ_INT(CMPI_Put(&v, 1, MPI_LONG, right, 0, 1, MPI_LONG, w), MPI_SUCCESS);
+        CHECK_EQ_INT(CMPI_Win_unlock(right, w), MPI_SUCCESS);
+        CHECK_EQ_INT(CMPI_Win_fence(0, w), MPI_SUCCESS);
+    } else {
+        CHECK_EQ_INT(CMPI_Win_lock_all(0, w), MPI_SUCCESS);
+        CHECK_EQ_INT(CMPI_Put(&v, 1, MPI_LONG, right, 0, 1, MPI_LONG, w), MPI_SUCCESS);
+        CHECK_EQ_INT(CMPI_Win_unlock_all(w), MPI_SUCCESS);
+        MPI_Barrier(comm);
+    }
+    MPI_Group g, wg;
+    MPI_Comm_group(comm, &g);
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    int wl;
+    MPI_Group_translate_ranks(g, 1, &left, wg, &wl);
+    CHECK_EQ_INT(mem[0], wl + 1000L * round);
+    MPI_Group_free(&g);
+    MPI_Group_free(&wg);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm comms[3];
+    comms[0] = MPI_COMM_WORLD;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &comms[1]); /* reversed */
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &comms[2]);
+    MPI_Info info, lazy;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "clampi_backend", "ucx");
+    MPI_Info_dup(info, &lazy);
+    MPI_Info_set(lazy, "clampi_progress", "none");
+
+    uint64_t exchanges_after_first = 0;
+    for (int round = 0; round < 3; round++) {
+        CMPI_Win w[3];
+        long *mem[3];
+        for (int c = 0; c < 3; c++) {
+            CHECK_EQ_INT(CMPI_Win_allocate(sizeof(long), sizeof(long), info, comms[c], &mem[c], &w[c]), MPI_SUCCESS);
+            if (round == 0 && c == 0) exchanges_after_first = state(w[0])->main.pw->peers.exchanges;
+            int n;
+            MPI_Comm_size(comms[c], &n);
+            /* clampi_progress=auto on memory UCX allocated reads every peer's transports: all
+             * made at creation; else (memory the MPI allocated) at first use */
+            CHECK_EQ_INT(eps_held(w[c]), state(w[c])->mem_one_sided ? n : 0);
+            check_shared(w[c], comms[c]);
+        }
+        CHECK(exchanges_after_first >= 1);
+        CHECK_EQ_INT((int)state(w[0])->main.pw->peers.exchanges, (int)exchanges_after_first);
+        for (int c = 0; c < 3; c++) put_ring(w[c], comms[c], mem[c], round, 0);
+        for (int c = 0; c < 3; c++) CHECK_EQ_INT(CMPI_Win_free(&w[round % 2 ? 2 - c : c]), MPI_SUCCESS);
+    }
+
+    /* clampi_progress=none: the other process worker (single-threaded), endpoints at first use */
+    CMPI_Win w0;
+    long *m0;
+    CHECK_EQ_INT(CMPI_Win_allocate(sizeof(long), sizeof(long), info, MPI_COMM_WORLD, &m0, &w0), MPI_SUCCESS);
+    CMPI_Win lw;
+    long *lmem;
+    CHECK_EQ_INT(CMPI_Win_allocate(sizeof(long), sizeof(long), lazy, comms[1], &lmem, &lw), MPI_SUCCESS);
+    clampi_ucx_peers *single = &state(lw)->main.pw->peers;
+    CHECK(single != &state(w0)->main.pw->peers);
+    const uint64_t lazy_exchanges = single->exchanges;
+    CHECK_EQ_INT(eps_held(lw), 0);
+    CHECK_EQ_INT((int)single->made, 0);
+    put_ring(lw, comms[1], lmem, 7, 1);
+    CHECK_EQ_INT(eps_held(lw), 1); /* the right neighbour's only */
+    CHECK_EQ_INT((int)single->made, 1);
+    check_shared(lw, comms[1]);
+    CMPI_Win lw2;
+    long *lmem2;
+    CHECK_EQ_INT(CMPI_Win_allocate(sizeof(long), sizeof(long), lazy, MPI_COMM_WORLD, &lmem2, &lw2), MPI_SUCCESS);
+    CHECK_EQ_INT((int)state(lw2)->main.pw->peers.exchanges, (int)lazy_exchanges);
+    put_ring(lw2, MPI_COMM_WORLD, lmem2, 8, 1);
+    check_shared(lw2, MPI_COMM_WORLD);
+    CHECK_EQ_INT(CMPI_Win_free(&lw), MPI_SUCCESS);
+    CHECK_EQ_INT(CMPI_Win_free(&lw2), MPI_SUCCESS);
+    CHECK_EQ_INT(CMPI_Win_free(&w0), MPI_SUCCESS);
+
+    if (rank == 0) printf("shared endpoints: %d ranks, address exchanges %llu (first window), %llu (lazy worker)\n",
+                          size, (unsigned long long)exchanges_after_first, (unsigned long long)lazy_exchanges);
+    MPI_Comm_free(&comms[1]);
+    MPI_Comm_free(&comms[2]);
+    MPI_Info_free(&info);
+    MPI_Info_free(&lazy);
+    MPI_Finalize();
+    return 0;
+}
