@@ -8,10 +8,15 @@
  * every window; after the first window no address is exchanged again. A window with
  * clampi_progress=none makes no endpoint at creation (auto on memory UCX allocated reads
  * every peer's transports, so it makes them all): a put makes only its target's. Every window's data is checked
- * (puts to the right neighbour in the window's communicator, read back by the target). */
+ * (puts to the right neighbour in the window's communicator, read back by the target).
+ * First of all, a window whose ranks are on workers of different kinds (one with
+ * clampi_progress=none, single-threaded; the others multi-threaded) gets endpoints of its
+ * own: sharing would have left a table with the address of a worker the later windows do
+ * not live on. The process worker's endpoints are the same pointers in every round. */
 #define CLAMPI_TEST_USES_MPI
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "ucx_probe.h"
 #include "mpi_util.h"
@@ -91,13 +96,32 @@ int main(int argc, char **argv) {
     comms[0] = MPI_COMM_WORLD;
     MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &comms[1]); /* reversed */
     MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &comms[2]);
-    MPI_Info info, lazy;
+    MPI_Info info, lazy, mixed;
     MPI_Info_create(&info);
     MPI_Info_set(info, "clampi_backend", "ucx");
     MPI_Info_dup(info, &lazy);
     MPI_Info_set(lazy, "clampi_progress", "none");
+    MPI_Info_set(info, "clampi_progress", "auto");
+    int provided;
+    MPI_Query_thread(&provided);
+    const int mt = provided == MPI_THREAD_MULTIPLE; /* then every window is on the multi-threaded worker */
 
-    uint64_t exchanges_after_first = 0;
+    /* First, before any table knows an address: rank 0's window on the single-threaded
+     * worker (clampi_progress=none), the others' on the multi-threaded one. The ranks'
+     * tables are of different kinds, so the window gets endpoints of its own, and no table
+     * keeps the address of a worker the later windows do not use. */
+    MPI_Info_dup(info, &mixed);
+    MPI_Info_set(mixed, "clampi_progress", rank == 0 ? "none" : "thread");
+    CMPI_Win mw;
+    long *mm;
+    CHECK_EQ_INT(CMPI_Win_allocate(sizeof(long), sizeof(long), mixed, MPI_COMM_WORLD, &mm, &mw), MPI_SUCCESS);
+    if (!mt && size > 1) CHECK(state(mw)->world == NULL);
+    put_ring(mw, MPI_COMM_WORLD, mm, 9, 1);
+    CHECK_EQ_INT(CMPI_Win_free(&mw), MPI_SUCCESS);
+
+    uint64_t exchanges_after_first = 0, made_after_first_round = 0;
+    ucp_ep_h *first_eps = calloc((size_t)size, sizeof *first_eps);
+    CHECK(first_eps != NULL);
     for (int round = 0; round < 3; round++) {
         CMPI_Win w[3];
         long *mem[3];
@@ -114,6 +138,15 @@ int main(int argc, char **argv) {
         CHECK(exchanges_after_first >= 1);
         CHECK_EQ_INT((int)state(w[0])->main.pw->peers.exchanges, (int)exchanges_after_first);
         for (int c = 0; c < 3; c++) put_ring(w[c], comms[c], mem[c], round, 0);
+        /* the endpoints outlive the windows: the same ones every round, none made again */
+        clampi_ucx_peers *p = &state(w[0])->main.pw->peers;
+        if (round == 0) {
+            made_after_first_round = p->made;
+            for (int r = 0; r < size; r++) first_eps[r] = p->ep[r];
+            if (state(w[0])->mem_one_sided) CHECK_EQ_INT((int)p->made, size);
+        }
+        CHECK_EQ_INT((int)p->made, (int)made_after_first_round);
+        for (int r = 0; r < size; r++) CHECK(p->ep[r] == first_eps[r] && p->ep[r] != NULL);
         for (int c = 0; c < 3; c++) CHECK_EQ_INT(CMPI_Win_free(&w[round % 2 ? 2 - c : c]), MPI_SUCCESS);
     }
 
@@ -125,13 +158,12 @@ int main(int argc, char **argv) {
     long *lmem;
     CHECK_EQ_INT(CMPI_Win_allocate(sizeof(long), sizeof(long), lazy, comms[1], &lmem, &lw), MPI_SUCCESS);
     clampi_ucx_peers *single = &state(lw)->main.pw->peers;
-    CHECK(single != &state(w0)->main.pw->peers);
-    const uint64_t lazy_exchanges = single->exchanges;
+    const uint64_t lazy_exchanges = single->exchanges, made_before = single->made;
     CHECK_EQ_INT(eps_held(lw), 0);
-    CHECK_EQ_INT((int)single->made, 0);
+    if (!mt) CHECK(single != &state(w0)->main.pw->peers && made_before == 0);
     put_ring(lw, comms[1], lmem, 7, 1);
     CHECK_EQ_INT(eps_held(lw), 1); /* the right neighbour's only */
-    CHECK_EQ_INT((int)single->made, 1);
+    if (!mt) CHECK_EQ_INT((int)single->made, 1);
     check_shared(lw, comms[1]);
     CMPI_Win lw2;
     long *lmem2;
@@ -143,12 +175,15 @@ int main(int argc, char **argv) {
     CHECK_EQ_INT(CMPI_Win_free(&lw2), MPI_SUCCESS);
     CHECK_EQ_INT(CMPI_Win_free(&w0), MPI_SUCCESS);
 
-    if (rank == 0) printf("shared endpoints: %d ranks, address exchanges %llu (first window), %llu (lazy worker)\n",
-                          size, (unsigned long long)exchanges_after_first, (unsigned long long)lazy_exchanges);
+    if (rank == 0)
+        printf("shared endpoints: %d ranks, address exchanges %llu (first window), %llu (lazy worker)\n", size,
+               (unsigned long long)exchanges_after_first, (unsigned long long)lazy_exchanges);
     MPI_Comm_free(&comms[1]);
     MPI_Comm_free(&comms[2]);
     MPI_Info_free(&info);
     MPI_Info_free(&lazy);
+    MPI_Info_free(&mixed);
+    free(first_eps);
     MPI_Finalize();
     return 0;
 }

@@ -69,6 +69,7 @@ void clampi_ucx_lane_close(clampi_ucx_win *u, clampi_ucx_lane *l) {
         if (!l->eps[t]) continue;
         if (u->world && !l->is_thread) { /* the process worker's: they stay for other windows */
             l->eps[t] = NULL;
+            l->held = 0;
             continue;
         }
         void *req = ucp_ep_close_nbx(l->eps[t], &param);
@@ -164,6 +165,10 @@ ucp_ep_h clampi_ucx_lane_ep_peek(clampi_ucx_win *u, clampi_ucx_lane *l, int targ
     if (__builtin_expect(ep != NULL, 1)) return ep;
     if (u->world && !l->is_thread) {
         ep = clampi_ucx_peers_ep(&l->pw->peers, u->world[target]);
+        ucp_ep_h none = NULL; /* two threads may get here: the first to store counts it */
+        if (ep && __atomic_compare_exchange_n(&l->eps[target], &none, ep, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            __atomic_add_fetch(&l->held, 1, __ATOMIC_RELAXED);
+        return ep;
     } else { /* a thread lane (its owner, under its mutex) or the window's own, all made at creation */
         const void *addr = u->world ? clampi_ucx_peers_address(&u->main.pw->peers, u->world[target])
                                     : (const char *)u->addr_blob + u->addr_off[target];
@@ -461,7 +466,7 @@ void clampi_ucx_lane_count(clampi_ucx_lane *l, int target) {
 static void probe_account(clampi_ucx_win *u, clampi_ucx_thread *me, clampi_ucx_lane *l, int target, uint64_t n) {
     uint64_t own = 0, eps = 0;
     int lo = target < 0 ? 0 : target, hi = target < 0 ? u->nranks : target + 1;
-    for (int t = lo; t < hi; t++) eps += l->eps[t] != NULL;
+    for (int t = lo; t < hi; t++) eps += clampi_ucx_lane_ep_if_any(l, t) != NULL;
     if (l->is_thread) {
         own = l == &me->lane ? n : 0;
     } else {
@@ -504,7 +509,7 @@ static void take_dirty(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
 static void mark_dirty(clampi_ucx_win *u, clampi_ucx_lane *l, int target) {
     int lo = target < 0 ? 0 : target, hi = target < 0 ? u->nranks : target + 1;
     for (int t = lo; t < hi; t++)
-        if (l->eps[t]) __atomic_store_n(&l->dirty[t], 1, __ATOMIC_RELAXED);
+        if (clampi_ucx_lane_ep_if_any(l, t)) __atomic_store_n(&l->dirty[t], 1, __ATOMIC_RELAXED);
 }
 
 /* flush_all on the process lane while other UCX windows use its worker too
@@ -529,14 +534,15 @@ static ucs_status_t flush_window_eps(clampi_ucx_win *u, clampi_ucx_lane *l) {
     ucp_request_param_t param;
     memset(&param, 0, sizeof param);
     for (int t = 0; t < u->nranks; t++) {
-        if (!l->eps[t]) continue;
+        ucp_ep_h ep = clampi_ucx_lane_ep_if_any(l, t);
+        if (!ep) continue;
         /* a clean mark may have been cleared by a flush that began after this one: it
          * incremented `flushing` before clearing, so that shows then */
         if (__atomic_load_n(&l->dirty[t], __ATOMIC_SEQ_CST))
             __atomic_exchange_n(&l->dirty[t], 0, __ATOMIC_SEQ_CST);
         else if (__atomic_load_n(&l->flushing, __ATOMIC_SEQ_CST) < 2)
             continue;
-        void *r = ucp_ep_flush_nbx(l->eps[t], &param);
+        void *r = ucp_ep_flush_nbx(ep, &param);
         if (UCS_PTR_IS_ERR(r)) {
             if (st == UCS_OK) st = UCS_PTR_STATUS(r);
         } else if (r) {
@@ -553,7 +559,8 @@ ucs_status_t clampi_ucx_lane_flush(clampi_ucx_win *u, clampi_ucx_lane *l, int ta
     clampi_ucx_thread *me = probe_visiting; /* inside a probed flush call (probe_begin) */
     if (me && me->in_flush) probe_account(u, me, l, target, n);
     probe_visit_worker(l->worker);
-    if (target >= 0 && !l->eps[target]) return UCS_OK; /* never used: nothing to complete */
+    ucp_ep_h ep = target >= 0 ? clampi_ucx_lane_ep_if_any(l, target) : NULL;
+    if (target >= 0 && !ep) return UCS_OK; /* never used: nothing to complete */
     /* Nothing handed to UCX since the last flush (CPU atomics complete in their call): no
      * UCX flush, which costs several hundred instructions even on an idle endpoint. Unless
      * another flush of this lane is still waiting: it cleared the marks of operations it
@@ -565,9 +572,14 @@ ucs_status_t clampi_ucx_lane_flush(clampi_ucx_win *u, clampi_ucx_lane *l, int ta
      * UCX counts itself in `flushing` before clearing marks. */
     if (!is_dirty(u, l, target) && __atomic_load_n(&l->flushing, __ATOMIC_SEQ_CST) == 0) return UCS_OK;
     __atomic_fetch_add(&l->flushing, 1, __ATOMIC_SEQ_CST);
-    /* flush_all of a process lane whose worker other windows use too: its own endpoints
-     * (flush_window_eps takes their marks itself); else the worker or the one endpoint */
-    int own_eps = target < 0 && !l->is_thread && __atomic_load_n(&l->pw->users, __ATOMIC_RELAXED) > 1;
+    /* flush_all of a process lane whose worker other windows use too, or that has endpoints
+     * this window does not hold (made for windows freed since, or other communicators): its
+     * own endpoints (flush_window_eps takes their marks itself); else the worker or the one
+     * endpoint */
+    int own_eps =
+        target < 0 && !l->is_thread &&
+        (__atomic_load_n(&l->pw->users, __ATOMIC_RELAXED) > 1 ||
+         clampi_ucx_peers_made(&l->pw->peers) != (u->world ? __atomic_load_n(&l->held, __ATOMIC_RELAXED) : 0));
     if (!own_eps) take_dirty(u, l, target);
     __atomic_fetch_add(&u->counters.ucx_flushes, 1, __ATOMIC_RELAXED);
     ucp_request_param_t param;
@@ -576,8 +588,8 @@ ucs_status_t clampi_ucx_lane_flush(clampi_ucx_win *u, clampi_ucx_lane *l, int ta
     if (own_eps)
         st = flush_window_eps(u, l);
     else
-        st = clampi_ucx_lane_wait(l, target >= 0 ? ucp_ep_flush_nbx(l->eps[target], &param)
-                                                 : ucp_worker_flush_nbx(l->worker, &param));
+        st = clampi_ucx_lane_wait(l,
+                                  target >= 0 ? ucp_ep_flush_nbx(ep, &param) : ucp_worker_flush_nbx(l->worker, &param));
     if (st != UCS_OK) mark_dirty(u, l, target); /* not flushed: the next flush tries again */
     __atomic_fetch_sub(&l->flushing, 1, __ATOMIC_SEQ_CST);
     return st;

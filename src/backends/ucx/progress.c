@@ -24,9 +24,10 @@
 int clampi_ucx_needs_progress_thread(clampi_ucx_win *u) {
     if (!u->mem_one_sided) return 1;
     for (int t = 0; t < u->nranks; t++) {
-        if (t == u->rank || !u->main.eps[t]) continue; /* self: loopback, always one-sided */
-        int one_sided = u->world ? clampi_ucx_peers_one_sided(&u->main.pw->peers, u->world[t])
-                                 : clampi_ucx_ep_one_sided(u->main.eps[t]);
+        ucp_ep_h ep = clampi_ucx_lane_ep_if_any(&u->main, t);
+        if (t == u->rank || !ep) continue; /* self: loopback, always one-sided */
+        int one_sided =
+            u->world ? clampi_ucx_peers_one_sided(&u->main.pw->peers, u->world[t]) : clampi_ucx_ep_one_sided(ep);
         if (one_sided <= 0) return 1;
     }
     return 0;

@@ -88,7 +88,14 @@ typedef struct clampi_ucx_lane {
     clampi_ucx_poller *poller;            /* the process lane: its worker's (application waits keep the
                                 * service away); NULL on thread lanes */
     struct clampi_ucx_process_worker *pw; /* the process lane: the shared worker it holds */
+    unsigned held;                        /* the process lane: endpoints of the worker's table it took */
 } clampi_ucx_lane;
+
+/* The lane's endpoint to target if it has one yet (NULL: never used); another thread of a
+ * process lane may be storing it right now (clampi_ucx_lane_ep_peek). */
+static inline ucp_ep_h clampi_ucx_lane_ep_if_any(const clampi_ucx_lane *l, int target) {
+    return __atomic_load_n(&l->eps[target], __ATOMIC_ACQUIRE);
+}
 
 /* What a thread's flushes (flush, flush_all, flush_local, flush_local_all) actually
  * flushed, counted inside clampi_ucx_lane_flush for every lane a flush call visits: read

@@ -51,7 +51,8 @@ static int fill(clampi_ucx_peers *p, MPI_Comm comm, int size, const int *w) {
 int clampi_ucx_peers_join(clampi_ucx_peers *p, MPI_Comm comm, int **world) {
     int size, rc;
     PMPI_Comm_size(comm, &size);
-    int *w = malloc(sizeof *w * (size_t)size), need[2] = {0, 0}, all[2]; /* {outside WORLD, missing} */
+    /* {outside WORLD, missing, kind, -kind}: the maximum of each */
+    int *w = malloc(sizeof *w * (size_t)size), need[4] = {0, 0, p->kind, -p->kind}, all[4];
     rc = w ? world_ranks(comm, size, w) : MPI_ERR_NO_MEM;
     *world = NULL;
     pthread_mutex_lock(&p->lock);
@@ -73,8 +74,8 @@ int clampi_ucx_peers_join(clampi_ucx_peers *p, MPI_Comm comm, int **world) {
             need[1] = 1;
     }
     pthread_mutex_unlock(&p->lock);
-    rc = PMPI_Allreduce(need, all, 2, MPI_INT, MPI_MAX, comm);
-    if (rc != MPI_SUCCESS || all[0]) {
+    rc = PMPI_Allreduce(need, all, 4, MPI_INT, MPI_MAX, comm);
+    if (rc != MPI_SUCCESS || all[0] || all[2] != -all[3]) {
         free(w);
         return rc;
     }
@@ -116,8 +117,6 @@ const void *clampi_ucx_peers_address(clampi_ucx_peers *p, int w) {
     pthread_mutex_unlock(&p->lock);
     return a;
 }
-
-uint64_t clampi_ucx_peers_made(clampi_ucx_peers *p) { return __atomic_load_n(&p->made, __ATOMIC_RELAXED); }
 
 int clampi_ucx_ep_one_sided(ucp_ep_h ep) {
     char *text = NULL;

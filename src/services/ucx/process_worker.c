@@ -30,6 +30,7 @@ int clampi_ucx_process_worker_get(ucs_thread_mode_t mode, clampi_ucx_process_wor
         pthread_mutex_init(&pw->peers.lock, NULL);
         pw->peers.worker = pw->worker;
         pw->peers.keep_addresses = 1; /* thread lanes' workers connect to ours with them */
+        pw->peers.kind = (int)mode;   /* a peer's worker of another mode has another address */
     }
     if (rc == MPI_SUCCESS) {
         pw->mode = mode;
