@@ -169,11 +169,11 @@ ucp_ep_h clampi_ucx_lane_ep_peek(clampi_ucx_win *u, clampi_ucx_lane *l, int targ
         if (ep && __atomic_compare_exchange_n(&l->eps[target], &none, ep, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             __atomic_add_fetch(&l->held, 1, __ATOMIC_RELAXED);
         return ep;
-    } else { /* a thread lane (its owner, under its mutex) or the window's own, all made at creation */
-        const void *addr = u->world ? clampi_ucx_peers_address(&u->main.pw->peers, u->world[target])
-                                    : (const char *)u->addr_blob + u->addr_off[target];
-        ep = addr ? clampi_ucx_ep_create(l->worker, addr) : NULL;
     }
+    /* a thread lane (its owner, under its mutex) or the window's own, all made at creation */
+    const void *addr = u->world ? clampi_ucx_peers_address(&u->main.pw->peers, u->world[target])
+                                : (const char *)u->addr_blob + u->addr_off[target];
+    ep = addr ? clampi_ucx_ep_create(l->worker, addr) : NULL;
     if (ep) __atomic_store_n(&l->eps[target], ep, __ATOMIC_RELEASE);
     return ep;
 }

@@ -60,8 +60,9 @@ int clampi_ucx_rflush(clampi_bwin *b, int target, MPI_Request *request) {
     p.user_data = c;
     clampi_ucx_lane_enter(c->lane);
     /* no endpoint yet: this lane never handed the target anything, there is nothing to complete */
-    ucp_ep_h ep = __atomic_load_n(&c->lane->eps[target], __ATOMIC_ACQUIRE);
-    void *r = ep ? ucp_ep_flush_nbx(clampi_ucx_lane_ep(clampi_ucx_of(b), c->lane, target), &p) : NULL;
+    void *r = clampi_ucx_lane_ep_if_any(c->lane, target)
+                  ? ucp_ep_flush_nbx(clampi_ucx_lane_ep(clampi_ucx_of(b), c->lane, target), &p)
+                  : NULL;
     clampi_ucx_lane_leave(c->lane);
     if (UCS_PTR_IS_ERR(r)) {
         free(c);

@@ -1,8 +1,7 @@
 /* A worker's endpoints shared by peer process (see peers.h). */
 #include "services/ucx/peers.h"
 
-#define _GNU_SOURCE /* open_memstream */
-#include <stdio.h>
+#include <stdio.h> /* open_memstream (POSIX.1-2008) */
 #include <stdlib.h>
 #include <string.h>
 
