@@ -46,6 +46,10 @@ typedef enum clampi_opt_type {
       "How a window's bytes move: the MPI library's RMA, or clampi's UCX backend (needed by the RMA extensions)")      \
     X(PROGRESS, "progress", "rma", "clampi_progress", "CLAMPI_PROGRESS", ENUM, "auto", "auto|thread|none", 0, 0,       \
       "UCX windows: who progresses the target side (auto: a progress thread where the transport needs one)")           \
+    X(PROGRESS_PROBES, "progress_probes", "rma", NULL, "CLAMPI_PROGRESS_PROBES", UINT, "16", NULL, 1, 1u << 30,        \
+      "UCX windows, clampi_progress=auto on memory UCX allocated: how many peers each process asks UCX about (an "     \
+      "endpoint to each) before the window's processes agree whether they need a progress thread; a larger "           \
+      "communicator asks that many, spread over its ranks")                                                            \
     X(PROGRESS_FROM_MPI, "progress_from_mpi", "rma", NULL, "CLAMPI_PROGRESS_FROM_MPI", BOOL, "true", NULL, 0, 0,       \
       "UCX windows and messages: a program waiting inside MPI progresses clampi's UCX workers itself while they "      \
       "have work (Open MPI's progress engine; clampi's own shared-memory waits on every MPI), and a progress thread "  \

@@ -7,10 +7,15 @@
  * allocate itself (CMPI_Win_create, dynamic windows): posix/sysv can only map memory they
  * allocated, cma moves large messages only, so small RMA to such memory is emulated too.
  * clampi_progress=auto therefore starts a progress thread when the window's memory is not
- * UCX-allocated (CMPI_Win_allocate on a UCX window allocates with UCX) or some endpoint of
- * the process lane lacks an RMA lane ("put[" in ucp_ep_print_info) or an atomic lane
- * ("amo#"; asked once per peer of the process worker: services/ucx/peers.h); =thread
- * always; =none never. The window then watches the process worker (one
+ * UCX-allocated (CMPI_Win_allocate on a UCX window allocates with UCX) or UCX reaches a
+ * peer without an RMA lane ("put[" in ucp_ep_print_info) or an atomic lane ("amo#"; asked
+ * once per peer of the process worker: services/ucx/peers.h); =thread always; =none never.
+ * Asking makes an endpoint, so each process asks about CLAMPI_PROGRESS_PROBES peers at
+ * most (every peer in a smaller communicator), at offsets spread over the communicator:
+ * its right neighbour, usually on its node, up to the far side, usually on other nodes.
+ * The window's processes then agree: if any found such a peer, all start the thread (the
+ * peers it asked about reach it the same way, and may not be the ones it did not ask).
+ * The window then watches the process worker (one
  * client of the process's UCX progress service for every window on it: process_worker.h)
  * and is a client itself for its thread lanes. The service is one event-driven thread for
  * every window and the message layer, which sleeps in epoll_wait on the workers' event
@@ -18,14 +23,19 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "common/options.h"
 #include "services/ucx/service.h"
 #include "backends/ucx/ucx_win.h"
 
-int clampi_ucx_needs_progress_thread(clampi_ucx_win *u) {
+int clampi_ucx_auto_wants_thread(clampi_ucx_win *u) {
     if (!u->mem_one_sided) return 1;
-    for (int t = 0; t < u->nranks; t++) {
-        ucp_ep_h ep = clampi_ucx_lane_ep_if_any(&u->main, t);
-        if (t == u->rank || !ep) continue; /* self: loopback, always one-sided */
+    const int n = u->nranks;
+    long k = (long)clampi_opt_process(CLAMPI_OPT_PROGRESS_PROBES).u;
+    if (!u->world || k > n - 1) k = n - 1; /* endpoints of its own: all made already */
+    for (long j = 0; j < k; j++) {
+        const int t = (int)((u->rank + 1 + j * (n - 1) / k) % n); /* j = 0: the right neighbour */
+        ucp_ep_h ep = clampi_ucx_lane_ep_peek(u, &u->main, t);
+        if (!ep) return -1;
         int one_sided =
             u->world ? clampi_ucx_peers_one_sided(&u->main.pw->peers, u->world[t]) : clampi_ucx_ep_one_sided(ep);
         if (one_sided <= 0) return 1;
@@ -83,7 +93,7 @@ static int window_arm(void *arg) {
 static const clampi_ucx_client_ops window_client = {window_progress, window_arm};
 
 int clampi_ucx_progress_start(clampi_ucx_win *u, clampi_progress_kind kind) {
-    int want = kind == CLAMPI_PROGRESS_THREAD || (kind == CLAMPI_PROGRESS_AUTO && clampi_ucx_needs_progress_thread(u));
+    int want = kind == CLAMPI_PROGRESS_THREAD || (kind == CLAMPI_PROGRESS_AUTO && u->auto_thread);
     if (!want) return MPI_SUCCESS;
     int rc = clampi_ucx_process_worker_watch(u->main.pw);
     if (rc != MPI_SUCCESS) return rc;

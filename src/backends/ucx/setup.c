@@ -167,19 +167,26 @@ int clampi_ucx_win_setup(clampi_bwin *w, MPI_Comm comm, void *base, MPI_Aint siz
     int rc = MPI_ERR_OTHER;
     if (!agree(u->comm, ok)) goto fail;
     /* Endpoints to every rank's process worker: the process worker's own, shared with other
-     * windows, or (a member outside MPI_COMM_WORLD) the window's. They are made now where
-     * clampi_progress=auto reads every peer's transports (memory UCX can reach one-sidedly:
-     * progress.c), else at first use. */
+     * windows and made at first use, or (a member outside MPI_COMM_WORLD) the window's,
+     * made now. clampi_progress=auto asks about some peers' transports (progress.c). */
     rc = clampi_ucx_peers_join(&u->main.pw->peers, u->comm, &u->world);
     if (rc == MPI_SUCCESS && !u->world)
         rc = clampi_ucx_worker_address_exchange(u->comm, u->main.worker, &u->addr_blob, &u->addr_off);
     if (rc != MPI_SUCCESS) goto fail;
     ok = 1;
-    const int eager = !u->world || (w->progress == CLAMPI_PROGRESS_AUTO && u->mem_one_sided);
-    for (int t = 0; t < n && ok && eager; t++) ok = clampi_ucx_lane_ep_peek(u, &u->main, t) != NULL;
+    for (int t = 0; t < n && ok && !u->world; t++) ok = clampi_ucx_lane_ep_peek(u, &u->main, t) != NULL;
+    int wants_thread = 0;
+    if (ok && w->progress == CLAMPI_PROGRESS_AUTO) {
+        wants_thread = clampi_ucx_auto_wants_thread(u);
+        ok = wants_thread >= 0;
+    }
     if (!dynamic && size > 0 && !u->memh) ok = ok && map_memory(u->ctx, base, (size_t)size, &u->memh) == UCS_OK;
+    /* agreed: everyone got here, and whether anyone's peers need the target CPU */
+    int failed_wants[2] = {!ok, wants_thread > 0}, any[2] = {1, 0};
+    PMPI_Allreduce(failed_wants, any, 2, MPI_INT, MPI_MAX, u->comm);
     rc = MPI_ERR_OTHER;
-    if (!agree(u->comm, ok)) goto fail;
+    if (any[0]) goto fail;
+    u->auto_thread = any[1];
     uint64_t mine[2] = {(uint64_t)(uintptr_t)base, (uint64_t)(uintptr_t)u->ctl}, *all = malloc(sizeof mine * (size_t)n);
     if (!agree(u->comm, all != NULL)) {
         free(all);

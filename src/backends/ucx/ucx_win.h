@@ -156,6 +156,7 @@ typedef struct clampi_ucx_win {
     size_t size;
     ucp_mem_h memh, ctl_memh;
     int mem_one_sided;               /* the window memory was allocated by UCX (or is empty): see progress.c */
+    int auto_thread;                 /* clampi_progress=auto: the window's processes agreed they need the thread */
     clampi_ucx_ctl *ctl;             /* this rank's control block */
     uint64_t *peer_base, *peer_ctl;  /* per target: remote addresses */
     char *rkey_blob, *ctl_rkey_blob; /* packed rkeys of every rank */
@@ -268,8 +269,10 @@ void clampi_ucx_backoff(clampi_ucx_lane *l, unsigned *round);
 /* ---- setup.c / progress.c ---- */
 int clampi_ucx_progress_start(clampi_ucx_win *u, clampi_progress_kind kind);
 void clampi_ucx_progress_stop(clampi_ucx_win *u);
-/* Whether the process lane's endpoints need the target CPU (auto progress rule). */
-int clampi_ucx_needs_progress_thread(clampi_ucx_win *u);
+/* The auto progress rule, this process's part: 1 if the window's memory or a peer it asked
+ * about (making endpoints to them) needs the target CPU, 0 if not, -1 if an endpoint could
+ * not be made. The window's processes then agree (setup.c). */
+int clampi_ucx_auto_wants_thread(clampi_ucx_win *u);
 
 /* ---- epoch checks (sync.c) ---- */
 /* An RMA operation to target is allowed now (passive lock held, lock_all, fence or PSCW). */
