@@ -1,11 +1,11 @@
 /* MPICH 4.0.2 (Debian 12, ch4:ucx, UCX 1.13), no clampi: MPI_Win_flush/MPI_Win_flush_all
  * return before a get from an MPI_Win_allocate window has written all of its origin buffer;
  * UCX writes the rest later (ucp_get_rep_handler, inside a later MPI call such as
- * MPI_Win_unlock_all), into memory the program may have freed or reused. Seen only with 2
- * ranks. With the arguments below it is deterministic under load (another job on the 2
- * cores): rank 1's contiguous 483-byte get from rank 0, flushed while rank 0 waits in its own
- * flush of a 1 MiB get, lands inside rank 1's MPI_Win_unlock_all. Alone on the machine it is
- * rarer (a few runs of a hundred).
+ * MPI_Win_unlock_all), into memory the program may have freed or reused. Seen with 2
+ * ranks and only under load: with the arguments below, 0 of 30 runs alone on a 2-core
+ * machine, 4 of 20 beside a second such loop, and nearly every run beside a test suite's MPI
+ * jobs. It is always the same get: rank 1's contiguous 483 bytes from rank 0, flushed while
+ * rank 0 waits in its own flush of a 1 MiB get, land inside rank 1's MPI_Win_unlock_all.
  *
  * The reproducer is the differential get test itself with clampi taken out: this header
  * stands in for clampi.h and makes clampi's window a second plain MPI window, so every call
@@ -18,7 +18,7 @@
  *       -Iinclude -Itests/common tests/mpi/test_differential.c -o repro
  *   for i in $(seq 50); do mpiexec.mpich -n 2 ./repro user_defined allocate_nodirect 12 27 || break; done
  *
- * (run beside a load, e.g. another such loop). Open MPI 4.1.4 never showed it.
+ * (run two such loops at once). The differential tests never failed this way on Open MPI.
  * tests/mpi/test_differential.c frees origin buffers only after their epoch has ended, and
  * on a mismatch re-reads the range to judge clampi's bytes (docs/testing.md). */
 #ifndef CLAMPI_H /* instead of clampi.h */
