@@ -13,8 +13,8 @@
  * Asking makes an endpoint, so each process asks about CLAMPI_PROGRESS_PROBES peers at
  * most (every peer in a smaller communicator), at offsets spread over the communicator:
  * its right neighbour, usually on its node, up to the far side, usually on other nodes.
- * The window's processes then agree: if any found such a peer, all start the thread (the
- * peers it asked about reach it the same way, and may not be the ones it did not ask).
+ * The window's processes then agree: if any found such a peer, all start the thread (a
+ * process's own sample may have missed the peers that reach it through emulation).
  * The window then watches the process worker (one
  * client of the process's UCX progress service for every window on it: process_worker.h)
  * and is a client itself for its thread lanes. The service is one event-driven thread for
