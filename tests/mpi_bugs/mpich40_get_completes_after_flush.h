@@ -57,8 +57,8 @@ static inline int CMPI_Put(const void *o, int oc, MPI_Datatype ot, int t, MPI_Ai
                            CMPI_Win w) {
     return MPI_Put(o, oc, ot, t, d, tc, tt, w.win);
 }
-static inline int CMPI_Accumulate(const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
-                                  MPI_Datatype tt, MPI_Op op, CMPI_Win w) {
+static inline int CMPI_Accumulate(const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc, MPI_Datatype tt,
+                                  MPI_Op op, CMPI_Win w) {
     return MPI_Accumulate(o, oc, ot, t, d, tc, tt, op, w.win);
 }
 static inline int CMPI_Win_fence(int a, CMPI_Win w) { return MPI_Win_fence(a, w.win); }
