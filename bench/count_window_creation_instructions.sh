@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Instructions rank 0 spends in CMPI_Win_allocate of its first clampi_backend=ucx window
 # (callgrind --toggle-collect, only rank 0 under valgrind), Debian Open MPI over shared
-# memory, oversubscribed, and how many UCX endpoints that makes. Deterministic: load does not
-# enter. Compare two trees (e.g. a commit's worktree and HEAD), each built with
+# memory, oversubscribed, and how many UCX endpoints that makes. The endpoint count is exact
+# and the instructions inside ucp_ep_create move by well under 1 %; the total also counts
+# rank 0 polling in the window's collectives while the other ranks catch up, so it moves
+# with load (by millions). Compare two trees (e.g. a commit's worktree and HEAD), each built with
 # scripts/build.sh openmpi:
 #   bench/count_window_creation_instructions.sh TREE [NP...]     (default NP: 2 8 32 64)
 set -euo pipefail
@@ -29,7 +31,7 @@ for np in "${nps[@]}"; do
   read -r total eps ep_ir < <(python3 - "$d/cg.out" <<'PY'
 import re, sys
 # totals, calls of ucp_ep_create and the instructions inside them, from callgrind's own file
-names, cfn, calls, inside, total, want = {}, None, 0, 0, 0, None
+names, cfn, calls, inside, total = {}, None, 0, 0, 0
 lines = open(sys.argv[1]).read().splitlines()
 for i, line in enumerate(lines):
     m = re.match(r"(c?fn)=\((\d+)\)(?: (.*))?", line)
