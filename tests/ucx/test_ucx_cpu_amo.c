@@ -13,7 +13,12 @@
  * their atomics as CPU atomics (clampi_ucx_counters.cpu_amos, from none before), and their
  * flushes after them asked UCX for nothing (ucx_flushes: nothing was handed to UCX), while
  * a flush after a put that UCX carries does ask it, and the put's data arrives.
- *   test_ucx_cpu_amo [N] [expect]   expect: direct (peers must use CPU atomics) | any */
+ * MEMORY heap: the window is CMPI_Win_create on CMPI_Alloc_mem memory (the node-shared
+ * heap, no UCX mapping): every rank, rank 0 included, does its atomics as CPU atomics, and
+ * the put is a store (direct_ops) whose flush asks UCX nothing. heap_mixed: the same with
+ * CLAMPI_SHM_DIRECT=false on some rank: then nobody may use CPU atomics on it.
+ *   test_ucx_cpu_amo [N] [expect] [MEMORY]   expect: direct (CPU atomics expected) | any
+ *                                            MEMORY: allocate (default) | heap | heap_mixed */
 #define CLAMPI_TEST_USES_MPI
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +35,7 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const long n = argc > 1 ? atol(argv[1]) : 20000;
     const int want_direct = argc > 2 && !strcmp(argv[2], "direct");
+    const int heap = argc > 3 && !strncmp(argv[3], "heap", 4), mixed = heap && !strcmp(argv[3], "heap_mixed");
     const char *off = getenv("CLAMPI_SHM_DIRECT");
     const int direct_off = off && (!strcmp(off, "0") || !strcmp(off, "false"));
     MPI_Info info;
@@ -42,9 +48,19 @@ int main(int argc, char **argv) {
         int32_t pair[2];
     } * mem;
     CMPI_Win w;
-    CHECK_EQ_INT(CMPI_Win_allocate(sizeof *mem, 1, info, MPI_COMM_WORLD, &mem, &w), MPI_SUCCESS);
+    if (heap) {
+        CHECK_EQ_INT(CMPI_Alloc_mem(sizeof *mem, MPI_INFO_NULL, &mem), MPI_SUCCESS);
+        CHECK_EQ_INT(CMPI_Win_create(mem, sizeof *mem, 1, info, MPI_COMM_WORLD, &w), MPI_SUCCESS);
+    } else {
+        CHECK_EQ_INT(CMPI_Win_allocate(sizeof *mem, 1, info, MPI_COMM_WORLD, &mem, &w), MPI_SUCCESS);
+    }
     MPI_Info_free(&info);
     memset(mem, 0, sizeof *mem);
+    if (heap) { /* one-sided atomics exactly when every rank's memory is in the heap */
+        int flag = -1;
+        CHECK_EQ_INT(CMPIX_Win_op_intrinsic("sum,cas,no_op", 2, MPI_INT64_T, w, &flag), MPI_SUCCESS);
+        CHECK_EQ_INT(flag, mixed ? 0 : 1);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     clampi_ucx_counters before, after;
     char *seen = calloc((size_t)(n * size), 1); /* fetched old values of the 64-bit counter */
@@ -88,7 +104,11 @@ int main(int argc, char **argv) {
     CHECK_EQ_INT(clampi_ucx_test_counters(w, &put_before), MPI_SUCCESS);
     CHECK_EQ_INT(CMPI_Win_flush(next, w), MPI_SUCCESS);
     CHECK_EQ_INT(clampi_ucx_test_counters(w, &put_after), MPI_SUCCESS);
-    CHECK(put_after.ucx_flushes - put_before.ucx_flushes == 1);
+    if (!heap) CHECK(put_after.ucx_flushes - put_before.ucx_flushes == 1);
+    if (heap && !mixed) { /* a store into the heap: nothing for UCX */
+        CHECK(put_after.ucx_flushes - put_before.ucx_flushes == 0);
+        CHECK(put_before.direct_ops - after.direct_ops == 1);
+    }
     CHECK_EQ_INT(CMPI_Win_unlock_all(w), MPI_SUCCESS);
     MPI_Barrier(MPI_COMM_WORLD);
     long total_dup = 0;
@@ -102,15 +122,17 @@ int main(int argc, char **argv) {
     }
     /* Peers reach rank 0's UCX-allocated memory by shared memory here: each of their
      * fetch-and-ops, successful compare-and-swaps and 2-element accumulates is CPU atomics. */
-    if (want_direct && rank != 0 && !direct_off) CHECK(cpu >= (uint64_t)(n + n + 2 * n));
-    if (want_direct && rank != 0 && !direct_off) CHECK_EQ_INT((long)ucx_flushes, 0L);
-    if (direct_off) CHECK_EQ_INT((long)cpu, 0L);
-    if (direct_off && rank != 0) CHECK(ucx_flushes >= (uint64_t)(2 * n)); /* every flush had UCX atomics */
+    const int cpu_expected = want_direct && !direct_off && (heap ? !mixed : rank != 0);
+    if (cpu_expected) CHECK(cpu >= (uint64_t)(n + n + 2 * n));
+    if (cpu_expected) CHECK_EQ_INT((long)ucx_flushes, 0L);
+    if (direct_off || mixed) CHECK_EQ_INT((long)cpu, 0L);
+    if ((direct_off || mixed) && rank != 0) CHECK(ucx_flushes >= (uint64_t)(2 * n)); /* every flush had UCX atomics */
     CHECK_EQ_INT((long)mem->pad, 1000L + (rank + size - 1) % size);
     printf("cpu_amo rank=%d direct_off=%d cpu_amos=%llu ucx_flushes=%llu\n", rank, direct_off, (unsigned long long)cpu,
            (unsigned long long)ucx_flushes);
     free(seen);
     CHECK_EQ_INT(CMPI_Win_free(&w), MPI_SUCCESS);
+    if (heap) CHECK_EQ_INT(CMPI_Free_mem(mem), MPI_SUCCESS);
     MPI_Finalize();
     return 0;
 }

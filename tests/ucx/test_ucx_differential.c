@@ -9,7 +9,10 @@
  * MPI_SUM accumulates and fetch-and-op (commutative: the final value is deterministic).
  *
  * Usage: test_ucx_differential SYNC KIND MODE ROUNDS SEED [SCOPE] [ORDER]
- *   SYNC  fence | lock | lockall | pscw | mixed     KIND  allocate | create | dynamic
+ *   SYNC  fence | lock | lockall | pscw | mixed     KIND  allocate | create | heap | dynamic
+ *   (heap: CMPI_Win_create on CMPI_Alloc_mem memory, the node-shared heap: on one node the
+ *   UCX window's puts, gets and accumulates are loads and stores, and the test checks that
+ *   they were)
  *   MODE  a clampi_mode (transparent, off, user_defined)   SCOPE process|thread  ORDER true|false */
 #define CLAMPI_TEST_USES_MPI
 #include <stdint.h>
@@ -399,8 +402,11 @@ int main(int argc, char **argv) {
             CHECK_EQ_INT(CMPI_Win_allocate((MPI_Aint)(nelem * sizeof(int64_t)), sizeof(int64_t), info, MPI_COMM_WORLD,
                                            &mem[v], &st.w[v]),
                          MPI_SUCCESS);
-        } else if (!strcmp(kind, "create")) {
-            mem[v] = malloc(nelem * sizeof(int64_t));
+        } else if (!strcmp(kind, "create") || !strcmp(kind, "heap")) {
+            if (!strcmp(kind, "heap"))
+                CHECK_EQ_INT(CMPI_Alloc_mem((MPI_Aint)(nelem * sizeof(int64_t)), MPI_INFO_NULL, &mem[v]), MPI_SUCCESS);
+            else
+                mem[v] = malloc(nelem * sizeof(int64_t));
             CHECK_EQ_INT(CMPI_Win_create(mem[v], (MPI_Aint)(nelem * sizeof(int64_t)), sizeof(int64_t), info,
                                          MPI_COMM_WORLD, &st.w[v]),
                          MPI_SUCCESS);
@@ -444,7 +450,10 @@ int main(int argc, char **argv) {
     for (int v = 0; v < 2; v++) {
         if (kind_dynamic) CHECK_EQ_INT(CMPI_Win_detach(st.w[v], mem[v]), MPI_SUCCESS);
         CHECK_EQ_INT(CMPI_Win_free(&st.w[v]), MPI_SUCCESS);
-        if (strcmp(kind, "allocate")) free(mem[v]);
+        if (!strcmp(kind, "heap"))
+            CHECK_EQ_INT(CMPI_Free_mem(mem[v]), MPI_SUCCESS);
+        else if (strcmp(kind, "allocate"))
+            free(mem[v]);
     }
     if (rank == 0) printf("ucx differential: %s %s %s %d rounds np %d: ok\n", argv[1], kind, mode, rounds, nranks);
     MPI_Type_free(&pair_t);

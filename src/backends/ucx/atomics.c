@@ -36,7 +36,7 @@ static ucs_status_t acc_unlock(clampi_ucx_win *u, clampi_ucx_lane *l, int target
      * atomics, and the release could overtake them. So: an endpoint flush. */
     ucp_request_param_t param;
     memset(&param, 0, sizeof param);
-    ucs_status_t st = clampi_ucx_lane_wait(l, ucp_ep_flush_nbx(clampi_ucx_lane_ep(u, l, target), &param));
+    ucs_status_t st = clampi_ucx_lane_wait(l, ucp_ep_flush_nbx(clampi_ucx_lane_ep_peek(u, l, target), &param));
     if (st != UCS_OK) return st;
     uint64_t old;
     return clampi_ucx_ctl_atomic(u, l, target, offsetof(clampi_ucx_ctl, acc_lock), UCP_ATOMIC_OP_SWAP, 0, &old);
@@ -116,9 +116,11 @@ static int rmw(clampi_bwin *w, int target, const acc_target *at, const void *ori
     unsigned char *tmp = malloc(bytes ? bytes : 1);
     if (!tmp) return clampi_bwin_raise(w, CLAMPI_E_NOMEM);
     clampi_ucx_lane_enter(l);
-    ucp_ep_h ep = clampi_ucx_lane_ep(u, l, target);
-    ucs_status_t st =
-        ep ? clampi_ucx_lane_covered(u, l, target, offset, at->flat ? at->span : bytes) : UCS_ERR_UNREACHABLE;
+    /* a target reached by load/store gets nothing the next flush must complete: unmarked */
+    ucp_ep_h ep = u->direct[target] ? clampi_ucx_lane_ep_peek(u, l, target) : clampi_ucx_lane_ep(u, l, target);
+    ucs_status_t st = !ep                 ? UCS_ERR_UNREACHABLE
+                      : u->direct[target] ? UCS_OK /* checked by the window layer; see clampi_ucx_pieces */
+                                          : clampi_ucx_lane_covered(u, l, target, offset, at->flat ? at->span : bytes);
     if (st == UCS_OK && w->ordered) ucp_worker_fence(l->worker);
     if (st == UCS_OK) st = acc_lock(u, l, target);
     if (st == UCS_OK) {
@@ -144,7 +146,7 @@ static int rmw(clampi_bwin *w, int target, const acc_target *at, const void *ori
         ucs_status_t st2 = acc_unlock(u, l, target);
         if (st == UCS_OK) st = st2;
     }
-    if (st == UCS_OK) clampi_ucx_lane_count(l, target);
+    if (st == UCS_OK) (u->direct[target] ? clampi_ucx_lane_tally : clampi_ucx_lane_count)(l, target);
     clampi_ucx_lane_leave(l);
     free(tmp);
     if (st == UCS_ERR_INVALID_ADDR) return clampi_bwin_raise(w, CLAMPI_E_RANGE);

@@ -37,11 +37,13 @@ static int attached(const clampi_bwin *b, const void *base, size_t size) {
 /* 1 if, for every target, UCX has an atomic lane that reaches the target's window memory
  * (the lane's remote md is in the memory's rkey): then atomics are executed by the target's
  * NIC or, on shared memory, by the origin's CPU on the mapped segment. Anything else is
- * emulated by UCX with active messages that the target's CPU runs. */
+ * emulated by UCX with active messages that the target's CPU runs. A window whose every
+ * rank's memory is in one node-shared heap has CPU atomics everywhere (all_direct). */
 static int transports_intrinsic(clampi_bwin *b, clampi_bwin *eps_of) {
     clampi_ucx_win *u = clampi_ucx_of(eps_of);
     if (!u) return 0;
     const clampi_mh_win *m = clampi_ucx_mh_of(b);
+    if (!m && clampi_ucx_of(b) && clampi_ucx_of(b)->all_direct) return 1; /* CPU atomics on the heap (setup.c) */
     const int only = m ? m->target : -1;
     for (int r = 0; r < eps_of->nranks; r++) {
         if (only >= 0 && r != only) continue;

@@ -130,6 +130,9 @@ static int atomic_elems(clampi_bwin *w, int target, MPI_Aint disp, const void *o
         char *cpu = clampi_ucx_amo_ptr_known(w, target, offset);
         if (cpu && (uintptr_t)cpu % (uintptr_t)esize == 0)
             return cpu_amo(w, cpu, esize, count, bit, origin, compare, result);
+        /* every rank's memory by load/store (setup.c): a misaligned element takes the
+         * accumulate lock, as UCX would need the target to progress for it */
+        if (clampi_ucx_of(w)->all_direct) return FALLBACK;
     }
     if (m) { /* a memory-handle window: only its owner, only while live */
         if (target != m->target) return clampi_bwin_raise(w, CLAMPI_E_RANK);

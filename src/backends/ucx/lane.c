@@ -450,7 +450,11 @@ void clampi_ucx_dyn_epoch(clampi_ucx_win *u) {
 }
 
 void clampi_ucx_lane_count(clampi_ucx_lane *l, int target) {
-    clampi_ucx_lane_mark(l, target);                        /* after issuing: see clampi_ucx_lane_ep */
+    clampi_ucx_lane_mark(l, target); /* after issuing: see clampi_ucx_lane_ep */
+    clampi_ucx_lane_tally(l, target);
+}
+
+void clampi_ucx_lane_tally(clampi_ucx_lane *l, int target) {
     clampi_ucx_thread *t = clampi_ucx_thread_current(l->u); /* one lookup for both counts */
     if (t) t->stats.ops++;
     if (l->is_thread) {
@@ -641,6 +645,7 @@ void clampi_ucx_counters_of(const clampi_bwin *b, clampi_ucx_counters *out) {
     out->serviced = __atomic_load_n(&u->main.poller->serviced, __ATOMIC_RELAXED);
     out->takeovers = __atomic_load_n(&u->main.poller->takeovers, __ATOMIC_RELAXED);
     out->cpu_amos = __atomic_load_n(&u->counters.cpu_amos, __ATOMIC_RELAXED);
+    out->direct_ops = __atomic_load_n(&u->counters.direct_ops, __ATOMIC_RELAXED);
     out->ucx_flushes = __atomic_load_n(&u->counters.ucx_flushes, __ATOMIC_RELAXED);
 }
 

@@ -7,7 +7,8 @@
  * allocate itself (CMPI_Win_create, dynamic windows): posix/sysv can only map memory they
  * allocated, cma moves large messages only, so small RMA to such memory is emulated too.
  * clampi_progress=auto therefore starts a progress thread when the window's memory is not
- * UCX-allocated (CMPI_Win_allocate on a UCX window allocates with UCX) or UCX reaches a
+ * UCX-allocated (CMPI_Win_allocate on a UCX window allocates with UCX) nor, on every rank,
+ * in one node-shared heap (reached by load and store: setup.c) or UCX reaches a
  * peer without an RMA lane ("put[" in ucp_ep_print_info) or an atomic lane ("amo#"; asked
  * once per peer of the process worker: services/ucx/peers.h); =thread always; =none never.
  * Asking makes an endpoint, so each process asks about CLAMPI_PROGRESS_PROBES peers at

@@ -1,6 +1,7 @@
 /* Put and get on a UCX window: one ucp_put_nbx / ucp_get_nbx on the calling thread's lane
  * (its own worker with thread scope, the process worker otherwise), completed by a later
- * flush. Non-contiguous origin data goes through a packed bounce buffer (the operation is
+ * flush; to a target whose memory lies in the node-shared heap, a copy (setup.c
+ * exchange_places). Non-contiguous origin data goes through a packed bounce buffer (the operation is
  * then completed locally before returning). A non-contiguous target datatype is flattened
  * (src/common/flatten.h, cached on the type) into pieces: one UCX operation per piece. */
 #include <stdlib.h>
@@ -30,10 +31,34 @@ static ucs_status_t pending_add(pending *p, clampi_ucx_lane *l, void *req) {
     return UCS_OK;
 }
 
+/* A put or get of len bytes at offset addr of a target whose memory is mapped here
+ * (u->direct: the node-shared heap) as a copy, complete when it returns. On an ordered
+ * window what the lane handed UCX for that target (an intrinsic atomic) lands first. */
+static ucs_status_t direct_copy(clampi_ucx_win *u, clampi_ucx_lane *l, ucp_ep_h ep, int is_put, char *local, int target,
+                                uint64_t addr, uint64_t len, int ordered) {
+    if (ordered && l->dirty[target]) {
+        ucp_request_param_t param;
+        memset(&param, 0, sizeof param);
+        ucs_status_t st = clampi_ucx_lane_wait(l, ucp_ep_flush_nbx(ep, &param));
+        if (st != UCS_OK) return st;
+    }
+    char *remote = u->direct[target] + addr;
+    if (is_put) {
+        memcpy(remote, local, len);
+        __atomic_thread_fence(__ATOMIC_RELEASE); /* visible before whatever synchronizes next */
+    } else {
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        memcpy(local, remote, len);
+    }
+    __atomic_fetch_add(&u->counters.direct_ops, 1, __ATOMIC_RELAXED);
+    return UCS_OK;
+}
+
 /* One put or get of [addr, addr + len) per part one rkey reaches (a dynamic window's
  * access may run over adjacent attached regions); the range was checked. */
 static ucs_status_t issue_parts(clampi_ucx_win *u, clampi_ucx_lane *l, ucp_ep_h ep, int is_put, char *local, int target,
                                 uint64_t addr, uint64_t len, int ordered, int complete, pending *p) {
+    if (!u->dynamic && u->direct[target]) return direct_copy(u, l, ep, is_put, local, target, addr, len, ordered);
     ucp_request_param_t param;
     memset(&param, 0, sizeof param);
     while (len) {
@@ -72,8 +97,11 @@ ucs_status_t clampi_ucx_pieces(clampi_ucx_win *u, clampi_ucx_lane *l, ucp_ep_h e
                                uint64_t base, int tcount, const clampi_flat *f, int ordered, int complete) {
     pending p = {NULL, 0, 0};
     ucs_status_t st = UCS_OK;
-    /* every piece must be in the window (dynamic: attached) before any is issued */
-    for (int i = 0; i < tcount && st == UCS_OK; i++)
+    /* every piece must be in the window (dynamic: attached) before any is issued; a target
+     * reached by load/store was checked by the window layer, and its rkey is never
+     * unpacked (UCX 1.13 then stalls the endpoint's fetching atomics until the target
+     * progresses: see setup.c exchange_places) */
+    for (int i = 0; i < tcount && st == UCS_OK && !u->direct[target]; i++)
         for (size_t k = 0; k < f->n && st == UCS_OK; k++)
             st = clampi_ucx_lane_covered(u, l, target, base + (uint64_t)((MPI_Aint)i * f->extent + f->piece[k].offset),
                                          f->piece[k].len);
@@ -90,7 +118,7 @@ ucs_status_t clampi_ucx_pieces(clampi_ucx_win *u, clampi_ucx_lane *l, ucp_ep_h e
 ucs_status_t clampi_ucx_range(clampi_ucx_win *u, clampi_ucx_lane *l, ucp_ep_h ep, int is_put, char *buf, int target,
                               uint64_t addr, uint64_t len, int ordered, int complete) {
     pending p = {NULL, 0, 0};
-    ucs_status_t st = clampi_ucx_lane_covered(u, l, target, addr, len);
+    ucs_status_t st = u->direct[target] ? UCS_OK : clampi_ucx_lane_covered(u, l, target, addr, len);
     if (st == UCS_OK) st = issue_parts(u, l, ep, is_put, buf, target, addr, len, ordered, complete, &p);
     return pending_wait(&p, l, st);
 }
@@ -162,12 +190,16 @@ static int transfer(clampi_bwin *w, int is_put, void *origin, int ocount, MPI_Da
     clampi_ucx_lane_enter(l);
     uint64_t raddr, part;
     ucp_rkey_h rkey;
-    ucp_ep_h ep = clampi_ucx_lane_ep(u, l, target);
+    /* a target reached by load/store gets nothing the next flush must complete: unmarked */
+    ucp_ep_h ep = u->direct[target] ? clampi_ucx_lane_ep_peek(u, l, target) : clampi_ucx_lane_ep(u, l, target);
     ucs_status_t st = ep ? UCS_OK : UCS_ERR_UNREACHABLE;
     if (st == UCS_OK && flat) {
         st = clampi_ucx_pieces(u, l, ep, is_put, buf, target, a.offset - (uint64_t)a.target.lo, tcount, flat,
                                w->ordered, complete_locally);
-        if (st == UCS_OK) clampi_ucx_lane_count(l, target);
+        if (st == UCS_OK) (u->direct[target] ? clampi_ucx_lane_tally : clampi_ucx_lane_count)(l, target);
+    } else if (st == UCS_OK && u->direct[target]) { /* static window: the offset was checked */
+        st = direct_copy(u, l, ep, is_put, buf, target, a.offset, bytes, w->ordered);
+        if (st == UCS_OK) clampi_ucx_lane_tally(l, target);
     } else if (st == UCS_OK &&
                (st = clampi_ucx_lane_remote_part(u, l, target, a.offset, bytes, &raddr, &rkey, &part)) == UCS_OK &&
                part < bytes) { /* a dynamic window's access over adjacent attached regions */

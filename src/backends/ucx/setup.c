@@ -6,12 +6,15 @@
  *      other windows (addresses allgathered only when some rank lacks one; endpoints made
  *      now when clampi_progress=auto must read their transports, else at first use);
  *   3. ucp_mem_map of the window memory (static windows) and of the control block;
- *   4. allgather of (base address, control block address) and allgatherv of packed rkeys;
+ *   4. allgather of (base address, control block address, place in the node-shared heap)
+ *      and allgatherv of packed rkeys;
  *   5. progress thread per clampi_progress.
  * Every step's success is agreed on (MPI_MIN), so all ranks fail or succeed together. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/options.h"
+#include "services/heap.h"
 #include "services/ucx/context.h"
 #include "backends/ucx/ucx_win.h"
 
@@ -96,6 +99,48 @@ static int exchange_rkey(clampi_ucx_win *u, ucp_mem_h memh, char **blob, size_t 
     return MPI_SUCCESS;
 }
 
+/* Where every rank's window memory and control block are: allgather of (base, control
+ * block, node-shared heap, place in it). A rank whose memory lies in the heap
+ * (services/heap.h: MPI_Alloc_mem under the preload, CMPI_Alloc_mem) names its segment and
+ * offset; every process of that heap maps the segment, so its puts, gets and accumulates to
+ * that rank are loads and stores (u->direct), needing neither UCX nor the target's CPU.
+ * When every rank is on one heap and every rank's memory is in it (or empty), nobody
+ * reaches the memory through UCX, so intrinsic atomics may be CPU atomics on it, the
+ * target's own included (u->all_direct, target.c): decided from the gathered data alone,
+ * the same on every rank. CLAMPI_SHM_DIRECT=false on a rank: it names no heap. */
+static int exchange_places(clampi_ucx_win *u, void *base, size_t size) {
+    enum { BASE, CTL, HEAP, SEG, OFF, N };
+    enum { OUTSIDE = -1, EMPTY = -2 };
+    const int n = u->nranks;
+    const int allowed = clampi_opt_process(CLAMPI_OPT_SHM_DIRECT).u != 0;
+    const uint64_t heap = allowed ? clampi_heap_id() : 0;
+    int32_t seg = OUTSIDE;
+    uint64_t off = 0;
+    if (size == 0)
+        seg = EMPTY;
+    else if (!heap || !clampi_heap_locate(base, size, &seg, &off))
+        seg = OUTSIDE;
+    uint64_t mine[N] = {(uint64_t)(uintptr_t)base, (uint64_t)(uintptr_t)u->ctl, heap, (uint64_t)(int64_t)seg, off};
+    uint64_t *all = malloc(sizeof mine * (size_t)n);
+    u->direct = calloc((size_t)n, sizeof *u->direct);
+    if (!agree(u->comm, all != NULL && u->direct != NULL)) {
+        free(all);
+        return MPI_ERR_NO_MEM;
+    }
+    PMPI_Allgather(mine, N, MPI_UINT64_T, all, N, MPI_UINT64_T, u->comm);
+    int every = all[HEAP] != 0;
+    for (int t = 0; t < n; t++) {
+        const uint64_t *p = all + (size_t)N * (size_t)t;
+        const int64_t s = (int64_t)p[SEG];
+        u->peer_base[t] = p[BASE], u->peer_ctl[t] = p[CTL];
+        if (heap && p[HEAP] == heap && s >= 0) u->direct[t] = clampi_heap_addr((int32_t)s, p[OFF]);
+        every = every && p[HEAP] == all[HEAP] && (s >= 0 || s == EMPTY);
+    }
+    u->all_direct = every && !u->dynamic;
+    free(all);
+    return MPI_SUCCESS;
+}
+
 static void release(clampi_ucx_win *u) {
     clampi_ucx_progress_stop(u);
     /* Thread lanes and the process lane: endpoints closed, workers destroyed. */
@@ -117,6 +162,7 @@ static void release(clampi_ucx_win *u) {
     free(u->retired);
     if (u->memh) ucp_mem_unmap(u->ctx, u->memh);
     if (u->ctl_memh) ucp_mem_unmap(u->ctx, u->ctl_memh); /* also frees u->ctl */
+    free(u->direct);
     free(u->peer_base), free(u->peer_ctl), free(u->rkey_blob), free(u->ctl_rkey_blob), free(u->rkey_off);
     free(u->ctl_rkey_off), free(u->world), free(u->addr_blob), free(u->addr_off), free(u->lock_type),
         free(u->start_ranks);
@@ -166,6 +212,9 @@ int clampi_ucx_win_setup(clampi_bwin *w, MPI_Comm comm, void *base, MPI_Aint siz
          clampi_ucx_lane_init(u, &u->main, mode, 0) == MPI_SUCCESS;
     int rc = MPI_ERR_OTHER;
     if (!agree(u->comm, ok)) goto fail;
+    if ((rc = exchange_places(u, base, dynamic ? 0 : (size_t)size)) != MPI_SUCCESS) goto fail;
+    if (u->all_direct) u->mem_one_sided = 1; /* no process reaches it through UCX */
+    rc = MPI_ERR_OTHER;
     /* Endpoints to every rank's process worker: the process worker's own, shared with other
      * windows and made at first use, or (a member outside MPI_COMM_WORLD) the window's,
      * made now. clampi_progress=auto asks about some peers' transports (progress.c). */
@@ -187,15 +236,6 @@ int clampi_ucx_win_setup(clampi_bwin *w, MPI_Comm comm, void *base, MPI_Aint siz
     rc = MPI_ERR_OTHER;
     if (any[0]) goto fail;
     u->auto_thread = any[1];
-    uint64_t mine[2] = {(uint64_t)(uintptr_t)base, (uint64_t)(uintptr_t)u->ctl}, *all = malloc(sizeof mine * (size_t)n);
-    if (!agree(u->comm, all != NULL)) {
-        free(all);
-        rc = MPI_ERR_NO_MEM;
-        goto fail;
-    }
-    PMPI_Allgather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, u->comm);
-    for (int t = 0; t < n; t++) u->peer_base[t] = all[2 * t], u->peer_ctl[t] = all[2 * t + 1];
-    free(all);
     if ((rc = exchange_rkey(u, u->memh, &u->rkey_blob, &u->rkey_off)) != MPI_SUCCESS) goto fail;
     if ((rc = exchange_rkey(u, u->ctl_memh, &u->ctl_rkey_blob, &u->ctl_rkey_off)) != MPI_SUCCESS) goto fail;
     rc = MPI_ERR_OTHER;

@@ -32,8 +32,10 @@ ucs_status_t clampi_ucx_ctl_atomic(clampi_ucx_win *u, clampi_ucx_lane *l, int ta
         param.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
         param.reply_buffer = result;
     }
-    return clampi_ucx_lane_wait(
-        l, ucp_atomic_op_nbx(clampi_ucx_lane_ep(u, l, target), op, &value, 1, raddr, rkey, &param));
+    /* a fetching atomic has happened at the target when it returns: the next flush owes it
+     * nothing (the target stays unmarked) */
+    ucp_ep_h ep = result ? clampi_ucx_lane_ep_peek(u, l, target) : clampi_ucx_lane_ep(u, l, target);
+    return clampi_ucx_lane_wait(l, ucp_atomic_op_nbx(ep, op, &value, 1, raddr, rkey, &param));
 }
 
 int clampi_ucx_in_access_epoch(const clampi_ucx_win *u, int target) {

@@ -52,7 +52,10 @@ void clampi_ucx_target_end_local(clampi_bwin *b, int target, clampi_ucx_target *
 void *clampi_ucx_target_amo_ptr(clampi_bwin *b, const clampi_ucx_target *t, int target) {
     clampi_ucx_win *u = clampi_ucx_of(b);
     clampi_ucx_lane *l = t->lane;
-    if (u->dynamic || clampi_ucx_mh_of(b) || target == u->rank) return NULL;
+    if (clampi_ucx_mh_of(b)) return NULL;
+    if (u->all_direct) /* every rank's memory is in the heap (setup.c); NULL: an empty one */
+        return u->direct[target] ? u->direct[target] + (t->raddr - u->peer_base[target]) : NULL;
+    if (u->dynamic || target == u->rank) return NULL;
     void *base = __atomic_load_n(&l->amo_base[target], __ATOMIC_ACQUIRE);
     if (__builtin_expect(base == NULL, 0)) { /* first atomic to target on this lane */
         static int allowed_cached = -1;
@@ -72,7 +75,8 @@ void *clampi_ucx_target_amo_ptr(clampi_bwin *b, const clampi_ucx_target *t, int 
 
 void *clampi_ucx_amo_ptr_known(clampi_bwin *b, int target, uint64_t offset) {
     clampi_ucx_win *u = clampi_ucx_of(b);
-    if (target == u->rank) return NULL; /* self: always through UCX (clampi_ucx_target_amo_ptr) */
+    if (u->all_direct) return u->direct[target] ? u->direct[target] + offset : NULL;
+    if (target == u->rank) return NULL; /* self: through UCX unless all_direct (clampi_ucx_target_amo_ptr) */
     clampi_ucx_lane *l = clampi_ucx_lane_current(b);
     void *base = l ? __atomic_load_n(&l->amo_base[target], __ATOMIC_ACQUIRE) : NULL;
     return base && base != CLAMPI_UCX_NO_AMO_BASE ? (char *)base + offset : NULL;

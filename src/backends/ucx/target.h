@@ -29,6 +29,8 @@ void clampi_ucx_target_end_local(clampi_bwin *b, int target, clampi_ucx_target *
  * UCX's own atomics to that target as CPU atomics on shared memory (clampi_ucx_ep_amo_cpu)
  * and whose memory UCX maps here (ucp_rkey_ptr): then these atomics and every other
  * process's UCX atomics on that memory are the same instructions on the same bytes.
+ * Also for a window whose every rank's memory lies in one node-shared heap (all_direct:
+ * nobody reaches it through UCX), the target itself included.
  * CLAMPI_SHM_DIRECT=false turns it off. */
 void *clampi_ucx_target_amo_ptr(clampi_bwin *b, const clampi_ucx_target *t, int target);
 /* The same address for a static window's offset, from what an earlier

@@ -137,6 +137,7 @@ typedef struct clampi_ucx_counters {
     uint64_t takeovers;   /* times the service took that worker over after the application left it */
     uint64_t cpu_amos;    /* intrinsic atomics done as CPU atomics on the mapped target memory */
     uint64_t ucx_flushes; /* lane flushes that asked UCX (the others had nothing handed to it) */
+    uint64_t direct_ops;  /* puts and gets (pieces of them) done as loads and stores (u->direct) */
 } clampi_ucx_counters;
 
 typedef struct clampi_ucx_win {
@@ -155,10 +156,14 @@ typedef struct clampi_ucx_win {
     void *base;
     size_t size;
     ucp_mem_h memh, ctl_memh;
-    int mem_one_sided;               /* the window memory was allocated by UCX (or is empty): see progress.c */
-    int auto_thread;                 /* clampi_progress=auto: the window's processes agreed they need the thread */
-    clampi_ucx_ctl *ctl;             /* this rank's control block */
-    uint64_t *peer_base, *peer_ctl;  /* per target: remote addresses */
+    int mem_one_sided;              /* the window memory was allocated by UCX, is empty, or is all_direct: progress.c */
+    int auto_thread;                /* clampi_progress=auto: the window's processes agreed they need the thread */
+    clampi_ucx_ctl *ctl;            /* this rank's control block */
+    uint64_t *peer_base, *peer_ctl; /* per target: remote addresses */
+    /* per target: its window memory mapped here through the node-shared heap (setup.c
+     * exchange_places): puts, gets and accumulates are loads and stores; NULL: through UCX */
+    char **direct;
+    int all_direct;                  /* every rank's memory is reached so: intrinsic atomics are CPU atomics too */
     char *rkey_blob, *ctl_rkey_blob; /* packed rkeys of every rank */
     size_t *rkey_off, *ctl_rkey_off;
     /* dynamic: this rank's region table (ctl->nregions entries used, table_cap allocated),
@@ -244,6 +249,9 @@ void clampi_ucx_lane_close(clampi_ucx_win *u, clampi_ucx_lane *l);
 /* Counts an operation issued to target: for "what each flush drives" (the lane, and on the
  * process lane whose it is) and the calling thread's stats. */
 void clampi_ucx_lane_count(clampi_ucx_lane *l, int target);
+/* The same for an operation that completed without UCX (a load/store copy, u->direct): the
+ * counts, without marking the target (its next flush has nothing in UCX to complete). */
+void clampi_ucx_lane_tally(clampi_ucx_lane *l, int target);
 /* Flushes lane to target (target < 0: all targets), waiting with progress; returns the
  * number of operations it drove through *driven. */
 ucs_status_t clampi_ucx_lane_flush(clampi_ucx_win *u, clampi_ucx_lane *l, int target, uint64_t *driven);
