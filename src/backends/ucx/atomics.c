@@ -122,14 +122,10 @@ static int rmw(clampi_bwin *w, int target, const acc_target *at, const void *ori
                       : u->direct[target] ? UCS_OK /* checked by the window layer; see clampi_ucx_pieces */
                                           : clampi_ucx_lane_covered(u, l, target, offset, at->flat ? at->span : bytes);
     if (st == UCS_OK && w->ordered) ucp_worker_fence(l->worker);
-    if (st == UCS_OK && u->direct[target] && __atomic_load_n(&l->dirty[target], __ATOMIC_ACQUIRE)) {
-        /* an earlier operation of ours to a target read and written by load/store here (an
-         * intrinsic atomic that went to UCX) lands first: accumulates from one origin are
-         * ordered, and a worker fence does not order UCX against our copies */
-        ucp_request_param_t param;
-        memset(&param, 0, sizeof param);
-        st = clampi_ucx_lane_wait(l, ucp_ep_flush_nbx(ep, &param));
-    }
+    /* an earlier operation of ours to a target read and written by load/store here (an
+     * intrinsic atomic that went to UCX) lands first: accumulates from one origin are
+     * ordered, and a worker fence does not order UCX against our copies */
+    if (st == UCS_OK && u->direct[target]) st = clampi_ucx_lane_settle(l, ep, target);
     if (st == UCS_OK) st = acc_lock(u, l, target);
     if (st == UCS_OK) {
         int need_old = result || compare || (op != MPI_REPLACE && op != MPI_NO_OP);

@@ -449,6 +449,13 @@ void clampi_ucx_dyn_epoch(clampi_ucx_win *u) {
     pthread_mutex_unlock(&u->threads_lock);
 }
 
+ucs_status_t clampi_ucx_lane_settle(clampi_ucx_lane *l, ucp_ep_h ep, int target) {
+    if (!__atomic_load_n(&l->dirty[target], __ATOMIC_ACQUIRE)) return UCS_OK;
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof param);
+    return clampi_ucx_lane_wait(l, ucp_ep_flush_nbx(ep, &param));
+}
+
 void clampi_ucx_lane_count(clampi_ucx_lane *l, int target) {
     clampi_ucx_lane_mark(l, target); /* after issuing: see clampi_ucx_lane_ep */
     clampi_ucx_lane_tally(l, target);

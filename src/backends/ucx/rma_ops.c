@@ -36,12 +36,8 @@ static ucs_status_t pending_add(pending *p, clampi_ucx_lane *l, void *req) {
  * window what the lane handed UCX for that target (an intrinsic atomic) lands first. */
 static ucs_status_t direct_copy(clampi_ucx_win *u, clampi_ucx_lane *l, ucp_ep_h ep, int is_put, char *local, int target,
                                 uint64_t addr, uint64_t len, int ordered) {
-    if (ordered && __atomic_load_n(&l->dirty[target], __ATOMIC_ACQUIRE)) {
-        ucp_request_param_t param;
-        memset(&param, 0, sizeof param);
-        ucs_status_t st = clampi_ucx_lane_wait(l, ucp_ep_flush_nbx(ep, &param));
-        if (st != UCS_OK) return st;
-    }
+    ucs_status_t st = ordered ? clampi_ucx_lane_settle(l, ep, target) : UCS_OK;
+    if (st != UCS_OK) return st;
     char *remote = u->direct[target] + addr;
     if (is_put) {
         memmove(remote, local, len);             /* a put to self may overlap its origin */
