@@ -450,7 +450,10 @@ void clampi_ucx_dyn_epoch(clampi_ucx_win *u) {
 }
 
 ucs_status_t clampi_ucx_lane_settle(clampi_ucx_lane *l, ucp_ep_h ep, int target) {
-    if (!__atomic_load_n(&l->dirty[target], __ATOMIC_ACQUIRE)) return UCS_OK;
+    /* a clean mark while another thread's flush of this lane runs may be one it cleared
+     * before completing the operation: wait for it too (as clampi_ucx_lane_flush does) */
+    if (!__atomic_load_n(&l->dirty[target], __ATOMIC_SEQ_CST) && __atomic_load_n(&l->flushing, __ATOMIC_SEQ_CST) == 0)
+        return UCS_OK;
     ucp_request_param_t param;
     memset(&param, 0, sizeof param);
     return clampi_ucx_lane_wait(l, ucp_ep_flush_nbx(ep, &param));

@@ -253,7 +253,8 @@ void clampi_ucx_lane_count(clampi_ucx_lane *l, int target);
  * counts, without marking the target (its next flush has nothing in UCX to complete). */
 void clampi_ucx_lane_tally(clampi_ucx_lane *l, int target);
 /* Before an operation that bypasses UCX (a load/store copy): what the lane handed UCX for
- * target and has not flushed (it is marked) completes first, with a flush of ep. */
+ * target and has not flushed (it is marked, or another thread's flush of the lane is under
+ * way) completes first, with a flush of ep. */
 ucs_status_t clampi_ucx_lane_settle(clampi_ucx_lane *l, ucp_ep_h ep, int target);
 /* Flushes lane to target (target < 0: all targets), waiting with progress; returns the
  * number of operations it drove through *driven. */
