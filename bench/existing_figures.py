@@ -63,7 +63,7 @@ def get_bench(out, mpi, rows):
 
 def pmpi_bench(out, mpi, rows):
     now = load(os.path.join(out, f"pmpi_bench-{mpi}.json"))
-    ref_path, ref = first(f"bench/results/pmpi_bench-{mpi}-2026-11-27.json", f"bench/results/pmpi_bench-{mpi}.json")
+    ref_path, ref = first(f"bench/results/pmpi_bench-{mpi}-quiet.json", f"bench/results/pmpi_bench-{mpi}.json")
     if not now:
         return
     ref = ref or {}
