@@ -19,6 +19,7 @@ typedef struct clampi_buffer {
     size_t nblocks_used;                       /* allocated blocks */
     size_t populated;                          /* bytes from base whose pages are mapped (high-water mark) */
     size_t ahead;                              /* bytes prepared for inserts not yet allocated */
+    int huge;                                  /* advised for transparent huge pages */
     uint64_t free_head[CLAMPI_BUFFER_CLASSES]; /* offset+1 of first free block per class; 0 = none */
 } clampi_buffer;
 
