@@ -51,6 +51,7 @@ typedef struct clampi_bwin {
     int thread_scope;              /* mpi_win_scope=thread: flushes complete the calling thread's operations */
     int ordered;                   /* mpi_win_order: operations to a target complete in issue order */
     clampi_progress_kind progress; /* clampi_progress: read by setup */
+    int shm_direct;                /* clampi_shm_direct: same-node memory by load/store where it can be (setup) */
     /* Geometry for argument checks (backends/access.h), filled by the window layer. */
     MPI_Aint *target_size; /* per target: window bytes */
     int *target_disp_unit; /* per target: displacement unit */

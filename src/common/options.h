@@ -35,7 +35,8 @@ typedef enum clampi_opt_type {
     X(SHM_DIRECT, "shm_direct", "rma", "clampi_shm_direct", "CLAMPI_SHM_DIRECT", BOOL, "true", NULL, 0, 0,             \
       "Serve gets to same-node targets by load/store from the target's memory where MPI exposes it; UCX windows: "     \
       "puts, gets and accumulates to same-node window memory in the node-shared heap by load/store, and intrinsic "    \
-      "atomics as CPU atomics on target memory mapped here (process-wide for those)")                                  \
+      "atomics as CPU atomics on target memory mapped here (false on any rank, in its environment or the "             \
+      "window's info at creation: no load/store to or from that rank's memory, and the window's atomics on UCX)")      \
     X(FLUSH_PROBE, "flush_probe", "rma", NULL, "CLAMPI_FLUSH_PROBE", BOOL, "false", NULL, 0, 0,                        \
       "UCX windows: every flush counts the workers, endpoints and operations it drove, for "                           \
       "clampi_ucx_test_flush_probe (tests, bench/rmaext/flush_count); off, flushes skip that accounting")              \

@@ -253,6 +253,7 @@ int clampi_win_setup_backend(clampi_win *w, MPI_Comm comm, void *base, MPI_Aint 
     w->opts.acc_intrinsic = (be->caps & CLAMPI_BACKEND_CAP_ACC_INTRINSIC) ? opts->acc_intrinsic : 0;
     w->b.ordered = w->opts.ordered;
     w->b.progress = opts->progress;
+    w->b.shm_direct = opts->shm_direct;
     int rc = be->setup(&w->b, comm, base, size, memh);
     if (rc == MPI_SUCCESS && hooks->on_backend) {
         rc = hooks->on_backend(w, comm);

@@ -16,9 +16,11 @@
  * MEMORY heap: the window is CMPI_Win_create on CMPI_Alloc_mem memory (the node-shared
  * heap, no UCX mapping): every rank, rank 0 included, does its atomics as CPU atomics, and
  * the put is a store (direct_ops) whose flush asks UCX nothing. heap_mixed: the same with
- * CLAMPI_SHM_DIRECT=false on some rank: then nobody may use CPU atomics on it.
+ * CLAMPI_SHM_DIRECT=false on some rank: then nobody may use CPU atomics on it. heap_info:
+ * the same with clampi_shm_direct=false in rank 0's window info instead; allocate_info:
+ * clampi_shm_direct=false in every rank's window info, as CLAMPI_SHM_DIRECT=false would.
  *   test_ucx_cpu_amo [N] [expect] [MEMORY]   expect: direct (CPU atomics expected) | any
- *                                            MEMORY: allocate (default) | heap | heap_mixed */
+ *          MEMORY: allocate (default) | heap | heap_mixed | heap_info | allocate_info */
 #define CLAMPI_TEST_USES_MPI
 #include <stdint.h>
 #include <stdio.h>
@@ -35,13 +37,16 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const long n = argc > 1 ? atol(argv[1]) : 20000;
     const int want_direct = argc > 2 && !strcmp(argv[2], "direct");
-    const int heap = argc > 3 && !strncmp(argv[3], "heap", 4), mixed = heap && !strcmp(argv[3], "heap_mixed");
+    const char *memory = argc > 3 ? argv[3] : "allocate";
+    const int heap = !strncmp(memory, "heap", 4), heap_info = !strcmp(memory, "heap_info");
+    const int mixed = !strcmp(memory, "heap_mixed") || heap_info, allocate_info = !strcmp(memory, "allocate_info");
     const char *off = getenv("CLAMPI_SHM_DIRECT");
-    const int direct_off = off && (!strcmp(off, "0") || !strcmp(off, "false"));
+    const int direct_off = allocate_info || (off && (!strcmp(off, "0") || !strcmp(off, "false")));
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, CLAMPI_BACKEND, "ucx");
     MPI_Info_set(info, "mpi_assert_accumulate_intrinsic", "true");
+    if (allocate_info || (heap_info && rank == 0)) MPI_Info_set(info, "clampi_shm_direct", "false");
     struct cells {
         int64_t fop;
         int32_t cas, pad;

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/options.h"
 #include "services/heap.h"
 #include "services/ucx/context.h"
 #include "backends/ucx/ucx_win.h"
@@ -107,12 +106,12 @@ static int exchange_rkey(clampi_ucx_win *u, ucp_mem_h memh, char **blob, size_t 
  * When every rank is on one heap and every rank's memory is in it (or empty), nobody
  * reaches the memory through UCX, so intrinsic atomics may be CPU atomics on it, the
  * target's own included (u->all_direct, target.c): decided from the gathered data alone,
- * the same on every rank. CLAMPI_SHM_DIRECT=false on a rank: it names no heap. */
-static int exchange_places(clampi_ucx_win *u, void *base, size_t size) {
+ * the same on every rank. clampi_shm_direct=false on a rank (its environment or the window's
+ * info): it names no heap, so nobody copies to or from its memory, and it copies to nobody. */
+static int exchange_places(clampi_ucx_win *u, int allowed, void *base, size_t size) {
     enum { BASE, CTL, HEAP, SEG, OFF, N };
     enum { OUTSIDE = -1, EMPTY = -2 };
     const int n = u->nranks;
-    const int allowed = clampi_opt_process(CLAMPI_OPT_SHM_DIRECT).u != 0;
     const uint64_t heap = allowed ? clampi_heap_id() : 0;
     int32_t seg = OUTSIDE;
     uint64_t off = 0;
@@ -212,7 +211,7 @@ int clampi_ucx_win_setup(clampi_bwin *w, MPI_Comm comm, void *base, MPI_Aint siz
          clampi_ucx_lane_init(u, &u->main, mode, 0) == MPI_SUCCESS;
     int rc = MPI_ERR_OTHER;
     if (!agree(u->comm, ok)) goto fail;
-    if ((rc = exchange_places(u, base, dynamic ? 0 : (size_t)size)) != MPI_SUCCESS) goto fail;
+    if ((rc = exchange_places(u, w->shm_direct, base, dynamic ? 0 : (size_t)size)) != MPI_SUCCESS) goto fail;
     if (u->all_direct) u->mem_one_sided = 1; /* no process reaches it through UCX */
     rc = MPI_ERR_OTHER;
     /* Endpoints to every rank's process worker: the process worker's own, shared with other

@@ -5,7 +5,6 @@
 #include "backends/ucx/intrinsic.h"
 #include "backends/ucx/memhandle.h"
 #include "backends/ucx/ucx_win.h"
-#include "common/options.h"
 
 clampi_ucx_lane *clampi_ucx_issue_lane(clampi_bwin *b) {
     if (clampi_ucx_mh_of(b)) return &clampi_ucx_of(b)->main;
@@ -58,13 +57,8 @@ void *clampi_ucx_target_amo_ptr(clampi_bwin *b, const clampi_ucx_target *t, int 
     if (u->dynamic || target == u->rank) return NULL;
     void *base = __atomic_load_n(&l->amo_base[target], __ATOMIC_ACQUIRE);
     if (__builtin_expect(base == NULL, 0)) { /* first atomic to target on this lane */
-        static int allowed_cached = -1;
-        int allowed = __atomic_load_n(&allowed_cached, __ATOMIC_RELAXED);
-        if (allowed < 0)
-            __atomic_store_n(&allowed_cached, allowed = clampi_opt_process(CLAMPI_OPT_SHM_DIRECT).u != 0,
-                             __ATOMIC_RELAXED);
         void *p = NULL;
-        if (!allowed || !l->rkeys[target] || !clampi_ucx_ep_amo_cpu(t->ep) ||
+        if (!b->shm_direct || !l->rkeys[target] || !clampi_ucx_ep_amo_cpu(t->ep) ||
             ucp_rkey_ptr(l->rkeys[target], u->peer_base[target], &p) != UCS_OK || !p)
             p = CLAMPI_UCX_NO_AMO_BASE;
         __atomic_store_n(&l->amo_base[target], p, __ATOMIC_RELEASE);
