@@ -9,6 +9,7 @@
 # Writes bench/results/get_miss_syscalls-MPI.txt.
 # Usage: count_miss_syscalls.sh BUILD_DIR [BEFORE_BUILD_DIR]
 set -euo pipefail
+command -v strace >/dev/null || { echo "count_miss_syscalls.sh: needs strace (scripts/deps.sh installs it)" >&2; exit 1; }
 build=$(cd "${1:?build dir}" && pwd) before=${2:-}
 [ -n "$before" ] && before=$(cd "$before" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)

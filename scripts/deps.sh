@@ -7,7 +7,8 @@ pkgs=(build-essential cmake ninja-build pkg-config
       libnuma-dev binutils clang-format   # libnuma: clampi_numa_alloc binding; binutils: addr2line for the locality sampler; clang-format: the style check
       gfortran                            # Fortran programs under the preload (tests/fortran)
       python3-venv                        # the platform matrix's MPIs (PyPI wheels, scripts/mpi_wheels.sh)
-      iproute2 util-linux)                # scripts/cluster.sh: network namespaces, unshare, nsenter
+      iproute2 util-linux                 # scripts/cluster.sh: network namespaces, unshare, nsenter
+      strace)                             # bench/count_miss_syscalls.sh: system calls counted, not timed
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
