@@ -2,7 +2,7 @@
  * side in one run (docs/rma-extensions.md, "Memory handles on the program's memory").
  *
  * Rank 1 exposes a region of MEMORY (malloc: malloc(REGION), 1 MiB; calloc; malloc_small:
- * malloc(16 KiB); stack: a 64 KiB local array of the target's main; alloc_mem: MPI_Alloc_mem) and rank 0 does ITERS op + flush of each
+ * malloc(16 KiB); malloc_4k: malloc(4 KiB), no page of it wholly its own; stack: a 64 KiB local array of the target's main; alloc_mem: MPI_Alloc_mem) and rank 0 does ITERS op + flush of each
  * size at displacement 0, alternating per trial between
  *   mpi_dynamic: an MPI_Win_create_dynamic window (MPI's own) with the region attached;
  *   memhandle:   an MPI_Win_create_dynamic window with clampi_backend=ucx, the region
@@ -21,6 +21,7 @@
 #define REGION (1 << 20)
 #define STACK_REGION (64 << 10)
 #define SMALL_REGION (16 << 10) /* malloc_small: inside malloc's heap, not page-aligned */
+#define PAGE_REGION 4096        /* malloc_4k: inside malloc's heap, across two pages */
 
 /* op + flush on win, ITERS times, in a lock_all epoch of lockwin (a handle window's epochs
  * are its parent's); µs per op + flush, 0 where iters is 0. */
@@ -161,7 +162,7 @@ int main(int argc, char **argv) {
         bench(region, REGION, memory, iters, trials);
         MPI_Free_mem(region);
     } else {
-        size_t n = !strcmp(memory, "malloc_small") ? SMALL_REGION : REGION;
+        size_t n = !strcmp(memory, "malloc_small") ? SMALL_REGION : !strcmp(memory, "malloc_4k") ? PAGE_REGION : REGION;
         char *region = !strcmp(memory, "calloc") ? calloc(1, n) : malloc(n);
         if (strcmp(memory, "calloc")) memset(region, 0, n);
         bench(region, n, memory, iters, trials);

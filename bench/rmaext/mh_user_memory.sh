@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/rmaext/mh_user_memory.sh [OUT_DIR]: memory handles to the program's own memory
-# (malloc, calloc, a stack array, a small block inside malloc's heap) against each MPI's own
+# (malloc, calloc, a stack array, a 16 KiB and a 4 KiB block inside malloc's heap) against each MPI's own
 # dynamic window, 2 ranks bound to cores, both in one run alternating per trial
 # (mh_user_memory.c). Shared memory and UCX over TCP (UCX_TLS=tcp,self) on this host, on
 # Open MPI and MPICH; then, if `scripts/cluster.sh up 2` was run, MPICH across two emulated
@@ -11,7 +11,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/bench/rmaext/results/mh_user_memory}
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-mems="malloc calloc stack malloc_small"
+mems="malloc calloc stack malloc_small malloc_4k"
 ompi=$root/build/openmpi/bench/rmaext/mh_user_memory
 mpich=$root/build/mpich/bench/rmaext/mh_user_memory
 for tr in shm tcp; do

@@ -35,10 +35,11 @@ for g in groups:
     print(f"{g[0]} {g[1]} {g[2]}: {min(s):.2f}-{max(s):.2f}x (memhandle {min(h):.3f}-{max(h):.3f} us, "
           f"MPI {min(m):.3f}-{max(m):.3f} us)")
 for key in ("create_us", "release_us", "window_per_exchange_us"):
-    for moved in (True, False):
-        v = [c[key] for c in costs if (c["memory"] != "malloc_small") == moved and c["transport"] != "nodes"]
+    for small in (False, True):
+        v = [c[key] for c in costs
+             if (c["memory"] in ("malloc_small", "malloc_4k")) == small and c["transport"] != "nodes"]
         if v:
-            print(f"{key} ({'moved pages' if moved else 'small heap block'}, one host): {min(v):.1f}-{max(v):.1f}")
+            print(f"{key} ({'small heap blocks' if small else 'large blocks and stack'}, one host): {min(v):.1f}-{max(v):.1f}")
 try:
     import matplotlib
     matplotlib.use("Agg")
@@ -49,7 +50,7 @@ fig, axes = plt.subplots(1, 2, figsize=(13, 4.8), sharey=True)
 for ax, op in zip(axes, ("put", "get")):
     for g in groups:
         pts = sorted((r["size"], r["speedup"]) for r in rows if (r["mpi"], r["transport"], r["memory"]) == g and r["op"] == op)
-        color = {"malloc": "C0", "calloc": "C1", "stack": "C2", "malloc_small": "C3"}.get(g[2], "C4")
+        color = {"malloc": "C0", "calloc": "C1", "stack": "C2", "malloc_small": "C3", "malloc_4k": "C5"}.get(g[2], "C4")
         style = {"shm": "-", "tcp": "--", "nodes": ":"}.get(g[1], "-.")
         ax.plot([p[0] for p in pts], [p[1] for p in pts], color=color, linestyle=style,
                 marker="o" if g[0] == "openmpi" else "s", label=" ".join(g))

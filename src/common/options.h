@@ -66,9 +66,9 @@ typedef enum clampi_opt_type {
     X(WINDOW_MODES, "window_modes", "rma", NULL, "CLAMPI_WINDOW_MODES", STRING, "", "name:mode[,name:mode...]", 0, 0,  \
       "Per-window modes by the name the program gives with MPI_Win_set_name, e.g. graph:always_cache")                 \
     X(MH_SHARE, "mh_share", "rma", NULL, "CLAMPI_MH_SHARE", BOOL, "true", NULL, 0, 0,                                  \
-      "A memory handle to the program's own memory moves the region's whole pages onto a memory file same-node peers " \
-      "map: their puts and gets there are loads and stores. No other thread may write those pages while the handle "   \
-      "is created or released")                                                                                        \
+      "A memory handle to the program's own memory moves the region's pages onto a memory file same-node peers map: "  \
+      "their puts and gets there are loads and stores. No other thread may write the region while the handle is "      \
+      "created or released (neighbouring memory on its first and last pages is guarded)")                              \
     X(STATS, "stats", "rma", NULL, "CLAMPI_STATS", BOOL, "false", NULL, 0, 0,                                          \
       "Print one machine-readable statistics line per window, collective layer and matching communicator")             \
     X(NODE_SIZE, "node_size", "rma", NULL, "CLAMPI_NODE_SIZE", UINT, "0", NULL, 0, 1u << 30,                           \

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/fnv.h"
+#include "rmax/mh_guard.h"
 
 #define COPY_PIECE ((size_t)1 << 20) /* pages moved per copy-and-map step: bounds the doubled memory */
 
@@ -28,12 +29,17 @@ typedef struct share {
     uintptr_t lo;
     size_t len;
     int fd;
-    int stack;      /* the pages are in the creating thread's stack (move_frozen) */
+    int stack;  /* the pages are in the creating thread's stack (move_frozen) */
+    int nedges; /* edge pages shared with other memory: moved under a write guard */
+    uintptr_t edge[CLAMPI_MH_GUARD_RANGES];
     pid_t tid;      /* that thread: only it can move them back */
+    pid_t pid;      /* the process that moved them (a forked child does not own the file) */
     uint64_t *live; /* the liveness page, mapped here */
+    struct share *all_next;
 } share;
 
 static pthread_mutex_t shares_lock = PTHREAD_MUTEX_INITIALIZER;
+static share *all_shares; /* every window's, for fork */
 
 static size_t page(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
@@ -268,23 +274,70 @@ static int move_frozen(int fd, uintptr_t lo, size_t len, int back) {
     return m.rc;
 }
 
+/* fork: the child would share the moved pages with the parent (a heap page's other blocks,
+ * malloc's fields). They are not inherited (MADV_DONTFORK); the child gets a private copy
+ * of them before fork returns there. Stack pages are inherited (the forking thread's frames
+ * may be on them) and copied likewise, from a stack of clampi's own. */
+static pid_t fork_tid;
+
+static void fork_prepare(void) {
+    pthread_mutex_lock(&shares_lock);
+    fork_tid = (pid_t)syscall(SYS_gettid);
+}
+
+static void fork_parent(void) { pthread_mutex_unlock(&shares_lock); }
+
+static void fork_child(void) {
+    for (share *s = all_shares; s; s = s->all_next) {
+        if (s->stack && s->tid == fork_tid)
+            move_frozen(s->fd, s->lo, s->len, 1);
+        else if (!s->stack)
+            move_back(s->fd, s->lo, s->len);
+    }
+    all_shares = NULL;
+    pthread_mutex_unlock(&shares_lock);
+}
+
+static void fork_handlers(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+
 static int overlaps(const share *s, uintptr_t lo, uintptr_t hi) {
     for (; s; s = s->next)
         if (lo < s->lo + s->len && s->lo < hi) return 1;
     return 0;
 }
 
+/* The region's pages not wholly inside it, [elo, ehi) being all its pages: up to two. */
+static int edge_pages(uintptr_t b, size_t size, uintptr_t elo, uintptr_t ehi, uintptr_t *edge) {
+    const size_t pg = page();
+    int n = 0;
+    if (b != elo) edge[n++] = elo;
+    if (b + size != ehi && (n == 0 || edge[0] != ehi - pg)) edge[n++] = ehi - pg;
+    return n;
+}
+
+static int move_guarded(int fd, uintptr_t lo, size_t len, int nedges, const uintptr_t *edge, int back) {
+    if (nedges == 0) return back ? move_back(fd, lo, len) : move_all(fd, lo, len);
+    const size_t pg = page(), lens[CLAMPI_MH_GUARD_RANGES] = {pg, pg};
+    clampi_mh_guard g;
+    if (clampi_mh_guard_begin(&g, nedges, edge, lens, back) != 0) return -1;
+    int rc = back ? move_back(fd, lo, len) : move_all(fd, lo, len);
+    clampi_mh_guard_end(&g);
+    return rc;
+}
+
 int clampi_mh_share(void **shares, void *base, size_t size, uint64_t generation, clampi_mh_share_ref *ref) {
     const size_t pg = page();
     const uintptr_t b = (uintptr_t)base;
     uintptr_t lo = (b + pg - 1) & ~(uintptr_t)(pg - 1), hi = (b + size) & ~(uintptr_t)(pg - 1);
+    const uintptr_t elo = b & ~(uintptr_t)(pg - 1), ehi = (b + size + pg - 1) & ~(uintptr_t)(pg - 1);
     const int stack = own_stack(b, size);
+    uintptr_t edge[CLAMPI_MH_GUARD_RANGES] = {0, 0};
+    int nedges = 0;
     if (stack) /* its edge pages hold only this thread's frames: they move too */
-        lo = b & ~(uintptr_t)(pg - 1), hi = (b + size + pg - 1) & ~(uintptr_t)(pg - 1);
-    else
-        glibc_mmapped_block(b, size, &lo, &hi);
-    if (hi <= lo || pages_may_be_pinned()) return -1;
-    const size_t len = hi - lo;
+        lo = elo, hi = ehi;
+    else if (!glibc_mmapped_block(b, size, &lo, &hi) && clampi_mh_guard_available(0) && clampi_mh_guard_available(1))
+        nedges = edge_pages(b, size, elo, ehi, edge); /* other blocks share them: guarded */
+    if (pages_may_be_pinned()) return -1;
     static uint64_t counter;
     const uint64_t token = clampi_fnv1a64(
         &(uint64_t[3]){generation, (uint64_t)getpid(), __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED)},
@@ -293,17 +346,24 @@ int clampi_mh_share(void **shares, void *base, size_t size, uint64_t generation,
     file_name(name, sizeof name, token);
     share *s = calloc(1, sizeof *s);
     if (!s) return -1;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fork_handlers);
     pthread_mutex_lock(&shares_lock);
     int fd = -1;
-    if (overlaps(*shares, lo, hi) || !maps_cover(lo, hi, NULL)) goto fail;
+    if (nedges && (overlaps(*shares, elo, ehi) || !maps_cover(elo, ehi, NULL)))
+        nedges = 0; /* the whole pages inside alone, as without a guard */
+    if (nedges) lo = elo, hi = ehi;
+    const size_t len = hi > lo ? hi - lo : 0;
+    if (len == 0 || overlaps(*shares, lo, hi) || !maps_cover(lo, hi, NULL)) goto fail;
     fd = memfd_create(name, MFD_CLOEXEC);
     if (fd < 0 || ftruncate(fd, (off_t)(len + pg)) != 0) goto fail;
     uint64_t *live = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)len);
     if (live == MAP_FAILED) goto fail;
-    if ((stack ? move_frozen(fd, lo, len, 0) : move_all(fd, lo, len)) != 0) {
+    if ((stack ? move_frozen(fd, lo, len, 0) : move_guarded(fd, lo, len, nedges, edge, 0)) != 0) {
         munmap(live, pg);
         goto fail;
     }
+    if (!stack) syscall(SYS_madvise, lo, len, MADV_DONTFORK);
     __atomic_store_n(live, generation, __ATOMIC_RELEASE);
     *s = (share){.next = *shares,
                  .generation = generation,
@@ -312,9 +372,14 @@ int clampi_mh_share(void **shares, void *base, size_t size, uint64_t generation,
                  .len = len,
                  .fd = fd,
                  .stack = stack,
+                 .nedges = nedges,
+                 .edge = {edge[0], nedges > 1 ? edge[1] : 0},
                  .tid = (pid_t)syscall(SYS_gettid),
-                 .live = live};
+                 .pid = getpid(),
+                 .live = live,
+                 .all_next = all_shares};
     *shares = s;
+    all_shares = s;
     pthread_mutex_unlock(&shares_lock);
     *ref = (clampi_mh_share_ref){.node = clampi_mh_share_node(),
                                  .token = token,
@@ -331,6 +396,16 @@ fail:
 }
 
 static void undo(share *s) {
+    for (share **p = &all_shares; *p; p = &(*p)->all_next)
+        if (*p == s) {
+            *p = s->all_next;
+            break;
+        }
+    if (s->pid != getpid()) { /* a forked child's copy: the file and its pages are the parent's */
+        close(s->fd);
+        free(s);
+        return;
+    }
     __atomic_store_n(s->live, 0, __ATOMIC_SEQ_CST);
     char name[64];
     file_name(name, sizeof name, s->token);
@@ -339,10 +414,12 @@ static void undo(share *s) {
     int back = -1;
     if (!s->stack || s->tid == (pid_t)syscall(SYS_gettid)) {
         if (maps_cover(s->lo, s->lo + s->len, name))
-            back = s->stack ? move_frozen(s->fd, s->lo, s->len, 1) : move_back(s->fd, s->lo, s->len);
+            back = s->stack ? move_frozen(s->fd, s->lo, s->len, 1)
+                            : move_guarded(s->fd, s->lo, s->len, s->nedges, s->edge, 1);
         else
             back = 0;
     }
+    if (back != 0 && !s->stack) syscall(SYS_madvise, s->lo, s->len, MADV_DOFORK); /* they stay */
     /* Peers still mapping the file keep nothing of the program's memory alive. */
     if (back == 0) fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)s->len);
     munmap(s->live, page());

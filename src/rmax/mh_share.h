@@ -11,14 +11,19 @@
  * handle zeroes the word and copies the pages back into private memory (mremap over
  * them), so the program's memory is ordinary again (realloc, fork, calloc's reuse).
  *
- * Which pages move: those wholly inside the region; when the region starts a block glibc's
+ * Which pages move: every page the region touches. When the region starts a block glibc's
  * malloc made with its own mmap, every page of that block (the rest of those pages is the
- * block's header and padding); when it is on the calling thread's stack, every page it
- * touches (copied from another stack: move_frozen). Bytes of the region outside the moved
- * pages go through UCX as before. Only private anonymous memory moves (not files, not
- * shared). While the pages are copied (at creation and at release), no other thread may
- * write them: a write racing the copy is lost. Stack pages go back only on their own
- * thread; released elsewhere they stay on the file. */
+ * block's header and padding); when it is on the calling thread's stack, its edge pages
+ * hold only that thread's frames (copied from another stack: move_frozen); otherwise its
+ * first and last pages also hold other memory (neighbouring blocks, malloc's fields, other
+ * static data), which other threads may write at any time: those two pages move under a
+ * write guard (mh_guard.h), and without one (no userfaultfd), or when they hold part of
+ * another live handle's region, only the pages wholly inside the region move, and bytes of
+ * the region outside the moved pages go through UCX. Only private anonymous memory moves
+ * (not files, not shared). While the pages are copied (at creation and at release), no
+ * other thread may write the region itself: a write racing the copy is lost. Stack pages go
+ * back only on their own thread; released elsewhere they stay on the file. A forked child
+ * gets a private copy of every moved page (pthread_atfork). */
 #ifndef CLAMPI_RMAX_MH_SHARE_H
 #define CLAMPI_RMAX_MH_SHARE_H
 #include <stddef.h>

@@ -72,8 +72,9 @@ int main(int argc, char **argv) {
 
     /* a working window: displacement 0 is the handle's base, in ints */
     CHECK_EQ_INT(CMPIX_Win_from_memhandle(h, hlen, 0, sizeof(int), MPI_INFO_NULL, dyn, &mw), MPI_SUCCESS);
-    /* zero copy exactly when the region is in the heap (every rank here is on one node) */
-    CHECK_EQ_INT(clampi_ucx_test_mh_direct(mw), heap && heap_enabled);
+    /* zero copy when the region is in the heap (every rank here is on one node); the static
+     * arrays may move onto a memory file or not, by their pages (test_mh_share.c) */
+    if (heap) CHECK_EQ_INT(clampi_ucx_test_mh_direct(mw), heap_enabled);
     CHECK_CLASS(CMPI_Win_lock(MPI_LOCK_SHARED, 0, 0, mw), MPI_ERR_RMA_SYNC); /* lock the parent instead */
     CHECK_CLASS(CMPI_Win_lock_all(0, mw), MPI_ERR_RMA_SYNC);
     CHECK_EQ_INT(CMPI_Win_lock(MPI_LOCK_SHARED, 0, 0, dyn), MPI_SUCCESS);

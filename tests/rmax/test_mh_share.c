@@ -1,7 +1,9 @@
 /* Memory handles to the program's own memory (rmax/mh_share.h): rank 0 makes handles to a
  * 1 MiB malloc block (glibc maps it on its own: every page moves), a 64 KiB array on its
  * stack (every page moves: its edge pages hold only rank 0's frames) and a 20 KiB block
- * inside malloc's heap (only the pages wholly inside move; its edge bytes go through UCX).
+ * inside malloc's heap (every page moves under a write guard, its edge pages with the
+ * neighbouring blocks; without userfaultfd only the pages wholly inside, the edge bytes
+ * going through UCX).
  * Every other rank checks which bytes its handle window reaches by load and store, puts
  * and gets across the edges and the middle, sees the owner's stores and the owner sees its
  * puts. The owner's pages are on a memory file while the handle lives (/proc/self/maps)
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "mpi_util.h"
+#include "rmax/mh_guard.h"
 #include "ucx_probe.h"
 
 #define PAGE 4096
@@ -170,16 +173,26 @@ int main(int argc, char **argv) {
     CHECK_EQ_INT(CMPI_Win_create_dynamic(info, MPI_COMM_WORLD, &dyn), MPI_SUCCESS);
     MPI_Win_set_errhandler(dyn.win, MPI_ERRORS_RETURN);
 
+    /* Edge pages shared with other blocks move under a write guard, where there is one. */
+    int guarded = clampi_mh_guard_available(0) && clampi_mh_guard_available(1);
+    MPI_Bcast(&guarded, 1, MPI_INT, 0, MPI_COMM_WORLD);
     const size_t big = 1 << 20;
     unsigned char *m = malloc(big);
 #if defined(__SANITIZE_ADDRESS__)
-    /* AddressSanitizer's malloc, not glibc's: only the whole pages inside move */
+    /* AddressSanitizer's malloc, not glibc's: its edge pages hold other blocks */
+    if (guarded) {
+        exercise(dyn, m, big, 1, 0, on ? big : 0, on);
+        goto grown;
+    }
     const uintptr_t mb = (uintptr_t)m;
     uint64_t mlh[2] = {((mb + PAGE - 1) & ~(uintptr_t)(PAGE - 1)) - mb, ((mb + big) & ~(uintptr_t)(PAGE - 1)) - mb};
     MPI_Bcast(mlh, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     exercise(dyn, m, big, 1, on ? mlh[0] : 0, on ? mlh[1] : 0, on);
 #else
     exercise(dyn, m, big, 1, 0, on ? big : 0, on);
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+grown:
 #endif
     m = realloc(m, 4 * big); /* grows (mremap) as ordinary memory */
     CHECK(m != NULL);
@@ -197,7 +210,8 @@ int main(int argc, char **argv) {
     uint64_t lohi[2] = {((s + PAGE - 1) & ~(uintptr_t)(PAGE - 1)) - s, ((s + (20 << 10)) & ~(uintptr_t)(PAGE - 1)) - s};
     MPI_Bcast(lohi, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     uint64_t lo = lohi[0], hi = lohi[1];
-    CHECK(lo > 0 && hi < (20 << 10)); /* edge bytes stay on UCX's path */
+    CHECK(lo > 0 && hi < (20 << 10));
+    if (guarded) lo = 0, hi = 20 << 10; /* the edge pages move too */
     exercise(dyn, small, 20 << 10, 3, on ? lo : 0, on ? hi : 0, on);
     free(before), free(small), free(after);
 
