@@ -325,6 +325,26 @@ static int move_guarded(int fd, uintptr_t lo, size_t len, int nedges, const uint
     return rc;
 }
 
+/* A memory file named name holding [lo, lo+len) moved there, its liveness page after them;
+ * 0, or -1 with nothing changed. */
+static int move_onto_file(const char *name, uintptr_t lo, size_t len, int stack, int nedges, const uintptr_t *edge,
+                          int *fd_out, uint64_t **live_out) {
+    const size_t pg = page();
+    int fd = memfd_create(name, MFD_CLOEXEC);
+    if (fd < 0) return -1;
+    uint64_t *live = MAP_FAILED;
+    if (ftruncate(fd, (off_t)(len + pg)) == 0)
+        live = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)len);
+    if (live == MAP_FAILED || (stack ? move_frozen(fd, lo, len, 0) : move_guarded(fd, lo, len, nedges, edge, 0)) != 0) {
+        if (live != MAP_FAILED) munmap(live, pg);
+        close(fd);
+        return -1;
+    }
+    if (!stack) syscall(SYS_madvise, lo, len, MADV_DONTFORK);
+    *fd_out = fd, *live_out = live;
+    return 0;
+}
+
 int clampi_mh_share(void **shares, void *base, size_t size, uint64_t generation, clampi_mh_share_ref *ref) {
     const size_t pg = page();
     const uintptr_t b = (uintptr_t)base;
@@ -336,7 +356,7 @@ int clampi_mh_share(void **shares, void *base, size_t size, uint64_t generation,
     if (stack) /* its edge pages hold only this thread's frames: they move too */
         lo = elo, hi = ehi;
     else if (!glibc_mmapped_block(b, size, &lo, &hi) && clampi_mh_guard_available(0) && clampi_mh_guard_available(1))
-        nedges = edge_pages(b, size, elo, ehi, edge); /* other blocks share them: guarded */
+        nedges = edge_pages(b, size, elo, ehi, edge); /* other memory shares them: guarded */
     if (pages_may_be_pinned()) return -1;
     static uint64_t counter;
     const uint64_t token = clampi_fnv1a64(
@@ -349,21 +369,22 @@ int clampi_mh_share(void **shares, void *base, size_t size, uint64_t generation,
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, fork_handlers);
     pthread_mutex_lock(&shares_lock);
-    int fd = -1;
-    if (nedges && (overlaps(*shares, elo, ehi) || !maps_cover(elo, ehi, NULL)))
-        nedges = 0; /* the whole pages inside alone, as without a guard */
-    if (nedges) lo = elo, hi = ehi;
-    const size_t len = hi > lo ? hi - lo : 0;
-    if (len == 0 || overlaps(*shares, lo, hi) || !maps_cover(lo, hi, NULL)) goto fail;
-    fd = memfd_create(name, MFD_CLOEXEC);
-    if (fd < 0 || ftruncate(fd, (off_t)(len + pg)) != 0) goto fail;
-    uint64_t *live = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)len);
-    if (live == MAP_FAILED) goto fail;
-    if ((stack ? move_frozen(fd, lo, len, 0) : move_guarded(fd, lo, len, nedges, edge, 0)) != 0) {
-        munmap(live, pg);
-        goto fail;
+    int fd = -1, rc = -1;
+    uint64_t *live = NULL;
+    /* With edges: all the region's pages. Without (no guard, another handle's page, a page
+     * that is not private anonymous memory, the guard refused): the whole pages inside. */
+    if (nedges && !overlaps(*shares, elo, ehi) && maps_cover(elo, ehi, NULL))
+        rc = move_onto_file(name, elo, ehi - elo, 0, nedges, edge, &fd, &live);
+    if (rc == 0)
+        lo = elo, hi = ehi;
+    else if ((nedges = 0, hi > lo) && !overlaps(*shares, lo, hi) && maps_cover(lo, hi, NULL))
+        rc = move_onto_file(name, lo, hi - lo, stack, 0, edge, &fd, &live);
+    if (rc != 0) {
+        pthread_mutex_unlock(&shares_lock);
+        free(s);
+        return -1;
     }
-    if (!stack) syscall(SYS_madvise, lo, len, MADV_DONTFORK);
+    const size_t len = hi - lo;
     __atomic_store_n(live, generation, __ATOMIC_RELEASE);
     *s = (share){.next = *shares,
                  .generation = generation,
@@ -388,11 +409,6 @@ int clampi_mh_share(void **shares, void *base, size_t size, uint64_t generation,
                                  .pid = (uint32_t)getpid(),
                                  .fd = (uint32_t)fd};
     return 0;
-fail:
-    pthread_mutex_unlock(&shares_lock);
-    if (fd >= 0) close(fd);
-    free(s);
-    return -1;
 }
 
 static void undo(share *s) {

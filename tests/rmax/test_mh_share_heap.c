@@ -5,12 +5,18 @@
  * increment is lost: a write that lands between the copy of an edge page and its mapping
  * waits under the write guard instead. A second handle to a block sharing an edge page
  * with a live one does not move that page. A child forked while the block is shared gets
- * its own copy of the moved pages: its writes to the block and to a neighbour stay its own. */
+ * its own copy of the moved pages: its writes to the block and to a neighbour stay its own.
+ * When the guard is refused (the page is registered with another userfaultfd), only the
+ * block's whole pages move. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -102,6 +108,22 @@ int main(void) {
     CHECK(clampi_mh_share(&shares, a2, 64, 9003, &ry) == 0); /* alone now: its page moves */
     CHECK(ry.lo == ((uintptr_t)a2 & ~(PAGE - 1)) && ry.len == PAGE);
     clampi_mh_unshare(&shares, 9003);
+    /* Someone else's userfaultfd on the first page: no guard there, the whole pages alone. */
+    int ufd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+    if (ufd < 0) ufd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | 1 /* UFFD_USER_MODE_ONLY */);
+    CHECK(ufd >= 0);
+    struct uffdio_api api = {.api = UFFD_API};
+    CHECK(ioctl(ufd, UFFDIO_API, &api) == 0);
+    struct uffdio_register reg = {.range = {.start = (uintptr_t)x & ~(PAGE - 1), .len = PAGE},
+                                  .mode = UFFDIO_REGISTER_MODE_MISSING};
+    CHECK(ioctl(ufd, UFFDIO_REGISTER, &reg) == 0);
+    for (size_t k = 0; k < 3 * PAGE; k++) x[k] = (unsigned char)(k * 5);
+    CHECK(clampi_mh_share(&shares, x, 3 * PAGE, 9004, &rx) == 0);
+    CHECK(rx.lo == (((uintptr_t)x + PAGE - 1) & ~(PAGE - 1)) && rx.len == 2 * PAGE);
+    clampi_mh_unshare(&shares, 9004);
+    close(ufd);
+    for (size_t k = 0; k < 3 * PAGE; k++) CHECK(x[k] == (unsigned char)(k * 5));
+
     /* fork while shared: the child's writes do not reach the parent, nor the parent's the child */
     for (size_t k = 0; k < n; k++) m[k] = (unsigned char)(k + 11);
     *c1 = 5;
