@@ -201,9 +201,15 @@ grown:
 
     on_stack(dyn, on);
 
-    /* Inside malloc's heap: a block in the middle of it, not page-aligned. */
-    void *before = malloc(100);
+    /* Inside malloc's heap: a block in the middle of it, not page-aligned (where the heap's
+     * layout puts one on a page boundary, a small block before the next try shifts it). */
+    void *before = malloc(100), *skipped[16] = {0};
     unsigned char *small = malloc(20 << 10);
+    for (int t = 0; t < 16 && (uintptr_t)small % PAGE == 0; t += 2) {
+        skipped[t] = small, skipped[t + 1] = malloc(48);
+        small = malloc(20 << 10);
+    }
+    CHECK((uintptr_t)small % PAGE != 0);
     void *after = malloc(100);
     uintptr_t s = (uintptr_t)small;
     /* the owner's whole pages inside it (rank 0's addresses) */
@@ -214,6 +220,7 @@ grown:
     if (guarded) lo = 0, hi = 20 << 10; /* the edge pages move too */
     exercise(dyn, small, 20 << 10, 3, on ? lo : 0, on ? hi : 0, on);
     free(before), free(small), free(after);
+    for (int t = 0; t < 16; t++) free(skipped[t]);
 
     CHECK_EQ_INT(CMPI_Win_free(&dyn), MPI_SUCCESS);
     MPI_Info_free(&info);
