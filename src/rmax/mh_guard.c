@@ -64,15 +64,15 @@ int clampi_mh_guard_begin(clampi_mh_guard *g, int n, const uintptr_t *lo, const 
     int fd = open_uffd();
     if (fd < 0) return -1;
     struct uffdio_api api = {.api = UFFD_API, .features = features(shmem)};
-    int i = 0, protected = 0;
+    int i = 0, armed = 0;
     if (ioctl(fd, UFFDIO_API, &api) != 0) goto fail;
     for (; i < n; i++) {
         struct uffdio_register reg = {.range = {.start = lo[i], .len = len[i]}, .mode = UFFDIO_REGISTER_MODE_WP};
         if (ioctl(fd, UFFDIO_REGISTER, &reg) != 0) goto fail;
     }
-    for (; protected < n; protected ++) {
-        map_entries(lo[protected], len[protected]);
-        if (protect(fd, lo[protected], len[protected], 1) != 0) goto fail;
+    for (; armed < n; armed++) {
+        map_entries(lo[armed], len[armed]);
+        if (protect(fd, lo[armed], len[armed], 1) != 0) goto fail;
     }
     sigset_t all;
     sigfillset(&all);
@@ -81,7 +81,7 @@ int clampi_mh_guard_begin(clampi_mh_guard *g, int n, const uintptr_t *lo, const 
     for (int j = 0; j < n; j++) g->lo[j] = lo[j], g->len[j] = len[j];
     return 0;
 fail:
-    while (protected -- > 0) protect(fd, lo[protected], len[protected], 0);
+    while (armed-- > 0) protect(fd, lo[armed], len[armed], 0);
     close(fd); /* unregisters what was registered */
     return -1;
 }
