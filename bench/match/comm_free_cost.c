@@ -1,6 +1,9 @@
-/* The cost of a communicator's life under the preload: MPI_Comm_dup, a 1 B ring exchange,
- * MPI_Comm_free (every other one before its requests complete), N times; prints the time
- * per iteration. Run plainly and preloaded with CLAMPI_MATCH (comm_free_cost.sh).
+/* The cost of a communicator's life under the preload, two workloads:
+ *  - comm_free_cost: MPI_Comm_dup, a 1 B ring exchange, MPI_Comm_free (every other one
+ *    before its requests complete), N times; the time per iteration.
+ *  - comm_burst_cost: N/10 rounds of 10 duplicates made, then freed, no messages (the
+ *    pattern of MPICH's comm/ctxalloc test); the time per duplicate and free.
+ * Run plainly and preloaded with CLAMPI_MATCH (comm_free_cost.sh).
  * Usage: match_comm_free_cost [N] */
 #include <mpi.h>
 #include <stdio.h>
@@ -19,19 +22,29 @@ int main(int argc, char **argv) {
         MPI_Comm_dup(MPI_COMM_WORLD, &d);
         int v = i + rank, w = -1;
         MPI_Request r[2];
+        MPI_Status st[2]; /* not MPI_STATUSES_IGNORE: MPICH's (void *)1 warns at -O2 */
         MPI_Irecv(&w, 1, MPI_INT, (rank + size - 1) % size, 0, d, &r[0]);
         MPI_Isend(&v, 1, MPI_INT, (rank + 1) % size, 0, d, &r[1]);
         if (i % 2) {
-            MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+            MPI_Waitall(2, r, st);
             MPI_Comm_free(&d);
         } else {
             MPI_Comm_free(&d);
-            MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+            MPI_Waitall(2, r, st);
         }
         sum += w;
     }
     double us = (MPI_Wtime() - t0) / n * 1e6;
     if (rank == 0) printf("comm_free_cost iterations=%d sum=%ld us_per_iteration=%.1f\n", n, sum, us);
+    MPI_Comm c[10];
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    for (int i = 0; i < n / 10; i++) {
+        for (int k = 0; k < 10; k++) MPI_Comm_dup(MPI_COMM_WORLD, &c[k]);
+        for (int k = 0; k < 10; k++) MPI_Comm_free(&c[k]);
+    }
+    us = (MPI_Wtime() - t0) / (n / 10 * 10) * 1e6;
+    if (rank == 0) printf("comm_burst_cost rounds=%d us_per_dup_free=%.1f\n", n / 10, us);
     MPI_Finalize();
     return 0;
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A communicator's life (MPI_Comm_dup, one exchange, MPI_Comm_free) plainly and preloaded
+# A communicator's life (MPI_Comm_dup, one exchange, MPI_Comm_free; and bursts of 10
+# duplicates made, then freed) plainly and preloaded
 # with CLAMPI_MATCH (UCX carrier, MPI carrier), and with another library (PRELOAD_OLD: a
 # before/after comparison), TRIALS alternating rounds, 2 ranks; prints each run's line.
 #   bench/match/comm_free_cost.sh BUILD_DIR [N]
@@ -11,7 +12,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if "$mpiexec" --version 2>&1 | grep -Eq "Open MPI|OpenRTE"; then e() { echo -x "$1=$2"; }; else e() { echo -genv "$1" "$2"; }; fi
 run() { # label, then launcher env words
   local label=$1; shift
-  echo "$label: $(timeout 600 "$mpiexec" -n 2 "$@" "$prog" "$n" | grep comm_free_cost)"
+  timeout 600 "$mpiexec" -n 2 "$@" "$prog" "$n" | grep -E '^comm_(free|burst)_cost' | sed "s/^/$label: /"
 }
 echo "# $(date -u +%FT%TZ) commit $(git -C "$(dirname "$0")" rev-parse --short HEAD) N=$n"
 for t in $(seq "$trials"); do

@@ -114,8 +114,8 @@ typedef enum clampi_opt_type {
       "while both queues are empty)")                                                                                  \
     X(MATCH_HOT_BY, "match_hot_by", "match", "clampi_match_hot_by", "CLAMPI_MATCH_HOT_BY", ENUM, "auto",               \
       "auto|thread|progress", 0, 0,                                                                                    \
-      "Hot caching: a helper thread per matcher reads the queues, or the message layer's progress does; auto: the "    \
-      "thread only if this process may run on at least 2 CPUs per MPI rank on its node")                               \
+      "Hot caching: one helper thread per process reads every communicator's queues, or the message layer's "          \
+      "progress does; auto: the thread only if this process may run on at least 2 CPUs per MPI rank on its node")      \
     X(MATCH_CARRIER, "match_carrier", "match", "clampi_match_carrier", "CLAMPI_MATCH_CARRIER", ENUM, "auto",           \
       "ucx|mpi|auto", 0, 0,                                                                                            \
       "What carries the messages: UCX active messages beside MPI, or MPI's own point-to-point on a duplicate of the "  \

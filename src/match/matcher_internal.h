@@ -15,10 +15,10 @@ struct clampi_matcher {
     /* hot caching */
     int hot;
     _Atomic uint64_t sink, touches, last_touch_ns;
-    pthread_t thread;
-    int has_thread;
-    pthread_mutex_t stop_lock;
-    pthread_cond_t stop_cond;
-    int stop; /* under stop_lock */
+    /* THREAD: on the process's hot list (hot.c's lock covers these) */
+    struct clampi_matcher *hot_next;
+    uint64_t hot_due_ns;
+    unsigned hot_periods;
+    int hot_listed;
 };
 #endif

@@ -324,7 +324,9 @@ static void clampi_carrier_disable(clampi_mcomm *mc) {
         }
     pthread_mutex_unlock(&carriers_lock);
     pthread_mutex_lock(&native_lock);
-    for (unsigned i = 0; i < NATIVE_SLOTS; i++)
+    /* native_live counts mc's slots (changed where native[] is): most communicators have
+     * none at their free, and the walk over all slots is what a free would cost */
+    for (unsigned i = 0; atomic_load(&mc->native_live) > 0 && i < NATIVE_SLOTS; i++)
         while (native[i].mc == mc) slot_remove(i, 0); /* a moved-in entry may be mc's too */
     pthread_mutex_unlock(&native_lock);
     if (mc->wire == MPI_COMM_NULL) return;
@@ -601,13 +603,6 @@ int clampi_carrier_job(void) {
         atomic_store(&carrier_job, s);
     }
     return s;
-}
-
-static int clampi_carrier_barrier(MPI_Comm comm) {
-    if (!clampi_carrier_job()) return PMPI_Barrier(comm);
-    MPI_Request r;
-    int err = PMPI_Ibarrier(comm, &r);
-    return err != MPI_SUCCESS ? err : clampi_carrier_spin(&r, MPI_STATUS_IGNORE);
 }
 
 /* MPI_Barrier on an intracommunicator the MPI carrier holds: a dissemination barrier of
@@ -898,12 +893,8 @@ static int checked_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype typ
 }
 
 static int enable(clampi_mcomm *mc, unsigned native_base, unsigned native_cap) {
-    int mine = clampi_carrier_enable(mc, native_base, native_cap) != MPI_SUCCESS, any = 0; /* collective */
-    clampi_carrier_allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, mc->comm);
-    return any ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+    return clampi_carrier_enable(mc, native_base, native_cap); /* collective: the duplicate */
 }
-
-static int barrier(clampi_mcomm *mc) { return clampi_carrier_barrier(mc->comm); }
 
 static void get_info(const clampi_mcomm *mc, MPI_Info info) {
     char s[32];
@@ -927,7 +918,7 @@ const clampi_carrier_ops clampi_carrier_mpi_ops = {
     .probe = clampi_carrier_probe,
     .mrecv = clampi_carrier_mrecv,
     .cancel = clampi_carrier_cancel,
-    .barrier = barrier,
+    .barrier = NULL,                  /* nothing reads the duplicate before the communicator is clampi's */
     .retire = clampi_carrier_disable, /* receives in clampi's queue go to MPI, which finishes them */
     .disable = clampi_carrier_disable,
     .release = clampi_carrier_wire_free,

@@ -19,7 +19,9 @@
 struct clampi_carrier_ops {
     const char *name; /* the value of the info key clampi_match_carrier */
     /* Collective over mc->comm, once its matcher exists: the carrier's state (UCX: per-peer
-     * arrays and endpoints; MPI: the duplicate). The same result on every process. */
+     * arrays and endpoints; MPI: the duplicate). Returns this process's result, which
+     * CMPIX_Comm_enable then agrees on with the context id (state made on success is freed
+     * by disable and release if some other process failed). */
     int (*enable)(clampi_mcomm *mc, unsigned native_base, unsigned native_cap);
     /* The preload's entry points, any arguments. UCX: what it does not take (MPI_PROC_NULL,
      * input MPI must judge) goes to clampi_msg_mpi_send / _recv on the program's communicator;
@@ -45,7 +47,11 @@ struct clampi_carrier_ops {
     int (*probe)(clampi_mcomm *mc, int source, int tag, int remove, int *flag, clampi_msg **m, MPI_Status *status);
     void (*mrecv)(clampi_mreq *r, clampi_msg *m); /* a message taken by probe, into receive r */
     int (*cancel)(clampi_mreq *r);                /* 1: r was in clampi's posted queue (now out) */
-    int (*barrier)(clampi_mcomm *mc);             /* one that progresses this carrier */
+    /* The end of enabling, collective: nobody sends before every process can route the
+     * communicator's messages (UCX: by its context id, set just before). NULL where
+     * messages sent early wait in MPI: the MPI carrier reads a duplicate only for
+     * receives posted in clampi's queue, and those need the communicator enabled. */
+    int (*barrier)(clampi_mcomm *mc);
     /* MPI_Comm_free with operations pending (retire.c): unexpected messages dropped, and
      * (MPI) receives still in clampi's queue handed to MPI, which finishes them. */
     void (*retire)(clampi_mcomm *mc);

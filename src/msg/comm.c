@@ -11,6 +11,15 @@
 
 /* context id -> communicator, read by the AM handler without a lock */
 static _Atomic(clampi_mcomm *) by_context[CLAMPI_MSG_MAX_CONTEXTS];
+static _Atomic uint32_t context_used[CLAMPI_MSG_MAX_CONTEXTS / 32]; /* by_context's non-NULL */
+
+static void context_set(uint32_t i, clampi_mcomm *mc) {
+    atomic_store(&by_context[i], mc);
+    if (mc)
+        atomic_fetch_or(&context_used[i / 32], 1u << (i % 32));
+    else
+        atomic_fetch_and(&context_used[i / 32], ~(1u << (i % 32)));
+}
 static pthread_mutex_t enable_lock = PTHREAD_MUTEX_INITIALIZER;
 static int keyval = MPI_KEYVAL_INVALID;
 
@@ -22,6 +31,7 @@ _Atomic unsigned clampi_msg_comm_generation = 1;
 _Thread_local CLAMPI_MSG_TLS clampi_msg_comm_cache clampi_msg_comm_last;
 
 static void mcomm_free(clampi_mcomm *mc);
+static int enable_finish(MPI_Comm comm, clampi_mcomm *mc, int carrier_err);
 static int finalizing; /* MPI_Finalize: everything goes now */
 
 /* The attribute goes: CMPIX_Comm_disable, MPI_Comm_free of an enabled communicator without
@@ -41,13 +51,13 @@ static int on_comm_delete(MPI_Comm comm, int kv, void *value, void *extra) {
 /* MPI_Finalize with operations on retired mc still pending (they never complete now): its
  * endpoints forced closed and its id given back; its memory stays, as requests name it. */
 void clampi_msg_comm_abandon(clampi_mcomm *mc) {
-    atomic_store(&by_context[mc->context], NULL);
+    context_set(mc->context, NULL);
     clampi_msg_ucx_close_forced(mc);
 }
 
 void clampi_msg_comm_release(clampi_mcomm *mc, int force) {
     atomic_fetch_add(&clampi_msg_comm_generation, 1);
-    atomic_store(&by_context[mc->context], NULL);
+    context_set(mc->context, NULL);
     if (force) clampi_msg_ucx_close_forced(mc);
     mcomm_free(mc);
 }
@@ -110,38 +120,82 @@ static void mcomm_free(clampi_mcomm *mc) {
 static int last_serial;
 static MPI_Op agree_op = MPI_OP_NULL;
 
-/* The agreement's reduction: OR of the used-id bitmaps, MAX of the serials. */
-#define AGREE_WORDS (CLAMPI_MSG_MAX_CONTEXTS / 32 + 1)
+/* The agreement's reduction: OR of the used-id bitmaps and of the error flags, MAX of the
+ * serials. */
+#define AGREE_ERR (CLAMPI_MSG_MAX_CONTEXTS / 32)
+#define AGREE_SERIAL (AGREE_ERR + 1)
+#define AGREE_WORDS (AGREE_SERIAL + 1)
 static void agree_fn(void *in, void *inout, int *len, MPI_Datatype *type) {
     uint32_t *a = in, *b = inout;
     for (int k = 0; k < *len; k++) {
         int i = k % AGREE_WORDS;
-        b[k] = i < AGREE_WORDS - 1 ? a[k] | b[k] : a[k] > b[k] ? a[k] : b[k];
+        b[k] = i != AGREE_SERIAL ? a[k] | b[k] : a[k] > b[k] ? a[k] : b[k];
     }
 }
 
-/* The lowest context id free on every process of comm, and the communicator's serial: one
- * reduction of AGREE_WORDS words. */
-static int agree_context(MPI_Comm comm, clampi_mcomm *mc) {
-    uint32_t mine[AGREE_WORDS] = {0}, all[AGREE_WORDS];
+/* The lowest context id free on every process of comm, the communicator's serial, and
+ * whether the carrier's set-up failed anywhere (mine: this process's result): one
+ * reduction of AGREE_WORDS words, under enable_lock. */
+static int agree_context(MPI_Comm comm, clampi_mcomm *mc, int mine) {
+    uint32_t words[AGREE_WORDS] = {0}, all[AGREE_WORDS];
     if (agree_op == MPI_OP_NULL) PMPI_Op_create(agree_fn, 1, &agree_op);
-    for (uint32_t i = 0; i < CLAMPI_MSG_MAX_CONTEXTS; i++)
-        if (atomic_load(&by_context[i])) mine[i / 32] |= 1u << (i % 32);
-    mine[AGREE_WORDS - 1] = (uint32_t)last_serial + 1;
-    int rc = clampi_carrier_allreduce(mine, all, AGREE_WORDS, MPI_UINT32_T, agree_op, comm), found = 0;
-    for (uint32_t i = 0; rc == MPI_SUCCESS && !found && i < CLAMPI_MSG_MAX_CONTEXTS; i++)
+    for (uint32_t w = 0; w < CLAMPI_MSG_MAX_CONTEXTS / 32; w++) words[w] = atomic_load(&context_used[w]);
+    words[AGREE_ERR] = mine != MPI_SUCCESS;
+    words[AGREE_SERIAL] = (uint32_t)last_serial + 1;
+    int rc = clampi_carrier_allreduce(words, all, AGREE_WORDS, MPI_UINT32_T, agree_op, comm), found = 0;
+    if (rc != MPI_SUCCESS) return rc;
+    if (all[AGREE_ERR]) return mine != MPI_SUCCESS ? mine : MPI_ERR_OTHER;
+    for (uint32_t i = 0; !found && i < CLAMPI_MSG_MAX_CONTEXTS; i++)
         if (!(all[i / 32] & (1u << (i % 32)))) {
             mc->context = i;
             found = 1;
         }
-    if (rc == MPI_SUCCESS) {
-        last_serial = mc->serial = (int)all[AGREE_WORDS - 1];
-        mc->epoch = (uint32_t)mc->serial & CLAMPI_MSG_EPOCH_MASK;
-    }
-    return rc != MPI_SUCCESS ? rc : found ? MPI_SUCCESS : MPI_ERR_OTHER;
+    last_serial = mc->serial = (int)all[AGREE_SERIAL];
+    mc->epoch = (uint32_t)mc->serial & CLAMPI_MSG_EPOCH_MASK;
+    return found ? MPI_SUCCESS : MPI_ERR_OTHER;
 }
 
-static int enable_finish(MPI_Comm comm, clampi_mcomm *mc);
+static clampi_mcomm *mcomm_new(MPI_Comm comm, const clampi_match_config *cfg) {
+    clampi_mcomm *mc = calloc(1, sizeof *mc);
+    if (!mc) return NULL;
+    mc->comm = comm;
+    mc->cfg = *cfg;
+    mc->wire = MPI_COMM_NULL;
+    PMPI_Comm_rank(comm, &mc->rank);
+    PMPI_Comm_size(comm, &mc->size);
+    int *ub, flag;
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    mc->tag_ub = flag ? *ub : 32767;
+    pthread_mutex_init(&mc->send_lock, NULL);
+    pthread_mutex_init(&mc->recv_lock, NULL);
+    if (clampi_matcher_create(cfg, &mc->matcher) != 0) {
+        mcomm_free(mc);
+        return NULL;
+    }
+    return mc;
+}
+
+/* Three collectives (a program making many communicators pays them on each): one agreement
+ * on the local checks (err: this process's so far), the carrier's set-up (MPI: its
+ * duplicate; UCX: endpoints), and one agreement on the carrier's result, the context id and
+ * the serial; the UCX carrier adds a barrier, so nobody sends before everybody can route. */
+static int enable_with(MPI_Comm comm, int err, const clampi_match_config *cfg, int carrier, unsigned native_base,
+                       unsigned native_cap) {
+    if (err == MPI_SUCCESS && clampi_msg_comm(comm)) err = MPI_ERR_OTHER; /* already enabled */
+    const clampi_carrier_ops *ops = clampi_carrier_ops_of(carrier);
+    if (err == MPI_SUCCESS) err = clampi_msg_transport_init(carrier == CLAMPI_CARRIER_UCX);
+    clampi_mcomm *mc = NULL;
+    if (err == MPI_SUCCESS && !(mc = mcomm_new(comm, cfg))) err = MPI_ERR_NO_MEM;
+    int any_err = 0, mine = err != MPI_SUCCESS;
+    clampi_carrier_allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
+    if (any_err) {
+        if (mc) mcomm_free(mc);
+        return clampi_msg_raise(comm, err != MPI_SUCCESS ? err : MPI_ERR_OTHER, "enable failed on some process");
+    }
+    mc->ops = ops;
+    err = ops->enable(mc, native_base, native_cap); /* collective; agreed below */
+    return enable_finish(comm, mc, err);
+}
 
 int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
     if (comm == MPI_COMM_NULL) return clampi_msg_raise(comm, MPI_ERR_COMM, "enable: MPI_COMM_NULL");
@@ -161,58 +215,33 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
             fprintf(stderr, "clampi: clampi_match_carrier=mpi needs persistent handles (CLAMPI_MATCH_HANDLES)\n");
         err = MPI_ERR_INFO_VALUE;
     }
-    if (err == MPI_SUCCESS && clampi_msg_comm(comm)) err = MPI_ERR_OTHER; /* already enabled */
-    const clampi_carrier_ops *ops = clampi_carrier_ops_of(carrier);
-    if (err == MPI_SUCCESS) err = clampi_msg_transport_init(carrier == CLAMPI_CARRIER_UCX);
-    int any_err = 0, mine = err != MPI_SUCCESS;
-    clampi_carrier_allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
-    if (any_err)
-        return clampi_msg_raise(comm, err != MPI_SUCCESS ? err : MPI_ERR_OTHER, "enable failed on some process");
-
-    clampi_mcomm *mc = calloc(1, sizeof *mc);
-    if (!mc) return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
-    mc->comm = comm;
-    mc->cfg = cfg;
-    mc->wire = MPI_COMM_NULL;
-    PMPI_Comm_rank(comm, &mc->rank);
-    PMPI_Comm_size(comm, &mc->size);
-    int *ub, flag;
-    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
-    mc->tag_ub = flag ? *ub : 32767;
-    pthread_mutex_init(&mc->send_lock, NULL);
-    pthread_mutex_init(&mc->recv_lock, NULL);
-    mine = clampi_matcher_create(&cfg, &mc->matcher) != 0;
-    clampi_carrier_allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
-    if (any_err) {
-        mcomm_free(mc);
-        return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
-    }
-    mc->ops = ops;
-    err = ops->enable(mc, native_base, native_cap); /* collective: the same result everywhere */
-    if (err != MPI_SUCCESS) {
-        mcomm_free(mc);
-        return clampi_msg_raise(comm, err, "enable: the carrier's set-up");
-    }
-    return enable_finish(comm, mc);
+    return enable_with(comm, err, &cfg, carrier, native_base, native_cap);
 }
 
-/* The context id, the lookup, and a barrier: nobody sends before everybody can route it. */
-static int enable_finish(MPI_Comm comm, clampi_mcomm *mc) {
+int clampi_msg_comm_enable_like(MPI_Comm comm, const clampi_mcomm *parent) {
+    int carrier = parent->ops == &clampi_carrier_mpi_ops ? CLAMPI_CARRIER_MPI : CLAMPI_CARRIER_UCX;
+    return enable_with(comm, MPI_SUCCESS, &parent->cfg, carrier, parent->native_base, parent->native_cap);
+}
+
+/* The carrier's result, the context id and the lookup; then, where the carrier needs it, a
+ * barrier. */
+static int enable_finish(MPI_Comm comm, clampi_mcomm *mc, int carrier_err) {
     int err;
     pthread_mutex_lock(&enable_lock);
     if (keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_comm_delete, &keyval, NULL);
-    err = agree_context(comm, mc);
+    err = agree_context(comm, mc, carrier_err);
     if (err == MPI_SUCCESS) {
-        atomic_store(&by_context[mc->context], mc);
+        context_set(mc->context, mc);
         PMPI_Comm_set_attr(comm, keyval, mc);
         atomic_fetch_add(&clampi_msg_comm_generation, 1);
     }
     pthread_mutex_unlock(&enable_lock);
     if (err != MPI_SUCCESS) {
         mcomm_free(mc);
-        return clampi_msg_raise(comm, err, "enable: no free context id");
+        return clampi_msg_raise(
+            comm, err, carrier_err != MPI_SUCCESS ? "enable: the carrier's set-up" : "enable: no free context id");
     }
-    err = mc->ops->barrier(mc);
+    err = mc->ops->barrier ? mc->ops->barrier(mc) : MPI_SUCCESS;
     return err == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(comm, err, NULL);
 }
 

@@ -239,7 +239,11 @@ unsigned clampi_msg_spin = 64; /* until clampi_msg_transport_init */
 
 /* Oversubscribed (more of this job's processes on the node than CPUs, topo/node.h): the
  * process a waiting one waits for may need its CPU, so it yields sooner. */
+/* once: process options and the node's CPUs (a file read) do not change per communicator */
 static void spin_init(void) {
+    static int done;
+    if (done) return;
+    done = 1;
     int local = clampi_node_launcher_local_ranks(), over = local > 0 && clampi_node_oversubscribed(local);
     clampi_msg_spin = (unsigned)clampi_opt_process(over ? CLAMPI_OPT_MATCH_SPIN_OVERSUB : CLAMPI_OPT_MATCH_SPIN).u;
 }

@@ -68,13 +68,14 @@ static void snapshot(record *rec) {
     rec->depth_max = st.match_depth_max;
 }
 
-/* Collective over comm. Failure leaves comm on MPI (the reason on stderr with
- * CLAMPI_MATCH_VERBOSE; a bad option value is always reported by the options). */
-static void enable(MPI_Comm comm, MPI_Info info) {
+/* Collective over comm, with info's settings, or parent's when parent is not NULL. Failure
+ * leaves comm on MPI (the reason on stderr with CLAMPI_MATCH_VERBOSE; a bad option value is
+ * always reported by the options). */
+static void enable(MPI_Comm comm, MPI_Info info, const clampi_mcomm *parent) {
     MPI_Errhandler eh;
     PMPI_Comm_get_errhandler(comm, &eh);
     PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    int rc = CMPIX_Comm_enable(comm, info);
+    int rc = parent ? clampi_msg_comm_enable_like(comm, parent) : CMPIX_Comm_enable(comm, info);
     PMPI_Comm_set_errhandler(comm, eh);
     PMPI_Errhandler_free(&eh);
     if (rc != MPI_SUCCESS) {
@@ -105,7 +106,7 @@ void clampi_pm_after_init(void) {
     /* set (or set to a bad value: CMPIX_Comm_enable reports it, WORLD stays on MPI) */
     if (clampi_opt_env(CLAMPI_OPT_MATCH, &v) != 0) {
         clampi_carrier_auto_preload(); /* CLAMPI_MATCH_CARRIER=auto: the MPI carrier */
-        enable(MPI_COMM_WORLD, MPI_INFO_NULL);
+        enable(MPI_COMM_WORLD, MPI_INFO_NULL, NULL);
     }
 }
 
@@ -136,23 +137,10 @@ static void derived(MPI_Comm parent, MPI_Comm newcomm, MPI_Info info, int info_m
         want = all;
     }
     if (!want) return;
-    if (info_has_key(info)) {
-        enable(newcomm, info);
-        return;
-    }
-    /* the parent's structure */
-    MPI_Info in;
-    char s[32];
-    PMPI_Info_create(&in);
-    PMPI_Info_set(in, CLAMPI_MATCH_KEY, clampi_match_kind_name(pm->cfg.kind));
-    snprintf(s, sizeof s, "%u", pm->cfg.width);
-    PMPI_Info_set(in, CLAMPI_MATCH_WIDTH_KEY, s);
-    snprintf(s, sizeof s, "%u", pm->cfg.hot_period_us);
-    PMPI_Info_set(in, CLAMPI_MATCH_HOT_PERIOD_KEY, s);
-    PMPI_Info_set(in, CLAMPI_MATCH_HOT_BY_KEY, hot_by_name(pm->cfg.hot_by));
-    pm->ops->get_info(pm, in);
-    enable(newcomm, in);
-    PMPI_Info_free(&in);
+    if (info_has_key(info))
+        enable(newcomm, info, NULL);
+    else
+        enable(newcomm, MPI_INFO_NULL, pm); /* the parent's structure */
 }
 
 CLAMPI_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {

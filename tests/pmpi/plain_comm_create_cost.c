@@ -1,0 +1,49 @@
+/* What making a communicator costs in collectives: 50 times MPI_Comm_dup of
+ * MPI_COMM_WORLD and MPI_Comm_free, counted by tests/support/count_collectives.c preloaded
+ * after clampi (every collective call clampi makes, and MPI's own dup). Enabling clampi's
+ * matching on each duplicate takes, besides MPI's dup: the MPI carrier its own duplicate
+ * and two reductions; the UCX carrier three reductions, the address exchange and no other.
+ * A program making communicators by the thousand (MPICH's comm/ctxalloc: 200,000) pays
+ * each of them on every one. MPI_Comm_free makes no collective call.
+ * Usage: plain_comm_create_cost MAX_MAKES MAX_OTHERS (per MPI_Comm_dup, MPI's dup included);
+ * without the counting library only the program runs. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef void (*counts_fn)(unsigned long *comm_makes, unsigned long *collectives);
+#define N 50
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, bad = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    counts_fn counts = (counts_fn)dlsym(RTLD_DEFAULT, "clampi_test_collective_counts");
+    unsigned long m0 = 0, o0 = 0, m1 = 0, o1 = 0, m2 = 0, o2 = 0;
+    MPI_Comm c[N];
+    if (counts) counts(&m0, &o0);
+    for (int i = 0; i < N; i++) MPI_Comm_dup(MPI_COMM_WORLD, &c[i]);
+    if (counts) counts(&m1, &o1);
+    for (int i = 0; i < N; i++) MPI_Comm_free(&c[i]);
+    if (counts) counts(&m2, &o2);
+    if (counts && rank == 0) {
+        double makes = (double)(m1 - m0) / N, others = (double)(o1 - o0) / N;
+        printf("comm_create_cost: per MPI_Comm_dup %.2f communicator makes, %.2f other collectives; "
+               "per MPI_Comm_free %.2f and %.2f\n",
+               makes, others, (double)(m2 - m1) / N, (double)(o2 - o1) / N);
+        if (argc > 2 && (makes > atof(argv[1]) || others > atof(argv[2]))) {
+            printf("FAIL: more than %s makes or %s other collectives per MPI_Comm_dup\n", argv[1], argv[2]);
+            bad = 1;
+        }
+        if (m2 != m1 || o2 != o1) {
+            printf("FAIL: MPI_Comm_free made collective calls\n");
+            bad = 1;
+        }
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (rank == 0) printf(bad ? "comm_create_cost: FAIL\n" : "comm_create_cost: ok%s\n", counts ? "" : " (not counted)");
+    MPI_Finalize();
+    return bad;
+}

@@ -1,0 +1,83 @@
+/* Hot caching by a helper thread takes one thread per process, whatever the number of
+ * matchers (communicators): 64 matchers run beside one more thread than none do, every one
+ * of them is read, and the thread ends once the last matcher is gone. Then 2,000 matchers are
+ * made and destroyed (a 1 us period, an entry queued) while the thread reads them: a matcher
+ * destroyed while it is being read waits for the read (AddressSanitizer and ThreadSanitizer
+ * builds check that nothing touches freed memory and that nothing races). Counts only: the
+ * deadlines are generous, for a loaded machine. */
+#include <dirent.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "check.h"
+#include "match/match.h"
+
+#define MANY 64
+
+static int threads_now(void) {
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) n += e->d_name[0] != '.';
+    if (d) closedir(d);
+    return n;
+}
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static unsigned long long touches(clampi_matcher *m) {
+    clampi_match_stats st;
+    clampi_matcher_stats(m, &st);
+    return (unsigned long long)st.touches;
+}
+
+int main(void) {
+    clampi_match_config c;
+    clampi_match_config_default(&c);
+    c.kind = CLAMPI_MATCH_LLA_HOT;
+    c.hot_period_us = 50;
+    c.hot_by = CLAMPI_MATCH_HOT_THREAD;
+    int base = threads_now();
+    static clampi_matcher *m[MANY];
+    uintptr_t got;
+    for (int i = 0; i < MANY; i++) {
+        CHECK(clampi_matcher_create(&c, &m[i]) == 0);
+        CHECK(clampi_matcher_post(m[i], (clampi_match_key){1, 0, i}, (uintptr_t)(i + 1), &got) == 0);
+    }
+    int with = threads_now();
+    printf("hot one thread: %d threads before, %d with %d matchers\n", base, with, MANY);
+    CHECK(with == base + 1);
+    int unread = MANY;
+    for (int t = 0; t < 1000 && unread; t++) {
+        unread = 0;
+        for (int i = 0; i < MANY; i++) unread += touches(m[i]) == 0;
+        if (unread) sleep_ms(10);
+    }
+    printf("hot one thread: %d of %d matchers never read\n", unread, MANY);
+    CHECK(unread == 0);
+    for (int i = 0; i < MANY; i++) {
+        CHECK(clampi_matcher_cancel(m[i], (uintptr_t)(i + 1)) == 1);
+        clampi_matcher_destroy(m[i]);
+    }
+    int after = threads_now();
+    for (int t = 0; t < 1000 && after != base; t++) {
+        sleep_ms(10);
+        after = threads_now();
+    }
+    printf("hot one thread: %d threads after the last matcher\n", after);
+    CHECK(after == base);
+
+    c.hot_period_us = 1;
+    for (int i = 0; i < 2000; i++) {
+        clampi_matcher *x;
+        CHECK(clampi_matcher_create(&c, &x) == 0);
+        CHECK(clampi_matcher_post(x, (clampi_match_key){1, 0, 0}, 7, &got) == 0);
+        if (i % 2) sleep_ms(0); /* a yield: the thread may be reading x now */
+        CHECK(clampi_matcher_cancel(x, 7) == 1);
+        clampi_matcher_destroy(x);
+    }
+    printf("hot one thread: ok\n");
+    return 0;
+}
