@@ -907,6 +907,7 @@ static void get_info(const clampi_mcomm *mc, MPI_Info info) {
 
 const clampi_carrier_ops clampi_carrier_mpi_ops = {
     .name = "mpi",
+    .prepare = NULL,
     .enable = enable,
     .entry_send = entry_send,
     .entry_isend = entry_isend,

@@ -18,8 +18,11 @@
 
 struct clampi_carrier_ops {
     const char *name; /* the value of the info key clampi_match_carrier */
-    /* Collective over mc->comm, once its matcher exists: the carrier's state (UCX: per-peer
-     * arrays and endpoints; MPI: the duplicate). Returns this process's result, which
+    /* Local, before enabling's first agreement (NULL: nothing): what the carrier allocates
+     * per communicator (UCX: per-peer arrays), so a failure counts in that agreement. */
+    int (*prepare)(clampi_mcomm *mc);
+    /* Collective over mc->comm, once every process prepared: the carrier's state (UCX: the
+     * endpoints; MPI: the duplicate). Returns this process's result, which
      * CMPIX_Comm_enable then agrees on with the context id (state made on success is freed
      * by disable and release if some other process failed). */
     int (*enable)(clampi_mcomm *mc, unsigned native_base, unsigned native_cap);

@@ -160,12 +160,10 @@ static void mrecv(clampi_mreq *r, clampi_msg *m) { clampi_msg_deliver(m, r); /* 
 
 static int cancel(clampi_mreq *r) { return clampi_matcher_cancel(r->mc->matcher, (uintptr_t)r); }
 
-/* Per-peer arrays (local), then the endpoints (collective), once every process has its arrays. */
+/* The endpoints (collective), once every process has its per-peer arrays (prepare). */
 static int enable(clampi_mcomm *mc, unsigned native_base, unsigned native_cap) {
     (void)native_base, (void)native_cap;
-    int mine = clampi_msg_ucx_enable(mc) != MPI_SUCCESS, any = 0;
-    clampi_carrier_allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, mc->comm);
-    return any ? MPI_ERR_NO_MEM : clampi_msg_ucx_connect(mc);
+    return clampi_msg_ucx_connect(mc);
 }
 
 static void free_unexpected(uintptr_t cookie, void *arg) {
@@ -187,6 +185,7 @@ static void disable(clampi_mcomm *mc) { (void)mc; /* everything it holds is in t
 
 const clampi_carrier_ops clampi_carrier_ucx_ops = {
     .name = "ucx",
+    .prepare = clampi_msg_ucx_enable,
     .enable = enable,
     .entry_send = entry_send,
     .entry_isend = entry_isend,

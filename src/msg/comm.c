@@ -176,9 +176,10 @@ static clampi_mcomm *mcomm_new(MPI_Comm comm, const clampi_match_config *cfg) {
 }
 
 /* Three collectives (a program making many communicators pays them on each): one agreement
- * on the local checks (err: this process's so far), the carrier's set-up (MPI: its
- * duplicate; UCX: endpoints), and one agreement on the carrier's result, the context id and
- * the serial; the UCX carrier adds a barrier, so nobody sends before everybody can route. */
+ * on the local checks (err: this process's so far) and the carrier's preparation, the
+ * carrier's set-up (MPI: its duplicate; UCX: the endpoints' agreement), and one agreement on
+ * the carrier's result, the context id and the serial; the UCX carrier adds a barrier, so
+ * nobody sends before everybody can route. */
 static int enable_with(MPI_Comm comm, int err, const clampi_match_config *cfg, int carrier, unsigned native_base,
                        unsigned native_cap) {
     if (err == MPI_SUCCESS && clampi_msg_comm(comm)) err = MPI_ERR_OTHER; /* already enabled */
@@ -186,13 +187,16 @@ static int enable_with(MPI_Comm comm, int err, const clampi_match_config *cfg, i
     if (err == MPI_SUCCESS) err = clampi_msg_transport_init(carrier == CLAMPI_CARRIER_UCX);
     clampi_mcomm *mc = NULL;
     if (err == MPI_SUCCESS && !(mc = mcomm_new(comm, cfg))) err = MPI_ERR_NO_MEM;
+    if (err == MPI_SUCCESS) {
+        mc->ops = ops;
+        if (ops->prepare) err = ops->prepare(mc);
+    }
     int any_err = 0, mine = err != MPI_SUCCESS;
     clampi_carrier_allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
     if (any_err) {
         if (mc) mcomm_free(mc);
         return clampi_msg_raise(comm, err != MPI_SUCCESS ? err : MPI_ERR_OTHER, "enable failed on some process");
     }
-    mc->ops = ops;
     err = ops->enable(mc, native_base, native_cap); /* collective; agreed below */
     return enable_finish(comm, mc, err);
 }

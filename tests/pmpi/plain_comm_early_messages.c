@@ -59,7 +59,8 @@ int main(int argc, char **argv) {
         MPI_Comm_free(&d);
     }
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (rank == 0) printf(bad ? "result comm_early_messages FAIL\n" : "result comm_early_messages: %d duplicates ok\n", n);
+    if (rank == 0)
+        printf(bad ? "result comm_early_messages FAIL\n" : "result comm_early_messages: %d duplicates ok\n", n);
     MPI_Finalize();
     return bad;
 }

@@ -16,12 +16,12 @@ void clampi_test_collective_counts(unsigned long *comm_makes, unsigned long *col
 }
 
 /* NAME(ARGS) counted in COUNTER, forwarded with CALL_ARGS */
-#define COUNTED(counter, name, params, call_args)                                                                      \
-    int name params {                                                                                                  \
-        static int(*real) params;                                                                                      \
-        if (!real) *(void **)&real = dlsym(RTLD_NEXT, #name);                                                          \
-        atomic_fetch_add(&counter, 1);                                                                                 \
-        return real call_args;                                                                                         \
+#define COUNTED(counter, name, params, call_args)             \
+    int name params {                                         \
+        static int(*real) params;                             \
+        if (!real) *(void **)&real = dlsym(RTLD_NEXT, #name); \
+        atomic_fetch_add(&counter, 1);                        \
+        return real call_args;                                \
     }
 
 COUNTED(makes, PMPI_Comm_dup, (MPI_Comm c, MPI_Comm *n), (c, n))
@@ -31,8 +31,7 @@ COUNTED(others, PMPI_Barrier, (MPI_Comm c), (c))
 COUNTED(others, PMPI_Ibarrier, (MPI_Comm c, MPI_Request *r), (c, r))
 COUNTED(others, PMPI_Allreduce, (const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c),
         (s, r, n, t, o, c))
-COUNTED(others, PMPI_Iallreduce,
-        (const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c, MPI_Request *q),
+COUNTED(others, PMPI_Iallreduce, (const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c, MPI_Request *q),
         (s, r, n, t, o, c, q))
 COUNTED(others, PMPI_Allgather, (const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, MPI_Comm c),
         (s, sn, st, r, rn, rt, c))
