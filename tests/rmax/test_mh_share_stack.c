@@ -1,6 +1,6 @@
 /* Moving pages of the calling thread's own stack (rmax/mh_share.h), without MPI: a 4 KiB
  * array whose first page also holds the frames of the calls that move it is shared and put
- * back 20,000 times, with its contents checked each time. A write of the mover's own frames
+ * back 5,000 times, with its contents checked each time. A write of the mover's own frames
  * between the copy and the mapping would be lost and, for a return address, crash: the move
  * runs on a stack of its own (swapcontext) for that reason. Also: a handle made on a worker
  * thread's stack and released by another thread leaves the pages on the file (no lost write
@@ -84,7 +84,7 @@ static void other_thread(int iters) {
 }
 
 int main(void) {
-    same_thread(20000);
+    same_thread(5000);
     other_thread(300);
     printf("test_mh_share_stack: ok\n");
     return 0;
