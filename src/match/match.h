@@ -40,7 +40,7 @@ typedef enum clampi_match_kind {
 
 /* Who touches the queues for hot caching. */
 typedef enum clampi_match_hot_by {
-    CLAMPI_MATCH_HOT_THREAD,   /* a helper thread per matcher, every hot_period_us */
+    CLAMPI_MATCH_HOT_THREAD,   /* the process's helper thread, every hot_period_us */
     CLAMPI_MATCH_HOT_PROGRESS, /* clampi_matcher_progress(), when hot_period_us has passed */
 } clampi_match_hot_by;
 
