@@ -4,21 +4,10 @@
  * wake-ups) never fails it. Then, with an entry queued, the thread reads the queues again:
  * at least one more read within 2 s (a deadline a loaded machine meets too). */
 #include <stdio.h>
-#include <time.h>
 
 #include "check.h"
 #include "match/match.h"
-
-static void sleep_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static unsigned long long touches(clampi_matcher *m) {
-    clampi_match_stats st;
-    clampi_matcher_stats(m, &st);
-    return (unsigned long long)st.touches;
-}
+#include "match_hot_util.h"
 
 int main(void) {
     clampi_match_config c;

@@ -7,10 +7,10 @@
  * deadlines are generous, for a loaded machine. */
 #include <dirent.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "check.h"
 #include "match/match.h"
+#include "match_hot_util.h"
 
 #define MANY 64
 
@@ -20,17 +20,6 @@ static int threads_now(void) {
     for (struct dirent *e; d && (e = readdir(d));) n += e->d_name[0] != '.';
     if (d) closedir(d);
     return n;
-}
-
-static void sleep_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static unsigned long long touches(clampi_matcher *m) {
-    clampi_match_stats st;
-    clampi_matcher_stats(m, &st);
-    return (unsigned long long)st.touches;
 }
 
 int main(void) {
