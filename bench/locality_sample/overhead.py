@@ -5,7 +5,10 @@ prints wall-clock, CPU-time (user+sys) and peak-resident-size ratios, the record
 sampler dropped, and where its time went (issue 17 item 6).
 
   overhead.py --lib LIB [--launcher "mpiexec -n 2"] [--trials N] [--json OUT] [--label NAME]
-              [--env VAR=VALUE ...] -- PROGRAM ARGS...
+              [--env VAR=VALUE ...] [--compare VAR=VALUE ...] -- PROGRAM ARGS...
+
+--compare adds a third run per trial, the sampler with those settings (e.g.
+CLAMPI_LOCALITY_SAMPLE_AHEAD=0: one fault per first touch), in the same rotation.
 
 With --launcher the preload goes on the program through `env` (mpiexec is not traced).
 Timing is noisy on a loaded machine: the CPU-time ratio is the steadier number, and the
@@ -87,10 +90,10 @@ def print_cost(label, med, m):
           "allocations untracked %d, output %.1f MB" % (label, m["dropped"], m["dropped_max"], m["pages_touched"],
                                                        m["pages_sampled"], m["samples"], m["allocations_untracked"],
                                                        m["output_bytes"] / 1e6))
-    print("  counts: first-touch faults %d, sample faults %d, faults on a page being opened %d, on an open page %d, "
+    print("  counts: first-touch faults %d (+ %d pages first-touched in %d runs opened ahead), sample faults %d, faults on a page being opened %d, on an open page %d, "
           "mprotect opening %d, "
           "re-protecting %d, unwinds %d (+%d cached), tracked allocations %d (reused %d), frees %d"
-          % (c.get("ft_faults", 0), c.get("sample_faults", 0), c.get("busy_faults", 0), c.get("retry_faults", 0),
+          % (c.get("ft_faults", 0), c.get("lease_pages_touched", 0), c.get("leases", 0), c.get("sample_faults", 0), c.get("busy_faults", 0), c.get("retry_faults", 0),
              c.get("open_mprotects", 0),
              c.get("arm_mprotects", 0), c.get("unwinds", 0), c.get("unwinds_cached", 0), c.get("tracked_allocs", 0),
              c.get("reused_allocs", 0), c.get("tracked_frees", 0)))
@@ -122,6 +125,7 @@ def main():
     ap.add_argument("--label", default="")
     ap.add_argument("--launcher", default="")
     ap.add_argument("--env", action="append", default=[], help="VAR=VALUE for both runs")
+    ap.add_argument("--compare", action="append", default=[], help="VAR=VALUE of a third run, sampled")
     a = ap.parse_args(argv[:cut])
     prog = argv[cut + 1:]
     launcher = a.launcher.split()
@@ -131,21 +135,29 @@ def main():
         env[k] = v
     cmd = launcher + prog
     res = {"plain": [], "sample": []}
-    sums = []
+    modes = ["plain", "sample"]
+    if a.compare:
+        res["compare"] = []
+        modes.append("compare")
+    sums, csums = [], []
     for t in range(a.trials):
-        order = ["plain", "sample"] if t % 2 == 0 else ["sample", "plain"]
+        order = modes[t % len(modes):] + modes[:t % len(modes)]
+        if t % 2:
+            order.reverse()
         for mode in order:
             out = tempfile.mkdtemp(prefix="clampi_sample_overhead_")
-            sampled = launcher + ["env", "LD_PRELOAD=" + os.path.abspath(a.lib), "CLAMPI_LOCALITY_OUT=" + out] + prog
-            w, c, rss = one(cmd if mode == "plain" else sampled, env)
+            sampled = launcher + ["env", "LD_PRELOAD=" + os.path.abspath(a.lib), "CLAMPI_LOCALITY_OUT=" + out]
+            if mode == "compare":
+                sampled += a.compare
+            w, c, rss = one(cmd if mode == "plain" else sampled + prog, env)
             res[mode].append((w, c, rss))
             extra = ""
-            if mode == "sample":
+            if mode != "plain":
                 s = summarize(rank_jsons(out), out)
-                sums.append(s)
+                (sums if mode == "sample" else csums).append(s)
                 extra = "  dropped %d" % s["dropped"]
             shutil.rmtree(out, ignore_errors=True)
-            print("trial %d %-6s wall %7.3f s  cpu %7.3f s  maxrss %7.1f MB%s" % (t, mode, w, c, rss, extra),
+            print("trial %d %-7s wall %7.3f s  cpu %7.3f s  maxrss %7.1f MB%s" % (t, mode, w, c, rss, extra),
                   flush=True)
     med = {m: tuple(statistics.median(x[i] for x in v) for i in range(3)) for m, v in res.items()}
     rw, rc, rm = (med["sample"][i] / med["plain"][i] for i in range(3))
@@ -155,12 +167,21 @@ def main():
              med["sample"][2], rw, rc, rm))
     m = median_summary(sums) if sums and sums[0]["ranks"] else None
     by = print_cost(a.label, med, m) if m else None
+    compare = None
+    if a.compare:
+        cw, cc = (med["compare"][i] / med["plain"][i] for i in range(2))
+        cm = median_summary(csums) if csums and csums[0]["ranks"] else None
+        print("%s with %s: median wall %.3f s cpu %.3f s | slowdown wall %.2fx cpu %.2fx"
+              % (a.label, " ".join(a.compare), med["compare"][0], med["compare"][1], cw, cc))
+        if cm:
+            print_cost(a.label + " with " + " ".join(a.compare), {"plain": med["plain"], "sample": med["compare"]}, cm)
+        compare = {"env": a.compare, "slowdown_wall": cw, "slowdown_cpu": cc, "sampler": cm}
     if a.json:
         os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
         with open(a.json, "w") as f:
             json.dump({"label": a.label, "command": cmd, "env": a.env, "trials": res,
                        "trial_fields": ["wall_s", "cpu_s", "maxrss_mb"], "median": med, "slowdown_wall": rw,
-                       "slowdown_cpu": rc, "memory_ratio": rm, "sampler": m, "seconds_by_mechanism": by,
+                       "slowdown_cpu": rc, "memory_ratio": rm, "sampler": m, "seconds_by_mechanism": by, "compare": compare,
                        "load_average": os.getloadavg(), "date": time.strftime("%Y-%m-%d %H:%M:%S")}, f, indent=1)
 
 

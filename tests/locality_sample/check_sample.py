@@ -273,10 +273,70 @@ def check_reuse(a):
     locs = {(r["firsttouch.thread"], r["firsttouch.location"]) for r in pages}
     if len(pages) != 16 or locs != {("0", line("@TOUCH"))}:
         fail("temporary's pages: %d, first touches %s" % (len(pages), sorted(locs)))
-    if not 48 <= cost.get("ft_faults", 0) <= 80 or cost.get("reused_allocs") != 199:
-        fail("sampler_cost %s: want 48-80 first-touch faults and 199 reused allocations" % cost)
-    print("reuse: temporary reused %d times, %d first-touch faults, nothing dropped" %
-          (tmp[0]["reuses"], cost["ft_faults"]))
+    # first touches: by a fault each, or in a run of pages opened ahead (lease.c)
+    touches = cost.get("ft_faults", 0) + cost.get("lease_pages_touched", 0)
+    if not 48 <= touches <= 80 or cost.get("reused_allocs") != 199:
+        fail("sampler_cost %s: want 48-80 first touches and 199 reused allocations" % cost)
+    print("reuse: temporary reused %d times, %d first touches (%d faults), nothing dropped" %
+          (tmp[0]["reuses"], touches, cost["ft_faults"]))
+    print("PASS")
+
+def has_protection_keys():
+    with open("/proc/cpuinfo") as f:
+        flags = set(re.findall(r"\w+", next((l for l in f if l.startswith("flags")), "")))
+    return "pku" in flags and "ospke" in flags
+
+def check_ahead(a):
+    """ls_ahead.c: pages opened ahead of a thread's first touches (lease.c) keep every
+    page's first-touching thread and line, whichever thread touches them first, with the
+    leases on (fewer faults, where the CPU has protection keys) and off."""
+    line = lambda m: "%s:%d" % (os.path.basename(a.src), marker_line(a.src, m))
+    ks = (1, 3, 8, 64)
+    for ahead in ("256", "0"):
+        shutil.rmtree(a.out, ignore_errors=True)
+        os.makedirs(a.out)
+        p = run(a.cmd, dict(a.env, CLAMPI_LOCALITY_SAMPLE_AHEAD=ahead))
+        if p.returncode != 0:
+            fail("ahead=%s: exit %d" % (ahead, p.returncode))
+        meta, rows = read_rank(a.out)
+        by_site = {}
+        for s in meta["structures"]:
+            by_site.setdefault(s["alloc_location"], []).append(s)
+        def pages(site, n, k=0):
+            s = sorted(by_site.get(line(site), []), key=lambda s: int(s["address"], 16))
+            if len(s) <= k:
+                fail("ahead=%s: no structure allocated at %s" % (ahead, site))
+            lo = int(s[k]["address"], 16)
+            got = {(int(r["address"], 16) - lo) // 4096: (r["firsttouch.thread"], r["firsttouch.location"])
+                   for r in rows if lo <= int(r["address"], 16) < lo + n * 4096}
+            return [got.get(i, ("untouched", "")) for i in range(n)]
+        want = {}
+        for b, k in enumerate(ks):
+            want["blocks k=%d" % k] = (pages("@M_BLOCKS", 96, b),
+                                       [(str(1 + (i // k) % 2), line("@BLOCKS")) for i in range(96)])
+        want["half"] = (pages("@M_HALF", 200), [("1", line("@HALF1")) if i < 100 else ("2", line("@HALF2"))
+                                                 for i in range(200)])
+        want["stride"] = (pages("@M_STRIDE", 200), [("1", line("@STRIDE")) if i % 2 == 0 else
+                                                    ("0", line("@STRIDE_MAIN")) for i in range(200)])
+        want["syscall"] = (pages("@M_SYS", 200), [("1", line("@SYS1")) if i == 0 else ("2", line("@SYS2")) if i == 2
+                                                  else ("0", line("@SYS_MAIN")) for i in range(200)])
+        want["long"] = (pages("@M_LONG", 4096), [("0", line("@LONG"))] * 4096)
+        for name, (got, exp) in want.items():
+            bad = [i for i in range(len(exp)) if got[i] != exp[i]]
+            if bad:
+                fail("ahead=%s, %s: %d pages wrong, first %s: got %s, want %s" %
+                     (ahead, name, len(bad), bad[:8], [got[i] for i in bad[:3]], [exp[i] for i in bad[:3]]))
+        cost = meta["sampler_cost"]
+        pages_total = 4 * 96 + 3 * 200 + 4096
+        print("ahead=%s: every page right; %d first-touch faults, %d leases (%d pages touched in them), "
+              "%d settled by another thread" % (ahead, cost["ft_faults"], cost.get("leases", 0),
+                                                 cost.get("lease_pages_touched", 0), cost.get("lease_faults", 0)))
+        if ahead == "0" and cost.get("leases", 0):
+            fail("CLAMPI_LOCALITY_SAMPLE_AHEAD=0 opened %d leases" % cost["leases"])
+        if ahead != "0" and has_protection_keys():
+            if cost["ft_faults"] > pages_total // 4 or not cost.get("lease_faults"):
+                fail("with protection keys: %d faults for %d pages, %d leases settled by another thread" %
+                     (cost["ft_faults"], pages_total, cost.get("lease_faults", 0)))
     print("PASS")
 
 def check_child(a):
@@ -399,7 +459,7 @@ def check_mpi(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi", "vector", "static", "reuse", "child"])
+    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi", "vector", "static", "reuse", "child", "ahead"])
     ap.add_argument("--lib", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--src")
@@ -415,7 +475,8 @@ def main():
     if a.mode == "mpi":  # the preload goes on the ranks only, through env
         a.cmd = a.cmd[:-1] + ["env", "LD_PRELOAD=" + a.lib, "CLAMPI_LOCALITY_OUT=" + a.out, a.cmd[-1]]
     {"known": check_known, "crash": check_crash, "numa": check_numa, "mpi": check_mpi,
-     "vector": check_vector, "static": check_static, "reuse": check_reuse, "child": check_child}[a.mode](a)
+     "vector": check_vector, "static": check_static, "reuse": check_reuse, "child": check_child,
+     "ahead": check_ahead}[a.mode](a)
 
 if __name__ == "__main__":
     main()

@@ -290,6 +290,7 @@ static void *track(size_t size, size_t align, int kind, void *ret0) {
 
 static void release(clampi_lalloc *a) {
     uint64_t t0 = ls_mono_ns();
+    ls_lease_settle_range(a->map_start, a->map_start + a->map_size, -1);
     atomic_fetch_add_explicit(&ls.cost.frees, 1, memory_order_relaxed);
     if (a->kind != CLAMPI_LA_CALLOC && !a->unwatched) {
         pthread_mutex_lock(&ls.alloc_lock);

@@ -164,6 +164,7 @@ static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, void *uc,
         atomic_store(&p->state, CLAMPI_LP_OPEN);
         retry_addr = 0;
         if (is_fault) {
+            ls_lease_after_first_touch(a, page, tid, p);
             atomic_fetch_add_explicit(&ls.cost.ft_faults, 1, memory_order_relaxed);
             atomic_fetch_add_explicit(&ls.cost.ft_ns, ls_mono_ns() - t0, memory_order_relaxed);
         }
@@ -214,6 +215,7 @@ void ls_touch_range(const void *ptr, size_t n, uintptr_t ip) {
     uintptr_t lo = (uintptr_t)ptr & ~(ls.sys_page - 1), hi = (uintptr_t)ptr + n;
     int maybe = (lo >= ls.arena_lo && lo < ls.arena_hi) || atomic_load(&ls.nmmap) > 0;
     if (!maybe) return;
+    ls_lease_settle_range(lo, hi, ls_thread_id()); /* the kernel honours the caller's keys */
     for (uintptr_t pg = lo; pg < hi; pg += ls.sys_page) {
         clampi_lalloc *a = ls_alloc_find(pg);
         if (a && !a->freed) access_page(pg, a, ip, NULL, 0);
@@ -244,8 +246,30 @@ static void die_with(int sig) {
 
 static void on_segv(int sig, siginfo_t *si, void *uc) {
     int saved = errno;
+#ifdef SEGV_PKUERR
+    if (si->si_code == SEGV_PKUERR) {
+        uintptr_t addr = (uintptr_t)si->si_addr;
+        if (ls_lease_fault(addr)) {
+            retry_addr = 0;
+            errno = saved;
+            return;
+        }
+        /* settled between the fault and the look-up: the page's key is 0 by now */
+        clampi_lalloc *a = ls_alloc_find(addr);
+        if (a && !a->freed && (retry_addr != addr || ++retries < 1000)) {
+            if (retry_addr != addr) retries = 0;
+            retry_addr = addr;
+            errno = saved;
+            return;
+        }
+    }
+#endif
     if (si->si_code == SEGV_ACCERR) {
         uintptr_t addr = (uintptr_t)si->si_addr;
+        if (ls_lease_wait(addr)) {
+            errno = saved;
+            return;
+        }
         clampi_lalloc *a = ls_alloc_find(addr);
         if (a && !a->freed && access_page(addr & ~(ls.sys_page - 1), a, fault_ip(uc), uc, 1)) {
             errno = saved;

@@ -43,6 +43,7 @@ static void read_options(void) {
     ls.period_ms = (unsigned)clampi_opt_process(CLAMPI_OPT_LOCALITY_SAMPLE_PERIOD_MS).u;
     ls.pages_per_round = (unsigned)clampi_opt_process(CLAMPI_OPT_LOCALITY_SAMPLE_PAGES).u;
     ls.run_pages = (unsigned)clampi_opt_process(CLAMPI_OPT_LOCALITY_SAMPLE_RUN).u;
+    ls.ahead_pages = (unsigned)clampi_opt_process(CLAMPI_OPT_LOCALITY_SAMPLE_AHEAD).u;
     ls.rank = env_rank();
     ls.max_pages = (size_t)clampi_opt_process(CLAMPI_OPT_LOCALITY_MAX_PAGES).u;
 }
@@ -171,6 +172,7 @@ __attribute__((constructor)) static void ls_init(void) {
     ls_statics_init();
     mkdir(ls.out_dir, 0755);
     ls_write_maps(); /* load bases even if the run is killed before any output */
+    ls_lease_init(); /* the protection keys and the main thread's rights to them */
     atomic_store(&ls.ready, 1);
     ls_sampler_start();
 }

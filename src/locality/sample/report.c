@@ -83,6 +83,11 @@ static void extra_json(clampi_lw *w, void *arg) {
         {"reused_bytes", &ls.cost.reused_bytes},
         {"parked_bytes_peak", &ls.cost.parked_peak},
         {"parked_released", &ls.cost.released_parked},
+        {"leases", &ls.cost.leases},
+        {"lease_pages", &ls.cost.lease_pages},
+        {"lease_pages_touched", &ls.cost.lease_touched},
+        {"lease_settles", &ls.cost.lease_settles},
+        {"lease_faults", &ls.cost.lease_faults},
     };
     clampi_lw_str(w, ",\n  \"sampler_cost\": {");
     for (size_t i = 0; i < sizeof cost / sizeof cost[0]; i++) {
@@ -181,6 +186,7 @@ void ls_write_output(int complete, int has_status, int status, const char *signa
         ls_sampler_stop();
     else
         atomic_store(&ls.sampler_stop, 1);
+    ls_lease_settle_all(); /* pages opened ahead: their first touches are known only now */
     int nthreads = atomic_load(&ls.nthreads);
     ls_thread_work(work, nthreads);
     clampi_lout o = {

@@ -87,8 +87,40 @@ static res *find(uintptr_t ip) {
     return nresults ? bsearch(&key, results, nresults, sizeof *results, cmp_res) : NULL;
 }
 
+/* The addresses already wanted: every page of a large array first-touched by one loop
+ * has the same instruction, so results stay as small as the distinct addresses (sorting
+ * a result per page was most of the exit time on large arrays). */
+static uintptr_t *seen;
+static size_t seen_cap, seen_n;
+
+static int seen_before(uintptr_t ip) {
+    if (2 * (seen_n + 1) > seen_cap) {
+        size_t cap = seen_cap ? 2 * seen_cap : 4096;
+        uintptr_t *t = calloc(cap, sizeof *t);
+        if (!t) return 0;
+        for (size_t i = 0; i < seen_cap; i++)
+            if (seen[i])
+                for (size_t h = (seen[i] * 0x9e3779b97f4a7c15ull) >> 20 & (cap - 1);; h = (h + 1) & (cap - 1))
+                    if (!t[h]) {
+                        t[h] = seen[i];
+                        break;
+                    }
+        free(seen);
+        seen = t;
+        seen_cap = cap;
+    }
+    for (size_t h = (ip * 0x9e3779b97f4a7c15ull) >> 20 & (seen_cap - 1);; h = (h + 1) & (seen_cap - 1)) {
+        if (seen[h] == ip) return 1;
+        if (!seen[h]) {
+            seen[h] = ip;
+            seen_n++;
+            return 0;
+        }
+    }
+}
+
 static void want(uintptr_t ip) {
-    if (ip == 0) return;
+    if (ip == 0 || seen_before(ip)) return;
     if (nresults == capresults) {
         capresults = capresults ? 2 * capresults : 1024;
         results = realloc(results, capresults * sizeof *results);

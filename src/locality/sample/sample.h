@@ -39,21 +39,24 @@ typedef struct ls_thread {
  * thread and the allocator, written to the JSON as "sampler_cost". Times are
  * CLOCK_MONOTONIC ns (vDSO: about 20 ns a reading). */
 typedef struct ls_cost {
-    _Atomic uint64_t ft_faults, ft_ns;          /* first-touch faults, time in the handler for them */
-    _Atomic uint64_t sample_faults, sample_ns;  /* sample faults, time in the handler for them */
-    _Atomic uint64_t busy_faults;               /* faults on a page another thread was opening */
-    _Atomic uint64_t retry_faults;              /* faults on an open page (opened meanwhile) */
-    _Atomic uint64_t unwinds, unwind_ns;        /* backtrace() of a first touch (cache misses) */
-    _Atomic uint64_t unwinds_cached;            /* first touches whose stack came from the cache */
-    _Atomic uint64_t open_mprotects, open_ns;   /* mprotect opening a page in the handler */
-    _Atomic uint64_t arm_mprotects, arm_ns;     /* sampler thread: re-protection calls, time */
-    _Atomic uint64_t alloc_unwinds, alloc_ns;   /* tracked allocations: backtrace + bookkeeping */
-    _Atomic uint64_t frees, free_ns;            /* tracked frees: madvise + mprotect (or parking) */
-    _Atomic uint64_t reused, reused_bytes;      /* allocations served from a parked block of the same site */
-    _Atomic uint64_t parked_bytes, parked_peak; /* bytes parked now, at most */
-    _Atomic uint64_t released_parked;           /* parked blocks given back (park table or byte cap full) */
-    uint64_t resolve_ns;                        /* addr2line at exit */
-    uint64_t out_start_ns;                      /* output: when the writer started (CSV before JSON) */
+    _Atomic uint64_t ft_faults, ft_ns;            /* first-touch faults, time in the handler for them */
+    _Atomic uint64_t sample_faults, sample_ns;    /* sample faults, time in the handler for them */
+    _Atomic uint64_t busy_faults;                 /* faults on a page another thread was opening */
+    _Atomic uint64_t retry_faults;                /* faults on an open page (opened meanwhile) */
+    _Atomic uint64_t unwinds, unwind_ns;          /* backtrace() of a first touch (cache misses) */
+    _Atomic uint64_t unwinds_cached;              /* first touches whose stack came from the cache */
+    _Atomic uint64_t open_mprotects, open_ns;     /* mprotect opening a page in the handler */
+    _Atomic uint64_t arm_mprotects, arm_ns;       /* sampler thread: re-protection calls, time */
+    _Atomic uint64_t alloc_unwinds, alloc_ns;     /* tracked allocations: backtrace + bookkeeping */
+    _Atomic uint64_t frees, free_ns;              /* tracked frees: madvise + mprotect (or parking) */
+    _Atomic uint64_t reused, reused_bytes;        /* allocations served from a parked block of the same site */
+    _Atomic uint64_t parked_bytes, parked_peak;   /* bytes parked now, at most */
+    _Atomic uint64_t released_parked;             /* parked blocks given back (park table or byte cap full) */
+    _Atomic uint64_t leases, lease_pages;         /* pages opened ahead of a streak (lease.c): leases, pages */
+    _Atomic uint64_t lease_touched;               /* of those, first-touched by their owner */
+    _Atomic uint64_t lease_settles, lease_faults; /* leases settled; of them, by another thread's fault */
+    uint64_t resolve_ns;                          /* addr2line at exit */
+    uint64_t out_start_ns;                        /* output: when the writer started (CSV before JSON) */
 } ls_cost;
 
 static inline uint64_t ls_mono_ns(void) {
@@ -73,6 +76,7 @@ typedef struct ls_state {
     unsigned period_ms;       /* CLAMPI_LOCALITY_SAMPLE_PERIOD_MS (0: no access sampling) */
     unsigned pages_per_round; /* CLAMPI_LOCALITY_SAMPLE_PAGES */
     unsigned run_pages;       /* CLAMPI_LOCALITY_SAMPLE_RUN: contiguous pages armed together */
+    unsigned ahead_pages;     /* CLAMPI_LOCALITY_SAMPLE_AHEAD: most pages of one lease (lease.c) */
 
     clampi_ltab tab;
 
@@ -146,6 +150,18 @@ void ls_frames(clampi_lalloc *a, void *ret0);                /* allocation call 
 int ls_fault_init(void);
 void ls_touch_range(const void *p, size_t n, uintptr_t ip); /* first-touch/sample as if accessed */
 void ls_open_page(clampi_lpage *p, uintptr_t page, int prot);
+
+/* lease.c: pages opened ahead of a thread's sequential first touches, under its own
+ * protection key */
+void ls_lease_init(void);            /* the process's keys; the calling (main) thread's rights */
+void ls_lease_thread_start(int tid); /* a new thread's rights: its own key only */
+void ls_lease_after_first_touch(clampi_lalloc *a, uintptr_t page, int tid, const clampi_lpage *first);
+int ls_lease_fault(uintptr_t addr); /* SEGV_PKUERR: settles the lease holding addr; 0 if none */
+/* SEGV_ACCERR: 1 after waiting for a settle of the lease holding addr (its pages were
+ * taken back for the settle and are not untouched: the access is to be retried) */
+int ls_lease_wait(uintptr_t addr);
+void ls_lease_settle_range(uintptr_t lo, uintptr_t hi, int except_tid);
+void ls_lease_settle_all(void);
 
 /* sampler.c */
 void ls_statics_init(void); /* the executable's .data/.bss objects (statics.c) */

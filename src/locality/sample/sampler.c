@@ -87,6 +87,7 @@ static uint64_t clock_ns(clockid_t c) {
  * the program instead of taking more samples per unit of its work. */
 static void *sampler_main(void *arg) {
     (void)arg;
+    ls_lease_thread_start(-1); /* not a program thread: no rights to any thread's key */
     uint64_t rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)ls.pid;
     uint64_t period = (uint64_t)ls.period_ms * 1000000ull;
     struct timespec ts = {.tv_sec = ls.period_ms / 1000, .tv_nsec = (long)(ls.period_ms % 1000) * 1000000L};

@@ -52,6 +52,7 @@ static void *trampoline(void *p) {
     struct start_arg sa = *(struct start_arg *)p;
     __libc_free(p);
     register_self(sa.id);
+    ls_lease_thread_start(sa.id);
     void *ret;
     pthread_cleanup_push(thread_ended, NULL);
     ret = sa.fn(sa.arg);
