@@ -5,10 +5,12 @@ prints wall-clock, CPU-time (user+sys) and peak-resident-size ratios, the record
 sampler dropped, and where its time went (issue 17 item 6).
 
   overhead.py --lib LIB [--launcher "mpiexec -n 2"] [--trials N] [--json OUT] [--label NAME]
-              [--env VAR=VALUE ...] [--compare VAR=VALUE ...] -- PROGRAM ARGS...
+              [--env VAR=VALUE ...] [--compare VAR=VALUE ...] [--cli CLAMPI_LOCALITY] -- PROGRAM ARGS...
 
 --compare adds a third run per trial, the sampler with those settings (e.g.
 CLAMPI_LOCALITY_SAMPLE_AHEAD=0: one fault per first touch), in the same rotation.
+--cli runs the sampled program through the command (`clampi-locality run --sample -o DIR --`,
+with CLAMPI_LOCALITY_SAMPLE_LIB=LIB), as a user does: its start-up and JSON annotation count.
 
 With --launcher the preload goes on the program through `env` (mpiexec is not traced).
 Timing is noisy on a loaded machine: the CPU-time ratio is the steadier number, and the
@@ -126,6 +128,7 @@ def main():
     ap.add_argument("--launcher", default="")
     ap.add_argument("--env", action="append", default=[], help="VAR=VALUE for both runs")
     ap.add_argument("--compare", action="append", default=[], help="VAR=VALUE of a third run, sampled")
+    ap.add_argument("--cli", help="the clampi-locality command: sampled runs go through it")
     a = ap.parse_args(argv[:cut])
     prog = argv[cut + 1:]
     launcher = a.launcher.split()
@@ -147,8 +150,12 @@ def main():
         for mode in order:
             out = tempfile.mkdtemp(prefix="clampi_sample_overhead_")
             sampled = launcher + ["env", "LD_PRELOAD=" + os.path.abspath(a.lib), "CLAMPI_LOCALITY_OUT=" + out]
+            if a.cli:
+                sampled = launcher + ["env", "CLAMPI_LOCALITY_SAMPLE_LIB=" + os.path.abspath(a.lib)]
             if mode == "compare":
                 sampled += a.compare
+            if a.cli:
+                sampled += [a.cli, "run", "--sample", "-o", out, "--"]
             w, c, rss = one(cmd if mode == "plain" else sampled + prog, env)
             res[mode].append((w, c, rss))
             extra = ""
@@ -181,7 +188,7 @@ def main():
         with open(a.json, "w") as f:
             json.dump({"label": a.label, "command": cmd, "env": a.env, "trials": res,
                        "trial_fields": ["wall_s", "cpu_s", "maxrss_mb"], "median": med, "slowdown_wall": rw,
-                       "slowdown_cpu": rc, "memory_ratio": rm, "sampler": m, "seconds_by_mechanism": by, "compare": compare,
+                       "slowdown_cpu": rc, "memory_ratio": rm, "sampler": m, "seconds_by_mechanism": by, "compare": compare, "cli": a.cli,
                        "load_average": os.getloadavg(), "date": time.strftime("%Y-%m-%d %H:%M:%S")}, f, indent=1)
 
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The sampler's first touches with and without pages opened ahead of a thread's streak
-# (CLAMPI_LOCALITY_SAMPLE_AHEAD, src/locality/sample/lease.c): plain, `--sample` with the
-# default and `--sample` with CLAMPI_LOCALITY_SAMPLE_AHEAD=0 (one fault per first-touched
+# (CLAMPI_LOCALITY_SAMPLE_AHEAD, src/locality/sample/lease.c): plain, `--sample` with
+# CLAMPI_LOCALITY_SAMPLE_AHEAD=256 and `--sample` with the default 0 (one fault per first-touched
 # page) in one rotation (overhead.py --compare), on the OpenMP heap triad at three shapes
 # (short run over 96 MiB, short run over 384 MiB, long run) and on two other programs
 # (advect1d, LCC at 2 ranks). Writes RESULTS/pages_opened_ahead-<name>.{json,txt}, then
@@ -26,7 +26,7 @@ run() { # name, launcher, program...
     case " $only " in *" $name "*) ;; *) return 0 ;; esac
     echo "== $name: $* (load $(cut -d' ' -f1-3 /proc/loadavg))"
     python3 "$here/overhead.py" --lib "$lib" --trials "$trials" --label "$name" --launcher "$l" \
-        --env OMP_NUM_THREADS=2 --compare CLAMPI_LOCALITY_SAMPLE_AHEAD=0 \
+        --env OMP_NUM_THREADS=2 --env CLAMPI_LOCALITY_SAMPLE_AHEAD=256 --compare CLAMPI_LOCALITY_SAMPLE_AHEAD=0 \
         --json "$results/pages_opened_ahead-$name.json" -- "$@" | tee "$results/pages_opened_ahead-$name.txt"
 }
 

@@ -164,10 +164,10 @@ typedef enum clampi_opt_type {
       NULL, 1, 1u << 20, "Sampler: page runs re-protected per round")                                                  \
     X(LOCALITY_SAMPLE_RUN, "locality_sample_run", "locality", NULL, "CLAMPI_LOCALITY_SAMPLE_RUN", UINT, "8", NULL, 1,  \
       1u << 20, "Sampler: pages per re-protected run")                                                                 \
-    X(LOCALITY_SAMPLE_AHEAD, "locality_sample_ahead", "locality", NULL, "CLAMPI_LOCALITY_SAMPLE_AHEAD", UINT, "256",   \
+    X(LOCALITY_SAMPLE_AHEAD, "locality_sample_ahead", "locality", NULL, "CLAMPI_LOCALITY_SAMPLE_AHEAD", UINT, "0",     \
       NULL, 0, 511,                                                                                                    \
-      "Sampler: most pages opened ahead of a thread's sequential first touches, under its own protection key (the "    \
-      "first-touch thread stays exact; 0: one fault per page)")                                                        \
+      "Sampler: most pages opened ahead of a thread's in-order first touches, under its own protection key (fewer "    \
+      "faults, first-touch thread still exact; opt-in: see docs/locality-sampler.md; 0: one fault per page)")          \
     X(LOCALITY_MAX_PAGES, "locality_max_pages", "locality", NULL, "CLAMPI_LOCALITY_MAX_PAGES", UINT, "1048576", NULL,  \
       64, 1u << 30, "Sampler: pages its table holds (bounds its memory; pages beyond are counted as dropped)")         \
     X(LOCALITY_VALGRIND_ARGS, "locality_valgrind_args", "locality", NULL, "CLAMPI_LOCALITY_VALGRIND_ARGS", STRING, "", \

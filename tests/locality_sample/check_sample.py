@@ -292,12 +292,14 @@ def check_ahead(a):
     leases on (fewer faults, where the CPU has protection keys) and off."""
     line = lambda m: "%s:%d" % (os.path.basename(a.src), marker_line(a.src, m))
     ks = (1, 3, 8, 64)
-    for ahead in ("256", "0"):
+    # the runs stay open until settled: without the sampler thread (period 0), only the
+    # other threads' touches, frees and system call wrappers settle them
+    for ahead, period in (("256", "1"), ("256", "0"), ("0", "1")):
         shutil.rmtree(a.out, ignore_errors=True)
         os.makedirs(a.out)
-        p = run(a.cmd, dict(a.env, CLAMPI_LOCALITY_SAMPLE_AHEAD=ahead))
+        p = run(a.cmd, dict(a.env, CLAMPI_LOCALITY_SAMPLE_AHEAD=ahead, CLAMPI_LOCALITY_SAMPLE_PERIOD_MS=period))
         if p.returncode != 0:
-            fail("ahead=%s: exit %d" % (ahead, p.returncode))
+            fail("ahead=%s period=%s: exit %d" % (ahead, period, p.returncode))
         meta, rows = read_rank(a.out)
         by_site = {}
         for s in meta["structures"]:
@@ -321,13 +323,17 @@ def check_ahead(a):
         want["syscall"] = (pages("@M_SYS", 200), [("1", line("@SYS1")) if i == 0 else ("2", line("@SYS2")) if i == 2
                                                   else ("0", line("@SYS_MAIN")) for i in range(200)])
         want["long"] = (pages("@M_LONG", 4096), [("0", line("@LONG"))] * 4096)
+        want["send"] = (pages("@M_SEND", 64), [("2", line("@SEND"))] * 64)
+        want["handler"] = (pages("@M_HND", 64), [("0", line("@HND"))] * 64)
+        want["c11"] = (pages("@M_C11", 16), [("0", line("@C11_MAIN0")) if i == 0 else ("3", line("@C11")) if i == 2
+                                             else ("0", line("@C11_REST")) for i in range(16)])
         for name, (got, exp) in want.items():
             bad = [i for i in range(len(exp)) if got[i] != exp[i]]
             if bad:
                 fail("ahead=%s, %s: %d pages wrong, first %s: got %s, want %s" %
                      (ahead, name, len(bad), bad[:8], [got[i] for i in bad[:3]], [exp[i] for i in bad[:3]]))
         cost = meta["sampler_cost"]
-        pages_total = 4 * 96 + 3 * 200 + 4096
+        pages_total = 4 * 96 + 3 * 200 + 4096 + 64 + 64 + 16
         print("ahead=%s: every page right; %d first-touch faults, %d leases (%d pages touched in them), "
               "%d settled by another thread" % (ahead, cost["ft_faults"], cost.get("leases", 0),
                                                  cost.get("lease_pages_touched", 0), cost.get("lease_faults", 0)))

@@ -142,6 +142,21 @@ static void open_page(uintptr_t page, int prot) {
     atomic_fetch_add_explicit(&ls.cost.open_ns, ls_mono_ns() - t0, memory_order_relaxed);
 }
 
+uint32_t ls_page_wait_busy(clampi_lpage *p, uintptr_t page, int prot) {
+    uint32_t st;
+    for (unsigned polls = 0; (st = atomic_load_explicit(&p->state, memory_order_acquire)) == CLAMPI_LP_BUSY;) {
+        if (!clampi_wait_pause(&polls, 1024)) clampi_cpu_relax();
+        /* a forked child: the thread that was opening the page at the fork is not here
+         * to finish, so this one does */
+        if (polls > 100000 && getpid() != ls.pid) {
+            mprotect((void *)page, ls.sys_page, p->prot ? p->prot : prot);
+            atomic_store(&p->state, CLAMPI_LP_OPEN);
+            return CLAMPI_LP_OPEN;
+        }
+    }
+    return st;
+}
+
 static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, void *uc, int is_fault) {
     uint64_t t0 = is_fault ? ls_mono_ns() : 0;
     int tid = ls_thread_id();
@@ -154,6 +169,11 @@ static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, void *uc,
     switch (st) {
     case CLAMPI_LP_UNTOUCHED:
         if (!atomic_compare_exchange_strong(&p->state, &st, CLAMPI_LP_BUSY)) return 1;
+        if (ls_lease_holds(page)) { /* opened ahead for a thread, which may have touched it */
+            atomic_store(&p->state, CLAMPI_LP_UNTOUCHED);
+            ls_lease_fault(page);
+            return 2;
+        }
         p->alloc = (int32_t)(a - ls.allocs);
         p->prot = a->prot;
         uintptr_t frames[CLAMPI_LP_FRAMES] = {0};
@@ -189,10 +209,7 @@ static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, void *uc,
          * round trip each; waiting here for the state to change costs one. */
         if (is_fault) {
             atomic_fetch_add_explicit(&ls.cost.busy_faults, 1, memory_order_relaxed);
-            for (unsigned polls = 0;
-                 polls < 100000 && atomic_load_explicit(&p->state, memory_order_acquire) == CLAMPI_LP_BUSY;) {
-                if (!clampi_wait_pause(&polls, 1024)) clampi_cpu_relax();
-            }
+            ls_page_wait_busy(p, page, a->prot);
         }
         return 1;
     default: /* OPEN: opened by another thread meanwhile, or a genuine protection fault */
@@ -215,11 +232,16 @@ void ls_touch_range(const void *ptr, size_t n, uintptr_t ip) {
     uintptr_t lo = (uintptr_t)ptr & ~(ls.sys_page - 1), hi = (uintptr_t)ptr + n;
     int maybe = (lo >= ls.arena_lo && lo < ls.arena_hi) || atomic_load(&ls.nmmap) > 0;
     if (!maybe) return;
-    ls_lease_settle_range(lo, hi, ls_thread_id()); /* the kernel honours the caller's keys */
+    /* The kernel's copy runs with the caller's key rights: other threads' pages opened
+     * ahead are settled first (and again after, for one opened meanwhile). */
+    const int tid = ls_thread_id();
+    ls_lease_settle_range(lo, hi, tid);
     for (uintptr_t pg = lo; pg < hi; pg += ls.sys_page) {
         clampi_lalloc *a = ls_alloc_find(pg);
-        if (a && !a->freed) access_page(pg, a, ip, NULL, 0);
+        for (int tries = 0; a && !a->freed && access_page(pg, a, ip, NULL, 0) == 2 && tries < 8; tries++)
+            ;
     }
+    ls_lease_settle_range(lo, hi, tid);
 }
 
 static const char *sig_name(int sig) {
@@ -285,10 +307,13 @@ static void on_segv(int sig, siginfo_t *si, void *uc) {
         strcat(msg, "): the program's own fault; writing partial output\n");
         (void)!syscall(SYS_write, 2, msg, strlen(msg));
         die_with(sig);
-    } else if (app_segv.sa_flags & SA_SIGINFO)
+    } else if (app_segv.sa_flags & SA_SIGINFO) {
+        ls_lease_handler_rights();
         app_segv.sa_sigaction(sig, si, uc);
-    else
+    } else {
+        ls_lease_handler_rights();
         app_segv.sa_handler(sig);
+    }
     errno = saved;
 }
 
@@ -303,7 +328,9 @@ int ls_fault_init(void) {
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_segv;
     sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-    sigemptyset(&sa.sa_mask);
+    /* no other handler runs inside this one: one that faulted here would be killed
+     * (SIGSEGV is blocked) or wait for a settle this handler is in the middle of */
+    sigfillset(&sa.sa_mask);
     if (__sigaction(SIGSEGV, &sa, &app_segv) != 0) return -1;
     static const int fatal[] = {SIGBUS, SIGFPE, SIGILL, SIGABRT};
     for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
@@ -330,15 +357,53 @@ CLAMPI_API int sigaltstack(const stack_t *ss, stack_t *old) {
             clampi_lalloc *a = ls_alloc_find(pg);
             if (a) a->unwatched = 1;
         }
+        /* signal frames are written with no key rights: not even the caller's own */
+        ls_lease_settle_range(lo, hi, -1);
         ls_touch_range(ss->ss_sp, ss->ss_size, (uintptr_t)__builtin_return_address(0));
     }
     return (int)syscall(SYS_sigaltstack, ss, old);
 }
 
+/* With pages opened ahead under protection keys (lease.c), every signal handler starts
+ * with no rights to any key but 0: a program's handler that reads its thread's own data
+ * would fault with every signal blocked, and die. Its handlers are called through this
+ * one, which gives the thread its rights back first (sigreturn restores them anyway). */
+static struct sigaction app_act[NSIG];
+static _Atomic int app_wrapped[NSIG];
+
+static void on_app_signal(int sig, siginfo_t *si, void *uc) {
+    ls_lease_handler_rights();
+    const struct sigaction *a = &app_act[sig];
+    if (a->sa_flags & SA_SIGINFO)
+        a->sa_sigaction(sig, si, uc);
+    else if (a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN)
+        a->sa_handler(sig);
+}
+
 CLAMPI_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
-    if (sig != SIGSEGV || !atomic_load(&ls.ready)) return __sigaction(sig, act, old);
-    if (old) *old = app_segv;
-    if (act) app_segv = *act;
+    if (sig == SIGSEGV && atomic_load(&ls.ready)) {
+        if (old) *old = app_segv;
+        if (act) app_segv = *act;
+        return 0;
+    }
+    if (sig <= 0 || sig >= NSIG || !ls_lease_enabled()) return __sigaction(sig, act, old);
+    struct sigaction prev, mine;
+    const struct sigaction *use = act;
+    if (act && act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN) {
+        mine = *act;
+        mine.sa_sigaction = on_app_signal;
+        mine.sa_flags |= SA_SIGINFO;
+        use = &mine;
+    }
+    const int was_wrapped = atomic_load(&app_wrapped[sig]);
+    const struct sigaction saved = app_act[sig];
+    if (act) app_act[sig] = *act;
+    if (__sigaction(sig, use, &prev) != 0) {
+        app_act[sig] = saved;
+        return -1;
+    }
+    if (act) atomic_store(&app_wrapped[sig], use == &mine);
+    if (old) *old = was_wrapped ? saved : prev;
     return 0;
 }
 
@@ -413,6 +478,40 @@ CLAMPI_API ssize_t readlink(const char *path, char *buf, size_t n) {
     REAL(readlink);
     ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
     return real_readlink(path, buf, n);
+}
+
+/* system calls that read program buffers: a never-touched or re-protected page (or one
+ * opened ahead for another thread) would fail the kernel's copy with EFAULT */
+CLAMPI_API ssize_t send(int fd, const void *buf, size_t n, int flags) {
+    REAL(send);
+    ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
+    return real_send(fd, buf, n, flags);
+}
+
+CLAMPI_API ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *sa, socklen_t sl) {
+    REAL(sendto);
+    ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
+    return real_sendto(fd, buf, n, flags, sa, sl);
+}
+
+CLAMPI_API ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
+    REAL(sendmsg);
+    for (size_t i = 0; msg && i < msg->msg_iovlen; i++)
+        ls_touch_range(msg->msg_iov[i].iov_base, msg->msg_iov[i].iov_len, (uintptr_t)__builtin_return_address(0));
+    return real_sendmsg(fd, msg, flags);
+}
+
+CLAMPI_API ssize_t writev(int fd, const struct iovec *iov, int cnt) {
+    REAL(writev);
+    for (int i = 0; i < cnt; i++)
+        ls_touch_range(iov[i].iov_base, iov[i].iov_len, (uintptr_t)__builtin_return_address(0));
+    return real_writev(fd, iov, cnt);
+}
+
+CLAMPI_API ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
+    REAL(pwrite);
+    ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
+    return real_pwrite(fd, buf, n, off);
 }
 
 CLAMPI_API ssize_t write(int fd, const void *buf, size_t n) {

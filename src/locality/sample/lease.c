@@ -22,6 +22,7 @@
 #define _GNU_SOURCE
 #include "locality/sample/sample.h"
 
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -43,12 +44,14 @@ typedef struct lease {
     uintptr_t ip;     /* the fault that opened it: the settled pages' first-touch location */
     uintptr_t frames[CLAMPI_LP_FRAMES];
     uint32_t stack;
-    uint64_t ns; /* CLOCK_REALTIME of that fault */
+    uint64_t ns;      /* CLOCK_REALTIME of that fault */
+    uint64_t born_ns; /* CLOCK_MONOTONIC when it was opened (ls_lease_settle_older) */
 } lease;
 
 static lease leases[MAX_LEASES];
 static int keys[MAX_KEYS];
 static int nkeys;
+static void child_after_fork(void);
 static _Atomic int nactive; /* leases not FREE: lets every other path skip the table */
 static atomic_flag create_lock = ATOMIC_FLAG_INIT;
 
@@ -82,6 +85,13 @@ void ls_lease_init(void) {
         keys[nkeys++] = k;
     }
     set_rights(ls_thread_id());
+    if (nkeys) pthread_atfork(NULL, NULL, child_after_fork);
+}
+
+int ls_lease_enabled(void) { return nkeys > 0; }
+
+void ls_lease_handler_rights(void) {
+    if (my_key >= 0) set_rights(ls_thread_id());
 }
 
 void ls_lease_thread_start(int tid) {
@@ -90,7 +100,19 @@ void ls_lease_thread_start(int tid) {
 
 /* Takes the lease's pages back and records the present ones as the owner's first
  * touches. Returns when the lease is settled (by this call or a concurrent one). */
+static void settle_locked(lease *l);
+
+/* A signal handler that touches the lease being settled would wait for this very settle:
+ * no signal is delivered during one (the fault handler blocks them all already). */
 static void settle(lease *l) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    settle_locked(l);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void settle_locked(lease *l) {
     int st;
     for (unsigned polls = 0; (st = atomic_load(&l->state)) == LEASE_CLAIMED;) /* being opened: its keys are set */
         if (!clampi_wait_pause(&polls, 1024)) clampi_cpu_relax();
@@ -117,9 +139,7 @@ static void settle(lease *l) {
             if (!p) continue;
             /* a handler opening the page right now (BUSY) sets it OPEN after its mprotect,
              * which the revoke may have undone: wait for it, then treat it as OPEN */
-            uint32_t ps;
-            for (unsigned polls = 0; (ps = atomic_load(&p->state)) == CLAMPI_LP_BUSY;)
-                if (!clampi_wait_pause(&polls, 1024)) clampi_cpu_relax();
+            uint32_t ps = ls_page_wait_busy(p, pg, prot);
             if (ps == CLAMPI_LP_UNTOUCHED && (vec[i] & 1) &&
                 atomic_compare_exchange_strong(&p->state, &ps, CLAMPI_LP_BUSY)) {
                 p->alloc = l->alloc;
@@ -179,31 +199,41 @@ static int open_ahead(clampi_lalloc *a, uintptr_t page, int tid, uint32_t want, 
         atomic_flag_clear_explicit(&create_lock, memory_order_release);
         return 0;
     }
-    for (int i = free_at; i == free_at; i++) {
-        lease *l = &leases[i];
-        atomic_store(&l->state, LEASE_CLAIMED);
-        atomic_fetch_add(&nactive, 1);
-        l->owner = tid;
-        l->alloc = (int32_t)(a - ls.allocs);
-        l->lo = page + ls.sys_page;
-        l->hi = hi;
-        l->ip = first->ft_ip;
-        memcpy(l->frames, first->ft_frames, sizeof l->frames);
-        l->stack = first->ft_stack;
-        l->ns = first->ft_ns;
-        if (pkey_mprotect((void *)l->lo, l->hi - l->lo, a->prot, my_key) != 0) {
-            atomic_store(&l->state, LEASE_FREE);
-            atomic_fetch_sub(&nactive, 1);
-            atomic_flag_clear_explicit(&create_lock, memory_order_release);
-            return 0;
-        }
+    lease *l = &leases[free_at];
+    l->owner = tid;
+    l->alloc = (int32_t)(a - ls.allocs);
+    l->lo = page + ls.sys_page;
+    l->hi = hi;
+    l->ip = first->ft_ip;
+    memcpy(l->frames, first->ft_frames, sizeof l->frames);
+    l->stack = first->ft_stack;
+    l->ns = first->ft_ns;
+    l->born_ns = ls_mono_ns();
+    atomic_fetch_add(&nactive, 1);
+    atomic_store(&l->state, LEASE_CLAIMED); /* published: faults and system call wrappers see it */
+    if (pkey_mprotect((void *)l->lo, l->hi - l->lo, a->prot, my_key) != 0) {
+        /* a partial change may have keyed some pages: take them back as a settle does */
         atomic_store(&l->state, LEASE_ACTIVE);
         atomic_flag_clear_explicit(&create_lock, memory_order_release);
-        atomic_fetch_add_explicit(&ls.cost.leases, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&ls.cost.lease_pages, (l->hi - l->lo) / ls.sys_page, memory_order_relaxed);
-        return i + 1;
+        settle(l);
+        return 0;
     }
-    return 0;
+    atomic_store(&l->state, LEASE_ACTIVE);
+    atomic_flag_clear_explicit(&create_lock, memory_order_release);
+    atomic_fetch_add_explicit(&ls.cost.leases, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&ls.cost.lease_pages, (l->hi - l->lo) / ls.sys_page, memory_order_relaxed);
+    /* A page another thread started to open after the scan above (a fault, a system call
+     * wrapper) is not untouched: it must not stay under this thread's key. The other side
+     * looks for a published lease after marking its page (ls_lease_holds), so one of the
+     * two sees the other. */
+    for (uintptr_t pg = l->lo; pg < l->hi; pg += ls.sys_page) {
+        const clampi_lpage *q = clampi_ltab_find(&ls.tab, pg);
+        if (q && (atomic_load(&q->state) != CLAMPI_LP_UNTOUCHED || q->ft_seq)) {
+            settle(l);
+            return 0;
+        }
+    }
+    return free_at + 1;
 }
 
 static void settle_own(int idx, int tid) {
@@ -278,3 +308,28 @@ void ls_lease_settle_range(uintptr_t lo, uintptr_t hi, int except_tid) {
 }
 
 void ls_lease_settle_all(void) { ls_lease_settle_range(0, UINTPTR_MAX, -1); }
+
+int ls_lease_holds(uintptr_t addr) { return atomic_load(&nactive) != 0 && holding(addr) != NULL; }
+
+void ls_lease_settle_older(uint64_t age_ns) {
+    if (atomic_load(&nactive) == 0) return;
+    const uint64_t now = ls_mono_ns();
+    for (int i = 0; i < MAX_LEASES; i++) {
+        lease *l = &leases[i];
+        if (atomic_load(&l->state) == LEASE_ACTIVE && now - l->born_ns > age_ns) settle(l);
+    }
+}
+
+/* A forked child has only the forking thread: a lease another thread was opening or
+ * settling at the fork is finished here, as a settle would. */
+static void child_after_fork(void) {
+    atomic_flag_clear(&create_lock);
+    for (int i = 0; i < MAX_LEASES; i++) {
+        lease *l = &leases[i];
+        int st = atomic_load(&l->state);
+        if (st == LEASE_CLAIMED || st == LEASE_SETTLING) {
+            atomic_store(&l->state, LEASE_ACTIVE);
+            settle(l);
+        }
+    }
+}

@@ -150,17 +150,28 @@ void ls_frames(clampi_lalloc *a, void *ret0);                /* allocation call 
 int ls_fault_init(void);
 void ls_touch_range(const void *p, size_t n, uintptr_t ip); /* first-touch/sample as if accessed */
 void ls_open_page(clampi_lpage *p, uintptr_t page, int prot);
+/* Waits while another thread opens the page (state BUSY); returns the state after. In a
+ * forked child, whose opening thread did not survive the fork, it opens the page itself. */
+uint32_t ls_page_wait_busy(clampi_lpage *p, uintptr_t page, int prot);
 
 /* lease.c: pages opened ahead of a thread's sequential first touches, under its own
  * protection key */
 void ls_lease_init(void);            /* the process's keys; the calling (main) thread's rights */
 void ls_lease_thread_start(int tid); /* a new thread's rights: its own key only */
+int ls_lease_enabled(void);          /* protection keys in use */
+void ls_lease_handler_rights(void);  /* in a signal handler: the thread's rights again */
 void ls_lease_after_first_touch(clampi_lalloc *a, uintptr_t page, int tid, const clampi_lpage *first);
 int ls_lease_fault(uintptr_t addr); /* SEGV_PKUERR: settles the lease holding addr; 0 if none */
 /* SEGV_ACCERR: 1 after waiting for a settle of the lease holding addr (its pages were
  * taken back for the settle and are not untouched: the access is to be retried) */
 int ls_lease_wait(uintptr_t addr);
 void ls_lease_settle_range(uintptr_t lo, uintptr_t hi, int except_tid);
+/* 1 if a lease (open or being opened or settled) holds addr. A first touch about to be
+ * recorded asks this after its page's state won UNTOUCHED -> BUSY: the owner may have
+ * touched the page first, so the caller puts the state back, settles (ls_lease_fault)
+ * and retries. */
+int ls_lease_holds(uintptr_t addr);
+void ls_lease_settle_older(uint64_t age_ns); /* sampler thread: leases open that long */
 void ls_lease_settle_all(void);
 
 /* sampler.c */

@@ -94,6 +94,10 @@ static void *sampler_main(void *arg) {
     uint64_t last_wall = clock_ns(CLOCK_MONOTONIC), last_cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     while (!atomic_load(&ls.sampler_stop)) {
         nanosleep(&ts, NULL);
+        /* a streak's last run of pages opened ahead is settled by nobody else until
+         * another thread touches it: its pages are then neither sampled nor readable by
+         * other threads' system calls (lease.c) */
+        ls_lease_settle_older(2 * period);
         uint64_t cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
         if (atomic_load(&ls.sampler_stop) || cpu - last_cpu < period) continue;
         uint64_t wall = clock_ns(CLOCK_MONOTONIC);

@@ -4,8 +4,11 @@
 #include "locality/sample/sample.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <malloc.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <threads.h>
 
 extern void *__libc_malloc(size_t);
 extern void __libc_free(void *);
@@ -89,4 +92,26 @@ void ls_thread_work(uint64_t *work, int n) {
 int ls_spawn_helper(pthread_t *th, void *(*fn)(void *), void *arg) {
     create_fn real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
     return real(th, NULL, fn, arg);
+}
+
+/* C11 threads: glibc starts them without going through pthread_create's symbol. */
+struct c11_arg {
+    thrd_start_t fn;
+    void *arg;
+};
+
+static void *c11_start(void *p) {
+    struct c11_arg c = *(struct c11_arg *)p;
+    __libc_free(p);
+    return (void *)(intptr_t)c.fn(c.arg);
+}
+
+CLAMPI_API int thrd_create(thrd_t *th, thrd_start_t fn, void *arg) {
+    struct c11_arg *c = __libc_malloc(sizeof *c);
+    if (!c) return thrd_nomem;
+    c->fn = fn;
+    c->arg = arg;
+    int rc = pthread_create((pthread_t *)th, NULL, c11_start, c);
+    if (rc != 0) __libc_free(c);
+    return rc == 0 ? thrd_success : rc == EAGAIN ? thrd_nomem : thrd_error;
 }
