@@ -307,12 +307,12 @@ static void on_segv(int sig, siginfo_t *si, void *uc) {
         strcat(msg, "): the program's own fault; writing partial output\n");
         (void)!syscall(SYS_write, 2, msg, strlen(msg));
         die_with(sig);
-    } else if (app_segv.sa_flags & SA_SIGINFO) {
-        ls_lease_handler_rights();
-        app_segv.sa_sigaction(sig, si, uc);
     } else {
         ls_lease_handler_rights();
-        app_segv.sa_handler(sig);
+        if (app_segv.sa_flags & SA_SIGINFO)
+            app_segv.sa_sigaction(sig, si, uc);
+        else
+            app_segv.sa_handler(sig);
     }
     errno = saved;
 }
