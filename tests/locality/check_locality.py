@@ -28,7 +28,7 @@ def marks(src):
     found = {}
     with open(src) as f:
         for n, line in enumerate(f, 1):
-            if "@" in line and ("/*" in line or "//" in line):
+            if "@" in line and ("/*" in line or "//" in line or "!" in line):
                 tag = line.split("@", 1)[1].split()[0].rstrip("*/").strip()
                 found[tag] = f"{os.path.basename(src)}:{n}"
     return found
@@ -192,6 +192,26 @@ def case_members(args):
                   f"{a} allocated before {b}")
     for wrong in ("Dom", "Pair", "Flat", "locDom", "pair", "flat"):
         check(wrong not in structs, f"a member named after its object: '{wrong}'")
+
+
+def case_fortran(args):
+    """Fortran: the objects of one allocate statement (a, b, a derived type's dom%x) and of
+    another (u) named as the program names them, each checked by its size."""
+    p = run_cli(args)
+    check(p.returncode == 0, f"exit code {p.returncode}: {p.stderr}")
+    rows, meta = read_rank(args.out)
+    m = marks(args.src)
+    n = 16 * 512 * 8
+    structs = {}
+    for s in meta["structures"]:
+        structs.setdefault(s["name"], []).append(s)
+    for name, size, mark in (("a", n, "LIST"), ("b", 2 * n, "LIST"), ("dom%x", 3 * n, "LIST"),
+                             ("u", 512 * 20 * 8, "SINGLE")):
+        got = structs.get(name, [])
+        check(len(got) == 1, f"structure '{name}': {len(got)} found ({sorted(structs)})")
+        if got:
+            check(got[0]["size"] == size and got[0]["alloc_location"] == m[mark],
+                  f"{name}: size {got[0]['size']} at {got[0]['alloc_location']}, want {size} at {m[mark]}")
 
 
 def case_vector_o2(args):

@@ -38,6 +38,20 @@ int main(void) {
     expect_members("std::vector<double> u(n);", "");
     expect_members("a = b ? c : d(e);", "");
     expect_members("std::size_t n = ns::f(3);", "");
+    /* Fortran allocate statements */
+    expect_members("  allocate(a(n), b(n), c(n))\n", "a b c");
+    expect_members("ALLOCATE (U(0:NX+1, NY), STAT=IERR) ! the field\n", "U");
+    expect_members("if (.not. allocated(x)) allocate(x(n))", "x");
+    expect_members("allocate(dom%x(n), dom % y(n), errmsg=msg, stat=ierr)", "dom%x dom%y");
+    expect_members("allocate(real(8) :: w(n), v(2*n))", "w v");
+    expect_members("allocate(b, source=a)", "b");
+    expect_members("allocate(co(n)[*])", "co");
+    expect_members("allocate(a(n), &", "");
+    expect_members("deallocate(a, b)", "");
+    expect_members("if (allocated(a)) print *, size(a)", "");
+    expect_members("p = allocate(n);", "");
+    expect_members("allocate(&p, n);", "");
+    expect_members("std::allocator<double> al; auto *q = al.allocate(n);", "");
     expect("double *u = malloc(n * sizeof *u);", "u");
     expect("  s->cells = calloc(n, 8); // cells", "s->cells");
     expect("grid.cells = (double *)malloc(n);", "grid.cells");

@@ -463,9 +463,31 @@ def check_mpi(a):
             fail("rank %d %s: owner first on %d of %d pages" % (r, name, owner_first, len(pages)))
     print("PASS")
 
+def check_fortran(a):
+    """ls_fortran.f90: each allocated object named as the program names it (a, b, dom%x of
+    one allocate statement; u of another), checked by its size, at its statement's line."""
+    p = run(a.cmd, a.env)
+    if p.returncode != 0:
+        fail("program exit %d" % p.returncode)
+    meta, _ = read_rank(a.out)
+    base = os.path.basename(a.src)
+    n = 16 * 512 * 8
+    want = {"a": (n, "@LIST"), "b": (2 * n, "@LIST"), "dom%x": (3 * n, "@LIST"), "u": (512 * 20 * 8, "@SINGLE")}
+    got = {}
+    for s in meta["structures"]:
+        got.setdefault(s["name"], []).append(s)
+    for name, (size, mark) in want.items():
+        ss = got.get(name, [])
+        if len(ss) != 1:
+            fail("structure %s: %d found (%s)" % (name, len(ss), sorted(got)))
+        loc = "%s:%d" % (base, marker_line(a.src, mark))
+        if ss[0]["size"] != size or ss[0]["alloc_location"] != loc:
+            fail("%s: size %d at %s, want %d at %s" % (name, ss[0]["size"], ss[0]["alloc_location"], size, loc))
+    print("PASS")
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi", "vector", "static", "reuse", "child", "ahead"])
+    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi", "vector", "static", "reuse", "child", "ahead", "fortran"])
     ap.add_argument("--lib", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--src")
@@ -482,7 +504,7 @@ def main():
         a.cmd = a.cmd[:-1] + ["env", "LD_PRELOAD=" + a.lib, "CLAMPI_LOCALITY_OUT=" + a.out, a.cmd[-1]]
     {"known": check_known, "crash": check_crash, "numa": check_numa, "mpi": check_mpi,
      "vector": check_vector, "static": check_static, "reuse": check_reuse, "child": check_child,
-     "ahead": check_ahead}[a.mode](a)
+     "ahead": check_ahead, "fortran": check_fortran}[a.mode](a)
 
 if __name__ == "__main__":
     main()

@@ -424,35 +424,94 @@ CLAMPI_API sighandler_t signal(int sig, sighandler_t h) {
     static __typeof__(name) *real_##name; \
     if (!real_##name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
 
+/* The sampler thread can re-protect a page of the buffer (a sample) between the touch
+ * and the kernel's copy: the call then fails with EFAULT, or a write stops short at that
+ * page. When a page where it stopped is tracked, that was the sampler: the buffer is
+ * touched again and the call repeated from there (a few times). Reads are repeated on
+ * EFAULT only (a short read is the data's, and nothing was consumed on EFAULT). */
+static int tracked(const void *p, size_t n) {
+    uintptr_t lo = (uintptr_t)p & ~(ls.sys_page - 1), hi = (uintptr_t)p + n;
+    for (uintptr_t pg = lo; pg < hi; pg += ls.sys_page) {
+        const clampi_lalloc *a = ls_alloc_find(pg);
+        if (a && !a->freed) return 1;
+    }
+    return 0;
+}
+
+static int sampler_cut(const void *p, size_t n, ssize_t r, int write, int tries) {
+    if (tries >= 8 || !atomic_load_explicit(&ls.ready, memory_order_relaxed)) return 0;
+    if (r < 0) return errno == EFAULT && tracked(p, n);
+    if (!write || r <= 0 || (size_t)r >= n) return 0;
+    /* stopped at a page of ours that is not open: a sample, or another thread's run */
+    const uintptr_t at = ((uintptr_t)p + (size_t)r) & ~(ls.sys_page - 1);
+    const clampi_lpage *pg = tracked((const void *)at, 1) ? clampi_ltab_find(&ls.tab, at) : NULL;
+    return pg && atomic_load(&pg->state) != CLAMPI_LP_OPEN;
+}
+
+#define READ_CALL(call, buf, n)                                         \
+    ssize_t r;                                                          \
+    for (int tries = 0;; tries++) {                                     \
+        ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0)); \
+        r = call;                                                       \
+        if (!sampler_cut(buf, n, r, 0, tries)) break;                   \
+    }                                                                   \
+    return r
+
+/* call uses p, left and done (bytes written so far) */
+#define WRITE_CALL(call, buf, n)                                         \
+    size_t done = 0;                                                     \
+    for (int tries = 0;; tries++) {                                      \
+        const char *p = (const char *)(buf) + done;                      \
+        size_t left = (n)-done;                                          \
+        ls_touch_range(p, left, (uintptr_t)__builtin_return_address(0)); \
+        ssize_t r = call;                                                \
+        if (!sampler_cut(p, left, r, 1, tries)) {                        \
+            if (r < 0) return done ? (ssize_t)done : r;                  \
+            return (ssize_t)(done + (size_t)r);                          \
+        }                                                                \
+        if (r > 0) done += (size_t)r;                                    \
+    }
+
 CLAMPI_API ssize_t read(int fd, void *buf, size_t n) {
     REAL(read);
-    ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
-    return real_read(fd, buf, n);
+    READ_CALL(real_read(fd, buf, n), buf, n);
 }
 
 CLAMPI_API ssize_t pread(int fd, void *buf, size_t n, off_t off) {
     REAL(pread);
-    ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
-    return real_pread(fd, buf, n, off);
+    READ_CALL(real_pread(fd, buf, n, off), buf, n);
 }
 
 CLAMPI_API ssize_t recv(int fd, void *buf, size_t n, int flags) {
     REAL(recv);
-    ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
-    return real_recv(fd, buf, n, flags);
+    READ_CALL(real_recv(fd, buf, n, flags), buf, n);
 }
 
 CLAMPI_API ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *sa, socklen_t *sl) {
     REAL(recvfrom);
-    ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
-    return real_recvfrom(fd, buf, n, flags, sa, sl);
+    READ_CALL(real_recvfrom(fd, buf, n, flags, sa, sl), buf, n);
 }
+
+/* vectors: repeated on EFAULT only */
+static int iov_cut(const struct iovec *iov, size_t cnt, ssize_t r, int tries) {
+    for (size_t i = 0; r < 0 && i < cnt; i++)
+        if (sampler_cut(iov[i].iov_base, iov[i].iov_len, r, 0, tries)) return 1;
+    return 0;
+}
+
+#define IOV_CALL(call, iov, cnt)                                                                         \
+    ssize_t r;                                                                                           \
+    for (int tries = 0;; tries++) {                                                                      \
+        for (size_t i = 0; i < (size_t)(cnt); i++)                                                       \
+            ls_touch_range((iov)[i].iov_base, (iov)[i].iov_len, (uintptr_t)__builtin_return_address(0)); \
+        r = call;                                                                                        \
+        if (!iov_cut(iov, (size_t)(cnt), r, tries)) break;                                               \
+    }                                                                                                    \
+    return r
 
 CLAMPI_API ssize_t readv(int fd, const struct iovec *iov, int cnt) {
     REAL(readv);
-    for (int i = 0; i < cnt; i++)
-        ls_touch_range(iov[i].iov_base, iov[i].iov_len, (uintptr_t)__builtin_return_address(0));
-    return real_readv(fd, iov, cnt);
+    IOV_CALL(real_readv(fd, iov, cnt), iov, cnt > 0 ? cnt : 0);
 }
 
 CLAMPI_API size_t fread(void *buf, size_t size, size_t n, FILE *f) {
@@ -463,9 +522,8 @@ CLAMPI_API size_t fread(void *buf, size_t size, size_t n, FILE *f) {
 
 CLAMPI_API ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
     REAL(recvmsg);
-    for (size_t i = 0; msg && i < msg->msg_iovlen; i++)
-        ls_touch_range(msg->msg_iov[i].iov_base, msg->msg_iov[i].iov_len, (uintptr_t)__builtin_return_address(0));
-    return real_recvmsg(fd, msg, flags);
+    if (!msg) return real_recvmsg(fd, msg, flags);
+    IOV_CALL(real_recvmsg(fd, msg, flags), msg->msg_iov, msg->msg_iovlen);
 }
 
 CLAMPI_API char *getcwd(char *buf, size_t n) {
@@ -484,38 +542,31 @@ CLAMPI_API ssize_t readlink(const char *path, char *buf, size_t n) {
  * opened ahead for another thread) would fail the kernel's copy with EFAULT */
 CLAMPI_API ssize_t send(int fd, const void *buf, size_t n, int flags) {
     REAL(send);
-    ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
-    return real_send(fd, buf, n, flags);
+    WRITE_CALL(real_send(fd, p, left, flags), buf, n);
 }
 
 CLAMPI_API ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *sa, socklen_t sl) {
     REAL(sendto);
-    ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
-    return real_sendto(fd, buf, n, flags, sa, sl);
+    WRITE_CALL(real_sendto(fd, p, left, flags, sa, sl), buf, n);
 }
 
 CLAMPI_API ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
     REAL(sendmsg);
-    for (size_t i = 0; msg && i < msg->msg_iovlen; i++)
-        ls_touch_range(msg->msg_iov[i].iov_base, msg->msg_iov[i].iov_len, (uintptr_t)__builtin_return_address(0));
-    return real_sendmsg(fd, msg, flags);
+    if (!msg) return real_sendmsg(fd, msg, flags);
+    IOV_CALL(real_sendmsg(fd, msg, flags), msg->msg_iov, msg->msg_iovlen);
 }
 
 CLAMPI_API ssize_t writev(int fd, const struct iovec *iov, int cnt) {
     REAL(writev);
-    for (int i = 0; i < cnt; i++)
-        ls_touch_range(iov[i].iov_base, iov[i].iov_len, (uintptr_t)__builtin_return_address(0));
-    return real_writev(fd, iov, cnt);
+    IOV_CALL(real_writev(fd, iov, cnt), iov, cnt > 0 ? cnt : 0);
 }
 
 CLAMPI_API ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
     REAL(pwrite);
-    ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
-    return real_pwrite(fd, buf, n, off);
+    WRITE_CALL(real_pwrite(fd, p, left, off + (off_t)done), buf, n);
 }
 
 CLAMPI_API ssize_t write(int fd, const void *buf, size_t n) {
     REAL(write);
-    ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0));
-    return real_write(fd, buf, n);
+    WRITE_CALL(real_write(fd, p, left), buf, n);
 }

@@ -576,6 +576,49 @@ static int source_line(const char *path, int line, char *buf, size_t n) {
     return ok;
 }
 
+/* The allocation sites in the program's code (distinct call instructions), once. */
+typedef struct site {
+    const res *r;
+    int k;
+} site;
+static site *sites;
+static size_t nsites;
+
+static int cmp_site(const void *a, const void *b) { return cmp_res(((const site *)a)->r, ((const site *)b)->r); }
+
+static void collect_sites(void) {
+    static int done;
+    if (done) return;
+    done = 1;
+    size_t na = atomic_load(&ls.nallocs);
+    sites = malloc((na ? na : 1) * sizeof *sites);
+    if (!sites) return;
+    for (size_t i = 0; i < na; i++) {
+        int k;
+        const res *r = alloc_site(&ls.allocs[i], &k);
+        if (r) sites[nsites++] = (site){r, k};
+    }
+    qsort(sites, nsites, sizeof *sites, cmp_site);
+    size_t w = 0;
+    for (size_t i = 0; i < nsites; i++)
+        if (w == 0 || sites[i].r != sites[w - 1].r) sites[w++] = sites[i];
+    nsites = w;
+}
+
+/* Several allocations on one line (a C++ constructor's members, a Fortran allocate list):
+ * the sites, distinct instructions of that line, follow the names' order in the code.
+ * Which one is r's, of how many? */
+static void line_sites(const res *r, int k, int *rank, int *count) {
+    collect_sites();
+    *rank = *count = 0;
+    for (size_t i = 0; i < nsites; i++) {
+        const site *o = &sites[i];
+        if (o->r->line[o->k] != r->line[k] || strcmp(o->r->path[o->k], r->path[k]) != 0) continue;
+        ++*count;
+        if (o->r->ip < r->ip) ++*rank;
+    }
+}
+
 const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t n) {
     (void)arg;
     int k, frame;
@@ -587,9 +630,11 @@ const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t
         return buf;
     }
     if (r && source_line(r->path[k], r->line[k], src, sizeof src)) {
-        char members[8][128]; /* a C++ constructor's line: its (first) member */
-        if (cl_srcname_members(src, &members[0][0], sizeof members[0], 8) > 0) {
-            snprintf(buf, n, "%s", members[0]);
+        char members[8][128];
+        int m = cl_srcname_members(src, &members[0][0], sizeof members[0], 8), rank = 0, count = 1;
+        if (m > 1) line_sites(r, k, &rank, &count);
+        if (m > 0) { /* one name per site when they match, else the first */
+            snprintf(buf, n, "%s", members[count == m ? rank : 0]);
             return buf;
         }
         if (cl_srcname_from_line(src, buf, n)) return buf;

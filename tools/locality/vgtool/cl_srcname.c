@@ -215,9 +215,81 @@ static unsigned long skip_group(const char *s, unsigned long n, unsigned long i)
     return n;
 }
 
+/* A Fortran object in an allocate list: a, a(n), dom%x(0:n), x[*]; writes "a" or "dom%x"
+ * and returns the index after it, or 0 when s[i, e) is no object (stat=, source=). */
+static unsigned long fortran_object(const char *s, unsigned long i, unsigned long e, char *out, unsigned long cap) {
+    unsigned long k = 0;
+    for (;;) {
+        while (i < e && is_space(s[i])) i++;
+        unsigned long b = i;
+        while (i < e && is_ident(s[i])) i++;
+        if (b == i || (s[b] >= '0' && s[b] <= '9')) return 0;
+        for (unsigned long j = b; j < i && k + 1 < cap; j++) out[k++] = s[j];
+        while (i < e && is_space(s[i])) i++;
+        while (i < e && (s[i] == '(' || s[i] == '[')) { /* bounds and codimensions */
+            int depth = 0;
+            for (; i < e; i++) {
+                if (s[i] == '(' || s[i] == '[') depth++;
+                if ((s[i] == ')' || s[i] == ']') && --depth == 0) break;
+            }
+            i++;
+            while (i < e && is_space(s[i])) i++;
+        }
+        if (i < e && s[i] == '%' && k + 1 < cap) {
+            out[k++] = '%';
+            i++;
+            continue;
+        }
+        break;
+    }
+    if (i < e && s[i] == '=') return 0; /* stat=, errmsg=, source=, mold= */
+    out[k] = 0;
+    return k ? i : 0;
+}
+
+/* Fortran: "allocate(a(n), b(n), stat=ierr)" or "if (.not. allocated(x)) allocate(x(n))"
+ * or "allocate(real(8) :: w(n))" -> a, b / x / w, in the list's order. The statement has
+ * nothing after it but a comment or a continuation (a C call ends with ';'). */
+static int fortran_allocate(const char *s, unsigned long n, char *names, unsigned long cap, int max) {
+    unsigned long i = 0;
+    for (;; i++) {
+        if (i + 8 > n) return 0;
+        if (contains(s, i, i + 8, "allocate") && (i == 0 || !is_ident(s[i - 1])) && !is_ident(s[i + 8])) break;
+    }
+    unsigned long open = i + 8;
+    while (open < n && is_space(s[open])) open++;
+    if (open >= n || s[open] != '(') return 0;
+    unsigned long close = skip_group(s, n, open);
+    if (close == n && s[n - 1] != ')') return 0;
+    for (unsigned long j = close; j < n && s[j] != '!'; j++)
+        if (!is_space(s[j]) && s[j] != '&') return 0;
+    unsigned long b = open + 1, e = close - 1;
+    for (unsigned long j = b; j + 1 < e; j++) /* a type-spec: "real(8) :: w(n)" */
+        if (s[j] == ':' && s[j + 1] == ':') b = j + 2;
+    int found = 0;
+    while (b < e && found < max) {
+        unsigned long end = b;
+        int depth = 0;
+        while (end < e && !(depth == 0 && s[end] == ',')) {
+            if (s[end] == '(' || s[end] == '[') depth++;
+            if (s[end] == ')' || s[end] == ']') depth--;
+            end++;
+        }
+        char *out = names + (unsigned long)found * cap;
+        unsigned long after = fortran_object(s, b, end, out, cap);
+        if (after) {
+            while (after < end && is_space(s[after])) after++;
+            if (after == end) found++;
+        }
+        b = end + 1;
+    }
+    return found;
+}
+
 int cl_srcname_members(const char *line, char *names, unsigned long cap, int max) {
     unsigned long n = str_len(line);
-    int found = 0;
+    int found = fortran_allocate(line, n, names, cap, max);
+    if (found) return found;
     /* an initializer list: ") : name(args), name{args} ... {" (not "::") */
     for (unsigned long i = 0; i + 1 < n && found == 0; i++) {
         if (line[i] != ')') continue;

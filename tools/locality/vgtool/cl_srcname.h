@@ -15,12 +15,14 @@
  * Returns 1 when a name was found, 0 otherwise (out is then ""). */
 int cl_srcname_from_line(const char *line, char *out, unsigned long cap);
 
-/* The members a C++ constructor line sets up, in source order, when one line holds
- * several allocations of the program's (the tool then tells them apart by their order in
- * the code):
+/* The names a line allocates, in source order, when one line can hold several
+ * allocations of the program's (the tools then tell them apart by their order in the
+ * code): a C++ constructor's members, a Fortran allocate statement's objects.
  *   "Dom(int n) : m_x(n), m_y(n) {}"          -> m_x, m_y  (initializer list, entries
  *                                                  with arguments)
  *   "Dom(int n) { m_x.resize(n); m_y.resize(n); }" -> m_x, m_y (resize, reserve, assign)
+ *   "allocate(a(n), dom%x(0:n), stat=ierr)"   -> a, dom%x  (any case; also after
+ *                                                  "if (...)", with a type-spec "::")
  * Writes up to max names of at most cap-1 characters each into names[i * cap ...];
  * returns how many were found. */
 int cl_srcname_members(const char *line, char *names, unsigned long cap, int max);
