@@ -485,9 +485,27 @@ def check_fortran(a):
             fail("%s: size %d at %s, want %d at %s" % (name, ss[0]["size"], ss[0]["alloc_location"], size, loc))
     print("PASS")
 
+def check_members(a):
+    """tests/locality/members.cpp: C++ members named as a debugger prints them, two on one
+    line told apart (m_a, m_b; m_p, m_q), each once at its own line."""
+    p = run(a.cmd, a.env)
+    if p.returncode != 0:
+        fail("program exit %d" % p.returncode)
+    meta, _ = read_rank(a.out)
+    base = os.path.basename(a.src)
+    got = {}
+    for s in meta["structures"]:
+        got.setdefault(s["name"], []).append(s["alloc_location"])
+    for name, mark in (("m_x", "@MX"), ("m_y", "@MY"), ("m_a", "@PAIR"), ("m_b", "@PAIR"), ("m_p", "@FLAT"),
+                       ("m_q", "@FLAT")):
+        want = ["%s:%d" % (base, marker_line(a.src, mark))]
+        if got.get(name) != want:
+            fail("%s allocated at %s, want %s (structures %s)" % (name, got.get(name), want, sorted(got)))
+    print("PASS")
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi", "vector", "static", "reuse", "child", "ahead", "fortran"])
+    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi", "vector", "static", "reuse", "child", "ahead", "fortran", "members"])
     ap.add_argument("--lib", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--src")
@@ -504,7 +522,8 @@ def main():
         a.cmd = a.cmd[:-1] + ["env", "LD_PRELOAD=" + a.lib, "CLAMPI_LOCALITY_OUT=" + a.out, a.cmd[-1]]
     {"known": check_known, "crash": check_crash, "numa": check_numa, "mpi": check_mpi,
      "vector": check_vector, "static": check_static, "reuse": check_reuse, "child": check_child,
-     "ahead": check_ahead, "fortran": check_fortran}[a.mode](a)
+     "ahead": check_ahead, "fortran": check_fortran,
+     "members": check_members}[a.mode](a)
 
 if __name__ == "__main__":
     main()
