@@ -20,10 +20,16 @@ run_suite() {  # run_suite NAME BUILD_DIR MPI [cmake args] -- [ctest args]
   # while input was pending killed Open MPI's mpirun with SIGPIPE once (coll_diff_np8,
   # after the test had printed its result).
   local t0=$SECONDS
-  (cd "$dir" && ctest --output-on-failure --timeout 600 "${targs[@]}" </dev/null) || status=1
-  times+=("$name: $((SECONDS - t0)) s of tests")
+  local failed=""
+  if ! (cd "$dir" && ctest --output-on-failure --timeout 600 "${targs[@]}" </dev/null); then
+    status=1
+    # CTest's own list of what failed, repeated at the end where a log's tail shows it.
+    failed=$(sed 's/^[0-9]*://' "$dir/Testing/Temporary/LastTestsFailed.log" 2>/dev/null | tr '\n' ' ')
+    failures+=("$name: ${failed:-(see the log above)}")
+  fi
+  times+=("$name: $((SECONDS - t0)) s of tests${failed:+, FAILED}")
 }
-times=()
+times=() failures=()
 run_suite "Open MPI" build/openmpi openmpi -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=ON -DCLAMPI_SANITIZE=OFF
 run_suite "MPICH" build/mpich mpich -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=ON -DCLAMPI_SANITIZE=OFF
 # Sanitizers: the engine unit tests and the MPI tests, against MPICH (Open MPI's own
@@ -65,5 +71,6 @@ else
   echo "clampi: platform matrix skipped (CLAMPI_TEST_MATRIX=0)"
 fi
 printf 'clampi: %s\n' "${times[@]}"
+[ ${#failures[@]} -eq 0 ] || printf 'clampi: failed in %s\n' "${failures[@]}"
 if [ $status -eq 0 ]; then echo "clampi: all test suites passed"; else echo "clampi: some tests FAILED"; fi
 exit $status
