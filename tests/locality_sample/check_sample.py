@@ -503,9 +503,19 @@ def check_members(a):
             fail("%s allocated at %s, want %s (structures %s)" % (name, got.get(name), want, sorted(got)))
     print("PASS")
 
+def check_pipe(a):
+    """ls_pipe.c: long write/writev/sendmsg of sampled memory into a slow reader write
+    everything, with runs opened ahead and without."""
+    for ahead in ("0", "256"):
+        print("ahead=%s:" % ahead, flush=True)
+        p = run(a.cmd, dict(a.env, CLAMPI_LOCALITY_SAMPLE_AHEAD=ahead))
+        if p.returncode != 0:
+            fail("ahead=%s: a write was cut short or wrong (exit %d)" % (ahead, p.returncode))
+    print("PASS")
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi", "vector", "static", "reuse", "child", "ahead", "fortran", "members"])
+    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi", "vector", "static", "reuse", "child", "ahead", "fortran", "members", "pipe"])
     ap.add_argument("--lib", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--src")
@@ -523,7 +533,7 @@ def main():
     {"known": check_known, "crash": check_crash, "numa": check_numa, "mpi": check_mpi,
      "vector": check_vector, "static": check_static, "reuse": check_reuse, "child": check_child,
      "ahead": check_ahead, "fortran": check_fortran,
-     "members": check_members}[a.mode](a)
+     "members": check_members, "pipe": check_pipe}[a.mode](a)
 
 if __name__ == "__main__":
     main()

@@ -425,10 +425,13 @@ CLAMPI_API sighandler_t signal(int sig, sighandler_t h) {
     if (!real_##name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
 
 /* The sampler thread can re-protect a page of the buffer (a sample) between the touch
- * and the kernel's copy: the call then fails with EFAULT, or a write stops short at that
- * page. When a page where it stopped is tracked, that was the sampler: the buffer is
- * touched again and the call repeated from there (a few times). Reads are repeated on
- * EFAULT only (a short read is the data's, and nothing was consumed on EFAULT). */
+ * and the kernel's copy: the call then fails with EFAULT, or a write stops short. A pipe
+ * stops at that page; a socket at the start of the chunk it was copying, up to a few
+ * hundred KiB before it. When the write stopped short and a page of ours not far on is
+ * not open, that was the sampler (or another thread's run): the rest is touched again and
+ * written (a few times; a write to a full non-blocking socket then stops with EAGAIN and
+ * returns what was written, as before). Reads are repeated on EFAULT only (a short read
+ * is the data's, and nothing was consumed on EFAULT). */
 static int tracked(const void *p, size_t n) {
     uintptr_t lo = (uintptr_t)p & ~(ls.sys_page - 1), hi = (uintptr_t)p + n;
     for (uintptr_t pg = lo; pg < hi; pg += ls.sys_page) {
@@ -438,14 +441,24 @@ static int tracked(const void *p, size_t n) {
     return 0;
 }
 
+#define CUT_PAGES 1024 /* how far on a short write looks for a closed page */
+
+/* a tracked page in [p, p + n) that is not open, looking at up to *budget pages */
+static int closed_in(uintptr_t p, size_t n, int *budget) {
+    uintptr_t hi = p + n;
+    for (uintptr_t pg = p & ~(ls.sys_page - 1); pg<hi && * budget> 0; pg += ls.sys_page, --*budget) {
+        const clampi_lpage *lp = tracked((const void *)pg, 1) ? clampi_ltab_find(&ls.tab, pg) : NULL;
+        if (lp && atomic_load(&lp->state) != CLAMPI_LP_OPEN) return 1;
+    }
+    return 0;
+}
+
 static int sampler_cut(const void *p, size_t n, ssize_t r, int write, int tries) {
     if (tries >= 8 || !atomic_load_explicit(&ls.ready, memory_order_relaxed)) return 0;
     if (r < 0) return errno == EFAULT && tracked(p, n);
     if (!write || r <= 0 || (size_t)r >= n) return 0;
-    /* stopped at a page of ours that is not open: a sample, or another thread's run */
-    const uintptr_t at = ((uintptr_t)p + (size_t)r) & ~(ls.sys_page - 1);
-    const clampi_lpage *pg = tracked((const void *)at, 1) ? clampi_ltab_find(&ls.tab, at) : NULL;
-    return pg && atomic_load(&pg->state) != CLAMPI_LP_OPEN;
+    int budget = CUT_PAGES;
+    return closed_in((uintptr_t)p + (size_t)r, n - (size_t)r, &budget);
 }
 
 #define READ_CALL(call, buf, n)                                         \
@@ -509,6 +522,55 @@ static int iov_cut(const struct iovec *iov, size_t cnt, ssize_t r, int tries) {
     }                                                                                                    \
     return r
 
+/* Gathering writes: also a write that stopped short at a sampled page goes on from there,
+ * with the rest of the vector copied to `rest` (up to IOV_REST entries; a longer rest is
+ * returned short, as the kernel may). */
+#define IOV_REST 64
+static int iov_write_cut(const struct iovec *iov, size_t cnt, ssize_t r, int tries) {
+    if (r <= 0) return iov_cut(iov, cnt, r, tries);
+    if (tries >= 8 || !atomic_load_explicit(&ls.ready, memory_order_relaxed)) return 0;
+    size_t at = (size_t)r, k = 0;
+    while (k < cnt && at >= iov[k].iov_len) at -= iov[k++].iov_len;
+    int budget = CUT_PAGES;
+    for (; k < cnt && budget > 0; k++, at = 0)
+        if (closed_in((uintptr_t)iov[k].iov_base + at, iov[k].iov_len - at, &budget)) return 1;
+    return 0; /* all written, or stopped for a reason of its own */
+}
+
+/* the part of iov after its first r bytes, into rest (may be iov itself); its count, or -1 */
+static int iov_after(const struct iovec *iov, size_t cnt, size_t r, struct iovec *rest) {
+    size_t i = 0;
+    while (i < cnt && r >= iov[i].iov_len) r -= iov[i++].iov_len;
+    if (cnt - i > IOV_REST) return -1;
+    for (size_t j = i; j < cnt; j++) rest[j - i] = iov[j];
+    rest[0].iov_base = (char *)rest[0].iov_base + r;
+    rest[0].iov_len -= r;
+    return (int)(cnt - i);
+}
+
+/* call uses iov and cnt; after a partial write, `again` runs (sendmsg drops its control data) */
+#define IOV_WRITE_CALL(call, iov0, cnt0, again)                                                      \
+    const struct iovec *iov = (iov0);                                                                \
+    size_t cnt = (cnt0), done = 0;                                                                   \
+    struct iovec rest[IOV_REST];                                                                     \
+    for (int tries = 0;; tries++) {                                                                  \
+        for (size_t i = 0; i < cnt; i++)                                                             \
+            ls_touch_range(iov[i].iov_base, iov[i].iov_len, (uintptr_t)__builtin_return_address(0)); \
+        ssize_t r = call;                                                                            \
+        if (!iov_write_cut(iov, cnt, r, tries)) {                                                    \
+            if (r < 0) return done ? (ssize_t)done : r;                                              \
+            return (ssize_t)(done + (size_t)r);                                                      \
+        }                                                                                            \
+        if (r > 0) {                                                                                 \
+            int nrest = iov_after(iov, cnt, (size_t)r, rest);                                        \
+            done += (size_t)r;                                                                       \
+            if (nrest < 0) return (ssize_t)done;                                                     \
+            iov = rest;                                                                              \
+            cnt = (size_t)nrest;                                                                     \
+            again;                                                                                   \
+        }                                                                                            \
+    }
+
 CLAMPI_API ssize_t readv(int fd, const struct iovec *iov, int cnt) {
     REAL(readv);
     IOV_CALL(real_readv(fd, iov, cnt), iov, cnt > 0 ? cnt : 0);
@@ -553,12 +615,15 @@ CLAMPI_API ssize_t sendto(int fd, const void *buf, size_t n, int flags, const st
 CLAMPI_API ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
     REAL(sendmsg);
     if (!msg) return real_sendmsg(fd, msg, flags);
-    IOV_CALL(real_sendmsg(fd, msg, flags), msg->msg_iov, msg->msg_iovlen);
+    struct msghdr m = *msg;
+    IOV_WRITE_CALL((m.msg_iov = (struct iovec *)iov, m.msg_iovlen = cnt, real_sendmsg(fd, &m, flags)), msg->msg_iov,
+                   msg->msg_iovlen, (m.msg_control = NULL, m.msg_controllen = 0));
 }
 
-CLAMPI_API ssize_t writev(int fd, const struct iovec *iov, int cnt) {
+CLAMPI_API ssize_t writev(int fd, const struct iovec *iov0, int cnt0) {
     REAL(writev);
-    IOV_CALL(real_writev(fd, iov, cnt), iov, cnt > 0 ? cnt : 0);
+    if (cnt0 <= 0) return real_writev(fd, iov0, cnt0);
+    IOV_WRITE_CALL(real_writev(fd, iov, (int)cnt), iov0, (size_t)cnt0, (void)0);
 }
 
 CLAMPI_API ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
