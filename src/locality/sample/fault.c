@@ -429,8 +429,8 @@ CLAMPI_API sighandler_t signal(int sig, sighandler_t h) {
  * stops at that page; a socket at the start of the chunk it was copying, up to a few
  * hundred KiB before it. When the write stopped short and a page of ours not far on is
  * not open, that was the sampler (or another thread's run): the rest is touched again and
- * written (a few times; a write to a full non-blocking socket then stops with EAGAIN and
- * returns what was written, as before). Reads are repeated on EFAULT only (a short read
+ * written (up to 8 times in a row without progress; a write to a full non-blocking socket
+ * then stops with EAGAIN and returns what was written, as before). Reads are repeated on EFAULT only (a short read
  * is the data's, and nothing was consumed on EFAULT). */
 static int tracked(const void *p, size_t n) {
     uintptr_t lo = (uintptr_t)p & ~(ls.sys_page - 1), hi = (uintptr_t)p + n;
@@ -471,18 +471,21 @@ static int sampler_cut(const void *p, size_t n, ssize_t r, int write, int tries)
     return r
 
 /* call uses p, left and done (bytes written so far) */
-#define WRITE_CALL(call, buf, n)                                         \
-    size_t done = 0;                                                     \
-    for (int tries = 0;; tries++) {                                      \
-        const char *p = (const char *)(buf) + done;                      \
-        size_t left = (n)-done;                                          \
-        ls_touch_range(p, left, (uintptr_t)__builtin_return_address(0)); \
-        ssize_t r = call;                                                \
-        if (!sampler_cut(p, left, r, 1, tries)) {                        \
-            if (r < 0) return done ? (ssize_t)done : r;                  \
-            return (ssize_t)(done + (size_t)r);                          \
-        }                                                                \
-        if (r > 0) done += (size_t)r;                                    \
+#define WRITE_CALL(call, buf, n)                                          \
+    size_t done = 0;                                                      \
+    for (int tries = 0;; tries++) {                                       \
+        const char *p = (const char *)(buf) + done;                       \
+        size_t left = (n)-done;                                           \
+        ls_touch_range(p, left, (uintptr_t)__builtin_return_address(0));  \
+        ssize_t r = call;                                                 \
+        if (!sampler_cut(p, left, r, 1, tries)) {                         \
+            if (r < 0) return done ? (ssize_t)done : r;                   \
+            return (ssize_t)(done + (size_t)r);                           \
+        }                                                                 \
+        if (r > 0) {                                                      \
+            done += (size_t)r;                                            \
+            tries = -1; /* progress: the bound is on tries without any */ \
+        }                                                                 \
     }
 
 CLAMPI_API ssize_t read(int fd, void *buf, size_t n) {
@@ -567,6 +570,7 @@ static int iov_after(const struct iovec *iov, size_t cnt, size_t r, struct iovec
             if (nrest < 0) return (ssize_t)done;                                                     \
             iov = rest;                                                                              \
             cnt = (size_t)nrest;                                                                     \
+            tries = -1;                                                                              \
             again;                                                                                   \
         }                                                                                            \
     }
