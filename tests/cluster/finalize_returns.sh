@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # finalize_returns.sh RUNS MAX_HUNG CLUSTER_SCRIPT MPI NP [VAR=VALUE ...] COMMAND [ARGS...]
-# Runs the job RUNS times across the emulated nodes, each under a 20 s timeout, without the
+# Runs the job RUNS times across the emulated nodes, each under a 30 s timeout (launch across the nodes included), without the
 # MPICH finalize guard, and fails if a run fails or more than MAX_HUNG runs do not end.
 # MPICH 4.0 on UCX hangs in MPI_Finalize when its ranks reach the endpoint closes apart
 # (src/services/finalize_barrier.c narrows that race, it cannot close it): with a UCX window
@@ -12,7 +12,7 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 hung=0 failed=0
 for ((i = 1; i <= runs; i++)); do
-  timeout -k 5 20 "$cluster" run "$@" >"$out" 2>&1
+  timeout -k 5 30 "$cluster" run "$@" >"$out" 2>&1
   rc=$?
   if [ $rc = 124 ] || [ $rc = 137 ]; then hung=$((hung + 1))
   elif [ $rc = 77 ]; then cat "$out"; exit 77

@@ -355,9 +355,25 @@ def check_child(a):
         p = run(a.cmd + [a.lib, a.out], a.env)
         if p.returncode != 0:
             fail("program exit %d" % p.returncode)
-        time.sleep(2.5)  # the child exits a second after the program
+        m = re.search(r"child pid (\d+)", p.stdout)
+        if not m:
+            fail("the program did not print its child's pid")
+        wait_gone(int(m.group(1)), time)  # the child exits a second after the program
         check_child_output(a)
     print("PASS")
+
+def wait_gone(pid, time, limit=120):
+    """until the process has exited (gone, or a zombie nobody reaped)"""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return
+        except OSError:
+            return
+        time.sleep(0.05)
+    fail("the child %d did not exit in %d s" % (pid, limit))
 
 def check_child_output(a):
     meta, rows = read_rank(a.out)

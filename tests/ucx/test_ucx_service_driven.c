@@ -33,6 +33,11 @@
 #include "topo/node.h" /* clampi_node_helper_has_core */
 
 enum { PUTS = 300, FLAG = PUTS, B_ROUNDS = 20 };
+#if defined(OPEN_MPI)
+static const int mpi_hook = 1; /* passes run from inside MPI's progress */
+#else
+static const int mpi_hook = 0;
+#endif
 
 static clampi_ucx_service_stats stats(void) {
     clampi_ucx_service_stats s;
@@ -74,13 +79,24 @@ int main(int argc, char **argv) {
     CHECK_EQ_INT(CMPI_Win_lock_all(0, w), MPI_SUCCESS);
     MPI_Barrier(MPI_COMM_WORLD);
 
-    /* A: the target waits in MPI_Barrier */
-    clampi_ucx_service_stats s0 = stats();
-    if (rank == 0) put_all(w, 1000);
-    MPI_Barrier(MPI_COMM_WORLD);
-    clampi_ucx_service_stats s1 = stats();
-    const uint64_t in_barrier = s1.driven - s0.driven, work_in_barrier = s1.driven_work - s0.driven_work;
-    if (rank == 1) check_all(mem, 1000);
+    /* A: the target waits in MPI_Barrier. As in B, whether a pass it runs finds work is
+     * scheduling: up to B_ROUNDS rounds, until one has a pass that found work. */
+    clampi_ucx_service_stats s0;
+    uint64_t in_barrier = 0, work_in_barrier = 0;
+    for (int done = 0, a = 0; !done && a < B_ROUNDS; a++) {
+        const int64_t base = 100000 + 1000 * a;
+        s0 = stats();
+        if (rank == 0) put_all(w, base);
+        MPI_Barrier(MPI_COMM_WORLD);
+        clampi_ucx_service_stats s1 = stats();
+        in_barrier += s1.driven - s0.driven;
+        work_in_barrier += s1.driven_work - s0.driven_work;
+        if (rank == 1) {
+            check_all(mem, base);
+            done = off || !mpi_hook || work_in_barrier > 0;
+        }
+        MPI_Bcast(&done, 1, MPI_INT, 1, MPI_COMM_WORLD);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
 
     /* B: the target waits in clampi's own spin wait (oversubscribed: clampi_idle every poll).
@@ -125,11 +141,6 @@ int main(int argc, char **argv) {
     if (rank == 1) check_all(mem, 9000);
 
     if (rank == 1) {
-#if defined(OPEN_MPI)
-        const int mpi_hook = 1;
-#else
-        const int mpi_hook = 0;
-#endif
         const int own_core = clampi_node_helper_has_core();
         printf("service_driven: %s; passes run by the waiting target: in MPI_Barrier %llu (%llu found work; MPI "
                "hook: %s; progress thread with a core of its own: %s), in clampi's spin wait %llu (round %d of %d)%s, "

