@@ -427,7 +427,7 @@ CLAMPI_API sighandler_t signal(int sig, sighandler_t h) {
 /* The sampler thread can re-protect a page of the buffer (a sample) between the touch
  * and the kernel's copy: the call then fails with EFAULT, or a write stops short. A pipe
  * stops at that page; a socket at the start of the chunk it was copying, up to a few
- * hundred KiB before it. When the write stopped short and a page of ours not far on is
+ * ten KiB before it. When the write stopped short and a page of ours not far on is
  * not open, that was the sampler (or another thread's run): the rest is touched again and
  * written (up to 8 times in a row without progress; a write to a full non-blocking socket
  * then stops with EAGAIN and returns what was written, as before). Reads are repeated on EFAULT only (a short read
@@ -441,12 +441,17 @@ static int tracked(const void *p, size_t n) {
     return 0;
 }
 
-#define CUT_PAGES 1024 /* how far on a short write looks for a closed page */
+/* How far on a short write looks for a closed page: AF_UNIX stream sockets stopped within
+ * about 36 KiB of it here. Not further: a write cut short for a reason of its own (a
+ * signal, SO_SNDTIMEO, a full non-blocking socket) is repeated too when the sampler happens
+ * to close a page that near, and a repeat can block again. */
+#define CUT_PAGES 64
 
 /* a tracked page in [p, p + n) that is not open, looking at up to *budget pages */
 static int closed_in(uintptr_t p, size_t n, int *budget) {
-    uintptr_t hi = p + n;
-    for (uintptr_t pg = p & ~(ls.sys_page - 1); pg<hi && * budget> 0; pg += ls.sys_page, --*budget) {
+    if (n == 0) return 0;
+    const uintptr_t hi = p + n;
+    for (uintptr_t pg = p & ~(ls.sys_page - 1); *budget > 0 && pg < hi; pg += ls.sys_page, --*budget) {
         const clampi_lpage *lp = tracked((const void *)pg, 1) ? clampi_ltab_find(&ls.tab, pg) : NULL;
         if (lp && atomic_load(&lp->state) != CLAMPI_LP_OPEN) return 1;
     }
@@ -544,6 +549,7 @@ static int iov_write_cut(const struct iovec *iov, size_t cnt, ssize_t r, int tri
 static int iov_after(const struct iovec *iov, size_t cnt, size_t r, struct iovec *rest) {
     size_t i = 0;
     while (i < cnt && r >= iov[i].iov_len) r -= iov[i++].iov_len;
+    if (i == cnt) return 0;
     if (cnt - i > IOV_REST) return -1;
     for (size_t j = i; j < cnt; j++) rest[j - i] = iov[j];
     rest[0].iov_base = (char *)rest[0].iov_base + r;
@@ -606,19 +612,29 @@ CLAMPI_API ssize_t readlink(const char *path, char *buf, size_t n) {
 
 /* system calls that read program buffers: a never-touched or re-protected page (or one
  * opened ahead for another thread) would fail the kernel's copy with EFAULT */
+
+/* MSG_ZEROCOPY numbers its completions by kernel call: never two calls for one */
+#define ZEROCOPY_CALL(buf, n, call) (ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0)), call)
 CLAMPI_API ssize_t send(int fd, const void *buf, size_t n, int flags) {
     REAL(send);
+    if (flags & MSG_ZEROCOPY) return ZEROCOPY_CALL(buf, n, real_send(fd, buf, n, flags));
     WRITE_CALL(real_send(fd, p, left, flags), buf, n);
 }
 
 CLAMPI_API ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *sa, socklen_t sl) {
     REAL(sendto);
+    if (flags & MSG_ZEROCOPY) return ZEROCOPY_CALL(buf, n, real_sendto(fd, buf, n, flags, sa, sl));
     WRITE_CALL(real_sendto(fd, p, left, flags, sa, sl), buf, n);
 }
 
 CLAMPI_API ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
     REAL(sendmsg);
     if (!msg) return real_sendmsg(fd, msg, flags);
+    if (flags & MSG_ZEROCOPY) {
+        for (size_t i = 0; i < msg->msg_iovlen; i++)
+            ls_touch_range(msg->msg_iov[i].iov_base, msg->msg_iov[i].iov_len, (uintptr_t)__builtin_return_address(0));
+        return real_sendmsg(fd, msg, flags);
+    }
     struct msghdr m = *msg;
     IOV_WRITE_CALL((m.msg_iov = (struct iovec *)iov, m.msg_iovlen = cnt, real_sendmsg(fd, &m, flags)), msg->msg_iov,
                    msg->msg_iovlen, (m.msg_control = NULL, m.msg_controllen = 0));
