@@ -430,8 +430,9 @@ CLAMPI_API sighandler_t signal(int sig, sighandler_t h) {
  * ten KiB before it. When the write stopped short and a page of ours not far on is
  * not open, that was the sampler (or another thread's run): the rest is touched again and
  * written (up to 8 times in a row without progress; a write to a full non-blocking socket
- * then stops with EAGAIN and returns what was written, as before). Reads are repeated on EFAULT only (a short read
- * is the data's, and nothing was consumed on EFAULT). */
+ * then stops with EAGAIN and returns what was written, as before). Reads are repeated on
+ * EFAULT only (a short read is the data's, and nothing was consumed on EFAULT). A single
+ * buffer is written as a vector of one. */
 static int tracked(const void *p, size_t n) {
     uintptr_t lo = (uintptr_t)p & ~(ls.sys_page - 1), hi = (uintptr_t)p + n;
     for (uintptr_t pg = lo; pg < hi; pg += ls.sys_page) {
@@ -458,12 +459,14 @@ static int closed_in(uintptr_t p, size_t n, int *budget) {
     return 0;
 }
 
-static int sampler_cut(const void *p, size_t n, ssize_t r, int write, int tries) {
+static int sampler_cut(const void *p, size_t n, ssize_t r, int tries) {
     if (tries >= 8 || !atomic_load_explicit(&ls.ready, memory_order_relaxed)) return 0;
-    if (r < 0) return errno == EFAULT && tracked(p, n);
-    if (!write || r <= 0 || (size_t)r >= n) return 0;
-    int budget = CUT_PAGES;
-    return closed_in((uintptr_t)p + (size_t)r, n - (size_t)r, &budget);
+    return r < 0 && errno == EFAULT && tracked(p, n);
+}
+
+/* each buffer of a vector opened, as touched by the wrapper's caller at ra */
+static void touch_iov(const struct iovec *iov, size_t cnt, uintptr_t ra) {
+    for (size_t i = 0; i < cnt; i++) ls_touch_range(iov[i].iov_base, iov[i].iov_len, ra);
 }
 
 #define READ_CALL(call, buf, n)                                         \
@@ -471,27 +474,9 @@ static int sampler_cut(const void *p, size_t n, ssize_t r, int write, int tries)
     for (int tries = 0;; tries++) {                                     \
         ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0)); \
         r = call;                                                       \
-        if (!sampler_cut(buf, n, r, 0, tries)) break;                   \
+        if (!sampler_cut(buf, n, r, tries)) break;                      \
     }                                                                   \
     return r
-
-/* call uses p, left and done (bytes written so far) */
-#define WRITE_CALL(call, buf, n)                                          \
-    size_t done = 0;                                                      \
-    for (int tries = 0;; tries++) {                                       \
-        const char *p = (const char *)(buf) + done;                       \
-        size_t left = (n)-done;                                           \
-        ls_touch_range(p, left, (uintptr_t)__builtin_return_address(0));  \
-        ssize_t r = call;                                                 \
-        if (!sampler_cut(p, left, r, 1, tries)) {                         \
-            if (r < 0) return done ? (ssize_t)done : r;                   \
-            return (ssize_t)(done + (size_t)r);                           \
-        }                                                                 \
-        if (r > 0) {                                                      \
-            done += (size_t)r;                                            \
-            tries = -1; /* progress: the bound is on tries without any */ \
-        }                                                                 \
-    }
 
 CLAMPI_API ssize_t read(int fd, void *buf, size_t n) {
     REAL(read);
@@ -516,18 +501,17 @@ CLAMPI_API ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct socka
 /* vectors: repeated on EFAULT only */
 static int iov_cut(const struct iovec *iov, size_t cnt, ssize_t r, int tries) {
     for (size_t i = 0; r < 0 && i < cnt; i++)
-        if (sampler_cut(iov[i].iov_base, iov[i].iov_len, r, 0, tries)) return 1;
+        if (sampler_cut(iov[i].iov_base, iov[i].iov_len, r, tries)) return 1;
     return 0;
 }
 
-#define IOV_CALL(call, iov, cnt)                                                                         \
-    ssize_t r;                                                                                           \
-    for (int tries = 0;; tries++) {                                                                      \
-        for (size_t i = 0; i < (size_t)(cnt); i++)                                                       \
-            ls_touch_range((iov)[i].iov_base, (iov)[i].iov_len, (uintptr_t)__builtin_return_address(0)); \
-        r = call;                                                                                        \
-        if (!iov_cut(iov, (size_t)(cnt), r, tries)) break;                                               \
-    }                                                                                                    \
+#define IOV_CALL(call, iov, cnt)                                               \
+    ssize_t r;                                                                 \
+    for (int tries = 0;; tries++) {                                            \
+        touch_iov(iov, (size_t)(cnt), (uintptr_t)__builtin_return_address(0)); \
+        r = call;                                                              \
+        if (!iov_cut(iov, (size_t)(cnt), r, tries)) break;                     \
+    }                                                                          \
     return r
 
 /* Gathering writes: also a write that stopped short at a sampled page goes on from there,
@@ -557,29 +541,34 @@ static int iov_after(const struct iovec *iov, size_t cnt, size_t r, struct iovec
     return (int)(cnt - i);
 }
 
-/* call uses iov and cnt; after a partial write, `again` runs (sendmsg drops its control data) */
-#define IOV_WRITE_CALL(call, iov0, cnt0, again)                                                      \
-    const struct iovec *iov = (iov0);                                                                \
-    size_t cnt = (cnt0), done = 0;                                                                   \
-    struct iovec rest[IOV_REST];                                                                     \
-    for (int tries = 0;; tries++) {                                                                  \
-        for (size_t i = 0; i < cnt; i++)                                                             \
-            ls_touch_range(iov[i].iov_base, iov[i].iov_len, (uintptr_t)__builtin_return_address(0)); \
-        ssize_t r = call;                                                                            \
-        if (!iov_write_cut(iov, cnt, r, tries)) {                                                    \
-            if (r < 0) return done ? (ssize_t)done : r;                                              \
-            return (ssize_t)(done + (size_t)r);                                                      \
-        }                                                                                            \
-        if (r > 0) {                                                                                 \
-            int nrest = iov_after(iov, cnt, (size_t)r, rest);                                        \
-            done += (size_t)r;                                                                       \
-            if (nrest < 0) return (ssize_t)done;                                                     \
-            iov = rest;                                                                              \
-            cnt = (size_t)nrest;                                                                     \
-            tries = -1;                                                                              \
-            again;                                                                                   \
-        }                                                                                            \
+/* call uses iov, cnt and done (bytes written so far); after a partial write, `again` runs
+ * (sendmsg drops its control data) */
+#define IOV_WRITE_CALL(call, iov0, cnt0, again)                      \
+    const struct iovec *iov = (iov0);                                \
+    size_t cnt = (cnt0), done = 0;                                   \
+    struct iovec rest[IOV_REST];                                     \
+    for (int tries = 0;; tries++) {                                  \
+        touch_iov(iov, cnt, (uintptr_t)__builtin_return_address(0)); \
+        ssize_t r = call;                                            \
+        if (!iov_write_cut(iov, cnt, r, tries)) {                    \
+            if (r < 0) return done ? (ssize_t)done : r;              \
+            return (ssize_t)(done + (size_t)r);                      \
+        }                                                            \
+        if (r > 0) {                                                 \
+            int nrest = iov_after(iov, cnt, (size_t)r, rest);        \
+            done += (size_t)r;                                       \
+            if (nrest < 0) return (ssize_t)done;                     \
+            iov = rest;                                              \
+            cnt = (size_t)nrest;                                     \
+            tries = -1;                                              \
+            again;                                                   \
+        }                                                            \
     }
+
+/* one buffer: a vector of one entry (call uses iov->iov_base, iov->iov_len and done) */
+#define ONE_WRITE_CALL(call, buf, n)               \
+    const struct iovec one = {(void *)(buf), (n)}; \
+    IOV_WRITE_CALL(call, &one, 1, (void)0)
 
 CLAMPI_API ssize_t readv(int fd, const struct iovec *iov, int cnt) {
     REAL(readv);
@@ -610,29 +599,28 @@ CLAMPI_API ssize_t readlink(const char *path, char *buf, size_t n) {
     return real_readlink(path, buf, n);
 }
 
-/* system calls that read program buffers: a never-touched or re-protected page (or one
- * opened ahead for another thread) would fail the kernel's copy with EFAULT */
-
 /* MSG_ZEROCOPY numbers its completions by kernel call: never two calls for one */
 #define ZEROCOPY_CALL(buf, n, call) (ls_touch_range(buf, n, (uintptr_t)__builtin_return_address(0)), call)
+
+/* system calls that read program buffers: a never-touched or re-protected page (or one
+ * opened ahead for another thread) would fail the kernel's copy with EFAULT */
 CLAMPI_API ssize_t send(int fd, const void *buf, size_t n, int flags) {
     REAL(send);
     if (flags & MSG_ZEROCOPY) return ZEROCOPY_CALL(buf, n, real_send(fd, buf, n, flags));
-    WRITE_CALL(real_send(fd, p, left, flags), buf, n);
+    ONE_WRITE_CALL(real_send(fd, iov->iov_base, iov->iov_len, flags), buf, n);
 }
 
 CLAMPI_API ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *sa, socklen_t sl) {
     REAL(sendto);
     if (flags & MSG_ZEROCOPY) return ZEROCOPY_CALL(buf, n, real_sendto(fd, buf, n, flags, sa, sl));
-    WRITE_CALL(real_sendto(fd, p, left, flags, sa, sl), buf, n);
+    ONE_WRITE_CALL(real_sendto(fd, iov->iov_base, iov->iov_len, flags, sa, sl), buf, n);
 }
 
 CLAMPI_API ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
     REAL(sendmsg);
     if (!msg) return real_sendmsg(fd, msg, flags);
     if (flags & MSG_ZEROCOPY) {
-        for (size_t i = 0; i < msg->msg_iovlen; i++)
-            ls_touch_range(msg->msg_iov[i].iov_base, msg->msg_iov[i].iov_len, (uintptr_t)__builtin_return_address(0));
+        touch_iov(msg->msg_iov, msg->msg_iovlen, (uintptr_t)__builtin_return_address(0));
         return real_sendmsg(fd, msg, flags);
     }
     struct msghdr m = *msg;
@@ -648,10 +636,10 @@ CLAMPI_API ssize_t writev(int fd, const struct iovec *iov0, int cnt0) {
 
 CLAMPI_API ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
     REAL(pwrite);
-    WRITE_CALL(real_pwrite(fd, p, left, off + (off_t)done), buf, n);
+    ONE_WRITE_CALL(real_pwrite(fd, iov->iov_base, iov->iov_len, off + (off_t)done), buf, n);
 }
 
 CLAMPI_API ssize_t write(int fd, const void *buf, size_t n) {
     REAL(write);
-    WRITE_CALL(real_write(fd, p, left), buf, n);
+    ONE_WRITE_CALL(real_write(fd, iov->iov_base, iov->iov_len), buf, n);
 }
