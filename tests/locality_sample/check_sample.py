@@ -522,7 +522,7 @@ def check_members(a):
 def check_pipe(a):
     """ls_pipe.c: long write/writev/send/sendmsg of sampled memory into a slow reader
     write everything. Default mode only: with runs opened ahead a write is still cut short
-    now and then (1-2 in 40 runs), by a settle the wrappers cannot see (docs/locality-sampler.md)."""
+    now and then (1-2 in 40 runs), for a reason not yet found (docs/locality-sampler.md)."""
     for ahead in ("0",):
         print("ahead=%s:" % ahead, flush=True)
         p = run(a.cmd, dict(a.env, CLAMPI_LOCALITY_SAMPLE_AHEAD=ahead))
