@@ -54,7 +54,8 @@ typedef enum clampi_opt_type {
       "communicator asks that many, spread over its ranks")                                                            \
     X(PROGRESS_FROM_MPI, "progress_from_mpi", "rma", NULL, "CLAMPI_PROGRESS_FROM_MPI", BOOL, "true", NULL, 0, 0,       \
       "UCX windows and messages: a program waiting inside MPI progresses clampi's UCX workers itself while they "      \
-      "have work (Open MPI's progress engine; clampi's own shared-memory waits on every MPI), and a progress thread "  \
+      "have work (Open MPI's progress engine; MPICH's polls of its UCX worker; clampi's own shared-memory waits on "   \
+      "every MPI), and a progress thread "                                                                             \
       "without a core of its own sleeps meanwhile; false: the progress thread alone does")                             \
     X(WIN_SCOPE, "win_scope", "rma", "mpi_win_scope", "CLAMPI_WIN_SCOPE", ENUM, "process", "process|thread", 0, 0,     \
       "UCX windows: a flush completes the calling thread's operations only (thread) or every thread's")                \

@@ -4,7 +4,8 @@
  *  - Open MPI: callbacks registered with its progress engine (opal_progress_register,
  *    looked up at run time), run by every wait and test loop. This module keeps the one
  *    registration and runs every clampi callback from it;
- *  - MPICH: MPIX_Grequest_start's poll and wait functions (no registration here);
+ *  - MPICH: MPIX_Grequest_start's poll and wait functions (no registration here; the UCX
+ *    service's pass runs after MPICH's polls of its UCX worker: services/ucx/mpi_polls.h);
  *  - otherwise: the caller's fallback (a polling thread, or the UCX progress service). */
 #ifndef CLAMPI_COMMON_PROGRESS_HOOK_H
 #define CLAMPI_COMMON_PROGRESS_HOOK_H

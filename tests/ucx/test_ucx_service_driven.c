@@ -6,9 +6,9 @@
  * Rank 0 puts PUTS int64 values into rank 1's window (CMPI_Win_create over static memory,
  * clampi_progress=auto: a progress-service client), each followed by a flush, three times:
  *  A. while rank 1 waits in MPI_Barrier. Open MPI runs clampi's pass from its progress
- *     engine: passes run by the waiting thread must be > 0, and where the progress thread
- *     has no core of its own (it then steps aside) some of them must have applied puts.
- *     Other MPIs have no such hook: printed only.
+ *     engine, MPICH after each poll of its UCX worker: passes run by the waiting thread
+ *     must be > 0, and where the progress thread has no core of its own (it then steps
+ *     aside) some of them must have applied puts. Other MPIs (Intel MPI's libfabric): printed only.
  *  B. while rank 1 waits for a flag word (rank 0's last put) in clampi's collective wait
  *     (clampi_coll_wait_flag, which calls clampi_idle between polls): passes > 0 on every
  *     MPI, in one of up to 20 rounds (a loaded machine can let the progress thread take
@@ -33,8 +33,10 @@
 #include "topo/node.h" /* clampi_node_helper_has_core */
 
 enum { PUTS = 300, FLAG = PUTS, B_ROUNDS = 20 };
-#if defined(OPEN_MPI)
-static const int mpi_hook = 1; /* passes run from inside MPI's progress */
+#if defined(OPEN_MPI) || (defined(MPICH_VERSION) && !defined(I_MPI_VERSION))
+/* passes run from inside MPI's progress: Open MPI's callbacks, MPICH's polls of its UCX
+ * worker (services/ucx/mpi_polls.h) */
+static const int mpi_hook = 1;
 #else
 static const int mpi_hook = 0;
 #endif
@@ -151,6 +153,9 @@ int main(int argc, char **argv) {
                arrived_early ? " (every put had arrived before the wait)" : "", (unsigned long long)in_compute);
         fflush(stdout);
         CHECK(in_compute == 0);
+#if defined(MPICH_VERSION) && !defined(I_MPI_VERSION)
+        CHECK(clampi_ucx_mpi_polls_seen()); /* MPICH's polls reached clampi's ucp_worker_progress */
+#endif
         if (off) {
             CHECK(in_barrier == 0);
             CHECK(in_spin == 0);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "services/ucx/context.h"
+#include "services/ucx/mpi_polls.h"
 #include "backends/ucx/ucx_win.h"
 #include "common/wait.h"
 
@@ -76,8 +77,8 @@ void clampi_ucx_lane_close(clampi_ucx_win *u, clampi_ucx_lane *l) {
         l->eps[t] = NULL;
         if (req == NULL || UCS_PTR_IS_ERR(req)) continue;
         while (ucp_request_check_status(req) == UCS_INPROGRESS) {
-            ucp_worker_progress(l->worker);
-            if (l != &u->main) ucp_worker_progress(u->main.worker);
+            clampi_ucx_progress(l->worker);
+            if (l != &u->main) clampi_ucx_progress(u->main.worker);
         }
         ucp_request_free(req);
     }

@@ -18,6 +18,12 @@ static clampi_mh_win *mh_of(clampi_bwin *w) { return (clampi_mh_win *)w->variant
 
 /* ---- the handle ---------------------------------------------------------------------- */
 
+/* A wait on the parent's worker, noted as the application's poll: the progress service,
+ * which watches the same worker, stays away meanwhile (services/ucx/service.h). */
+static ucs_status_t wait_here(clampi_mh_win *m, void *request) {
+    return clampi_ucx_wait_polled(m->worker, request, m->poller);
+}
+
 static int submitted(void *r) {
     if (UCS_PTR_IS_ERR(r)) return MPI_ERR_OTHER;
     if (r) ucp_request_free(r); /* completion is awaited by the window's flush */
@@ -31,7 +37,7 @@ int clampi_ucx_mh_check_live(clampi_mh_win *m) {
         g = __atomic_load_n(m->gen_ptr, __ATOMIC_ACQUIRE);
     } else {
         ucp_request_param_t p = {0};
-        ucs_status_t st = clampi_ucx_wait(m->worker, ucp_get_nbx(m->ep, &g, sizeof g, m->gen_addr, m->gen_rkey, &p));
+        ucs_status_t st = wait_here(m, ucp_get_nbx(m->ep, &g, sizeof g, m->gen_addr, m->gen_rkey, &p));
         if (st != UCS_OK) return clampi_ucx_status_to_mpi(st);
     }
     if (g != m->generation) {
@@ -49,7 +55,7 @@ static int mh_flush_handle(clampi_mh_win *m) {
         /* Loads and stores are complete; accumulates (the parent's table) went over the
          * endpoint: complete them, then read the liveness word in place. */
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        ucs_status_t st = clampi_ucx_wait(m->worker, ucp_ep_flush_nbx(m->ep, &p));
+        ucs_status_t st = wait_here(m, ucp_ep_flush_nbx(m->ep, &p));
         if (st != UCS_OK) return clampi_ucx_status_to_mpi(st);
         if (__atomic_load_n(m->gen_ptr, __ATOMIC_ACQUIRE) != m->generation) {
             __atomic_store_n(&m->dead, 1, __ATOMIC_RELAXED);
@@ -61,7 +67,7 @@ static int mh_flush_handle(clampi_mh_win *m) {
      * completed by the same endpoint flush. */
     int rc = submitted(ucp_get_nbx(m->ep, &m->gen_seen, sizeof m->gen_seen, m->gen_addr, m->gen_rkey, &p));
     if (rc != MPI_SUCCESS) return rc;
-    ucs_status_t st = clampi_ucx_wait(m->worker, ucp_ep_flush_nbx(m->ep, &p));
+    ucs_status_t st = wait_here(m, ucp_ep_flush_nbx(m->ep, &p));
     if (st != UCS_OK) return clampi_ucx_status_to_mpi(st);
     if (m->gen_seen != m->generation) {
         __atomic_store_n(&m->dead, 1, __ATOMIC_RELAXED);

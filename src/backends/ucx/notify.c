@@ -9,6 +9,7 @@
 
 #include "backends/ucx/ucx_win.h"
 #include "services/ucx/context.h"
+#include "services/ucx/mpi_polls.h"
 
 #define NOTIFY_AM_ID 0x6e6f /* "no": distinct from the message layer's ids */
 
@@ -84,7 +85,7 @@ void clampi_ucx_notify_stop(clampi_bwin *b, void *stopped) {
 }
 
 /* The worker is the process's (the UCX service's): it outlives the window. */
-void clampi_ucx_notify_progress(void *l) { ucp_worker_progress(((listener *)l)->worker); }
+void clampi_ucx_notify_progress(void *l) { clampi_ucx_progress(((listener *)l)->worker); }
 void clampi_ucx_notify_free(void *l) { free(l); }
 
 int clampi_ucx_notify_send(clampi_bwin *b, int target, uint64_t win_id, int id) {

@@ -58,7 +58,7 @@ static unsigned progress_thread_lanes(clampi_ucx_win *u) {
     for (clampi_ucx_thread *th = u->threads; th; th = th->next) {
         if (!__atomic_load_n(&th->lane_ready, __ATOMIC_ACQUIRE)) continue;
         if (pthread_mutex_trylock(&th->lane.mutex) != 0) continue;
-        n += ucp_worker_progress(th->lane.worker);
+        n += clampi_ucx_progress(th->lane.worker);
         pthread_mutex_unlock(&th->lane.mutex);
     }
     pthread_mutex_unlock(&u->threads_lock);

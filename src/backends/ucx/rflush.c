@@ -9,6 +9,7 @@
 #include "backends/ucx/ucx_win.h"
 #include "common/greq.h"
 #include "services/ucx/context.h"
+#include "services/ucx/mpi_polls.h"
 
 typedef struct rr_ctx {
     clampi_ucx_lane *lane;
@@ -29,7 +30,7 @@ static int rr_poll(void *ctx, MPI_Status *status) {
     rr_ctx *c = ctx;
     if (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
         clampi_ucx_lane_enter(c->lane);
-        ucp_worker_progress(c->lane->worker);
+        clampi_ucx_progress(c->lane->worker);
         clampi_ucx_lane_leave(c->lane);
         if (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) return 0;
     }

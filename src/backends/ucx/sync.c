@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "services/ucx/context.h"
+#include "services/ucx/mpi_polls.h"
 #include "backends/ucx/ucx_win.h"
 #include "common/options.h"
 
@@ -187,7 +188,7 @@ static int ucx_unlock_all(clampi_bwin *w) {
  * plus a progress round (software-emulated writes land during progress). */
 static int ucx_sync(clampi_bwin *w) {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    ucp_worker_progress(clampi_ucx_of(w)->main.worker);
+    clampi_ucx_progress(clampi_ucx_of(w)->main.worker);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return MPI_SUCCESS;
 }

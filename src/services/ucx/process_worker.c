@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include "services/ucx/context.h"
+#include "services/ucx/mpi_polls.h"
 
 static clampi_ucx_process_worker workers[UCS_THREAD_MODE_LAST];
 static pthread_mutex_t workers_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -45,7 +46,7 @@ void clampi_ucx_process_worker_put(clampi_ucx_process_worker *pw) {
     pthread_mutex_lock(&workers_lock);
     /* the last user gone: what the closed endpoints left behind, before it idles */
     if (__atomic_sub_fetch(&pw->users, 1, __ATOMIC_RELAXED) == 0)
-        while (ucp_worker_progress(pw->worker))
+        while (clampi_ucx_progress(pw->worker))
             ;
     pthread_mutex_unlock(&workers_lock);
 }

@@ -48,8 +48,10 @@ static struct {
     int epfd, wakefd;
     clampi_ucx_client *current; /* the client whose arm callback runs (thread only) */
     int hooked;                 /* 1: MPI's progress engine can run clampi_ucx_service_progress_here; 0: only
-                   clampi's spin waits do; -1: nothing does (CLAMPI_PROGRESS_FROM_MPI=false) */
-    int in_hook;                /* it is among MPI's progress callbacks now (thread only, while work comes) */
+                   clampi's spin waits and the MPI's UCX polls (mpi_polls.h) do; -1: nothing does
+                   (CLAMPI_PROGRESS_FROM_MPI=false) */
+    int in_hook;                /* it is among MPI's progress callbacks (1) or runs after the MPI's UCX
+                                   polls (2) now (thread only, while work comes) */
     _Atomic uint64_t driven_ns; /* when an application thread last ran a pass */
     int own_core;               /* the thread has a core of its own (topo/node.h) */
     clampi_ucx_service_stats stats;
@@ -135,7 +137,7 @@ int clampi_ucx_poller_may_progress(clampi_ucx_poller *p) {
 
 unsigned clampi_ucx_poller_serviced(clampi_ucx_poller *p, ucp_worker_h worker) {
     __atomic_store_n(&p->service_busy, 1, __ATOMIC_RELAXED);
-    unsigned n = ucp_worker_progress(worker);
+    unsigned n = clampi_ucx_progress(worker);
     __atomic_store_n(&p->service_busy, 0, __ATOMIC_RELAXED);
     return n;
 }
@@ -262,14 +264,23 @@ static int driven_by_mpi(void) {
  * engine calls them (svc.lock held). */
 static void found_work(void) {
     atomic_store_explicit(&drive.work_ns, mono_ns(), memory_order_relaxed);
-    if (svc.hooked == 1 && !svc.in_hook) svc.in_hook = clampi_progress_hook_add(clampi_ucx_service_progress_here);
+    if (svc.in_hook) return;
+    if (svc.hooked == 1) {
+        svc.in_hook = clampi_progress_hook_add(clampi_ucx_service_progress_here);
+    } else if (svc.hooked == 0 && clampi_ucx_mpi_polls_seen()) {
+        clampi_ucx_mpi_polls_set(clampi_ucx_service_progress_here);
+        svc.in_hook = 2;
+    }
 }
 
 /* No work for DRIVE_FOR_NS: MPI's polls stop calling clampi (svc.lock held). */
 static void drop_hook_when_idle(int stopping) {
     if (svc.in_hook &&
         (stopping || mono_ns() - atomic_load_explicit(&drive.work_ns, memory_order_relaxed) > DRIVE_FOR_NS)) {
-        clampi_progress_hook_remove(clampi_ucx_service_progress_here);
+        if (svc.in_hook == 2)
+            clampi_ucx_mpi_polls_set(NULL);
+        else
+            clampi_progress_hook_remove(clampi_ucx_service_progress_here);
         svc.in_hook = 0;
     }
 }

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <ucp/api/ucp.h>
 
+#include "services/ucx/mpi_polls.h"
+
 typedef struct clampi_ucx_client clampi_ucx_client;
 
 typedef struct clampi_ucx_client_ops {
@@ -72,7 +74,7 @@ static inline void clampi_ucx_poller_note(clampi_ucx_poller *p) {
  * long: the application skips only while the service is inside one call, having noted a
  * poll that makes the service hand the worker back after it. */
 static inline unsigned clampi_ucx_poller_progress(clampi_ucx_poller *p, ucp_worker_h worker) {
-    if (!p) return ucp_worker_progress(worker); /* a worker the service does not watch */
+    if (!p) return clampi_ucx_progress(worker); /* a worker the service does not watch */
     clampi_ucx_poller_note(p);
     if (__atomic_load_n(&p->service_busy, __ATOMIC_RELAXED)) {
         /* The service took over (the application was away for a millisecond) and may be in
@@ -82,7 +84,7 @@ static inline unsigned clampi_ucx_poller_progress(clampi_ucx_poller *p, ucp_work
         return 0;
     }
     __atomic_store_n(&p->busy, 1, __ATOMIC_RELAXED);
-    unsigned n = ucp_worker_progress(worker);
+    unsigned n = clampi_ucx_progress(worker);
     __atomic_store_n(&p->busy, 0, __ATOMIC_RELAXED);
     return n;
 }
@@ -95,8 +97,9 @@ unsigned clampi_ucx_poller_serviced(clampi_ucx_poller *p, ucp_worker_h worker);
  * while the application polls. */
 int clampi_ucx_poller_arm(clampi_ucx_poller *p, ucp_worker_h worker);
 /* A pass over every client from an application thread that waits: inside MPI (Open MPI's
- * progress engine calls it while the workers have work: the thread adds it to the MPI's
- * progress callbacks when a pass finds work and takes it out after 2 ms without) or in
+ * progress engine, or MPICH's polls of its UCX worker (mpi_polls.h), call it while the
+ * workers have work: the thread adds it to the MPI's progress callbacks when a pass finds
+ * work and takes it out after 2 ms without) or in
  * clampi's own spin waits (clampi_idle). Rate-limited (service.c) and skipped while the
  * thread or another caller is in a pass. While such passes come, a thread without a core of
  * its own sleeps: a target waiting in MPI_Barrier applies an origin's emulated puts itself

@@ -1,0 +1,25 @@
+/* The MPI's own UCX polls. An MPI built on UCX (MPICH's ch4:ucx) waits, in MPI_Barrier or
+ * MPI_Wait, by calling ucp_worker_progress on its own worker in a loop, and has no progress
+ * callback clampi could register (Open MPI has one: common/progress_hook.h). So clampi
+ * defines ucp_worker_progress itself: the preload, or libclampi, comes before libucp in
+ * the program's symbol lookup, so the MPI's calls reach clampi's definition, which calls
+ * UCX's and then one callback (the UCX service's pass while its clients have work). clampi's
+ * own polls (clampi_ucx_progress) never run the callback.
+ *
+ * Cost to the MPI: an indirect call and a load per poll while no callback is set. */
+#ifndef CLAMPI_SERVICES_UCX_MPI_POLLS_H
+#define CLAMPI_SERVICES_UCX_MPI_POLLS_H
+
+#include <ucp/api/ucp.h>
+
+#include "common/progress_hook.h"
+
+/* ucp_worker_progress for clampi's own workers (the callback does not run). */
+unsigned clampi_ucx_progress(ucp_worker_h worker);
+/* 1 once the MPI (or any code but clampi) has polled a UCX worker through clampi's
+ * definition: the callback would run. */
+int clampi_ucx_mpi_polls_seen(void);
+/* Sets the callback the MPI's polls run after each ucp_worker_progress (NULL: none). */
+void clampi_ucx_mpi_polls_set(clampi_progress_fn fn);
+
+#endif
