@@ -41,6 +41,10 @@ clampi_ucx_poller *clampi_msg_poller(void) { return &poller; }
 
 static unsigned msg_progress_once(void *arg) {
     (void)arg;
+    /* Not from inside MPICH's poll: its AM handler calls PMPI_ (unpacking) and takes the
+     * receive lock, under a lock MPICH may hold (mpi_polls.h); the thread and clampi's own
+     * waits progress this worker. */
+    if (clampi_ucx_mpi_polls_running_here()) return 0;
     if (!clampi_ucx_poller_may_progress(&poller)) return 0;
     flush_acks(); /* acknowledgements the AM handler queued in an earlier pass */
     return clampi_ucx_poller_serviced(&poller, worker);

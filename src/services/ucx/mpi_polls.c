@@ -2,8 +2,11 @@
 #include "services/ucx/mpi_polls.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 typedef unsigned (*progress_fn)(ucp_worker_h);
 
@@ -12,10 +15,18 @@ static _Atomic int seen;
 static _Atomic(clampi_progress_fn) callback;
 /* in clampi's own poll, or in the callback: the callback does not run */
 static __thread int inside __attribute__((tls_model("initial-exec")));
+/* in the callback, run from the MPI's poll */
+static __thread int from_mpi __attribute__((tls_model("initial-exec")));
 
+/* Never clampi's own definition (it would call itself): compared by the object that holds
+ * it, since in position-independent code ucp_worker_progress names whichever definition
+ * comes first in the lookup, not necessarily this one. */
 static progress_fn from(void *lib) {
     progress_fn f = lib ? (progress_fn)dlsym(lib, "ucp_worker_progress") : NULL;
-    return f == ucp_worker_progress ? NULL : f; /* never clampi's own: it would call itself */
+    Dl_info found, self;
+    if (f && dladdr((void *)f, &found) && dladdr((void *)&from, &self) && found.dli_fbase == self.dli_fbase)
+        return NULL;
+    return f;
 }
 
 /* The next definition after clampi's in the lookup order (UCX's, or a counting tool's
@@ -38,8 +49,16 @@ static progress_fn find_real(void) {
     return f;
 }
 
-__attribute__((constructor)) static void resolve(void) {
+/* A child of fork has no progress thread: its MPI's polls (if any) run no pass. */
+static void clear_in_child(void) { atomic_store_explicit(&callback, NULL, memory_order_relaxed); }
+
+static void resolve(void) {
     if (!real) __atomic_store_n(&real, find_real(), __ATOMIC_RELEASE);
+}
+
+__attribute__((constructor)) static void init(void) {
+    resolve();
+    pthread_atfork(NULL, NULL, clear_in_child);
 }
 
 static unsigned real_progress(ucp_worker_h worker) {
@@ -47,7 +66,10 @@ static unsigned real_progress(ucp_worker_h worker) {
     if (__builtin_expect(!f, 0)) {
         resolve();
         f = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
-        if (!f) return 0;
+        if (!f) { /* no UCX to call: every wait of clampi's would spin forever */
+            fprintf(stderr, "clampi: ucp_worker_progress of UCX not found\n");
+            abort();
+        }
     }
     return f(worker);
 }
@@ -70,12 +92,14 @@ __attribute__((weak, visibility("default"))) unsigned ucp_worker_progress(ucp_wo
         atomic_store_explicit(&seen, 1, memory_order_relaxed);
     clampi_progress_fn cb = atomic_load_explicit(&callback, memory_order_acquire);
     if (cb) {
-        inside = 1;
+        inside = from_mpi = 1;
         cb();
-        inside = 0;
+        inside = from_mpi = 0;
     }
     return n;
 }
+
+int clampi_ucx_mpi_polls_running_here(void) { return from_mpi; }
 
 int clampi_ucx_mpi_polls_seen(void) { return atomic_load_explicit(&seen, memory_order_relaxed); }
 

@@ -16,9 +16,14 @@
 
 /* ucp_worker_progress for clampi's own workers (the callback does not run). */
 unsigned clampi_ucx_progress(ucp_worker_h worker);
-/* 1 once the MPI (or any code but clampi) has polled a UCX worker through clampi's
- * definition: the callback would run. */
+/* 1 once code other than clampi (the MPI; also a UCX-based library or libfabric provider
+ * it uses, or the program itself) has polled a UCX worker through clampi's definition: the
+ * callback would run. */
 int clampi_ucx_mpi_polls_seen(void);
+/* 1 while the calling thread runs the callback from inside the MPI's poll: the MPI may hold
+ * its own lock meanwhile, so a client must not call MPI there, nor wait for a lock a thread
+ * calling MPI may hold (the message layer's AM handler does both: it skips such passes). */
+int clampi_ucx_mpi_polls_running_here(void);
 /* Sets the callback the MPI's polls run after each ucp_worker_progress (NULL: none). */
 void clampi_ucx_mpi_polls_set(clampi_progress_fn fn);
 
