@@ -13,10 +13,14 @@
  * must hand it back at the first poll it sees, so in gets away from any takeover it makes
  * next to no passes, however loaded the machine. Control: rank 0 then stays away from MPI until the
  * service has taken its worker over (it must, however long the machine makes that take).
- * The data is checked. */
+ * The data is checked.
+ * ARGS memhandle: the same gets through a memory handle to rank 1's memory, attached to a
+ * dynamic UCX window (run with CLAMPI_MH_SHARE=false, so that the gets go through UCX): the
+ * handle's waits must note their polls as the window's do. */
 #define CLAMPI_TEST_USES_MPI
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "ucx_probe.h" /* clampi_ucx_test_counters */
@@ -30,6 +34,7 @@ static void get_all(CMPI_Win w, int64_t *got, int n) {
 }
 
 int main(int argc, char **argv) {
+    const int handle = argc > 1 && !strcmp(argv[1], "memhandle");
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -42,13 +47,28 @@ int main(int argc, char **argv) {
     enum { N = 8192 }; /* 64 KiB */
     static int64_t mem[N], got[N];
     for (int i = 0; i < N; i++) mem[i] = rank * 100000 + i;
-    CMPI_Win w;
-    CHECK_EQ_INT(CMPI_Win_create(mem, sizeof mem, sizeof(int64_t), info, MPI_COMM_WORLD, &w), MPI_SUCCESS);
+    /* w: where the gets go (the window, or the handle's window); lockw: what is locked and
+     * counted (the window, or the handle's parent, whose process worker the handle uses) */
+    CMPI_Win w, lockw;
+    unsigned char h[CMPIX_MAX_MEMHANDLE_SIZE];
+    int hlen = 0;
+    if (!handle) {
+        CHECK_EQ_INT(CMPI_Win_create(mem, sizeof mem, sizeof(int64_t), info, MPI_COMM_WORLD, &w), MPI_SUCCESS);
+        lockw = w;
+    } else {
+        CHECK_EQ_INT(CMPI_Win_create_dynamic(info, MPI_COMM_WORLD, &lockw), MPI_SUCCESS);
+        CHECK_EQ_INT(CMPI_Win_attach(lockw, mem, sizeof mem), MPI_SUCCESS);
+        if (rank == 1) CHECK_EQ_INT(CMPIX_Memhandle_create(mem, sizeof mem, lockw, h, &hlen), MPI_SUCCESS);
+        MPI_Bcast(&hlen, 1, MPI_INT, 1, MPI_COMM_WORLD);
+        MPI_Bcast(h, hlen, MPI_BYTE, 1, MPI_COMM_WORLD);
+        if (rank == 0)
+            CHECK_EQ_INT(CMPIX_Win_from_memhandle(h, hlen, 1, sizeof(int64_t), MPI_INFO_NULL, lockw, &w), MPI_SUCCESS);
+    }
     MPI_Info_free(&info);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
         clampi_ucx_counters c0, c1, c2;
-        CHECK_EQ_INT(CMPI_Win_lock(MPI_LOCK_SHARED, 1, 0, w), MPI_SUCCESS);
+        CHECK_EQ_INT(CMPI_Win_lock(MPI_LOCK_SHARED, 1, 0, lockw), MPI_SUCCESS);
         for (int i = 0; i < 50; i++) get_all(w, got, N); /* warm up: the service sees the application poll */
         /* A get is calm when the service took no worker over during it or the get before:
          * then the service had seen one of the application's polls since its last takeover
@@ -59,11 +79,11 @@ int main(int argc, char **argv) {
         enum { GETS = 2000 };
         uint64_t calm_gets = 0, calm_passes = 0, takeovers = 0, passes = 0;
         int took_before = 1;
-        counters(w, &c1);
+        counters(lockw, &c1);
         for (int i = 0; i < GETS; i++) {
             c0 = c1;
             get_all(w, got, N);
-            counters(w, &c1);
+            counters(lockw, &c1);
             uint64_t d = c1.serviced - c0.serviced, t = c1.takeovers - c0.takeovers;
             passes += d;
             takeovers += t;
@@ -79,13 +99,14 @@ int main(int argc, char **argv) {
         int waited = 0;
         do {
             usleep(10000);
-            counters(w, &c2);
+            counters(lockw, &c2);
         } while (c2.serviced == c1.serviced && ++waited < 6000);
-        CHECK_EQ_INT(CMPI_Win_unlock(1, w), MPI_SUCCESS);
-        printf("service_quiet: %d gets of 64 KiB; service passes on the worker: %llu in all, %llu takeovers; "
+        CHECK_EQ_INT(CMPI_Win_unlock(1, lockw), MPI_SUCCESS);
+        printf("service_quiet%s: %d gets of 64 KiB; service passes on the worker: %llu in all, %llu takeovers; "
                "%llu passes in the %llu calm gets; while the application stayed away: %llu\n",
-               GETS, (unsigned long long)passes, (unsigned long long)takeovers, (unsigned long long)calm_passes,
-               (unsigned long long)calm_gets, (unsigned long long)(c2.serviced - c1.serviced));
+               handle ? " (memory handle)" : "", GETS, (unsigned long long)passes, (unsigned long long)takeovers,
+               (unsigned long long)calm_passes, (unsigned long long)calm_gets,
+               (unsigned long long)(c2.serviced - c1.serviced));
         fflush(stdout);
         /* At most one pass per calm get, and it is rare: a service that ignored the polls
          * made about one pass per get and more (2,000-30,000 in 2,000 gets). Rarity is
@@ -96,7 +117,13 @@ int main(int argc, char **argv) {
         CHECK(c2.serviced > c1.serviced);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    CHECK_EQ_INT(CMPI_Win_free(&w), MPI_SUCCESS);
+    if (handle) {
+        if (rank == 0) CHECK_EQ_INT(CMPI_Win_free(&w), MPI_SUCCESS);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 1) CHECK_EQ_INT(CMPIX_Memhandle_release(h, lockw), MPI_SUCCESS);
+        CHECK_EQ_INT(CMPI_Win_detach(lockw, mem), MPI_SUCCESS);
+    }
+    CHECK_EQ_INT(CMPI_Win_free(&lockw), MPI_SUCCESS);
     MPI_Finalize();
     return 0;
 }
