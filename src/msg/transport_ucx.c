@@ -345,6 +345,7 @@ int clampi_msg_ucx_init(void) {
         return MPI_ERR_OTHER;
     }
     worker = w;
+    clampi_ucx_poller_bind(w, &poller);
     int hooked = clampi_progress_hook_add(clampi_msg_progress_from_mpi); /* Open MPI */
     if (!hooked && clampi_ucx_service_add(&msg_client, NULL, &prog_client) != MPI_SUCCESS)
         prog_client = NULL; /* progress then only inside MPI calls on clampi's requests */
@@ -354,6 +355,7 @@ int clampi_msg_ucx_init(void) {
 void clampi_msg_ucx_fini(void) {
     if (!worker) return;
     clampi_msg_eps_close_all();
+    clampi_ucx_poller_bind(worker, NULL);
     ucp_worker_destroy(worker);
     worker = NULL;
 }

@@ -31,7 +31,7 @@ static ucs_status_t blocking_atomic(const clampi_ucx_target *t, ucp_atomic_op_t 
     p.reply_buffer = reply;
     void *req = ucp_atomic_op_nbx(t->ep, uop, value, 1, t->raddr + off, t->rkey, &p);
     if (UCS_PTR_IS_ERR(req)) return UCS_PTR_STATUS(req);
-    return req ? clampi_ucx_wait_polled(t->worker, req, t->poller) : UCS_OK;
+    return req ? clampi_ucx_wait(t->worker, req) : UCS_OK;
 }
 
 /* Fetching and/or/xor as fetch (add 0) + compare-and-swap until no one came between. */
@@ -203,7 +203,7 @@ static int atomic_elems(clampi_bwin *w, int target, MPI_Aint disp, const void *o
         if (UCS_PTR_IS_ERR(req))
             st = UCS_PTR_STATUS(req);
         else if (wait_here)
-            st = clampi_ucx_wait_polled(t.worker, req, t.poller);
+            st = clampi_ucx_wait(t.worker, req);
         else if (req)
             ucp_request_free(req); /* completes at the next flush */
     }

@@ -77,8 +77,8 @@ void clampi_ucx_lane_close(clampi_ucx_win *u, clampi_ucx_lane *l) {
         l->eps[t] = NULL;
         if (req == NULL || UCS_PTR_IS_ERR(req)) continue;
         while (ucp_request_check_status(req) == UCS_INPROGRESS) {
-            clampi_ucx_progress(l->worker);
-            if (l != &u->main) clampi_ucx_progress(u->main.worker);
+            clampi_ucx_poller_progress(l->poller, l->worker);
+            if (l != &u->main) clampi_ucx_poller_progress(u->main.poller, u->main.worker);
         }
         ucp_request_free(req);
     }
@@ -258,7 +258,7 @@ void clampi_ucx_probe_end(clampi_ucx_win *u, clampi_ucx_thread *me, clampi_ucx_l
 
 ucs_status_t clampi_ucx_lane_wait(clampi_ucx_lane *l, void *req) {
     probe_visit_worker(l->worker);
-    return clampi_ucx_wait_polled(l->worker, req, l->poller);
+    return clampi_ucx_wait(l->worker, req);
 }
 
 /* ---- dynamic windows: the target's region table, read with UCX gets ----------------- */

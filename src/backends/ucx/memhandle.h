@@ -30,7 +30,6 @@ typedef struct clampi_mh_win {
     int disp_unit;
     ucp_ep_h ep; /* the parent's endpoint to the owner (process scope) */
     ucp_worker_h worker;
-    clampi_ucx_poller *poller; /* the worker's: waits here keep the progress service away */
     ucp_rkey_h rkey, gen_rkey;
     uint64_t gen_addr, generation;
     uint64_t md_map;         /* memory domains of the region's rkey (op_intrinsic) */

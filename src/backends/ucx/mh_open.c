@@ -49,7 +49,6 @@ void *clampi_ucx_mh_open(clampi_bwin *parent, const clampi_backend_mh *h, void *
     m->md_map = clampi_ucx_rkey_md_map(h->rkey, h->rkey_len);
     m->generation = h->generation;
     m->worker = u->main.worker;
-    m->poller = u->main.poller;
     m->ep = clampi_ucx_lane_ep(u, &u->main, h->target);
     m->direct = h->direct;
     m->direct_lo = h->direct_lo;

@@ -18,11 +18,8 @@ static clampi_mh_win *mh_of(clampi_bwin *w) { return (clampi_mh_win *)w->variant
 
 /* ---- the handle ---------------------------------------------------------------------- */
 
-/* A wait on the parent's worker, noted as the application's poll: the progress service,
- * which watches the same worker, stays away meanwhile (services/ucx/service.h). */
-static ucs_status_t wait_here(clampi_mh_win *m, void *request) {
-    return clampi_ucx_wait_polled(m->worker, request, m->poller);
-}
+/* A wait on the parent's worker (noted as the application's poll: clampi_ucx_wait). */
+static ucs_status_t wait_here(clampi_mh_win *m, void *request) { return clampi_ucx_wait(m->worker, request); }
 
 static int submitted(void *r) {
     if (UCS_PTR_IS_ERR(r)) return MPI_ERR_OTHER;

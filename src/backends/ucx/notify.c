@@ -18,6 +18,7 @@
  * sends along (the same on every rank). */
 typedef struct listener {
     ucp_worker_h worker;
+    clampi_ucx_poller *poller; /* the worker's: a program waiting for arrivals polls it */
     uint64_t win_id;
     void (*arrived)(void *arg, int id, int origin);
     void *arg;
@@ -55,7 +56,8 @@ void *clampi_ucx_notify_listen(clampi_bwin *b, uint64_t win_id, void (*arrived)(
     clampi_ucx_win *u = clampi_ucx_of(b);
     listener *l = u ? calloc(1, sizeof *l) : NULL;
     if (!l) return NULL;
-    *l = (listener){.worker = u->main.worker, .win_id = win_id, .arrived = arrived, .arg = arg};
+    *l = (listener){
+        .worker = u->main.worker, .poller = u->main.poller, .win_id = win_id, .arrived = arrived, .arg = arg};
     /* the same handler each time (setting it again is harmless): it outlives the listeners */
     ucp_am_handler_param_t p = {.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
                                               UCP_AM_HANDLER_PARAM_FIELD_ARG,
@@ -85,7 +87,10 @@ void clampi_ucx_notify_stop(clampi_bwin *b, void *stopped) {
 }
 
 /* The worker is the process's (the UCX service's): it outlives the window. */
-void clampi_ucx_notify_progress(void *l) { clampi_ucx_progress(((listener *)l)->worker); }
+void clampi_ucx_notify_progress(void *arg) {
+    listener *l = arg;
+    clampi_ucx_poller_progress(l->poller, l->worker);
+}
 void clampi_ucx_notify_free(void *l) { free(l); }
 
 int clampi_ucx_notify_send(clampi_bwin *b, int target, uint64_t win_id, int id) {

@@ -188,7 +188,8 @@ static int ucx_unlock_all(clampi_bwin *w) {
  * plus a progress round (software-emulated writes land during progress). */
 static int ucx_sync(clampi_bwin *w) {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    clampi_ucx_progress(clampi_ucx_of(w)->main.worker);
+    clampi_ucx_win *u = clampi_ucx_of(w); /* a program polling a flag with MPI_Win_sync polls the worker */
+    clampi_ucx_poller_progress(u->main.poller, u->main.worker);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return MPI_SUCCESS;
 }

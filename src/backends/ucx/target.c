@@ -19,7 +19,6 @@ int clampi_ucx_target_begin(clampi_bwin *b, int target, uint64_t offset, uint64_
     clampi_ucx_lane_enter(l);
     t->lane = l;
     t->worker = l->worker;
-    t->poller = l->poller;
     t->ep = clampi_ucx_lane_ep_peek(u, l, target); /* marked by _end, after the operation */
     ucs_status_t st = UCS_ERR_UNREACHABLE;
     if (t->ep && m) {

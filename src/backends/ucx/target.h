@@ -14,7 +14,6 @@
 typedef struct clampi_ucx_target {
     ucp_ep_h ep;
     ucp_worker_h worker;
-    clampi_ucx_poller *poller; /* the worker's: a wait here keeps the progress service away */
     uint64_t raddr;
     ucp_rkey_h rkey;
     void *lane;

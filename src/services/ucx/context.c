@@ -183,17 +183,14 @@ void clampi_ucx_disconnect(ucp_worker_h worker, ucp_ep_h *eps, int n) {
     }
 }
 
-ucs_status_t clampi_ucx_wait_polled(ucp_worker_h worker, void *request, clampi_ucx_poller *poller) {
+ucs_status_t clampi_ucx_wait(ucp_worker_h worker, void *request) {
     if (request == NULL) return UCS_OK;
     if (UCS_PTR_IS_ERR(request)) return UCS_PTR_STATUS(request);
+    clampi_ucx_poller *poller = clampi_ucx_poller_of(worker); /* NULL: the service never watches it */
     ucs_status_t st;
     while ((st = ucp_request_check_status(request)) == UCS_INPROGRESS) { clampi_ucx_poller_progress(poller, worker); }
     ucp_request_free(request);
     return st;
-}
-
-ucs_status_t clampi_ucx_wait(ucp_worker_h worker, void *request) {
-    return clampi_ucx_wait_polled(worker, request, NULL);
 }
 
 int clampi_ucx_barrier(MPI_Comm comm, ucp_worker_h worker, clampi_ucx_poller *poller) {

@@ -44,11 +44,10 @@ int clampi_ucx_connect(MPI_Comm comm, ucp_worker_h worker, ucp_ep_h *eps);
 void clampi_ucx_disconnect(ucp_worker_h worker, ucp_ep_h *eps, int n);
 
 /* Wait for a UCX request / status pointer as returned by the ucp_*_nbx calls (NULL = done,
- * UCS_PTR_IS_ERR = failed), progressing worker; releases the request. Returns its status. */
+ * UCS_PTR_IS_ERR = failed), progressing worker; releases the request. Returns its status.
+ * Every round is noted on the worker's poller when the progress service may watch it
+ * (clampi_ucx_poller_of, service.h), so a long wait keeps the service away from it. */
 ucs_status_t clampi_ucx_wait(ucp_worker_h worker, void *request);
-/* The same, noting every round on poller (the worker's, service.h): a long wait keeps the
- * progress service away from the worker. */
-ucs_status_t clampi_ucx_wait_polled(ucp_worker_h worker, void *request, clampi_ucx_poller *poller);
 
 /* Collective over comm: a barrier that keeps progressing worker while it waits (MPI_Ibarrier
  * + MPI_Test loop), so that peers whose operations need this process's progress (software

@@ -32,6 +32,7 @@ int clampi_ucx_process_worker_get(ucs_thread_mode_t mode, clampi_ucx_process_wor
         pw->peers.worker = pw->worker;
         pw->peers.keep_addresses = 1; /* thread lanes' workers connect to ours with them */
         pw->peers.kind = (int)mode;   /* a peer's worker of another mode has another address */
+        clampi_ucx_poller_bind(pw->worker, &pw->poller);
     }
     if (rc == MPI_SUCCESS) {
         pw->mode = mode;
@@ -78,6 +79,7 @@ void clampi_ucx_process_workers_destroy(void) {
         if (pw->worker) {
             clampi_ucx_peers_close_all(&pw->peers);
             pthread_mutex_destroy(&pw->peers.lock);
+            clampi_ucx_poller_bind(pw->worker, NULL);
             ucp_worker_destroy(pw->worker);
         }
         *pw = (clampi_ucx_process_worker){0};

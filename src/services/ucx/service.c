@@ -120,6 +120,41 @@ int clampi_ucx_service_quiet(ucp_worker_h worker) {
     return 2; /* look again after a short sleep */
 }
 
+/* Bound workers and their pollers: a slot is reused only for a worker of the same
+ * address (a destroyed worker's slot is emptied first). */
+static struct {
+    ucp_worker_h worker;
+    clampi_ucx_poller *poller;
+} bound[CLAMPI_UCX_BOUND_MAX];
+static pthread_mutex_t bound_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void clampi_ucx_poller_bind(ucp_worker_h worker, clampi_ucx_poller *p) {
+    pthread_mutex_lock(&bound_lock);
+    int slot = -1;
+    for (int i = 0; i < CLAMPI_UCX_BOUND_MAX; i++) {
+        ucp_worker_h w = __atomic_load_n(&bound[i].worker, __ATOMIC_RELAXED);
+        if (w == worker) slot = i;
+        if (!w && slot < 0 && p) slot = i;
+    }
+    if (slot >= 0) {
+        if (p) { /* the poller first: a reader that finds the worker finds its poller */
+            __atomic_store_n(&bound[slot].poller, p, __ATOMIC_RELAXED);
+            __atomic_store_n(&bound[slot].worker, worker, __ATOMIC_RELEASE);
+        } else {
+            __atomic_store_n(&bound[slot].worker, NULL, __ATOMIC_RELEASE);
+        }
+    }
+    pthread_mutex_unlock(&bound_lock);
+}
+
+clampi_ucx_poller *clampi_ucx_poller_of(ucp_worker_h worker) {
+    if (!worker) return NULL; /* empty slots hold NULL */
+    for (int i = 0; i < CLAMPI_UCX_BOUND_MAX; i++)
+        if (__atomic_load_n(&bound[i].worker, __ATOMIC_ACQUIRE) == worker)
+            return __atomic_load_n(&bound[i].poller, __ATOMIC_RELAXED);
+    return NULL;
+}
+
 int clampi_ucx_poller_may_progress(clampi_ucx_poller *p) {
     if (__atomic_exchange_n(&p->polled, 0, __ATOMIC_RELAXED) || __atomic_load_n(&p->busy, __ATOMIC_RELAXED)) {
         p->seen_ns = mono_ns();

@@ -88,6 +88,18 @@ static inline unsigned clampi_ucx_poller_progress(clampi_ucx_poller *p, ucp_work
     __atomic_store_n(&p->busy, 0, __ATOMIC_RELAXED);
     return n;
 }
+/* The poller of a worker the service may watch. The owners of such workers (the process
+ * workers, the message layer's worker) bind it when they create the worker and unbind it
+ * before they destroy it; clampi_ucx_wait (context.h) looks it up, so no wait on a watched
+ * worker leaves the service free to spin on the worker beside it. Up to
+ * CLAMPI_UCX_BOUND_MAX workers (there are at most four); poller NULL unbinds. Thread
+ * lanes' workers are not bound: the service takes their lane's mutex, which their owner
+ * holds while it progresses them (backends/ucx/progress.c). */
+#define CLAMPI_UCX_BOUND_MAX 8
+void clampi_ucx_poller_bind(ucp_worker_h worker, clampi_ucx_poller *p);
+/* The poller bound to worker, NULL for a worker the service never watches. Lock-free: a
+ * scan of CLAMPI_UCX_BOUND_MAX words. */
+clampi_ucx_poller *clampi_ucx_poller_of(ucp_worker_h worker);
 /* Service side, in a progress callback: whether to progress the poller's worker now. */
 int clampi_ucx_poller_may_progress(clampi_ucx_poller *p);
 /* Service side, once clampi_ucx_poller_may_progress said yes: the worker's progress,
