@@ -26,10 +26,11 @@ int clampi_unpack_positions(MPI_Datatype type, unsigned char *packed, uint64_t s
     return MPI_Unpack(packed, (int)size, &pos, (void *)((uintptr_t)span - (uintptr_t)true_lb), 1, type, MPI_COMM_SELF);
 }
 
-/* Which packed position lands on each byte of the extent, a byte of the position per
- * pass; the pieces are then the runs where both the address and the position advance by
- * one. A byte written twice (overlapping typemap) shows as fewer marked bytes than size. */
-static clampi_flat *flatten(MPI_Datatype type) {
+/* (flatten.h) Which packed position lands on each byte of the extent, a byte of the
+ * position per pass; the pieces are then the runs where both the address and the position
+ * advance by one. A byte written twice (overlapping typemap) shows as fewer marked bytes
+ * than size. */
+clampi_flat *clampi_flatten_bytes(MPI_Datatype type) {
     int size;
     MPI_Aint lb, extent, true_lb, true_extent;
     if (MPI_Type_size(type, &size) != MPI_SUCCESS || MPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
@@ -71,6 +72,14 @@ out:
     free(pass);
     free(position);
     return f;
+}
+
+/* The byte analysis up to CLAMPI_FLAT_MAX_EXTENT (it reads any constructor, darrays too),
+ * the constructors above it (cost by pieces, not by extent). */
+static clampi_flat *flatten(MPI_Datatype type) {
+    MPI_Aint true_lb, true_extent;
+    if (MPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS) return NULL;
+    return true_extent > CLAMPI_FLAT_MAX_EXTENT ? clampi_flatten_constructors(type) : clampi_flatten_bytes(type);
 }
 
 /* Predefined types with gaps (the pair types MPI_DOUBLE_INT, MPI_LONG_DOUBLE_INT, ...:

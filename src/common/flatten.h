@@ -24,9 +24,11 @@ typedef struct clampi_flat {
     clampi_piece piece[];
 } clampi_flat;
 
-/* Largest true extent of one element clampi flattens (the analysis needs a few bytes of
- * scratch per byte of extent). */
+/* Largest true extent of one element the byte analysis flattens (it needs a few bytes of
+ * scratch per byte of extent); larger types are flattened from their constructors, up to
+ * CLAMPI_FLAT_MAX_PIECES pieces per element. */
 #define CLAMPI_FLAT_MAX_EXTENT ((MPI_Aint)16 << 20)
+#define CLAMPI_FLAT_MAX_PIECES ((size_t)1 << 20)
 
 /* The analysis behind both the pieces and the contiguity verdict of src/common/datatype.c:
  * unpacks a packed stream of size bytes whose byte k is byte `shift` of k (0xff everywhere
@@ -38,9 +40,17 @@ int clampi_unpack_positions(MPI_Datatype type, unsigned char *packed, uint64_t s
 
 /* The pieces of one element of type, computed on first use. NULL when the type is
  * invalid or predefined without gaps (a predefined pair type such as MPI_DOUBLE_INT,
- * whose size is below its extent, is flattened), its typemap overlaps itself, its true extent is above
- * CLAMPI_FLAT_MAX_EXTENT, or memory runs out. Thread-safe. */
+ * whose size is below its extent, is flattened), its typemap overlaps itself, it is a
+ * darray or a Fortran-integer constructor with a true extent above CLAMPI_FLAT_MAX_EXTENT,
+ * it has more than CLAMPI_FLAT_MAX_PIECES pieces there, or memory runs out. Thread-safe. */
 const clampi_flat *clampi_flat_get(MPI_Datatype type);
+
+/* The two flattenings behind clampi_flat_get (uncached; free the result). By bytes: any
+ * type whose true extent is at most CLAMPI_FLAT_MAX_EXTENT. By constructors
+ * (flatten_constructors.c): any extent, the combiners of MPI-1/2's constructors and
+ * subarrays. Both give the same pieces for a type both can read (the test flatten_agrees). */
+clampi_flat *clampi_flatten_bytes(MPI_Datatype type);
+clampi_flat *clampi_flatten_constructors(MPI_Datatype type);
 
 /* The single predefined type every element of type is made of (MPI's rule for the target
  * of an accumulate), through any nesting of constructors. 0, or -1 when there is none. */

@@ -124,6 +124,7 @@
 #define MPI_Type_get_true_extent PMPI_Type_get_true_extent
 #define MPI_Type_set_attr PMPI_Type_set_attr
 #define MPI_Type_size PMPI_Type_size
+#define MPI_Type_size_x PMPI_Type_size_x
 #define MPI_Type_vector PMPI_Type_vector
 #define MPI_Unpack PMPI_Unpack
 #define MPI_Wait PMPI_Wait

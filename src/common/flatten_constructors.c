@@ -1,0 +1,233 @@
+/* Flattening from a type's constructors (MPI_Type_get_contents), for types whose true
+ * extent is too large for the byte analysis of flatten.c (a vector whose stride spans tens
+ * of MiB): the pieces of each constructor's old type are computed once and repeated at the
+ * constructor's displacements, so the cost is the number of pieces, not the extent.
+ *
+ * Pieces are produced in typemap order (the order of the packed stream), runs that touch
+ * merged; then sorted by address, checked for overlap and merged again where both the
+ * address and the packed position continue. Combiners: named, dup, contiguous, (h)vector,
+ * (h)indexed, (h)indexed_block, struct, resized, subarray. A darray, a Fortran-integer
+ * constructor or a type MPI cannot describe with int counts gives NULL (the caller refuses
+ * the type, as before). */
+#include "common/flatten.h"
+
+#include <stdlib.h>
+
+typedef struct run {
+    MPI_Aint off;
+    uint64_t len;
+} run;
+
+typedef struct runs {
+    run *r;
+    size_t n, cap;
+    int failed; /* out of memory or above CLAMPI_FLAT_MAX_PIECES */
+} runs;
+
+static void emit(runs *out, MPI_Aint off, uint64_t len) {
+    if (out->failed || len == 0) return;
+    if (out->n && out->r[out->n - 1].off + (MPI_Aint)out->r[out->n - 1].len == off) {
+        out->r[out->n - 1].len += len; /* continues the previous run in address and stream */
+        return;
+    }
+    if (out->n == out->cap) {
+        size_t cap = out->cap ? 2 * out->cap : 16;
+        run *r = cap <= CLAMPI_FLAT_MAX_PIECES ? realloc(out->r, cap * sizeof *r) : NULL;
+        if (!r) {
+            out->failed = 1;
+            return;
+        }
+        out->r = r;
+        out->cap = cap;
+    }
+    out->r[out->n++] = (run){off, len};
+}
+
+/* blocklen consecutive elements of old (pieces `in`, extent old_extent) at disp */
+static void emit_block(runs *out, const runs *in, MPI_Aint disp, MPI_Aint old_extent, MPI_Aint blocklen) {
+    for (MPI_Aint j = 0; j < blocklen && !out->failed; j++)
+        for (size_t k = 0; k < in->n; k++) emit(out, disp + j * old_extent + in->r[k].off, in->r[k].len);
+}
+
+static int decode(MPI_Datatype type, runs *out);
+
+/* A predefined type: one run, or the byte analysis's pieces for a pair type with a gap
+ * (MPI_DOUBLE_INT): small, and in stream order. */
+static int decode_named(MPI_Datatype type, runs *out) {
+    MPI_Count size;
+    MPI_Aint lb, extent, true_lb, true_extent;
+    if (MPI_Type_size_x(type, &size) != MPI_SUCCESS || MPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+        MPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS || size < 0)
+        return -1;
+    if (size == true_extent) {
+        emit(out, true_lb, (uint64_t)size);
+        return 0;
+    }
+    clampi_flat *f = clampi_flatten_bytes(type);
+    if (!f) return -1;
+    for (size_t k = 0; k < f->n; k++) emit(out, f->piece[k].offset, f->piece[k].len);
+    free(f);
+    return 0;
+}
+
+/* Subarray (MPI 5.1.3): the sub-block's elements in the order's index order (C: last index
+ * fastest), each at its place in the full array. */
+static void emit_subarray(runs *out, const runs *in, MPI_Aint old_extent, int nd, const int *sizes,
+                          const int *subsizes, const int *starts, int order) {
+    MPI_Aint *stride = malloc(sizeof *stride * (size_t)(nd > 0 ? nd : 1));
+    int *idx = malloc(sizeof *idx * (size_t)(nd > 0 ? nd : 1));
+    int *dim = malloc(sizeof *dim * (size_t)(nd > 0 ? nd : 1)); /* dim[0] is the fastest-moving dimension */
+    if (!stride || !idx || !dim) {
+        out->failed = 1;
+        goto done;
+    }
+    for (int k = 0; k < nd; k++) dim[k] = order == MPI_ORDER_C ? nd - 1 - k : k;
+    MPI_Aint s = old_extent;
+    for (int k = 0; k < nd; k++) {
+        stride[dim[k]] = s;
+        s *= sizes[dim[k]];
+    }
+    for (int k = 0; k < nd; k++) {
+        if (subsizes[k] <= 0) goto done;
+        idx[k] = 0;
+    }
+    for (;;) {
+        MPI_Aint disp = 0;
+        for (int k = 0; k < nd; k++) disp += (MPI_Aint)(starts[k] + idx[k]) * stride[k];
+        emit_block(out, in, disp, old_extent, 1);
+        if (out->failed) break;
+        int k = 0;
+        while (k < nd && ++idx[dim[k]] == subsizes[dim[k]]) idx[dim[k++]] = 0;
+        if (k == nd) break;
+    }
+done:
+    free(stride);
+    free(idx);
+    free(dim);
+}
+
+static int decode_contents(int combiner, const int *ints, const MPI_Aint *addrs, const MPI_Datatype *types, int nd,
+                           runs *out) {
+    /* on the heap: a struct may have millions of members */
+    runs *in = calloc((size_t)(nd > 0 ? nd : 1), sizeof *in);
+    MPI_Aint lb, *ext = malloc(sizeof *ext * (size_t)(nd > 0 ? nd : 1));
+    int rc = in && ext ? 0 : -1;
+    for (int i = 0; i < nd && rc == 0; i++) {
+        rc = decode(types[i], &in[i]);
+        if (rc == 0 && (in[i].failed || MPI_Type_get_extent(types[i], &lb, &ext[i]) != MPI_SUCCESS)) rc = -1;
+    }
+    if (rc == 0) switch (combiner) {
+        case MPI_COMBINER_DUP:
+        case MPI_COMBINER_RESIZED: /* the same typemap; lb and extent only move the next element */
+            emit_block(out, &in[0], 0, ext[0], 1);
+            break;
+        case MPI_COMBINER_CONTIGUOUS: emit_block(out, &in[0], 0, ext[0], ints[0]); break;
+        case MPI_COMBINER_VECTOR:
+            for (int i = 0; i < ints[0]; i++) emit_block(out, &in[0], (MPI_Aint)i * ints[2] * ext[0], ext[0], ints[1]);
+            break;
+        case MPI_COMBINER_HVECTOR:
+            for (int i = 0; i < ints[0]; i++) emit_block(out, &in[0], (MPI_Aint)i * addrs[0], ext[0], ints[1]);
+            break;
+        case MPI_COMBINER_INDEXED:
+            for (int i = 0; i < ints[0]; i++)
+                emit_block(out, &in[0], (MPI_Aint)ints[1 + ints[0] + i] * ext[0], ext[0], ints[1 + i]);
+            break;
+        case MPI_COMBINER_HINDEXED:
+            for (int i = 0; i < ints[0]; i++) emit_block(out, &in[0], addrs[i], ext[0], ints[1 + i]);
+            break;
+        case MPI_COMBINER_INDEXED_BLOCK:
+            for (int i = 0; i < ints[0]; i++) emit_block(out, &in[0], (MPI_Aint)ints[2 + i] * ext[0], ext[0], ints[1]);
+            break;
+        case MPI_COMBINER_HINDEXED_BLOCK:
+            for (int i = 0; i < ints[0]; i++) emit_block(out, &in[0], addrs[i], ext[0], ints[1]);
+            break;
+        case MPI_COMBINER_STRUCT:
+            for (int i = 0; i < ints[0]; i++) emit_block(out, &in[i], addrs[i], ext[i], ints[1 + i]);
+            break;
+        case MPI_COMBINER_SUBARRAY:
+            emit_subarray(out, &in[0], ext[0], ints[0], ints + 1, ints + 1 + ints[0], ints + 1 + 2 * ints[0],
+                          ints[1 + 3 * ints[0]]);
+            break;
+        default: rc = -1; /* darray, the Fortran-integer forms */
+        }
+    for (int i = 0; in && i < nd; i++) free(in[i].r);
+    free(in);
+    free(ext);
+    return rc;
+}
+
+/* The pieces of one element of type, in typemap order, appended to out. */
+static int decode(MPI_Datatype type, runs *out) {
+    int ni, na, nd, combiner;
+    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return -1;
+    if (combiner == MPI_COMBINER_NAMED) return decode_named(type, out);
+    if (combiner == MPI_COMBINER_F90_REAL || combiner == MPI_COMBINER_F90_COMPLEX ||
+        combiner == MPI_COMBINER_F90_INTEGER) {
+        int size;
+        if (MPI_Type_size(type, &size) != MPI_SUCCESS) return -1;
+        emit(out, 0, (uint64_t)size); /* a predefined Fortran kind: dense */
+        return 0;
+    }
+    int *ints = malloc(sizeof(int) * (size_t)(ni ? ni : 1));
+    MPI_Aint *addrs = malloc(sizeof(MPI_Aint) * (size_t)(na ? na : 1));
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)(nd ? nd : 1));
+    int rc = -1;
+    if (ints && addrs && types && MPI_Type_get_contents(type, ni, na, nd, ints, addrs, types) == MPI_SUCCESS) {
+        rc = decode_contents(combiner, ints, addrs, types, nd, out);
+        for (int i = 0; i < nd; i++) {
+            int ni2, na2, nd2, c2;
+            MPI_Type_get_envelope(types[i], &ni2, &na2, &nd2, &c2);
+            if (c2 != MPI_COMBINER_NAMED) MPI_Type_free(&types[i]); /* get_contents made a new handle */
+        }
+    }
+    free(ints);
+    free(addrs);
+    free(types);
+    return out->failed ? -1 : rc;
+}
+
+static int by_offset(const void *a, const void *b) {
+    const clampi_piece *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* (flatten.h) */
+clampi_flat *clampi_flatten_constructors(MPI_Datatype type) {
+    MPI_Count size;
+    MPI_Aint lb, extent;
+    if (MPI_Type_size_x(type, &size) != MPI_SUCCESS || MPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+        size <= 0)
+        return NULL;
+    runs out = {NULL, 0, 0, 0};
+    clampi_flat *f = NULL;
+    if (decode(type, &out) != 0 || out.failed) goto done;
+    f = malloc(sizeof *f + out.n * sizeof f->piece[0]);
+    if (!f) goto done;
+    uint64_t packed = 0;
+    for (size_t k = 0; k < out.n; k++) {
+        f->piece[k] = (clampi_piece){out.r[k].off, packed, out.r[k].len};
+        packed += out.r[k].len;
+    }
+    if (packed != (uint64_t)size) goto fail; /* a combiner read wrongly: refuse rather than move wrong bytes */
+    qsort(f->piece, out.n, sizeof f->piece[0], by_offset);
+    size_t n = 0;
+    for (size_t k = 0; k < out.n; k++) {
+        const clampi_piece c = f->piece[k];
+        if (n && f->piece[n - 1].offset + (MPI_Aint)f->piece[n - 1].len > c.offset) goto fail; /* overlapping */
+        if (n && f->piece[n - 1].offset + (MPI_Aint)f->piece[n - 1].len == c.offset &&
+            f->piece[n - 1].packed + f->piece[n - 1].len == c.packed)
+            f->piece[n - 1].len += c.len;
+        else
+            f->piece[n++] = c;
+    }
+    f->extent = extent;
+    f->size = (uint64_t)size;
+    f->n = n;
+    goto done;
+fail:
+    free(f);
+    f = NULL;
+done:
+    free(out.r);
+    return f;
+}
