@@ -72,8 +72,8 @@ static int decode_named(MPI_Datatype type, runs *out) {
 
 /* Subarray (MPI 5.1.3): the sub-block's elements in the order's index order (C: last index
  * fastest), each at its place in the full array. */
-static void emit_subarray(runs *out, const runs *in, MPI_Aint old_extent, int nd, const int *sizes,
-                          const int *subsizes, const int *starts, int order) {
+static void emit_subarray(runs *out, const runs *in, MPI_Aint old_extent, int nd, const int *sizes, const int *subsizes,
+                          const int *starts, int order) {
     MPI_Aint *stride = malloc(sizeof *stride * (size_t)(nd > 0 ? nd : 1));
     int *idx = malloc(sizeof *idx * (size_t)(nd > 0 ? nd : 1));
     int *dim = malloc(sizeof *dim * (size_t)(nd > 0 ? nd : 1)); /* dim[0] is the fastest-moving dimension */
