@@ -1,7 +1,6 @@
 /* Which datatypes the shared path can move as plain bytes. */
 #include "coll/coll_internal.h"
-
-#include <stdlib.h>
+#include "common/datatype.h"
 
 /* The common predefined types: contiguous by definition, no MPI calls needed. */
 static int common_predefined(MPI_Datatype t) {
@@ -25,24 +24,15 @@ int clampi_coll_type_contiguous(MPI_Datatype t) {
     MPI_Type_get_true_extent(t, &tlb, &text);
     /* n elements must be n*size bytes with no gaps starting at the buffer address */
     if (lb != 0 || tlb != 0 || ext != size || text != size) return 0;
-    int ni, na, nd, comb;
-    MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
+    clampi_type_contents c;
+    if (clampi_type_contents_get(t, &c) != 0) return 0;
+    int comb = c.combiner, ok = 0;
     if (comb == MPI_COMBINER_NAMED) return 1;
-    if (comb != MPI_COMBINER_DUP && comb != MPI_COMBINER_CONTIGUOUS && comb != MPI_COMBINER_RESIZED &&
-        comb != MPI_COMBINER_VECTOR && comb != MPI_COMBINER_HVECTOR)
-        return 0; /* indexed/struct may repeat bytes even when size == extent */
-    if (nd != 1) return 0;
-    int *ints = malloc(sizeof(int) * (size_t)(ni > 0 ? ni : 1));
-    MPI_Aint *aints = malloc(sizeof(MPI_Aint) * (size_t)(na > 0 ? na : 1));
-    MPI_Datatype inner;
-    int ok = 0;
-    if (ints && aints && MPI_Type_get_contents(t, ni, na, nd, ints, aints, &inner) == MPI_SUCCESS) {
-        ok = clampi_coll_type_contiguous(inner);
-        int ini, ina, ind, icomb;
-        MPI_Type_get_envelope(inner, &ini, &ina, &ind, &icomb);
-        if (icomb != MPI_COMBINER_NAMED) MPI_Type_free(&inner);
-    }
-    free(ints);
-    free(aints);
+    /* indexed/struct may repeat bytes even when size == extent */
+    if ((comb == MPI_COMBINER_DUP || comb == MPI_COMBINER_CONTIGUOUS || comb == MPI_COMBINER_RESIZED ||
+         comb == MPI_COMBINER_VECTOR || comb == MPI_COMBINER_HVECTOR) &&
+        c.nd == 1)
+        ok = clampi_coll_type_contiguous(c.types[0]);
+    clampi_type_contents_free(&c);
     return ok;
 }

@@ -106,3 +106,31 @@ void clampi_type_mark_contiguous(MPI_Datatype type) {
     pthread_once(&verdict_once, verdict_keyval_create);
     if (verdict_keyval != MPI_KEYVAL_INVALID) PMPI_Type_set_attr(type, verdict_keyval, VERDICT_CONTIGUOUS);
 }
+
+/* (datatype.h) */
+int clampi_type_contents_get(MPI_Datatype type, clampi_type_contents *c) {
+    memset(c, 0, sizeof *c);
+    if (PMPI_Type_get_envelope(type, &c->ni, &c->na, &c->nd, &c->combiner) != MPI_SUCCESS) return -1;
+    if (c->combiner == MPI_COMBINER_NAMED) return 0;
+    c->ints = malloc(sizeof(int) * (size_t)(c->ni ? c->ni : 1));
+    c->addrs = malloc(sizeof(MPI_Aint) * (size_t)(c->na ? c->na : 1));
+    c->types = malloc(sizeof(MPI_Datatype) * (size_t)(c->nd ? c->nd : 1));
+    if (c->ints && c->addrs && c->types &&
+        PMPI_Type_get_contents(type, c->ni, c->na, c->nd, c->ints, c->addrs, c->types) == MPI_SUCCESS)
+        return 0;
+    c->nd = 0; /* no handles were made */
+    clampi_type_contents_free(c);
+    return -1;
+}
+
+void clampi_type_contents_free(clampi_type_contents *c) {
+    for (int i = 0; c->types && i < c->nd; i++) {
+        int ni, na, nd, combiner;
+        PMPI_Type_get_envelope(c->types[i], &ni, &na, &nd, &combiner);
+        if (combiner != MPI_COMBINER_NAMED) PMPI_Type_free(&c->types[i]); /* get_contents made a new handle */
+    }
+    free(c->ints);
+    free(c->addrs);
+    free(c->types);
+    c->ints = NULL, c->addrs = NULL, c->types = NULL;
+}

@@ -43,6 +43,19 @@ typedef struct clampi_type_slot {
 } clampi_type_slot;
 extern clampi_type_slot clampi_type_table[CLAMPI_TYPE_TABLE];
 
+/* One derived type's constructor and its arguments (MPI_Type_get_contents). The old types'
+ * handles MPI made for the call are freed by clampi_type_contents_free. */
+typedef struct clampi_type_contents {
+    int combiner, ni, na, nd;
+    int *ints;
+    MPI_Aint *addrs;
+    MPI_Datatype *types;
+} clampi_type_contents;
+/* 0 with c filled (a predefined type: combiner MPI_COMBINER_NAMED and no arrays), -1 when
+ * MPI refuses the type or memory runs out (nothing to free then). */
+int clampi_type_contents_get(MPI_Datatype type, clampi_type_contents *c);
+void clampi_type_contents_free(clampi_type_contents *c);
+
 /* Fills ti (and memoizes a predefined type). 0, or -1 for MPI_DATATYPE_NULL / an invalid type. */
 int clampi_type_info_slow(MPI_Datatype type, clampi_type_info *ti);
 /* A type its maker knows to be one gap-free run per element (count elements of a type that

@@ -1,5 +1,7 @@
 #include "common/flatten.h"
 
+#include "common/datatype.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -135,32 +137,20 @@ const clampi_flat *clampi_flat_get(MPI_Datatype type) {
 }
 
 int clampi_type_basic(MPI_Datatype type, MPI_Datatype *basic) {
-    int ni, na, nd, combiner;
-    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return -1;
-    if (combiner == MPI_COMBINER_NAMED) {
+    clampi_type_contents c;
+    if (clampi_type_contents_get(type, &c) != 0) return -1;
+    if (c.combiner == MPI_COMBINER_NAMED) {
         *basic = type;
         return 0;
     }
-    int *ints = malloc(sizeof(int) * (size_t)(ni ? ni : 1));
-    MPI_Aint *addrs = malloc(sizeof(MPI_Aint) * (size_t)(na ? na : 1));
-    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)(nd ? nd : 1));
-    int rc = -1;
-    if (ints && addrs && types && nd > 0 &&
-        MPI_Type_get_contents(type, ni, na, nd, ints, addrs, types) == MPI_SUCCESS) {
-        rc = 0;
-        for (int i = 0; i < nd; i++) {
-            MPI_Datatype b;
-            if (clampi_type_basic(types[i], &b) != 0 || (i > 0 && b != *basic))
-                rc = -1;
-            else
-                *basic = b;
-            int ni2, na2, nd2, c2;
-            MPI_Type_get_envelope(types[i], &ni2, &na2, &nd2, &c2);
-            if (c2 != MPI_COMBINER_NAMED) MPI_Type_free(&types[i]); /* get_contents made a new handle */
-        }
+    int rc = c.nd > 0 ? 0 : -1;
+    for (int i = 0; i < c.nd; i++) {
+        MPI_Datatype b;
+        if (clampi_type_basic(c.types[i], &b) != 0 || (i > 0 && b != *basic))
+            rc = -1;
+        else
+            *basic = b;
     }
-    free(ints);
-    free(addrs);
-    free(types);
+    clampi_type_contents_free(&c);
     return rc;
 }

@@ -11,6 +11,8 @@
  * the type, as before). */
 #include "common/flatten.h"
 
+#include "common/datatype.h"
+
 #include <stdlib.h>
 
 typedef struct run {
@@ -158,31 +160,19 @@ static int decode_contents(int combiner, const int *ints, const MPI_Aint *addrs,
 
 /* The pieces of one element of type, in typemap order, appended to out. */
 static int decode(MPI_Datatype type, runs *out) {
-    int ni, na, nd, combiner;
-    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return -1;
-    if (combiner == MPI_COMBINER_NAMED) return decode_named(type, out);
-    if (combiner == MPI_COMBINER_F90_REAL || combiner == MPI_COMBINER_F90_COMPLEX ||
-        combiner == MPI_COMBINER_F90_INTEGER) {
+    clampi_type_contents c;
+    if (clampi_type_contents_get(type, &c) != 0) return -1;
+    if (c.combiner == MPI_COMBINER_NAMED) return decode_named(type, out);
+    if (c.combiner == MPI_COMBINER_F90_REAL || c.combiner == MPI_COMBINER_F90_COMPLEX ||
+        c.combiner == MPI_COMBINER_F90_INTEGER) {
         int size;
+        clampi_type_contents_free(&c);
         if (MPI_Type_size(type, &size) != MPI_SUCCESS) return -1;
         emit(out, 0, (uint64_t)size); /* a predefined Fortran kind: dense */
         return 0;
     }
-    int *ints = malloc(sizeof(int) * (size_t)(ni ? ni : 1));
-    MPI_Aint *addrs = malloc(sizeof(MPI_Aint) * (size_t)(na ? na : 1));
-    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)(nd ? nd : 1));
-    int rc = -1;
-    if (ints && addrs && types && MPI_Type_get_contents(type, ni, na, nd, ints, addrs, types) == MPI_SUCCESS) {
-        rc = decode_contents(combiner, ints, addrs, types, nd, out);
-        for (int i = 0; i < nd; i++) {
-            int ni2, na2, nd2, c2;
-            MPI_Type_get_envelope(types[i], &ni2, &na2, &nd2, &c2);
-            if (c2 != MPI_COMBINER_NAMED) MPI_Type_free(&types[i]); /* get_contents made a new handle */
-        }
-    }
-    free(ints);
-    free(addrs);
-    free(types);
+    int rc = decode_contents(c.combiner, c.ints, c.addrs, c.types, c.nd, out);
+    clampi_type_contents_free(&c);
     return out->failed ? -1 : rc;
 }
 
