@@ -138,6 +138,9 @@ typedef struct clampi_ucx_counters {
     uint64_t cpu_amos;    /* intrinsic atomics done as CPU atomics on the mapped target memory */
     uint64_t ucx_flushes; /* lane flushes that asked UCX (the others had nothing handed to it) */
     uint64_t direct_ops;  /* puts and gets (pieces of them) done as loads and stores (u->direct) */
+    /* operations handed to the process worker while the service was inside its progress
+     * (they take turns on the worker's lock: clampi_ucx_lane_count) */
+    uint64_t issued_beside_service;
 } clampi_ucx_counters;
 
 typedef struct clampi_ucx_win {
