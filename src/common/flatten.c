@@ -60,6 +60,7 @@ clampi_flat *clampi_flatten_bytes(MPI_Datatype type) {
     f->extent = extent;
     f->size = (uint64_t)size;
     f->n = 0;
+    f->reps = f->reps2 = 1, f->rep_stride = f->rep2_stride = 0, f->rep_packed = f->rep2_packed = 0;
     for (size_t p = 0; p < span_bytes; p++) {
         if (!mark[p]) continue;
         if (p > 0 && mark[p - 1] && position[p] == position[p - 1] + 1) {
@@ -68,6 +69,7 @@ clampi_flat *clampi_flatten_bytes(MPI_Datatype type) {
         }
         f->piece[f->n++] = (clampi_piece){true_lb + (MPI_Aint)p, position[p], 1};
     }
+    f->stored = f->n;
 out:
     free(packed);
     free(mark);

@@ -20,13 +20,32 @@ typedef struct clampi_piece {
 typedef struct clampi_flat {
     MPI_Aint extent; /* stride between elements */
     uint64_t size;   /* data bytes of one element */
-    size_t n;        /* pieces of one element */
-    clampi_piece piece[];
+    size_t n;        /* pieces of one element: stored * reps (read them with clampi_flat_piece) */
+    /* A regular type with more pieces than can be listed (a vector of millions of blocks)
+     * stores the pieces of one block; piece k of repetition r is that block's piece k moved
+     * by r * rep_stride bytes and r * rep_packed packed bytes; and all of that may repeat
+     * again (reps2 times, rep2_stride / rep2_packed apart: two copies of such a vector).
+     * Listed types: reps = reps2 = 1. */
+    size_t stored, reps, reps2;
+    MPI_Aint rep_stride, rep2_stride;
+    uint64_t rep_packed, rep2_packed;
+    clampi_piece piece[]; /* stored entries */
 } clampi_flat;
+
+/* Piece j (< f->n) of one element. */
+static inline clampi_piece clampi_flat_piece(const clampi_flat *f, size_t j) {
+    if (f->reps <= 1 && f->reps2 <= 1) return f->piece[j];
+    const size_t per = f->stored * f->reps, r2 = j / per, rest = j % per, r = rest / f->stored;
+    clampi_piece p = f->piece[rest % f->stored];
+    p.offset += (MPI_Aint)r * f->rep_stride + (MPI_Aint)r2 * f->rep2_stride;
+    p.packed += (uint64_t)r * f->rep_packed + (uint64_t)r2 * f->rep2_packed;
+    return p;
+}
 
 /* Largest true extent of one element the byte analysis flattens (it needs a few bytes of
  * scratch per byte of extent); larger types are flattened from their constructors, up to
- * CLAMPI_FLAT_MAX_PIECES pieces per element. */
+ * CLAMPI_FLAT_MAX_PIECES listed pieces per element (a type that repeats one block at a
+ * fixed stride lists that block's pieces and repeats them: any count; flatten_constructors.c). */
 #define CLAMPI_FLAT_MAX_EXTENT ((MPI_Aint)16 << 20)
 #define CLAMPI_FLAT_MAX_PIECES ((size_t)1 << 20)
 

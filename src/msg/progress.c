@@ -140,10 +140,10 @@ void clampi_msg_reap(void) {
 static void unpack_partial(MPI_Datatype type, const char *data, size_t bytes, char *dst) {
     const clampi_flat *f = clampi_flat_get(type);
     for (size_t i = 0; f && i < f->n; i++) {
-        const clampi_piece *p = &f->piece[i];
-        if (p->packed >= bytes) continue;
-        size_t len = p->packed + p->len <= bytes ? p->len : bytes - p->packed;
-        memcpy(dst + p->offset, data + p->packed, len);
+        const clampi_piece p = clampi_flat_piece(f, i);
+        if (p.packed >= bytes) continue;
+        size_t len = p.packed + p.len <= bytes ? p.len : bytes - p.packed;
+        memcpy(dst + p.offset, data + p.packed, len);
     }
 }
 

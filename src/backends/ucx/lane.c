@@ -468,15 +468,19 @@ ucs_status_t clampi_ucx_lane_settle(clampi_ucx_lane *l, ucp_ep_h ep, int target)
  * aim at this one are still applied while it streams. A power of two. */
 #define CLAMPI_UCX_ISSUE_PROGRESS_EVERY 16
 
-void clampi_ucx_lane_count(clampi_ucx_lane *l, int target) {
-    clampi_ucx_lane_mark(l, target); /* after issuing: see clampi_ucx_lane_ep */
-    clampi_ucx_lane_tally(l, target);
+/* (ucx_win.h) */
+void clampi_ucx_lane_issued(clampi_ucx_lane *l, uint64_t nth) {
     if (!l->poller) return; /* a thread lane: the service takes its mutex, held while issuing */
     if (__atomic_load_n(&l->poller->service_busy, __ATOMIC_RELAXED))
         __atomic_fetch_add(&l->u->counters.issued_beside_service, 1, __ATOMIC_RELAXED);
     clampi_ucx_poller_note(l->poller);
-    if ((__atomic_load_n(&l->pending[target], __ATOMIC_RELAXED) & (CLAMPI_UCX_ISSUE_PROGRESS_EVERY - 1)) == 0)
-        clampi_ucx_poller_progress(l->poller, l->worker);
+    if ((nth & (CLAMPI_UCX_ISSUE_PROGRESS_EVERY - 1)) == 0) clampi_ucx_poller_progress(l->poller, l->worker);
+}
+
+void clampi_ucx_lane_count(clampi_ucx_lane *l, int target) {
+    clampi_ucx_lane_mark(l, target); /* after issuing: see clampi_ucx_lane_ep */
+    clampi_ucx_lane_tally(l, target);
+    clampi_ucx_lane_issued(l, __atomic_load_n(&l->pending[target], __ATOMIC_RELAXED));
 }
 
 void clampi_ucx_lane_tally(clampi_ucx_lane *l, int target) {

@@ -252,6 +252,10 @@ void clampi_ucx_lane_close(clampi_ucx_win *u, clampi_ucx_lane *l);
 /* Counts an operation issued to target: for "what each flush drives" (the lane, and on the
  * process lane whose it is) and the calling thread's stats. */
 void clampi_ucx_lane_count(clampi_ucx_lane *l, int target);
+/* After handing the nth operation of a run (any count that advances) to UCX on lane l: on
+ * the process lane, keeps the progress service away and drives the worker every 16th
+ * (lane.c). clampi_ucx_lane_count does it; a call issuing many pieces does it per piece. */
+void clampi_ucx_lane_issued(clampi_ucx_lane *l, uint64_t nth);
 /* The same for an operation that completed without UCX (a load/store copy, u->direct): the
  * counts, without marking the target (its next flush has nothing in UCX to complete). */
 void clampi_ucx_lane_tally(clampi_ucx_lane *l, int target);
