@@ -287,6 +287,15 @@ static void large_types_flatten(void) {
     free(disp);
 }
 
+/* n of otype from out to peer's one ttype at disp, flushed, then got back into in */
+static void put_then_get(CMPI_Win w, int peer, void *out, void *in, int n, MPI_Datatype otype, MPI_Aint disp,
+                         MPI_Datatype ttype) {
+    CHECK_EQ_INT(CMPI_Put(out, n, otype, peer, disp, 1, ttype, w), MPI_SUCCESS);
+    CHECK_EQ_INT(CMPI_Win_flush(peer, w), MPI_SUCCESS);
+    CHECK_EQ_INT(CMPI_Get(in, n, otype, peer, disp, 1, ttype, w), MPI_SUCCESS);
+    CHECK_EQ_INT(CMPI_Win_flush(peer, w), MPI_SUCCESS);
+}
+
 /* A column of an N x M matrix of doubles (M = 1 Mi: 8 MiB rows), 5 rows: 40 MiB. */
 #define ROWS 5
 #define COLS ((MPI_Aint)1 << 20)
@@ -319,10 +328,7 @@ static void column_through_a_ucx_window(void) {
     double out[ROWS], in[ROWS], one[ROWS];
     for (int r = 0; r < ROWS; r++) out[r] = 100.0 * rank + r, one[r] = 1.0;
     CHECK_EQ_INT(CMPI_Win_lock(MPI_LOCK_SHARED, peer, 0, w), MPI_SUCCESS);
-    CHECK_EQ_INT(CMPI_Put(out, ROWS, MPI_DOUBLE, peer, 7, 1, col, w), MPI_SUCCESS);
-    CHECK_EQ_INT(CMPI_Win_flush(peer, w), MPI_SUCCESS);
-    CHECK_EQ_INT(CMPI_Get(in, ROWS, MPI_DOUBLE, peer, 7, 1, col, w), MPI_SUCCESS);
-    CHECK_EQ_INT(CMPI_Win_flush(peer, w), MPI_SUCCESS);
+    put_then_get(w, peer, out, in, ROWS, MPI_DOUBLE, 7, col);
     for (int r = 0; r < ROWS; r++) CHECK(in[r] == out[r]);
     CHECK_EQ_INT(CMPI_Accumulate(one, ROWS, MPI_DOUBLE, peer, 9, 1, col, MPI_SUM, w), MPI_SUCCESS);
     CHECK_EQ_INT(CMPI_Win_unlock(peer, w), MPI_SUCCESS);
@@ -355,10 +361,7 @@ static void column_through_a_ucx_window(void) {
     memset(mem, 0xEE, (size_t)bytes);
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_EQ_INT(CMPI_Win_lock(MPI_LOCK_SHARED, peer, 0, w), MPI_SUCCESS);
-    CHECK_EQ_INT(CMPI_Put(vals, many, MPI_INT, peer, 0, 1, sparse, w), MPI_SUCCESS);
-    CHECK_EQ_INT(CMPI_Win_flush(peer, w), MPI_SUCCESS);
-    CHECK_EQ_INT(CMPI_Get(back, many, MPI_INT, peer, 0, 1, sparse, w), MPI_SUCCESS);
-    CHECK_EQ_INT(CMPI_Win_flush(peer, w), MPI_SUCCESS);
+    put_then_get(w, peer, vals, back, many, MPI_INT, 0, sparse);
     for (int k = 0; k < many; k++) CHECK(back[k] == vals[k]);
     /* the same ints got backwards (a negative stride: the type's first byte lies below the
      * displacement, at the window's start) */
