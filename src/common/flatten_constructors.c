@@ -110,9 +110,29 @@ done:
     free(dim);
 }
 
+/* A struct's members in order, each member type decoded once per run of members that
+ * share it (a struct may list millions of members of one type: one decoding, not one
+ * each). */
+static int decode_struct(const int *ints, const MPI_Aint *addrs, const MPI_Datatype *types, runs *out) {
+    runs cur = {NULL, 0, 0, 0};
+    MPI_Aint lb, ext = 0;
+    int rc = 0;
+    for (int i = 0; i < ints[0] && rc == 0 && !out->failed; i++) {
+        if (i == 0 || types[i] != types[i - 1]) {
+            free(cur.r);
+            cur = (runs){NULL, 0, 0, 0};
+            rc = decode(types[i], &cur);
+            if (rc == 0 && (cur.failed || MPI_Type_get_extent(types[i], &lb, &ext) != MPI_SUCCESS)) rc = -1;
+        }
+        if (rc == 0) emit_block(out, &cur, addrs[i], ext, ints[1 + i]);
+    }
+    free(cur.r);
+    return rc;
+}
+
 static int decode_contents(int combiner, const int *ints, const MPI_Aint *addrs, const MPI_Datatype *types, int nd,
                            runs *out) {
-    /* on the heap: a struct may have millions of members */
+    if (combiner == MPI_COMBINER_STRUCT) return decode_struct(ints, addrs, types, out);
     runs *in = calloc((size_t)(nd > 0 ? nd : 1), sizeof *in);
     MPI_Aint lb, *ext = malloc(sizeof *ext * (size_t)(nd > 0 ? nd : 1));
     int rc = in && ext ? 0 : -1;
@@ -144,9 +164,6 @@ static int decode_contents(int combiner, const int *ints, const MPI_Aint *addrs,
             break;
         case MPI_COMBINER_HINDEXED_BLOCK:
             for (int i = 0; i < ints[0]; i++) emit_block(out, &in[0], addrs[i], ext[0], ints[1]);
-            break;
-        case MPI_COMBINER_STRUCT:
-            for (int i = 0; i < ints[0]; i++) emit_block(out, &in[i], addrs[i], ext[i], ints[1 + i]);
             break;
         case MPI_COMBINER_SUBARRAY:
             emit_subarray(out, &in[0], ext[0], ints[0], ints + 1, ints + 1 + ints[0], ints + 1 + 2 * ints[0],
