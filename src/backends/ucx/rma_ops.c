@@ -181,17 +181,17 @@ static int span_get_pays(const clampi_ucx_win *u, int target, const clampi_flat 
            span <= CLAMPI_UCX_SPAN_GET_MAX && span <= pieces * CLAMPI_UCX_SPAN_GET_SPREAD;
 }
 
+/* The span got, packed into buf by MPI's own datatype engine, as an accumulate reads its
+ * target (atomics.c). */
 static ucs_status_t get_through_span(clampi_ucx_win *u, clampi_ucx_lane *l, ucp_ep_h ep, char *buf, int target,
-                                     const clampi_access *a, int tcount, const clampi_flat *f, int ordered) {
+                                     const clampi_access *a, int tcount, MPI_Datatype ttype, int ordered) {
     char *span = malloc(a->target.span);
     if (!span) return UCS_ERR_NO_MEMORY;
     ucs_status_t st = clampi_ucx_range(u, l, ep, 0, span, target, a->offset, a->target.span, ordered, 1);
-    for (int i = 0; i < tcount && st == UCS_OK; i++)
-        for (size_t k = 0; k < f->n; k++) {
-            const clampi_piece c = clampi_flat_piece(f, k);
-            memcpy(buf + (uint64_t)i * f->size + c.packed, span + ((MPI_Aint)i * f->extent + c.offset - a->target.lo),
-                   c.len);
-        }
+    int pos = 0;
+    if (st == UCS_OK &&
+        MPI_Pack(span - a->target.lo, tcount, ttype, buf, (int)a->target.bytes, &pos, MPI_COMM_SELF) != MPI_SUCCESS)
+        st = UCS_ERR_INVALID_PARAM;
     free(span);
     return st;
 }
@@ -225,7 +225,7 @@ static int transfer(clampi_bwin *w, int is_put, void *origin, int ocount, MPI_Da
     ucp_ep_h ep = u->direct[target] ? clampi_ucx_lane_ep_peek(u, l, target) : clampi_ucx_lane_ep(u, l, target);
     ucs_status_t st = ep ? UCS_OK : UCS_ERR_UNREACHABLE;
     if (st == UCS_OK && flat && !is_put && span_get_pays(u, target, flat, tcount, a.target.span)) {
-        st = get_through_span(u, l, ep, buf, target, &a, tcount, flat, w->ordered);
+        st = get_through_span(u, l, ep, buf, target, &a, tcount, ttype, w->ordered);
         if (st == UCS_OK) clampi_ucx_lane_count(l, target);
     } else if (st == UCS_OK && flat) {
         st = clampi_ucx_pieces(u, l, ep, is_put, buf, target, a.offset - (uint64_t)a.target.lo, tcount, flat,
