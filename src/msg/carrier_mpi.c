@@ -242,6 +242,30 @@ static void wire_error(MPI_Comm *wire, int *code, ...) {
 }
 
 /* ---- enable / disable --------------------------------------------------------------- */
+/* A place in the table of communicators (progress and the hand-over walk it); the table
+ * ignores mc until it has receives posted, which needs it enabled. */
+static int prepare(clampi_mcomm *mc) {
+    int err = MPI_SUCCESS;
+    pthread_mutex_lock(&carriers_lock);
+    int n = atomic_load(&clampi_carrier_n.ncarriers);
+    if (n < MAX_CARRIERS) {
+        carriers[n] = mc;
+        atomic_store(&clampi_carrier_n.ncarriers, n + 1);
+    } else {
+        err = MPI_ERR_OTHER;
+    }
+    pthread_mutex_unlock(&carriers_lock);
+    return err;
+}
+
+/* The wire made beside enabling's agreement (carrier_ops.h, start): a duplicate of `from`,
+ * which has none of the program's attributes, costs less than the split of comm that keeps
+ * them off (clampi_carrier_dup): MPICH's split gathers every member's color and key first. */
+static int start(MPI_Comm from, MPI_Comm *wire) {
+    clampi_carrier_release();
+    return PMPI_Comm_dup(from, wire);
+}
+
 static int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_base, unsigned native_cap) {
     int provided = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&provided);
@@ -256,28 +280,20 @@ static int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_base, unsigne
      * hand clampi's queued receives to MPI before they block inside MPI */
     __atomic_store_n(&clampi_idle_hooks[CLAMPI_IDLE_MSG], clampi_carrier_progress, __ATOMIC_RELEASE);
     __atomic_store_n(&clampi_before_blocking_hook, clampi_carrier_release, __ATOMIC_RELEASE);
-    /* MPI raises errors on the wire through the program's communicator's handler. */
-    int err = clampi_carrier_dup(mc->comm, &mc->wire);
-    if (err != MPI_SUCCESS) return err;
+    if (mc->wire == MPI_COMM_NULL) { /* collective: not made by start */
+        int err = clampi_carrier_dup(mc->comm, &mc->wire);
+        if (err != MPI_SUCCESS) return err;
+    }
     pthread_mutex_lock(&carriers_lock);
     if (wire_keyval == MPI_KEYVAL_INVALID) {
         PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &wire_keyval, NULL);
         PMPI_Comm_create_errhandler(wire_error, &wire_errhandler);
     }
     pthread_mutex_unlock(&carriers_lock);
+    /* MPI raises errors on the wire through the program's communicator's handler. */
     PMPI_Comm_set_attr(mc->wire, wire_keyval, mc);
     PMPI_Comm_set_errhandler(mc->wire, wire_errhandler);
-    pthread_mutex_lock(&carriers_lock);
-    int n = atomic_load(&clampi_carrier_n.ncarriers);
-    if (n < MAX_CARRIERS) {
-        carriers[n] = mc;
-        atomic_store(&clampi_carrier_n.ncarriers, n + 1);
-    } else {
-        err = MPI_ERR_OTHER;
-    }
-    pthread_mutex_unlock(&carriers_lock);
-    if (err != MPI_SUCCESS) PMPI_Comm_free(&mc->wire);
-    return err;
+    return MPI_SUCCESS;
 }
 
 static void flight_add(clampi_mreq *r);
@@ -893,7 +909,7 @@ static int checked_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype typ
 }
 
 static int enable(clampi_mcomm *mc, unsigned native_base, unsigned native_cap) {
-    return clampi_carrier_enable(mc, native_base, native_cap); /* collective: the duplicate */
+    return clampi_carrier_enable(mc, native_base, native_cap); /* collective unless start made the wire */
 }
 
 static void get_info(const clampi_mcomm *mc, MPI_Info info) {
@@ -907,8 +923,9 @@ static void get_info(const clampi_mcomm *mc, MPI_Info info) {
 
 const clampi_carrier_ops clampi_carrier_mpi_ops = {
     .name = "mpi",
-    .prepare = NULL,
+    .prepare = prepare,
     .enable = enable,
+    .start = start,
     .entry_send = entry_send,
     .entry_isend = entry_isend,
     .entry_send_mode = entry_send_mode,

@@ -19,13 +19,22 @@
 struct clampi_carrier_ops {
     const char *name; /* the value of the info key clampi_match_carrier */
     /* Local, before enabling's first agreement (NULL: nothing): what the carrier allocates
-     * per communicator (UCX: per-peer arrays), so a failure counts in that agreement. */
+     * per communicator (UCX: per-peer arrays; MPI: a place in its table of communicators),
+     * so a failure counts in that agreement. */
     int (*prepare)(clampi_mcomm *mc);
-    /* Collective over mc->comm, once every process prepared: the carrier's state (UCX: the
-     * endpoints; MPI: the duplicate). Returns this process's result, which
-     * CMPIX_Comm_enable then agrees on with the context id (state made on success is freed
-     * by disable and release if some other process failed). */
+    /* The carrier's state, collective over mc->comm once every process prepared (UCX: the
+     * endpoints; MPI: the duplicate, or only its local settings once `start` made it).
+     * Returns this process's result, which CMPIX_Comm_enable then agrees on with the
+     * context id (state made on success is freed by disable and release if some other
+     * process failed). */
     int (*enable)(clampi_mcomm *mc, unsigned native_base, unsigned native_cap);
+    /* Optional, for a communicator made from an enabled one (every process has its parent's
+     * settings, so none can fail in parsing them): the carrier's collective part run on
+     * every process before any agreement (one whose local set-up failed too, mc NULL), so
+     * enabling needs one agreement, after it; then mc->wire is *wire and enable is local.
+     * MPI: the duplicate, a copy of `from` (without the program's attributes, of the new
+     * communicator's group and order: its copy runs none of the program's callbacks). */
+    int (*start)(MPI_Comm from, MPI_Comm *wire);
     /* The preload's entry points, any arguments. UCX: what it does not take (MPI_PROC_NULL,
      * input MPI must judge) goes to clampi_msg_mpi_send / _recv on the program's communicator;
      * MPI: everything goes to the duplicate, where MPI judges it. One row per hot call, with

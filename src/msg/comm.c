@@ -134,8 +134,8 @@ static void agree_fn(void *in, void *inout, int *len, MPI_Datatype *type) {
 }
 
 /* The lowest context id free on every process of comm, the communicator's serial, and
- * whether the carrier's set-up failed anywhere (mine: this process's result): one
- * reduction of AGREE_WORDS words, under enable_lock. */
+ * whether enabling failed anywhere (mine: this process's result): one reduction of
+ * AGREE_WORDS words, under enable_lock. */
 static int agree_context(MPI_Comm comm, clampi_mcomm *mc, int mine) {
     uint32_t words[AGREE_WORDS] = {0}, all[AGREE_WORDS];
     if (agree_op == MPI_OP_NULL) PMPI_Op_create(agree_fn, 1, &agree_op);
@@ -175,13 +175,17 @@ static clampi_mcomm *mcomm_new(MPI_Comm comm, const clampi_match_config *cfg) {
     return mc;
 }
 
-/* Three collectives (a program making many communicators pays them on each): one agreement
- * on the local checks (err: this process's so far) and the carrier's preparation, the
- * carrier's set-up (MPI: its duplicate; UCX: the endpoints' agreement), and one agreement on
- * the carrier's result, the context id and the serial; the UCX carrier adds a barrier, so
- * nobody sends before everybody can route. */
+static int enable_joined(MPI_Comm comm, int err, const clampi_carrier_ops *ops, clampi_mcomm *mc, MPI_Comm from,
+                         unsigned native_base, unsigned native_cap);
+
+/* Local checks and set-up, then collectives a program making many communicators pays on
+ * each: one agreement on the local checks and the carrier's preparation, the carrier's
+ * set-up (MPI: its duplicate; UCX: the endpoints' agreement), one agreement on its result,
+ * the context id and the serial, and (UCX) a barrier, so nobody sends before everybody can
+ * route. A communicator made from an enabled one on the MPI carrier (from: carrier_ops.h,
+ * start) skips the first agreement: the duplicate, then one agreement. */
 static int enable_with(MPI_Comm comm, int err, const clampi_match_config *cfg, int carrier, unsigned native_base,
-                       unsigned native_cap) {
+                       unsigned native_cap, MPI_Comm from) {
     if (err == MPI_SUCCESS && clampi_msg_comm(comm)) err = MPI_ERR_OTHER; /* already enabled */
     const clampi_carrier_ops *ops = clampi_carrier_ops_of(carrier);
     if (err == MPI_SUCCESS) err = clampi_msg_transport_init(carrier == CLAMPI_CARRIER_UCX);
@@ -191,6 +195,7 @@ static int enable_with(MPI_Comm comm, int err, const clampi_match_config *cfg, i
         mc->ops = ops;
         if (ops->prepare) err = ops->prepare(mc);
     }
+    if (ops->start && from != MPI_COMM_NULL) return enable_joined(comm, err, ops, mc, from, native_base, native_cap);
     int any_err = 0, mine = err != MPI_SUCCESS;
     clampi_carrier_allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
     if (any_err) {
@@ -219,12 +224,40 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
             fprintf(stderr, "clampi: clampi_match_carrier=mpi needs persistent handles (CLAMPI_MATCH_HANDLES)\n");
         err = MPI_ERR_INFO_VALUE;
     }
-    return enable_with(comm, err, &cfg, carrier, native_base, native_cap);
+    return enable_with(comm, err, &cfg, carrier, native_base, native_cap, MPI_COMM_NULL);
 }
 
-int clampi_msg_comm_enable_like(MPI_Comm comm, const clampi_mcomm *parent) {
+int clampi_msg_comm_enable_like(MPI_Comm comm, const clampi_mcomm *parent, MPI_Comm from) {
     int carrier = parent->ops == &clampi_carrier_mpi_ops ? CLAMPI_CARRIER_MPI : CLAMPI_CARRIER_UCX;
-    return enable_with(comm, MPI_SUCCESS, &parent->cfg, carrier, parent->native_base, parent->native_cap);
+    return enable_with(comm, MPI_SUCCESS, &parent->cfg, carrier, parent->native_base, parent->native_cap, from);
+}
+
+/* The carrier's collective part (ops->start) on every process, whatever its local result
+ * err (mc NULL where it failed early), then one agreement on everybody's result, the
+ * context id and the serial. */
+static int enable_joined(MPI_Comm comm, int err, const clampi_carrier_ops *ops, clampi_mcomm *mc, MPI_Comm from,
+                         unsigned native_base, unsigned native_cap) {
+    MPI_Comm wire = MPI_COMM_NULL;
+    int werr = ops->start(from, &wire);
+    if (err == MPI_SUCCESS) err = werr;
+    pthread_mutex_lock(&enable_lock);
+    if (keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_comm_delete, &keyval, NULL);
+    err = agree_context(comm, mc, err);
+    if (err == MPI_SUCCESS) {
+        mc->wire = wire;
+        wire = MPI_COMM_NULL;
+        err = ops->enable(mc, native_base, native_cap); /* local */
+    }
+    if (err == MPI_SUCCESS) {
+        context_set(mc->context, mc);
+        PMPI_Comm_set_attr(comm, keyval, mc);
+        atomic_fetch_add(&clampi_msg_comm_generation, 1);
+    }
+    pthread_mutex_unlock(&enable_lock);
+    if (wire != MPI_COMM_NULL) PMPI_Comm_free(&wire);
+    if (err == MPI_SUCCESS) return MPI_SUCCESS;
+    if (mc) mcomm_free(mc);
+    return clampi_msg_raise(comm, err, "enable failed on some process");
 }
 
 /* The carrier's result, the context id and the lookup; then, where the carrier needs it, a

@@ -81,8 +81,11 @@ extern _Atomic unsigned clampi_msg_comm_generation;
 extern _Thread_local CLAMPI_MSG_TLS clampi_msg_comm_cache clampi_msg_comm_last;
 clampi_mcomm *clampi_msg_comm_lookup(MPI_Comm comm);
 /* CMPIX_Comm_enable with parent's settings (structure, carrier, native depths) instead of
- * an info's: collective over comm, an intracommunicator; errors as CMPIX_Comm_enable's. */
-int clampi_msg_comm_enable_like(MPI_Comm comm, const clampi_mcomm *parent);
+ * an info's: collective over comm, an intracommunicator; errors as CMPIX_Comm_enable's.
+ * from: a communicator of comm's group and order without the program's attributes, which
+ * the MPI carrier duplicates for its wire (comm itself when made by MPI_Comm_split or
+ * MPI_Comm_create, which copy none; parent's wire for MPI_Comm_dup), or MPI_COMM_NULL. */
+int clampi_msg_comm_enable_like(MPI_Comm comm, const clampi_mcomm *parent, MPI_Comm from);
 /* 1 and *mc (NULL: not clampi's) when comm is this thread's last lookup; no call inside, so
  * an entry point that tests it first can reach its carrier as a tail call. */
 static inline int clampi_msg_comm_cached(MPI_Comm comm, clampi_mcomm **mc) {

@@ -2,7 +2,7 @@
  * MPI_COMM_WORLD and MPI_Comm_free, counted by tests/support/count_collectives.c preloaded
  * after clampi (every collective call clampi makes, and MPI's own dup). Enabling clampi's
  * matching on each duplicate takes, besides MPI's dup: the MPI carrier its own duplicate
- * and two reductions; the UCX carrier three reductions and a barrier (the peers' addresses are
+ * and one reduction; the UCX carrier three reductions and a barrier (the peers' addresses are
  * exchanged once, at the first communicator that needs them).
  * A program making communicators by the thousand (MPICH's comm/ctxalloc: 200,000) pays
  * each of them on every one. MPI_Comm_free makes no collective call.

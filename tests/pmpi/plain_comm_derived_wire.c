@@ -1,0 +1,94 @@
+/* Communicators made from a clampi communicator on the MPI carrier, whose private
+ * duplicate (the wire) is made beside MPI's own:
+ *  1. the program's attribute callbacks run once per MPI_Comm_dup and once per
+ *     MPI_Comm_free, never on clampi's wire (made from a communicator without them);
+ *  2. MPI_Comm_split and MPI_Comm_dup of the split communicator carry messages right;
+ *  3. enabling is all or none: an MPI_Comm_dup_with_info whose clampi_match value is bad on
+ *     rank 0 only leaves the duplicate on MPI everywhere (a ring exchange on it would hang
+ *     otherwise), and so does the duplicate of that one.
+ * Run plainly and preloaded (CLAMPI_MATCH, CLAMPI_MATCH_CARRIER=mpi): the "result" lines
+ * (each rank's callback counts, then ok) must be the same. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+static int copies, deletes, bad;
+
+static int copy_fn(MPI_Comm c, int kv, void *extra, void *in, void *out, int *flag) {
+    copies++;
+    *(void **)out = in;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+static int delete_fn(MPI_Comm c, int kv, void *value, void *extra) {
+    deletes++;
+    return MPI_SUCCESS;
+}
+
+#define CHECK(c)                                                                                                       \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
+            fprintf(stderr, "check failed at line %d: %s\n", __LINE__, #c);                                           \
+            bad = 1;                                                                                                   \
+        }                                                                                                              \
+    } while (0)
+
+/* Each rank sends its rank + base to the next and receives the previous one's. */
+static void ring(MPI_Comm comm, int base) {
+    int rank, size, got = -1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size, mine = rank + base;
+    MPI_Sendrecv(&mine, 1, MPI_INT, next, 7, &got, 1, MPI_INT, prev, 7, comm, MPI_STATUS_IGNORE);
+    CHECK(got == prev + base);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size, kv;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_create_keyval(copy_fn, delete_fn, &kv, NULL);
+    MPI_Comm_set_attr(MPI_COMM_WORLD, kv, &kv);
+
+    /* 1 */
+    MPI_Comm d[4];
+    for (int i = 0; i < 4; i++) MPI_Comm_dup(MPI_COMM_WORLD, &d[i]);
+    CHECK(copies == 4);
+    for (int i = 0; i < 4; i++) ring(d[i], 10 * i);
+    for (int i = 0; i < 4; i++) MPI_Comm_free(&d[i]);
+    CHECK(deletes == 4);
+
+    /* 2: split in two halves (by parity), its duplicate */
+    MPI_Comm half, half_dup;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &half);
+    MPI_Comm_dup(half, &half_dup);
+    ring(half, 100);
+    ring(half_dup, 200);
+    MPI_Comm_free(&half_dup);
+    MPI_Comm_free(&half);
+    CHECK(copies == 4 && deletes == 4);
+
+    /* 3 */
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "clampi_match", rank == 0 ? "tree" : "lla");
+    MPI_Info_set(info, "clampi_match_carrier", "mpi");
+    MPI_Comm e, e_dup;
+    MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &e);
+    ring(e, 300);
+    MPI_Comm_dup(e, &e_dup);
+    ring(e_dup, 400);
+    MPI_Comm_free(&e_dup);
+    MPI_Comm_free(&e);
+    MPI_Info_free(&info);
+    CHECK(copies == 6 && deletes == 6);
+
+    MPI_Comm_delete_attr(MPI_COMM_WORLD, kv);
+    MPI_Comm_free_keyval(&kv);
+    printf("result comm_derived_wire rank %d: %d copies, %d deletes\n", rank, copies, deletes);
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (rank == 0) printf(bad ? "result comm_derived_wire FAIL\n" : "result comm_derived_wire: ok\n");
+    MPI_Finalize();
+    return bad;
+}
