@@ -25,12 +25,12 @@ static int delete_fn(MPI_Comm c, int kv, void *value, void *extra) {
     return MPI_SUCCESS;
 }
 
-#define CHECK(c)                                                                                                       \
-    do {                                                                                                               \
-        if (!(c)) {                                                                                                    \
-            fprintf(stderr, "check failed at line %d: %s\n", __LINE__, #c);                                           \
-            bad = 1;                                                                                                   \
-        }                                                                                                              \
+#define CHECK(c)                                                            \
+    do {                                                                    \
+        if (!(c)) {                                                         \
+            fprintf(stderr, "check failed at line %d: %s\n", __LINE__, #c); \
+            bad = 1;                                                        \
+        }                                                                   \
     } while (0)
 
 /* Each rank sends its rank + base to the next and receives the previous one's. */
