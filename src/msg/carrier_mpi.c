@@ -245,8 +245,12 @@ static void wire_error(MPI_Comm *wire, int *code, ...) {
 /* A place in the table of communicators (progress and the hand-over walk it); the table
  * ignores mc until it has receives posted, which needs it enabled. */
 static int prepare(clampi_mcomm *mc) {
-    int err = MPI_SUCCESS;
+    int err = MPI_SUCCESS, provided = MPI_THREAD_SINGLE;
+    /* before mc is in the table: lock(mc) there reads it */
+    PMPI_Query_thread(&provided);
+    mc->threaded = provided == MPI_THREAD_MULTIPLE;
     pthread_mutex_lock(&carriers_lock);
+    if (mc->threaded) native_threads = 1;
     int n = atomic_load(&clampi_carrier_n.ncarriers);
     if (n < MAX_CARRIERS) {
         carriers[n] = mc;
@@ -258,19 +262,27 @@ static int prepare(clampi_mcomm *mc) {
     return err;
 }
 
-/* The wire made beside enabling's agreement (carrier_ops.h, start): a duplicate of `from`,
+/* The wire made before enabling's agreement (carrier_ops.h, start): a duplicate of `from`,
  * which has none of the program's attributes, costs less than the split of comm that keeps
- * them off (clampi_carrier_dup): MPICH's split gathers every member's color and key first. */
+ * them off (clampi_carrier_dup): MPICH's split gathers every member's color and key first.
+ * With an empty info, so that none of from's hints (mpi_assert_no_any_source, ...) reach
+ * the wire, which clampi probes with MPI_ANY_SOURCE. A failure is this process's result,
+ * agreed on next, never the program's handler's (from's errors go to wire_error). */
 static int start(MPI_Comm from, MPI_Comm *wire) {
+    static MPI_Info no_hints = MPI_INFO_NULL;
+    pthread_mutex_lock(&carriers_lock);
+    if (no_hints == MPI_INFO_NULL) PMPI_Info_create(&no_hints);
+    pthread_mutex_unlock(&carriers_lock);
     clampi_carrier_release();
-    return PMPI_Comm_dup(from, wire);
+    *wire = MPI_COMM_NULL;
+    clampi_wire_quiet = 1;
+    int err = CLAMPI_WIRE(PMPI_Comm_dup_with_info(from, no_hints, wire));
+    clampi_wire_quiet = 0;
+    if (err == MPI_SUCCESS && *wire == MPI_COMM_NULL) err = MPI_ERR_OTHER;
+    return err;
 }
 
 static int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_base, unsigned native_cap) {
-    int provided = MPI_THREAD_SINGLE;
-    PMPI_Query_thread(&provided);
-    mc->threaded = provided == MPI_THREAD_MULTIPLE;
-    if (mc->threaded) native_threads = 1;
     mc->native_base = native_base;
     /* bins search one source's bin: a match there at depth 0 may have skipped older receives
      * of other sources, which MPI's one list would walk; so with bins the depth is fixed */

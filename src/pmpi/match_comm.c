@@ -143,8 +143,11 @@ static void derived(MPI_Comm parent, MPI_Comm newcomm, MPI_Info info, int info_m
     }
     /* The MPI carrier's wire copies a communicator without the program's attributes:
      * MPI_Comm_split and MPI_Comm_create copy none; a duplicate has the parent's, whose
-     * wire has none. */
-    MPI_Comm from = dup ? (pm && pm->wire != MPI_COMM_NULL ? pm->wire : MPI_COMM_NULL) : newcomm;
+     * wire has none. Not where an info may carry the key on some processes only: those
+     * take CMPIX_Comm_enable, whose first agreement the others must meet. */
+    MPI_Comm from = info_may_enable ? MPI_COMM_NULL
+                    : dup           ? (pm && pm->wire != MPI_COMM_NULL ? pm->wire : MPI_COMM_NULL)
+                                    : newcomm;
     enable(newcomm, MPI_INFO_NULL, pm, from); /* the parent's structure */
 }
 

@@ -5,7 +5,12 @@
  *  2. MPI_Comm_split and MPI_Comm_dup of the split communicator carry messages right;
  *  3. enabling is all or none: an MPI_Comm_dup_with_info whose clampi_match value is bad on
  *     rank 0 only leaves the duplicate on MPI everywhere (a ring exchange on it would hang
- *     otherwise), and so does the duplicate of that one.
+ *     otherwise), and so does the duplicate of that one;
+ *  4. an info with the clampi_match key on rank 0 only (MPI_Comm_dup_with_info,
+ *     MPI_Comm_split_type), and an MPI_Comm_dup_with_info without it (which copies the
+ *     attributes): every process meets the same collectives, the callbacks run as plainly.
+ * The preloaded run's stats lines show the derived communicators enabled (the test's
+ * regexes: a duplicate of a split communicator carried its message on clampi's path).
  * Run plainly and preloaded (CLAMPI_MATCH, CLAMPI_MATCH_CARRIER=mpi): the "result" lines
  * (each rank's callback counts, then ok) must be the same. */
 #include <mpi.h>
@@ -83,6 +88,25 @@ int main(int argc, char **argv) {
     MPI_Comm_free(&e);
     MPI_Info_free(&info);
     CHECK(copies == 6 && deletes == 6);
+
+    /* 4 */
+    MPI_Info keyed, empty;
+    MPI_Info_create(&keyed);
+    MPI_Info_create(&empty);
+    if (rank == 0) MPI_Info_set(keyed, "clampi_match", "lla");
+    MPI_Comm f, g, h;
+    MPI_Comm_dup_with_info(MPI_COMM_WORLD, keyed, &f);
+    MPI_Comm_dup_with_info(MPI_COMM_WORLD, empty, &g);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, keyed, &h);
+    ring(f, 500);
+    ring(g, 600);
+    ring(h, 700);
+    MPI_Comm_free(&h);
+    MPI_Comm_free(&g);
+    MPI_Comm_free(&f);
+    MPI_Info_free(&empty);
+    MPI_Info_free(&keyed);
+    CHECK(copies == 8 && deletes == 8);
 
     MPI_Comm_delete_attr(MPI_COMM_WORLD, kv);
     MPI_Comm_free_keyval(&kv);
