@@ -9,6 +9,10 @@
  *  4. an info with the clampi_match key on rank 0 only (MPI_Comm_dup_with_info,
  *     MPI_Comm_split_type), and an MPI_Comm_dup_with_info without it (which copies the
  *     attributes): every process meets the same collectives, the callbacks run as plainly.
+ *  5. a process that cannot enable a duplicate when the others can (clampi's table of
+ *     256 MPI-carrier communicators full on rank 0 first: it holds 20 with rank 2 besides
+ *     its 300 duplicates with rank 1): the duplicate stays on MPI on both, each carries a
+ *     ring exchange.
  * The preloaded run's stats lines show the derived communicators enabled (the test's
  * regexes: a duplicate of a split communicator carried its message on clampi's path).
  * Run plainly and preloaded (CLAMPI_MATCH, CLAMPI_MATCH_CARRIER=mpi): the "result" lines
@@ -107,6 +111,28 @@ int main(int argc, char **argv) {
     MPI_Info_free(&empty);
     MPI_Info_free(&keyed);
     CHECK(copies == 8 && deletes == 8);
+
+    /* 5 (3 ranks or more) */
+    if (size >= 3) {
+        enum { HELD = 20, DUPS = 300 };
+        MPI_Comm with2, with1, held[HELD], dups[DUPS];
+        MPI_Comm_split(MPI_COMM_WORLD, rank == 0 || rank == 2 ? 0 : MPI_UNDEFINED, rank, &with2);
+        MPI_Comm_split(MPI_COMM_WORLD, rank == 0 || rank == 1 ? 0 : MPI_UNDEFINED, rank, &with1);
+        if (with2 != MPI_COMM_NULL)
+            for (int i = 0; i < HELD; i++) MPI_Comm_dup(with2, &held[i]);
+        if (with1 != MPI_COMM_NULL) {
+            for (int i = 0; i < DUPS; i++) {
+                MPI_Comm_dup(with1, &dups[i]);
+                ring(dups[i], 1000 + i);
+            }
+            for (int i = 0; i < DUPS; i++) MPI_Comm_free(&dups[i]);
+            MPI_Comm_free(&with1);
+        }
+        if (with2 != MPI_COMM_NULL) {
+            for (int i = 0; i < HELD; i++) MPI_Comm_free(&held[i]);
+            MPI_Comm_free(&with2);
+        }
+    }
 
     MPI_Comm_delete_attr(MPI_COMM_WORLD, kv);
     MPI_Comm_free_keyval(&kv);
