@@ -233,31 +233,20 @@ int clampi_msg_comm_enable_like(MPI_Comm comm, const clampi_mcomm *parent, MPI_C
 }
 
 /* The carrier's collective part (ops->start) on every process, whatever its local result
- * err (mc NULL where it failed early), then one agreement on everybody's result, the
- * context id and the serial. */
+ * err (mc NULL where it failed early); then enable, local once start made the wire, and
+ * enable_finish's one agreement on everybody's result, the context id and the serial. */
 static int enable_joined(MPI_Comm comm, int err, const clampi_carrier_ops *ops, clampi_mcomm *mc, MPI_Comm from,
                          unsigned native_base, unsigned native_cap) {
     MPI_Comm wire = MPI_COMM_NULL;
     int werr = ops->start(from, &wire);
     if (err == MPI_SUCCESS) err = werr;
-    pthread_mutex_lock(&enable_lock);
-    if (keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_comm_delete, &keyval, NULL);
-    err = agree_context(comm, mc, err);
     if (err == MPI_SUCCESS) {
-        mc->wire = wire;
-        wire = MPI_COMM_NULL;
-        err = ops->enable(mc, native_base, native_cap); /* local */
+        mc->wire = wire; /* mc's now: released with it if some process failed */
+        err = ops->enable(mc, native_base, native_cap);
+    } else if (wire != MPI_COMM_NULL) {
+        PMPI_Comm_free(&wire);
     }
-    if (err == MPI_SUCCESS) {
-        context_set(mc->context, mc);
-        PMPI_Comm_set_attr(comm, keyval, mc);
-        atomic_fetch_add(&clampi_msg_comm_generation, 1);
-    }
-    pthread_mutex_unlock(&enable_lock);
-    if (wire != MPI_COMM_NULL) PMPI_Comm_free(&wire);
-    if (err == MPI_SUCCESS) return MPI_SUCCESS;
-    if (mc) mcomm_free(mc);
-    return clampi_msg_raise(comm, err, "enable failed on some process");
+    return enable_finish(comm, mc, err);
 }
 
 /* The carrier's result, the context id and the lookup; then, where the carrier needs it, a
@@ -274,9 +263,10 @@ static int enable_finish(MPI_Comm comm, clampi_mcomm *mc, int carrier_err) {
     }
     pthread_mutex_unlock(&enable_lock);
     if (err != MPI_SUCCESS) {
-        mcomm_free(mc);
-        return clampi_msg_raise(
-            comm, err, carrier_err != MPI_SUCCESS ? "enable: the carrier's set-up" : "enable: no free context id");
+        if (mc) mcomm_free(mc);
+        return clampi_msg_raise(comm, err,
+                                carrier_err != MPI_SUCCESS ? "enable: the carrier's set-up"
+                                                           : "enable: failed on some process, or no free context id");
     }
     err = mc->ops->barrier ? mc->ops->barrier(mc) : MPI_SUCCESS;
     return err == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(comm, err, NULL);
