@@ -3,6 +3,8 @@
  *    before its requests complete), N times; the time per iteration.
  *  - comm_burst_cost: N/10 rounds of 10 duplicates made, then freed, no messages (the
  *    pattern of MPICH's comm/ctxalloc test); the time per duplicate and free.
+ *  - comm_split_cost: MPI_Comm_split of MPI_COMM_WORLD (one color, ranks reversed), a 1 B
+ *    ring exchange, MPI_Comm_free, N times; the time per iteration.
  * Run plainly and preloaded with CLAMPI_MATCH (comm_free_cost.sh).
  * Usage: match_comm_free_cost [N] */
 #include <mpi.h>
@@ -45,6 +47,22 @@ int main(int argc, char **argv) {
     }
     us = (MPI_Wtime() - t0) / (n / 10 * 10) * 1e6;
     if (rank == 0) printf("comm_burst_cost rounds=%d us_per_dup_free=%.1f\n", n / 10, us);
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    sum = 0;
+    for (int i = 0; i < n; i++) {
+        MPI_Comm s;
+        MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &s);
+        int me, v, w = -1;
+        MPI_Comm_rank(s, &me);
+        v = i + me;
+        MPI_Sendrecv(&v, 1, MPI_INT, (me + 1) % size, 0, &w, 1, MPI_INT, (me + size - 1) % size, 0, s,
+                     MPI_STATUS_IGNORE);
+        MPI_Comm_free(&s);
+        sum += w;
+    }
+    us = (MPI_Wtime() - t0) / n * 1e6;
+    if (rank == 0) printf("comm_split_cost iterations=%d sum=%ld us_per_iteration=%.1f\n", n, sum, us);
     MPI_Finalize();
     return 0;
 }

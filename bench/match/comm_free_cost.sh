@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A communicator's life (MPI_Comm_dup, one exchange, MPI_Comm_free; and bursts of 10
-# duplicates made, then freed) plainly and preloaded
+# A communicator's life (MPI_Comm_dup, one exchange, MPI_Comm_free; bursts of 10
+# duplicates made, then freed; MPI_Comm_split, one exchange, MPI_Comm_free) plainly and preloaded
 # with CLAMPI_MATCH (UCX carrier, MPI carrier), and with another library (PRELOAD_OLD: a
 # before/after comparison), TRIALS alternating rounds, NP ranks (2); prints each run's lines.
 #   bench/match/comm_free_cost.sh BUILD_DIR [N]
@@ -12,7 +12,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if "$mpiexec" --version 2>&1 | grep -Eq "Open MPI|OpenRTE"; then e() { echo -x "$1=$2"; }; else e() { echo -genv "$1" "$2"; }; fi
 run() { # label, then launcher env words
   local label=$1; shift
-  timeout 600 "$mpiexec" -n "$np" "$@" "$prog" "$n" | grep -E '^comm_(free|burst)_cost' | sed "s/^/$label: /"
+  timeout 600 "$mpiexec" -n "$np" "$@" "$prog" "$n" | grep -E '^comm_(free|burst|split)_cost' | sed "s/^/$label: /"
 }
 echo "# $(date -u +%FT%TZ) commit $(git -C "$(dirname "$0")" rev-parse --short HEAD) N=$n NP=$np"
 for t in $(seq "$trials"); do

@@ -262,23 +262,36 @@ static int prepare(clampi_mcomm *mc) {
     return err;
 }
 
-/* The wire made before enabling's agreement (carrier_ops.h, start): a duplicate of `from`,
- * which has none of the program's attributes, costs less than the split of comm that keeps
- * them off (clampi_carrier_dup): MPICH's split gathers every member's color and key first.
- * With an empty info, so that none of from's hints (mpi_assert_no_any_source, ...) reach
- * the wire, which clampi probes with MPI_ANY_SOURCE. A failure is this process's result,
- * agreed on next, never the program's handler's (from's errors go to wire_error). */
-static int start(MPI_Comm from, MPI_Comm *wire) {
+/* The wire made before enabling's agreement (carrier_ops.h, start), from the parent's wire
+ * as the program made its communicator from the parent (msg.h, clampi_wire_recipe): the
+ * parent's wire has none of the program's attributes, so none of its callbacks run. A
+ * duplicate takes an empty info, so that no hint (mpi_assert_no_any_source,
+ * ...) reaches the wire, which clampi probes with MPI_ANY_SOURCE. A failure is this
+ * process's result, agreed on next, never the program's handler's (errors on the parent's
+ * wire go to wire_error). */
+static int start(const clampi_mcomm *parent, const clampi_wire_recipe *how, MPI_Comm *wire) {
     static MPI_Info no_hints = MPI_INFO_NULL;
     pthread_mutex_lock(&carriers_lock);
     if (no_hints == MPI_INFO_NULL) PMPI_Info_create(&no_hints);
     pthread_mutex_unlock(&carriers_lock);
     clampi_carrier_release();
     *wire = MPI_COMM_NULL;
+    MPI_Comm from = parent->wire;
+    if (from == MPI_COMM_NULL) return MPI_ERR_OTHER; /* the same on every process */
     clampi_wire_quiet = 1;
-    int err = CLAMPI_WIRE(PMPI_Comm_dup_with_info(from, no_hints, wire));
+    int err;
+    switch (how->kind) {
+    case CLAMPI_WIRE_SPLIT: err = CLAMPI_WIRE(PMPI_Comm_split(from, how->color, how->key, wire)); break;
+    case CLAMPI_WIRE_CREATE: err = CLAMPI_WIRE(PMPI_Comm_create(from, how->group, wire)); break;
+    case CLAMPI_WIRE_COPY: {
+        int rank = 0; /* the new communicator's order */
+        PMPI_Comm_rank(how->made, &rank);
+        err = CLAMPI_WIRE(PMPI_Comm_split(how->made, 0, rank, wire));
+        break;
+    }
+    default: err = CLAMPI_WIRE(PMPI_Comm_dup_with_info(from, no_hints, wire)); break;
+    }
     clampi_wire_quiet = 0;
-    if (err == MPI_SUCCESS && *wire == MPI_COMM_NULL) err = MPI_ERR_OTHER;
     return err;
 }
 

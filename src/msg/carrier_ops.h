@@ -32,9 +32,9 @@ struct clampi_carrier_ops {
      * settings, so none can fail in parsing them): the carrier's collective part run on
      * every process before any agreement (one whose local set-up failed too, mc NULL), so
      * enabling needs one agreement, after it; then mc->wire is *wire and enable is local.
-     * MPI: the duplicate, a copy of `from` (without the program's attributes, of the new
-     * communicator's group and order: its copy runs none of the program's callbacks). */
-    int (*start)(MPI_Comm from, MPI_Comm *wire);
+     * MPI: the duplicate, made from the parent's wire as the communicator was made from the
+     * parent (msg.h, clampi_wire_recipe); *wire MPI_COMM_NULL outside the new group. */
+    int (*start)(const clampi_mcomm *parent, const clampi_wire_recipe *how, MPI_Comm *wire);
     /* The preload's entry points, any arguments. UCX: what it does not take (MPI_PROC_NULL,
      * input MPI must judge) goes to clampi_msg_mpi_send / _recv on the program's communicator;
      * MPI: everything goes to the duplicate, where MPI judges it. One row per hot call, with

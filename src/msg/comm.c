@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "clampi/match.h"
 #include "common/errors.h"
@@ -120,39 +122,110 @@ static void mcomm_free(clampi_mcomm *mc) {
 static int last_serial;
 static MPI_Op agree_op = MPI_OP_NULL;
 
-/* The agreement's reduction: OR of the used-id bitmaps and of the error flags, MAX of the
- * serials. */
+/* The agreement's reduction: OR of the used-id bitmaps and of the flags, MAX of the serials
+ * and of the bids. */
 #define AGREE_ERR (CLAMPI_MSG_MAX_CONTEXTS / 32)
-#define AGREE_SERIAL (AGREE_ERR + 1)
-#define AGREE_WORDS (AGREE_SERIAL + 1)
+#define AGREE_BUSY (AGREE_ERR + 1)
+#define AGREE_SERIAL (AGREE_BUSY + 1)
+#define AGREE_BID (AGREE_SERIAL + 1)
+#define AGREE_WORDS (AGREE_BID + 1)
 static void agree_fn(void *in, void *inout, int *len, MPI_Datatype *type) {
     uint32_t *a = in, *b = inout;
     for (int k = 0; k < *len; k++) {
         int i = k % AGREE_WORDS;
-        b[k] = i != AGREE_SERIAL ? a[k] | b[k] : a[k] > b[k] ? a[k] : b[k];
+        b[k] = i < AGREE_SERIAL ? a[k] | b[k] : a[k] > b[k] ? a[k] : b[k];
     }
 }
 
-/* The lowest context id free on every process of comm, the communicator's serial, and
- * whether enabling failed anywhere (mine: this process's result): one reduction of
- * AGREE_WORDS words, under enable_lock. */
+/* Agreements running on this process (under enable_lock). One at a time offers this
+ * process's free ids (it holds the "mask"); the others offer none that round and try again,
+ * so no lock is held across a reduction: a lock held there deadlocks two threads enabling
+ * two communicators in opposite orders on two processes. The mask goes to the running
+ * agreement of lowest priority value: from the second round on, a random bid agreed over
+ * its communicator (the same on all its processes), so the same agreement wins everywhere
+ * and none starves. MPICH allocates its context ids the same way. */
+typedef struct agreement {
+    uint64_t priority;
+    struct agreement *next;
+} agreement;
+static agreement *running;
+static int mask_busy;
+
+static int mask_mine(const agreement *me) {
+    if (mask_busy) return 0;
+    for (const agreement *a = running; a; a = a->next)
+        if (a->priority < me->priority) return 0;
+    return 1;
+}
+
+static uint32_t bid(void) {
+    static _Thread_local uint64_t x;
+    if (!x) x = (uint64_t)(uintptr_t)&x ^ (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL) ^ 0x9e3779b97f4a7c15u;
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return (uint32_t)(x >> 16);
+}
+
+/* On every process of comm: the lowest context id free on all of them, the communicator's
+ * serial, and whether enabling failed anywhere (mine: this process's result), in one
+ * reduction of AGREE_WORDS words unless another agreement held the mask somewhere; then
+ * mc is registered (context table, attribute). */
 static int agree_context(MPI_Comm comm, clampi_mcomm *mc, int mine) {
-    uint32_t words[AGREE_WORDS] = {0}, all[AGREE_WORDS];
+    agreement me = {UINT64_MAX, NULL};
+    int rc = MPI_SUCCESS, done = 0;
+    pthread_mutex_lock(&enable_lock);
+    if (keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_comm_delete, &keyval, NULL);
     if (agree_op == MPI_OP_NULL) PMPI_Op_create(agree_fn, 1, &agree_op);
-    for (uint32_t w = 0; w < CLAMPI_MSG_MAX_CONTEXTS / 32; w++) words[w] = atomic_load(&context_used[w]);
-    words[AGREE_ERR] = mine != MPI_SUCCESS;
-    words[AGREE_SERIAL] = (uint32_t)last_serial + 1;
-    int rc = clampi_carrier_allreduce(words, all, AGREE_WORDS, MPI_UINT32_T, agree_op, comm), found = 0;
-    if (rc != MPI_SUCCESS) return rc;
-    if (all[AGREE_ERR]) return mine != MPI_SUCCESS ? mine : MPI_ERR_OTHER;
-    for (uint32_t i = 0; !found && i < CLAMPI_MSG_MAX_CONTEXTS; i++)
-        if (!(all[i / 32] & (1u << (i % 32)))) {
-            mc->context = i;
-            found = 1;
+    me.next = running;
+    running = &me;
+    pthread_mutex_unlock(&enable_lock);
+    while (!done) {
+        uint32_t words[AGREE_WORDS] = {0}, all[AGREE_WORDS];
+        pthread_mutex_lock(&enable_lock);
+        int own = mask_mine(&me);
+        mask_busy |= own;
+        for (uint32_t w = 0; w < CLAMPI_MSG_MAX_CONTEXTS / 32; w++)
+            words[w] = own ? atomic_load(&context_used[w]) : UINT32_MAX;
+        words[AGREE_SERIAL] = (uint32_t)last_serial + 1;
+        pthread_mutex_unlock(&enable_lock);
+        words[AGREE_ERR] = mine != MPI_SUCCESS;
+        words[AGREE_BUSY] = !own;
+        words[AGREE_BID] = bid();
+        rc = clampi_carrier_allreduce(words, all, AGREE_WORDS, MPI_UINT32_T, agree_op, comm);
+        pthread_mutex_lock(&enable_lock);
+        if (own) mask_busy = 0;
+        if (rc != MPI_SUCCESS) {
+            done = 1;
+        } else if (all[AGREE_ERR]) {
+            rc = mine != MPI_SUCCESS ? mine : MPI_ERR_OTHER;
+            done = 1;
+        } else if (!all[AGREE_BUSY]) { /* every process offered its free ids */
+            rc = MPI_ERR_OTHER;        /* none free everywhere */
+            for (uint32_t i = 0; rc != MPI_SUCCESS && i < CLAMPI_MSG_MAX_CONTEXTS; i++)
+                if (!(all[i / 32] & (1u << (i % 32)))) {
+                    mc->context = i;
+                    rc = MPI_SUCCESS;
+                }
+            if (rc == MPI_SUCCESS) {
+                mc->serial = (int)all[AGREE_SERIAL];
+                if (mc->serial > last_serial) last_serial = mc->serial;
+                mc->epoch = (uint32_t)mc->serial & CLAMPI_MSG_EPOCH_MASK;
+                context_set(mc->context, mc);
+                PMPI_Comm_set_attr(comm, keyval, mc);
+                atomic_fetch_add(&clampi_msg_comm_generation, 1);
+            }
+            done = 1;
+        } else {
+            me.priority = all[AGREE_BID];
         }
-    last_serial = mc->serial = (int)all[AGREE_SERIAL];
-    mc->epoch = (uint32_t)mc->serial & CLAMPI_MSG_EPOCH_MASK;
-    return found ? MPI_SUCCESS : MPI_ERR_OTHER;
+        if (done) {
+            agreement **a = &running;
+            while (*a != &me) a = &(*a)->next;
+            *a = me.next;
+        }
+        pthread_mutex_unlock(&enable_lock);
+        if (!done) sched_yield(); /* let the mask's holder on this process finish its round */
+    }
+    return rc;
 }
 
 static clampi_mcomm *mcomm_new(MPI_Comm comm, const clampi_match_config *cfg) {
@@ -175,17 +248,18 @@ static clampi_mcomm *mcomm_new(MPI_Comm comm, const clampi_match_config *cfg) {
     return mc;
 }
 
-static int enable_joined(MPI_Comm comm, int err, const clampi_carrier_ops *ops, clampi_mcomm *mc, MPI_Comm from,
-                         unsigned native_base, unsigned native_cap);
+static int enable_joined(MPI_Comm comm, int err, const clampi_carrier_ops *ops, clampi_mcomm *mc,
+                         const clampi_mcomm *parent, const clampi_wire_recipe *how, unsigned native_base,
+                         unsigned native_cap);
 
 /* Local checks and set-up, then collectives a program making many communicators pays on
  * each: one agreement on the local checks and the carrier's preparation, the carrier's
  * set-up (MPI: its duplicate; UCX: the endpoints' agreement), one agreement on its result,
  * the context id and the serial, and (UCX) a barrier, so nobody sends before everybody can
- * route. A communicator made from an enabled one on the MPI carrier (from: carrier_ops.h,
+ * route. A communicator made from an enabled one on the MPI carrier (how: carrier_ops.h,
  * start) skips the first agreement: the duplicate, then one agreement. */
 static int enable_with(MPI_Comm comm, int err, const clampi_match_config *cfg, int carrier, unsigned native_base,
-                       unsigned native_cap, MPI_Comm from) {
+                       unsigned native_cap, const clampi_mcomm *parent, const clampi_wire_recipe *how) {
     if (err == MPI_SUCCESS && clampi_msg_comm(comm)) err = MPI_ERR_OTHER; /* already enabled */
     const clampi_carrier_ops *ops = clampi_carrier_ops_of(carrier);
     if (err == MPI_SUCCESS) err = clampi_msg_transport_init(carrier == CLAMPI_CARRIER_UCX);
@@ -195,7 +269,7 @@ static int enable_with(MPI_Comm comm, int err, const clampi_match_config *cfg, i
         mc->ops = ops;
         if (ops->prepare) err = ops->prepare(mc);
     }
-    if (ops->start && from != MPI_COMM_NULL) return enable_joined(comm, err, ops, mc, from, native_base, native_cap);
+    if (ops->start && how) return enable_joined(comm, err, ops, mc, parent, how, native_base, native_cap);
     int any_err = 0, mine = err != MPI_SUCCESS;
     clampi_carrier_allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
     if (any_err) {
@@ -224,21 +298,29 @@ int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
             fprintf(stderr, "clampi: clampi_match_carrier=mpi needs persistent handles (CLAMPI_MATCH_HANDLES)\n");
         err = MPI_ERR_INFO_VALUE;
     }
-    return enable_with(comm, err, &cfg, carrier, native_base, native_cap, MPI_COMM_NULL);
+    return enable_with(comm, err, &cfg, carrier, native_base, native_cap, NULL, NULL);
 }
 
-int clampi_msg_comm_enable_like(MPI_Comm comm, const clampi_mcomm *parent, MPI_Comm from) {
+int clampi_msg_comm_enable_like(MPI_Comm comm, const clampi_mcomm *parent, const clampi_wire_recipe *how) {
     int carrier = parent->ops == &clampi_carrier_mpi_ops ? CLAMPI_CARRIER_MPI : CLAMPI_CARRIER_UCX;
-    return enable_with(comm, MPI_SUCCESS, &parent->cfg, carrier, parent->native_base, parent->native_cap, from);
+    return enable_with(comm, MPI_SUCCESS, &parent->cfg, carrier, parent->native_base, parent->native_cap, parent, how);
+}
+
+void clampi_msg_comm_wire_outside(const clampi_mcomm *parent, const clampi_wire_recipe *how) {
+    MPI_Comm wire = MPI_COMM_NULL;
+    if (parent->ops->start) parent->ops->start(parent, how, &wire);
+    if (wire != MPI_COMM_NULL) PMPI_Comm_free(&wire);
 }
 
 /* The carrier's collective part (ops->start) on every process, whatever its local result
  * err (mc NULL where it failed early); then enable, local once start made the wire, and
  * enable_finish's one agreement on everybody's result, the context id and the serial. */
-static int enable_joined(MPI_Comm comm, int err, const clampi_carrier_ops *ops, clampi_mcomm *mc, MPI_Comm from,
-                         unsigned native_base, unsigned native_cap) {
+static int enable_joined(MPI_Comm comm, int err, const clampi_carrier_ops *ops, clampi_mcomm *mc,
+                         const clampi_mcomm *parent, const clampi_wire_recipe *how, unsigned native_base,
+                         unsigned native_cap) {
     MPI_Comm wire = MPI_COMM_NULL;
-    int werr = ops->start(from, &wire);
+    int werr = ops->start(parent, how, &wire);
+    if (werr == MPI_SUCCESS && wire == MPI_COMM_NULL) werr = MPI_ERR_OTHER;
     if (err == MPI_SUCCESS) err = werr;
     if (err == MPI_SUCCESS) {
         mc->wire = wire; /* mc's now: released with it if some process failed */
@@ -252,16 +334,7 @@ static int enable_joined(MPI_Comm comm, int err, const clampi_carrier_ops *ops, 
 /* The carrier's result, the context id and the lookup; then, where the carrier needs it, a
  * barrier. */
 static int enable_finish(MPI_Comm comm, clampi_mcomm *mc, int carrier_err) {
-    int err;
-    pthread_mutex_lock(&enable_lock);
-    if (keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_comm_delete, &keyval, NULL);
-    err = agree_context(comm, mc, carrier_err);
-    if (err == MPI_SUCCESS) {
-        context_set(mc->context, mc);
-        PMPI_Comm_set_attr(comm, keyval, mc);
-        atomic_fetch_add(&clampi_msg_comm_generation, 1);
-    }
-    pthread_mutex_unlock(&enable_lock);
+    int err = agree_context(comm, mc, carrier_err);
     if (err != MPI_SUCCESS) {
         if (mc) mcomm_free(mc);
         return clampi_msg_raise(comm, err,

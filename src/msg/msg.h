@@ -80,12 +80,30 @@ typedef struct {
 extern _Atomic unsigned clampi_msg_comm_generation;
 extern _Thread_local CLAMPI_MSG_TLS clampi_msg_comm_cache clampi_msg_comm_last;
 clampi_mcomm *clampi_msg_comm_lookup(MPI_Comm comm);
+/* How a communicator was made from an enabled parent, so that the MPI carrier makes its
+ * wire (its private communicator) the same way from the parent's wire: the same group in
+ * the same order, none of the program's attributes, and not from a communicator just made
+ * (Open MPI 4.1 hangs making one from a new communicator while another thread makes one:
+ * tests/pmpi/plain_threads_comm_create.c). MPI_Comm_create_group's is a split of the new
+ * communicator, which copies none of the program's attributes (Open MPI's
+ * MPI_Comm_create_group copies them): MPICH 4.0 crashes in MPI_Comm_create_group of a part
+ * of any communicator but MPI_COMM_WORLD. */
+typedef enum { CLAMPI_WIRE_DUP, CLAMPI_WIRE_SPLIT, CLAMPI_WIRE_CREATE, CLAMPI_WIRE_COPY } clampi_wire_kind;
+typedef struct {
+    clampi_wire_kind kind;
+    int color, key;  /* SPLIT */
+    MPI_Group group; /* CREATE */
+    MPI_Comm made;   /* COPY: the new communicator */
+} clampi_wire_recipe;
 /* CMPIX_Comm_enable with parent's settings (structure, carrier, native depths) instead of
  * an info's: collective over comm, an intracommunicator; errors as CMPIX_Comm_enable's.
- * from: a communicator of comm's group and order without the program's attributes, which
- * the MPI carrier duplicates for its wire (comm itself when made by MPI_Comm_split or
- * MPI_Comm_create, which copy none; parent's wire for MPI_Comm_dup), or MPI_COMM_NULL. */
-int clampi_msg_comm_enable_like(MPI_Comm comm, const clampi_mcomm *parent, MPI_Comm from);
+ * how: how comm was made from parent (one agreement, after the MPI carrier's wire), or NULL
+ * (CMPIX_Comm_enable's flow: an agreement first). */
+int clampi_msg_comm_enable_like(MPI_Comm comm, const clampi_mcomm *parent, const clampi_wire_recipe *how);
+/* A process of parent outside the communicator made (MPI_Comm_split's MPI_UNDEFINED,
+ * MPI_Comm_create outside the group): its part in the MPI carrier's wire, which is
+ * collective over the parent's wire. */
+void clampi_msg_comm_wire_outside(const clampi_mcomm *parent, const clampi_wire_recipe *how);
 /* 1 and *mc (NULL: not clampi's) when comm is this thread's last lookup; no call inside, so
  * an entry point that tests it first can reach its carrier as a tail call. */
 static inline int clampi_msg_comm_cached(MPI_Comm comm, clampi_mcomm **mc) {

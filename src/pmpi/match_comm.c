@@ -71,11 +71,11 @@ static void snapshot(record *rec) {
 /* Collective over comm, with info's settings, or parent's when parent is not NULL. Failure
  * leaves comm on MPI (the reason on stderr with CLAMPI_MATCH_VERBOSE; a bad option value is
  * always reported by the options). */
-static void enable(MPI_Comm comm, MPI_Info info, const clampi_mcomm *parent, MPI_Comm from) {
+static void enable(MPI_Comm comm, MPI_Info info, const clampi_mcomm *parent, const clampi_wire_recipe *how) {
     MPI_Errhandler eh;
     PMPI_Comm_get_errhandler(comm, &eh);
     PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    int rc = parent ? clampi_msg_comm_enable_like(comm, parent, from) : CMPIX_Comm_enable(comm, info);
+    int rc = parent ? clampi_msg_comm_enable_like(comm, parent, how) : CMPIX_Comm_enable(comm, info);
     PMPI_Comm_set_errhandler(comm, eh);
     PMPI_Errhandler_free(&eh);
     if (rc != MPI_SUCCESS) {
@@ -106,7 +106,7 @@ void clampi_pm_after_init(void) {
     /* set (or set to a bad value: CMPIX_Comm_enable reports it, WORLD stays on MPI) */
     if (clampi_opt_env(CLAMPI_OPT_MATCH, &v) != 0) {
         clampi_carrier_auto_preload(); /* CLAMPI_MATCH_CARRIER=auto: the MPI carrier */
-        enable(MPI_COMM_WORLD, MPI_INFO_NULL, NULL, MPI_COMM_NULL);
+        enable(MPI_COMM_WORLD, MPI_INFO_NULL, NULL, NULL);
     }
 }
 
@@ -122,14 +122,22 @@ static int info_has_key(MPI_Info info) {
 
 /* A new communicator made from parent (collectively over parent: every member of *newcomm
  * knows whether parent is clampi's). info: the creation's info (dup_with_info, split_type)
- * or MPI_INFO_NULL. dup: newcomm is a duplicate of parent, with its attributes. */
-static void derived(MPI_Comm parent, MPI_Comm newcomm, MPI_Info info, int info_may_enable, int dup) {
-    if (newcomm == MPI_COMM_NULL) return;
+ * or MPI_INFO_NULL. how: how newcomm was made from parent (the MPI carrier makes its wire
+ * the same way), or NULL where an info may carry clampi_match on some processes only: those
+ * take CMPIX_Comm_enable, whose first agreement the others must meet. */
+static void derived(MPI_Comm parent, MPI_Comm newcomm, MPI_Info info, const clampi_wire_recipe *how) {
+    clampi_mcomm *pm = NULL;
+    if (newcomm == MPI_COMM_NULL) {
+        /* the wire is made over the parent's wire: outside the group too */
+        if (how && how->kind != CLAMPI_WIRE_COPY && (pm = clampi_pm_comm(parent)))
+            clampi_msg_comm_wire_outside(pm, how);
+        return;
+    }
     int inter = 0;
     PMPI_Comm_test_inter(newcomm, &inter);
     if (inter) return;
-    clampi_mcomm *pm = clampi_pm_comm(parent);
-    int want = pm != NULL;
+    pm = clampi_pm_comm(parent);
+    int want = pm != NULL, info_may_enable = how == NULL;
     if (!want && info_may_enable) {
         /* the info key may differ between processes: all or none */
         int mine = info_has_key(info), all = 0;
@@ -138,23 +146,16 @@ static void derived(MPI_Comm parent, MPI_Comm newcomm, MPI_Info info, int info_m
     }
     if (!want) return;
     if (info_has_key(info)) {
-        enable(newcomm, info, NULL, MPI_COMM_NULL);
+        enable(newcomm, info, NULL, NULL);
         return;
     }
-    /* The MPI carrier's wire copies a communicator without the program's attributes:
-     * MPI_Comm_split and MPI_Comm_create copy none; a duplicate has the parent's, whose
-     * wire has none. Not where an info may carry the key on some processes only: those
-     * take CMPIX_Comm_enable, whose first agreement the others must meet. */
-    MPI_Comm from = info_may_enable ? MPI_COMM_NULL
-                    : dup           ? (pm && pm->wire != MPI_COMM_NULL ? pm->wire : MPI_COMM_NULL)
-                                    : newcomm;
-    enable(newcomm, MPI_INFO_NULL, pm, from); /* the parent's structure */
+    enable(newcomm, MPI_INFO_NULL, pm, how); /* the parent's structure */
 }
 
 CLAMPI_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     clampi_carrier_release(); /* blocking in MPI: see msg.h */
     int rc = PMPI_Comm_dup(comm, newcomm);
-    if (rc == MPI_SUCCESS) derived(comm, *newcomm, MPI_INFO_NULL, 0, 1);
+    if (rc == MPI_SUCCESS) derived(comm, *newcomm, MPI_INFO_NULL, &(clampi_wire_recipe){CLAMPI_WIRE_DUP});
     return rc;
 }
 
@@ -168,35 +169,38 @@ CLAMPI_API int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *requ
 CLAMPI_API int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
     clampi_carrier_release(); /* blocking in MPI: see msg.h */
     int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
-    if (rc == MPI_SUCCESS) derived(comm, *newcomm, info, 1, 1);
+    if (rc == MPI_SUCCESS) derived(comm, *newcomm, info, NULL);
     return rc;
 }
 
 CLAMPI_API int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     clampi_carrier_release(); /* blocking in MPI: see msg.h */
     int rc = PMPI_Comm_split(comm, color, key, newcomm);
-    if (rc == MPI_SUCCESS) derived(comm, *newcomm, MPI_INFO_NULL, 0, 0);
+    if (rc == MPI_SUCCESS)
+        derived(comm, *newcomm, MPI_INFO_NULL, &(clampi_wire_recipe){CLAMPI_WIRE_SPLIT, .color = color, .key = key});
     return rc;
 }
 
 CLAMPI_API int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
     clampi_carrier_release(); /* blocking in MPI: see msg.h */
     int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
-    if (rc == MPI_SUCCESS) derived(comm, *newcomm, info, 1, 0);
+    if (rc == MPI_SUCCESS) derived(comm, *newcomm, info, NULL);
     return rc;
 }
 
 CLAMPI_API int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
     clampi_carrier_release(); /* blocking in MPI: see msg.h */
     int rc = PMPI_Comm_create(comm, group, newcomm);
-    if (rc == MPI_SUCCESS) derived(comm, *newcomm, MPI_INFO_NULL, 0, 0);
+    if (rc == MPI_SUCCESS)
+        derived(comm, *newcomm, MPI_INFO_NULL, &(clampi_wire_recipe){CLAMPI_WIRE_CREATE, .group = group});
     return rc;
 }
 
 CLAMPI_API int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
     clampi_carrier_release(); /* blocking in MPI: see msg.h */
     int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
-    if (rc == MPI_SUCCESS) derived(comm, *newcomm, MPI_INFO_NULL, 0, 0);
+    if (rc == MPI_SUCCESS)
+        derived(comm, *newcomm, MPI_INFO_NULL, &(clampi_wire_recipe){CLAMPI_WIRE_COPY, .made = *newcomm});
     return rc;
 }
 

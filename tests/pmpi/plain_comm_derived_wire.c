@@ -13,8 +13,11 @@
  *     256 MPI-carrier communicators full on rank 0 first: it holds 20 with rank 2 besides
  *     its 300 duplicates with rank 1): the duplicate stays on MPI on both, each carries a
  *     ring exchange.
+ *  6. MPI_Comm_create with a process outside the group and MPI_Comm_create_group called
+ *     by its group only (the wire is made the same way from the parent's wire).
  * The preloaded run's stats lines show the derived communicators enabled (the test's
- * regexes: a duplicate of a split communicator carried its message on clampi's path).
+ * regexes: a duplicate of a split communicator, a communicator made by MPI_Comm_create_group
+ * and a duplicate of one made by MPI_Comm_create carried their messages on clampi's path).
  * Run plainly and preloaded (CLAMPI_MATCH, CLAMPI_MATCH_CARRIER=mpi): the "result" lines
  * (each rank's callback counts, then ok) must be the same. */
 #include <mpi.h>
@@ -132,6 +135,43 @@ int main(int argc, char **argv) {
             for (int i = 0; i < HELD; i++) MPI_Comm_free(&held[i]);
             MPI_Comm_free(&with2);
         }
+    }
+
+    /* 6 (3 ranks or more): MPI_Comm_create of a group without rank 1 (its part in the wire
+     * is a call outside the group) and MPI_Comm_create_group called by ranks 1 and 2 only,
+     * the group in reverse order; each new communicator and its duplicate carry a ring */
+    if (size >= 3) {
+        MPI_Group world, g02, g21;
+        MPI_Comm_group(MPI_COMM_WORLD, &world);
+        int r02[2] = {0, 2}, r21[2] = {2, 1};
+        MPI_Group_incl(world, 2, r02, &g02);
+        MPI_Group_incl(world, 2, r21, &g21);
+        MPI_Comm c02, c21 = MPI_COMM_NULL, d;
+        MPI_Comm_create(MPI_COMM_WORLD, g02, &c02);
+        CHECK((c02 == MPI_COMM_NULL) == (rank == 1));
+        if (rank == 1 || rank == 2) MPI_Comm_create_group(MPI_COMM_WORLD, g21, 9, &c21);
+        if (c02 != MPI_COMM_NULL) {
+            ring(c02, 2000);
+            MPI_Comm_dup(c02, &d);
+            MPI_Comm_set_name(d, "c02dup"); /* named in the stats lines */
+            ring(d, 2100);
+            MPI_Comm_free(&d);
+            MPI_Comm_free(&c02);
+        }
+        if (c21 != MPI_COMM_NULL) {
+            int r;
+            MPI_Comm_rank(c21, &r);
+            CHECK(r == (rank == 2 ? 0 : 1));
+            ring(c21, 2200);
+            MPI_Comm_set_name(c21, "c21");
+            MPI_Comm_dup(c21, &d);
+            ring(d, 2300);
+            MPI_Comm_free(&d);
+            MPI_Comm_free(&c21);
+        }
+        MPI_Group_free(&g21);
+        MPI_Group_free(&g02);
+        MPI_Group_free(&world);
     }
 
     MPI_Comm_delete_attr(MPI_COMM_WORLD, kv);

@@ -11,8 +11,8 @@
 #           path: "clampi: coll" lines show direct > 0), nocoll (they all went to MPI), match
 #           (CLAMPI_MATCH: "clampi: match" lines in the exact format, one per rank for
 #           MPI_COMM_WORLD unless CLAMPI_TEST_NO_WORLD is set, their messages summing to > 0)
-# CLAMPI_TEST_OUTPUT_REGEX, CLAMPI_TEST_OUTPUT_REGEX2 (optional): extended regexes the
-# preloaded run's stdout must match (each on some line). CLAMPI_TEST_EVERY (a line prefix)
+# CLAMPI_TEST_OUTPUT_REGEX, CLAMPI_TEST_OUTPUT_REGEX2 .. _REGEX4 (optional): extended
+# regexes the preloaded run's stdout must match (each on some line). CLAMPI_TEST_EVERY (a line prefix)
 # with CLAMPI_TEST_EVERY_REGEX: the preloaded run prints NP lines with that prefix, and
 # every one of them matches the regex. CLAMPI_TEST_CLUSTER: run on emulated nodes (below).
 # CLAMPI_TEST_STDERR_OK: an extended regex of clampi's stderr lines the test provokes on
@@ -114,16 +114,16 @@ case $expect in
     [ "$msgs" -gt 0 ] || { echo "FAIL: the clampi communicators carried no message"; echo "$mstats"; exit 1; } ;;
   *) echo "bad EXPECT $expect"; exit 2 ;;
 esac
-if [ -n "${CLAMPI_TEST_OUTPUT_REGEX:-}" ] && ! grep -Eq "$CLAMPI_TEST_OUTPUT_REGEX" "$out/preload.out"; then
-  echo "FAIL: preloaded output does not match $CLAMPI_TEST_OUTPUT_REGEX"; cat "$out/preload.out"; exit 1
-fi
+for re in "${CLAMPI_TEST_OUTPUT_REGEX:-}" "${CLAMPI_TEST_OUTPUT_REGEX2:-}" "${CLAMPI_TEST_OUTPUT_REGEX3:-}" \
+  "${CLAMPI_TEST_OUTPUT_REGEX4:-}"; do
+  if [ -n "$re" ] && ! grep -Eq "$re" "$out/preload.out"; then
+    echo "FAIL: preloaded output does not match $re"; cat "$out/preload.out"; exit 1
+  fi
+done
 if [ -n "${CLAMPI_TEST_EVERY:-}" ]; then
   every=$(grep -F "$CLAMPI_TEST_EVERY" "$out/preload.out" | grep "^$CLAMPI_TEST_EVERY")
   if [ "$(echo -n "$every" | grep -c '^')" -ne "$np" ] || echo "$every" | grep -Evq "$CLAMPI_TEST_EVERY_REGEX"; then
     echo "FAIL: expected $np lines \"$CLAMPI_TEST_EVERY...\", each matching $CLAMPI_TEST_EVERY_REGEX"; echo "$every"; exit 1
   fi
-fi
-if [ -n "${CLAMPI_TEST_OUTPUT_REGEX2:-}" ] && ! grep -Eq "$CLAMPI_TEST_OUTPUT_REGEX2" "$out/preload.out"; then
-  echo "FAIL: preloaded output does not match $CLAMPI_TEST_OUTPUT_REGEX2"; cat "$out/preload.out"; exit 1
 fi
 exit 0
