@@ -30,7 +30,8 @@ struct clampi_carrier_ops {
     int (*enable)(clampi_mcomm *mc, unsigned native_base, unsigned native_cap);
     /* Optional, for a communicator made from an enabled one (every process has its parent's
      * settings, so none can fail in parsing them): the carrier's collective part run on
-     * every process before any agreement (one whose local set-up failed too, mc NULL), so
+     * every process before any agreement (one whose local set-up failed too, mc NULL, and,
+     * where how says it is collective over the parent, every process of the parent), so
      * enabling needs one agreement, after it; then mc->wire is *wire and enable is local.
      * MPI: the duplicate, made from the parent's wire as the communicator was made from the
      * parent (msg.h, clampi_wire_recipe); *wire MPI_COMM_NULL outside the new group. */

@@ -141,9 +141,12 @@ static void agree_fn(void *in, void *inout, int *len, MPI_Datatype *type) {
  * process's free ids (it holds the "mask"); the others offer none that round and try again,
  * so no lock is held across a reduction: a lock held there deadlocks two threads enabling
  * two communicators in opposite orders on two processes. The mask goes to the running
- * agreement of lowest priority value: from the second round on, a random bid agreed over
- * its communicator (the same on all its processes), so the same agreement wins everywhere
- * and none starves. MPICH allocates its context ids the same way. */
+ * agreement of lowest priority value, fixed after its first round that found the mask held
+ * somewhere: its root's random bid, the same on all its processes, so from then on the
+ * same agreement wins everywhere (MPICH's context-id allocation works alike, its priority
+ * being the parent's context id, which clampi may not have). What neither avoids: while
+ * the holder waits for a late process, the others here retry, and a late process that
+ * waits for one of them to finish first (a message sent after it) never comes. */
 typedef struct agreement {
     uint64_t priority;
     struct agreement *next;
@@ -171,7 +174,9 @@ static uint32_t bid(void) {
  * mc is registered (context table, attribute). */
 static int agree_context(MPI_Comm comm, clampi_mcomm *mc, int mine) {
     agreement me = {UINT64_MAX, NULL};
-    int rc = MPI_SUCCESS, done = 0;
+    int rc = MPI_SUCCESS, done = 0, root = 0;
+    PMPI_Comm_rank(comm, &root);
+    root = root == 0;
     pthread_mutex_lock(&enable_lock);
     if (keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_comm_delete, &keyval, NULL);
     if (agree_op == MPI_OP_NULL) PMPI_Op_create(agree_fn, 1, &agree_op);
@@ -189,7 +194,9 @@ static int agree_context(MPI_Comm comm, clampi_mcomm *mc, int mine) {
         pthread_mutex_unlock(&enable_lock);
         words[AGREE_ERR] = mine != MPI_SUCCESS;
         words[AGREE_BUSY] = !own;
-        words[AGREE_BID] = bid();
+        words[AGREE_BID] = root ? bid() : 0; /* the root's alone: a fair draw at any size */
+        /* one failing on some processes only leaves the others retrying: a hang, where
+         * they went on with a result of their own before retries existed */
         rc = clampi_carrier_allreduce(words, all, AGREE_WORDS, MPI_UINT32_T, agree_op, comm);
         pthread_mutex_lock(&enable_lock);
         if (own) mask_busy = 0;
@@ -214,7 +221,7 @@ static int agree_context(MPI_Comm comm, clampi_mcomm *mc, int mine) {
                 atomic_fetch_add(&clampi_msg_comm_generation, 1);
             }
             done = 1;
-        } else {
+        } else if (me.priority == UINT64_MAX) {
             me.priority = all[AGREE_BID];
         }
         if (done) {

@@ -84,10 +84,11 @@ clampi_mcomm *clampi_msg_comm_lookup(MPI_Comm comm);
  * wire (its private communicator) the same way from the parent's wire: the same group in
  * the same order, none of the program's attributes, and not from a communicator just made
  * (Open MPI 4.1 hangs making one from a new communicator while another thread makes one:
- * tests/pmpi/plain_threads_comm_create.c). MPI_Comm_create_group's is a split of the new
- * communicator, which copies none of the program's attributes (Open MPI's
- * MPI_Comm_create_group copies them): MPICH 4.0 crashes in MPI_Comm_create_group of a part
- * of any communicator but MPI_COMM_WORLD. */
+ * tests/pmpi/plain_threads_comm_create.c). Not for MPI_Comm_create_group, which MPICH 4.0
+ * crashes in on part of any communicator but MPI_COMM_WORLD (a parent's wire never is):
+ * its wire is a split of the new communicator (COPY; a split, because Open MPI's
+ * MPI_Comm_create_group copies the program's attributes to the new communicator, and a
+ * duplicate would copy them on). */
 typedef enum { CLAMPI_WIRE_DUP, CLAMPI_WIRE_SPLIT, CLAMPI_WIRE_CREATE, CLAMPI_WIRE_COPY } clampi_wire_kind;
 typedef struct {
     clampi_wire_kind kind;
@@ -97,8 +98,10 @@ typedef struct {
 } clampi_wire_recipe;
 /* CMPIX_Comm_enable with parent's settings (structure, carrier, native depths) instead of
  * an info's: collective over comm, an intracommunicator; errors as CMPIX_Comm_enable's.
- * how: how comm was made from parent (one agreement, after the MPI carrier's wire), or NULL
- * (CMPIX_Comm_enable's flow: an agreement first). */
+ * how: how comm was made from parent (one agreement, after the MPI carrier's wire, which
+ * is collective over the parent's wire except for COPY: the parent's processes outside
+ * comm call clampi_msg_comm_wire_outside), or NULL (CMPIX_Comm_enable's flow: an agreement
+ * first, the wire a split of comm). */
 int clampi_msg_comm_enable_like(MPI_Comm comm, const clampi_mcomm *parent, const clampi_wire_recipe *how);
 /* A process of parent outside the communicator made (MPI_Comm_split's MPI_UNDEFINED,
  * MPI_Comm_create outside the group): its part in the MPI carrier's wire, which is
