@@ -9,6 +9,7 @@
 #include "clampi/match.h"
 #include "common/errors.h"
 #include "common/options.h"
+#include "common/xorshift.h"
 #include "msg/msg_internal.h"
 
 /* context id -> communicator, read by the AM handler without a lock */
@@ -164,8 +165,7 @@ static int mask_mine(const agreement *me) {
 static uint32_t bid(void) {
     static _Thread_local uint64_t x;
     if (!x) x = (uint64_t)(uintptr_t)&x ^ (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL) ^ 0x9e3779b97f4a7c15u;
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    return (uint32_t)(x >> 16);
+    return (uint32_t)(clampi_xorshift64(&x) >> 16);
 }
 
 /* On every process of comm: the lowest context id free on all of them, the communicator's

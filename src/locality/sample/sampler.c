@@ -7,20 +7,13 @@
  * estimate the CSV reports. It counts access bursts (a loop's visits to the page), not
  * single loads and stores: pages are weighted by how often they are used. */
 #define _GNU_SOURCE
+#include "common/xorshift.h"
 #include "locality/sample/sample.h"
 
 #include <sys/mman.h>
 #include <time.h>
 
 #define MAX_OUTSTANDING 8192 /* bounds the extra VMAs (vm.max_map_count is 65530) */
-
-static uint64_t xorshift(uint64_t *s) {
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
-}
 
 /* Arms (re-protects) up to `run` OPEN pages of one allocation starting at p, with one
  * mprotect: removing access costs a TLB shootdown on every CPU running the program, so
@@ -69,7 +62,7 @@ static void round_once(uint64_t *rng, uint64_t round_ns) {
     size_t armed = 0;
     for (size_t tries = 0; armed < budget && tries < 2 * budget && atomic_load(&ls.outstanding) < MAX_OUTSTANDING;
          tries += run) {
-        clampi_lpage *p = clampi_ltab_slot(&ls.tab, ls.tab.touched[xorshift(rng) % n]);
+        clampi_lpage *p = clampi_ltab_slot(&ls.tab, ls.tab.touched[clampi_xorshift64(rng) % n]);
         armed += arm_run(p, budget - armed < run ? budget - armed : run, now);
     }
     atomic_fetch_add(&ls.rounds, 1);
