@@ -283,12 +283,7 @@ static int start(const clampi_mcomm *parent, const clampi_wire_recipe *how, MPI_
     switch (how->kind) {
     case CLAMPI_WIRE_SPLIT: err = CLAMPI_WIRE(PMPI_Comm_split(from, how->color, how->key, wire)); break;
     case CLAMPI_WIRE_CREATE: err = CLAMPI_WIRE(PMPI_Comm_create(from, how->group, wire)); break;
-    case CLAMPI_WIRE_COPY: {
-        int rank = 0; /* the new communicator's order */
-        PMPI_Comm_rank(how->made, &rank);
-        err = CLAMPI_WIRE(PMPI_Comm_split(how->made, 0, rank, wire));
-        break;
-    }
+    case CLAMPI_WIRE_COPY: err = CLAMPI_WIRE(clampi_carrier_dup(how->made, wire)); break;
     default: err = CLAMPI_WIRE(PMPI_Comm_dup_with_info(from, no_hints, wire)); break;
     }
     clampi_wire_quiet = 0;
