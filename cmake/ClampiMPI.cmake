@@ -70,8 +70,8 @@ set(CLAMPI_TEST_ENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # plain reference runs take the path that computes them right.
 if(CLAMPI_MPI_FLAVOR STREQUAL "openmpi" AND CLAMPI_OMPI_MAJOR GREATER_EQUAL 5)
   list(APPEND CLAMPI_TEST_ENV OMPI_MCA_osc_rdma_acc_use_amo=0)
-  # Open MPI 5's btl/ofi sleeps 1 s when it closes in MPI_Init on a machine without a
-  # libfabric network (every process, every run: 1.7 s against 0.5 s for a 2-rank hello).
+  # Open MPI 5's btl/ofi calls sleep(1) when it closes in MPI_Init on a machine without a
+  # libfabric network (every process, every run; docs/platforms.md).
   # A test's own OMPI_MCA_btl (ENV, listed after this) or --mca btl still wins.
   list(APPEND CLAMPI_TEST_ENV OMPI_MCA_btl=^ofi)
 endif()

@@ -86,9 +86,9 @@ clampi_mcomm *clampi_msg_comm_lookup(MPI_Comm comm);
  * (Open MPI 4.1 hangs making one from a new communicator while another thread makes one:
  * tests/pmpi/plain_threads_comm_create.c). Not for MPI_Comm_create_group, which MPICH 4.0
  * crashes in on part of any communicator but MPI_COMM_WORLD (a parent's wire never is):
- * its wire is clampi_carrier_dup of the new communicator, as when enabling without a
- * parent (COPY; a split, because Open MPI's MPI_Comm_create_group copies the program's
- * attributes to the new communicator, and a duplicate would copy them on). */
+ * its wire is clampi_carrier_dup of the new communicator (COPY), as without a parent: a
+ * split, since Open MPI's MPI_Comm_create_group copies the program's attributes to the new
+ * communicator and a duplicate would copy them on. */
 typedef enum { CLAMPI_WIRE_DUP, CLAMPI_WIRE_SPLIT, CLAMPI_WIRE_CREATE, CLAMPI_WIRE_COPY } clampi_wire_kind;
 typedef struct {
     clampi_wire_kind kind;
