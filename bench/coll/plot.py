@@ -96,32 +96,24 @@ if os.path.exists(cg):
     fig.savefig(os.path.join(d, "cachegrind.png"), dpi=110)
     plt.close(fig)
 
-# back to back, before / after: MPI library time / clampi time per block size
-b2b = {}
-for f in glob.glob(os.path.join(d, "b2b_*_p*.json")):
-    tag, mpi, p = os.path.basename(f)[:-5].split("_")[1:4]
-    b2b[(mpi, p, tag)] = json.load(open(f))
+# back to back: MPI library time / clampi time per block size, one line per run
+b2b = {os.path.basename(f)[4:-5]: json.load(open(f)) for f in sorted(glob.glob(os.path.join(d, "b2b_*_p*.json")))}
 if b2b:
-    keys = sorted({(m, p) for m, p, _ in b2b})
-    fig, axes = plt.subplots(2, len(keys), figsize=(4 * len(keys), 7), squeeze=False)
-    for col, (m, p) in enumerate(keys):
-        for row, op in enumerate(["alltoall", "allgather"]):
-            ax = axes[row][col]
-            for tag, c in [("before", "tab:gray"), ("after", "tab:red")]:
-                j = b2b.get((m, p, tag))
-                if not j:
-                    continue
-                rows = [r for r in j["results"] if r["op"] == op and r.get("clampi_us", 0) > 0]
-                ax.plot([r["bytes"] for r in rows], [r["mpi_us"] / r["clampi_us"] for r in rows], marker="o", color=c,
-                        label=tag)
-            ax.axhline(1.0, color="k", lw=0.8)
-            ax.axhline(2.0, color="r", lw=0.6, ls="--")
-            ax.axvline(16384, color="k", lw=0.5, ls=":")
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_title(f"{m} {p} {op}", fontsize=9)
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=7)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), squeeze=False)
+    for col, op in enumerate(["alltoall", "allgather"]):
+        ax = axes[0][col]
+        for name, j in b2b.items():
+            rows = [r for r in j["results"] if r["op"] == op and r.get("clampi_us", 0) > 0]
+            ax.plot([r["bytes"] for r in rows], [r["mpi_us"] / r["clampi_us"] for r in rows], marker="o", label=name)
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.axhline(2.0, color="r", lw=0.6, ls="--")
+        ax.axvline(16384, color="k", lw=0.5, ls=":")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(op, fontsize=9)
+        ax.set_xlabel("block size (bytes)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
     fig.suptitle("back to back, 8 rotating buffer sets: MPI library time / clampi time (> 1: clampi faster)")
     fig.tight_layout()
     fig.savefig(os.path.join(d, "b2b_speedup.png"), dpi=110)

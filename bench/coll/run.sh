@@ -30,7 +30,7 @@ if [ -z "${SKIP_CACHEGRIND:-}" ]; then
   echo "=== cachegrind: naive vs Morton, alltoall, P=8..64 (Open MPI) ==="
   "$here/cachegrind.sh" "$root/build/openmpi" | tee "$out/cachegrind.txt"
 fi
-[ -n "${SKIP_B2B:-}" ] || "$here/run_b2b.sh" now
+[ -n "${SKIP_B2B:-}" ] || "$here/run_b2b.sh"
 py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3   # Debian python3-matplotlib
 "$py" "$here/plot.py" "$out"
 "$py" "$here/tables.py" "$out" > "$out/tables.md"

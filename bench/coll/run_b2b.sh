@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# bench/coll/run_b2b.sh [TAG [BUILD_ROOT]]: CMPI_Alltoall/CMPI_Allgather against the MPI library called
+# bench/coll/run_b2b.sh [SUFFIX [BUILD_ROOT]]: CMPI_Alltoall/CMPI_Allgather against the MPI library called
 # back to back (no barrier between calls) over 8 rotating buffer sets, as applications call
 # them; P = 2, 3, 4 on Open MPI and MPICH. Variants alternate trial by trial in one run;
 # each cell is the median over trials of (trial time / calls), maximum over ranks.
-# Output: bench/coll/results/b2b_TAG_{openmpi,mpich}_pN.{json,txt}. Run scripts/build.sh first.
+# Output: bench/coll/results/b2b_{openmpi,mpich}_pN[-SUFFIX].{json,txt}. Run scripts/build.sh first.
 # P = 3, 4 are oversubscribed on a 2-core machine (scheduler-bound timings). BUILD_ROOT
-# (default: this tree) holds build/{openmpi,mpich}: e.g. a build of an older commit, for
-# before/after; B2B_MPIS and B2B_PS select the MPIs and process counts.
+# (default: this tree) holds build/{openmpi,mpich}: e.g. another commit's build, its files
+# told apart by SUFFIX; B2B_MPIS and B2B_PS select the MPIs and process counts.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$here/../..
-tag=${1:-now}
+suffix=${1:+-$1}
 broot=${2:-$root}
 out=$here/results
 mkdir -p "$out"
@@ -26,8 +26,8 @@ for mpi in ${B2B_MPIS:-openmpi mpich}; do
     # MPICH busy-polls without yielding: oversubscribed, each of its calls costs time slices
     [ $mpi = mpich ] && [ "$P" -gt "$ncpu" ] && args=(--b2b 16 --trials 11 --max 1M --factor 4)
     if [ "$P" -le "$ncpu" ]; then label="b2b P=$P on $ncpu cores, not oversubscribed"; else label="b2b P=$P on $ncpu cores, OVERSUBSCRIBED"; fi
-    echo "=== $mpi $label ($tag) ==="
-    timeout 1200 "${launcher[@]}" -n "$P" "$bin" "${args[@]}" --json "$out/b2b_${tag}_${mpi}_p$P.json" --label "$label ($tag)" \
-      | tee "$out/b2b_${tag}_${mpi}_p$P.txt"
+    echo "=== $mpi $label${suffix} ==="
+    timeout 1200 "${launcher[@]}" -n "$P" "$bin" "${args[@]}" --json "$out/b2b_${mpi}_p$P$suffix.json" --label "$label$suffix" \
+      | tee "$out/b2b_${mpi}_p$P$suffix.txt"
   done
 done

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Markdown tables from the coll_bench JSON in RESULTS_DIR: back-to-back before/after
-(MPI library vs clampi per block size, P, MPI), simulated nodes over TCP, cachegrind.
+"""Markdown tables from the coll_bench JSON in RESULTS_DIR: back to back (MPI library vs
+clampi per block size, P, MPI), simulated nodes over TCP, cachegrind.
 usage: tables.py RESULTS_DIR"""
 import glob, json, math, os, sys
 
@@ -23,33 +23,18 @@ def gmean(xs):
 
 
 b2b = load("b2b_*_p*.json")
-keys = sorted({tuple(n.split("_")[2:4]) for n in b2b})
-for mpi, p in keys:
-    bef, aft = b2b.get(f"b2b_before_{mpi}_{p}"), b2b.get(f"b2b_after_{mpi}_{p}")
+for name, j in b2b.items():
     for op in ["alltoall", "allgather"]:
-        print(f"\n{mpi} {p} {op} (µs per call, median of alternating trials) | bytes | before: MPI | before: clampi | "
-              f"before: MPI/clampi | after: MPI | after: clampi | after: MPI/clampi")
-        print("---|---:|---:|---:|---:|---:|---:|---:")
-        rows = {}
-        for tag, j in [("b", bef), ("a", aft)]:
-            for r in (j or {}).get("results", []):
-                if r["op"] == op:
-                    rows.setdefault(r["bytes"], {})[tag] = r
-        small = {"b": [], "a": []}
-        for b in sorted(rows):
-            cells = []
-            for tag in "ba":
-                r = rows[b].get(tag)
-                if r:
-                    ratio = r["mpi_us"] / r["clampi_us"] if r["clampi_us"] > 0 else float("nan")
-                    cells += [f"{r['mpi_us']:.2f}", f"{r['clampi_us']:.2f}", f"**{ratio:.2f}**"]
-                    if b < 16384:
-                        small[tag].append(ratio)
-                else:
-                    cells += ["", "", ""]
-            print(f"| {b} | " + " | ".join(cells))
-        print(f"\ngeo-mean MPI/clampi over blocks < 16 KiB: before **{gmean(small['b']):.2f}x**, "
-              f"after **{gmean(small['a']):.2f}x**")
+        rows = [r for r in j["results"] if r["op"] == op and r.get("clampi_us", 0) > 0]
+        if not rows:
+            continue
+        print(f"\n{name}: {j['label']} {op} (µs per call, median of alternating trials) | bytes | MPI library | clampi | "
+              f"MPI/clampi")
+        print("---|---:|---:|---:|---:")
+        for r in rows:
+            print(f"| {r['bytes']} | {r['mpi_us']:.2f} | {r['clampi_us']:.2f} | **{r['mpi_us'] / r['clampi_us']:.2f}**")
+        small = [r["mpi_us"] / r["clampi_us"] for r in rows if r["bytes"] < 16384]
+        print(f"\ngeo-mean MPI/clampi over blocks < 16 KiB: **{gmean(small):.2f}x**")
 
 nodes = load("nodes_*.json")
 for name, j in nodes.items():
