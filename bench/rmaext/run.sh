@@ -40,6 +40,7 @@ run() { # label command...
     echo "== $label" >&2
     "$@" 2> "$out/$label.err" > "$out/$label.jsonl"
     [ "$?" = 0 ] || echo "   ($label failed or timed out: see $out/$label.err)" >&2
+    [ -s "$out/$label.err" ] || rm -f "$out/$label.err" # keep only what a run said
 }
 run ompi_shm_mt    ompi_run shm mt --threads $maxthreads
 run mpich_shm_mt   mpich_run shm mt --threads $maxthreads

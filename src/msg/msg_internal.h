@@ -9,13 +9,15 @@
  *   request.c   clampi requests and their handles (pooled persistent MPI requests, or
  *               generalized ones), internal ones (blocking calls) without; handle -> request
  *   pool.c      free lists for requests and arrived messages (no malloc per message)
- *   dtype.c     size and contiguity of the predefined datatypes, cached (no query per message)
  *   p2p.c       CMPIX_Isend/Irecv/Send/Recv/Iprobe/Probe/Cancel
  *   complete.c  CMPIX_Wait/Test/Waitall/Waitany/Testall
  *   complete_hooks.c  the completion calls with persistent requests and the preload's hook
  *               (the matching profile); mpi_entry.c defines MPI's names over both
  *   persist.c   persistent requests (MPI_Send_init ... MPI_Start/Startall)
  *   bsend.c     buffered sends in the program's attached buffer
+ *   pair.c      MPI_Isendrecv / MPI_Isendrecv_replace: one request over a receive and a send
+ *   watch.c     requests finished from progress once a condition holds (pairs, bsend flushes)
+ *   retire.c    communicators freed while operations on them are pending
  *   carrier_ops.h  a communicator's carrier as one operations table, chosen at enabling:
  *   carrier_ucx.c  clampi's matching over UCX active messages (built only with UCX)
  *   carrier_mpi.c  clampi_match_carrier=mpi: the MPI library's own messages on a duplicate of
