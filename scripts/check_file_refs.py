@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Comments never name a file that does not exist: every file name with a source extension
-in a comment of the C, C++ and Fortran sources (src, include, tools, tests, bench, apps) is
-a file of the repository or one the build generates. System headers on #include lines are
-not comments. Usage: check_file_refs.py SOURCE_DIR"""
+"""Comments point only at what a reader of the repository has: every file name with a source
+extension in a comment of the C, C++ and Fortran sources (src, include, tools, tests, bench,
+apps) is a file of the repository or one the build generates (system headers on #include
+lines are not comments), and no source, script or doc names an issue of the project's
+tracker ("issue 17 item 6"), which a reader of the tree cannot see: say what the code does.
+Another project's issue, named by its repository, is fine. Usage: check_file_refs.py SOURCE_DIR"""
 import pathlib
 import re
 import subprocess
@@ -15,6 +17,9 @@ GENERATED = {"fortran_entry.c", "handover_entry.c", "large_p2p_entry.c", "large_
 NAME = re.compile(r"(?<![\w/.$-])((?:[\w.-]+/)*[A-Za-z][\w-]*\.(?:c|h|cpp|cc|f90|F90|inc|sh|py|tsv|cmake))\b")
 C_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 F_COMMENT = re.compile(r"![^\n]*")
+TRACKER = re.compile(r"\b[Ii]ssues? #?\d+")
+OTHER_PROJECT = re.compile(r"\b(pmodels|open-mpi|openucx|mpi4py)/")
+TEXT = SOURCES + (".sh", ".py", ".md", ".txt", ".cmake", ".tsv")
 # other projects' files: the MPI's headers, libstdc++'s, Open MPI's sources
 EXTERNAL = {"mpi.h", "mpif.h", "mpi_abi.h", "stl_algobase.h", "new_allocator.h"}
 EXTERNAL_TREES = ("ompi/", "opal/")
@@ -49,6 +54,14 @@ def main():
                 if PLACEHOLDER.match(name):
                     continue
                 bad.append(f"{rel}: a comment names {m.group(1)}, which is not in the repository")
+    for rel in tracked:
+        if not rel.endswith(TEXT) or "/results/" in rel or not (rel.startswith(DIRS + ("scripts", "docs", "cmake"))
+                                                                 or "/" not in rel):
+            continue
+        for n, line in enumerate((root / rel).read_text(errors="replace").splitlines(), 1):
+            m = TRACKER.search(line)
+            if m and not OTHER_PROJECT.search(line) and rel != "scripts/check_file_refs.py":
+                bad.append(f"{rel}:{n}: names the tracker's {m.group(0)!r}; say what the code does instead")
     for b in bad:
         print(b)
     print(f"check_file_refs: {len(files)} sources read, {len(bad)} problems")

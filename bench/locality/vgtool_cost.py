@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where the exact tracer's time goes (issue 17 item 7): runs PROGRAM plainly, under
+"""Where the exact tracer's time goes: runs PROGRAM plainly, under
 `valgrind --tool=none` (Valgrind's own cost: start-up, translating every superblock,
 running translated code) and under the clampi-locality tool (one or more builds of it,
 side by side), alternating, and reports CPU time (user+sys, wait4), wall-clock time, and

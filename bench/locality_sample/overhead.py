@@ -2,7 +2,7 @@
 """Sampler overhead: runs COMMAND plainly and under libclampi_locality_sample.so,
 alternating (plain, sample, sample, plain, ...) so both see the same machine load, and
 prints wall-clock, CPU-time (user+sys) and peak-resident-size ratios, the records the
-sampler dropped, and where its time went (issue 17 item 6).
+sampler dropped, and where its time went.
 
   overhead.py --lib LIB [--launcher "mpiexec -n 2"] [--trials N] [--json OUT] [--label NAME]
               [--env VAR=VALUE ...] [--compare VAR=VALUE ...] [--cli CLAMPI_LOCALITY] -- PROGRAM ARGS...

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The sampler at production size (issue 17 item 6): plain against `--sample` side by side
+# The sampler at production size: plain against `--sample` side by side
 # (overhead.py alternates them) on advect1d, LULESH and LCC at their default sizes; prints
 # the wall-clock, CPU and peak-RSS ratios, the dropped page records and where the
 # sampler's time went, and writes bench/locality_sample/results/production_<name>.json.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The depth benchmark of issue 16, on an unmodified MPI program (bench/match/pingpong.c):
+# The depth benchmark (docs/matching.md), on an unmodified MPI program (bench/match/pingpong.c):
 # rank 1 posts DEPTH MPI_ANY_SOURCE receives that never match, then 1 B MPI_Send/MPI_Recv
 # ping-pong; every arriving message is compared against the DEPTH receives ahead of it.
 # Plain MPI against the preload with each CLAMPI_MATCH structure, TRIALS alternating rounds

@@ -1,6 +1,6 @@
 /* A plain MPI program (nothing of clampi in it): 1 B ping-pong between ranks 0 and 1 with
  * MPI_Send / MPI_Recv, optionally with D MPI_ANY_SOURCE receives posted ahead on rank 1
- * that never match (the depth benchmark of issue 16). Run plainly and under the preload
+ * that never match (the depth benchmark of docs/matching.md). Run plainly and under the preload
  * (LD_PRELOAD=libclampi_pmpi.so CLAMPI_MATCH=...) to compare.
  *
  * With one rank it sends to itself instead (MPI_Irecv, MPI_Send, MPI_Wait per iteration): no

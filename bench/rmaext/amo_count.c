@@ -1,4 +1,4 @@
-/* Instructions per atomic, counted (issue 17 item 3): N fetch-and-op (MPI_SUM on a long) or
+/* Instructions per atomic, counted: N fetch-and-op (MPI_SUM on a long) or
  * compare-and-swap from rank 0 to rank 1, each followed by a flush, on a plain MPI window or
  * a clampi UCX window with or without mpi_assert_accumulate_intrinsic. Run rank 0 under
  * valgrind --tool=callgrind --toggle-collect='*Fetch_and_op' (or '*Compare_and_swap', or

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/rmaext/amo_count.sh [OUT]: instructions per fetch-and-op and compare-and-swap
-# (callgrind on rank 0, --toggle-collect on the call; issue 17 item 3), plain MPI windows
+# (callgrind on rank 0, --toggle-collect on the call), plain MPI windows
 # (Open MPI osc/rdma and osc/ucx, MPICH ch4:ucx) against clampi UCX windows with and without
 # mpi_assert_accumulate_intrinsic, over shared memory; plus the top self costs of clampi's
 # intrinsic path. Needs build/openmpi and build/mpich (or OMPI_BUILD, MPICH_BUILD) with

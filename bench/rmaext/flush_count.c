@@ -1,4 +1,4 @@
-/* What one flush costs, counted rather than timed (issue 17 item 4; the Quo Vadis RMA
+/* What one flush costs, counted rather than timed (the Quo Vadis RMA
  * paper's thread-scope flush): rank 0 runs T threads, each putting 8 bytes into its own slot
  * at rank 1 and flushing, N times; rank 1 waits in a barrier.
  *

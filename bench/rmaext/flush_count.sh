@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/rmaext/flush_count.sh [OUT]: what one flush does, counted (issue 17 item 4), for a
+# bench/rmaext/flush_count.sh [OUT]: what one flush does, counted, for a
 # plain MPI window (Open MPI osc/rdma and osc/ucx, MPICH ch4:ucx) against clampi UCX
 # windows with mpi_win_scope=process and =thread, at 1..32 threads, over shared memory.
 # Counts (flush_probe.c, by interposition; clampi's flush probe): locks taken per flush,

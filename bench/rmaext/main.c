@@ -1,4 +1,4 @@
-/* rmaext_bench: the RMA-extension benchmarks of issue 9 (the Quo Vadis RMA paper), one experiment per
+/* rmaext_bench: the RMA-extension benchmarks (the Quo Vadis RMA paper), one experiment per
  * run: rmaext_bench mt|order|order_mt|wins|amo|progress [--trials N] [--iters N] [--threads T]
  * [--mpi-only] [--busy-ms X]. Rank 0 prints one JSON object per line; run.sh collects
  * them (Open MPI and MPICH builds, shared memory and TCP) and plot.py draws them. */

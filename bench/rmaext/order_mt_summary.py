@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 17 item 2 per cell from rmaext_bench order_mt JSON lines, one file per run: for
+"""The ordered-stream targets per cell from rmaext_bench order_mt JSON lines, one file per run: for
 each run, threads, size and scope, put+flush / ordered (target: at least 3) and
 ordered / unordered (target: at most 1.5), and how many cells meet both. A file holding
 several runs one after another is split where a measurement repeats.

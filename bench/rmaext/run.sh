@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/rmaext/run.sh [OUT_DIR]: the RMA-extension benchmarks of issue 9, side by side.
+# bench/rmaext/run.sh [OUT_DIR]: the RMA-extension benchmarks, side by side.
 # Needs build/openmpi and build/mpich built with -DCLAMPI_BUILD_BENCH=ON. Each binary runs
 # its baseline (plain MPI window) and the clampi UCX variants alternately, trial by trial;
 # the MPICH build contributes MPICH's baselines. Writes OUT_DIR/results.json (+ .jsonl per

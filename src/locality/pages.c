@@ -15,7 +15,7 @@ static uint64_t mix(uint64_t x) {
 }
 
 /* First slot of a page: runs of 64 consecutive 4 KiB pages get 64 consecutive slots at a
- * hashed place (issue 17 item 6). A hash of each page alone scattered the records of a
+ * hashed place. A hash of each page alone scattered the records of a
  * contiguous array over the whole table, so every touched page made another page of the
  * table resident (advect1d: +110 MB, 1.9x the program's resident size); this way the
  * table's resident part is about 3 % of the touched memory, and the probe sequences stay

@@ -1,4 +1,4 @@
-// Issue 18 item 7: C++ data structures at -O2. std::vector's allocation and its
+// C++ data structures at -O2. std::vector's allocation and its
 // value-initialization (a memset in libc) are inlined into main from libstdc++ headers;
 // the report must name the program's line and variable, and a file-scope static array
 // by its C++ name (its symbol is mangled: _ZL8s_static).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End to end (the hybrid-MPI locality paper's finding, issue 10's demo): clampi-locality run --exact + report on
+# End to end (the hybrid-MPI locality paper's finding, the locality demo): clampi-locality run --exact + report on
 # advect1d. The baseline (serial resize) must show low locality and first-touch correctness
 # for the solver array u; the fixed build must show both near 100 %.
 #   advect1d_e2e.sh CLAMPI_LOCALITY MPIEXEC BASELINE_EXE FIXED_EXE [mpiexec flags...]

@@ -334,7 +334,7 @@ class ReportTest(unittest.TestCase):
         self.run_report()
         self.assertIn("rank 0: output incomplete (program ended by SIGSEGV", self.summary)
 
-    # ---- issue 18, items 12 and 13 -----------------------------------------------------
+    # ---- who uses a page, whose data it is, what was not recorded ------------------------
     def test_no_dominant_user_is_not_called_mostly(self):
         # T0 first touches both pages, T1-T3 use them equally: no thread "mostly" uses them
         self.write_rank(0, [("0x1000", 0, "a.c:1", 0, "a.c:2", "x", 1, 30, 30, 30),

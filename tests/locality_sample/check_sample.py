@@ -128,7 +128,7 @@ def check_crash(a):
         fail("partial output lacks the 4 touched pages (%d touched rows, %d structures)" % (len(touched), len(buf)))
     if glob.glob(os.path.join(a.out, "*.tmp")):
         fail("temporary files left")
-    # issue 18 item 13: the load bases are kept, so the hex locations can be resolved later
+    # the load bases are kept, so the hex locations can be resolved later
     maps = os.path.join(a.out, "rank0.maps")
     if not os.path.exists(maps):
         fail("no rank0.maps: the partial output's hex locations cannot be resolved")
@@ -161,7 +161,7 @@ def check_crash(a):
 
 def check_vector(a):
     """ls_vector.cpp (-O0 and -O2): each vector's whole pages first touched and allocated
-    at its own program line (issue 18 item 8)."""
+    at its own program line."""
     p = run(a.cmd, a.env)
     if p.returncode != 0:
         fail("program exit %d" % p.returncode)
@@ -186,7 +186,7 @@ def check_vector(a):
 
 def check_static(a):
     """ls_static.c: static arrays tracked and named (a, b, c), first touch thread and line
-    per page; output written also when the program ends with _exit() (issue 18 item 9)."""
+    per page; output written also when the program ends with _exit()."""
     base = os.path.basename(a.src)
     line = lambda m: "%s:%d" % (base, marker_line(a.src, m))
     for how, want_rc in (("exit", 0), ("_exit", 3), ("_Exit", 3)):
@@ -228,7 +228,7 @@ def check_static(a):
         if not os.path.exists(os.path.join(a.out, "rank0.maps")):
             fail("%s: no rank0.maps (load bases)" % how)
         print("static %s: a/b/c tracked, %d pages of a[], exit status %d" % (how, len(pa), want_rc))
-    # issue 18 item 10: a page table too small for the run loses pages, and says so
+    # a page table too small for the run loses pages, and says so
     shutil.rmtree(a.out, ignore_errors=True)
     os.makedirs(a.out)
     p = run(a.cmd, dict(a.env, CLAMPI_LOCALITY_MAX_PAGES="64"))
@@ -245,7 +245,7 @@ def check_static(a):
     print("PASS")
 
 def check_reuse(a):
-    """ls_reuse.c (issue 17 item 6): 200 iterations of malloc/touch/free of 16 pages at one
+    """ls_reuse.c: 200 iterations of malloc/touch/free of 16 pages at one
     site are one structure whose block is reused 199 times; its pages are first-touched
     once (at @TOUCH), so a 96-record page table drops nothing and the first-touch faults
     stay near the 16 + 16 + 16 pages the program really has; calloc blocks are not reused
@@ -444,7 +444,7 @@ def check_mpi(a):
     if any(len(v) > 1 for v in frames.values()):
         fail("one (file, offset) page with several physical frames")
     print("mpi: %d shared pages with physical frames, consistent with (file, offset)" % len(frames))
-    # issue 18 item 13: Open MPI's / clampi's own heap blocks made inside
+    # Open MPI's / clampi's own heap blocks made inside
     # MPI_Win_allocate_shared, CMPI_Win_allocate, CMPI_Alloc_mem are not the program's
     # variables; the segments those calls return (mappings) are
     for r, meta in metas.items():

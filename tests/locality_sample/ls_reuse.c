@@ -1,4 +1,4 @@
-/* Temporary arrays allocated and freed every iteration (LULESH's pattern, issue 17 item 6):
+/* Temporary arrays allocated and freed every iteration (LULESH's pattern):
  * the sampler hands a later allocation from the same call site the block freed before
  * (its pages already first-touched, as glibc's reuse would leave them placed), so the
  * run neither faults on fresh pages every iteration nor runs out of page records.

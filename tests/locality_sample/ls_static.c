@@ -1,4 +1,4 @@
-/* Issue 18 item 9: static arrays (STREAM as published) and a program ending with _exit().
+/* Static arrays (STREAM as published) and a program ending with _exit().
  *   ls_static [exit|_exit|_Exit]
  * Thread 0 first-touches the first half of a[] and thread 1 the second half; b[] is
  * initialized data (.data), c[] is touched by the main thread; then the program ends the

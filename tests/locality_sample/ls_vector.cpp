@@ -1,4 +1,4 @@
-// Issue 18 item 8: first touch of std::vector storage under the sampler. The touching
+// First touch of std::vector storage under the sampler. The touching
 // instruction is libstdc++ template code (value-initialization, _M_default_append of
 // resize): out of line in the program's binary at -O0 and for resize at -O2 (one
 // instruction first-touches every vector), inlined at -O2 for the constructor. Every

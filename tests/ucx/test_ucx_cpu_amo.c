@@ -1,4 +1,4 @@
-/* Intrinsic atomics as CPU atomics (issue 17 item 3): on a UCX window with
+/* Intrinsic atomics as CPU atomics: on a UCX window with
  * mpi_assert_accumulate_intrinsic=true whose memory UCX allocated, an origin whose endpoint
  * runs UCX's atomics as CPU atomics on shared memory does them itself on the mapped target
  * memory (clampi_ucx_target_amo_ptr). They must stay atomic with every other atomic on the

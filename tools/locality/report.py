@@ -587,7 +587,7 @@ _LIB_STATIC = re.compile(r"[^\s:@]+\.so(\.\d+)*:")
 
 
 def scope_of(struct):
-    """Whose data a page is (issue 18 item 11): 'program' (the program's allocations and
+    """Whose data a page is: 'program' (the program's allocations and
     static data), 'libraries' (buffers and static data a library made for itself:
     alloc@libgomp.so.1, libc.so.6:sym), 'stacks' ([stack T3]) or 'unattributed' (?:
     pages outside any tracked allocation or symbol, e.g. the loader's and libc's)."""
@@ -604,7 +604,7 @@ SCOPES = ("program", "libraries", "stacks", "unattributed")
 
 
 def coverage_warnings(ranks, rep):
-    """Say plainly what was not tracked (issue 18 item 9): an empty page table is not a
+    """Say plainly what was not tracked: an empty page table is not a
     measurement, and sample mode does not see every kind of memory."""
     out = []
     if rep["overall"]["pages"] == 0:
@@ -616,7 +616,7 @@ def coverage_warnings(ranks, rep):
     notes = {d.meta.get("sampling", {}).get("static_data") for d in ranks if isinstance(d.meta.get("sampling"), dict)}
     for n in sorted(x for x in notes if x):
         out.append(f"sample mode tracked static data: {n}")
-    # no silent drops (issue 18 item 10): what the sampler's bounded tables could not hold
+    # no silent drops: what the sampler's bounded tables could not hold
     for d in ranks:
         cov = d.meta.get("coverage")
         if not isinstance(cov, dict):
@@ -636,7 +636,7 @@ def coverage_warnings(ranks, rep):
 
 
 def sampling_confidence(ranks, rep):
-    """How much the access counts of a sample-mode run can be trusted (issue 18 item 10),
+    """How much the access counts of a sample-mode run can be trusted,
     from the pages that got samples and the sampler's measured accuracy
     (docs/locality-sampler.md: structure-level thread shares within 0.10 with a few hundred
     sampled pages, 0.25 with tens; overall locality within about 8-15 points)."""

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 17 item 8, first regression: MPI_Allgather of 64 KiB blocks at P = 2, plain against
+# A regression test of the shared-heap collectives: MPI_Allgather of 64 KiB blocks at P = 2, plain against
 # the preload (collectives on, and CLAMPI_COLL=false: pure pass-through), malloc buffers
 # (clampi agrees with its peers, then delegates to MPI) and MPI_Alloc_mem buffers (clampi's
 # shared-heap path). Alternating trials in one run; prints each trial, the medians and the

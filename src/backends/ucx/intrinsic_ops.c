@@ -194,7 +194,7 @@ static int atomic_elems(clampi_bwin *w, int target, MPI_Aint disp, const void *o
         }
         if (reply && !compare && (uop == UCP_ATOMIC_OP_AND || uop == UCP_ATOMIC_OP_OR || uop == UCP_ATOMIC_OP_XOR)) {
             /* UCX 1.13's fetching and/or/xor over shared memory apply the old value instead of
-             * ours (target unchanged, or 0 for xor: issue 16's differential test): a
+             * ours (target unchanged, or 0 for xor: found by a differential test against MPI): a
              * compare-and-swap loop, atomic with respect to every other UCX atomic. */
             st = fetch_bitwise(&t, uop, value, reply, esize, (uint64_t)i * esize);
             continue;

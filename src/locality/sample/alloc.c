@@ -112,7 +112,7 @@ static void *map_zeroed(size_t bytes) {
 }
 
 int ls_alloc_init(void) {
-    /* The sampler's memory is bounded by these tables, sized at start-up (issue 18 item 10):
+    /* The sampler's memory is bounded by these tables, sized at start-up:
      * CLAMPI_LOCALITY_MAX_PAGES page records (default 2^20: 4 GiB of 4 KiB pages, 3/4 of
      * them usable), twice as many (page, thread) counters. What does not fit is counted
      * (dropped, allocations_untracked), never lost silently. */
@@ -207,7 +207,7 @@ static clampi_lalloc *arena_alloc_at(const void *p) {
     return a && a->start == (uintptr_t)p && !a->freed ? a : NULL;
 }
 
-/* Parked blocks (issue 17 item 6). A program that allocates and frees the same
+/* Parked blocks. A program that allocates and frees the same
  * temporary arrays every iteration (LULESH: about 20 arrays per time step) made the
  * never-reused arena first-touch fresh pages every iteration: one fault, one mprotect and
  * one zeroed kernel page per page and iteration, and a page record each (LULESH -i 300

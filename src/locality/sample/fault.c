@@ -61,7 +61,7 @@ static uint32_t fault_frames(void *ucv, uintptr_t *out) {
 #if defined(__x86_64__)
     ucontext_t *uc = ucv;
     uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-    /* Every first touch is unwound (issue 18 item 8), not only those in a library: the
+    /* Every first touch is unwound, not only those in a library: the
      * touching instruction may be libstdc++ template code in the program's own binary
      * (std::vector's value-initialization, out of line at -O0 or in _M_default_append at
      * -O2), whose program caller only the stack tells. Cached per (ip, sp, [sp]) ... */
@@ -347,7 +347,7 @@ int ls_fault_init(void) {
 /* An alternate signal stack in tracked memory (a static `char altstack[SIGSTKSZ]` now
  * that static data is tracked, or a malloc'ed one): the kernel writes signal frames
  * there and cannot take a fault, so its pages are opened now (first touch by the
- * caller) and never re-protected by the sampler (issue 18). */
+ * caller) and never re-protected by the sampler. */
 CLAMPI_API int sigaltstack(const stack_t *ss, stack_t *old) {
     /* before the sampler's own start-up (another library's constructor, e.g. libucs's)
      * nothing is tracked yet: nothing to open */

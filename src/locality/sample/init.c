@@ -107,7 +107,7 @@ static void at_exit(int status, void *arg) {
 }
 
 /* A program that ends with _exit() (or _Exit, quick_exit) skips on_exit: write the
- * output here (issue 18 item 9). A forked child's _exit is not the traced process's. */
+ * output here. A forked child's _exit is not the traced process's. */
 static void exit_now(int status) {
     if (getpid() == ls.pid) ls_write_output(1, 1, status, NULL, 1);
 }

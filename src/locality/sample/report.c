@@ -56,7 +56,7 @@ static void extra_json(clampi_lw *w, void *arg) {
     clampi_lw_u64(w, atomic_load(&ls.arm_interval_ns));
     clampi_lw_str(
         w, ", \"count_unit\": \"estimated access bursts: sample share x re-protection interval / fault delay\"}");
-    /* where the sampler's time went (issue 17 item 6); "output_csv_ns" is the writer's
+    /* where the sampler's time went; "output_csv_ns" is the writer's
      * time up to here (the CSV and the JSON's head), "resolve_ns" addr2line's */
     static const struct {
         const char *key;
@@ -101,7 +101,7 @@ static void extra_json(clampi_lw *w, void *arg) {
     clampi_lw_str(w, ", \"output_csv_ns\": ");
     clampi_lw_u64(w, ls.cost.out_start_ns ? ls_mono_ns() - ls.cost.out_start_ns : 0);
     clampi_lw_str(w, "}");
-    /* what was not recorded, and how much the samples say (issue 18 item 10) */
+    /* what was not recorded, and how much the samples say */
     size_t touched = atomic_load(&ls.tab.ntouched), sampled = 0;
     if (touched > ls.tab.page_cap) touched = ls.tab.page_cap;
     for (size_t i = 0; i < touched; i++)
@@ -142,7 +142,7 @@ static void extra_json(clampi_lw *w, void *arg) {
     if (ls.pagemap_fd >= 0) write_pfns(w);
 }
 
-/* DIR/rank<R>.maps: a copy of /proc/self/maps (issue 18 item 13), written at start-up and
+/* DIR/rank<R>.maps: a copy of /proc/self/maps, written at start-up and
  * again with every output (exit, _exit, fatal signal), so that the hex locations of a
  * crashed or killed run's partial output can be resolved later: a module's load base is
  * the start of its mapping at offset 0, `addr2line -e MODULE ADDR-BASE` (PIE and shared

@@ -188,7 +188,7 @@ static int is_user_path(const char *path, const module *m) {
 /* Whether addr2line can find any line for the module: its own .debug_line, or a separate
  * debug file by build id (/usr/lib/debug/.build-id/ab/cdef....debug) or by debug link.
  * Most system libraries have neither: their addresses would all come back "??", and
- * running addr2line on them was most of the sampler's exit time (issue 17 item 6). */
+ * running addr2line on them was most of the sampler's exit time. */
 /* [off, off + len) inside a file of size bytes, without overflow. */
 static int in_file(uint64_t off, uint64_t len, size_t size) { return off <= size && len <= size - off; }
 
@@ -459,8 +459,8 @@ const char *ls_resolve_loc(uintptr_t ip, void *arg, char *buf, size_t n) {
 /* firsttouch.location: the touching instruction if it is in the program, else the first
  * caller in the program, else the innermost line known (e.g. clampi's own alloc.c from
  * an OpenMP worker), else NULL (hex). */
-/* The frames recorded for a page's first touch: the whole stack where it was kept
- * (issue 18 item 8), else the page's few. */
+/* The frames recorded for a page's first touch: the whole stack where it was kept, else
+ * the page's few. */
 static const uintptr_t *ft_frames_of(const clampi_lpage *p, int *depth) {
     if (p->ft_stack && p->ft_stack <= ls.stack_cap) {
         *depth = LS_STACK_DEPTH;
@@ -519,7 +519,7 @@ static const res *alloc_site(const clampi_lalloc *a, int *k) {
 }
 
 /* A library made the allocation for itself (Open MPI's calloc inside
- * MPI_Win_allocate_shared): its name, not the program's variable (issue 18 item 13).
+ * MPI_Win_allocate_shared): its name, not the program's variable.
  * Decided by the allocator's caller (the innermost frame outside libstdc++/libgcc, which
  * allocate on the program's behalf): the program, or a library. Exempt: memory that an
  * allocation API hands to the program (MPI_Alloc_mem anywhere on the way; clampi's

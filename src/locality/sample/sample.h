@@ -35,7 +35,7 @@ typedef struct ls_thread {
     _Atomic uint64_t cpu_ns; /* final CPU time, recorded when the thread ends */
 } ls_thread;
 
-/* Where the sampler's time goes (issue 17 item 6): counted in the handler, the sampler
+/* Where the sampler's time goes: counted in the handler, the sampler
  * thread and the allocator, written to the JSON as "sampler_cost". Times are
  * CLOCK_MONOTONIC ns (vDSO: about 20 ns a reading). */
 typedef struct ls_cost {
@@ -107,7 +107,7 @@ typedef struct ls_state {
     _Atomic uint64_t arm_interval_ns;       /* expected time between two re-protections of a page */
     _Atomic int outstanding;                /* pages re-protected and not yet faulted */
 
-    /* first-touch call stacks (issue 18 item 8): one per distinct (ip, sp, [sp]) unwind,
+    /* first-touch call stacks: one per distinct (ip, sp, [sp]) unwind,
      * LS_STACK_DEPTH program frames each (libstdc++ templates at -O0 are 8 deep) */
     uintptr_t (*stacks)[LS_STACK_DEPTH];
     _Atomic uint32_t nstacks;

@@ -1,4 +1,4 @@
-/* Static data of the executable (issue 18 item 9): STREAM as published keeps its arrays
+/* Static data of the executable: STREAM as published keeps its arrays
  * in .bss, which no malloc or mmap wrapper sees. At start-up every data object of the
  * executable (.symtab: STT_OBJECT in a writable allocated section, .data or .bss) of at
  * least CLAMPI_LOCALITY_MIN_SIZE bytes becomes a tracked structure of kind "static",

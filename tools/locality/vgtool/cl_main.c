@@ -212,9 +212,9 @@ static IRTemp tmp_op(IRSB *sb, IRType ty, IRExpr *e) {
  * cached page; otherwise appends it to the miss buffer. No call per access:
  * a helper call at every access costs more than all of this (register spills).
  *
- * The IR per access is what Valgrind's translation time grows with (issue 17 item 7:
- * on a short MPI program, LCC, 70 % of the traced run is VEX optimizing and
- * register-allocating superblocks that run once). cl_last_base and cl_last_count change
+ * The IR per access is what Valgrind's translation time grows with (on a short MPI
+ * program, LCC, 70 % of the traced run is VEX optimizing and register-allocating
+ * superblocks that run once). cl_last_base and cl_last_count change
  * only in cl_flush_misses and between superblocks, so they are read into temporaries
  * once per flush region; the miss buffer's next slot is carried in a temporary and
  * stored to cl_miss_next after each access (a fault in the middle of the superblock

@@ -23,7 +23,7 @@ typedef struct {
     HChar path[512];      /* source file, for reading the line; "" if unknown */
     UInt line;
     HChar lib[128]; /* a library between the allocator and the program (its own
-                               buffer, issue 18 item 13): "libmpi.so.40", else "" */
+                               buffer): "libmpi.so.40", else "" */
     Bool alloc_mem; /* that call went through MPI_Alloc_mem: the program's memory */
     Int owner;      /* the allocator's caller: 0 unknown, 1 the program, 2 a library */
     Bool program;   /* a frame of the program was found */
@@ -72,7 +72,7 @@ static Bool is_transparent_obj(const HChar *obj) {
     return VG_(strstr)(obj, "vgpreload_") || VG_(strstr)(obj, "libstdc++") || VG_(strstr)(obj, "libgcc_s");
 }
 
-/* Who made a heap allocation (issue 18 item 13), decided by the allocator's caller (the
+/* Who made a heap allocation, decided by the allocator's caller (the
  * first frame outside the transparent objects): the program (also its own instances of
  * libstdc++ templates, and clampi's allocation functions CMPI_Alloc_mem,
  * clampi_numa_alloc...) or a library (Open MPI's calloc inside MPI_Win_allocate_shared,
@@ -128,7 +128,7 @@ static Bool parse_described(const HChar *d, HChar *fn, Int fncap, HChar *path, I
 
 /* Walks every inlined level of the frame, innermost first: at -O2 the program's line that
  * constructs a std::vector is an inlined caller of new_allocator.h / stl_algobase.h code
- * at the same instruction (issue 18 item 7). */
+ * at the same instruction. */
 static void visit_frame(UInt n, DiEpoch ep, Addr ip, void *opaque) {
     FrameWalk *w = opaque;
     if (w->found_program) return;

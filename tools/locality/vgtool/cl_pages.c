@@ -185,7 +185,7 @@ void cl_pages_reset(Addr start, SizeT len) {
 }
 
 /* C++ static data is named by its mangled symbol (`static double s[]` at file scope is
- * `_ZL1s`): the demangled name is the variable's (issue 18 item 7). */
+ * `_ZL1s`): the demangled name is the variable's. */
 extern void VG_(demangle)(Bool do_cxx_demangling, Bool do_z_demangling, const HChar *orig, const HChar **result);
 static const HChar *demangled(const HChar *sym) {
     const HChar *out = NULL;
@@ -241,7 +241,7 @@ static void first_touch(ThreadStats *t, PageInfo *p, Addr a, Addr iaddr) {
         PtrdiffT off;
         if (VG_(get_datasym_and_offset)(VG_(current_DiEpoch)(), a, &sym, &off)) {
             /* another object's static data (libc's, ld.so's, a library's): "libc.so.6:sym",
-             * so that the report can tell it from the program's (issue 18 item 11) */
+             * so that the report can tell it from the program's */
             const HChar *obj = NULL;
             HChar named[512], exe[256];
             NSegment const *seg = VG_(am_find_nsegment)(a);
