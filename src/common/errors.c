@@ -59,21 +59,101 @@ int clampi_error_code(clampi_error e) {
     return codes[e];
 }
 
+int clampi_errhandler_is_programs(MPI_Errhandler eh) {
+    int own = eh != MPI_ERRHANDLER_NULL && eh != MPI_ERRORS_RETURN && eh != MPI_ERRORS_ARE_FATAL;
+#ifdef MPI_ERRORS_ABORT
+    own = own && eh != MPI_ERRORS_ABORT;
+#endif
+    return own;
+}
+
+/* How this MPI treats a handler of the program's making, which clampi's raises follow under
+ * the preload (clampi_errors_as_mpi): what its calls return after the handler returned, the
+ * error code (Open MPI, MPICH 4, Intel MPI 2021) or MPI_SUCCESS (MPICH 5); and which code a
+ * multiple-completion call gives the handler, MPI_ERR_IN_STATUS (MPICH) or the failed
+ * status's (Open MPI, as the standard says). The first is learned once, on a private
+ * communicator whose handler only notes that it ran: an MPI_Iprobe with a negative tag (no
+ * effect where MPI does not check it). The second is the library's name: a probe by a
+ * completion call would reach the program's handler, as MPICH 4.0 raises those errors on
+ * MPI_COMM_WORLD. */
+static int as_mpi;
+static pthread_once_t learned = PTHREAD_ONCE_INIT;
+static int success_after_handler, handler_gets_status_code;
+static volatile int noted_calls;
+
+void clampi_errors_as_mpi(void) { as_mpi = 1; }
+int clampi_errors_follow_mpi(void) { return as_mpi; }
+
+static void note(MPI_Comm *comm, int *code, ...) {
+    (void)comm;
+    (void)code;
+    noted_calls++;
+}
+
+static void learn(void) {
+    int up = 0, down = 1;
+    MPI_Initialized(&up);
+    MPI_Finalized(&down);
+    MPI_Comm self;
+    if (!up || down || MPI_Comm_dup(MPI_COMM_SELF, &self) != MPI_SUCCESS) return;
+    MPI_Errhandler eh;
+    if (MPI_Comm_create_errhandler(note, &eh) == MPI_SUCCESS) {
+        MPI_Comm_set_errhandler(self, eh);
+        int flag = 0;
+        int rc = MPI_Iprobe(0, -5, self, &flag, MPI_STATUS_IGNORE);
+        success_after_handler = noted_calls == 1 && rc == MPI_SUCCESS;
+        MPI_Comm_set_errhandler(self, MPI_ERRORS_RETURN);
+        MPI_Errhandler_free(&eh);
+    }
+    MPI_Comm_free(&self);
+    char name[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    handler_gets_status_code = MPI_Get_library_version(name, &len) == MPI_SUCCESS && strstr(name, "Open MPI");
+}
+
+/* The code a raise returns: as the MPI's own call would after the handler eh ran. */
+static int returned(int code, int own) {
+    if (!own || !as_mpi) return code;
+    pthread_once(&learned, learn);
+    return success_after_handler ? MPI_SUCCESS : code;
+}
+
+static int comm_handler_is_programs(MPI_Comm comm) {
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    MPI_Comm_get_errhandler(comm, &eh);
+    int own = clampi_errhandler_is_programs(eh);
+    if (eh != MPI_ERRHANDLER_NULL) MPI_Errhandler_free(&eh);
+    return own;
+}
+
 int clampi_raise_on_win(MPI_Win win, clampi_error e) {
     int code = clampi_error_code(e);
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    MPI_Win_get_errhandler(win, &eh);
+    int own = clampi_errhandler_is_programs(eh);
+    if (eh != MPI_ERRHANDLER_NULL) MPI_Errhandler_free(&eh);
     MPI_Win_call_errhandler(win, code);
-    return code;
+    return returned(code, own);
 }
 
 int clampi_raise_mpi(MPI_Comm comm, int code) {
-    MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code);
-    return code;
+    if (comm == MPI_COMM_NULL) comm = MPI_COMM_WORLD;
+    int own = comm_handler_is_programs(comm);
+    MPI_Comm_call_errhandler(comm, code);
+    return returned(code, own);
 }
 
-int clampi_raise_comm(MPI_Comm comm, clampi_error e) {
-    int code = clampi_error_code(e);
-    MPI_Comm_call_errhandler(comm, code);
-    return code;
+int clampi_raise_in_status(MPI_Comm comm, int status_code) {
+    if (comm == MPI_COMM_NULL) comm = MPI_COMM_WORLD;
+    int own = comm_handler_is_programs(comm), handed = MPI_ERR_IN_STATUS;
+    if (own && as_mpi) {
+        pthread_once(&learned, learn);
+        if (handler_gets_status_code) handed = status_code;
+    }
+    MPI_Comm_call_errhandler(comm, handed);
+    return returned(MPI_ERR_IN_STATUS, own);
 }
+
+int clampi_raise_comm(MPI_Comm comm, clampi_error e) { return clampi_raise_mpi(comm, clampi_error_code(e)); }
 
 int clampi_raise_nowin(clampi_error e) { return clampi_raise_comm(MPI_COMM_WORLD, e); }

@@ -28,12 +28,24 @@ typedef enum clampi_error {
 
 /* The MPI error code for e (registered with MPI on first use). */
 int clampi_error_code(clampi_error e);
-/* Raise e through the window's / communicator's error handler; returns the code. */
+/* Raise e through the window's / communicator's error handler; returns the code, or, under
+ * the preload after a handler of the program's making, what the MPI's own calls return then
+ * (MPI_SUCCESS on MPICH 5, the code on the others). */
 int clampi_raise_on_win(MPI_Win win, clampi_error e);
 int clampi_raise_comm(MPI_Comm comm, clampi_error e);
 /* Raise one of MPI's own codes (code) through comm's handler (MPI_COMM_WORLD's when comm
- * is MPI_COMM_NULL), as MPI would for the same bad call; returns code. */
+ * is MPI_COMM_NULL), as MPI would for the same bad call; returns as above. */
 int clampi_raise_mpi(MPI_Comm comm, int code);
+/* A multiple-completion call's MPI_ERR_IN_STATUS, one of whose statuses failed with
+ * status_code: the handler gets what this MPI gives it (under the preload), returns as above. */
+int clampi_raise_in_status(MPI_Comm comm, int status_code);
+/* Under the preload: raises follow how the program's MPI treats a handler of the program's
+ * making (what a call returns after it, which code a multiple completion hands it); the
+ * linked library's CMPI_ / CMPIX_ calls always return the error code. */
+void clampi_errors_as_mpi(void);
+int clampi_errors_follow_mpi(void); /* 1 under the preload */
+/* eh is neither predefined (MPI_ERRORS_RETURN, _ARE_FATAL, _ABORT) nor null. */
+int clampi_errhandler_is_programs(MPI_Errhandler eh);
 /* No usable window to raise on: MPI_COMM_WORLD's handler. */
 int clampi_raise_nowin(clampi_error e);
 #endif

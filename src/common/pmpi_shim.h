@@ -28,6 +28,7 @@
 #define MPI_Barrier PMPI_Barrier
 #define MPI_Bcast PMPI_Bcast
 #define MPI_Comm_call_errhandler PMPI_Comm_call_errhandler
+#define MPI_Comm_create_errhandler PMPI_Comm_create_errhandler
 #define MPI_Comm_create_keyval PMPI_Comm_create_keyval
 #define MPI_Comm_delete_attr PMPI_Comm_delete_attr
 #define MPI_Comm_dup PMPI_Comm_dup
@@ -62,6 +63,7 @@
 #define MPI_Get_count PMPI_Get_count
 #define MPI_Get_elements PMPI_Get_elements
 #define MPI_Get_elements_x PMPI_Get_elements_x
+#define MPI_Get_library_version PMPI_Get_library_version
 #define MPI_Grequest_complete PMPI_Grequest_complete
 #define MPI_Grequest_start PMPI_Grequest_start
 #define MPI_Group_free PMPI_Group_free

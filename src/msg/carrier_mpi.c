@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "clampi/match.h"
+#include "common/errors.h"
 #include "common/options.h"
 #include "common/progress_hook.h"
 #include "msg/msg_internal.h"
@@ -222,23 +223,40 @@ static int wire_keyval = MPI_KEYVAL_INVALID;
 static MPI_Errhandler wire_errhandler = MPI_ERRHANDLER_NULL;
 
 /* The code the wire's error handler saw during the last wrapped call on the wire, or 0. MPICH
- * 5 returns MPI_SUCCESS from a call whose error went to a user-defined handler (the wire's,
- * which passes it to the program's communicator): CLAMPI_WIRE returns the code instead, as
- * plain MPI under MPI_ERRORS_RETURN does. */
+ * 5 returns MPI_SUCCESS from a call whose error went to a user-defined handler, as the wire's
+ * is: when the program's communicator has MPI_ERRORS_RETURN, CLAMPI_WIRE returns the code, as
+ * plain MPI does; when the program's own handler ran under the preload, what the MPI
+ * returned, as plain MPI does after that handler (MPI_SUCCESS on MPICH 5, the code on the
+ * others; common/errors.h). */
 _Thread_local CLAMPI_MSG_TLS int clampi_wire_code;
+_Thread_local CLAMPI_MSG_TLS int clampi_wire_handled;
 _Thread_local CLAMPI_MSG_TLS int clampi_wire_quiet;
-static inline int clampi_wire_rc(int err) { return err != MPI_SUCCESS ? err : clampi_wire_code; }
+static inline int clampi_wire_rc(int err) { return err != MPI_SUCCESS || clampi_wire_handled ? err : clampi_wire_code; }
 #define CLAMPI_WIRE(call) (clampi_wire_code = 0, clampi_wire_rc(call))
+
+/* A handler of the program's making (not a predefined one): after it, MPI's call returns what
+ * that MPI returns after a user-defined handler. */
+static int program_handles(MPI_Comm comm) {
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    if (PMPI_Comm_get_errhandler(comm, &eh) != MPI_SUCCESS) return 0;
+    int own = clampi_errhandler_is_programs(eh);
+    if (eh != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&eh);
+    return own;
+}
 
 static void wire_error(MPI_Comm *wire, int *code, ...) {
     clampi_wire_code = *code;
+    clampi_wire_handled = 0;
     if (clampi_wire_quiet) return;
     clampi_mcomm *mc = NULL;
     int flag = 0;
     if (wire_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_get_attr(*wire, wire_keyval, &mc, &flag);
     /* A retired communicator's handle is gone: the error stays with its request, raised
      * where the request completes (clampi_mreq_err_comm). */
-    if (flag && mc && mc->comm != MPI_COMM_NULL) PMPI_Comm_call_errhandler(mc->comm, *code);
+    if (flag && mc && mc->comm != MPI_COMM_NULL) {
+        clampi_wire_handled = clampi_errors_follow_mpi() && program_handles(mc->comm);
+        PMPI_Comm_call_errhandler(mc->comm, *code);
+    }
 }
 
 /* ---- enable / disable --------------------------------------------------------------- */

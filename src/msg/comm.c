@@ -87,6 +87,11 @@ int clampi_msg_raise(MPI_Comm comm, int code, const char *why) {
     return clampi_raise_mpi(comm, code);
 }
 
+int clampi_msg_raise_in_status(MPI_Comm comm, int status_code, const char *why) {
+    if (why && clampi_opt_process(CLAMPI_OPT_MATCH_VERBOSE).u) fprintf(stderr, "clampi: %s\n", why);
+    return clampi_raise_in_status(comm, status_code);
+}
+
 static void free_unexpected(uintptr_t cookie, void *arg) { clampi_msg_free((clampi_msg *)cookie); }
 
 static void mcomm_free(clampi_mcomm *mc) {

@@ -110,21 +110,21 @@ static MPI_Status *status_at(MPI_Status statuses[], int k) {
  * clampi request's communicator (MPI raised its own). */
 static int all_finish(split *s, MPI_Request reqs[], MPI_Status statuses[], int err) {
     MPI_Comm comm = MPI_COMM_NULL;
-    int failed = 0;
+    int failed = 0, first = MPI_SUCCESS;
     for (int i = 0; i < s->n; i++) {
         if (!s->p[i]) {
             reqs[i] = s->mpi[i];
             continue;
         }
         int e = take(s->p[i], &reqs[i], status_at(statuses, i));
-        if (e != MPI_SUCCESS && !failed) failed = 1, comm = s->p[i]->comm;
+        if (e != MPI_SUCCESS && !failed) failed = 1, comm = s->p[i]->comm, first = e;
     }
     if (statuses != MPI_STATUSES_IGNORE && ((failed && err == MPI_SUCCESS) || err == MPI_ERR_IN_STATUS))
         for (int i = 0; i < s->n; i++) /* MPI_ERR_IN_STATUS: every status's MPI_ERROR is set */
             if (s->p[i] || err == MPI_SUCCESS) statuses[i].MPI_ERROR = s->p[i] ? s->p[i]->error : MPI_SUCCESS;
     split_end(s);
     if (!failed || err != MPI_SUCCESS) return err;
-    return clampi_msg_raise(comm, MPI_ERR_IN_STATUS, "receive truncated");
+    return clampi_msg_raise_in_status(comm, first, "receive truncated");
 }
 
 /* Testany's step: a finished clampi request first, else MPI's Testany on the rest.
@@ -169,17 +169,17 @@ static int some_step(split *s, MPI_Request reqs[], int *outcount, int indices[],
     int got = m == MPI_UNDEFINED ? 0 : m;
     for (int j = k; j < k + got; j++) reqs[indices[j]] = s->mpi[indices[j]];
     MPI_Comm comm = MPI_COMM_NULL;
-    int failed = 0;
+    int failed = 0, first = MPI_SUCCESS;
     for (int j = 0; j < k; j++) {
         clampi_mreq *r = s->p[indices[j]];
         int e = take(r, &reqs[indices[j]], status_at(statuses, j));
-        if (e != MPI_SUCCESS && !failed) failed = 1, comm = clampi_mreq_err_comm(r);
+        if (e != MPI_SUCCESS && !failed) failed = 1, comm = clampi_mreq_err_comm(r), first = e;
     }
     *outcount = k + got == 0 ? MPI_UNDEFINED : k + got;
     if (statuses != MPI_STATUSES_IGNORE && ((failed && err == MPI_SUCCESS) || err == MPI_ERR_IN_STATUS))
         for (int j = 0; j < k + got; j++)
             if (j < k || err == MPI_SUCCESS) statuses[j].MPI_ERROR = j < k ? s->p[indices[j]]->error : MPI_SUCCESS;
-    *err_out = failed && err == MPI_SUCCESS ? clampi_msg_raise(comm, MPI_ERR_IN_STATUS, "receive truncated") : err;
+    *err_out = failed && err == MPI_SUCCESS ? clampi_msg_raise_in_status(comm, first, "receive truncated") : err;
     return 1;
 }
 
@@ -385,8 +385,11 @@ static inline void untrack_single(MPI_Request before, MPI_Request after) {
  * handler, which passes it to the program's communicator (MPICH 4.0 raises the errors of
  * MPI_Wait and MPI_Test on MPI_COMM_WORLD instead, as it does for the program's own
  * requests); raising it again would run the program's handler twice. MPICH 5 returns
- * MPI_SUCCESS from a call whose error went to the wire's handler: its code is returned. */
-static inline int mpi_code(int err) { return err == MPI_SUCCESS && clampi_wire_code ? clampi_wire_code : err; }
+ * MPI_SUCCESS from a call whose error went to the wire's handler: its code is returned,
+ * unless the program's own handler took it (then what MPI returned, as plain MPI). */
+static inline int mpi_code(int err) {
+    return err == MPI_SUCCESS && clampi_wire_code && !clampi_wire_handled ? clampi_wire_code : err;
+}
 
 static inline int snap_end(snap *s, const MPI_Request *after, int err) {
     if (s->n == 1)

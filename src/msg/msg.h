@@ -276,6 +276,8 @@ int clampi_carrier_spin(MPI_Request *q, MPI_Status *status);
 
 /* errors: raise code through comm's handler (MPI_COMM_WORLD's for MPI_COMM_NULL). */
 int clampi_msg_raise(MPI_Comm comm, int code, const char *why);
+/* MPI_ERR_IN_STATUS of a multiple completion whose first failed status has status_code. */
+int clampi_msg_raise_in_status(MPI_Comm comm, int status_code, const char *why);
 
 void clampi_msg_progress(void); /* UCX progress + MPI completion of finished requests */
 /* pair.c: MPI_Isendrecv(_replace): the program's request for a receive and a send already

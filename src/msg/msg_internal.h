@@ -258,8 +258,10 @@ static inline int clampi_carrier_tracking(void) {
     return atomic_load_explicit(&clampi_carrier_n.nnative, memory_order_relaxed) != 0;
 }
 /* The code the wire's error handler saw during this thread's last call on the wire, or 0:
- * MPICH 5 returns MPI_SUCCESS from a call whose error went to that handler (carrier_mpi.c). */
+ * MPICH 5 returns MPI_SUCCESS from a call whose error went to that handler (carrier_mpi.c).
+ * clampi_wire_handled: the program's own handler took it (then MPI's return stands). */
 extern _Thread_local CLAMPI_MSG_TLS int clampi_wire_code;
+extern _Thread_local CLAMPI_MSG_TLS int clampi_wire_handled;
 /* Set while clampi tests a request it reports itself (a half of MPI_Isendrecv): the wire's
  * handler then records the code and passes nothing to the program's handler. */
 extern _Thread_local CLAMPI_MSG_TLS int clampi_wire_quiet;

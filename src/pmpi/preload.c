@@ -818,6 +818,7 @@ void clampi_pmpi_after_init(void) {
     int provided = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&provided);
     thread_multiple = provided == MPI_THREAD_MULTIPLE;
+    clampi_errors_as_mpi();
     clampi_finalize_barrier_arm(); /* first: its callback runs after clampi's others */
     if (active && clampi_heap_alloc_enabled()) clampi_heap_ensure(0);
     clampi_pm_after_init(); /* CLAMPI_MATCH: MPI_COMM_WORLD on clampi's matching (match_comm.c) */
