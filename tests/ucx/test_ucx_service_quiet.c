@@ -149,11 +149,15 @@ int main(int argc, char **argv) {
          * tenth a matter of one or two passes). */
         CHECK(calm_passes <= calm_gets);
         if (calm_gets >= 200) CHECK(calm_passes <= calm_gets / 10);
-        /* A stream: the service woken by the first acknowledgement stayed inside one pass
+        /* A stream: the service woken by the first acknowledgement stayed inside one call
          * for most of the stream (1,523-1,744 of 2,000 puts issued inside it) when issuing
          * did not count as driving the worker; now none. The same tenth, for a pass begun
-         * in the instant between a put and its note. */
-        if (stream && calm_gets >= 200) CHECK(calm_beside <= calm_gets / 10);
+         * in the instant between a put and its note. Judged only when the application was
+         * never away for a millisecond during the stream (no takeover): a machine loaded
+         * enough for that also preempts the service inside a call, and the puts issued
+         * meanwhile say nothing of the service (351 of 1,991 seen, with 4 takeovers). The
+         * bug kept the service in charge, so it made no takeover either. */
+        if (stream && takeovers == 0 && calm_gets >= 200) CHECK(calm_beside <= calm_gets / 10);
         CHECK(c2.serviced > c1.serviced);
     }
     MPI_Barrier(MPI_COMM_WORLD);
