@@ -3,7 +3,8 @@
 extension in a comment of the C, C++ and Fortran sources (src, include, tools, tests, bench,
 apps) is a file of the repository or one the build generates (system headers on #include
 lines are not comments), and no source, script or doc names an issue of the project's
-tracker ("issue 17 item 6"), which a reader of the tree cannot see: say what the code does.
+tracker ("issue 17 item 6") or a paper by a number of the project's reading list
+("paper-002"), which a reader of the tree cannot see: say what the code does, name the paper.
 Another project's issue, named by its repository, is fine. Usage: check_file_refs.py SOURCE_DIR"""
 import pathlib
 import re
@@ -17,7 +18,7 @@ GENERATED = {"fortran_entry.c", "handover_entry.c", "large_p2p_entry.c", "large_
 NAME = re.compile(r"(?<![\w/.$-])((?:[\w.-]+/)*[A-Za-z][\w-]*\.(?:c|h|cpp|cc|f90|F90|inc|sh|py|tsv|cmake))\b")
 C_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 F_COMMENT = re.compile(r"![^\n]*")
-TRACKER = re.compile(r"\b[Ii]ssues? #?\d+")
+TRACKER = re.compile(r"\b[Ii]ssues? #?\d+|\bpaper-\d{3}\b")
 OTHER_PROJECT = re.compile(r"\b(pmodels|open-mpi|openucx|mpi4py)/")
 TEXT = SOURCES + (".sh", ".py", ".md", ".txt", ".cmake", ".tsv")
 # other projects' files: the MPI's headers, libstdc++'s, Open MPI's sources
@@ -61,7 +62,8 @@ def main():
         for n, line in enumerate((root / rel).read_text(errors="replace").splitlines(), 1):
             m = TRACKER.search(line)
             if m and not OTHER_PROJECT.search(line) and rel != "scripts/check_file_refs.py":
-                bad.append(f"{rel}:{n}: names the tracker's {m.group(0)!r}; say what the code does instead")
+                bad.append(f"{rel}:{n}: names {m.group(0)!r}, which a reader of the tree cannot look up; "
+                           "say what it is instead")
     for b in bad:
         print(b)
     print(f"check_file_refs: {len(files)} sources read, {len(bad)} problems")

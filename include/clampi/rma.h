@@ -42,7 +42,7 @@ extern "C" {
 #define CLAMPI_SHM_DIRECT "clampi_shm_direct"       /* "true"/"false": load/store for same-node targets */
 #define CLAMPI_DYNAMIC_CACHE "clampi_dynamic_cache" /* "true": allow caching modes on a dynamic window */
 #define CLAMPI_ADAPTIVE "clampi_adaptive"           /* "true"/"false": adapt index and buffer sizes at run time */
-/* Backend and the paper-002 semantics keys (creation time; docs/ucx-backend.md) */
+/* Backend and the Quo Vadis RMA paper's semantics keys (creation time; docs/ucx-backend.md) */
 #define CLAMPI_BACKEND "clampi_backend"   /* "mpi" (default) | "ucx": how the bytes move */
 #define CLAMPI_PROGRESS "clampi_progress" /* "auto" (default) | "thread" | "none" (UCX windows) */
 #define CLAMPI_WIN_SCOPE "mpi_win_scope" /* "process" (default) | "thread": flushes complete the calling thread's ops */

@@ -219,7 +219,7 @@ static inline clampi_win *lookup(MPI_Win win) { return last_is(win) ? last.w : l
 static int creation_options(MPI_Info info, MPI_Comm comm, clampi_win_options *opts) {
     if (comm == MPI_COMM_NULL) return MPI_ERR_COMM; /* let MPI report it */
     if (!clampi_win_read_options(info, comm, opts)) return clampi_raise_comm(comm, CLAMPI_E_INFO);
-    /* The paper-002 semantics exist only on the UCX backend: asking for any of them asks for it. */
+    /* The Quo Vadis RMA paper's semantics exist only on the UCX backend: asking for any of them asks for it. */
     if (opts->thread_scope || opts->ordered || opts->acc_intrinsic) opts->backend = CLAMPI_BACKEND_KIND_UCX;
     return MPI_SUCCESS;
 }

@@ -27,7 +27,7 @@ typedef struct clampi_win_options {
     int shm_direct;    /* serve same-node targets by load/store when possible */
     int dynamic_cache; /* dynamic windows may use caching modes (opt-in, see window.c) */
     int adaptive;      /* adapt index and buffer sizes at run time (sizes above are the start) */
-    /* backend and the paper-002 semantics keys (creation time; see docs/ucx-backend.md) */
+    /* backend and the Quo Vadis RMA paper's semantics keys (creation time; see docs/ucx-backend.md) */
     clampi_backend_kind backend;   /* clampi_backend = mpi | ucx */
     clampi_progress_kind progress; /* clampi_progress = auto | thread | none (UCX windows) */
     int thread_scope;              /* mpi_win_scope = thread (requested; in effect only on UCX windows) */

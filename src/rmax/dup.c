@@ -18,7 +18,7 @@ int CMPIX_Win_dup_with_info(CMPI_Win win, MPI_Info info, CMPI_Win *newwin) {
     clampi_win_options opts = parent->opts;
     const char *bad = NULL;
     if (clampi_options_update(info, &opts, &bad) != MPI_SUCCESS) return clampi_raise_win(parent, CLAMPI_E_INFO);
-    /* Fixed by the shared resources: the backend and its progress. The paper-002 keys can
+    /* Fixed by the shared resources: the backend and its progress. The Quo Vadis RMA paper's keys can
      * differ per duplicate on a UCX window (a thread-scope duplicate uses per-thread lanes
      * of the same window state); an MPI window has none of them. */
     opts.backend = parent->opts.backend;
