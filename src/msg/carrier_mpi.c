@@ -231,7 +231,10 @@ static MPI_Errhandler wire_errhandler = MPI_ERRHANDLER_NULL;
 _Thread_local CLAMPI_MSG_TLS int clampi_wire_code;
 _Thread_local CLAMPI_MSG_TLS int clampi_wire_handled;
 _Thread_local CLAMPI_MSG_TLS int clampi_wire_quiet;
-static inline int clampi_wire_rc(int err) { return err != MPI_SUCCESS || clampi_wire_handled ? err : clampi_wire_code; }
+/* The common case (no error anywhere) reads one thread-local word. */
+static inline int clampi_wire_rc(int err) {
+    return err != MPI_SUCCESS || !clampi_wire_code || clampi_wire_handled ? err : clampi_wire_code;
+}
 #define CLAMPI_WIRE(call) (clampi_wire_code = 0, clampi_wire_rc(call))
 
 /* A handler of the program's making (not a predefined one): after it, MPI's call returns what
