@@ -70,6 +70,10 @@ typedef enum clampi_opt_type {
       "A memory handle to the program's own memory moves the region's pages onto a memory file same-node peers map: "  \
       "their puts and gets there are loads and stores. No other thread may write the region while the handle is "      \
       "created or released (neighbouring memory on its first and last pages is guarded)")                              \
+    X(MH_SUBSCRIBE_AFTER, "mh_subscribe_after", "rma", NULL, "CLAMPI_MH_SUBSCRIBE_AFTER", UINT, "16", NULL, 0,         \
+      1u << 30,                                                                                                        \
+      "A memory-handle window whose owner is on another node keeps a copy of the handle's liveness after this many "   \
+      "operations and flushes that fetched it (one round trip each); the owner's release clears the copy. 0: never")   \
     X(STATS, "stats", "rma", NULL, "CLAMPI_STATS", BOOL, "false", NULL, 0, 0,                                          \
       "Print one machine-readable statistics line per window, collective layer and matching communicator")             \
     X(NODE_SIZE, "node_size", "rma", NULL, "CLAMPI_NODE_SIZE", UINT, "0", NULL, 0, 1u << 30,                           \

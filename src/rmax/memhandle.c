@@ -46,7 +46,7 @@ int CMPIX_Memhandle_create(void *base, MPI_Aint size, CMPI_Win win, void *memhan
     clampi_rmax *x = clampi_rmax_of(w);
     if (!x) return clampi_raise_win(w, CLAMPI_E_NOMEM);
     clampi_backend_mh h = {0};
-    int rc = e->mh_register(&x->mh_table, base, (size_t)size, &h);
+    int rc = e->mh_register(&w->b, &x->mh_table, base, (size_t)size, &h);
     if (x->mh_table) x->mh_ext = e;
     if (rc != MPI_SUCCESS) return clampi_raise_win(w, (clampi_error)rc);
     clampi_mh_fields f = {.owner = (uint32_t)w->b.rank,

@@ -1,7 +1,7 @@
 /* The UCX backend's rows for the RMA extensions (backend.h, clampi_backend_ext): shared
  * state of children, variants, what a dynamic window has attached, the intrinsic-atomics
  * answer; the table itself, which every UCX table (sync.c, mh_ops.c, intrinsic_ops.c)
- * points to. Memory handles: mh_owner.c, mh_open.c, mh_ops.c; notification: notify.c;
+ * points to. Memory handles: mh_owner.c, mh_open.c, mh_ops.c, mh_invalidate.c; notification: notify.c;
  * remote-completion requests: rflush.c. */
 #include "backends/ucx/intrinsic.h"
 #include "backends/ucx/memhandle.h"

@@ -15,7 +15,14 @@
  * looking at any registration, the owner's ucp_mem_unmap cannot revoke access). A mismatch
  * fails the operation and every later one with MPI_ERR_RMA_RANGE. Every flush fetches the
  * word too. Race left: an operation whose check read the word before the owner's release
- * stored 0 can still land after release returns (docs/rma-extensions.md). */
+ * stored 0 can still land after release returns (docs/rma-extensions.md).
+ *
+ * Between nodes that get is a round trip per operation. So a window that keeps checking
+ * (CLAMPI_MH_SUBSCRIBE_AFTER remote checks) subscribes (mh_invalidate.c): it keeps a copy of
+ * the word in its parent's control block and records itself in the owner's; the owner's
+ * release clears every recorded copy (a compare-and-swap from the generation to 0) before
+ * it returns. The copy is then the word: a load per operation, and an operation ordered
+ * after the release still fails at the call. */
 #ifndef CLAMPI_BACKENDS_UCX_MEMHANDLE_H
 #define CLAMPI_BACKENDS_UCX_MEMHANDLE_H
 #include <stdint.h>
@@ -23,6 +30,8 @@
 
 #include "backends/backend.h"
 #include "services/ucx/service.h"
+
+struct clampi_ucx_win;
 
 typedef struct clampi_mh_win {
     int target;          /* the owner: the only valid target rank */
@@ -46,6 +55,13 @@ typedef struct clampi_mh_win {
     uint64_t direct_ops;             /* puts and gets done by load/store (a count for the tests, not atomic) */
     void (*direct_close)(void *ref); /* ends the use of the mapping, with the handle */
     void *direct_ref;
+    /* a copy of the liveness word kept here (mh_invalidate.c) */
+    uint32_t slot;          /* the handle's slot in the owner's generation table */
+    unsigned remote_checks; /* liveness words fetched from the owner (a count for the tests) */
+    int subscribe_tried;    /* set once: the subscription was tried */
+    int mirror;             /* 1 + the copy's index in the parent's ctl->mh_mirror, 0: none */
+    int sub;                /* 1 + the record's index in the owner's ctl->mh_sub */
+    uint64_t sub_code;      /* what the record holds */
 } clampi_mh_win;
 
 #define CLAMPI_MH_SLOTS 4096 /* live handles per dynamic window and process */
@@ -65,8 +81,16 @@ void clampi_ucx_mh_release(clampi_bwin *b);
  * window is dead from then on) or of a UCX failure. */
 int clampi_ucx_mh_check_live(clampi_mh_win *m);
 
+/* mh_invalidate.c. Peer: after CLAMPI_MH_SUBSCRIBE_AFTER fetched words, keep a copy of the
+ * word (MPI_SUCCESS whether or not a copy could be kept; the code of MPI_ERR_RMA_RANGE if
+ * the handle was found released); at close, the owner's record goes. Owner: a released
+ * handle's copies are cleared at every peer that keeps one. */
+int clampi_ucx_mh_subscribe(clampi_mh_win *m);
+void clampi_ucx_mh_unsubscribe(clampi_mh_win *m);
+void clampi_ucx_mh_invalidate(struct clampi_ucx_win *u, uint32_t slot, uint64_t generation);
+
 /* The ext rows of memory handles (backend.h): owner side (mh_owner.c), peer side (mh_open.c). */
-int clampi_ucx_mh_register(void **table, void *base, size_t size, clampi_backend_mh *h);
+int clampi_ucx_mh_register(const clampi_bwin *b, void **table, void *base, size_t size, clampi_backend_mh *h);
 int clampi_ucx_mh_live(void *table, const clampi_backend_mh *h, int release);
 void clampi_ucx_mh_table_free(void *table);
 void *clampi_ucx_mh_open(clampi_bwin *parent, const clampi_backend_mh *h, void **cache);

@@ -48,6 +48,7 @@ void *clampi_ucx_mh_open(clampi_bwin *parent, const clampi_backend_mh *h, void *
     m->gen_addr = h->gen_addr;
     m->md_map = clampi_ucx_rkey_md_map(h->rkey, h->rkey_len);
     m->generation = h->generation;
+    m->slot = h->slot;
     m->worker = u->main.worker;
     m->ep = clampi_ucx_lane_ep(u, &u->main, h->target);
     m->direct = h->direct;
@@ -78,6 +79,7 @@ void *clampi_ucx_mh_open(clampi_bwin *parent, const clampi_backend_mh *h, void *
 
 void clampi_ucx_mh_close(void *handle) {
     clampi_mh_win *m = handle;
+    clampi_ucx_mh_unsubscribe(m);
     ucp_rkey_destroy(m->rkey);
     if (m->direct_close) m->direct_close(m->direct_ref);
     free(m);

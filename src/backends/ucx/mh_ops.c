@@ -13,6 +13,7 @@
 #include "backends/ucx/target.h"
 #include "backends/ucx/ucx_win.h"
 #include "common/greq.h"
+#include "common/options.h"
 
 static clampi_mh_win *mh_of(clampi_bwin *w) { return (clampi_mh_win *)w->variant; }
 
@@ -27,13 +28,27 @@ static int submitted(void *r) {
     return MPI_SUCCESS;
 }
 
+/* A window that keeps fetching the word from another node subscribes (mh_invalidate.c). */
+static int subscribe_due(clampi_mh_win *m) {
+    unsigned after = (unsigned)clampi_opt_process(CLAMPI_OPT_MH_SUBSCRIBE_AFTER).u;
+    return after && m->remote_checks >= after && !__atomic_exchange_n(&m->subscribe_tried, 1, __ATOMIC_ACQ_REL);
+}
+
 int clampi_ucx_mh_check_live(clampi_mh_win *m) {
     if (__atomic_load_n(&m->dead, __ATOMIC_RELAXED)) return clampi_error_code(CLAMPI_E_RANGE);
+    const uint64_t *word = __atomic_load_n(&m->gen_ptr, __ATOMIC_ACQUIRE);
+    if (!word && subscribe_due(m)) {
+        int rc = clampi_ucx_mh_subscribe(m);
+        if (rc == clampi_error_code(CLAMPI_E_RANGE)) __atomic_store_n(&m->dead, 1, __ATOMIC_RELAXED);
+        if (rc != MPI_SUCCESS) return rc;
+        word = __atomic_load_n(&m->gen_ptr, __ATOMIC_ACQUIRE);
+    }
     uint64_t g;
-    if (m->gen_ptr) {
-        g = __atomic_load_n(m->gen_ptr, __ATOMIC_ACQUIRE);
+    if (word) {
+        g = __atomic_load_n(word, __ATOMIC_ACQUIRE);
     } else {
         ucp_request_param_t p = {0};
+        m->remote_checks++;
         ucs_status_t st = wait_here(m, ucp_get_nbx(m->ep, &g, sizeof g, m->gen_addr, m->gen_rkey, &p));
         if (st != UCS_OK) return clampi_ucx_status_to_mpi(st);
     }
@@ -48,13 +63,15 @@ int clampi_ucx_mh_check_live(clampi_mh_win *m) {
 static int mh_flush_handle(clampi_mh_win *m) {
     if (__atomic_load_n(&m->dead, __ATOMIC_RELAXED)) return clampi_error_code(CLAMPI_E_RANGE);
     ucp_request_param_t p = {0};
-    if (m->direct && m->gen_ptr) {
-        /* Loads and stores are complete; accumulates (the parent's table) went over the
-         * endpoint: complete them, then read the liveness word in place. */
+    const uint64_t *word = __atomic_load_n(&m->gen_ptr, __ATOMIC_ACQUIRE);
+    if (word && (m->direct || m->mirror)) {
+        /* Loads and stores are complete; what went over the endpoint (accumulates, the
+         * operations of a subscribed window) is completed, then the word read here: the
+         * owner's own, or the copy its release clears before it returns. */
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         ucs_status_t st = wait_here(m, ucp_ep_flush_nbx(m->ep, &p));
         if (st != UCS_OK) return clampi_ucx_status_to_mpi(st);
-        if (__atomic_load_n(m->gen_ptr, __ATOMIC_ACQUIRE) != m->generation) {
+        if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != m->generation) {
             __atomic_store_n(&m->dead, 1, __ATOMIC_RELAXED);
             return clampi_error_code(CLAMPI_E_RANGE);
         }
@@ -62,6 +79,7 @@ static int mh_flush_handle(clampi_mh_win *m) {
     }
     /* The liveness word travels with the flush: issued after the window's operations,
      * completed by the same endpoint flush. */
+    if (!word) m->remote_checks++;
     int rc = submitted(ucp_get_nbx(m->ep, &m->gen_seen, sizeof m->gen_seen, m->gen_addr, m->gen_rkey, &p));
     if (rc != MPI_SUCCESS) return rc;
     ucs_status_t st = wait_here(m, ucp_ep_flush_nbx(m->ep, &p));

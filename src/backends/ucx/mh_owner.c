@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "backends/ucx/memhandle.h"
+#include "backends/ucx/ucx_win.h"
 #include "services/ucx/context.h"
 
 typedef struct mh_slot {
@@ -22,6 +23,7 @@ typedef struct mh_table {
     void *gen_rkey;
     size_t gen_rkey_len;
     uint64_t next_generation;
+    struct clampi_ucx_win *u; /* the window's UCX state: a release reaches the peers' copies */
     mh_slot slot[CLAMPI_MH_SLOTS];
 } mh_table;
 
@@ -95,11 +97,12 @@ void clampi_ucx_mh_table_free(void *table) {
     free(t);
 }
 
-int clampi_ucx_mh_register(void **table, void *base, size_t size, clampi_backend_mh *h) {
+int clampi_ucx_mh_register(const clampi_bwin *b, void **table, void *base, size_t size, clampi_backend_mh *h) {
     ucp_context_h ctx;
     if (clampi_ucx_context(&ctx) != MPI_SUCCESS) return CLAMPI_E_NOMEM;
     if (!*table && !(*table = table_make(ctx))) return CLAMPI_E_NOMEM;
     mh_table *t = *table;
+    t->u = clampi_ucx_of(b);
     pthread_mutex_lock(&t->lock);
     uint32_t s = 0;
     while (s < CLAMPI_MH_SLOTS && t->slot[s].memh) s++;
@@ -132,7 +135,10 @@ int clampi_ucx_mh_live(void *table, const clampi_backend_mh *h, int release) {
     if (release && clampi_ucx_context(&ctx) != MPI_SUCCESS) return 0;
     pthread_mutex_lock(&t->lock);
     int live = t->slot[h->slot].memh && __atomic_load_n(&t->gen[h->slot], __ATOMIC_ACQUIRE) == h->generation;
-    if (live && release) release_slot(ctx, t, h->slot);
+    if (live && release) {
+        release_slot(ctx, t, h->slot);
+        clampi_ucx_mh_invalidate(t->u, h->slot, h->generation); /* under the lock: before the slot is reused */
+    }
     pthread_mutex_unlock(&t->lock);
     return live;
 }

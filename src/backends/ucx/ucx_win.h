@@ -33,6 +33,8 @@
 #define CLAMPI_UCX_EXCL (1ull << 32) /* lock word: exclusive holder bit; low 32 bits: readers */
 #define CLAMPI_UCX_REGIONS_FIRST 32  /* dynamic windows: first region table size (it doubles) */
 #define CLAMPI_UCX_RKEY_MAX 256      /* bytes of a packed rkey in the region table */
+#define CLAMPI_UCX_MH_SUBS 64        /* control block: peers keeping liveness copies of this rank's handles */
+#define CLAMPI_UCX_MH_MIRRORS 64     /* control block: liveness copies of peers' handles (a 64-bit mask) */
 
 typedef struct clampi_ucx_region {
     uint64_t base, size;
@@ -53,6 +55,11 @@ typedef struct clampi_ucx_ctl {
     uint64_t nregions;
     uint64_t table_addr, table_cap, table_rkey_len;
     unsigned char table_rkey[CLAMPI_UCX_RKEY_MAX];
+    /* Memory handles between nodes (mh_invalidate.c): mh_sub, the peers that keep a copy of
+     * the liveness of one of this rank's handles; mh_mirror, those copies here, of the peers'
+     * handles this rank uses, which their owners clear at release. */
+    uint64_t mh_sub[CLAMPI_UCX_MH_SUBS];
+    uint64_t mh_mirror[CLAMPI_UCX_MH_MIRRORS];
 } clampi_ucx_ctl;
 
 /* An origin's copy of one target's region table, with rkeys unpacked for its lane. */
@@ -194,6 +201,7 @@ typedef struct clampi_ucx_win {
     int *start_ranks, nstart, start_open; /* PSCW access epoch */
     int *post_ranks, npost, post_open;    /* PSCW exposure epoch */
     int post_done;                        /* origins whose complete notice arrived */
+    uint64_t mh_mirrors_used;             /* ctl->mh_mirror entries taken (mh_invalidate.c) */
 } clampi_ucx_win;
 
 /* The UCX state of a window (clampi_bwin.state). */

@@ -1,0 +1,130 @@
+/* Memory handles between nodes: a copy of the liveness word at the peer, which the owner's
+ * release clears (memhandle.h has the design this shortcuts).
+ *
+ * Peer (clampi_ucx_mh_subscribe): takes a free entry k of its parent window's
+ * ctl->mh_mirror and stores the handle's generation there; reads the owner's ctl->mh_sub,
+ * claims a zero entry with a compare-and-swap for the record (rank, k, slot); then fetches
+ * the owner's liveness word once more. Live: from here on every check is a load of entry k.
+ *
+ * Owner (clampi_ucx_mh_invalidate, at release, after the slot's word was zeroed): every
+ * record of the slot is taken back (compare-and-swap to 0) and the peer's copy is swapped
+ * from the generation to 0 before release returns.
+ *
+ * Why nothing is missed: a record the owner did not see was made after the owner zeroed
+ * the word, so the peer's fetch that follows it reads 0 and the handle is dead there. A
+ * copy the owner clears late (the peer closed, its entry k reused) holds another
+ * generation or 0 and the swap leaves it. Every remote word here is reached with UCX
+ * atomics, the owner's own records through its endpoint to itself, so it holds where the
+ * network does the atomics. Records of windows closed before the release are taken back
+ * at close; a full mh_sub (CLAMPI_UCX_MH_SUBS records per owner window) or mh_mirror leaves
+ * the window on a fetch per check. */
+#include <stddef.h>
+#include <string.h>
+
+#include "backends/ucx/memhandle.h"
+#include "backends/ucx/ucx_win.h"
+#include "common/errors.h"
+#include "services/ucx/context.h"
+
+#define SUB_FIELD(j) (offsetof(clampi_ucx_ctl, mh_sub) + (size_t)(j) * sizeof(uint64_t))
+#define MIRROR_FIELD(k) (offsetof(clampi_ucx_ctl, mh_mirror) + (size_t)(k) * sizeof(uint64_t))
+
+/* A record: the peer's rank + 1 (so never 0), its copy's index, the owner's slot. */
+static uint64_t record(int rank, int k, uint32_t slot) {
+    return ((uint64_t)(rank + 1) << 20) | ((uint64_t)k << 12) | (slot & 0xfffu);
+}
+static int record_rank(uint64_t v) { return (int)(v >> 20) - 1; }
+static int record_copy(uint64_t v) { return (int)((v >> 12) & 0xffu); }
+static uint32_t record_slot(uint64_t v) { return (uint32_t)(v & 0xfffu); }
+
+/* A free entry of u's mh_mirror, or -1. */
+static int mirror_take(clampi_ucx_win *u) {
+    uint64_t used = __atomic_load_n(&u->mh_mirrors_used, __ATOMIC_RELAXED);
+    for (;;) {
+        if (~used == 0) return -1;
+        int k = __builtin_ctzll(~used);
+        if (__atomic_compare_exchange_n(&u->mh_mirrors_used, &used, used | (1ull << k), 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED))
+            return k;
+    }
+}
+static void mirror_put(clampi_ucx_win *u, int k) {
+    __atomic_store_n(&u->ctl->mh_mirror[k], 0, __ATOMIC_RELEASE);
+    __atomic_fetch_and(&u->mh_mirrors_used, ~(1ull << k), __ATOMIC_ACQ_REL);
+}
+
+/* Compare-and-swap of a control-block word of target: *old gets what it held. */
+static ucs_status_t ctl_cas(clampi_ucx_win *u, int target, size_t field, uint64_t expect, uint64_t value,
+                            uint64_t *old) {
+    *old = value; /* clampi_ucx_ctl_atomic: the swap value on entry, the old value after */
+    return clampi_ucx_ctl_atomic(u, &u->main, target, field, UCP_ATOMIC_OP_CSWAP, expect, old);
+}
+
+/* The owner's liveness word, fetched (one round trip). */
+static ucs_status_t fetch_word(clampi_mh_win *m, uint64_t *g) {
+    ucp_request_param_t p = {0};
+    m->remote_checks++;
+    return clampi_ucx_wait(m->worker, ucp_get_nbx(m->ep, g, sizeof *g, m->gen_addr, m->gen_rkey, &p));
+}
+
+int clampi_ucx_mh_subscribe(clampi_mh_win *m) {
+    clampi_ucx_win *u = clampi_ucx_of(m->parent);
+    if (!u || !u->ctl || m->target == u->rank) return MPI_SUCCESS;
+    int k = mirror_take(u);
+    if (k < 0) return MPI_SUCCESS;
+    __atomic_store_n(&u->ctl->mh_mirror[k], m->generation, __ATOMIC_RELEASE);
+    /* the owner's records, then a claim on a free one */
+    uint64_t subs[CLAMPI_UCX_MH_SUBS], raddr;
+    ucp_rkey_h rkey;
+    ucp_request_param_t p = {0};
+    ucs_status_t st = clampi_ucx_lane_ctl(u, &u->main, m->target, SUB_FIELD(0), &raddr, &rkey);
+    if (st == UCS_OK) st = clampi_ucx_wait(m->worker, ucp_get_nbx(m->ep, subs, sizeof subs, raddr, rkey, &p));
+    const uint64_t code = record(u->rank, k, m->slot);
+    int j = 0;
+    for (; st == UCS_OK && j < CLAMPI_UCX_MH_SUBS; j++) {
+        uint64_t old;
+        if (subs[j] || (st = ctl_cas(u, m->target, SUB_FIELD(j), 0, code, &old)) != UCS_OK) continue;
+        if (old == 0) break;
+    }
+    if (st != UCS_OK || j == CLAMPI_UCX_MH_SUBS) {
+        mirror_put(u, k);
+        return st == UCS_OK ? MPI_SUCCESS : clampi_ucx_status_to_mpi(st);
+    }
+    /* recorded: a release from now on clears the copy; one that came before shows here */
+    uint64_t g;
+    st = fetch_word(m, &g);
+    if (st != UCS_OK || g != m->generation) {
+        uint64_t old;
+        ctl_cas(u, m->target, SUB_FIELD(j), code, 0, &old);
+        mirror_put(u, k);
+        return st != UCS_OK ? clampi_ucx_status_to_mpi(st) : clampi_error_code(CLAMPI_E_RANGE);
+    }
+    m->mirror = k + 1;
+    m->sub = j + 1;
+    m->sub_code = code;
+    __atomic_store_n(&m->gen_ptr, &u->ctl->mh_mirror[k], __ATOMIC_RELEASE);
+    return MPI_SUCCESS;
+}
+
+void clampi_ucx_mh_unsubscribe(clampi_mh_win *m) {
+    if (!m->mirror) return;
+    clampi_ucx_win *u = clampi_ucx_of(m->parent);
+    uint64_t old;
+    ctl_cas(u, m->target, SUB_FIELD(m->sub - 1), m->sub_code, 0, &old); /* an owner gone: nothing to take back */
+    mirror_put(u, m->mirror - 1);
+    m->mirror = m->sub = 0;
+}
+
+void clampi_ucx_mh_invalidate(clampi_ucx_win *u, uint32_t slot, uint64_t generation) {
+    if (!u || !u->ctl) return;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the slot's word is 0 before the records are read */
+    for (int j = 0; j < CLAMPI_UCX_MH_SUBS; j++) {
+        uint64_t v = __atomic_load_n(&u->ctl->mh_sub[j], __ATOMIC_ACQUIRE), old;
+        if (!v || record_slot(v) != (slot & 0xfffu)) continue;
+        /* taken back through UCX (a peer's claim or close may race it); then the copy */
+        if (ctl_cas(u, u->rank, SUB_FIELD(j), v, 0, &old) != UCS_OK || old != v) continue;
+        int peer = record_rank(v);
+        if (peer < 0 || peer >= u->nranks) continue;
+        ctl_cas(u, peer, MIRROR_FIELD(record_copy(v)), generation, 0, &old); /* a peer gone: nothing to clear */
+    }
+}
