@@ -192,6 +192,21 @@ def case_members(args):
                   f"{a} allocated before {b}")
     for wrong in ("Dom", "Pair", "Flat", "locDom", "pair", "flat"):
         check(wrong not in structs, f"a member named after its object: '{wrong}'")
+    # resize value-initializes: every page wholly inside a member is first touched on the
+    # member's own line, the first one too (at -O0 libstdc++ constructs the first element
+    # in a function of its own that returns right after the store); the edge pages are
+    # shared with the neighbouring heap blocks
+    for name, mark in (("m_x", "MX"), ("m_y", "MY"), ("m_a", "PAIR"), ("m_b", "PAIR"), ("m_p", "FLAT"),
+                       ("m_q", "FLAT")):
+        if not structs.get(name):
+            continue
+        lo = int(structs[name][0]["address"], 16)
+        hi = lo + structs[name][0]["size"]
+        inner = [r for r in rows if r["struct.name"] == name and lo <= int(r["address"], 16)
+                 and int(r["address"], 16) + 4096 <= hi]
+        where = sorted(set(r["firsttouch.location"] for r in inner))
+        check(len(inner) >= 30 and where == [m[mark]], f"{name}: {len(inner)} inner pages first touched at {where}, "
+              f"want {m[mark]}")
 
 
 def case_fortran(args):
@@ -214,8 +229,26 @@ def case_fortran(args):
                   f"{name}: size {got[0]['size']} at {got[0]['alloc_location']}, want {size} at {m[mark]}")
 
 
+def case_value_init(args):
+    """Every page of a value-initialized vector (the constructor, resize) is first touched
+    on the program's line, the first element's page too."""
+    p = run_cli(args)
+    check(p.returncode == 0, f"exit code {p.returncode}: {p.stderr}")
+    rows, meta = read_rank(args.out)
+    m = marks(args.src)
+    for name, mark in (("v", "VALUE"), ("m_u", "RESIZE")):
+        pages = [r for r in rows if r["struct.name"] == name]
+        where = sorted(set(r["firsttouch.location"] for r in pages))
+        check(len(pages) >= 512 and where == [m[mark]], f"{name}: {len(pages)} pages first touched at {where}, "
+              f"want {m[mark]}")
+
+
+def case_members_o0(args):
+    case_members(args)
+
+
 def case_vector_o2(args):
-    """Item 7: at -O2 the vector's storage and first touch are named at the program's line
+    """At -O2 the vector's storage and first touch are named at the program's line
     (not new_allocator.h / memset-vec-unaligned-erms.S), static data demangled."""
     p = run_cli(args)
     check(p.returncode == 0, f"exit code {p.returncode}: {p.stderr}")

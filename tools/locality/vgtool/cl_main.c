@@ -300,6 +300,18 @@ static IRSB *cl_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
     UInt pending = 0; /* instructions seen since the counter was last bumped */
     Addr iaddr = 0;
     while (i < in->stmts_used && in->stmts[i]->tag != Ist_IMark) addStmtToIRSB(out, in->stmts[i++]);
+    /* A superblock that returns: its misses are processed before the return instruction,
+     * with the guest's instruction pointer on it. After `leave` (or the epilogue's pops),
+     * the unwind information of the return instruction still finds the caller; at the end
+     * of the superblock the stack pointer is already past the return address, and the
+     * first touch's stack (touch_context) would be unwound from garbage. */
+    Int last_imark = -1;
+    if (in->jumpkind == Ijk_Ret)
+        for (Int k = in->stmts_used - 1; k >= i; k--)
+            if (in->stmts[k] && in->stmts[k]->tag == Ist_IMark) {
+                last_imark = k;
+                break;
+            }
     SbState S;
     add_flush(out, NULL, CL_MISS_CAP / 2); /* room for this superblock's misses */
     load_region(out, &S);
@@ -308,6 +320,12 @@ static IRSB *cl_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
         if (!st || st->tag == Ist_NoOp) continue;
         if (S.accesses >= CL_MISS_CAP / 2 - 4) /* a giant superblock: flush on the way */
             add_flush(out, &S, 0);
+        if (i == last_imark && S.accesses) {
+            addStmtToIRSB(out, IRStmt_Put(layout->offset_IP,
+                                          gWordTy == Ity_I64 ? IRExpr_Const(IRConst_U64(st->Ist.IMark.addr))
+                                                             : IRExpr_Const(IRConst_U32((UInt)st->Ist.IMark.addr))));
+            add_flush(out, &S, 0);
+        }
         switch (st->tag) {
         case Ist_IMark:
             pending++;
