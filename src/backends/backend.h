@@ -174,7 +174,8 @@ typedef struct clampi_backend_ext {
      * attached: 1 if dynamic b has [base, base+size) attached. mh_register: registers the
      * region in *table (b's, made on first use) and fills h's registration; MPI_SUCCESS or a
      * clampi_error. mh_live: 1 if h's slot holds h's generation (release: then releases it,
-     * which kills the handle for every peer). mh_table_free: the table and every region. */
+     * which kills the handle for every peer; -1: released, but a peer keeping a copy of its
+     * liveness could not be told). mh_table_free: the table and every region. */
     int (*attached)(const clampi_bwin *b, const void *base, size_t size);
     int (*mh_register)(const clampi_bwin *b, void **table, void *base, size_t size, clampi_backend_mh *h);
     int (*mh_live)(void *table, const clampi_backend_mh *h, int release);

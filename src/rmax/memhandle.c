@@ -97,9 +97,11 @@ int CMPIX_Memhandle_release(void *memhandle, CMPI_Win win) {
         return clampi_raise_win(w, CLAMPI_E_ARG);
     clampi_backend_mh h = {.slot = f.slot, .generation = f.generation};
     /* released twice, or someone else's: MPI_ERR_ARG */
-    if (!w->rmax->mh_ext->mh_live(t, &h, 1)) return clampi_raise_win(w, CLAMPI_E_ARG);
+    int live = w->rmax->mh_ext->mh_live(t, &h, 1);
+    if (!live) return clampi_raise_win(w, CLAMPI_E_ARG);
     if (f.share_node) clampi_mh_unshare(&w->rmax->mh_shares, f.generation); /* pages back, after UCX let go */
-    return MPI_SUCCESS;
+    /* released, but a peer on another node keeping the handle's liveness could not be told */
+    return live < 0 ? clampi_raise_win(w, CLAMPI_E_UCX) : MPI_SUCCESS;
 }
 
 /* ---- peer side -------------------------------------------------------------------- */

@@ -286,7 +286,7 @@ static ucs_status_t refresh_regions(clampi_ucx_win *u, clampi_ucx_lane *l, int t
     const size_t head_off = offsetof(clampi_ucx_ctl, version);
     for (unsigned round = 0;; round++) {
         uint64_t v2;
-        st = get_blocking(l, ep, &head.version, sizeof head - head_off, raddr + head_off, rkey);
+        st = get_blocking(l, ep, &head.version, offsetof(clampi_ucx_ctl, mh_sub) - head_off, raddr + head_off, rkey);
         if (st != UCS_OK) break;
         int consistent = !(head.version & 1) && head.nregions <= head.table_cap &&
                          head.table_rkey_len <= CLAMPI_UCX_RKEY_MAX && (head.nregions == 0 || head.table_addr);

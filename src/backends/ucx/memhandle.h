@@ -84,10 +84,11 @@ int clampi_ucx_mh_check_live(clampi_mh_win *m);
 /* mh_invalidate.c. Peer: after CLAMPI_MH_SUBSCRIBE_AFTER fetched words, keep a copy of the
  * word (MPI_SUCCESS whether or not a copy could be kept; the code of MPI_ERR_RMA_RANGE if
  * the handle was found released); at close, the owner's record goes. Owner: a released
- * handle's copies are cleared at every peer that keeps one. */
+ * handle's copies are cleared at every peer that keeps one (a peer that cannot be reached
+ * is counted: the release then reports the failure). */
 int clampi_ucx_mh_subscribe(clampi_mh_win *m);
 void clampi_ucx_mh_unsubscribe(clampi_mh_win *m);
-void clampi_ucx_mh_invalidate(struct clampi_ucx_win *u, uint32_t slot, uint64_t generation);
+int clampi_ucx_mh_invalidate(struct clampi_ucx_win *u, uint32_t slot, uint64_t generation); /* copies not cleared */
 
 /* The ext rows of memory handles (backend.h): owner side (mh_owner.c), peer side (mh_open.c). */
 int clampi_ucx_mh_register(const clampi_bwin *b, void **table, void *base, size_t size, clampi_backend_mh *h);

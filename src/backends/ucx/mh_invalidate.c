@@ -13,11 +13,15 @@
  * Why nothing is missed: a record the owner did not see was made after the owner zeroed
  * the word, so the peer's fetch that follows it reads 0 and the handle is dead there. A
  * copy the owner clears late (the peer closed, its entry k reused) holds another
- * generation or 0 and the swap leaves it. Every remote word here is reached with UCX
- * atomics, the owner's own records through its endpoint to itself, so it holds where the
- * network does the atomics. Records of windows closed before the release are taken back
- * at close; a full mh_sub (CLAMPI_UCX_MH_SUBS records per owner window) or mh_mirror leaves
- * the window on a fetch per check. */
+ * generation or 0 and the swap leaves it. Every write of these words is a UCX atomic (a
+ * process's own through its endpoint to itself), so it holds where the network does the
+ * atomics; the CPU only loads them. Records of windows closed before the release are taken
+ * back at close; a full mh_sub (CLAMPI_UCX_MH_SUBS records per owner window) or mh_mirror
+ * leaves the window on a fetch per check, and so does any failure on the way.
+ *
+ * The owner's release waits for the peers' processes to answer (over TCP their CPU does
+ * the atomic): a window subscribes only where its process has the progress service
+ * (clampi_progress=auto does on dynamic windows), so a peer waiting inside MPI answers. */
 #include <stddef.h>
 #include <string.h>
 
@@ -25,6 +29,8 @@
 #include "backends/ucx/ucx_win.h"
 #include "common/errors.h"
 #include "services/ucx/context.h"
+
+_Static_assert(CLAMPI_MH_SLOTS <= 4096 && CLAMPI_UCX_MH_MIRRORS <= 256, "record() has 12 bits of slot, 8 of copy");
 
 #define SUB_FIELD(j) (offsetof(clampi_ucx_ctl, mh_sub) + (size_t)(j) * sizeof(uint64_t))
 #define MIRROR_FIELD(k) (offsetof(clampi_ucx_ctl, mh_mirror) + (size_t)(k) * sizeof(uint64_t))
@@ -48,8 +54,13 @@ static int mirror_take(clampi_ucx_win *u) {
             return k;
     }
 }
+/* Sets a copy of this process through UCX (an owner's late swap may be on its way). */
+static ucs_status_t mirror_set(clampi_ucx_win *u, int k, uint64_t value) {
+    uint64_t old = 0;
+    return clampi_ucx_ctl_atomic(u, &u->main, u->rank, MIRROR_FIELD(k), UCP_ATOMIC_OP_SWAP, value, &old);
+}
 static void mirror_put(clampi_ucx_win *u, int k) {
-    __atomic_store_n(&u->ctl->mh_mirror[k], 0, __ATOMIC_RELEASE);
+    mirror_set(u, k, 0);
     __atomic_fetch_and(&u->mh_mirrors_used, ~(1ull << k), __ATOMIC_ACQ_REL);
 }
 
@@ -69,10 +80,13 @@ static ucs_status_t fetch_word(clampi_mh_win *m, uint64_t *g) {
 
 int clampi_ucx_mh_subscribe(clampi_mh_win *m) {
     clampi_ucx_win *u = clampi_ucx_of(m->parent);
-    if (!u || !u->ctl || m->target == u->rank) return MPI_SUCCESS;
+    if (!u || !u->ctl || m->target == u->rank || !u->progress_client) return MPI_SUCCESS;
     int k = mirror_take(u);
     if (k < 0) return MPI_SUCCESS;
-    __atomic_store_n(&u->ctl->mh_mirror[k], m->generation, __ATOMIC_RELEASE);
+    if (mirror_set(u, k, m->generation) != UCS_OK) {
+        __atomic_fetch_and(&u->mh_mirrors_used, ~(1ull << k), __ATOMIC_ACQ_REL);
+        return MPI_SUCCESS;
+    }
     /* the owner's records, then a claim on a free one */
     uint64_t subs[CLAMPI_UCX_MH_SUBS], raddr;
     ucp_rkey_h rkey;
@@ -86,9 +100,9 @@ int clampi_ucx_mh_subscribe(clampi_mh_win *m) {
         if (subs[j] || (st = ctl_cas(u, m->target, SUB_FIELD(j), 0, code, &old)) != UCS_OK) continue;
         if (old == 0) break;
     }
-    if (st != UCS_OK || j == CLAMPI_UCX_MH_SUBS) {
+    if (st != UCS_OK || j == CLAMPI_UCX_MH_SUBS) { /* no copy: the word is fetched as before */
         mirror_put(u, k);
-        return st == UCS_OK ? MPI_SUCCESS : clampi_ucx_status_to_mpi(st);
+        return MPI_SUCCESS;
     }
     /* recorded: a release from now on clears the copy; one that came before shows here */
     uint64_t g;
@@ -97,7 +111,7 @@ int clampi_ucx_mh_subscribe(clampi_mh_win *m) {
         uint64_t old;
         ctl_cas(u, m->target, SUB_FIELD(j), code, 0, &old);
         mirror_put(u, k);
-        return st != UCS_OK ? clampi_ucx_status_to_mpi(st) : clampi_error_code(CLAMPI_E_RANGE);
+        return st != UCS_OK ? MPI_SUCCESS : clampi_error_code(CLAMPI_E_RANGE);
     }
     m->mirror = k + 1;
     m->sub = j + 1;
@@ -115,16 +129,23 @@ void clampi_ucx_mh_unsubscribe(clampi_mh_win *m) {
     m->mirror = m->sub = 0;
 }
 
-void clampi_ucx_mh_invalidate(clampi_ucx_win *u, uint32_t slot, uint64_t generation) {
-    if (!u || !u->ctl) return;
+int clampi_ucx_mh_invalidate(clampi_ucx_win *u, uint32_t slot, uint64_t generation) {
+    if (!u || !u->ctl) return 0;
+    int failed = 0;
     __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the slot's word is 0 before the records are read */
     for (int j = 0; j < CLAMPI_UCX_MH_SUBS; j++) {
         uint64_t v = __atomic_load_n(&u->ctl->mh_sub[j], __ATOMIC_ACQUIRE), old;
         if (!v || record_slot(v) != (slot & 0xfffu)) continue;
         /* taken back through UCX (a peer's claim or close may race it); then the copy */
-        if (ctl_cas(u, u->rank, SUB_FIELD(j), v, 0, &old) != UCS_OK || old != v) continue;
+        if (ctl_cas(u, u->rank, SUB_FIELD(j), v, 0, &old) != UCS_OK) {
+            failed++;
+            continue;
+        }
+        if (old != v) continue; /* the peer's window closed meanwhile */
         int peer = record_rank(v);
-        if (peer < 0 || peer >= u->nranks) continue;
-        ctl_cas(u, peer, MIRROR_FIELD(record_copy(v)), generation, 0, &old); /* a peer gone: nothing to clear */
+        if (peer >= 0 && peer < u->nranks &&
+            ctl_cas(u, peer, MIRROR_FIELD(record_copy(v)), generation, 0, &old) != UCS_OK)
+            failed++;
     }
+    return failed;
 }

@@ -31,17 +31,19 @@ static int submitted(void *r) {
 /* A window that keeps fetching the word from another node subscribes (mh_invalidate.c). */
 static int subscribe_due(clampi_mh_win *m) {
     unsigned after = (unsigned)clampi_opt_process(CLAMPI_OPT_MH_SUBSCRIBE_AFTER).u;
-    return after && m->remote_checks >= after && !__atomic_exchange_n(&m->subscribe_tried, 1, __ATOMIC_ACQ_REL);
+    return after && m->remote_checks >= after && !__atomic_load_n(&m->subscribe_tried, __ATOMIC_RELAXED) &&
+           !__atomic_exchange_n(&m->subscribe_tried, 1, __ATOMIC_ACQ_REL);
 }
 
 int clampi_ucx_mh_check_live(clampi_mh_win *m) {
     if (__atomic_load_n(&m->dead, __ATOMIC_RELAXED)) return clampi_error_code(CLAMPI_E_RANGE);
     const uint64_t *word = __atomic_load_n(&m->gen_ptr, __ATOMIC_ACQUIRE);
     if (!word && subscribe_due(m)) {
-        int rc = clampi_ucx_mh_subscribe(m);
-        if (rc == clampi_error_code(CLAMPI_E_RANGE)) __atomic_store_n(&m->dead, 1, __ATOMIC_RELAXED);
-        if (rc != MPI_SUCCESS) return rc;
-        word = __atomic_load_n(&m->gen_ptr, __ATOMIC_ACQUIRE);
+        if (clampi_ucx_mh_subscribe(m) == clampi_error_code(CLAMPI_E_RANGE)) {
+            __atomic_store_n(&m->dead, 1, __ATOMIC_RELAXED);
+            return clampi_error_code(CLAMPI_E_RANGE);
+        }
+        word = __atomic_load_n(&m->gen_ptr, __ATOMIC_ACQUIRE); /* NULL: no copy, the word is fetched */
     }
     uint64_t g;
     if (word) {

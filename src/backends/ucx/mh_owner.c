@@ -137,7 +137,8 @@ int clampi_ucx_mh_live(void *table, const clampi_backend_mh *h, int release) {
     int live = t->slot[h->slot].memh && __atomic_load_n(&t->gen[h->slot], __ATOMIC_ACQUIRE) == h->generation;
     if (live && release) {
         release_slot(ctx, t, h->slot);
-        clampi_ucx_mh_invalidate(t->u, h->slot, h->generation); /* under the lock: before the slot is reused */
+        /* under the lock: before the slot is reused */
+        if (clampi_ucx_mh_invalidate(t->u, h->slot, h->generation)) live = -1;
     }
     pthread_mutex_unlock(&t->lock);
     return live;
