@@ -179,13 +179,19 @@ ucp_ep_h clampi_ucx_lane_ep_peek(clampi_ucx_win *u, clampi_ucx_lane *l, int targ
     return ep;
 }
 
+/* Threads of a process lane may unpack the same rkey at once: the first one stored wins,
+ * the others destroy theirs. */
 static ucs_status_t unpack(clampi_ucx_win *u, clampi_ucx_lane *l, int target, const char *blob, const size_t *off,
                            ucp_rkey_h *out) {
-    if (*out) return UCS_OK;
+    if (__atomic_load_n(out, __ATOMIC_ACQUIRE)) return UCS_OK;
     if (off[target + 1] == off[target]) return UCS_ERR_INVALID_ADDR; /* nothing registered */
     ucp_ep_h ep = clampi_ucx_lane_ep_peek(u, l, target);
     if (!ep) return UCS_ERR_UNREACHABLE;
-    return ucp_ep_rkey_unpack(ep, blob + off[target], out);
+    ucp_rkey_h mine, none = NULL;
+    ucs_status_t st = ucp_ep_rkey_unpack(ep, blob + off[target], &mine);
+    if (st != UCS_OK) return st;
+    if (!__atomic_compare_exchange_n(out, &none, mine, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) ucp_rkey_destroy(mine);
+    return UCS_OK;
 }
 
 ucs_status_t clampi_ucx_lane_ctl(clampi_ucx_win *u, clampi_ucx_lane *l, int target, size_t field_offset,
