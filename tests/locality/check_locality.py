@@ -241,6 +241,9 @@ def case_value_init(args):
         where = sorted(set(r["firsttouch.location"] for r in pages))
         check(len(pages) >= 512 and where == [m[mark]], f"{name}: {len(pages)} pages first touched at {where}, "
               f"want {m[mark]}")
+    nested = [s for s in meta["structures"] if s["size"] == 8 * (1 << 16) and s["alloc_location"] == m["NESTED"]]
+    check(len(nested) >= 2 and all(s["name"] == "vv" for s in nested),
+          f"vector of vectors: {[(s['name'], s['alloc_location']) for s in meta['structures'] if s['size'] == 8 * (1 << 16)]}")
 
 
 def case_members_o0(args):
