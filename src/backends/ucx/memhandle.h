@@ -80,6 +80,8 @@ void clampi_ucx_mh_release(clampi_bwin *b);
 /* MPI_SUCCESS if the handle is live, else the code of MPI_ERR_RMA_RANGE (released: the
  * window is dead from then on) or of a UCX failure. */
 int clampi_ucx_mh_check_live(clampi_mh_win *m);
+/* The owner's liveness word fetched into *g (one round trip; counted in remote_checks). */
+ucs_status_t clampi_ucx_mh_fetch_word(clampi_mh_win *m, uint64_t *g);
 
 /* mh_invalidate.c. Peer: after CLAMPI_MH_SUBSCRIBE_AFTER fetched words, keep a copy of the
  * word (MPI_SUCCESS whether or not a copy could be kept; the code of MPI_ERR_RMA_RANGE if

@@ -71,13 +71,6 @@ static ucs_status_t ctl_cas(clampi_ucx_win *u, int target, size_t field, uint64_
     return clampi_ucx_ctl_atomic(u, &u->main, target, field, UCP_ATOMIC_OP_CSWAP, expect, old);
 }
 
-/* The owner's liveness word, fetched (one round trip). */
-static ucs_status_t fetch_word(clampi_mh_win *m, uint64_t *g) {
-    ucp_request_param_t p = {0};
-    m->remote_checks++;
-    return clampi_ucx_wait(m->worker, ucp_get_nbx(m->ep, g, sizeof *g, m->gen_addr, m->gen_rkey, &p));
-}
-
 int clampi_ucx_mh_subscribe(clampi_mh_win *m) {
     clampi_ucx_win *u = clampi_ucx_of(m->parent);
     if (!u || !u->ctl || m->target == u->rank || !u->progress_client) return MPI_SUCCESS;
@@ -106,7 +99,7 @@ int clampi_ucx_mh_subscribe(clampi_mh_win *m) {
     }
     /* recorded: a release from now on clears the copy; one that came before shows here */
     uint64_t g;
-    st = fetch_word(m, &g);
+    st = clampi_ucx_mh_fetch_word(m, &g);
     if (st != UCS_OK || g != m->generation) {
         uint64_t old;
         ctl_cas(u, m->target, SUB_FIELD(j), code, 0, &old);

@@ -28,6 +28,12 @@ static int submitted(void *r) {
     return MPI_SUCCESS;
 }
 
+ucs_status_t clampi_ucx_mh_fetch_word(clampi_mh_win *m, uint64_t *g) {
+    ucp_request_param_t p = {0};
+    m->remote_checks++;
+    return wait_here(m, ucp_get_nbx(m->ep, g, sizeof *g, m->gen_addr, m->gen_rkey, &p));
+}
+
 /* A window that keeps fetching the word from another node subscribes (mh_invalidate.c). */
 static int subscribe_due(clampi_mh_win *m) {
     unsigned after = (unsigned)clampi_opt_process(CLAMPI_OPT_MH_SUBSCRIBE_AFTER).u;
@@ -49,9 +55,7 @@ int clampi_ucx_mh_check_live(clampi_mh_win *m) {
     if (word) {
         g = __atomic_load_n(word, __ATOMIC_ACQUIRE);
     } else {
-        ucp_request_param_t p = {0};
-        m->remote_checks++;
-        ucs_status_t st = wait_here(m, ucp_get_nbx(m->ep, &g, sizeof g, m->gen_addr, m->gen_rkey, &p));
+        ucs_status_t st = clampi_ucx_mh_fetch_word(m, &g);
         if (st != UCS_OK) return clampi_ucx_status_to_mpi(st);
     }
     if (g != m->generation) {
