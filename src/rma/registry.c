@@ -152,3 +152,20 @@ void clampi_registry_for_each_mapped(void (*fn)(const clampi_win *w)) {
         if (map[i].key != KEY_EMPTY && map[i].key != KEY_TOMB) fn(map[i].w);
     pthread_mutex_unlock(&registry_lock);
 }
+
+int clampi_registry_newest(int (*pred)(const clampi_win *w), CMPI_Win *h) {
+    int found = 0;
+    pthread_mutex_lock(&registry_lock);
+    for (uint32_t slot = 0; slot < nslots; slot++) {
+        clampi_win *w = chunks[slot >> CHUNK_BITS][slot & (CHUNK - 1)];
+        /* serials count up from 1 (wrapping after 2^32 windows: then "newest" is a guess) */
+        if (w && pred(w) && (!found || w->serial > h->serial)) {
+            h->win = w->b.win;
+            h->slot = slot;
+            h->serial = w->serial;
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return found;
+}

@@ -301,6 +301,7 @@ static int attach_state(MPI_Win mpi_win, MPI_Win shm_win, MPI_Comm comm, void *b
         if (all) {
             *handle = h;
             clampi_registry_map(w); /* CMPI_Invalidate(w.win) finds it (best effort) */
+            if (w->b.state) clampi_win_free_unfreed_at_finalize();
             return MPI_SUCCESS;
         }
         if (ok) clampi_registry_remove(h);

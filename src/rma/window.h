@@ -141,6 +141,11 @@ static inline clampi_win *clampi_registry_find(CMPI_Win h) {
 /* Registers w; fills h. Returns MPI_SUCCESS or MPI_ERR_NO_MEM. */
 int clampi_registry_add(clampi_win *w, CMPI_Win *h);
 void clampi_registry_remove(CMPI_Win h);
+/* unfreed.c: at MPI_Finalize, free the UCX-backend windows the program left (call after
+ * such a window is made; the first call arms it). */
+void clampi_win_free_unfreed_at_finalize(void);
+/* The handle of the most recently registered window for which pred is true: 1, or 0 if none. */
+int clampi_registry_newest(int (*pred)(const clampi_win *w), CMPI_Win *h);
 
 /* MPI_Win -> state, for the preload and CMPI_Invalidate(MPI_Win): a fixed open-addressing
  * table read without locks (a seqlock guards against concurrent creation/free of other

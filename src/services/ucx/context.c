@@ -15,8 +15,9 @@ static ucp_context_h context;
 static ucs_status_t context_status = UCS_ERR_NO_RESOURCE;
 static int finalize_keyval = MPI_KEYVAL_INVALID;
 
-/* Runs at MPI_Finalize (MPI frees MPI_COMM_SELF's attributes first): every window and
- * communicator (hence every endpoint) is gone by then. */
+/* Runs at MPI_Finalize (MPI frees MPI_COMM_SELF's attributes first, newest first): every
+ * window and communicator (hence every endpoint) is gone by then, those the program left
+ * freed by the attributes set after this one. */
 static int context_finalize(MPI_Comm comm, int keyval, void *value, void *extra) {
     (void)comm;
     (void)keyval;

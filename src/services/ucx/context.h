@@ -5,7 +5,8 @@
  * The context is created once per process on first use and destroyed at MPI_Finalize (through
  * an attribute delete callback on MPI_COMM_SELF, which MPI runs first thing in MPI_Finalize);
  * every worker/endpoint a part creates must be gone by then (parts free theirs when their
- * windows/communicators are freed, which MPI requires to happen before MPI_Finalize).
+ * windows/communicators are freed; what the program left is freed in MPI_Finalize before:
+ * windows by their own MPI_COMM_SELF attribute, set after this one).
  * A shared service (src/services/): below the backends and the message layer, which both
  * use it; it uses nothing above src/common/. */
 #ifndef CLAMPI_SERVICES_UCX_CONTEXT_H
