@@ -2,6 +2,7 @@
  * communicator (freed with it): the node check, a control window with the barrier and
  * the announcement slots, this rank's schedules and the staging scratch window. */
 #include "coll/coll_internal.h"
+#include "services/finalize_first.h"
 #include "topo/node.h"
 
 #include <sched.h>
@@ -75,6 +76,7 @@ static int comm_delete(MPI_Comm comm, int keyval, void *attr, void *extra) {
 /* At MPI_Finalize (MPI_COMM_SELF's attributes are deleted first) free MPI_COMM_WORLD's
  * state while MPI still works. */
 static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra) {
+    clampi_finalize_first_run(); /* before this rank's collectives here (finalize_first.h) */
     /* only if a collective ran on MPI_COMM_WORLD itself: Open MPI raises an error for
      * deleting an attribute that is not there */
     void *st;

@@ -8,6 +8,7 @@
 #include "common/mpi_cvar.h"
 #include "common/options.h"
 #include "numa/first_touch.h"
+#include "services/finalize_first.h"
 #include "topo/node.h"
 
 #include <pthread.h>
@@ -33,6 +34,7 @@ static struct {
 static int self_keyval = MPI_KEYVAL_INVALID;
 
 static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra) {
+    clampi_finalize_first_run(); /* before this rank's collectives here (finalize_first.h) */
     clampi_heap_teardown();
     return MPI_SUCCESS;
 }
