@@ -2,6 +2,7 @@
  * communicator (freed with it): the node check, a control window with the barrier and
  * the announcement slots, this rank's schedules and the staging scratch window. */
 #include "coll/coll_internal.h"
+#include "services/finalize_barrier.h"
 #include "services/finalize_first.h"
 #include "topo/node.h"
 
@@ -166,6 +167,7 @@ clampi_coll_comm *clampi_coll_comm_get(MPI_Comm comm, int *err) {
     if (comm_keyval == MPI_KEYVAL_INVALID) {
         MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete, &comm_keyval, NULL);
         MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
+        clampi_finalize_barrier_arm(); /* before ours: its barrier comes after our collectives */
         MPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL);
     }
     void *attr;

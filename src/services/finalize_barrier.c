@@ -5,10 +5,12 @@
  * still needs a peer's progress waits forever once that peer is in the PMI barrier (MPICH
  * removed that barrier in 4.2: pull request 6596). The barrier here runs as the last of
  * MPI_COMM_SELF's delete callbacks at the start of MPI_Finalize (MPICH deletes them newest
- * first; this attribute is set at the preload's initialisation, or before clampi's UCX
- * context's own), so clampi's teardown there (UCX workers and context, the shared heap)
- * cannot make one rank late. It narrows MPICH's race, it does not close it: see
- * docs/platforms.md, "MPI bugs clampi works around", for the counts. */
+ * first; this attribute is set at the preload's initialisation, or before the first of
+ * clampi's own: the UCX context's, the collectives', the shared heap's), so clampi's
+ * teardown there (UCX workers and context, windows, the shared heap) cannot make one rank
+ * late, and no rank waits here while another is still in one of clampi's collectives. It
+ * narrows MPICH's race, it does not close it: see docs/platforms.md, "MPI bugs clampi works
+ * around", for the counts. */
 #include "services/finalize_barrier.h"
 
 #include <mpi.h>

@@ -8,6 +8,7 @@
 #include "common/mpi_cvar.h"
 #include "common/options.h"
 #include "numa/first_touch.h"
+#include "services/finalize_barrier.h"
 #include "services/finalize_first.h"
 #include "topo/node.h"
 
@@ -109,6 +110,7 @@ int clampi_heap_ensure(size_t bytes) {
     /* free the window before MPI_Finalize tears down the MPI library */
     if (self_keyval == MPI_KEYVAL_INVALID)
         MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
+    clampi_finalize_barrier_arm(); /* before ours: its barrier comes after the heap's window goes */
     MPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL);
     heap.ready = 1;
     return MPI_SUCCESS;

@@ -3,7 +3,9 @@
  * with attached memory, a memory handle that is never released and peers' memory-handle
  * windows on it; then MPI_Finalize. clampi frees them there, newest first, before its UCX
  * context goes (else UCX aborts on memory still registered: "destroying inuse region",
- * then an assertion). The test fails on a non-zero exit or on UCX's warning lines. */
+ * then an assertion), and before clampi's other collective steps there, whatever order a
+ * rank armed them in. The test fails on a non-zero exit, on UCX's warning lines, or by
+ * hanging in MPI_Finalize. */
 #include <stdlib.h>
 
 #include "mpi_util.h"
@@ -17,6 +19,17 @@ int main(int argc, char **argv) {
     MPI_Info_create(&info);
     MPI_Info_set(info, "clampi_backend", "ucx");
     const int right = (rank + 1) % n;
+    /* Rank 0 alone makes a UCX window first, so its finalize callback for windows is armed
+     * before the collectives' (at the first clampi collective), on the other ranks after:
+     * MPI_Finalize meets them in different orders, and the windows still go first. */
+    CMPI_Win self;
+    long *sbase;
+    if (rank == 0)
+        CHECK_EQ_INT(CMPI_Win_allocate(sizeof(long), sizeof(long), info, MPI_COMM_SELF, &sbase, &self), MPI_SUCCESS);
+    int sendv[64], recvv[64];
+    for (int i = 0; i < n && i < 64; i++) sendv[i] = rank * 100 + i;
+    CHECK_EQ_INT(CMPI_Alltoall(sendv, 1, MPI_INT, recvv, 1, MPI_INT, MPI_COMM_WORLD), MPI_SUCCESS);
+    for (int i = 0; i < n && i < 64; i++) CHECK_EQ_INT(recvv[i], i * 100 + rank);
 
     CMPI_Win alloc, created, dup, dyn, mw;
     long *abase;
@@ -53,7 +66,7 @@ int main(int argc, char **argv) {
     CHECK_EQ_INT(mine[1], left);
     if (rank == 0)
         for (int r = 1; r < n && r < 8; r++) CHECK_EQ_INT(region[r], 100 + r);
-    if (rank == 0) printf("%d ranks: 5 kinds of UCX windows left to MPI_Finalize\n", n);
+    if (rank == 0) printf("%d ranks: 6 kinds of UCX windows left to MPI_Finalize\n", n);
     MPI_Info_free(&info);
     MPI_Finalize();
     return 0;
