@@ -43,7 +43,6 @@ typedef struct clampi_mh_win {
     uint64_t gen_addr, generation;
     uint64_t md_map;         /* memory domains of the region's rkey (op_intrinsic) */
     uint64_t gen_seen;       /* generation word fetched by the last flush */
-    int flush_owed;          /* a get or accumulate since the last flush: the flush completes the endpoint */
     const uint64_t *gen_ptr; /* the owner's generation word as a local pointer (same process,
                                  or a segment mapped by shared memory: ucp_rkey_ptr), or NULL */
     int dead;                /* the handle was found released */

@@ -83,27 +83,16 @@ static int mh_flush_handle(clampi_mh_win *m) {
         }
         return MPI_SUCCESS;
     }
-    /* The liveness word is read after the window's operations. Only puts since the last
-     * flush: a fence orders them before the read, so its answer says they are complete at
-     * the owner, and the endpoint needs no flush (over TCP that flush is a zero-length put
-     * and its acknowledgement, one more message each way). After a get or an accumulate
-     * the endpoint is flushed as well, so that their data is here when the flush returns. */
+    /* The liveness word travels with the flush: issued after the window's operations,
+     * completed by the same endpoint flush. (A fence and the read alone would not do: UCX
+     * 1.13's fence orders each lane only, and on one node the word, in UCX-allocated
+     * memory, and the data, in the program's, take different lanes; from UCX 1.16 the
+     * fence flushes the whole worker.) */
     if (!word) m->remote_checks++;
-    const int owed = __atomic_exchange_n(&m->flush_owed, 0, __ATOMIC_ACQ_REL);
-    ucs_status_t st = owed ? UCS_OK : ucp_worker_fence(m->worker);
+    int rc = submitted(ucp_get_nbx(m->ep, &m->gen_seen, sizeof m->gen_seen, m->gen_addr, m->gen_rkey, &p));
+    if (rc != MPI_SUCCESS) return rc;
+    ucs_status_t st = wait_here(m, ucp_ep_flush_nbx(m->ep, &p));
     if (st != UCS_OK) return clampi_ucx_status_to_mpi(st);
-    void *read = ucp_get_nbx(m->ep, &m->gen_seen, sizeof m->gen_seen, m->gen_addr, m->gen_rkey, &p);
-    if (owed) {
-        int rc = submitted(read);
-        if (rc != MPI_SUCCESS) return rc;
-        st = wait_here(m, ucp_ep_flush_nbx(m->ep, &p));
-    } else {
-        st = wait_here(m, read);
-    }
-    if (st != UCS_OK) {
-        __atomic_store_n(&m->flush_owed, 1, __ATOMIC_RELAXED);
-        return clampi_ucx_status_to_mpi(st);
-    }
     if (m->gen_seen != m->generation) {
         __atomic_store_n(&m->dead, 1, __ATOMIC_RELAXED);
         return clampi_error_code(CLAMPI_E_RANGE);
@@ -175,7 +164,6 @@ static int transfer(clampi_bwin *w, int is_put, void *origin, int oc, MPI_Dataty
     void *req = is_put ? ucp_put_nbx(t.ep, buf, a.target.bytes, t.raddr, t.rkey, &p)
                        : ucp_get_nbx(t.ep, buf, a.target.bytes, t.raddr, t.rkey, &p);
     int ok = !UCS_PTR_IS_ERR(req);
-    if (!is_put) __atomic_store_n(&m->flush_owed, 1, __ATOMIC_RELAXED);
     if (ok && req) ucp_request_free(req); /* completed by the next flush */
     clampi_ucx_target_end(w, target, &t, ok);
     return ok ? MPI_SUCCESS : clampi_bwin_raise(w, CLAMPI_E_UCX);
@@ -224,8 +212,7 @@ static int mh_rput(clampi_bwin *bw, const void *o, int oc, MPI_Datatype ot, int 
 #define ACC_CHECK(w, t, d, tc, tt)                 \
     clampi_access a_;                              \
     int rc_ = check(w, tc, tt, t, d, tc, tt, &a_); \
-    if (rc_ != MPI_SUCCESS) return rc_;            \
-    __atomic_store_n(&mh_of(w)->flush_owed, 1, __ATOMIC_RELAXED)
+    if (rc_ != MPI_SUCCESS) return rc_
 static int mh_accumulate(clampi_bwin *bw, const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint d, int tc,
                          MPI_Datatype tt, MPI_Op op) {
     clampi_bwin *w = bw;
