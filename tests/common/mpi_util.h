@@ -17,6 +17,24 @@
         }                                                                                                        \
     } while (0)
 
+/* Info asking for clampi's UCX backend (free with MPI_Info_free). */
+static inline MPI_Info ucx_info(void) {
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "clampi_backend", "ucx");
+    return info;
+}
+
+/* A dynamic UCX window over MPI_COMM_WORLD whose errors return (the memory-handle tests'
+ * parent window); MPI_COMM_WORLD's errors return too. */
+static inline CMPI_Win ucx_dynamic_window(MPI_Info info) {
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CMPI_Win dyn;
+    CHECK_EQ_INT(CMPI_Win_create_dynamic(info, MPI_COMM_WORLD, &dyn), MPI_SUCCESS);
+    MPI_Win_set_errhandler(dyn.win, MPI_ERRORS_RETURN);
+    return dyn;
+}
+
 /* Info for a window in the given mode that always uses the cache (no shared-memory
  * shortcut), so tests exercise the cache even when ranks share a node. */
 static inline MPI_Info cache_info(const char *mode, const char *buffer, const char *index) {

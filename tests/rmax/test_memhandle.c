@@ -19,13 +19,8 @@ int main(int argc, char **argv) {
     int rank, n;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "clampi_backend", "ucx");
-    CMPI_Win dyn;
-    CHECK_EQ_INT(CMPI_Win_create_dynamic(info, MPI_COMM_WORLD, &dyn), MPI_SUCCESS);
-    MPI_Win_set_errhandler(dyn.win, MPI_ERRORS_RETURN);
+    MPI_Info info = ucx_info();
+    CMPI_Win dyn = ucx_dynamic_window(info);
     const int heap = argc > 1 && !strcmp(argv[1], "heap");
     static int mem_static[N], other_static[N];
     int *mem = mem_static, *other = other_static;

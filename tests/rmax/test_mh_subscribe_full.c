@@ -46,13 +46,8 @@ int main(int argc, char **argv) {
     int rank, n;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "clampi_backend", "ucx");
-    CMPI_Win dyn;
-    CHECK_EQ_INT(CMPI_Win_create_dynamic(info, MPI_COMM_WORLD, &dyn), MPI_SUCCESS);
-    MPI_Win_set_errhandler(dyn.win, MPI_ERRORS_RETURN);
+    MPI_Info info = ucx_info();
+    CMPI_Win dyn = ucx_dynamic_window(info);
     int *mem = malloc(2 * M * sizeof(int));
     for (int i = 0; i < 2 * M; i++) mem[i] = value(i);
     CHECK_EQ_INT(CMPI_Win_attach(dyn, mem, 2 * M * sizeof(int)), MPI_SUCCESS);
