@@ -26,10 +26,24 @@ run_suite() {  # run_suite NAME BUILD_DIR MPI [cmake args] -- [ctest args]
     # CTest's own list of what failed, repeated at the end where a log's tail shows it.
     failed=$(sed 's/^[0-9]*://' "$dir/Testing/Temporary/LastTestsFailed.log" 2>/dev/null | tr '\n' ' ')
     failures+=("$name: ${failed:-(see the log above)}")
+    failed_output+=("$(failed_tail "$dir" "$name")")
   fi
   times+=("$name: $((SECONDS - t0)) s of tests${failed:+, FAILED}")
 }
-times=() failures=()
+# The last lines each failed test printed (CTest's LastTest.log), for the end of the log:
+# a CI report that shows only the log's tail still says why a test failed.
+failed_tail() {  # failed_tail BUILD_DIR NAME
+  awk -v suite="$2" '
+    / Testing: / { name = $3 }
+    /^Output:$/ { grab = 1; n = 0; next }
+    /^<end of output>$/ { grab = 0; next }
+    grab && !/^-+$/ { out[name, n++ % 25] = $0; cnt[name] = n }
+    /^Test Failed\.$/ {
+      printf "--- %s: %s (its last lines) ---\n", suite, name
+      k = cnt[name]; for (i = (k > 25 ? k - 25 : 0); i < k; i++) print out[name, i % 25]
+    }' "$1/Testing/Temporary/LastTest.log" 2>/dev/null | cut -c1-300
+}
+times=() failures=() failed_output=()
 run_suite "Open MPI" build/openmpi openmpi -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=ON -DCLAMPI_SANITIZE=OFF
 run_suite "MPICH" build/mpich mpich -DCLAMPI_BUILD_TESTS=ON -DCLAMPI_BUILD_BENCH=ON -DCLAMPI_SANITIZE=OFF
 # Sanitizers: the engine unit tests and the MPI tests, against MPICH (Open MPI's own
@@ -70,6 +84,7 @@ if [ "$matrix" = 1 ]; then
 else
   echo "clampi: platform matrix skipped (CLAMPI_TEST_MATRIX=0)"
 fi
+[ ${#failed_output[@]} -eq 0 ] || printf '%s\n' "${failed_output[@]}"
 printf 'clampi: %s\n' "${times[@]}"
 [ ${#failures[@]} -eq 0 ] || printf 'clampi: failed in %s\n' "${failures[@]}"
 if [ $status -eq 0 ]; then echo "clampi: all test suites passed"; else echo "clampi: some tests FAILED"; fi
