@@ -2,8 +2,7 @@
  * communicator (freed with it): the node check, a control window with the barrier and
  * the announcement slots, this rank's schedules and the staging scratch window. */
 #include "coll/coll_internal.h"
-#include "services/finalize_barrier.h"
-#include "services/finalize_first.h"
+#include "services/finalize.h"
 #include "topo/node.h"
 
 #include <sched.h>
@@ -11,7 +10,6 @@
 #include <string.h>
 
 static int comm_keyval = MPI_KEYVAL_INVALID;
-static int self_keyval = MPI_KEYVAL_INVALID;
 
 static void scratch_free(clampi_coll_comm *st) {
     if (st->scr_win != MPI_WIN_NULL) PMPI_Win_free(&st->scr_win);
@@ -74,17 +72,15 @@ static int comm_delete(MPI_Comm comm, int keyval, void *attr, void *extra) {
     return MPI_SUCCESS;
 }
 
-/* At MPI_Finalize (MPI_COMM_SELF's attributes are deleted first) free MPI_COMM_WORLD's
- * state while MPI still works. */
-static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra) {
-    clampi_finalize_first_run(); /* before this rank's collectives here (finalize_first.h) */
+/* A step of MPI_Finalize (services/finalize.h): MPI_COMM_WORLD's state goes while MPI
+ * still works. */
+static void world_teardown(void) {
     /* only if a collective ran on MPI_COMM_WORLD itself: Open MPI raises an error for
      * deleting an attribute that is not there */
     void *st;
     int found = 0;
     if (comm_keyval != MPI_KEYVAL_INVALID) MPI_Comm_get_attr(MPI_COMM_WORLD, comm_keyval, &st, &found);
     if (found) MPI_Comm_delete_attr(MPI_COMM_WORLD, comm_keyval);
-    return MPI_SUCCESS;
 }
 
 static clampi_coll_comm *state_create(MPI_Comm comm, int *err) {
@@ -166,9 +162,7 @@ clampi_coll_comm *clampi_coll_comm_get(MPI_Comm comm, int *err) {
     if (comm == last_comm && last_st != NULL) return last_st;
     if (comm_keyval == MPI_KEYVAL_INVALID) {
         MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete, &comm_keyval, NULL);
-        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
-        clampi_finalize_barrier_arm(); /* before ours: its barrier comes after our collectives */
-        MPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL);
+        clampi_finalize_at(CLAMPI_FINALIZE_COLL, world_teardown);
     }
     void *attr;
     int found = 0;

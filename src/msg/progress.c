@@ -21,10 +21,10 @@
 #include "common/progress_hook.h"
 #include "common/stats.h"
 #include "msg/msg_internal.h"
+#include "services/finalize.h"
 #include "topo/node.h"
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
-static int finalize_keyval = MPI_KEYVAL_INVALID;
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
 static clampi_mreq *done_head, *done_tail;
 static _Atomic long done_count; /* queued in done_head: progress skips the lock when 0 */
@@ -207,7 +207,8 @@ void clampi_msg_free(clampi_msg *m) {
 }
 
 /* ---- set-up and teardown ---------------------------------------------------------- */
-static int at_finalize(MPI_Comm comm, int kv, void *value, void *extra) {
+/* A step of MPI_Finalize (services/finalize.h), before the UCX context goes. */
+static void at_finalize(void) {
     clampi_msg_ucx_stop(); /* first: its AM handler must not meet a communicator being freed */
     clampi_msg_disable_all_local();
     clampi_msg_progress();
@@ -224,15 +225,6 @@ static int at_finalize(MPI_Comm comm, int kv, void *value, void *extra) {
     pthread_mutex_unlock(&init_lock);
     clampi_progress_hook_remove(clampi_msg_progress_from_mpi);
     clampi_mreq_shells_free();
-    return MPI_SUCCESS;
-}
-
-/* At MPI_Finalize (MPI_COMM_SELF's attribute, deleted before the UCX context's own:
- * attributes go LIFO), once per process. */
-static void finalize_hook_once(void) {
-    if (finalize_keyval != MPI_KEYVAL_INVALID) return;
-    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &finalize_keyval, NULL);
-    PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
 }
 
 unsigned clampi_msg_spin = 64; /* until clampi_msg_transport_init */
@@ -252,7 +244,7 @@ int clampi_msg_transport_init(int ucx) {
     pthread_mutex_lock(&init_lock);
     spin_init();
     int err = ucx ? clampi_msg_ucx_init() : MPI_SUCCESS; /* the UCX carrier: its worker, once */
-    if (err == MPI_SUCCESS) finalize_hook_once();
+    if (err == MPI_SUCCESS) clampi_finalize_at(CLAMPI_FINALIZE_MSG, at_finalize);
     pthread_mutex_unlock(&init_lock);
     return err;
 }

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
-#include "services/finalize_barrier.h"
+#include "services/finalize.h"
 #include "services/heap.h"
 #include "common/options.h"
 #include "common/progress_hook.h"
@@ -61,31 +61,6 @@ static unsigned window_gen = 1;
 /* Called by MPI_Win_free (before MPI frees the handle, so no new window can reuse the
  * handle while the map still names it). */
 static __thread clampi_win *freeing; /* a UCX window MPI_Win_free is tearing down itself */
-/* UCX-backend windows alive, in creation order (MPI_Finalize frees those the program did
- * not, in reverse order: the same on every rank, as creation is collective). */
-static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static MPI_Win *live_ucx;
-static int nlive_ucx, cap_live_ucx;
-static void live_add(MPI_Win win) {
-    pthread_mutex_lock(&live_lock);
-    if (nlive_ucx == cap_live_ucx) {
-        int cap = cap_live_ucx ? 2 * cap_live_ucx : 16;
-        MPI_Win *n = realloc(live_ucx, sizeof *n * (size_t)cap);
-        if (n) live_ucx = n, cap_live_ucx = cap;
-    }
-    if (nlive_ucx < cap_live_ucx) live_ucx[nlive_ucx++] = win;
-    pthread_mutex_unlock(&live_lock);
-}
-static void live_remove(MPI_Win win) {
-    pthread_mutex_lock(&live_lock);
-    for (int i = 0; i < nlive_ucx; i++)
-        if (live_ucx[i] == win) {
-            memmove(&live_ucx[i], &live_ucx[i + 1], sizeof *live_ucx * (size_t)(nlive_ucx - i - 1));
-            nlive_ucx--;
-            break;
-        }
-    pthread_mutex_unlock(&live_lock);
-}
 static int delete_state(MPI_Win win, int keyval, void *attr, void *extra) {
     clampi_win *w = attr;
     if (w == freeing) return MPI_SUCCESS;
@@ -267,7 +242,7 @@ static int manage(MPI_Win win, MPI_Win shm, MPI_Comm comm, void *base, MPI_Aint 
         return 0;
     }
     w->cmpi_route = ucx;
-    if (ucx) live_add(win);
+    if (ucx) clampi_win_free_unfreed_at_finalize(); /* those the program leaves (rma/unfreed.c) */
     if (clampi_registry_map(w) != 0) __atomic_fetch_add(&unmapped, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&window_gen, 1, __ATOMIC_RELEASE);
     if (!thread_multiple) clampi_straight_forget_last();
@@ -361,7 +336,6 @@ static int win_free_entry(MPI_Win *win) {
     /* UCX: the children go, our operations complete, then the MPI window (collective:
      * nobody uses the memory after it), then the UCX state, which may own the memory. */
     if (w->rmax) clampi_rmax_on_free(w, &w->self);
-    live_remove(*win);
     clampi_registry_remove(w->self);
     if (clampi_registry_lookup_mpi(*win) == w)
         clampi_registry_unmap(w);
@@ -377,6 +351,20 @@ static int win_free_entry(MPI_Win *win) {
 }
 
 CLAMPI_API int MPI_Win_free(MPI_Win *win) { return win_free_entry(win); }
+
+/* A UCX-backend window the program left, freed at MPI_Finalize (rma/unfreed.c). A window
+ * of a family (duplicate, memory-handle window) is a copy of its parent, b.win included:
+ * it goes with its parent, at the parent's place in the order (its own MPI_Win, unfreed,
+ * is then MPI's alone). Freeing it here would free the parent early, on this rank only for
+ * a memory-handle window, out of step with the other ranks' collective frees. */
+static int free_routed(clampi_win *w) {
+    if (w->rmax && w->rmax->kind != CLAMPI_RMAX_PARENT) return MPI_SUCCESS;
+    MPI_Win win = w->b.win;
+    return win_free_entry(&win);
+}
+static void stats_print_unless_ucx(const clampi_win *w) {
+    if (!w->b.state) clampi_stats_print(w);
+}
 
 /* ---- gets ---------------------------------------------------------------------------- */
 __attribute__((visibility("hidden"), noinline)) int clampi_pmpi_Get_entry(void *origin_addr, int origin_count,
@@ -819,7 +807,8 @@ void clampi_pmpi_after_init(void) {
     PMPI_Query_thread(&provided);
     thread_multiple = provided == MPI_THREAD_MULTIPLE;
     clampi_errors_as_mpi();
-    clampi_finalize_barrier_arm(); /* first: its callback runs after clampi's others */
+    clampi_finalize_arm(); /* now: the program's later MPI_COMM_SELF attributes go first */
+    clampi_win_set_free_routed(free_routed);
     if (active && clampi_heap_alloc_enabled()) clampi_heap_ensure(0);
     clampi_pm_after_init(); /* CLAMPI_MATCH: MPI_COMM_WORLD on clampi's matching (match_comm.c) */
 }
@@ -886,16 +875,10 @@ CLAMPI_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype se
 CLAMPI_API int MPI_Finalize(void) {
     clampi_match_profile_finalize(); /* CLAMPI_MATCH_PROFILE (match_profile.c) */
     clampi_pm_finalize();            /* CLAMPI_MATCH: stats lines (match_comm.c) */
-    /* UCX-backend windows never freed: their UCX state goes before MPI's finalize tears
-     * down the UCX context under it (collective, newest first, as MPI_Win_free would). */
-    while (nlive_ucx > 0) {
-        MPI_Win win = live_ucx[nlive_ucx - 1], h = win;
-        int before = nlive_ucx;
-        win_free_entry(&h);
-        if (nlive_ucx == before) live_remove(win); /* gone either way */
-    }
+    /* UCX-backend windows never freed are freed in clampi's first step of MPI_Finalize
+     * (rma/unfreed.c, through free_routed), and print their stats line then. */
     if (active && clampi_stats_enabled()) {
-        clampi_registry_for_each_mapped(clampi_stats_print);
+        clampi_registry_for_each_mapped(stats_print_unless_ucx);
         clampi_coll_stats_print();
     }
     return PMPI_Finalize();

@@ -153,19 +153,25 @@ void clampi_registry_for_each_mapped(void (*fn)(const clampi_win *w)) {
     pthread_mutex_unlock(&registry_lock);
 }
 
-int clampi_registry_newest(int (*pred)(const clampi_win *w), CMPI_Win *h) {
-    int found = 0;
+static int newer_first(const void *a, const void *b) {
+    const uint32_t x = ((const CMPI_Win *)a)->serial, y = ((const CMPI_Win *)b)->serial;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+CMPI_Win *clampi_registry_newest_first(int (*pred)(const clampi_win *w), int *n) {
+    *n = 0;
     pthread_mutex_lock(&registry_lock);
-    for (uint32_t slot = 0; slot < nslots; slot++) {
+    CMPI_Win *h = nslots ? malloc(sizeof *h * nslots) : NULL;
+    for (uint32_t slot = 0; h && slot < nslots; slot++) {
         clampi_win *w = chunks[slot >> CHUNK_BITS][slot & (CHUNK - 1)];
-        /* serials count up from 1 (wrapping after 2^32 windows: then "newest" is a guess) */
-        if (w && pred(w) && (!found || w->serial > h->serial)) {
-            h->win = w->b.win;
-            h->slot = slot;
-            h->serial = w->serial;
-            found = 1;
-        }
+        if (w && pred(w)) h[(*n)++] = (CMPI_Win){.win = w->b.win, .slot = slot, .serial = w->serial};
     }
     pthread_mutex_unlock(&registry_lock);
-    return found;
+    /* serials count up from 1 (wrapping after 2^32 windows: then "newest" is a guess) */
+    if (*n > 1) qsort(h, (size_t)*n, sizeof *h, newer_first);
+    if (*n == 0) {
+        free(h);
+        h = NULL;
+    }
+    return h;
 }

@@ -142,10 +142,14 @@ static inline clampi_win *clampi_registry_find(CMPI_Win h) {
 int clampi_registry_add(clampi_win *w, CMPI_Win *h);
 void clampi_registry_remove(CMPI_Win h);
 /* unfreed.c: at MPI_Finalize, free the UCX-backend windows the program left (call after
- * such a window is made; the first call arms it). */
+ * such a window is made; the first call arms it). Windows whose MPI_ calls the preload
+ * routes (w->cmpi_route) are freed through free_routed, which the preload sets (its MPI_Win
+ * and stats go with them); the others with CMPI_Win_free. */
 void clampi_win_free_unfreed_at_finalize(void);
-/* The handle of the most recently registered window for which pred is true: 1, or 0 if none. */
-int clampi_registry_newest(int (*pred)(const clampi_win *w), CMPI_Win *h);
+void clampi_win_set_free_routed(int (*free_routed)(clampi_win *w));
+/* The handles of the registered windows for which pred is true, newest first: an array of
+ * *n handles for the caller to free (NULL if none, or out of memory). */
+CMPI_Win *clampi_registry_newest_first(int (*pred)(const clampi_win *w), int *n);
 
 /* MPI_Win -> state, for the preload and CMPI_Invalidate(MPI_Win): a fixed open-addressing
  * table read without locks (a seqlock guards against concurrent creation/free of other

@@ -8,8 +8,7 @@
 #include "common/mpi_cvar.h"
 #include "common/options.h"
 #include "numa/first_touch.h"
-#include "services/finalize_barrier.h"
-#include "services/finalize_first.h"
+#include "services/finalize.h"
 #include "topo/node.h"
 
 #include <pthread.h>
@@ -31,14 +30,6 @@ static struct {
     unsigned long fallbacks;
     pthread_mutex_t lock;
 } heap = {.node = MPI_COMM_NULL, .win = MPI_WIN_NULL, .lock = PTHREAD_MUTEX_INITIALIZER};
-
-static int self_keyval = MPI_KEYVAL_INVALID;
-
-static int self_delete(MPI_Comm comm, int keyval, void *attr, void *extra) {
-    clampi_finalize_first_run(); /* before this rank's collectives here (finalize_first.h) */
-    clampi_heap_teardown();
-    return MPI_SUCCESS;
-}
 
 /* The heap's options, read once through the options table. */
 static size_t heap_size(void) {
@@ -108,10 +99,7 @@ int clampi_heap_ensure(size_t bytes) {
     }
     MPI_Bcast(&heap.id, 1, MPI_UINT64_T, 0, heap.node);
     /* free the window before MPI_Finalize tears down the MPI library */
-    if (self_keyval == MPI_KEYVAL_INVALID)
-        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
-    clampi_finalize_barrier_arm(); /* before ours: its barrier comes after the heap's window goes */
-    MPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL);
+    clampi_finalize_at(CLAMPI_FINALIZE_HEAP, clampi_heap_teardown);
     heap.ready = 1;
     return MPI_SUCCESS;
 }

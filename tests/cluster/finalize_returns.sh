@@ -3,7 +3,7 @@
 # Runs the job RUNS times across the emulated nodes, each under a 30 s timeout (launch across the nodes included), without the
 # MPICH finalize guard, and fails if a run fails or more than MAX_HUNG runs do not end.
 # MPICH 4.0 on UCX hangs in MPI_Finalize when its ranks reach the endpoint closes apart
-# (src/services/finalize_barrier.c narrows that race, it cannot close it): with a UCX window
+# (src/services/finalize.c narrows that race, it cannot close it): with a UCX window
 # between two nodes, one rank each, 5 runs of 5 hung without clampi's barrier, 0 of 5 with
 # it on a quiet machine, 2 of 5 while another test loaded both cores.
 set -u

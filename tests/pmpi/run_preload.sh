@@ -15,6 +15,10 @@
 # regexes the preloaded run's stdout must match (each on some line). CLAMPI_TEST_EVERY (a line prefix)
 # with CLAMPI_TEST_EVERY_REGEX: the preloaded run prints NP lines with that prefix, and
 # every one of them matches the regex. CLAMPI_TEST_CLUSTER: run on emulated nodes (below).
+# CLAMPI_TEST_COUNT_REGEX with CLAMPI_TEST_COUNT: exactly that many lines of the preloaded
+# run's stdout match the regex.
+# CLAMPI_TEST_NO_PLAIN (a reason): the MPI alone cannot run the program; only the preloaded
+# run is made, and its result lines are checked by the other variables alone.
 # CLAMPI_TEST_STDERR_OK: an extended regex of clampi's stderr lines the test provokes on
 # purpose (any other line of clampi's on stderr fails the test).
 set -uo pipefail
@@ -66,8 +70,15 @@ cluster_run() {  # cluster_run NAME [VAR=VALUE...] PROGRAM [ARGS...]
   grep '^result' "$out/$name.out" | sort >"$out/$name.res"
 }
 [ -n "${CLAMPI_TEST_CLUSTER:-}" ] && pre=(LD_PRELOAD="$lib" CLAMPI_STATS=1)
-run plain "$@"
-run preload "${pre[@]}" "$@"
+if [ -n "${CLAMPI_TEST_NO_PLAIN:-}" ]; then  # the MPI alone cannot run it (the reason is the value)
+  echo "plain run skipped: $CLAMPI_TEST_NO_PLAIN"
+  run preload "${pre[@]}" "$@"
+  cp "$out/preload.res" "$out/plain.res"
+  cp "$out/preload.out" "$out/plain.out"
+else
+  run plain "$@"
+  run preload "${pre[@]}" "$@"
+fi
 if [ ! -s "$out/plain.res" ]; then echo "FAIL: no result lines"; cat "$out/plain.out" "$out/plain.err"; exit 1; fi
 if ! diff "$out/plain.res" "$out/preload.res" >"$out/diff"; then
   echo "FAIL: results differ with the preload"; cat "$out/diff"; echo "-- preloaded run's output:"; cat "$out/preload.out" "$out/preload.err"; exit 1
@@ -120,6 +131,12 @@ for re in "${CLAMPI_TEST_OUTPUT_REGEX:-}" "${CLAMPI_TEST_OUTPUT_REGEX2:-}" "${CL
     echo "FAIL: preloaded output does not match $re"; cat "$out/preload.out"; exit 1
   fi
 done
+if [ -n "${CLAMPI_TEST_COUNT_REGEX:-}" ]; then
+  n=$(grep -Ec "$CLAMPI_TEST_COUNT_REGEX" "$out/preload.out")
+  if [ "$n" -ne "${CLAMPI_TEST_COUNT:?}" ]; then
+    echo "FAIL: $n lines match $CLAMPI_TEST_COUNT_REGEX, expected $CLAMPI_TEST_COUNT"; cat "$out/preload.out"; exit 1
+  fi
+fi
 if [ -n "${CLAMPI_TEST_EVERY:-}" ]; then
   every=$(grep -F "$CLAMPI_TEST_EVERY" "$out/preload.out" | grep "^$CLAMPI_TEST_EVERY")
   if [ "$(echo -n "$every" | grep -c '^')" -ne "$np" ] || echo "$every" | grep -Evq "$CLAMPI_TEST_EVERY_REGEX"; then

@@ -1,7 +1,7 @@
 /* Process-wide UCX context shared by every clampi part that drives UCX (see context.h). */
 #include "services/ucx/context.h"
 
-#include "services/finalize_barrier.h"
+#include "services/finalize.h"
 #include "services/ucx/process_worker.h"
 
 #include <pthread.h>
@@ -13,22 +13,15 @@
 static pthread_once_t context_once = PTHREAD_ONCE_INIT;
 static ucp_context_h context;
 static ucs_status_t context_status = UCS_ERR_NO_RESOURCE;
-static int finalize_keyval = MPI_KEYVAL_INVALID;
 
-/* Runs at MPI_Finalize (MPI frees MPI_COMM_SELF's attributes first, newest first): every
- * window and communicator (hence every endpoint) is gone by then, those the program left
- * freed by the attributes set after this one. */
-static int context_finalize(MPI_Comm comm, int keyval, void *value, void *extra) {
-    (void)comm;
-    (void)keyval;
-    (void)value;
-    (void)extra;
+/* A step of MPI_Finalize (services/finalize.h): every UCX window is gone by then, those
+ * the program left freed by the step before it. */
+static void context_finalize(void) {
     clampi_ucx_process_workers_destroy();
     if (context) {
         ucp_cleanup(context);
         context = NULL;
     }
-    return MPI_SUCCESS;
 }
 
 static void context_init(void) {
@@ -53,9 +46,7 @@ static void context_init(void) {
         context = NULL;
         return;
     }
-    clampi_finalize_barrier_arm(); /* before the context's own: runs after it */
-    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, context_finalize, &finalize_keyval, NULL) == MPI_SUCCESS)
-        PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
+    clampi_finalize_at(CLAMPI_FINALIZE_UCX, context_finalize);
 }
 
 int clampi_ucx_context(ucp_context_h *ctx) {
