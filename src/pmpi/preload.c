@@ -352,14 +352,14 @@ static int win_free_entry(MPI_Win *win) {
 
 CLAMPI_API int MPI_Win_free(MPI_Win *win) { return win_free_entry(win); }
 
-/* A UCX-backend window the program left, freed at MPI_Finalize (rma/unfreed.c). A window
- * of a family (duplicate, memory-handle window) is a copy of its parent, b.win included:
- * it goes with its parent, at the parent's place in the order (its own MPI_Win, unfreed,
- * is then MPI's alone). Freeing it here would free the parent early, on this rank only for
- * a memory-handle window, out of step with the other ranks' collective frees. */
+/* A UCX-backend window the program left, freed at MPI_Finalize (rma/unfreed.c), at its own
+ * place in the order. A window of a family (duplicate, memory-handle window) is a copy of
+ * its parent, b.win included: it is freed through its own MPI_Win (b.err_win, adopt() in
+ * mpix.c), as the program would, never through b.win, which would free the parent early
+ * (on this rank only, for a memory-handle window: out of step with the other ranks). */
 static int free_routed(clampi_win *w) {
-    if (w->rmax && w->rmax->kind != CLAMPI_RMAX_PARENT) return MPI_SUCCESS;
-    MPI_Win win = w->b.win;
+    int child = w->rmax && w->rmax->kind != CLAMPI_RMAX_PARENT;
+    MPI_Win win = child ? w->b.err_win : w->b.win;
     return win_free_entry(&win);
 }
 static void stats_print_unless_ucx(const clampi_win *w) {

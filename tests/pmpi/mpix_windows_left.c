@@ -2,10 +2,11 @@
  * <clampi/mpix.h>), made unevenly across ranks: two UCX windows X (dynamic) then Y
  * (allocated); a duplicate of Y on every rank; then a memory-handle window onto rank 0's
  * memory in X on rank 1 only (a local call), the newest window there; none freed. clampi
- * frees what is left newest first inside MPI_Finalize, each family window with its parent
- * at the parent's place (Y then X on every rank): freeing rank 1's handle window at its
- * own place would free X there first, while rank 0 frees Y, and the two would wait in
- * different collectives.
+ * frees what is left newest first inside MPI_Finalize, each family window through its own
+ * MPI window (the handle window locally, the duplicates together, then Y, then X): freeing
+ * a family window through its parent's would free X first on rank 1 while rank 0 frees
+ * the duplicate and Y, and the two would wait in different collectives; leaving the family
+ * windows' own MPI windows to MPI makes UCX warn about their keys at MPI_Finalize.
  * Its "result" lines are what the reads saw; np >= 2. */
 #include <mpi.h>
 #include <clampi/mpix.h>

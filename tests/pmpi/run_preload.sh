@@ -17,6 +17,8 @@
 # every one of them matches the regex. CLAMPI_TEST_CLUSTER: run on emulated nodes (below).
 # CLAMPI_TEST_COUNT_REGEX with CLAMPI_TEST_COUNT: exactly that many lines of the preloaded
 # run's stdout match the regex.
+# CLAMPI_TEST_FAIL_REGEX: an extended regex no line of the preloaded run's output (ranks'
+# stdout and stderr, the launcher's) may match (e.g. UCX's warnings at MPI_Finalize).
 # CLAMPI_TEST_NO_PLAIN (a reason): the MPI alone cannot run the program; only the preloaded
 # run is made, and its result lines are checked by the other variables alone.
 # CLAMPI_TEST_STDERR_OK: an extended regex of clampi's stderr lines the test provokes on
@@ -131,6 +133,10 @@ for re in "${CLAMPI_TEST_OUTPUT_REGEX:-}" "${CLAMPI_TEST_OUTPUT_REGEX2:-}" "${CL
     echo "FAIL: preloaded output does not match $re"; cat "$out/preload.out"; exit 1
   fi
 done
+if [ -n "${CLAMPI_TEST_FAIL_REGEX:-}" ]; then
+  bad=$(cat "$out"/preload.* 2>/dev/null | grep -E "$CLAMPI_TEST_FAIL_REGEX")
+  if [ -n "$bad" ]; then echo "FAIL: the preloaded run printed lines matching $CLAMPI_TEST_FAIL_REGEX"; echo "$bad"; exit 1; fi
+fi
 if [ -n "${CLAMPI_TEST_COUNT_REGEX:-}" ]; then
   n=$(grep -Ec "$CLAMPI_TEST_COUNT_REGEX" "$out/preload.out")
   if [ "$n" -ne "${CLAMPI_TEST_COUNT:?}" ]; then
