@@ -2,8 +2,9 @@
  * before MPI_Finalize, but clampi's UCX context goes at MPI_Finalize, and UCX aborts the
  * process when memory a window registered is still registered then. So the windows on the
  * UCX backend still alive are freed in the first of clampi's steps in MPI_Finalize
- * (services/finalize.h), newest first, as the program would free them: creation is
- * collective, so every rank frees them in the same order. */
+ * (services/finalize.h), newest first, as the program would free them: windows made
+ * collectively were made in the same order on every rank, so every rank frees them in the
+ * same order; memory-handle windows, made and freed locally, fall in between. */
 #include <pthread.h>
 #include <stdlib.h>
 
