@@ -8,6 +8,10 @@
 #                                   and output (stdout, stderr) are the job's; stdin is /dev/null
 #   scripts/cluster.sh down         remove everything `up` made (also after crashes)
 #   scripts/cluster.sh status       list the nodes; exit 0 if up, 1 if not
+# The nodes belong to the process that called `up` last (a ctest run, a benchmark script) for
+# as long as it lives: `down`, or an `up` with another node count, from anyone else fails
+# (CLAMPI_CLUSTER_FORCE=1 takes them anyway), so a hand-made `down` cannot pull the nodes
+# from under a test suite's fixtures. An `up` that finds the nodes already there reuses them.
 # Without root or the namespace tools (or the MPI launcher, for run) it exits with status 77
 # and a one-line reason on stderr, so that tests are skipped, not passed.
 # CLAMPI_CLUSTER_MPIRUN / CLAMPI_CLUSTER_MPIEXEC override Debian's mpirun.openmpi /
@@ -120,7 +124,12 @@ up() {  # up NODES
   unshare --net --uts --mount true 2>/dev/null || skip "namespaces not permitted here (unshare --net --uts --mount failed)"
   exec 9>"$LOCK"
   flock 9
-  if healthy "$n"; then reap_orphans "$n"; return 0; fi
+  if healthy "$n"; then
+    reap_orphans "$n"
+    other_owner >/dev/null || claim
+    return 0
+  fi
+  [ ! -e "$STATE/nodes" ] || check_owner "up (rebuilding the nodes)"
   teardown
   trap 'teardown; echo "cluster.sh: up $n failed, cleaned up" >&2' EXIT
   mkdir -p "$STATE"
@@ -135,13 +144,32 @@ up() {  # up NODES
     holder_ok "$i" || die "node$i did not start (hostname or boot_id bind mount failed?)"
   done
   ln -s "$SELF" "$STATE/clampi-ssh"
+  claim
   echo "$n" >"$STATE/nodes"  # last: marks the cluster complete
   trap - EXIT
+}
+
+# The owner is our parent process (ctest, a script), named by pid and start time, so a reused
+# pid is not taken for it.
+started() { awk '{ print $22 }' "/proc/$1/stat" 2>/dev/null; }
+claim() { echo "$PPID $(started $PPID) $(cat /proc/$PPID/comm 2>/dev/null)" >"$STATE/owner"; }
+other_owner() {  # prints the owner and succeeds if another live process owns the nodes
+  local pid start comm
+  read -r pid start comm <"$STATE/owner" 2>/dev/null || return 1
+  [ "$pid" != "$PPID" ] && [ -n "$start" ] && [ "$(started "$pid")" = "$start" ] || return 1
+  echo "pid $pid ($comm)"
+}
+check_owner() {  # check_owner WHAT: fail unless the nodes are ours (or forced)
+  local who
+  who=$(other_owner) || return 0
+  [ "${CLAMPI_CLUSTER_FORCE:-0}" = 1 ] && { echo "cluster.sh: taking the nodes of $who" >&2; return 0; }
+  die "the nodes are in use by $who: $1 refused (CLAMPI_CLUSTER_FORCE=1 forces it)"
 }
 
 down() {
   exec 9>"$LOCK"
   flock 9
+  check_owner "down"
   teardown
 }
 
