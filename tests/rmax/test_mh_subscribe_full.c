@@ -5,8 +5,9 @@
  * (CLAMPI_UCX_MH_MIRRORS) and the owner a free record (CLAMPI_UCX_MH_SUBS); the others keep
  * fetching the word. Both tables fill: the owner holds exactly CLAMPI_UCX_MH_SUBS records,
  * one per window with a copy. Releasing A takes back A's records only and clears A's
- * copies: every A window then fails at the call (those with a copy fetching nothing), every
- * B window still reads the owner's memory. Half the B windows are freed before B's release:
+ * copies: every A window then fails at the call (those with a copy fetching nothing) and gives
+ * its copy's entry back, which a new window on B then takes; every B window still reads the
+ * owner's memory. Half the B windows are freed before B's release:
  * their records go back to the owner. Releasing B ends the rest; freed windows give their
  * entries back. */
 #include <stdlib.h>
@@ -103,7 +104,8 @@ int main(int argc, char **argv) {
                 CHECK_CLASS(CMPI_Get(&got, 1, MPI_INT, 0, 0, 1, MPI_INT, w[x]), MPI_ERR_RMA_RANGE);
                 CHECK_EQ_INT(got, -5);
                 if (copy) CHECK_EQ_INT((long)m->remote_checks, (long)before);
-            } else { /* B: live, its copies too */
+                CHECK_EQ_INT(m->mirror, 0); /* a dead window holds no copy */
+            } else {                        /* B: live, its copies too */
                 if (copy) CHECK_EQ_INT((long)*m->gen_ptr, (long)m->generation);
                 CHECK_EQ_INT(CMPI_Get(&got, 1, MPI_INT, 0, x % M, 1, MPI_INT, w[x]), MPI_SUCCESS);
                 CHECK_EQ_INT(CMPI_Win_flush(0, w[x]), MPI_SUCCESS);
@@ -112,6 +114,26 @@ int main(int argc, char **argv) {
             }
         }
     }
+    if (rank > 0) {
+        /* the dead windows' entries are back, and a new window on B takes one (and one of
+         * the records A's release freed), then gives both back at its free */
+        CHECK_EQ_INT(__builtin_popcountll(ucx(dyn)->mh_mirrors_used), copies[1]);
+        if (copies[0] > 0) {
+            CMPI_Win fresh;
+            CHECK_EQ_INT(CMPIX_Win_from_memhandle(h[1], hlen[1], 0, sizeof(int), MPI_INFO_NULL, dyn, &fresh),
+                         MPI_SUCCESS);
+            for (int r = 0; r < ROUNDS; r++) {
+                int got = -1;
+                CHECK_EQ_INT(CMPI_Get(&got, 1, MPI_INT, 0, r % M, 1, MPI_INT, fresh), MPI_SUCCESS);
+                CHECK_EQ_INT(CMPI_Win_flush(0, fresh), MPI_SUCCESS);
+                CHECK_EQ_INT(got, value(M + r % M));
+            }
+            CHECK(mh(fresh)->mirror != 0);
+            CHECK_EQ_INT(CMPI_Win_free(&fresh), MPI_SUCCESS);
+            CHECK_EQ_INT(__builtin_popcountll(ucx(dyn)->mh_mirrors_used), copies[1]);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
     /* every other B window goes before B's release: those with a copy take their records back */
     int freed_b = 0;
     if (rank > 0)

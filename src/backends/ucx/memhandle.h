@@ -90,6 +90,8 @@ ucs_status_t clampi_ucx_mh_fetch_word(clampi_mh_win *m, uint64_t *g);
  * is counted: the release then reports the failure). */
 int clampi_ucx_mh_subscribe(clampi_mh_win *m);
 void clampi_ucx_mh_unsubscribe(clampi_mh_win *m);
+/* The window read WORD, found released: if WORD is its copy, the copy's entry goes back now. */
+void clampi_ucx_mh_copy_read_dead(clampi_mh_win *m, const uint64_t *word);
 int clampi_ucx_mh_invalidate(struct clampi_ucx_win *u, uint32_t slot, uint64_t generation); /* copies not cleared */
 
 /* The ext rows of memory handles (backend.h): owner side (mh_owner.c), peer side (mh_open.c). */

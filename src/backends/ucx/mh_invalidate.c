@@ -16,7 +16,8 @@
  * generation or 0 and the swap leaves it. Every write of these words is a UCX atomic (a
  * process's own through its endpoint to itself), so it holds where the network does the
  * atomics; the CPU only loads them. Records of windows closed before the release are taken
- * back at close; a full mh_sub (CLAMPI_UCX_MH_SUBS records per owner window) or mh_mirror
+ * back at close; a window that reads its copy cleared gives the copy's entry back at once
+ * (clampi_ucx_mh_copy_read_dead), so dead windows do not hold entries; a full mh_sub (CLAMPI_UCX_MH_SUBS records per owner window) or mh_mirror
  * leaves the window on a fetch per check, and so does any failure on the way.
  *
  * The owner's release waits for the peers' processes to answer (over TCP their CPU does
@@ -120,6 +121,19 @@ void clampi_ucx_mh_unsubscribe(clampi_mh_win *m) {
     ctl_cas(u, m->target, SUB_FIELD(m->sub - 1), m->sub_code, 0, &old); /* an owner gone: nothing to take back */
     mirror_put(u, m->mirror - 1);
     m->mirror = m->sub = 0;
+}
+
+void clampi_ucx_mh_copy_read_dead(clampi_mh_win *m, const uint64_t *word) {
+    static const uint64_t released = 0; /* never a live generation */
+    clampi_ucx_win *u = clampi_ucx_of(m->parent);
+    int k = __atomic_load_n(&m->mirror, __ATOMIC_ACQUIRE);
+    if (!k || word != &u->ctl->mh_mirror[k - 1] ||
+        !__atomic_compare_exchange_n(&m->mirror, &k, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        return;
+    /* the copy reads 0 only once the owner took the record back: nothing to do there */
+    __atomic_store_n(&m->gen_ptr, &released, __ATOMIC_RELEASE);
+    mirror_put(u, k - 1);
+    m->sub = 0;
 }
 
 int clampi_ucx_mh_invalidate(clampi_ucx_win *u, uint32_t slot, uint64_t generation) {

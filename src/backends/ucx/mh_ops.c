@@ -60,6 +60,7 @@ int clampi_ucx_mh_check_live(clampi_mh_win *m) {
     }
     if (g != m->generation) {
         __atomic_store_n(&m->dead, 1, __ATOMIC_RELAXED);
+        if (word) clampi_ucx_mh_copy_read_dead(m, word);
         return clampi_error_code(CLAMPI_E_RANGE);
     }
     return MPI_SUCCESS;
@@ -70,7 +71,7 @@ static int mh_flush_handle(clampi_mh_win *m) {
     if (__atomic_load_n(&m->dead, __ATOMIC_RELAXED)) return clampi_error_code(CLAMPI_E_RANGE);
     ucp_request_param_t p = {0};
     const uint64_t *word = __atomic_load_n(&m->gen_ptr, __ATOMIC_ACQUIRE);
-    if (word && (m->direct || m->mirror)) {
+    if (word && (m->direct || __atomic_load_n(&m->mirror, __ATOMIC_ACQUIRE))) {
         /* Loads and stores are complete; what went over the endpoint (accumulates, the
          * operations of a subscribed window) is completed, then the word read here: the
          * owner's own, or the copy its release clears before it returns. */
@@ -79,6 +80,7 @@ static int mh_flush_handle(clampi_mh_win *m) {
         if (st != UCS_OK) return clampi_ucx_status_to_mpi(st);
         if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != m->generation) {
             __atomic_store_n(&m->dead, 1, __ATOMIC_RELAXED);
+            clampi_ucx_mh_copy_read_dead(m, word);
             return clampi_error_code(CLAMPI_E_RANGE);
         }
         return MPI_SUCCESS;
