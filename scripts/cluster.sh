@@ -8,10 +8,12 @@
 #                                   and output (stdout, stderr) are the job's; stdin is /dev/null
 #   scripts/cluster.sh down         remove everything `up` made (also after crashes)
 #   scripts/cluster.sh status       list the nodes; exit 0 if up, 1 if not
-# The nodes belong to the process that called `up` last (a ctest run, a benchmark script) for
-# as long as it lives: `down`, or an `up` with another node count, from anyone else fails
-# (CLAMPI_CLUSTER_FORCE=1 takes them anyway), so a hand-made `down` cannot pull the nodes
-# from under a test suite's fixtures. An `up` that finds the nodes already there reuses them.
+# The nodes belong to the process whose `up` made them (a ctest run, a benchmark script, a
+# shell) for as long as it lives; an `up` that finds them already there uses them as a guest
+# (and owns them if their owner is gone). A `down` from anyone but the owner leaves them up
+# and says so (exit 0), an `up` that would rebuild them (another node count) fails; with
+# CLAMPI_CLUSTER_FORCE=1 both go ahead. So a `down` typed at a terminal cannot pull the
+# nodes from under a test suite's fixtures.
 # Without root or the namespace tools (or the MPI launcher, for run) it exits with status 77
 # and a one-line reason on stderr, so that tests are skipped, not passed.
 # CLAMPI_CLUSTER_MPIRUN / CLAMPI_CLUSTER_MPIEXEC override Debian's mpirun.openmpi /
@@ -119,7 +121,7 @@ start_holder() {  # start_holder I
 }
 
 up() {  # up NODES
-  local n=${1:-} i t
+  local n=${1:-} i t who
   [[ $n =~ ^[1-9][0-9]*$ ]] && ((n <= 250)) || die "usage: cluster.sh up NODES (1..250)"
   unshare --net --uts --mount true 2>/dev/null || skip "namespaces not permitted here (unshare --net --uts --mount failed)"
   exec 9>"$LOCK"
@@ -129,7 +131,9 @@ up() {  # up NODES
     other_owner >/dev/null || claim
     return 0
   fi
-  [ ! -e "$STATE/nodes" ] || check_owner "up (rebuilding the nodes)"
+  if [ -e "$STATE/nodes" ] && who=$(other_owner) && ! forced; then
+    die "the nodes are in use by $who: not rebuilt for up $n (CLAMPI_CLUSTER_FORCE=1 rebuilds them)"
+  fi
   teardown
   trap 'teardown; echo "cluster.sh: up $n failed, cleaned up" >&2' EXIT
   mkdir -p "$STATE"
@@ -149,27 +153,34 @@ up() {  # up NODES
   trap - EXIT
 }
 
-# The owner is our parent process (ctest, a script), named by pid and start time, so a reused
-# pid is not taken for it.
-started() { awk '{ print $22 }' "/proc/$1/stat" 2>/dev/null; }
-claim() { echo "$PPID $(started $PPID) $(cat /proc/$PPID/comm 2>/dev/null)" >"$STATE/owner"; }
+# The owner is our parent process (ctest, a script, a shell), named by pid and start time, so
+# a reused pid is not taken for it. An orphaned caller (parent 1) owns nothing.
+started() { # the process's start time: field 22 of its stat, counted after the ") " ending its name
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+  set -- ${stat##*) }
+  echo "${20:-}"
+}
+claim() {
+  if [ "$PPID" = 1 ]; then rm -f "$STATE/owner"; return; fi
+  echo "$PPID $(started $PPID) $(cat /proc/$PPID/comm 2>/dev/null)" >"$STATE/owner"
+}
 other_owner() {  # prints the owner and succeeds if another live process owns the nodes
   local pid start comm
-  read -r pid start comm <"$STATE/owner" 2>/dev/null || return 1
+  [ -f "$STATE/owner" ] && read -r pid start comm <"$STATE/owner" || return 1
   [ "$pid" != "$PPID" ] && [ -n "$start" ] && [ "$(started "$pid")" = "$start" ] || return 1
   echo "pid $pid ($comm)"
 }
-check_owner() {  # check_owner WHAT: fail unless the nodes are ours (or forced)
-  local who
-  who=$(other_owner) || return 0
-  [ "${CLAMPI_CLUSTER_FORCE:-0}" = 1 ] && { echo "cluster.sh: taking the nodes of $who" >&2; return 0; }
-  die "the nodes are in use by $who: $1 refused (CLAMPI_CLUSTER_FORCE=1 forces it)"
-}
+forced() { [ "${CLAMPI_CLUSTER_FORCE:-0}" = 1 ]; }
 
 down() {
+  local who
   exec 9>"$LOCK"
   flock 9
-  check_owner "down"
+  if who=$(other_owner) && ! forced; then
+    echo "cluster.sh: left up: the nodes are in use by $who (CLAMPI_CLUSTER_FORCE=1 takes them down)" >&2
+    return 0
+  fi
   teardown
 }
 

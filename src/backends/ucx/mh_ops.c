@@ -41,6 +41,14 @@ static int subscribe_due(clampi_mh_win *m) {
            !__atomic_exchange_n(&m->subscribe_tried, 1, __ATOMIC_ACQ_REL);
 }
 
+/* The liveness word through word, loaded from m->gen_ptr earlier: 0 (released) if the pointer
+ * has moved since, for then the window's copy was given back (the handle was released) and
+ * its entry may already hold another window's word. */
+static uint64_t word_value(clampi_mh_win *m, const uint64_t *word) {
+    const uint64_t g = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&m->gen_ptr, __ATOMIC_ACQUIRE) == word ? g : 0;
+}
+
 int clampi_ucx_mh_check_live(clampi_mh_win *m) {
     if (__atomic_load_n(&m->dead, __ATOMIC_RELAXED)) return clampi_error_code(CLAMPI_E_RANGE);
     const uint64_t *word = __atomic_load_n(&m->gen_ptr, __ATOMIC_ACQUIRE);
@@ -53,7 +61,7 @@ int clampi_ucx_mh_check_live(clampi_mh_win *m) {
     }
     uint64_t g;
     if (word) {
-        g = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+        g = word_value(m, word);
     } else {
         ucs_status_t st = clampi_ucx_mh_fetch_word(m, &g);
         if (st != UCS_OK) return clampi_ucx_status_to_mpi(st);
@@ -78,7 +86,7 @@ static int mh_flush_handle(clampi_mh_win *m) {
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         ucs_status_t st = wait_here(m, ucp_ep_flush_nbx(m->ep, &p));
         if (st != UCS_OK) return clampi_ucx_status_to_mpi(st);
-        if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != m->generation) {
+        if (word_value(m, word) != m->generation) {
             __atomic_store_n(&m->dead, 1, __ATOMIC_RELAXED);
             clampi_ucx_mh_copy_read_dead(m, word);
             return clampi_error_code(CLAMPI_E_RANGE);
