@@ -1,6 +1,8 @@
 /* CMPI_Win handles name windows by (slot, serial). A freed window's slot is reused
  * with a new serial, so a stale copy of a handle is recognised and refused instead of
- * touching freed memory. Slots live in fixed chunks that never move. */
+ * touching freed memory. Slots live in fixed chunks that never move. The windows are also
+ * in a list in the order they were made, which MPI_Finalize frees newest first (unfreed.c)
+ * with no allocation and no sort. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,8 @@ static uint32_t nslots;
 static uint32_t *free_slots;
 static uint32_t nfree, free_cap;
 static uint32_t next_serial = 1;
+static clampi_win *newest; /* the list of registered windows, newest first */
+static uint64_t made;
 
 int clampi_registry_add(clampi_win *w, CMPI_Win *h) {
     uint32_t slot;
@@ -37,6 +41,12 @@ int clampi_registry_add(clampi_win *w, CMPI_Win *h) {
     if (next_serial == 0) next_serial = 1;
     w->serial = next_serial++;
     chunks[slot >> CHUNK_BITS][slot & (CHUNK - 1)] = w;
+    w->made = ++made;
+    w->slot = slot;
+    w->older = newest;
+    w->newer = NULL;
+    if (newest) newest->newer = w;
+    newest = w;
     h->win = w->b.win;
     h->slot = slot;
     h->serial = w->serial;
@@ -47,6 +57,12 @@ int clampi_registry_add(clampi_win *w, CMPI_Win *h) {
 void clampi_registry_remove(CMPI_Win h) {
     if (!clampi_registry_find(h)) return;
     pthread_mutex_lock(&registry_lock);
+    clampi_win *w = chunks[h.slot >> CHUNK_BITS][h.slot & (CHUNK - 1)];
+    if (w->newer)
+        w->newer->older = w->older;
+    else
+        newest = w->older;
+    if (w->older) w->older->newer = w->newer;
     chunks[h.slot >> CHUNK_BITS][h.slot & (CHUNK - 1)] = NULL;
     if (nfree == free_cap) {
         uint32_t cap = free_cap ? free_cap * 2 : 64;
@@ -153,25 +169,14 @@ void clampi_registry_for_each_mapped(void (*fn)(const clampi_win *w)) {
     pthread_mutex_unlock(&registry_lock);
 }
 
-static int newer_first(const void *a, const void *b) {
-    const uint32_t x = ((const CMPI_Win *)a)->serial, y = ((const CMPI_Win *)b)->serial;
-    return x < y ? 1 : x > y ? -1 : 0;
-}
-
-CMPI_Win *clampi_registry_newest_first(int (*pred)(const clampi_win *w), int *n) {
-    *n = 0;
+int clampi_registry_next_newest(int (*pred)(const clampi_win *w), uint64_t *before, CMPI_Win *h) {
     pthread_mutex_lock(&registry_lock);
-    CMPI_Win *h = nslots ? malloc(sizeof *h * nslots) : NULL;
-    for (uint32_t slot = 0; h && slot < nslots; slot++) {
-        clampi_win *w = chunks[slot >> CHUNK_BITS][slot & (CHUNK - 1)];
-        if (w && pred(w)) h[(*n)++] = (CMPI_Win){.win = w->b.win, .slot = slot, .serial = w->serial};
+    const clampi_win *w = newest;
+    while (w && (w->made >= *before || !pred(w))) w = w->older;
+    if (w) {
+        *before = w->made;
+        *h = (CMPI_Win){.win = w->b.win, .slot = w->slot, .serial = w->serial};
     }
     pthread_mutex_unlock(&registry_lock);
-    /* serials count up from 1 (wrapping after 2^32 windows: then "newest" is a guess) */
-    if (*n > 1) qsort(h, (size_t)*n, sizeof *h, newer_first);
-    if (*n == 0) {
-        free(h);
-        h = NULL;
-    }
-    return h;
+    return w != NULL;
 }

@@ -6,7 +6,7 @@
  * collectively were made in the same order on every rank, so every rank frees them in the
  * same order; memory-handle windows, made and freed locally, fall in between. */
 #include <pthread.h>
-#include <stdlib.h>
+#include <stdint.h>
 
 #include "rma/window.h"
 #include "services/finalize.h"
@@ -18,17 +18,16 @@ void clampi_win_set_free_routed(int (*fn)(clampi_win *w)) { free_routed = fn; }
 static int has_ucx_state(const clampi_win *w) { return w->b.state != NULL; }
 
 static void free_unfreed(void) {
-    int n;
-    CMPI_Win *h = clampi_registry_newest_first(has_ucx_state, &n);
-    for (int i = 0; i < n; i++) {
-        clampi_win *w = clampi_registry_find(h[i]);
+    uint64_t before = UINT64_MAX;
+    CMPI_Win h;
+    while (clampi_registry_next_newest(has_ucx_state, &before, &h)) {
+        clampi_win *w = clampi_registry_find(h);
         if (!w || !w->b.state) continue; /* gone with its parent */
         if (w->cmpi_route && free_routed)
             free_routed(w);
         else
-            CMPI_Win_free(&h[i]);
+            CMPI_Win_free(&h);
     }
-    free(h);
 }
 
 static pthread_once_t armed = PTHREAD_ONCE_INIT;

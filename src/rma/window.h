@@ -33,6 +33,10 @@ typedef struct clampi_win {
      * and its opaque state. The window layer reaches the backend only through b.ops. */
     clampi_bwin b;
     uint32_t serial; /* matches CMPI_Win.serial while the window lives */
+    /* the registry's list of windows in the order they were made (registry.c) */
+    struct clampi_win *older, *newer;
+    uint64_t made; /* its number in that order, from 1 */
+    uint32_t slot; /* CMPI_Win.slot */
     clampi_win_options opts;
     int caches_data;   /* mode keeps completed gets (always-cache, user-defined) */
     int elide_flushes; /* flushes with nothing outstanding skip MPI: CLAMPI_ELIDE_* */
@@ -147,9 +151,11 @@ void clampi_registry_remove(CMPI_Win h);
  * and stats go with them); the others with CMPI_Win_free. */
 void clampi_win_free_unfreed_at_finalize(void);
 void clampi_win_set_free_routed(int (*free_routed)(clampi_win *w));
-/* The handles of the registered windows for which pred is true, newest first: an array of
- * *n handles for the caller to free (NULL if none, or out of memory). */
-CMPI_Win *clampi_registry_newest_first(int (*pred)(const clampi_win *w), int *n);
+/* The newest registered window made before window number *before (UINT64_MAX: any) for
+ * which pred is true (called under the registry's lock): its handle in *h, its number in
+ * *before, 1; 0 if there is none. No allocation: a caller freeing windows newest first
+ * passes *before back each time. */
+int clampi_registry_next_newest(int (*pred)(const clampi_win *w), uint64_t *before, CMPI_Win *h);
 
 /* MPI_Win -> state, for the preload and CMPI_Invalidate(MPI_Win): a fixed open-addressing
  * table read without locks (a seqlock guards against concurrent creation/free of other
