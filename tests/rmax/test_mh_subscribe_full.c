@@ -6,8 +6,8 @@
  * fetching the word. Both tables fill: the owner holds exactly CLAMPI_UCX_MH_SUBS records,
  * one per window with a copy. Releasing A takes back A's records only and clears A's
  * copies: every A window then fails at a flush or at the call (those with a copy fetching
- * nothing) and gives its copy's entry back, which a new window on B then takes; every B window still reads the
- * owner's memory. Half the B windows are freed before B's release:
+ * nothing) and gives its copy's entry back, which a new window on B then takes; every B
+ * window still reads the owner's memory. Half the B windows are freed before B's release:
  * their records go back to the owner. Releasing B ends the rest; freed windows give their
  * entries back. */
 #include <stdlib.h>

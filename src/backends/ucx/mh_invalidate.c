@@ -17,8 +17,9 @@
  * process's own through its endpoint to itself), so it holds where the network does the
  * atomics; the CPU only loads them. Records of windows closed before the release are taken
  * back at close; a window that reads its copy cleared gives the copy's entry back at once
- * (clampi_ucx_mh_copy_read_dead), so dead windows do not hold entries; a full mh_sub (CLAMPI_UCX_MH_SUBS records per owner window) or mh_mirror
- * leaves the window on a fetch per check, and so does any failure on the way.
+ * (clampi_ucx_mh_copy_read_dead), so dead windows do not hold entries. A full mh_sub
+ * (CLAMPI_UCX_MH_SUBS records per owner window) or mh_mirror leaves the window on a fetch
+ * per check, and so does any failure on the way.
  *
  * The owner's release waits for the peers' processes to answer (over TCP their CPU does
  * the atomic): a window subscribes only where its process has the progress service
