@@ -33,10 +33,6 @@ typedef struct clampi_win {
      * and its opaque state. The window layer reaches the backend only through b.ops. */
     clampi_bwin b;
     uint32_t serial; /* matches CMPI_Win.serial while the window lives */
-    /* the registry's list of windows in the order they were made (registry.c) */
-    struct clampi_win *older, *newer;
-    uint64_t made; /* its number in that order, from 1 */
-    uint32_t slot; /* CMPI_Win.slot */
     clampi_win_options opts;
     int caches_data;   /* mode keeps completed gets (always-cache, user-defined) */
     int elide_flushes; /* flushes with nothing outstanding skip MPI: CLAMPI_ELIDE_* */
@@ -80,6 +76,11 @@ typedef struct clampi_win {
     /* MPI_WIN_CREATE_FLAVOR the program asked for when the preload made the MPI window
      * another way (MPI_Win_allocate on UCX: MPI_Win_create over UCX memory); 0: MPI's. */
     int preload_flavor;
+    /* Cold, so last (the fields above are on every operation's path): the registry's list
+     * of windows in the order they were made (registry.c). */
+    struct clampi_win *older, *newer;
+    uint64_t made; /* its number in that order, from 1 */
+    uint32_t slot; /* CMPI_Win.slot */
 } clampi_win;
 
 /* The window of a backend view (an op of a table defined above the backends, src/rmax). */
