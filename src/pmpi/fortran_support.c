@@ -172,3 +172,47 @@ CLAMPI_F_ALIAS(mpi_init_thread, f_init_thread)
 CLAMPI_F_ALIAS(MPI_INIT_THREAD, f_init_thread)
 CLAMPI_F_ALIAS(mpi_init_f08_, f08_init)
 CLAMPI_F_ALIAS(mpi_init_thread_f08_, f08_init_thread)
+
+/* ---- MPI_WIN_GET_ATTR: the MPIs' Fortran entries read attributes inside the MPI, not
+ * through the C MPI_Win_get_attr, so the window's flavor is corrected here as there: the
+ * MPI's own entry, then MPI_WIN_FLAVOR_ALLOCATE for a window the program allocated and the
+ * preload made with MPI_Win_create (CLAMPI_BACKEND=ucx). Other MPIs (the standard ABI,
+ * whose Fortran is the MPI's own): the MPI's answer as it is. */
+#if defined(OPEN_MPI)
+#define F_WIN_CREATE_FLAVOR MPI_WIN_CREATE_FLAVOR
+#elif defined(MPICH_VERSION) /* MPICH, Intel MPI: a predefined key's Fortran value is the C one + 1 */
+#define F_WIN_CREATE_FLAVOR (MPI_WIN_CREATE_FLAVOR + 1)
+#endif
+
+typedef void (*f_win_get_attr_fn)(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierr);
+
+static void win_get_attr_with(f_win_get_attr_fn real, MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag,
+                              MPI_Fint *ierr) {
+    MPI_Fint rc = MPI_ERR_INTERN;
+    if (real) real(win, keyval, value, flag, &rc);
+#ifdef F_WIN_CREATE_FLAVOR
+    if (rc == MPI_SUCCESS && *keyval == F_WIN_CREATE_FLAVOR && (*flag & 1) &&
+        clampi_pmpi_flavor_asked(PMPI_Win_f2c(*win)) == MPI_WIN_FLAVOR_ALLOCATE)
+        *value = MPI_WIN_FLAVOR_ALLOCATE;
+#endif
+    if (ierr) *ierr = rc;
+}
+
+static void f_win_get_attr(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierr) {
+    static const char *const names[] = {"pmpi_win_get_attr_", "pmpi_win_get_attr__", "pmpi_win_get_attr",
+                                        "PMPI_WIN_GET_ATTR"};
+    win_get_attr_with((f_win_get_attr_fn)mpi_fortran(names, 4, (void (*)(void))f_win_get_attr), win, keyval, value,
+                      flag, ierr);
+}
+
+static void f08_win_get_attr(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierr) {
+    static const char *const names[] = {"pmpi_win_get_attr_f08_", "pmpi_win_get_attr_f08", "mpi_win_get_attr_f08_"};
+    win_get_attr_with((f_win_get_attr_fn)mpi_fortran(names, 3, (void (*)(void))f08_win_get_attr), win, keyval, value,
+                      flag, ierr);
+}
+
+CLAMPI_F_ALIAS(mpi_win_get_attr_, f_win_get_attr)
+CLAMPI_F_ALIAS(mpi_win_get_attr__, f_win_get_attr)
+CLAMPI_F_ALIAS(mpi_win_get_attr, f_win_get_attr)
+CLAMPI_F_ALIAS(MPI_WIN_GET_ATTR, f_win_get_attr)
+CLAMPI_F_ALIAS(mpi_win_get_attr_f08_, f08_win_get_attr)

@@ -20,6 +20,7 @@
 #include "clampi/export.h"
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -775,13 +776,18 @@ CLAMPI_API int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used) {
     return rc;
 }
 
-/* MPI_WIN_CREATE_FLAVOR of a window MPI made another way than the program asked. */
+int clampi_pmpi_flavor_asked(MPI_Win win) {
+    clampi_win *w = active ? find(win) : NULL;
+    return w ? w->preload_flavor : 0;
+}
+
+/* MPI_WIN_CREATE_FLAVOR of a window MPI made another way than the program asked (the
+ * Fortran entries: fortran_support.c). */
 CLAMPI_API int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag) {
     static const int allocate_flavor = MPI_WIN_FLAVOR_ALLOCATE;
     int rc = PMPI_Win_get_attr(win, keyval, attribute_val, flag);
-    clampi_win *w;
-    if (rc == MPI_SUCCESS && keyval == MPI_WIN_CREATE_FLAVOR && active && flag && *flag && attribute_val &&
-        (w = find(win)) && w->preload_flavor == MPI_WIN_FLAVOR_ALLOCATE)
+    if (rc == MPI_SUCCESS && keyval == MPI_WIN_CREATE_FLAVOR && flag && *flag && attribute_val &&
+        clampi_pmpi_flavor_asked(win) == MPI_WIN_FLAVOR_ALLOCATE)
         *(const int **)attribute_val = &allocate_flavor;
     return rc;
 }
@@ -803,6 +809,9 @@ CLAMPI_API int MPI_Win_set_name(MPI_Win win, const char *win_name) {
 /* The heap is created at initialisation, where every process is present: MPI_Alloc_mem
  * is local in MPI, and creating the heap later would make it collective. */
 void clampi_pmpi_after_init(void) {
+    /* once: an MPI's Fortran MPI_INIT may call the C MPI_Init, which is clampi's too */
+    static atomic_int done;
+    if (atomic_exchange(&done, 1)) return;
     int provided = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&provided);
     thread_multiple = provided == MPI_THREAD_MULTIPLE;

@@ -13,6 +13,10 @@ void clampi_pmpi_route(clampi_win *w);
 /* own (an MPI window of the program's) now stands for the family window child: MPI_
  * calls on own are served by child, MPI_Win_free(own) frees it. Returns an MPI code. */
 int clampi_pmpi_family_adopt(MPI_Win own, CMPI_Win child);
-/* After the MPI is initialised (MPI_Init, MPI_Init_thread, their Fortran entries). */
+/* After the MPI is initialised (MPI_Init, MPI_Init_thread, their Fortran entries); runs
+ * once however many of them lead here. */
 void clampi_pmpi_after_init(void);
+/* The flavor the program asked for where the preload made its window another way
+ * (MPI_WIN_FLAVOR_ALLOCATE), else 0. */
+int clampi_pmpi_flavor_asked(MPI_Win win);
 #endif

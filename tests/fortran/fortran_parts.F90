@@ -5,7 +5,8 @@
 ! heap), point-to-point with requests and statuses (CLAMPI_MATCH), and blocking calls on
 ! strided array sections (with `use mpi_f08` on MPICH-family MPIs these pass the compiler's
 ! array descriptor, not a copy), and (-DHAS_ISENDRECV, an MPI-4 library) MPI_Isendrecv on
-! one side against MPI_Irecv + MPI_Send on the other. Built three ways:
+! one side against MPI_Irecv + MPI_Send on the other, and the flavor of an allocated window.
+! Built three ways:
 ! -DBINDING_MPIFH (include 'mpif.h'), default (use mpi), -DBINDING_F08 (use mpi_f08).
 ! Prints "result" lines that must not change under the preload.
 #if defined(BINDING_F08)
@@ -41,7 +42,7 @@ program fortran_parts
   integer, parameter :: n = 1024, blk = 4, rounds = 300
   integer, target :: winbuf(n)
   integer :: fetched(16), me, np, ierr, i, k, peer, flag_count, err_changed
-  integer(kind=MPI_ADDRESS_KIND) :: winsize, disp
+  integer(kind=MPI_ADDRESS_KIND) :: winsize, disp, flavor
   integer(kind=8) :: total
   HANDLE(MPI_Win) :: win
   HANDLE(MPI_Info) :: info
@@ -95,6 +96,13 @@ program fortran_parts
   call MPI_Win_unlock(peer, win, ierr)
   call MPI_Win_free(win, ierr)
   write (*, '(a,i0,a,i0)') 'result info rank=', me, ' sum=', total
+
+  ! ---- a window the program allocates says so in MPI_WIN_CREATE_FLAVOR (with
+  ! CLAMPI_BACKEND=ucx the preload makes it with MPI_Win_create over UCX's memory)
+  call MPI_Win_allocate(int(64, MPI_ADDRESS_KIND), 4, MPI_INFO_NULL, MPI_COMM_WORLD, sptr, win, ierr)
+  call MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, flavor, flag, ierr)
+  write (*, '(a,i0,a,i0,a,l1)') 'result flavor rank=', me, ' flavor=', flavor, ' flag=', flag
+  call MPI_Win_free(win, ierr)
 
   ! ---- the shared heap: MPI_Alloc_mem buffers, MPI_Alltoall, MPI_Allgather in place
   call MPI_Alloc_mem(int(blk * np * 4, MPI_ADDRESS_KIND), MPI_INFO_NULL, sptr, ierr)
