@@ -119,7 +119,7 @@ void clampi_f_string(char *dst, size_t cap, const char *src, size_t len) {
 typedef void (*f_init_fn)(MPI_Fint *ierr);
 typedef void (*f_init_thread_fn)(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr);
 
-static void (*mpi_fortran(const char *const names[], size_t n, void (*self)(void)))(void) {
+void (*clampi_f_next_of(const char *const names[], size_t n, void (*self)(void)))(void) {
     for (size_t i = 0; i < n; i++) {
         void (*p)(void) = clampi_f_next(names[i], self);
         if (p) return p;
@@ -129,7 +129,7 @@ static void (*mpi_fortran(const char *const names[], size_t n, void (*self)(void
 
 static void f_init(MPI_Fint *ierr) {
     static const char *const names[] = {"pmpi_init_", "pmpi_init__", "pmpi_init", "PMPI_INIT"};
-    f_init_fn real = (f_init_fn)mpi_fortran(names, 4, (void (*)(void))f_init);
+    f_init_fn real = (f_init_fn)clampi_f_next_of(names, 4, (void (*)(void))f_init);
     if (!real) {
         *ierr = MPI_ERR_INTERN;
         return;
@@ -141,7 +141,7 @@ static void f_init(MPI_Fint *ierr) {
 static void f_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr) {
     static const char *const names[] = {"pmpi_init_thread_", "pmpi_init_thread__", "pmpi_init_thread",
                                         "PMPI_INIT_THREAD"};
-    f_init_thread_fn real = (f_init_thread_fn)mpi_fortran(names, 4, (void (*)(void))f_init_thread);
+    f_init_thread_fn real = (f_init_thread_fn)clampi_f_next_of(names, 4, (void (*)(void))f_init_thread);
     if (!real) {
         *ierr = MPI_ERR_INTERN;
         return;
@@ -201,14 +201,14 @@ static void win_get_attr_with(f_win_get_attr_fn real, MPI_Fint *win, MPI_Fint *k
 static void f_win_get_attr(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierr) {
     static const char *const names[] = {"pmpi_win_get_attr_", "pmpi_win_get_attr__", "pmpi_win_get_attr",
                                         "PMPI_WIN_GET_ATTR"};
-    win_get_attr_with((f_win_get_attr_fn)mpi_fortran(names, 4, (void (*)(void))f_win_get_attr), win, keyval, value,
+    win_get_attr_with((f_win_get_attr_fn)clampi_f_next_of(names, 4, (void (*)(void))f_win_get_attr), win, keyval, value,
                       flag, ierr);
 }
 
 static void f08_win_get_attr(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierr) {
     static const char *const names[] = {"pmpi_win_get_attr_f08_", "pmpi_win_get_attr_f08", "mpi_win_get_attr_f08_"};
-    win_get_attr_with((f_win_get_attr_fn)mpi_fortran(names, 3, (void (*)(void))f08_win_get_attr), win, keyval, value,
-                      flag, ierr);
+    win_get_attr_with((f_win_get_attr_fn)clampi_f_next_of(names, 3, (void (*)(void))f08_win_get_attr), win, keyval,
+                      value, flag, ierr);
 }
 
 CLAMPI_F_ALIAS(mpi_win_get_attr_, f_win_get_attr)

@@ -30,15 +30,7 @@
 #endif
 program fortran_parts
   use, intrinsic :: iso_c_binding
-#if defined(BINDING_F08)
-  use mpi_f08
-#elif !defined(BINDING_MPIFH)
-  use mpi
-#endif
-  implicit none
-#if defined(BINDING_MPIFH)
-  include 'mpif.h'
-#endif
+#include "use_binding.inc"
   integer, parameter :: n = 1024, blk = 4, rounds = 300
   integer, target :: winbuf(n)
   integer :: fetched(16), me, np, ierr, i, k, peer, flag_count, err_changed
