@@ -16,35 +16,45 @@
 
 #define ENTRY CLAMPI_API
 
+/* Each completion call: MPI's own at once while nothing of clampi's point-to-point exists
+ * (clampi_msg_mpi_only), so a program preloaded without CLAMPI_MATCH pays a few loads. */
 ENTRY int MPI_Wait(MPI_Request *request, MPI_Status *status) {
+    if (clampi_msg_mpi_only()) return PMPI_Wait(request, status);
     if (clampi_msg_hooks_on()) return clampi_msg_hooked_wait(request, status);
     return clampi_msg_wait(request, status);
 }
 ENTRY int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
+    if (clampi_msg_mpi_only()) return PMPI_Test(request, flag, status);
     if (clampi_msg_hooks_on()) return clampi_msg_hooked_test(request, flag, status);
     return clampi_msg_test(request, flag, status);
 }
 ENTRY int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
+    if (clampi_msg_mpi_only()) return PMPI_Waitany(count, requests, index, status);
     if (clampi_msg_hooks_on()) return clampi_msg_hooked_waitany(count, requests, index, status);
     return clampi_msg_waitany(count, requests, index, status);
 }
 ENTRY int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {
+    if (clampi_msg_mpi_only()) return PMPI_Testany(count, requests, index, flag, status);
     if (clampi_msg_hooks_on()) return clampi_msg_hooked_testany(count, requests, index, flag, status);
     return clampi_msg_testany(count, requests, index, flag, status);
 }
 ENTRY int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+    if (clampi_msg_mpi_only()) return PMPI_Waitall(count, requests, statuses);
     if (clampi_msg_hooks_on()) return clampi_msg_hooked_waitall(count, requests, statuses);
     return clampi_msg_waitall(count, requests, statuses);
 }
 ENTRY int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
+    if (clampi_msg_mpi_only()) return PMPI_Testall(count, requests, flag, statuses);
     if (clampi_msg_hooks_on()) return clampi_msg_hooked_testall(count, requests, flag, statuses);
     return clampi_msg_testall(count, requests, flag, statuses);
 }
 ENTRY int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
+    if (clampi_msg_mpi_only()) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
     if (clampi_msg_hooks_on()) return clampi_msg_hooked_waitsome(incount, requests, outcount, indices, statuses);
     return clampi_msg_waitsome(incount, requests, outcount, indices, statuses);
 }
 ENTRY int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
+    if (clampi_msg_mpi_only()) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
     if (clampi_msg_hooks_on()) return clampi_msg_hooked_testsome(incount, requests, outcount, indices, statuses);
     return clampi_msg_testsome(incount, requests, outcount, indices, statuses);
 }

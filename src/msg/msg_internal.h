@@ -257,6 +257,12 @@ void clampi_carrier_discard(clampi_msg *m); /* a message never received: taken f
 static inline int clampi_carrier_tracking(void) {
     return atomic_load_explicit(&clampi_carrier_n.nnative, memory_order_relaxed) != 0;
 }
+/* Nothing of clampi's point-to-point in the process (no communicator on the MPI carrier, no
+ * request of clampi's, no hook, no receive tracked or in flight): a completion call is MPI's
+ * own, reached as a tail call. The carrier's count first: a carrier job pays one load. */
+static inline int clampi_msg_mpi_only(void) {
+    return !clampi_carrier_active() && !clampi_mreq_live() && !clampi_msg_hooks_on() && !clampi_carrier_tracking();
+}
 /* The code the wire's error handler saw during this thread's last call on the wire, or 0:
  * MPICH 5 returns MPI_SUCCESS from a call whose error went to that handler (carrier_mpi.c).
  * clampi_wire_handled: the program's own handler took it (then MPI's return stands). */

@@ -48,8 +48,10 @@ static inline __attribute__((always_inline)) int send_entry(const void *buf, int
 
 /* ---- sends ------------------------------------------------------------------------------ */
 /* MPI_Send and MPI_Isend: a tail call into the carrier when the communicator is at hand
- * (clampi_pm_comm_hot), else the full decision in a call of its own (noinline: its calls
- * would otherwise give the fast path a stack frame). */
+ * (clampi_pm_comm_hot), else, with no communicator of clampi's and no receive in clampi's
+ * queues (a program preloaded without CLAMPI_MATCH), MPI's own call as a tail call (a few
+ * loads per call: bench/match/profile_cost.sh), else the full decision in a call of its own
+ * (noinline: its calls would otherwise give the fast paths a stack frame). */
 static __attribute__((noinline)) int send_other(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                                                 MPI_Comm comm) {
     clampi_mcomm *mc = clampi_pm_comm(comm);
@@ -60,6 +62,7 @@ static __attribute__((noinline)) int send_other(const void *buf, int count, MPI_
 CLAMPI_API int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
     clampi_mcomm *mc = clampi_pm_comm_hot(comm);
     if (mc) return mc->ops->entry_send(mc, buf, count, type, dest, tag);
+    if (clampi_pm_none() && !clampi_carrier_pending()) return PMPI_Send(buf, count, type, dest, tag, comm);
     return send_other(buf, count, type, dest, tag, comm);
 }
 
@@ -75,6 +78,7 @@ CLAMPI_API int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest
                          MPI_Request *request) {
     clampi_mcomm *mc = request ? clampi_pm_comm_hot(comm) : NULL;
     if (mc) return mc->ops->entry_isend(mc, buf, count, type, dest, tag, request);
+    if (clampi_pm_none()) return PMPI_Isend(buf, count, type, dest, tag, comm, request);
     return isend_other(buf, count, type, dest, tag, comm, request);
 }
 
@@ -204,7 +208,8 @@ CLAMPI_API int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int des
     return clampi_msg_bsend_mpi(buf, count, type, dest, tag, comm, request);
 }
 
-/* ---- receives: as the sends, and the matching profile's hook on each post ------------- */
+/* ---- receives: as the sends, and the matching profile's hook on each post (MPI's own
+ * call first only while the profile is off) ------------------------------------------------- */
 static __attribute__((noinline)) int irecv_other(void *buf, int count, MPI_Datatype type, int source, int tag,
                                                  MPI_Comm comm, MPI_Request *request) {
     clampi_mcomm *mc = request ? clampi_pm_comm(comm) : NULL;
@@ -218,6 +223,7 @@ CLAMPI_API int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, in
                          MPI_Request *request) {
     clampi_mcomm *mc = request && clampi_match_profile_off() ? clampi_pm_comm_hot(comm) : NULL;
     if (mc) return mc->ops->entry_irecv(mc, buf, count, type, source, tag, request);
+    if (clampi_pm_none() && clampi_match_profile_off()) return PMPI_Irecv(buf, count, type, source, tag, comm, request);
     return irecv_other(buf, count, type, source, tag, comm, request);
 }
 
@@ -233,6 +239,8 @@ CLAMPI_API int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int
                         MPI_Status *status) {
     clampi_mcomm *mc = clampi_match_profile_off() ? clampi_pm_comm_hot(comm) : NULL;
     if (mc) return mc->ops->entry_recv(mc, buf, count, type, source, tag, status);
+    if (clampi_pm_none() && clampi_match_profile_off() && !clampi_carrier_pending())
+        return PMPI_Recv(buf, count, type, source, tag, comm, status);
     return recv_other(buf, count, type, source, tag, comm, status);
 }
 

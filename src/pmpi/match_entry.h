@@ -32,6 +32,8 @@ void clampi_pm_finalize(void);              /* stats lines (CLAMPI_STATS), outst
 void clampi_pm_comm_forget(MPI_Comm *comm); /* before MPI_Comm_free / _disconnect of any communicator */
 /* The clampi communicator behind comm, or NULL (MPI's, or none enabled at all). */
 extern _Atomic int clampi_pm_enabled; /* communicators enabled now */
+/* No communicator of the preload's enabled now: every call is MPI's (see clampi_pm_idle). */
+static inline int clampi_pm_none(void) { return !atomic_load_explicit(&clampi_pm_enabled, memory_order_relaxed); }
 static inline clampi_mcomm *clampi_pm_comm(MPI_Comm comm) {
     if (!atomic_load_explicit(&clampi_pm_enabled, memory_order_relaxed) || comm == MPI_COMM_NULL) return NULL;
     return clampi_msg_comm(comm);
