@@ -5,7 +5,8 @@
 ! clampi's queue (CLAMPI_MATCH_NATIVE_DEPTH=0), the call must hand it to MPI first, or rank 0
 ! never leaves its send and both wait for ever. The calls: MPI_Cart_sub,
 ! MPI_Dist_graph_create_adjacent, MPI_File_open, MPI_File_set_view (a character argument),
-! MPI_File_close, MPI_Alltoallw. Built three ways like fortran_parts.F90: -DBINDING_MPIFH,
+! MPI_File_close, MPI_Alltoallw. Then a duplicate named "fdisc" carries one message and is
+! left by MPI_Comm_disconnect. Built three ways like fortran_parts.F90: -DBINDING_MPIFH,
 ! default (use mpi), -DBINDING_F08. Rank 1 prints one "result" line per call, which must not change under
 ! the preload. Two processes. An argument K runs call K alone.
 #if defined(BINDING_F08)
@@ -25,7 +26,7 @@ program fortran_handover
   logical :: periods(2), remain(2)
   integer(kind=MPI_OFFSET_KIND) :: offset
   character(len=64) :: path
-  HANDLE(MPI_Comm) :: cart, sub, graph
+  HANDLE(MPI_Comm) :: cart, sub, graph, disc
   HANDLE(MPI_File) :: fh
   HANDLE(MPI_Request) :: req
   HANDLE(MPI_Datatype) :: types(2)
@@ -101,5 +102,16 @@ program fortran_handover
 
   if (first == 4 .and. last == 4) call MPI_File_close(fh, ierr)
   call MPI_Comm_free(cart, ierr)
+
+  ! A duplicate named "fdisc", one message on it, left by MPI_Comm_disconnect: clampi's stats
+  ! line for it is recorded there, as at MPI_Comm_free.
+  call MPI_Comm_dup(MPI_COMM_WORLD, disc, ierr)
+  call MPI_Comm_set_name(disc, 'fdisc', ierr)
+  got(1) = -1
+  call MPI_Irecv(got, 1, MPI_INTEGER, 1 - me, 9, disc, req, ierr)
+  call MPI_Send(one, 1, MPI_INTEGER, 1 - me, 9, disc, ierr)
+  call MPI_Wait(req, st, ierr)
+  call MPI_Comm_disconnect(disc, ierr)
+  print '(a,i0,a,i0,a,l1)', 'result disconnect rank=', me, ' got=', got(1), ' null=', disc == MPI_COMM_NULL
   call MPI_Finalize(ierr)
 end program fortran_handover
