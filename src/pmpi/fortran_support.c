@@ -127,6 +127,12 @@ void (*clampi_f_next_of(const char *const names[], size_t n, void (*self)(void))
     return NULL;
 }
 
+void (*clampi_f_next_cached(void (**slot)(void), const char *const names[], size_t n, void (*self)(void)))(void) {
+    void (*p)(void) = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (!p && (p = clampi_f_next_of(names, n, self))) __atomic_store_n(slot, p, __ATOMIC_RELEASE);
+    return p;
+}
+
 static void f_init(MPI_Fint *ierr) {
     static const char *const names[] = {"pmpi_init_", "pmpi_init__", "pmpi_init", "PMPI_INIT"};
     f_init_fn real = (f_init_fn)clampi_f_next_of(names, 4, (void (*)(void))f_init);
@@ -201,14 +207,16 @@ static void win_get_attr_with(f_win_get_attr_fn real, MPI_Fint *win, MPI_Fint *k
 static void f_win_get_attr(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierr) {
     static const char *const names[] = {"pmpi_win_get_attr_", "pmpi_win_get_attr__", "pmpi_win_get_attr",
                                         "PMPI_WIN_GET_ATTR"};
-    win_get_attr_with((f_win_get_attr_fn)clampi_f_next_of(names, 4, (void (*)(void))f_win_get_attr), win, keyval, value,
-                      flag, ierr);
+    static void (*next)(void);
+    win_get_attr_with((f_win_get_attr_fn)clampi_f_next_cached(&next, names, 4, (void (*)(void))f_win_get_attr), win,
+                      keyval, value, flag, ierr);
 }
 
 static void f08_win_get_attr(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierr) {
     static const char *const names[] = {"pmpi_win_get_attr_f08_", "pmpi_win_get_attr_f08", "mpi_win_get_attr_f08_"};
-    win_get_attr_with((f_win_get_attr_fn)clampi_f_next_of(names, 3, (void (*)(void))f08_win_get_attr), win, keyval,
-                      value, flag, ierr);
+    static void (*next)(void);
+    win_get_attr_with((f_win_get_attr_fn)clampi_f_next_cached(&next, names, 3, (void (*)(void))f08_win_get_attr), win,
+                      keyval, value, flag, ierr);
 }
 
 CLAMPI_F_ALIAS(mpi_win_get_attr_, f_win_get_attr)

@@ -54,6 +54,8 @@ void clampi_f_string(char *dst, size_t cap, const char *src, size_t len);
 void (*clampi_f_next(const char *name, void (*self)(void)))(void);
 /* The first of names that the MPI defines (RTLD_NEXT), never `self`; NULL if none. */
 void (*clampi_f_next_of(const char *const names[], size_t n, void (*self)(void)))(void);
+/* The same, looked up once and kept in *slot. */
+void (*clampi_f_next_cached(void (**slot)(void), const char *const names[], size_t n, void (*self)(void)))(void);
 
 #define CLAMPI_F08 1
 
