@@ -92,7 +92,8 @@ static void count_add(_Atomic int *c, int d) {
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + d, memory_order_relaxed);
 }
 
-static void clampi_carrier_track(MPI_Request h, clampi_mcomm *mc) {
+/* Inline (with slot_find, slot_remove): on every receive MPI's queue takes at depth 0. */
+static inline __attribute__((always_inline)) void clampi_carrier_track(MPI_Request h, clampi_mcomm *mc) {
     native_acquire();
     /* a few threads may pass clampi_carrier_native_room at once */
     if (atomic_load_explicit(&clampi_carrier_n.nnative, memory_order_relaxed) < NATIVE_SLOTS / 2) {
@@ -168,7 +169,7 @@ static inline int native_counted(clampi_mcomm *mc, int source, int err) {
 }
 
 /* Removes slot i (linear probing: later entries of its run move back). native_lock held. */
-static void slot_remove(unsigned i, int completed) {
+static inline __attribute__((always_inline)) void slot_remove(unsigned i, int completed) {
     if (completed) native_count(native[i].mc);
     native_left(native[i].mc, native[i].seq);
     count_add(&native[i].mc->native_live, -1);
@@ -185,7 +186,7 @@ static void slot_remove(unsigned i, int completed) {
     }
 }
 
-static int slot_find(MPI_Request h) {
+static inline __attribute__((always_inline)) int slot_find(MPI_Request h) {
     for (unsigned i = slot_of(h); native[i].mc; i = (i + 1) & (NATIVE_SLOTS - 1))
         if (native[i].h == h) return (int)i;
     return -1;

@@ -410,6 +410,7 @@ int clampi_msg_test(MPI_Request *request, int *flag, MPI_Status *status) {
     if (!request || !clampi_carrier_tracking()) return test_impl(request, flag, status);
     MPI_Request before = *request;
     clampi_wire_code = 0;
+    if (!clampi_mreq_live()) return single_end(before, request, PMPI_Test(request, flag, status)); /* as test_impl */
     return single_end(before, request, test_impl(request, flag, status));
 }
 
@@ -459,6 +460,9 @@ int clampi_msg_wait(MPI_Request *request, MPI_Status *status) {
     if (!clampi_carrier_tracking()) return wait_impl(request, status, spin);
     MPI_Request before = *request;
     clampi_wire_code = 0;
+    /* depth 0: MPI's own receive, nothing of clampi's to take meanwhile -- what wait_impl
+     * would reach, without its two calls */
+    if (!spin && !clampi_mreq_live()) return single_end(before, request, PMPI_Wait(request, status));
     return single_end(before, request, wait_impl(request, status, spin));
 }
 

@@ -11,7 +11,7 @@
  *     depth wait in clampi's queue and are taken with PMPI_Improbe.
  *  D. Windows as in A again: the depth grows back.
  *  E. N receives with tags 0..N-1, all in MPI's queue now, the messages sent in reverse
- *     order and each receive waited for in that order: MPI's receives complete out of
+ *     order and each receive waited for (MPI_Wait, MPI_Test) in that order: MPI's receives complete out of
  *     posting order, so the depth falls back, and one more window takes messages through
  *     clampi.
  *  F. A receive that stays posted (a control message's, MPI_ANY_SOURCE) ahead of windows of
@@ -57,8 +57,14 @@ static void reversed(int rank, int n, int one_by_one) {
         MPI_Irecv(in + t, 1, MPI_INT, 0, t, MPI_COMM_WORLD, q + t);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    if (one_by_one)
-        for (int t = n - 1; t >= 0; t--) MPI_Wait(q + t, st + t);
+    if (one_by_one) /* alternately MPI_Wait and an MPI_Test loop: both forget a completed receive */
+        for (int t = n - 1; t >= 0; t--) {
+            int done = 0;
+            if (t % 2)
+                MPI_Wait(q + t, st + t);
+            else
+                while (!done) MPI_Test(q + t, &done, st + t);
+        }
     else
         MPI_Waitall(n, q, st);
     for (int t = 0; t < n; t++) check(in + t, 500000 + t, "reversed", t);
