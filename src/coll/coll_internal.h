@@ -12,6 +12,7 @@
 #include "coll/engine/arena.h"
 #include "coll/engine/morton.h"
 #include "services/heap.h"
+#include "services/shared_segments.h"
 #include "common/progress_hook.h"
 #include "common/wait.h"
 
@@ -77,20 +78,20 @@ typedef struct clampi_coll_done {
 typedef struct clampi_coll_comm {
     int intranode; /* the communicator lies within one node (and is an intracomm) */
     int size, rank;
-    MPI_Comm shm; /* node communicator = comm's processes (if intranode) */
-    MPI_Win ctl_win;
+    MPI_Comm shm;                   /* node communicator = comm's processes (if intranode) */
+    clampi_shared_segments ctl_seg; /* rank 0's: the control block */
     clampi_coll_ctl *ctl;
-    uint64_t gen;             /* barrier rounds this rank has completed */
-    uint64_t calls;           /* shared-path calls so far (slot sequence numbers, parity) */
-    clampi_coll_done *done;   /* [size] completion flags in the control block */
-    int oversubscribed;       /* more processes in comm than CPUs: yield while waiting */
-    clampi_coll_cell *morton; /* this rank's segment of the Morton schedule (size cells) */
-    clampi_coll_cell *naive;  /* this rank's row */
-    MPI_Win scr_win;          /* staging scratch: each rank owns scr_bytes */
+    uint64_t gen;                   /* barrier rounds this rank has completed */
+    uint64_t calls;                 /* shared-path calls so far (slot sequence numbers, parity) */
+    clampi_coll_done *done;         /* [size] completion flags in the control block */
+    int oversubscribed;             /* more processes in comm than CPUs: yield while waiting */
+    clampi_coll_cell *morton;       /* this rank's segment of the Morton schedule (size cells) */
+    clampi_coll_cell *naive;        /* this rank's row */
+    clampi_shared_segments scr_seg; /* staging scratch: each rank owns scr_bytes */
     size_t scr_bytes;
     char **scr_base; /* [size]: each rank's scratch in this process */
     /* mailbox path (mailbox.c): each rank owns 2 x size cells of cell_bytes */
-    MPI_Win mbox_win;
+    clampi_shared_segments mbox_seg;
     size_t cell_bytes; /* bytes per cell (whole cache lines) */
     size_t cell_max;   /* largest block a cell holds; 0: no mailbox path */
     char **mbox;       /* [size]: each rank's cells in this process */

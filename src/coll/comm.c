@@ -12,8 +12,7 @@
 static int comm_keyval = MPI_KEYVAL_INVALID;
 
 static void scratch_free(clampi_coll_comm *st) {
-    if (st->scr_win != MPI_WIN_NULL) PMPI_Win_free(&st->scr_win);
-    free(st->scr_base);
+    clampi_shared_segments_free(&st->scr_seg);
     st->scr_base = NULL;
     st->scr_bytes = 0;
 }
@@ -22,12 +21,11 @@ static void state_free(clampi_coll_comm *st) {
     if (st == NULL) return;
     if (st->intranode) {
         scratch_free(st);
-        if (st->mbox_win != MPI_WIN_NULL) PMPI_Win_free(&st->mbox_win);
-        if (st->ctl_win != MPI_WIN_NULL) PMPI_Win_free(&st->ctl_win);
+        clampi_shared_segments_free(&st->mbox_seg);
+        clampi_shared_segments_free(&st->ctl_seg);
         MPI_Comm_free(&st->shm);
     }
     clampi_coll_hier_free(st->hier);
-    free(st->mbox);
     free(st->morton);
     free(st->naive);
     free(st->wait_morton);
@@ -90,9 +88,6 @@ static clampi_coll_comm *state_create(MPI_Comm comm, int *err) {
         return NULL;
     }
     st->shm = MPI_COMM_NULL;
-    st->ctl_win = MPI_WIN_NULL;
-    st->scr_win = MPI_WIN_NULL;
-    st->mbox_win = MPI_WIN_NULL;
     MPI_Comm_size(comm, &st->size);
     MPI_Comm_rank(comm, &st->rank);
     int inter = 0;
@@ -120,20 +115,15 @@ static clampi_coll_comm *state_create(MPI_Comm comm, int *err) {
                          ? (MPI_Aint)(sizeof(clampi_coll_ctl) + 2 * (size_t)st->size * sizeof(clampi_coll_slot) +
                                       (size_t)st->size * sizeof(clampi_coll_done))
                          : 0;
-    void *mine;
-    if (PMPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, st->shm, &mine, &st->ctl_win) != MPI_SUCCESS) {
-        /* no shared windows here (Open MPI with only osc pt2pt): MPI serves comm */
-        st->ctl_win = MPI_WIN_NULL;
+    if (clampi_shared_segments_allocate(st->shm, (size_t)bytes, &st->ctl_seg) != MPI_SUCCESS) {
+        /* no shared memory here: MPI serves comm */
         MPI_Comm_free(&st->shm);
         st->shm = MPI_COMM_NULL;
         st->intranode = 0;
         *err = MPI_SUCCESS;
         return st;
     }
-    MPI_Aint sz;
-    int du;
-    MPI_Win_shared_query(st->ctl_win, 0, &sz, &du, &st->ctl);
-    if (st->rank == 0) memset(st->ctl, 0, (size_t)bytes);
+    st->ctl = (clampi_coll_ctl *)st->ctl_seg.base[0]; /* zero-filled */
     st->done = (clampi_coll_done *)&st->ctl->slots[2 * (size_t)st->size];
     st->oversubscribed = clampi_node_oversubscribed(st->size);
     st->morton = malloc((size_t)st->size * sizeof *st->morton);
@@ -229,23 +219,9 @@ int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes) {
     size_t want = st->scr_bytes * 2 > bytes ? st->scr_bytes * 2 : bytes;
     want = want < 4096 ? 4096 : (want + 4095) & ~(size_t)4095;
     scratch_free(st);
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    void *mine;
-    int err = PMPI_Win_allocate_shared((MPI_Aint)want, 1, info, st->shm, &mine, &st->scr_win);
-    MPI_Info_free(&info);
-    if (err != MPI_SUCCESS) {
-        st->scr_win = MPI_WIN_NULL;
-        return err;
-    }
-    st->scr_base = malloc((size_t)st->size * sizeof *st->scr_base);
-    if (st->scr_base == NULL) return MPI_ERR_NO_MEM;
-    for (int i = 0; i < st->size; i++) {
-        MPI_Aint sz;
-        int du;
-        MPI_Win_shared_query(st->scr_win, i, &sz, &du, &st->scr_base[i]);
-    }
+    int err = clampi_shared_segments_allocate(st->shm, want, &st->scr_seg);
+    if (err != MPI_SUCCESS) return err;
+    st->scr_base = st->scr_seg.base;
     st->scr_bytes = want;
     return MPI_SUCCESS;
 }

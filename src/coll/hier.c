@@ -42,23 +42,23 @@ typedef struct hier_ctl {
 } hier_ctl;
 
 typedef struct clampi_coll_hier {
-    MPI_Comm node;    /* this node's processes of comm, in comm's order */
-    MPI_Comm leaders; /* the node leaders (node rank 0), in node order; NULL elsewhere */
-    int P, me;        /* comm size and rank */
-    int n, li;        /* node size, my index in the node */
-    int M, my_node;   /* number of nodes, my node's index (leaders' order) */
-    int *node_of;     /* [P] node of each comm rank */
-    int *local_of;    /* [P] index within its node */
-    int *members;     /* [P] comm ranks grouped by node (node order, then node index) */
-    int *first, *cnt; /* [M] where each node's members start in members[], how many */
-    MPI_Win ctl_win;
+    MPI_Comm node;                  /* this node's processes of comm, in comm's order */
+    MPI_Comm leaders;               /* the node leaders (node rank 0), in node order; NULL elsewhere */
+    int P, me;                      /* comm size and rank */
+    int n, li;                      /* node size, my index in the node */
+    int M, my_node;                 /* number of nodes, my node's index (leaders' order) */
+    int *node_of;                   /* [P] node of each comm rank */
+    int *local_of;                  /* [P] index within its node */
+    int *members;                   /* [P] comm ranks grouped by node (node order, then node index) */
+    int *first, *cnt;               /* [M] where each node's members start in members[], how many */
+    clampi_shared_segments ctl_seg; /* the leader's */
     hier_ctl *ctl;
     clampi_coll_slot *slots;
     hier_flag *packed, *done;
     clampi_coll_cell *morton; /* my segment of the node's n x n Morton schedule */
     uint64_t calls;
-    MPI_Win pack_win;  /* leader's segment: [send pack][receive pack] */
-    size_t pack_bytes; /* size of each of the two packs */
+    clampi_shared_segments pack_seg; /* the leader's: [send pack][receive pack] */
+    size_t pack_bytes;               /* size of each of the two packs */
     char *pack_send, *pack_recv;
     MPI_Datatype blk; /* contiguous type of blk_bytes bytes (leaders' exchange unit) */
     size_t blk_bytes;
@@ -73,8 +73,8 @@ static void wait_geq(const uint64_t *flag, uint64_t want) { clampi_coll_wait_fla
 
 void clampi_coll_hier_free(clampi_coll_hier *h) {
     if (h == NULL) return;
-    if (h->pack_win != MPI_WIN_NULL) PMPI_Win_free(&h->pack_win);
-    if (h->ctl_win != MPI_WIN_NULL) PMPI_Win_free(&h->ctl_win);
+    clampi_shared_segments_free(&h->pack_seg);
+    clampi_shared_segments_free(&h->ctl_seg);
     if (h->blk != MPI_DATATYPE_NULL) MPI_Type_free(&h->blk);
     if (h->leaders != MPI_COMM_NULL) MPI_Comm_free(&h->leaders);
     if (h->node != MPI_COMM_NULL) MPI_Comm_free(&h->node);
@@ -92,7 +92,6 @@ clampi_coll_hier *clampi_coll_hier_create(MPI_Comm comm, MPI_Comm node, int *err
     clampi_coll_hier *h = calloc(1, sizeof *h);
     if (h == NULL) return NULL;
     h->node = h->leaders = MPI_COMM_NULL;
-    h->ctl_win = h->pack_win = MPI_WIN_NULL;
     h->blk = MPI_DATATYPE_NULL;
     MPI_Comm_size(comm, &h->P);
     MPI_Comm_rank(comm, &h->me);
@@ -142,18 +141,13 @@ clampi_coll_hier *clampi_coll_hier_create(MPI_Comm comm, MPI_Comm node, int *err
     }
     free(all);
     MPI_Aint bytes = h->li == 0 ? (MPI_Aint)(sizeof(hier_ctl) + 4 * (size_t)h->n * CLAMPI_COLL_LINE) : 0;
-    void *base;
-    int wok = PMPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, h->node, &base, &h->ctl_win) == MPI_SUCCESS;
-    if (!wok) h->ctl_win = MPI_WIN_NULL;
+    int wok = clampi_shared_segments_allocate(h->node, (size_t)bytes, &h->ctl_seg) == MPI_SUCCESS;
     MPI_Allreduce(&wok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
     if (!all_ok) {
         clampi_coll_hier_free(h);
         return NULL; /* the MPI library serves this communicator */
     }
-    MPI_Aint sz;
-    int du;
-    MPI_Win_shared_query(h->ctl_win, 0, &sz, &du, &h->ctl);
-    if (h->li == 0) memset(h->ctl, 0, (size_t)bytes);
+    h->ctl = (hier_ctl *)h->ctl_seg.base[0]; /* zero-filled */
     h->slots = (clampi_coll_slot *)h->ctl->slots;
     h->packed = &h->ctl->slots[2 * (size_t)h->n];
     h->done = h->packed + h->n;
@@ -164,24 +158,19 @@ clampi_coll_hier *clampi_coll_hier_create(MPI_Comm comm, MPI_Comm node, int *err
 /* Grows the leader's two pack buffers to at least bytes each (collective over the node;
  * every process asks for the same size). */
 static int pack_ensure(clampi_coll_hier *h, size_t bytes) {
-    if (h->pack_win != MPI_WIN_NULL && h->pack_bytes >= bytes) return MPI_SUCCESS;
-    if (h->pack_win != MPI_WIN_NULL) {
+    if (h->pack_seg.base && h->pack_bytes >= bytes) return MPI_SUCCESS;
+    if (h->pack_seg.base) {
         MPI_Barrier(h->node); /* everyone has unpacked the previous call */
-        PMPI_Win_free(&h->pack_win);
+        clampi_shared_segments_free(&h->pack_seg);
     }
     size_t want = h->pack_bytes * 2 > bytes ? h->pack_bytes * 2 : bytes;
     want = (want + 4095) & ~(size_t)4095;
-    void *base;
-    int err =
-        PMPI_Win_allocate_shared(h->li == 0 ? (MPI_Aint)(2 * want) : 0, 1, MPI_INFO_NULL, h->node, &base, &h->pack_win);
+    int err = clampi_shared_segments_allocate(h->node, h->li == 0 ? 2 * want : 0, &h->pack_seg);
     if (err != MPI_SUCCESS) {
-        h->pack_win = MPI_WIN_NULL;
         h->pack_bytes = 0;
         return err;
     }
-    MPI_Aint sz;
-    int du;
-    MPI_Win_shared_query(h->pack_win, 0, &sz, &du, &h->pack_send);
+    h->pack_send = h->pack_seg.base[0];
     h->pack_recv = h->pack_send + want;
     h->pack_bytes = want;
     return MPI_SUCCESS;

@@ -34,24 +34,9 @@ int clampi_coll_mailbox_create(clampi_coll_comm *st) {
     size_t cap = (((size_t)4 << 20) / (size_t)st->size) & ~(size_t)(CLAMPI_COLL_LINE - 1);
     if (cell > cap) /* at most 4 MiB of cells per rank and parity */
         cell = cap > CLAMPI_COLL_LINE ? cap : CLAMPI_COLL_LINE;
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    void *mine;
-    int err = PMPI_Win_allocate_shared((MPI_Aint)(2 * (size_t)st->size * cell), CLAMPI_COLL_LINE, info, st->shm, &mine,
-                                       &st->mbox_win);
-    MPI_Info_free(&info);
-    if (err != MPI_SUCCESS) {
-        st->mbox_win = MPI_WIN_NULL;
-        return err;
-    }
-    st->mbox = malloc((size_t)st->size * sizeof *st->mbox);
-    if (st->mbox == NULL) return MPI_ERR_NO_MEM;
-    for (int i = 0; i < st->size; i++) {
-        MPI_Aint sz;
-        int du;
-        MPI_Win_shared_query(st->mbox_win, i, &sz, &du, &st->mbox[i]);
-    }
+    int err = clampi_shared_segments_allocate(st->shm, 2 * (size_t)st->size * cell, &st->mbox_seg);
+    if (err != MPI_SUCCESS) return err;
+    st->mbox = st->mbox_seg.base; /* page-aligned: whole lines */
     st->cell_bytes = cell;
     st->cell_max = cell - TAG;
     return MPI_SUCCESS;

@@ -61,6 +61,7 @@
 #define MPI_Get_accumulate PMPI_Get_accumulate
 #define MPI_Get_address PMPI_Get_address
 #define MPI_Get_count PMPI_Get_count
+#define MPI_Get_processor_name PMPI_Get_processor_name
 #define MPI_Get_elements PMPI_Get_elements
 #define MPI_Get_elements_x PMPI_Get_elements_x
 #define MPI_Get_library_version PMPI_Get_library_version

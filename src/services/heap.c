@@ -5,10 +5,10 @@
 
 #include "coll/engine/arena.h"
 #include "common/errors.h"
-#include "common/mpi_cvar.h"
 #include "common/options.h"
 #include "numa/first_touch.h"
 #include "services/finalize.h"
+#include "services/shared_segments.h"
 #include "topo/node.h"
 
 #include <pthread.h>
@@ -20,7 +20,7 @@
 static struct {
     int ready;
     MPI_Comm node; /* MPI_COMM_WORLD's node communicator */
-    MPI_Win win;
+    clampi_shared_segments segs;
     int nseg;
     char **seg_base; /* [nseg] segment start in this process */
     size_t *seg_size;
@@ -29,7 +29,7 @@ static struct {
     clampi_coll_arena arena; /* my segment */
     unsigned long fallbacks;
     pthread_mutex_t lock;
-} heap = {.node = MPI_COMM_NULL, .win = MPI_WIN_NULL, .lock = PTHREAD_MUTEX_INITIALIZER};
+} heap = {.node = MPI_COMM_NULL, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* The heap's options, read once through the options table. */
 static size_t heap_size(void) {
@@ -55,39 +55,16 @@ int clampi_heap_ensure(size_t bytes) {
     bytes = (bytes + 4095) & ~(size_t)4095;
     int err = clampi_node_split(MPI_COMM_WORLD, &heap.node);
     if (err != MPI_SUCCESS) return err;
-    /* a failed shared allocation (e.g. Open MPI with osc pt2pt only) is a fallback, not an abort */
     MPI_Comm_set_errhandler(heap.node, MPI_ERRORS_RETURN);
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    void *mine = NULL;
-    /* MPICH 4 first tries to map the node's whole heap at one address in every process,
-     * probing each page of the range with msync in each process: 256 MiB per process and
-     * 3 processes make 196,608 calls per process, and 8 processes on 2 cores spent 3.6 s
-     * in MPI_Init against 0.9 s without. The heap needs no common address (the segments
-     * are found with MPI_Win_shared_query), so it asks for no attempt; the program's own
-     * windows keep MPICH's setting. */
-    clampi_cvar_override symheap;
-    clampi_cvar_override_int(&symheap, "MPIR_CVAR_SHM_SYMHEAP_RETRY", 0);
-    err = PMPI_Win_allocate_shared((MPI_Aint)bytes, 1, info, heap.node, &mine, &heap.win);
-    clampi_cvar_restore(&symheap);
-    MPI_Info_free(&info);
-    if (err != MPI_SUCCESS) {
+    err = clampi_shared_segments_allocate(heap.node, bytes, &heap.segs);
+    if (err != MPI_SUCCESS) { /* no shared memory here: MPI_Alloc_mem stays MPI's */
         MPI_Comm_free(&heap.node);
         return err;
     }
-    MPI_Comm_size(heap.node, &heap.nseg);
     MPI_Comm_rank(heap.node, &heap.me);
-    heap.seg_base = calloc((size_t)heap.nseg, sizeof *heap.seg_base);
-    heap.seg_size = calloc((size_t)heap.nseg, sizeof *heap.seg_size);
-    for (int i = 0; i < heap.nseg; i++) {
-        MPI_Aint sz;
-        int du;
-        void *b;
-        MPI_Win_shared_query(heap.win, i, &sz, &du, &b);
-        heap.seg_base[i] = b;
-        heap.seg_size[i] = (size_t)sz;
-    }
+    heap.nseg = heap.segs.n;
+    heap.seg_base = heap.segs.base;
+    heap.seg_size = heap.segs.size;
     clampi_coll_arena_init(&heap.arena, heap.seg_base[heap.me], heap.seg_size[heap.me]);
     /* The heap's identity (memory handles name it): node rank 0's clock, pid and address. */
     if (heap.me == 0) {
@@ -98,7 +75,7 @@ int clampi_heap_ensure(size_t bytes) {
         if (heap.id == 0) heap.id = 1;
     }
     MPI_Bcast(&heap.id, 1, MPI_UINT64_T, 0, heap.node);
-    /* free the window before MPI_Finalize tears down the MPI library */
+    /* unmapped, its communicator freed, before MPI_Finalize tears down the MPI library */
     clampi_finalize_at(CLAMPI_FINALIZE_HEAP, clampi_heap_teardown);
     heap.ready = 1;
     return MPI_SUCCESS;
@@ -107,10 +84,8 @@ int clampi_heap_ensure(size_t bytes) {
 void clampi_heap_teardown(void) {
     if (!heap.ready) return;
     heap.ready = 0;
-    PMPI_Win_free(&heap.win);
+    clampi_shared_segments_free(&heap.segs);
     MPI_Comm_free(&heap.node);
-    free(heap.seg_base);
-    free(heap.seg_size);
     heap.seg_base = NULL;
     heap.seg_size = NULL;
     memset(&heap.arena, 0, sizeof heap.arena);

@@ -1,5 +1,5 @@
-/* The node-shared heap: one MPI_Win_allocate_shared window over MPI_COMM_WORLD's node
- * communicator, one segment per process, each managed by an arena (coll/engine/arena.h)
+/* The node-shared heap: shared segments (services/shared_segments.h) over MPI_COMM_WORLD's
+ * node communicator, one per process, each managed by an arena (coll/engine/arena.h)
  * that only its owner allocates from. A shared service (src/services/): the collectives
  * read and write through it, the RMA extensions name its memory in memory handles, the
  * preload serves MPI_Alloc_mem from it. CMPI_Alloc_mem, CMPI_Free_mem and CMPIX_Heap_*

@@ -3,6 +3,7 @@
 
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "common/options.h"
@@ -19,11 +20,39 @@ static int internal(int err, MPI_Comm *node) {
     return err;
 }
 
+/* Processes with the same processor name (host name) share a node. Not
+ * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): on MPICH 4.0 a communicator made that way,
+ * alive for the whole run as clampi's is, made the program's small point-to-point messages
+ * slower (osu_bibw 1 B; bench/results/preload_small_messages_mpich.txt), one made with
+ * MPI_Comm_split did not. A name shared by two machines costs nothing but speed: the shared
+ * segments (services/shared_segments.h) cannot be mapped there, and MPI serves. */
+static int split_by_host(MPI_Comm comm, MPI_Comm *node) {
+    char me[MPI_MAX_PROCESSOR_NAME] = {0};
+    int len = 0, n, r;
+    MPI_Get_processor_name(me, &len);
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &r);
+    char *all = malloc((size_t)n * MPI_MAX_PROCESSOR_NAME);
+    int ok = all != NULL, all_ok = 0;
+    int err = MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+    if (err == MPI_SUCCESS && !all_ok) err = MPI_ERR_NO_MEM;
+    if (err == MPI_SUCCESS)
+        err = MPI_Allgather(me, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
+    int color = r; /* the first process with my name */
+    for (int i = 0; err == MPI_SUCCESS && i < n; i++)
+        if (strncmp(all + (size_t)i * MPI_MAX_PROCESSOR_NAME, me, MPI_MAX_PROCESSOR_NAME) == 0) {
+            color = i;
+            break;
+        }
+    free(all);
+    return err != MPI_SUCCESS ? err : MPI_Comm_split(comm, color, 0, node);
+}
+
 int clampi_node_split(MPI_Comm comm, MPI_Comm *node) {
     int k = node_size();
-    if (k <= 0) return internal(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, node), node);
+    if (k <= 0) return internal(split_by_host(comm, node), node);
     MPI_Comm real;
-    int err = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &real);
+    int err = split_by_host(comm, &real);
     if (err != MPI_SUCCESS) return err;
     int wrank;
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);

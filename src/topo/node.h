@@ -4,8 +4,8 @@
 #define CLAMPI_TOPO_NODE_H
 #include <mpi.h>
 
-/* Splits comm into the processes that share memory with this one, keeping comm's order
- * (like MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)). With CLAMPI_NODE_SIZE=K (a testing
+/* Splits comm into the processes on this one's host (the same processor name), keeping
+ * comm's order: the processes that can share memory with it. With CLAMPI_NODE_SIZE=K (a testing
  * knob) ranks [iK, (i+1)K) of MPI_COMM_WORLD form simulated node i: the result is the
  * intersection of the real node and the simulated one, so clampi never shares memory
  * across a simulated node boundary. Collective over comm. */
