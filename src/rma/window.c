@@ -435,7 +435,7 @@ static int allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm
     }
     *shm_comm = node; /* freed after the shared window (backend free) */
     if (one_node) {
-        /* The shared window spans comm already (same group, same order: split_type
+        /* The shared window spans comm already (same group, same order: the node split
          * keeps comm's order with key 0). */
         *mpi_win = *shm_win;
         return 1;
