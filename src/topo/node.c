@@ -2,6 +2,7 @@
 #include "topo/node.h"
 
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +21,60 @@ static int internal(int err, MPI_Comm *node) {
     return err;
 }
 
+/* FNV-1a of the name, kept to its low `bits` bits (at most 31: a color is a non-negative int). */
+static int name_color(const char *name, unsigned bits) {
+    uint32_t h = 2166136261u;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++) h = (h ^ *c) * 16777619u;
+    return (int)(h & (bits >= 31 ? 0x7fffffffu : (1u << bits) - 1u));
+}
+
+/* Inside one hash group: the processes whose name is mine. Usually the group is one node and
+ * a broadcast of its first name settles that (*node is then the group itself); only when two
+ * names share a hash do the group's names travel to every member of the group. Frees the
+ * group when *node is another communicator. */
+static int split_group_by_name(MPI_Comm group, const char *name, MPI_Comm *node) {
+    char first[MPI_MAX_PROCESSOR_NAME];
+    int n, r, err;
+    MPI_Comm_size(group, &n);
+    MPI_Comm_rank(group, &r);
+    memcpy(first, name, sizeof first);
+    err = MPI_Bcast(first, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, group);
+    int same = err == MPI_SUCCESS && strncmp(first, name, MPI_MAX_PROCESSOR_NAME) == 0, all_same = 0;
+    if (err == MPI_SUCCESS) err = MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, group);
+    if (err == MPI_SUCCESS && all_same) {
+        *node = group;
+        return MPI_SUCCESS;
+    }
+    if (err != MPI_SUCCESS) {
+        MPI_Comm_free(&group);
+        return err;
+    }
+    char *all = malloc((size_t)n * MPI_MAX_PROCESSOR_NAME);
+    int ok = all != NULL, all_ok = 0;
+    err = MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, group);
+    if (err == MPI_SUCCESS && !all_ok) err = MPI_ERR_NO_MEM;
+    if (err == MPI_SUCCESS)
+        err = MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, group);
+    int color = r; /* the first process of the group with my name */
+    for (int i = 0; err == MPI_SUCCESS && i < n; i++)
+        if (strncmp(all + (size_t)i * MPI_MAX_PROCESSOR_NAME, name, MPI_MAX_PROCESSOR_NAME) == 0) {
+            color = i;
+            break;
+        }
+    free(all);
+    if (err == MPI_SUCCESS) err = MPI_Comm_split(group, color, 0, node);
+    MPI_Comm_free(&group);
+    return err;
+}
+
+int clampi_node_split_by_name(MPI_Comm comm, const char *name, unsigned hash_bits, MPI_Comm *node) {
+    char mine[MPI_MAX_PROCESSOR_NAME] = {0};
+    strncpy(mine, name, MPI_MAX_PROCESSOR_NAME - 1);
+    MPI_Comm group;
+    int err = MPI_Comm_split(comm, name_color(mine, hash_bits), 0, &group);
+    return err != MPI_SUCCESS ? err : split_group_by_name(group, mine, node);
+}
+
 /* Processes with the same processor name (host name) share a node. Not
  * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): on MPICH 4.0 a communicator made that way,
  * alive for the whole run as clampi's is, made the program's small point-to-point messages
@@ -28,24 +83,9 @@ static int internal(int err, MPI_Comm *node) {
  * segments (services/shared_segments.h) cannot be mapped there, and MPI serves. */
 static int split_by_host(MPI_Comm comm, MPI_Comm *node) {
     char me[MPI_MAX_PROCESSOR_NAME] = {0};
-    int len = 0, n, r;
+    int len = 0;
     MPI_Get_processor_name(me, &len);
-    MPI_Comm_size(comm, &n);
-    MPI_Comm_rank(comm, &r);
-    char *all = malloc((size_t)n * MPI_MAX_PROCESSOR_NAME);
-    int ok = all != NULL, all_ok = 0;
-    int err = MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
-    if (err == MPI_SUCCESS && !all_ok) err = MPI_ERR_NO_MEM;
-    if (err == MPI_SUCCESS)
-        err = MPI_Allgather(me, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
-    int color = r; /* the first process with my name */
-    for (int i = 0; err == MPI_SUCCESS && i < n; i++)
-        if (strncmp(all + (size_t)i * MPI_MAX_PROCESSOR_NAME, me, MPI_MAX_PROCESSOR_NAME) == 0) {
-            color = i;
-            break;
-        }
-    free(all);
-    return err != MPI_SUCCESS ? err : MPI_Comm_split(comm, color, 0, node);
+    return clampi_node_split_by_name(comm, me, 31, node);
 }
 
 int clampi_node_split(MPI_Comm comm, MPI_Comm *node) {

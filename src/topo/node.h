@@ -10,6 +10,12 @@
  * intersection of the real node and the simulated one, so clampi never shares memory
  * across a simulated node boundary. Collective over comm. */
 int clampi_node_split(MPI_Comm comm, MPI_Comm *node);
+/* The real split behind it: the processes of comm whose name equals `name`, in comm's
+ * order. Two steps, so that no process receives every name of a large job: an
+ * MPI_Comm_split by a hash of the name kept to hash_bits bits (clampi uses 31), then, within
+ * each hash group, a comparison of the names themselves (a broadcast when the group has
+ * one name, an allgather of the group's names when two share a hash). Collective over comm. */
+int clampi_node_split_by_name(MPI_Comm comm, const char *name, unsigned hash_bits, MPI_Comm *node);
 /* Ranks of MPI_COMM_WORLD on this node as the launcher tells them (Open MPI's
  * OMPI_COMM_WORLD_LOCAL_SIZE, MPICH Hydra's MPI_LOCALNRANKS, Slurm's SLURM_NTASKS_PER_NODE),
  * 0 when none does. Not collective: for local decisions such as whether a helper thread
