@@ -19,7 +19,6 @@
 
 static struct {
     int ready;
-    MPI_Comm node; /* MPI_COMM_WORLD's node communicator */
     clampi_shared_segments segs;
     int nseg;
     char **seg_base; /* [nseg] segment start in this process */
@@ -29,7 +28,7 @@ static struct {
     clampi_coll_arena arena; /* my segment */
     unsigned long fallbacks;
     pthread_mutex_t lock;
-} heap = {.node = MPI_COMM_NULL, .lock = PTHREAD_MUTEX_INITIALIZER};
+} heap = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* The heap's options, read once through the options table. */
 static size_t heap_size(void) {
@@ -46,22 +45,25 @@ int clampi_heap_alloc_enabled(void) {
 
 int clampi_heap_ready(void) { return heap.ready; }
 uint64_t clampi_heap_id(void) { return heap.ready ? heap.id : 0; }
-MPI_Comm clampi_heap_comm(void) { return heap.node; }
 unsigned long clampi_heap_fallbacks(void) { return heap.fallbacks; }
 
 int clampi_heap_ensure(size_t bytes) {
     if (heap.ready) return MPI_SUCCESS;
     if (bytes == 0) bytes = heap_size();
     bytes = (bytes + 4095) & ~(size_t)4095;
-    int err = clampi_node_split(MPI_COMM_WORLD, &heap.node);
+    /* The node communicator is needed only to make the heap: freed at once, so the MPI keeps
+     * no communicator of clampi's alive for the run (on MPICH 4.0 each one alive made the
+     * program's small messages a few per cent slower; docs/coll.md). */
+    MPI_Comm node;
+    int err = clampi_node_split(MPI_COMM_WORLD, &node);
     if (err != MPI_SUCCESS) return err;
-    MPI_Comm_set_errhandler(heap.node, MPI_ERRORS_RETURN);
-    err = clampi_shared_segments_allocate(heap.node, bytes, &heap.segs);
+    MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
+    err = clampi_shared_segments_allocate(node, bytes, &heap.segs);
     if (err != MPI_SUCCESS) { /* no shared memory here: MPI_Alloc_mem stays MPI's */
-        MPI_Comm_free(&heap.node);
+        MPI_Comm_free(&node);
         return err;
     }
-    MPI_Comm_rank(heap.node, &heap.me);
+    MPI_Comm_rank(node, &heap.me);
     heap.nseg = heap.segs.n;
     heap.seg_base = heap.segs.base;
     heap.seg_size = heap.segs.size;
@@ -74,8 +76,9 @@ int clampi_heap_ensure(size_t bytes) {
                   (uint64_t)(uintptr_t)heap.seg_base[0];
         if (heap.id == 0) heap.id = 1;
     }
-    MPI_Bcast(&heap.id, 1, MPI_UINT64_T, 0, heap.node);
-    /* unmapped, its communicator freed, before MPI_Finalize tears down the MPI library */
+    MPI_Bcast(&heap.id, 1, MPI_UINT64_T, 0, node);
+    MPI_Comm_free(&node);
+    /* unmapped before MPI_Finalize tears down the MPI library */
     clampi_finalize_at(CLAMPI_FINALIZE_HEAP, clampi_heap_teardown);
     heap.ready = 1;
     return MPI_SUCCESS;
@@ -85,7 +88,6 @@ void clampi_heap_teardown(void) {
     if (!heap.ready) return;
     heap.ready = 0;
     clampi_shared_segments_free(&heap.segs);
-    MPI_Comm_free(&heap.node);
     heap.seg_base = NULL;
     heap.seg_size = NULL;
     memset(&heap.arena, 0, sizeof heap.arena);

@@ -23,8 +23,6 @@ uint64_t clampi_heap_id(void);
 int clampi_heap_locate(const void *p, size_t n, int32_t *seg, uint64_t *off);
 /* Address in this process of offset off in segment seg. */
 char *clampi_heap_addr(int32_t seg, uint64_t off);
-/* World-node communicator of the heap (MPI_COMM_NULL before creation). */
-MPI_Comm clampi_heap_comm(void);
 /* CMPI_Alloc_mem calls served by MPI_Alloc_mem so far (heap off, full or not created). */
 unsigned long clampi_heap_fallbacks(void);
 /* Allocation entry points used by CMPI_Alloc_mem and the preload's MPI_Alloc_mem:

@@ -13,6 +13,11 @@ typedef unsigned (*progress_fn)(ucp_worker_h);
 static progress_fn real;
 static _Atomic int seen;
 static _Atomic(clampi_progress_fn) callback;
+/* What a call does while clampi has nothing to do in it: UCX's progress itself, once the
+ * MPI's first poll is noted, while no callback is set and once UCX's definition is known;
+ * NULL otherwise (then the call takes the slow path). One load decides every call. */
+static _Atomic(progress_fn) direct;
+static pthread_mutex_t direct_lock = PTHREAD_MUTEX_INITIALIZER;
 /* in clampi's own poll, or in the callback: the callback does not run */
 static __thread int inside __attribute__((tls_model("initial-exec")));
 /* in the callback, run from the MPI's poll */
@@ -49,11 +54,33 @@ static progress_fn find_real(void) {
     return f;
 }
 
-/* A child of fork has no progress thread: its MPI's polls (if any) run no pass. */
-static void clear_in_child(void) { atomic_store_explicit(&callback, NULL, memory_order_relaxed); }
+static progress_fn direct_now(void) {
+    int quiet =
+        !atomic_load_explicit(&callback, memory_order_acquire) && atomic_load_explicit(&seen, memory_order_acquire);
+    return quiet ? __atomic_load_n(&real, __ATOMIC_ACQUIRE) : NULL;
+}
+
+/* Recomputed under a lock by whatever changes one of its inputs, so that two changes in two
+ * threads cannot leave a stale value behind. */
+static void update_direct(void) {
+    pthread_mutex_lock(&direct_lock);
+    atomic_store_explicit(&direct, direct_now(), memory_order_release);
+    pthread_mutex_unlock(&direct_lock);
+}
+
+/* A child of fork has no progress thread: its MPI's polls (if any) run no pass. It has one
+ * thread, and the lock may have been held by another at the fork. */
+static void clear_in_child(void) {
+    atomic_store_explicit(&callback, NULL, memory_order_relaxed);
+    pthread_mutex_init(&direct_lock, NULL);
+    atomic_store_explicit(&direct, direct_now(), memory_order_relaxed);
+}
 
 static void resolve(void) {
-    if (!real) __atomic_store_n(&real, find_real(), __ATOMIC_RELEASE);
+    if (!real) {
+        __atomic_store_n(&real, find_real(), __ATOMIC_RELEASE);
+        update_direct();
+    }
 }
 
 __attribute__((constructor)) static void init(void) {
@@ -93,23 +120,36 @@ __attribute__((noinline, cold)) static void run_pass(clampi_progress_fn cb) {
     cb();
     inside = from_mpi = 0;
 }
-__attribute__((noinline, cold)) static void note_seen(void) {
-    if (!inside) atomic_store_explicit(&seen, 1, memory_order_relaxed);
+static void note_seen(void) {
+    if (inside || atomic_load_explicit(&seen, memory_order_relaxed)) return;
+    atomic_store_explicit(&seen, 1, memory_order_release);
+    update_direct();
+}
+
+/* A call while clampi has something to do in it: the pass (before UCX's progress), or the
+ * first poll to note, or UCX's definition to find. */
+__attribute__((noinline, cold)) static unsigned slow_progress(ucp_worker_h worker) {
+    clampi_progress_fn cb = atomic_load_explicit(&callback, memory_order_acquire);
+    if (cb != NULL) run_pass(cb);
+    note_seen();
+    return real_progress(worker);
 }
 
 /* Exported (the library hides every other symbol): the MPI's calls must find it. Weak: a
  * program linking clampi statically may define its own (a counting tool), which wins.
- * The pass runs before UCX's progress and out of line, so that while clampi has nothing
- * to do a call costs three loads and a tail call (bench/results/mpi_polls_instructions.txt). */
+ * While clampi has nothing to do a call costs one load, a test and a tail call to UCX
+ * (bench/results/mpi_polls_instructions.txt). */
 __attribute__((weak, visibility("default"))) unsigned ucp_worker_progress(ucp_worker_h worker) {
-    clampi_progress_fn cb = atomic_load_explicit(&callback, memory_order_acquire);
-    if (__builtin_expect(cb != NULL, 0)) run_pass(cb);
-    if (__builtin_expect(!atomic_load_explicit(&seen, memory_order_relaxed), 0)) note_seen();
-    return real_progress(worker);
+    progress_fn f = atomic_load_explicit(&direct, memory_order_acquire);
+    if (__builtin_expect(f != NULL, 1)) return f(worker);
+    return slow_progress(worker);
 }
 
 int clampi_ucx_mpi_polls_running_here(void) { return from_mpi; }
 
 int clampi_ucx_mpi_polls_seen(void) { return atomic_load_explicit(&seen, memory_order_relaxed); }
 
-void clampi_ucx_mpi_polls_set(clampi_progress_fn fn) { atomic_store_explicit(&callback, fn, memory_order_release); }
+void clampi_ucx_mpi_polls_set(clampi_progress_fn fn) {
+    atomic_store_explicit(&callback, fn, memory_order_release);
+    update_direct();
+}
