@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/fnv.h"
 #include "common/options.h"
 
 static int node_size(void) { return (int)clampi_opt_process(CLAMPI_OPT_NODE_SIZE).u; }
@@ -23,8 +24,7 @@ static int internal(int err, MPI_Comm *node) {
 
 /* FNV-1a of the name, kept to its low `bits` bits (at most 31: a color is a non-negative int). */
 static int name_color(const char *name, unsigned bits) {
-    uint32_t h = 2166136261u;
-    for (const unsigned char *c = (const unsigned char *)name; *c; c++) h = (h ^ *c) * 16777619u;
+    uint64_t h = clampi_fnv1a64(name, strlen(name));
     return (int)(h & (bits >= 31 ? 0x7fffffffu : (1u << bits) - 1u));
 }
 
