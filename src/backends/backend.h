@@ -55,6 +55,10 @@ typedef struct clampi_bwin {
     /* Geometry for argument checks (backends/access.h), filled by the window layer. */
     MPI_Aint *target_size; /* per target: window bytes */
     int *target_disp_unit; /* per target: displacement unit */
+    /* Where MPI_Finalize frees the window if the program did not (rma/unfreed.c): agreed by
+     * every member at setup, so that all processes free their windows in one global order
+     * (highest first); 0 where the backend agrees none (MPI). Copied into duplicates. */
+    uint64_t finalize_order;
 } clampi_bwin;
 
 /* Raise e through the window's error handler; returns the code. */

@@ -1,8 +1,8 @@
 /* CMPI_Win handles name windows by (slot, serial). A freed window's slot is reused
  * with a new serial, so a stale copy of a handle is recognised and refused instead of
  * touching freed memory. Slots live in fixed chunks that never move. The windows are also
- * in a list in the order they were made, which MPI_Finalize frees newest first (unfreed.c)
- * with no allocation and no sort. */
+ * in a list in the order they were made; MPI_Finalize walks it for the windows left to it
+ * (unfreed.c), with no allocation. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,14 +169,24 @@ void clampi_registry_for_each_mapped(void (*fn)(const clampi_win *w)) {
     pthread_mutex_unlock(&registry_lock);
 }
 
-int clampi_registry_next_newest(int (*pred)(const clampi_win *w), uint64_t *before, CMPI_Win *h) {
+/* (finalize_order, made) of a below b's */
+static int finalizes_after(const clampi_win *a, const clampi_registry_place *b) {
+    return a->b.finalize_order < b->order || (a->b.finalize_order == b->order && a->made < b->made);
+}
+
+int clampi_registry_next_to_finalize(int (*pred)(const clampi_win *w), clampi_registry_place *below, CMPI_Win *h) {
     pthread_mutex_lock(&registry_lock);
-    const clampi_win *w = newest;
-    while (w && (w->made >= *before || !pred(w))) w = w->older;
-    if (w) {
-        *before = w->made;
-        *h = (CMPI_Win){.win = w->b.win, .slot = w->slot, .serial = w->serial};
+    const clampi_win *best = NULL;
+    for (const clampi_win *w = newest; w; w = w->older) {
+        if (!finalizes_after(w, below) || !pred(w)) continue;
+        if (!best || w->b.finalize_order > best->b.finalize_order ||
+            (w->b.finalize_order == best->b.finalize_order && w->made > best->made))
+            best = w;
+    }
+    if (best) {
+        *below = (clampi_registry_place){best->b.finalize_order, best->made};
+        *h = (CMPI_Win){.win = best->b.win, .slot = best->slot, .serial = best->serial};
     }
     pthread_mutex_unlock(&registry_lock);
-    return w != NULL;
+    return best != NULL;
 }

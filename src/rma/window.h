@@ -152,11 +152,17 @@ void clampi_registry_remove(CMPI_Win h);
  * and stats go with them); the others with CMPI_Win_free. */
 void clampi_win_free_unfreed_at_finalize(void);
 void clampi_win_set_free_routed(int (*free_routed)(clampi_win *w));
-/* The newest registered window made before window number *before (UINT64_MAX: any) for
- * which pred is true (called under the registry's lock): its handle in *h, its number in
- * *before, 1; 0 if there is none. No allocation: a caller freeing windows newest first
- * passes *before back each time. */
-int clampi_registry_next_newest(int (*pred)(const clampi_win *w), uint64_t *before, CMPI_Win *h);
+/* A place in the order MPI_Finalize frees windows in: the backend's agreed finalize_order,
+ * then the window's number (newest first among windows of one order: a duplicate before
+ * its parent). */
+typedef struct clampi_registry_place {
+    uint64_t order, made;
+} clampi_registry_place;
+/* The highest registered window below *below ({UINT64_MAX, UINT64_MAX}: any) for which pred
+ * is true (called under the registry's lock): its handle in *h, its place in *below, 1; 0 if
+ * there is none. No allocation (a walk of the registry per call): a caller freeing windows
+ * passes *below back each time. */
+int clampi_registry_next_to_finalize(int (*pred)(const clampi_win *w), clampi_registry_place *below, CMPI_Win *h);
 
 /* MPI_Win -> state, for the preload and CMPI_Invalidate(MPI_Win): a fixed open-addressing
  * table read without locks (a seqlock guards against concurrent creation/free of other

@@ -10,12 +10,41 @@
  *      and allgatherv of packed rkeys;
  *   5. progress thread per clampi_progress.
  * Every step's success is agreed on (MPI_MIN), so all ranks fail or succeed together. */
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "common/fnv.h"
 #include "services/heap.h"
 #include "services/ucx/context.h"
 #include "backends/ucx/ucx_win.h"
+
+/* The order MPI_Finalize frees windows left to it in (clampi_bwin.finalize_order). Each
+ * window's place is a Lamport clock: one more than the largest clock of its members, which
+ * then all move to it, so a window made after another on a shared communicator sorts
+ * above it; windows made at once on other communicators are ordered by the largest of
+ * their members' random tie-breakers. The same order on every process: freeing highest
+ * first, nobody waits in one window's collective free for a process busy in another's. */
+static unsigned finalize_clock;
+
+static unsigned tie_breaker(void) {
+    static uint64_t counter;
+    uint64_t x[3] = {(uint64_t)getpid(), __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED), 0};
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    x[2] = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30);
+    return (unsigned)clampi_fnv1a64(x, sizeof x);
+}
+
+static uint64_t finalize_order_agreed(unsigned clock, unsigned tie) {
+    unsigned mine = clock + 1, seen = __atomic_load_n(&finalize_clock, __ATOMIC_RELAXED);
+    while (seen < mine &&
+           !__atomic_compare_exchange_n(&finalize_clock, &seen, mine, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    return (uint64_t)mine << 32 | tie;
+}
 
 static int agree(MPI_Comm comm, int ok) {
     int all = 0;
@@ -229,12 +258,16 @@ int clampi_ucx_win_setup(clampi_bwin *w, MPI_Comm comm, void *base, MPI_Aint siz
         ok = wants_thread >= 0;
     }
     if (!dynamic && size > 0 && !u->memh) ok = ok && map_memory(u->ctx, base, (size_t)size, &u->memh) == UCS_OK;
-    /* agreed: everyone got here, and whether anyone's peers need the target CPU */
-    int failed_wants[2] = {!ok, wants_thread > 0}, any[2] = {1, 0};
-    PMPI_Allreduce(failed_wants, any, 2, MPI_INT, MPI_MAX, u->comm);
+    /* agreed: everyone got here, whether anyone's peers need the target CPU, and the
+     * window's place in the order MPI_Finalize frees windows in (finalize_order) */
+    int failed_wants[4] = {!ok, wants_thread > 0, (int)__atomic_load_n(&finalize_clock, __ATOMIC_RELAXED),
+                           (int)(tie_breaker() & INT_MAX)},
+        any[4] = {1, 0, 0, 0};
+    PMPI_Allreduce(failed_wants, any, 4, MPI_INT, MPI_MAX, u->comm);
     rc = MPI_ERR_OTHER;
     if (any[0]) goto fail;
     u->auto_thread = any[1];
+    w->finalize_order = finalize_order_agreed((unsigned)any[2], (unsigned)any[3]);
     if ((rc = exchange_rkey(u, u->memh, &u->rkey_blob, &u->rkey_off)) != MPI_SUCCESS) goto fail;
     if ((rc = exchange_rkey(u, u->ctl_memh, &u->ctl_rkey_blob, &u->ctl_rkey_off)) != MPI_SUCCESS) goto fail;
     rc = MPI_ERR_OTHER;
