@@ -232,7 +232,9 @@ def main():
             "machine named below. Regenerate everything with `bench/run_all.sh BUILD_DIR` (one MPI per build; "
             "`bench/run_all.sh BUILD_DIR get coll` for some parts), on a quiet machine; this page is written "
             "by `bench/performance.py` from the results files it names. Figures between emulated nodes are in "
-            "[across-nodes.md](across-nodes.md) (`bench/run_all.sh BUILD_DIR cluster`).", "",
+            "[across-nodes.md](across-nodes.md) (`bench/run_all.sh BUILD_DIR cluster`). The figures are those of "
+            "the commit named under Machine: a part changed since has newer figures, with their sources, on "
+            "its own page ([get-cache.md](get-cache.md), [coll.md](coll.md), [matching.md](matching.md)).", "",
             "## Machine", "")
     measured = [m for m in MPIS if exists(f"{PERF}/{m}/machine.txt")]
     for m in measured:

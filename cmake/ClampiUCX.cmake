@@ -170,7 +170,7 @@ else()
   add_compile_definitions(CLAMPI_HAVE_UCX=0)
 endif()
 # What the build says (clampi-info too): the parts that need UCX, when it is off.
-set(CLAMPI_UCX_PARTS_OFF "RMA backend ucx (clampi_backend=ucx, mpi_win_scope=thread, mpi_win_order, mpi_acc_intrinsic, CMPIX_ extensions on it), matching carrier ucx (CLAMPI_MATCH uses carrier mpi)")
+set(CLAMPI_UCX_PARTS_OFF "RMA backend ucx (clampi_backend=ucx, mpi_win_scope=thread, mpi_win_order, mpi_assert_accumulate_intrinsic, CMPIX_ extensions on it), matching carrier ucx (CLAMPI_MATCH uses carrier mpi)")
 if(CLAMPI_HAVE_UCX)
   message(STATUS "clampi: UCX ${CLAMPI_UCX_VERSION}: ${CLAMPI_UCX_SOURCE}")
 else()

@@ -32,7 +32,7 @@ for layout in 4:2 8:4 16:8; do
       vars=("${common[@]}")
       case $mode in
         preload) vars+=(LD_PRELOAD="$lib" CLAMPI_STATS=1) ;;
-        preload_match) vars+=(LD_PRELOAD="$lib" CLAMPI_STATS=1 CLAMPI_MATCH=lla+hot) ;;
+        preload_match) vars+=(LD_PRELOAD="$lib" CLAMPI_STATS=1 CLAMPI_MATCH=lla+hot CLAMPI_MATCH_CARRIER=ucx) ;;
       esac
       # MPICH 4.0.2 may hang in MPI_Finalize over TCP (docs/testing.md): the line is printed before.
       timeout "${FOOTPRINT_TIMEOUT:-90}" "$cluster" run "$mpi" "$np" "${vars[@]}" "$prog" "$part" >"$tmp" 2>&1 || true
