@@ -15,7 +15,7 @@
  * All-or-nothing calls (Waitall, Testall) ask MPI only once every clampi request in the
  * array is finished, so MPI never completes part of an array that then stays incomplete.
  * While a call spins on clampi requests alone it lets MPI progress now and then
- * (poke_mpi): a transfer on an MPI communicator may need this process's progress. */
+ * (clampi_msg_poke_mpi): a transfer on an MPI communicator may need this process's progress. */
 #include <sched.h>
 #include <stdlib.h>
 
@@ -24,18 +24,11 @@
 
 static int done(const clampi_mreq *r) { return atomic_load_explicit(&r->finished, memory_order_acquire); }
 
-/* MPI's progress, without completing anything of the program's: a probe for a message
- * nobody sends (both MPIs run their progress engine in MPI_Iprobe). */
-static void poke_mpi(void) {
-    int flag;
-    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
-}
-
 /* One round of a waiting loop: clampi's progress; MPI's every 16th round; a yield every
  * clampi_msg_spin rounds. */
 static void wait_step(unsigned *spins) {
     clampi_msg_pause(spins);
-    if (*spins % 16 == 0) poke_mpi();
+    if (*spins % 16 == 0) clampi_msg_poke_mpi();
     clampi_msg_progress();
 }
 
@@ -190,7 +183,7 @@ static inline int test_clampi(clampi_mreq *p, MPI_Request *request, int *flag, M
     if (!done(p)) clampi_msg_progress();
     if (!done(p)) {
         static _Thread_local CLAMPI_MSG_TLS unsigned tests;
-        if (++tests % 16 == 0) poke_mpi();
+        if (++tests % 16 == 0) clampi_msg_poke_mpi();
         clampi_mreq_unpin(p);
         *flag = 0;
         return MPI_SUCCESS;
@@ -287,7 +280,7 @@ static int testall_impl(int count, MPI_Request requests[], int *flag, MPI_Status
         *flag = 1;
         if (s.nmpi) err = PMPI_Testall(count, s.mpi, flag, statuses);
     } else {
-        poke_mpi();
+        clampi_msg_poke_mpi();
     }
     if (!*flag && err == MPI_SUCCESS) {
         split_end(&s);

@@ -71,3 +71,79 @@ ENTRY int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *sta
     if (clampi_msg_hooks_on()) return clampi_msg_hooked_get_status(request, flag, status);
     return clampi_msg_get_status(request, flag, status);
 }
+
+/* MPI 4.1's calls over arrays (MPICH 5, the MPI-5 ABI): MPI's own would take a clampi request's
+ * handle for an inactive persistent request, i.e. complete. Each element as
+ * MPI_Request_get_status; arrays without a request of clampi's go to MPI. */
+#if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
+#ifdef I_MPI_VERSION /* Intel MPI 2021 declares the arrays without const */
+#define REQS_IN MPI_Request
+#else
+#define REQS_IN const MPI_Request
+#endif
+static int one_status(MPI_Request request, int *flag, MPI_Status *status) {
+    if (clampi_msg_hooks_on()) return clampi_msg_hooked_get_status(request, flag, status);
+    return clampi_msg_get_status(request, flag, status);
+}
+
+static int any_of_clampi(int count, const MPI_Request requests[]) {
+    if (!clampi_mreq_live() && !clampi_msg_persist_live()) return 0;
+    for (int i = 0; i < count; i++) {
+        if (requests[i] == MPI_REQUEST_NULL) continue;
+        clampi_mreq *r = clampi_mreq_pin(requests[i]);
+        if (r) {
+            clampi_mreq_unpin(r);
+            return 1;
+        }
+        if (clampi_msg_persistent(requests[i])) return 1;
+    }
+    return 0;
+}
+
+ENTRY int MPI_Request_get_status_all(int count, REQS_IN requests[], int *flag, MPI_Status statuses[]) {
+    if (count < 0 || !flag || !requests || !any_of_clampi(count, requests))
+        return PMPI_Request_get_status_all(count, requests, flag, statuses);
+    int all = 1, rc;
+    for (int i = 0; i < count && all; i++)
+        if ((rc = one_status(requests[i], &all, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return rc;
+    *flag = all;
+    for (int i = 0; all && statuses != MPI_STATUSES_IGNORE && i < count; i++)
+        if ((rc = one_status(requests[i], &all, &statuses[i])) != MPI_SUCCESS) return rc;
+    return MPI_SUCCESS;
+}
+
+ENTRY int MPI_Request_get_status_any(int count, REQS_IN requests[], int *index, int *flag, MPI_Status *status) {
+    if (count < 0 || !flag || !index || !requests || !any_of_clampi(count, requests))
+        return PMPI_Request_get_status_any(count, requests, index, flag, status);
+    int active = 0, rc;
+    for (int i = 0; i < count; i++) {
+        if (requests[i] == MPI_REQUEST_NULL) continue;
+        active = 1;
+        if ((rc = one_status(requests[i], flag, status)) != MPI_SUCCESS) return rc;
+        if (*flag) {
+            *index = i;
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = !active; /* no active request: flag true, index MPI_UNDEFINED */
+    *index = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+ENTRY int MPI_Request_get_status_some(int incount, REQS_IN requests[], int *outcount, int indices[],
+                                      MPI_Status statuses[]) {
+    if (incount < 0 || !outcount || !requests || !any_of_clampi(incount, requests))
+        return PMPI_Request_get_status_some(incount, requests, outcount, indices, statuses);
+    int active = 0, n = 0, rc;
+    for (int i = 0; i < incount; i++) {
+        if (requests[i] == MPI_REQUEST_NULL) continue;
+        active = 1;
+        int f = 0;
+        MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
+        if ((rc = one_status(requests[i], &f, st)) != MPI_SUCCESS) return rc;
+        if (f) indices[n++] = i;
+    }
+    *outcount = active ? n : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+#endif

@@ -201,6 +201,11 @@ int clampi_mreq_create_ex(clampi_mcomm *mc, int is_recv, int internal, void *buf
 /* Progresses until the internal request r is finished; its status into *status (may be
  * MPI_STATUS_IGNORE); frees r; returns r's error (not raised). */
 int clampi_mreq_wait_internal(clampi_mreq *r, MPI_Status *status);
+/* MPI's progress, without completing anything of the program's: a probe that receives
+ * nothing (request.c). clampi's waits call it every 16th poll: a process waiting in clampi
+ * is often the target of a peer's RMA, which on MPICH (no progress hook) moves only when the
+ * target enters MPI's progress. */
+void clampi_msg_poke_mpi(void);
 clampi_mreq *clampi_mreq_pin(MPI_Request req);                               /* NULL if not clampi's */
 int clampi_mreq_pin_many(int n, const MPI_Request *reqs, clampi_mreq **out); /* each or NULL; returns how many */
 /* A finished request completed by a completion call: *handle = MPI_REQUEST_NULL, the handle

@@ -333,10 +333,28 @@ int clampi_mreq_create(clampi_mcomm *mc, int is_recv, void *buf, int count, MPI_
     return clampi_mreq_create_ex(mc, is_recv, 0, buf, count, type, NULL, out);
 }
 
+/* On MPI_COMM_WORLD: MPICH 4 and 5 answer a probe on MPI_COMM_SELF without entering their
+ * progress engine, so a peer's passive-target lock on this process never got its answer
+ * while this process waited in clampi (preload_match_carrier_ucx_recv_lets_peer_lock_through:
+ * a blocking receive against a peer's lock/fetch-and-op/unlock). Rank 0 and tag 0, not the
+ * wildcards, which a program may have asserted away (mpi_assert_no_any_source/_tag); a
+ * probe only looks. A program without MPI_COMM_WORLD (sessions only) probes MPI_COMM_SELF. */
+void clampi_msg_poke_mpi(void) {
+    static int world = -1; /* read and set by any thread: atomically */
+    int w = __atomic_load_n(&world, __ATOMIC_RELAXED);
+    if (w < 0) {
+        PMPI_Initialized(&w);
+        __atomic_store_n(&world, w, __ATOMIC_RELAXED);
+    }
+    int flag;
+    PMPI_Iprobe(0, 0, w ? MPI_COMM_WORLD : MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+}
+
 int clampi_mreq_wait_internal(clampi_mreq *r, MPI_Status *status) {
     unsigned spins = 0;
     while (!atomic_load_explicit(&r->finished, memory_order_acquire)) {
         clampi_msg_pause(&spins);
+        if (spins % 16 == 0) clampi_msg_poke_mpi(); /* a peer's RMA on this process may need MPI's progress */
         clampi_msg_progress();
     }
     int e = r->error;
