@@ -67,9 +67,12 @@ ENTRY int MPI_Cancel(MPI_Request *request) {
     if (clampi_msg_hooks_on()) return clampi_msg_hooked_cancel(request);
     return request && clampi_mreq_live() ? CMPIX_Cancel(request) : PMPI_Cancel(request);
 }
-ENTRY int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
+static int one_status(MPI_Request request, int *flag, MPI_Status *status) {
     if (clampi_msg_hooks_on()) return clampi_msg_hooked_get_status(request, flag, status);
     return clampi_msg_get_status(request, flag, status);
+}
+ENTRY int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
+    return one_status(request, flag, status);
 }
 
 /* MPI 4.1's calls over arrays (MPICH 5, the MPI-5 ABI): MPI's own would take a clampi request's
@@ -81,11 +84,6 @@ ENTRY int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *sta
 #else
 #define REQS_IN const MPI_Request
 #endif
-static int one_status(MPI_Request request, int *flag, MPI_Status *status) {
-    if (clampi_msg_hooks_on()) return clampi_msg_hooked_get_status(request, flag, status);
-    return clampi_msg_get_status(request, flag, status);
-}
-
 static int any_of_clampi(int count, const MPI_Request requests[]) {
     if (!clampi_mreq_live() && !clampi_msg_persist_live()) return 0;
     for (int i = 0; i < count; i++) {

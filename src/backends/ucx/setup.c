@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/fnv.h"
+#include "common/xorshift.h"
 #include "services/heap.h"
 #include "services/ucx/context.h"
 #include "backends/ucx/ucx_win.h"
@@ -31,12 +31,9 @@
 static unsigned finalize_clock;
 
 static unsigned tie_breaker(void) {
-    static uint64_t counter;
-    uint64_t x[3] = {(uint64_t)getpid(), __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED), 0};
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    x[2] = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30);
-    return (unsigned)clampi_fnv1a64(x, sizeof x);
+    static _Thread_local uint64_t x;
+    if (!x) x = (uint64_t)(uintptr_t)&x ^ (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL) ^ 0x9e3779b97f4a7c15u;
+    return (unsigned)(clampi_xorshift64(&x) >> 16);
 }
 
 static uint64_t finalize_order_agreed(unsigned clock, unsigned tie) {
