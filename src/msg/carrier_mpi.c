@@ -731,6 +731,10 @@ static int native_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type
         unlock(mc);
         return err;
     }
+    if (source == MPI_PROC_NULL) { /* complete at once: MPI's blocking call (Open MPI checks revocation only there) */
+        unlock(mc);
+        return CLAMPI_WIRE(PMPI_Recv(buf, count, type, source, tag, mc->wire, status));
+    }
     if (!mc->threaded) {
         unlock(mc);
         if (!clampi_carrier_pending())

@@ -30,6 +30,8 @@ MPI_Fint clampi_pm_message_c2f(MPI_Message m);
 void clampi_pm_after_init(void);            /* enables MPI_COMM_WORLD when CLAMPI_MATCH is set */
 void clampi_pm_finalize(void);              /* stats lines (CLAMPI_STATS), outstanding buffered sends */
 void clampi_pm_comm_forget(MPI_Comm *comm); /* before MPI_Comm_free / _disconnect of any communicator */
+/* match_ulfm.c: comm was revoked (ULFM, Open MPI); 0 where the MPI has no ULFM */
+int clampi_pm_revoked(MPI_Comm comm);
 /* The clampi communicator behind comm, or NULL (MPI's, or none enabled at all). */
 extern _Atomic int clampi_pm_enabled; /* communicators enabled now */
 /* No communicator of the preload's enabled now: every call is MPI's (see clampi_pm_idle). */

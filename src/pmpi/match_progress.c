@@ -143,7 +143,7 @@ static long long rooted_bytes(MPI_Comm comm, int root, int scatter, int scount, 
  * ANY_SIZE, else the blocking call after the hand-over. */
 #define CARRIED(bytes, blocking, nonblocking)                                                      \
     do {                                                                                           \
-        if (!clampi_carrier_job()) return blocking;                                                \
+        if (!clampi_carrier_job() || clampi_pm_revoked(comm)) return blocking; /* MPI's error */   \
         long long b_ = (bytes);                                                                    \
         if (b_ == ANY_SIZE && comm != MPI_COMM_NULL && !intra(comm)) b_ = INTER;                   \
         if (b_ == BAD_INPUT) return blocking;                                                      \
@@ -164,7 +164,8 @@ static long long rooted_bytes(MPI_Comm comm, int root, int scatter, int scount, 
 CLAMPI_API int MPI_Barrier(MPI_Comm comm) {
     if (clampi_carrier_job()) {
         clampi_mcomm *mc = clampi_pm_comm(comm);
-        if (mc && mc->wire != MPI_COMM_NULL && intra(comm)) return clampi_carrier_barrier_msgs(mc);
+        if (mc && mc->wire != MPI_COMM_NULL && intra(comm) && !clampi_pm_revoked(comm))
+            return clampi_carrier_barrier_msgs(mc);
     }
     CARRIED(0, PMPI_Barrier(comm), PMPI_Ibarrier(comm, &r));
 }

@@ -1,0 +1,102 @@
+/* ULFM (Open MPI): after MPIX_Comm_revoke, every call on the communicator fails with
+ * MPIX_ERR_REVOKED, raised through its handler: a barrier, collectives with data, a send to
+ * and a receive from MPI_PROC_NULL, on a duplicate of MPI_COMM_WORLD, one of MPI_COMM_SELF
+ * and an intercommunicator, in a program with MPI_THREAD_MULTIPLE (as mpi4py asks). Under
+ * CLAMPI_MATCH the MPI carrier moves messages to its own duplicate and runs barriers of its
+ * own, neither of which a revocation reaches by itself. An MPI without ULFM says so. */
+#include "plain_check.h"
+#if defined(OPEN_MPI) && defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+#endif
+
+static int me;
+
+#ifdef OMPI_HAVE_MPI_EXT_FTMPI
+static int handled; /* calls of the counting handler */
+
+static void count_errors(MPI_Comm *comm, int *code, ...) {
+    (void)comm;
+    (void)code;
+    handled++;
+}
+
+static int revoked(int rc) {
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    return cls == MPIX_ERR_REVOKED;
+}
+
+/* Each call on a revoked comm; 1 when every one failed with MPIX_ERR_REVOKED. */
+static int all_revoked(MPI_Comm comm, const char *name) {
+    int x = me, y = 0, inter = 0;
+    MPI_Comm_test_inter(comm, &inter);
+    int barrier = revoked(MPI_Barrier(comm));
+    int bcast = revoked(MPI_Bcast(&x, 1, MPI_INT, inter ? MPI_PROC_NULL : 0, comm));
+    int allreduce = revoked(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, comm));
+    int send = revoked(MPI_Send(&x, 1, MPI_INT, MPI_PROC_NULL, 0, comm));
+    int recv = revoked(MPI_Recv(&y, 1, MPI_INT, MPI_PROC_NULL, 0, comm, MPI_STATUS_IGNORE));
+    printf("result ulfm rank=%d %s barrier=%d bcast=%d allreduce=%d send=%d recv=%d\n", me, name, barrier, bcast,
+           allreduce, send, recv);
+    return barrier && bcast && allreduce && send && recv;
+}
+
+/* One message around comm before it is revoked (an intercommunicator: between the two
+ * sides' first processes), so that clampi carries it. */
+static void ring(MPI_Comm comm) {
+    int inter, r, n, x = me, y = -1;
+    CHECK(MPI_Comm_test_inter(comm, &inter));
+    CHECK(MPI_Comm_rank(comm, &r));
+    CHECK(MPI_Comm_size(comm, &n));
+    int to = inter ? (r == 0 ? 0 : MPI_PROC_NULL) : (r + 1) % n;
+    int from = inter ? to : (r - 1 + n) % n;
+    CHECK(MPI_Sendrecv(&x, 1, MPI_INT, to, 3, &y, 1, MPI_INT, from, 3, comm, MPI_STATUS_IGNORE));
+}
+
+static int check(MPI_Comm comm, const char *name) {
+    ring(comm);
+    CHECK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+    CHECK(MPIX_Comm_revoke(comm));
+    int ok = all_revoked(comm, name);
+    CHECK(MPI_Comm_free(&comm));
+    return ok;
+}
+#endif
+
+int main(int argc, char **argv) {
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+#ifdef OMPI_HAVE_MPI_EXT_FTMPI
+    int size, ok = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm world, self, half, inter, counted;
+    CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &world));
+    ok &= check(world, "dup_world");
+    CHECK(MPI_Comm_dup(MPI_COMM_SELF, &self));
+    ok &= check(self, "dup_self");
+    int low = me < size / 2;
+    CHECK(MPI_Comm_split(MPI_COMM_WORLD, low, me, &half));
+    CHECK(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, low ? size / 2 : 0, 7, &inter));
+    ok &= check(inter, "inter");
+    CHECK(MPI_Comm_free(&half));
+    /* the program's own handler runs once per failed call */
+    MPI_Errhandler eh;
+    CHECK(MPI_Comm_create_errhandler(count_errors, &eh));
+    CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &counted));
+    CHECK(MPI_Comm_set_errhandler(counted, eh));
+    CHECK(MPIX_Comm_revoke(counted));
+    MPI_Barrier(counted);
+    MPI_Send(&me, 1, MPI_INT, MPI_PROC_NULL, 0, counted);
+    printf("result ulfm rank=%d handler_calls=%d\n", me, handled);
+    ok &= handled == 2;
+    CHECK(MPI_Comm_free(&counted));
+    CHECK(MPI_Errhandler_free(&eh));
+    printf("result ulfm_all rank=%d ok=%d\n", me, ok);
+#else
+    printf("result ulfm_all rank=%d no_ulfm\n", me);
+#endif
+    MPI_Finalize();
+    return 0;
+}
