@@ -19,6 +19,7 @@
 #include <limits.h>
 
 #include "msg/carrier_ops.h"
+#include "pmpi/ulfm.h"
 
 /* match_entry.c: Fortran handles of MPI_Message, clampi's own (from matched probes) included */
 #ifndef MPI_ABI /* the MPI-5 ABI build has no Fortran side (docs/platforms.md) */
@@ -30,8 +31,6 @@ MPI_Fint clampi_pm_message_c2f(MPI_Message m);
 void clampi_pm_after_init(void);            /* enables MPI_COMM_WORLD when CLAMPI_MATCH is set */
 void clampi_pm_finalize(void);              /* stats lines (CLAMPI_STATS), outstanding buffered sends */
 void clampi_pm_comm_forget(MPI_Comm *comm); /* before MPI_Comm_free / _disconnect of any communicator */
-/* match_ulfm.c: comm was revoked (ULFM, Open MPI); 0 where the MPI has no ULFM */
-int clampi_pm_revoked(MPI_Comm comm);
 /* The clampi communicator behind comm, or NULL (MPI's, or none enabled at all). */
 extern _Atomic int clampi_pm_enabled; /* communicators enabled now */
 /* No communicator of the preload's enabled now: every call is MPI's (see clampi_pm_idle). */

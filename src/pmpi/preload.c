@@ -39,6 +39,7 @@
 #include "rma/window.h"
 #include "rmax/family.h"
 #include "pmpi/preload_internal.h"
+#include "pmpi/ulfm.h"
 
 /* ---- process-wide switches: read once, at load ------------------------------------- */
 /* 0 with CLAMPI_MODE=off: every call goes straight to MPI. (Hidden, not static: the
@@ -859,7 +860,7 @@ CLAMPI_API int MPI_Free_mem(void *base) {
  * concurrent collectives from several threads: under MPI_THREAD_MULTIPLE they are MPI's. */
 CLAMPI_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                             MPI_Datatype recvtype, MPI_Comm comm) {
-    if (active && !thread_multiple) {
+    if (active && !thread_multiple && !clampi_pm_revoked(comm)) {
         int handled = 0;
         int rc = clampi_coll_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, CMPIX_COLL_AUTO,
                                       &handled);
@@ -870,7 +871,7 @@ CLAMPI_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
 
 CLAMPI_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                              MPI_Datatype recvtype, MPI_Comm comm) {
-    if (active && !thread_multiple) {
+    if (active && !thread_multiple && !clampi_pm_revoked(comm)) {
         int handled = 0;
         int rc = clampi_coll_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                        CMPIX_COLL_AUTO, &handled);

@@ -1,10 +1,14 @@
 /* ULFM (Open MPI): after MPIX_Comm_revoke, every call on the communicator fails with
  * MPIX_ERR_REVOKED, raised through its handler: a barrier, collectives with data, a send to
  * and a receive from MPI_PROC_NULL, on a duplicate of MPI_COMM_WORLD, one of MPI_COMM_SELF
- * and an intercommunicator, in a program with MPI_THREAD_MULTIPLE (as mpi4py asks). Under
- * CLAMPI_MATCH the MPI carrier moves messages to its own duplicate and runs barriers of its
- * own, neither of which a revocation reaches by itself. An MPI without ULFM says so. */
+ * and an intercommunicator, with MPI_THREAD_MULTIPLE (as mpi4py asks) or, with the argument
+ * "single", MPI_THREAD_SINGLE. Under CLAMPI_MATCH the MPI carrier moves messages to its own
+ * duplicate and runs barriers of its own, and the preload runs MPI_Alltoall and
+ * MPI_Allgather on its shared heap in one thread: no revocation reaches those by itself. An
+ * MPI without ULFM says so. */
 #include "plain_check.h"
+
+#include <string.h>
 #if defined(OPEN_MPI) && defined(__has_include)
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>
@@ -30,20 +34,22 @@ static int revoked(int rc) {
 
 /* Each call on a revoked comm; 1 when every one failed with MPIX_ERR_REVOKED. */
 static int all_revoked(MPI_Comm comm, const char *name) {
-    int x = me, y = 0, inter = 0;
+    int x = me, y = 0, inter = 0, many[64];
     MPI_Comm_test_inter(comm, &inter);
     int barrier = revoked(MPI_Barrier(comm));
     int bcast = revoked(MPI_Bcast(&x, 1, MPI_INT, inter ? MPI_PROC_NULL : 0, comm));
     int allreduce = revoked(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, comm));
     int send = revoked(MPI_Send(&x, 1, MPI_INT, MPI_PROC_NULL, 0, comm));
     int recv = revoked(MPI_Recv(&y, 1, MPI_INT, MPI_PROC_NULL, 0, comm, MPI_STATUS_IGNORE));
-    printf("result ulfm rank=%d %s barrier=%d bcast=%d allreduce=%d send=%d recv=%d\n", me, name, barrier, bcast,
-           allreduce, send, recv);
-    return barrier && bcast && allreduce && send && recv;
+    int alltoall = revoked(MPI_Alltoall(many, 1, MPI_INT, many + 32, 1, MPI_INT, comm));
+    int allgather = revoked(MPI_Allgather(&x, 1, MPI_INT, many, 1, MPI_INT, comm));
+    printf("result ulfm rank=%d %s barrier=%d bcast=%d allreduce=%d send=%d recv=%d alltoall=%d allgather=%d\n", me,
+           name, barrier, bcast, allreduce, send, recv, alltoall, allgather);
+    return barrier && bcast && allreduce && send && recv && alltoall && allgather;
 }
 
 /* One message around comm before it is revoked (an intercommunicator: between the two
- * sides' first processes), so that clampi carries it. */
+ * sides' first processes) and one MPI_Alltoall, so that clampi carries them. */
 static void ring(MPI_Comm comm) {
     int inter, r, n, x = me, y = -1;
     CHECK(MPI_Comm_test_inter(comm, &inter));
@@ -52,6 +58,8 @@ static void ring(MPI_Comm comm) {
     int to = inter ? (r == 0 ? 0 : MPI_PROC_NULL) : (r + 1) % n;
     int from = inter ? to : (r - 1 + n) % n;
     CHECK(MPI_Sendrecv(&x, 1, MPI_INT, to, 3, &y, 1, MPI_INT, from, 3, comm, MPI_STATUS_IGNORE));
+    int all[32] = {0}, got[32];
+    CHECK(MPI_Alltoall(all, 1, MPI_INT, got, 1, MPI_INT, comm));
 }
 
 static int check(MPI_Comm comm, const char *name) {
@@ -66,7 +74,8 @@ static int check(MPI_Comm comm, const char *name) {
 
 int main(int argc, char **argv) {
     int provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    int single = argc > 1 && strcmp(argv[1], "single") == 0;
+    MPI_Init_thread(&argc, &argv, single ? MPI_THREAD_SINGLE : MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
 #ifdef OMPI_HAVE_MPI_EXT_FTMPI
     int size, ok = 1;

@@ -1,12 +1,13 @@
-/* User-level failure mitigation (ULFM: Open MPI's MPIX_Comm_revoke) on the MPI carrier.
+/* User-level failure mitigation (ULFM: Open MPI's MPIX_Comm_revoke) under the preload.
  *
- * The MPI carrier moves a communicator's messages to its wire and runs some collectives in
- * forms of clampi's (match_progress.c), neither of which sees a revocation of the program's
- * communicator: a barrier after MPIX_Comm_revoke would hang or succeed where MPI returns
- * MPIX_ERR_REVOKED. So revoking a communicator revokes its wire too (Open MPI tells the other
- * processes of both), and a collective on a revoked communicator is MPI's own call, which
- * raises MPIX_ERR_REVOKED through the communicator's handler. Point-to-point calls then fail
- * on the wire, whose errors go to the program's handler (src/msg/carrier_mpi.c).
+ * clampi's own collectives (Morton order on the shared heap, src/coll) and the MPI carrier's
+ * (its barrier of messages, match_progress.c) do not see a revocation, nor do the messages the
+ * MPI carrier moves to its duplicate of the program's communicator (the wire): after
+ * MPIX_Comm_revoke they would hang or succeed where MPI returns MPIX_ERR_REVOKED. So revoking
+ * a communicator revokes its wire too, and a collective on a revoked communicator is MPI's
+ * own call, which raises MPIX_ERR_REVOKED through the communicator's handler. Point-to-point
+ * calls then fail on the wire, whose errors go to the program's handler
+ * (src/msg/carrier_mpi.c).
  * Only Open MPI builds ULFM into its extensions header; MPICH 4 and 5 declare
  * MPIX_Comm_revoke but abort in it on ch4, so there is nothing to follow. */
 #include <mpi.h>
@@ -18,6 +19,7 @@
 
 #include "clampi/export.h"
 #include "pmpi/match_entry.h"
+#include "pmpi/ulfm.h"
 
 #ifdef OMPI_HAVE_MPI_EXT_FTMPI
 
