@@ -731,7 +731,7 @@ static int native_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type
         unlock(mc);
         return err;
     }
-    if (source == MPI_PROC_NULL) { /* complete at once: MPI's blocking call (Open MPI checks revocation only there) */
+    if (source == MPI_PROC_NULL) { /* completes at once: MPI's blocking call, no spin */
         unlock(mc);
         return CLAMPI_WIRE(PMPI_Recv(buf, count, type, source, tag, mc->wire, status));
     }

@@ -28,6 +28,7 @@ typedef struct clampi_carrier_ops clampi_carrier_ops; /* carrier_ops.h */
 typedef struct clampi_mcomm {
     MPI_Comm comm;
     const clampi_carrier_ops *ops; /* its carrier, chosen once at enabling */
+    _Atomic int revoked;           /* the program revoked comm (ULFM): the preload leaves it to MPI */
     uint32_t context;
     int rank, size, tag_ub;
     clampi_match_config cfg;

@@ -207,7 +207,7 @@ CLAMPI_API int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MP
 /* Before MPI_Comm_free / MPI_Comm_disconnect of a clampi communicator: its stats line
  * recorded, clampi's state for it gone (collective, as the call itself is). */
 void clampi_pm_comm_forget(MPI_Comm *comm) {
-    clampi_mcomm *mc = comm ? clampi_pm_comm(*comm) : NULL;
+    clampi_mcomm *mc = comm ? clampi_pm_comm_any(*comm) : NULL;
     if (mc && *comm != MPI_COMM_WORLD && *comm != MPI_COMM_SELF) {
         record *r = mc->owner;
         if (r) {

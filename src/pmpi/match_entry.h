@@ -31,13 +31,18 @@ MPI_Fint clampi_pm_message_c2f(MPI_Message m);
 void clampi_pm_after_init(void);            /* enables MPI_COMM_WORLD when CLAMPI_MATCH is set */
 void clampi_pm_finalize(void);              /* stats lines (CLAMPI_STATS), outstanding buffered sends */
 void clampi_pm_comm_forget(MPI_Comm *comm); /* before MPI_Comm_free / _disconnect of any communicator */
-/* The clampi communicator behind comm, or NULL (MPI's, or none enabled at all). */
+/* The clampi communicator behind comm, or NULL (MPI's, none enabled at all, or revoked by
+ * the program: ulfm.c, whose calls MPI then answers with MPIX_ERR_REVOKED). */
 extern _Atomic int clampi_pm_enabled; /* communicators enabled now */
 /* No communicator of the preload's enabled now: every call is MPI's (see clampi_pm_idle). */
 static inline int clampi_pm_none(void) { return !atomic_load_explicit(&clampi_pm_enabled, memory_order_relaxed); }
-static inline clampi_mcomm *clampi_pm_comm(MPI_Comm comm) {
+static inline clampi_mcomm *clampi_pm_comm_any(MPI_Comm comm) { /* revoked ones too */
     if (!atomic_load_explicit(&clampi_pm_enabled, memory_order_relaxed) || comm == MPI_COMM_NULL) return NULL;
     return clampi_msg_comm(comm);
+}
+static inline clampi_mcomm *clampi_pm_comm(MPI_Comm comm) {
+    clampi_mcomm *mc = clampi_pm_comm_any(comm);
+    return mc && !atomic_load_explicit(&mc->revoked, memory_order_relaxed) ? mc : NULL;
 }
 /* clampi's communicator behind comm when this thread's last lookup says so at once (no call
  * inside: an entry point that tests it first reaches the carrier as a tail call); NULL
@@ -46,7 +51,7 @@ static inline clampi_mcomm *clampi_pm_comm_hot(MPI_Comm comm) {
     clampi_mcomm *mc;
     if (!atomic_load_explicit(&clampi_pm_enabled, memory_order_relaxed) || !clampi_msg_comm_cached(comm, &mc))
         return NULL;
-    return mc;
+    return mc && !atomic_load_explicit(&mc->revoked, memory_order_relaxed) ? mc : NULL;
 }
 
 /* The generated hand-over entry points (entry_points.tsv): MPI's blocking call after

@@ -1,13 +1,20 @@
 /* User-level failure mitigation (ULFM: Open MPI's MPIX_Comm_revoke) under the preload.
  *
- * clampi's own collectives (Morton order on the shared heap, src/coll) and the MPI carrier's
- * (its barrier of messages, match_progress.c) do not see a revocation, nor do the messages the
- * MPI carrier moves to its duplicate of the program's communicator (the wire): after
- * MPIX_Comm_revoke they would hang or succeed where MPI returns MPIX_ERR_REVOKED. So revoking
- * a communicator revokes its wire too, and a collective on a revoked communicator is MPI's
- * own call, which raises MPIX_ERR_REVOKED through the communicator's handler. Point-to-point
- * calls then fail on the wire, whose errors go to the program's handler
- * (src/msg/carrier_mpi.c).
+ * Neither carrier sees a revocation by itself: the UCX carrier's messages never touch the
+ * program's communicator, the MPI carrier's travel on its duplicate (the wire), and clampi's
+ * own collectives (Morton order on the shared heap, src/coll; the MPI carrier's barrier of
+ * messages, match_progress.c) wait on memory or messages of their own. After
+ * MPIX_Comm_revoke they would hang or succeed where MPI returns MPIX_ERR_REVOKED. So:
+ *  - a communicator this process revokes leaves clampi's matching (clampi_pm_comm gives
+ *    NULL): its later calls are MPI's own on the program's communicator, which raise
+ *    MPIX_ERR_REVOKED through its handler; its clampi state goes at MPI_Comm_free;
+ *  - the MPI carrier's wire is revoked with it, so that the MPI interrupts what waits on
+ *    it where the MPI tells the other processes (its errors reach the program's handler,
+ *    src/msg/carrier_mpi.c);
+ *  - a collective on a revoked communicator (revoked here or, where the MPI says so, by
+ *    another process) is MPI's own call (clampi_pm_revoked).
+ * Receives already in clampi's queue when the revocation comes are not interrupted: Open MPI
+ * 5 over UCX does not interrupt its own either, nor tell the other processes.
  * Only Open MPI builds ULFM into its extensions header; MPICH 4 and 5 declare
  * MPIX_Comm_revoke but abort in it on ch4, so there is nothing to follow. */
 #include <mpi.h>
@@ -25,8 +32,11 @@
 
 CLAMPI_API int MPIX_Comm_revoke(MPI_Comm comm) {
     int err = PMPIX_Comm_revoke(comm);
-    clampi_mcomm *mc = err == MPI_SUCCESS ? clampi_pm_comm(comm) : NULL;
-    if (mc && mc->wire != MPI_COMM_NULL) PMPIX_Comm_revoke(mc->wire); /* the wire's own result is clampi's */
+    clampi_mcomm *mc = err == MPI_SUCCESS ? clampi_pm_comm_any(comm) : NULL;
+    if (mc) {
+        atomic_store(&mc->revoked, 1);
+        if (mc->wire != MPI_COMM_NULL) PMPIX_Comm_revoke(mc->wire); /* the wire's own result is clampi's */
+    }
     return err;
 }
 

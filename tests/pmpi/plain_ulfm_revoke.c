@@ -1,11 +1,11 @@
 /* ULFM (Open MPI): after MPIX_Comm_revoke, every call on the communicator fails with
  * MPIX_ERR_REVOKED, raised through its handler: a barrier, collectives with data, a send to
- * and a receive from MPI_PROC_NULL, on a duplicate of MPI_COMM_WORLD, one of MPI_COMM_SELF
- * and an intercommunicator, with MPI_THREAD_MULTIPLE (as mpi4py asks) or, with the argument
- * "single", MPI_THREAD_SINGLE. Under CLAMPI_MATCH the MPI carrier moves messages to its own
- * duplicate and runs barriers of its own, and the preload runs MPI_Alltoall and
- * MPI_Allgather on its shared heap in one thread: no revocation reaches those by itself. An
- * MPI without ULFM says so. */
+ * and a receive from MPI_PROC_NULL, and a receive, a synchronous send and a probe with a real
+ * peer, on a duplicate of MPI_COMM_WORLD, one of MPI_COMM_SELF and an intercommunicator,
+ * with MPI_THREAD_MULTIPLE (as mpi4py asks) or, with the argument "single",
+ * MPI_THREAD_SINGLE. Under CLAMPI_MATCH the carriers move messages where a revocation does
+ * not reach and run barriers of their own, and the preload runs MPI_Alltoall and
+ * MPI_Allgather on its shared heap in one thread. An MPI without ULFM says so. */
 #include "plain_check.h"
 
 #include <string.h>
@@ -42,10 +42,20 @@ static int all_revoked(MPI_Comm comm, const char *name) {
     int send = revoked(MPI_Send(&x, 1, MPI_INT, MPI_PROC_NULL, 0, comm));
     int recv = revoked(MPI_Recv(&y, 1, MPI_INT, MPI_PROC_NULL, 0, comm, MPI_STATUS_IGNORE));
     int alltoall = revoked(MPI_Alltoall(many, 1, MPI_INT, many + 32, 1, MPI_INT, comm));
+    /* a real peer: each blocking call would wait for ever if it were not refused */
+    int r, n;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &n);
+    int peer = inter ? 0 : (r + 1) % n;
+    int recv_peer = revoked(MPI_Recv(&y, 1, MPI_INT, peer, 9, comm, MPI_STATUS_IGNORE));
+    int ssend_peer = revoked(MPI_Ssend(&x, 1, MPI_INT, peer, 9, comm));
+    int probe_peer = revoked(MPI_Probe(peer, 9, comm, MPI_STATUS_IGNORE));
     int allgather = revoked(MPI_Allgather(&x, 1, MPI_INT, many, 1, MPI_INT, comm));
-    printf("result ulfm rank=%d %s barrier=%d bcast=%d allreduce=%d send=%d recv=%d alltoall=%d allgather=%d\n", me,
-           name, barrier, bcast, allreduce, send, recv, alltoall, allgather);
-    return barrier && bcast && allreduce && send && recv && alltoall && allgather;
+    printf("result ulfm rank=%d %s barrier=%d bcast=%d allreduce=%d send=%d recv=%d alltoall=%d allgather=%d "
+           "recv_peer=%d ssend_peer=%d probe_peer=%d\n",
+           me, name, barrier, bcast, allreduce, send, recv, alltoall, allgather, recv_peer, ssend_peer, probe_peer);
+    return barrier && bcast && allreduce && send && recv && alltoall && allgather && recv_peer && ssend_peer &&
+           probe_peer;
 }
 
 /* One message around comm before it is revoked (an intercommunicator: between the two
