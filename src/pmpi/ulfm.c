@@ -16,19 +16,13 @@
  * Receives already in clampi's queue when the revocation comes are not interrupted: Open MPI
  * 5 over UCX does not interrupt its own either, nor tell the other processes.
  * Only Open MPI builds ULFM into its extensions header; MPICH 4 and 5 declare
- * MPIX_Comm_revoke but abort in it on ch4, so there is nothing to follow. */
-#include <mpi.h>
-#if defined(OPEN_MPI) && defined(__has_include)
-#if __has_include(<mpi-ext.h>)
-#include <mpi-ext.h>
-#endif
-#endif
-
-#include "clampi/export.h"
-#include "pmpi/match_entry.h"
+ * MPIX_Comm_revoke but abort in it on ch4, so there is nothing to follow, and this file is
+ * empty elsewhere. */
 #include "pmpi/ulfm.h"
 
-#ifdef OMPI_HAVE_MPI_EXT_FTMPI
+#if CLAMPI_HAVE_ULFM
+#include "clampi/export.h"
+#include "pmpi/match_entry.h"
 
 CLAMPI_API int MPIX_Comm_revoke(MPI_Comm comm) {
     int err = PMPIX_Comm_revoke(comm);
@@ -44,12 +38,4 @@ int clampi_pm_revoked(MPI_Comm comm) {
     int flag = 0;
     return comm != MPI_COMM_NULL && PMPIX_Comm_is_revoked(comm, &flag) == MPI_SUCCESS && flag;
 }
-
-#else
-
-int clampi_pm_revoked(MPI_Comm comm) {
-    (void)comm;
-    return 0;
-}
-
 #endif

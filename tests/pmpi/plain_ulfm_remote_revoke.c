@@ -4,21 +4,9 @@
  * clampi's duplicate of the communicator, which only a revocation of that duplicate too
  * reaches. An MPI without ULFM says so. */
 #include "plain_check.h"
-#if defined(OPEN_MPI) && defined(__has_include)
-#if __has_include(<mpi-ext.h>)
-#include <mpi-ext.h>
-#endif
-#endif
+#include "plain_ulfm.h"
 
 static int me;
-
-#ifdef OMPI_HAVE_MPI_EXT_FTMPI
-static int revoked(int rc) {
-    int cls = -1;
-    MPI_Error_class(rc, &cls);
-    return cls == MPIX_ERR_REVOKED;
-}
-#endif
 
 int main(int argc, char **argv) {
     int provided;

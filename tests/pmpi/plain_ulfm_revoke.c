@@ -7,13 +7,9 @@
  * not reach and run barriers of their own, and the preload runs MPI_Alltoall and
  * MPI_Allgather on its shared heap in one thread. An MPI without ULFM says so. */
 #include "plain_check.h"
+#include "plain_ulfm.h"
 
 #include <string.h>
-#if defined(OPEN_MPI) && defined(__has_include)
-#if __has_include(<mpi-ext.h>)
-#include <mpi-ext.h>
-#endif
-#endif
 
 static int me;
 
@@ -24,12 +20,6 @@ static void count_errors(MPI_Comm *comm, int *code, ...) {
     (void)comm;
     (void)code;
     handled++;
-}
-
-static int revoked(int rc) {
-    int cls = -1;
-    MPI_Error_class(rc, &cls);
-    return cls == MPIX_ERR_REVOKED;
 }
 
 /* Each call on a revoked comm; 1 when every one failed with MPIX_ERR_REVOKED. */
