@@ -786,6 +786,7 @@ static int clampi_carrier_recv_any(clampi_mcomm *mc, void *buf, int count, MPI_D
         return clampi_msg_raise(mc->comm, err, NULL);
     }
     clampi_msg_layout(r, count, &tf);
+    int queued = 0;
     if (!m) {
         uintptr_t got;
         int rc = clampi_matcher_post(mc->matcher, k, (uintptr_t)r, &got);
@@ -795,19 +796,21 @@ static int clampi_carrier_recv_any(clampi_mcomm *mc, void *buf, int count, MPI_D
         } else if (rc == 0) {
             mc->posted++;
             atomic_fetch_add(&clampi_carrier_n.pending, 1);
+            queued = 1;
         } else {
             r->error = MPI_ERR_NO_MEM;
             clampi_msg_finish(r);
         }
     }
     unlock(mc);
+    if (queued) clampi_msg_queued_recv(mc);
     if (m) clampi_carrier_mrecv(r, m);
     if (request) { /* no progress here: see docs/matching.md, "Windows of large messages" */
         *request = r->mpi;
         return MPI_SUCCESS;
     }
     int e = clampi_mreq_wait_internal(r, status);
-    return e == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(mc->comm, e, "receive truncated");
+    return e == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(mc->comm, e, "receive failed");
 }
 
 static int clampi_carrier_probe(clampi_mcomm *mc, int source, int tag, int remove, int *flag, clampi_msg **out,
@@ -881,6 +884,22 @@ static int clampi_carrier_cancel(clampi_mreq *r) {
         pthread_mutex_unlock(&flight_lock);
     }
     return rc;
+}
+
+/* A receive in clampi's queue on a revoked communicator (revoke.c): it fails. */
+static void fail_one(uintptr_t cookie, void *arg) {
+    clampi_mreq *r = (clampi_mreq *)cookie;
+    clampi_mcomm *mc = r->mc;
+    mc->posted--;
+    atomic_fetch_sub(&clampi_carrier_n.pending, 1);
+    r->error = *(const int *)arg;
+    clampi_msg_finish(r);
+}
+
+static void clampi_carrier_fail_posted(clampi_mcomm *mc, int code) {
+    lock(mc);
+    if (mc->matcher) clampi_matcher_drain(mc->matcher, 0, fail_one, &code);
+    unlock(mc);
 }
 
 /* ---- the carrier's table (carrier_ops.h) -------------------------------------------- */
@@ -982,6 +1001,7 @@ const clampi_carrier_ops clampi_carrier_mpi_ops = {
     .probe = clampi_carrier_probe,
     .mrecv = clampi_carrier_mrecv,
     .cancel = clampi_carrier_cancel,
+    .fail_posted = clampi_carrier_fail_posted,
     .barrier = NULL,                  /* nothing reads the duplicate before the communicator is clampi's */
     .retire = clampi_carrier_disable, /* receives in clampi's queue go to MPI, which finishes them */
     .disable = clampi_carrier_disable,

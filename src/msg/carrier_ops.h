@@ -60,6 +60,9 @@ struct clampi_carrier_ops {
     int (*probe)(clampi_mcomm *mc, int source, int tag, int remove, int *flag, clampi_msg **m, MPI_Status *status);
     void (*mrecv)(clampi_mreq *r, clampi_msg *m); /* a message taken by probe, into receive r */
     int (*cancel)(clampi_mreq *r);                /* 1: r was in clampi's posted queue (now out) */
+    /* The communicator was revoked (ULFM, revoke.c): the receives in clampi's posted queue
+     * finish with code. */
+    void (*fail_posted)(clampi_mcomm *mc, int code);
     /* The end of enabling, collective: nobody sends before every process can route the
      * communicator's messages (UCX: by its context id, set just before). NULL where
      * messages sent early wait in MPI: the MPI carrier reads a duplicate only for

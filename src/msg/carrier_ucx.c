@@ -69,7 +69,9 @@ static int recv_start(void *buf, int count, MPI_Datatype datatype, int source, i
     int m = clampi_matcher_post(mc->matcher, k, (uintptr_t)r, &msg);
     if (m == 1)
         clampi_msg_deliver((clampi_msg *)msg, r);
-    else if (m < 0) {
+    else if (m == 0)
+        clampi_msg_queued_recv(mc);
+    else {
         r->error = MPI_ERR_NO_MEM;
         clampi_msg_finish(r);
     }
@@ -137,7 +139,7 @@ static int post_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, 
                      int tag, MPI_Request *request, MPI_Status *status) {
     clampi_mreq *r;
     int err = recv_start(buf, count, type, source, tag, mc, request == NULL, tf, &r);
-    if (!request) return wait_blocking(mc, r, err, status, "receive truncated");
+    if (!request) return wait_blocking(mc, r, err, status, "receive failed");
     if (r) *request = r->mpi;
     return err;
 }
@@ -159,6 +161,17 @@ static int probe(clampi_mcomm *mc, int source, int tag, int remove, int *flag, c
 static void mrecv(clampi_mreq *r, clampi_msg *m) { clampi_msg_deliver(m, r); /* no progress, as in any posting */ }
 
 static int cancel(clampi_mreq *r) { return clampi_matcher_cancel(r->mc->matcher, (uintptr_t)r); }
+
+/* A receive in clampi's queue on a revoked communicator (revoke.c): it fails. */
+static void fail_one(uintptr_t cookie, void *arg) {
+    clampi_mreq *r = (clampi_mreq *)cookie;
+    r->error = *(const int *)arg;
+    clampi_msg_finish(r);
+}
+
+static void fail_posted(clampi_mcomm *mc, int code) {
+    if (mc->matcher) clampi_matcher_drain(mc->matcher, 0, fail_one, &code);
+}
 
 /* The endpoints (collective), once every process has its per-peer arrays (prepare). */
 static int enable(clampi_mcomm *mc, unsigned native_base, unsigned native_cap) {
@@ -197,6 +210,7 @@ const clampi_carrier_ops clampi_carrier_ucx_ops = {
     .probe = probe,
     .mrecv = mrecv,
     .cancel = cancel,
+    .fail_posted = fail_posted,
     .barrier = clampi_msg_ucx_barrier,
     .retire = retire,
     .disable = disable,

@@ -16,12 +16,35 @@
 static _Atomic(clampi_mcomm *) by_context[CLAMPI_MSG_MAX_CONTEXTS];
 static _Atomic uint32_t context_used[CLAMPI_MSG_MAX_CONTEXTS / 32]; /* by_context's non-NULL */
 
+/* Taken where a communicator enters or leaves by_context and where its program's handle
+ * goes, so that clampi_msg_comm_visit sees each one whole (the AM handler needs no lock). */
+static pthread_mutex_t contexts_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void context_set(uint32_t i, clampi_mcomm *mc) {
+    pthread_mutex_lock(&contexts_lock);
     atomic_store(&by_context[i], mc);
     if (mc)
         atomic_fetch_or(&context_used[i / 32], 1u << (i % 32));
     else
         atomic_fetch_and(&context_used[i / 32], ~(1u << (i % 32)));
+    pthread_mutex_unlock(&contexts_lock);
+}
+
+int clampi_msg_comm_visit(void (*fn)(clampi_mcomm *mc, MPI_Comm comm)) {
+    if (pthread_mutex_trylock(&contexts_lock) != 0) return 0;
+    for (uint32_t w = 0; w < CLAMPI_MSG_MAX_CONTEXTS / 32; w++)
+        for (uint32_t bits = atomic_load(&context_used[w]); bits; bits &= bits - 1) {
+            clampi_mcomm *mc = atomic_load(&by_context[w * 32 + (uint32_t)__builtin_ctz(bits)]);
+            if (mc && mc->comm != MPI_COMM_NULL) fn(mc, mc->comm);
+        }
+    pthread_mutex_unlock(&contexts_lock);
+    return 1;
+}
+
+void clampi_msg_comm_drop_handle(clampi_mcomm *mc) {
+    pthread_mutex_lock(&contexts_lock);
+    mc->comm = MPI_COMM_NULL;
+    pthread_mutex_unlock(&contexts_lock);
 }
 static pthread_mutex_t enable_lock = PTHREAD_MUTEX_INITIALIZER;
 static int keyval = MPI_KEYVAL_INVALID;

@@ -52,7 +52,7 @@ static int single_done(clampi_mreq *r, MPI_Request *handle, MPI_Status *status) 
     MPI_Comm comm = clampi_mreq_err_comm(r);
     int e = take(r, handle, status);
     clampi_mreq_unpin(r);
-    return e == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(comm, e, "receive truncated");
+    return e == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(comm, e, "receive failed");
 }
 
 /* The array of one multiple-completion call, split. */
@@ -117,7 +117,7 @@ static int all_finish(split *s, MPI_Request reqs[], MPI_Status statuses[], int e
             if (s->p[i] || err == MPI_SUCCESS) statuses[i].MPI_ERROR = s->p[i] ? s->p[i]->error : MPI_SUCCESS;
     split_end(s);
     if (!failed || err != MPI_SUCCESS) return err;
-    return clampi_msg_raise_in_status(comm, first, "receive truncated");
+    return clampi_msg_raise_in_status(comm, first, "receive failed");
 }
 
 /* Testany's step: a finished clampi request first, else MPI's Testany on the rest.
@@ -172,7 +172,7 @@ static int some_step(split *s, MPI_Request reqs[], int *outcount, int indices[],
     if (statuses != MPI_STATUSES_IGNORE && ((failed && err == MPI_SUCCESS) || err == MPI_ERR_IN_STATUS))
         for (int j = 0; j < k + got; j++)
             if (j < k || err == MPI_SUCCESS) statuses[j].MPI_ERROR = j < k ? s->p[indices[j]]->error : MPI_SUCCESS;
-    *err_out = failed && err == MPI_SUCCESS ? clampi_msg_raise_in_status(comm, first, "receive truncated") : err;
+    *err_out = failed && err == MPI_SUCCESS ? clampi_msg_raise_in_status(comm, first, "receive failed") : err;
     return 1;
 }
 
@@ -502,7 +502,7 @@ int clampi_msg_get_status(MPI_Request request, int *flag, MPI_Status *status) {
     MPI_Comm comm = clampi_mreq_err_comm(r);
     clampi_mreq_unpin(r);
 #ifdef MPICH
-    if (e != MPI_SUCCESS) return clampi_msg_raise(comm, e, "receive truncated");
+    if (e != MPI_SUCCESS) return clampi_msg_raise(comm, e, "receive failed");
 #else
     (void)e, (void)comm;
 #endif

@@ -28,7 +28,9 @@ typedef struct clampi_carrier_ops clampi_carrier_ops; /* carrier_ops.h */
 typedef struct clampi_mcomm {
     MPI_Comm comm;
     const clampi_carrier_ops *ops; /* its carrier, chosen once at enabling */
-    _Atomic int revoked;           /* the program revoked comm (ULFM): the preload leaves it to MPI */
+    /* comm was revoked (ULFM), here or by another process (revoke.c): the code its calls
+     * fail with; the preload leaves comm to MPI from then on. 0: not revoked. */
+    _Atomic int revoked;
     uint32_t context;
     int rank, size, tag_ub;
     clampi_match_config cfg;
@@ -69,6 +71,14 @@ typedef struct clampi_mcomm {
 } clampi_mcomm;
 
 enum { CLAMPI_CARRIER_UCX, CLAMPI_CARRIER_MPI }; /* the options' choice (clampi_carrier_ops_of) */
+
+/* revoke.c: where the MPI can revoke a communicator (ULFM), the preload gives the test:
+ * code_of(comm) is the code comm's calls fail with once the MPI says comm was revoked, 0
+ * before. Then clampi's waits ask it now and then, and the receives waiting in clampi's
+ * queue on a revoked communicator fail with that code. */
+void clampi_msg_on_revocation(int (*code_of)(MPI_Comm comm));
+/* mc's communicator was revoked: marked with code, and the receives in its queue fail. */
+void clampi_msg_comm_revoked(clampi_mcomm *mc, int code);
 
 /* comm.c */
 /* The last lookup of each thread (comm.c), valid while no communicator was enabled or

@@ -128,7 +128,12 @@ int clampi_msg_options(MPI_Info info, clampi_match_config *cfg);
 /* The carrier (CLAMPI_CARRIER_) and, for the MPI carrier, the receives left to MPI. */
 int clampi_msg_carrier_options(MPI_Info info, int *carrier, unsigned *native_base, unsigned *native_cap);
 
-clampi_mcomm *clampi_msg_comm_by_context(uint32_t ctx);    /* for the AM handler */
+clampi_mcomm *clampi_msg_comm_by_context(uint32_t ctx); /* for the AM handler */
+/* fn(mc, its program's communicator) for each enabled communicator not retired, none of
+ * them enabled, retired or released meanwhile (fn must not enable or free one). 0: another
+ * thread walks or changes the table now (nothing visited). */
+int clampi_msg_comm_visit(void (*fn)(clampi_mcomm *mc, MPI_Comm comm));
+void clampi_msg_comm_drop_handle(clampi_mcomm *mc);        /* retirement: mc->comm is MPI_COMM_NULL from now */
 void clampi_msg_disable_all_local(void);                   /* at MPI_Finalize */
 void clampi_msg_comm_release(clampi_mcomm *mc, int force); /* its context id and state gone */
 void clampi_msg_comm_abandon(clampi_mcomm *mc); /* MPI_Finalize, requests still name it: endpoints and id only */
@@ -140,6 +145,19 @@ void clampi_msg_comm_abandon(clampi_mcomm *mc); /* MPI_Finalize, requests still 
 typedef int (*clampi_watch_fn)(void *ctx, clampi_mreq *r);
 int clampi_msg_watched(clampi_mcomm *mc, int is_recv, void *tmp, clampi_watch_fn ready, void *ctx,
                        MPI_Request *request);
+
+/* revoke.c: communicators another process revoked (ULFM); from clampi's waits, after a
+ * call of MPI's progress (clampi_msg_poke_mpi) */
+void clampi_msg_revocation_poll(void);
+/* At retirement, while mc->comm is still the program's: a revocation not seen yet fails the
+ * receives in mc's queue now (no poll asks about a retired communicator). */
+void clampi_msg_revocation_check(clampi_mcomm *mc);
+/* A receive just queued on mc: had mc been revoked meanwhile, the receives in its queue fail
+ * again (either that emptying sees this one, or this load sees the mark). */
+static inline void clampi_msg_queued_recv(clampi_mcomm *mc) {
+    int code = atomic_load(&mc->revoked);
+    if (__builtin_expect(code != 0, 0)) mc->ops->fail_posted(mc, code);
+}
 
 /* retire.c: communicators freed while operations on them were pending */
 void clampi_msg_retire(clampi_mcomm *mc);  /* mc->comm is gone; mc stays until nothing names it */

@@ -11,7 +11,8 @@ static int check_comm(MPI_Comm comm, clampi_mcomm **mc) {
     if (comm == MPI_COMM_NULL) return clampi_msg_raise(comm, MPI_ERR_COMM, "MPI_COMM_NULL");
     if (!(*mc = clampi_msg_comm(comm)))
         return clampi_msg_raise(comm, MPI_ERR_COMM, "communicator not enabled (CMPIX_Comm_enable)");
-    return MPI_SUCCESS;
+    int revoked = atomic_load_explicit(&(*mc)->revoked, memory_order_relaxed);
+    return revoked ? clampi_msg_raise(comm, revoked, "communicator revoked") : MPI_SUCCESS;
 }
 
 static int check_buffer(MPI_Comm comm, const void *buf, int count, MPI_Datatype type, clampi_type_info *tf,
@@ -229,8 +230,10 @@ int CMPIX_Improbe(int source, int tag, MPI_Comm comm, int *flag, CMPIX_Message *
 int CMPIX_Mprobe(int source, int tag, MPI_Comm comm, CMPIX_Message *message, MPI_Status *status) {
     int flag = 0, err;
     unsigned spins = 0;
-    while ((err = CMPIX_Improbe(source, tag, comm, &flag, message, status)) == MPI_SUCCESS && !flag)
+    while ((err = CMPIX_Improbe(source, tag, comm, &flag, message, status)) == MPI_SUCCESS && !flag) {
         clampi_msg_pause(&spins);
+        if (spins % 16 == 0) clampi_msg_poke_mpi(); /* a revocation (revoke.c) ends the wait */
+    }
     return err;
 }
 
@@ -281,7 +284,10 @@ int CMPIX_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *stat
 int CMPIX_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     int flag = 0, err;
     unsigned spins = 0;
-    while ((err = CMPIX_Iprobe(source, tag, comm, &flag, status)) == MPI_SUCCESS && !flag) clampi_msg_pause(&spins);
+    while ((err = CMPIX_Iprobe(source, tag, comm, &flag, status)) == MPI_SUCCESS && !flag) {
+        clampi_msg_pause(&spins);
+        if (spins % 16 == 0) clampi_msg_poke_mpi(); /* a revocation (revoke.c) ends the wait */
+    }
     return err;
 }
 

@@ -348,6 +348,7 @@ void clampi_msg_poke_mpi(void) {
     }
     int flag;
     PMPI_Iprobe(0, 0, w ? MPI_COMM_WORLD : MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+    clampi_msg_revocation_poll(); /* what that progress may have brought */
 }
 
 int clampi_mreq_wait_internal(clampi_mreq *r, MPI_Status *status) {

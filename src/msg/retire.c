@@ -27,7 +27,8 @@ static void drop_unexpected(clampi_mcomm *mc) {
 }
 
 void clampi_msg_retire(clampi_mcomm *mc) {
-    mc->comm = MPI_COMM_NULL; /* the program's handle is being freed */
+    clampi_msg_revocation_check(mc);
+    clampi_msg_comm_drop_handle(mc); /* the program's handle is being freed */
     mc->ops->retire(mc);
     atomic_store_explicit(&mc->retired, 1, memory_order_release);
     pthread_mutex_lock(&retired_lock);

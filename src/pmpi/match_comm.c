@@ -103,6 +103,7 @@ static void enable(MPI_Comm comm, MPI_Info info, const clampi_mcomm *parent, con
 
 void clampi_pm_after_init(void) {
     clampi_opt_value v;
+    clampi_pm_ulfm_init();
     /* set (or set to a bad value: CMPIX_Comm_enable reports it, WORLD stays on MPI) */
     if (clampi_opt_env(CLAMPI_OPT_MATCH, &v) != 0) {
         clampi_carrier_auto_preload(); /* CLAMPI_MATCH_CARRIER=auto: the MPI carrier */

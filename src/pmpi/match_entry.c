@@ -361,6 +361,9 @@ static int mpi_probe_polled(int source, int tag, MPI_Comm comm, MPI_Message *mes
         if (err != MPI_SUCCESS || flag) return err;
         clampi_msg_progress();
         clampi_msg_pause(&spins);
+        /* MPI's nonblocking probes say nothing of a revocation: its blocking one fails */
+        if (spins % 16 == 0 && clampi_pm_revoked(comm))
+            return message ? PMPI_Mprobe(source, tag, comm, message, status) : PMPI_Probe(source, tag, comm, status);
     }
 }
 

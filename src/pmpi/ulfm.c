@@ -12,9 +12,10 @@
  *    it where the MPI tells the other processes (its errors reach the program's handler,
  *    src/msg/carrier_mpi.c);
  *  - a collective on a revoked communicator (revoked here or, where the MPI says so, by
- *    another process) is MPI's own call (clampi_pm_revoked).
- * Receives already in clampi's queue when the revocation comes are not interrupted: Open MPI
- * 5 over UCX does not interrupt its own either, nor tell the other processes.
+ *    another process) is MPI's own call (clampi_pm_revoked);
+ *  - another process's revocation (where the MPI tells this one: Open MPI with its fault
+ *    tolerance on) reaches the receives waiting in clampi's queue through clampi's waits,
+ *    which ask the MPI (revoked_code below, src/msg/revoke.c).
  * Only Open MPI builds ULFM into its extensions header; MPICH 4 and 5 declare
  * MPIX_Comm_revoke but abort in it on ch4, so there is nothing to follow, and this file is
  * empty elsewhere. */
@@ -28,7 +29,7 @@ CLAMPI_API int MPIX_Comm_revoke(MPI_Comm comm) {
     int err = PMPIX_Comm_revoke(comm);
     clampi_mcomm *mc = err == MPI_SUCCESS ? clampi_pm_comm_any(comm) : NULL;
     if (mc) {
-        atomic_store(&mc->revoked, 1);
+        clampi_msg_comm_revoked(mc, MPIX_ERR_REVOKED);
         if (mc->wire != MPI_COMM_NULL) PMPIX_Comm_revoke(mc->wire); /* the wire's own result is clampi's */
     }
     return err;
@@ -38,4 +39,8 @@ int clampi_pm_revoked(MPI_Comm comm) {
     int flag = 0;
     return comm != MPI_COMM_NULL && PMPIX_Comm_is_revoked(comm, &flag) == MPI_SUCCESS && flag;
 }
+
+static int revoked_code(MPI_Comm comm) { return clampi_pm_revoked(comm) ? MPIX_ERR_REVOKED : 0; }
+
+void clampi_pm_ulfm_init(void) { clampi_msg_on_revocation(revoked_code); }
 #endif

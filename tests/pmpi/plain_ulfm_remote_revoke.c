@@ -1,31 +1,65 @@
 /* ULFM (Open MPI with its fault tolerance on: OMPI_MCA_mpi_ft_enable=1): rank 0 revokes a
- * communicator while rank 1 waits in a blocking receive from it; rank 1's receive must fail
- * with MPIX_ERR_REVOKED, and a barrier after it on both. On the MPI carrier rank 1 waits on
- * clampi's duplicate of the communicator, which only a revocation of that duplicate too
- * reaches. An MPI without ULFM says so. */
+ * communicator while rank 1 waits on it; rank 1's waits must end with MPIX_ERR_REVOKED, and
+ * a barrier after it on both. Rank 1 first posts DEEP nonblocking receives nobody sends to
+ * (more than the MPI carrier's native depth, so that clampi queues most of them), then
+ * waits in a blocking receive (the argument "recv"), a blocking probe ("probe") or
+ * MPI_Waitall on the deep receives ("waitall") for what rank 0 never sends, or ("freed")
+ * learns of the revocation from a failed barrier, frees the communicator, and then waits
+ * for the deep receives; "native" waits in a blocking receive without deep receives. Under
+ * CLAMPI_MATCH such waits are in clampi's own queue, which no revocation reaches by
+ * itself, except the last one, which the MPI carrier leaves to MPI on its duplicate.
+ * An MPI without ULFM says so. */
 #include "plain_check.h"
 #include "plain_ulfm.h"
+
+#include <string.h>
+
+#define DEEP 100
 
 static int me;
 
 int main(int argc, char **argv) {
     int provided;
+    const char *how = argc > 1 ? argv[1] : "recv";
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
 #ifdef OMPI_HAVE_MPI_EXT_FTMPI
     MPI_Comm comm;
-    int x = me, y = -1;
+    int x = me, y = -1, deep[DEEP];
+    MPI_Request reqs[DEEP];
     CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
     CHECK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+    int ndeep = strcmp(how, "native") == 0 || me == 0 ? 0 : DEEP;
+    for (int i = 0; i < ndeep; i++) CHECK(MPI_Irecv(&deep[i], 1, MPI_INT, 0, 100 + i, comm, &reqs[i]));
     CHECK(MPI_Sendrecv(&x, 1, MPI_INT, 1 - me, 0, &y, 1, MPI_INT, 1 - me, 0, comm, MPI_STATUS_IGNORE));
-    int waited = 1; /* rank 0 does not wait */
-    if (me == 0)
+    int waited = 1, deep_failed = 1, barrier = -1; /* rank 0 does not wait */
+    if (me == 0) {
         CHECK(MPIX_Comm_revoke(comm));
-    else
-        waited = revoked(MPI_Recv(&y, 1, MPI_INT, 0, 5, comm, MPI_STATUS_IGNORE));
-    int barrier = revoked(MPI_Barrier(comm));
-    printf("result ulfm_remote rank=%d waited=%d barrier=%d ok=%d\n", me, waited, barrier, waited && barrier);
-    CHECK(MPI_Comm_free(&comm));
+    } else {
+        if (strcmp(how, "probe") == 0)
+            waited = revoked(MPI_Probe(0, 5, comm, MPI_STATUS_IGNORE));
+        else if (strcmp(how, "recv") == 0 || strcmp(how, "native") == 0)
+            waited = revoked(MPI_Recv(&y, 1, MPI_INT, 0, 5, comm, MPI_STATUS_IGNORE));
+        if (strcmp(how, "freed") == 0) {
+            barrier = revoked(MPI_Barrier(comm));
+            CHECK(MPI_Comm_free(&comm));
+        }
+        /* every deep receive fails, wherever it waited (clampi's queue or the MPI's) */
+        MPI_Status st[DEEP];
+        int rc = MPI_Waitall(ndeep, reqs, st);
+        deep_failed = rc != MPI_SUCCESS || ndeep == 0;
+        for (int i = 0; i < ndeep && deep_failed; i++)
+            deep_failed = revoked(rc == MPI_ERR_IN_STATUS ? st[i].MPI_ERROR : rc) || st[i].MPI_ERROR == MPI_ERR_PENDING;
+        for (int i = 0; i < ndeep; i++)
+            if (reqs[i] != MPI_REQUEST_NULL) MPI_Request_free(&reqs[i]);
+    }
+    if (comm != MPI_COMM_NULL) {
+        barrier = revoked(MPI_Barrier(comm));
+        CHECK(MPI_Comm_free(&comm));
+    }
+    int ok = waited && deep_failed && barrier;
+    printf("result ulfm_remote rank=%d %s waited=%d deep=%d barrier=%d ok=%d\n", me, how, waited, deep_failed, barrier,
+           ok);
 #else
     printf("result ulfm_remote rank=%d no_ulfm\n", me);
 #endif
