@@ -18,6 +18,7 @@
  *   pair.c      MPI_Isendrecv / MPI_Isendrecv_replace: one request over a receive and a send
  *   watch.c     requests finished from progress once a condition holds (pairs, bsend flushes)
  *   retire.c    communicators freed while operations on them are pending
+ *   revoke.c    communicators another process revoked (ULFM): their queued receives fail
  *   carrier_ops.h  a communicator's carrier as one operations table, chosen at enabling:
  *   carrier_ucx.c  clampi's matching over UCX active messages (built only with UCX)
  *   carrier_mpi.c  clampi_match_carrier=mpi: the MPI library's own messages on a duplicate of
@@ -28,7 +29,8 @@
  * ucp_am_send_nbx in one step, so the wire order is the sequence order) and recv_lock
  * (arrivals from a sender are matched in sequence order); the request table's lock; the
  * list of finished requests' lock. None is held while another is taken, except recv_lock
- * around the matcher's (always in that order). */
+ * around the matcher's (always in that order), and the context table's lock (comm.c)
+ * around both in revoke.c's walk, which takes it with a trylock. */
 #ifndef CLAMPI_MSG_MSG_INTERNAL_H
 #define CLAMPI_MSG_MSG_INTERNAL_H
 #include <mpi.h>
