@@ -340,14 +340,19 @@ static int clampi_carrier_enable(clampi_mcomm *mc, unsigned native_base, unsigne
 
 static void flight_add(clampi_mreq *r);
 
+/* A receive left clampi's posted queue (matched, handed to MPI, cancelled or failed; mc locked). */
+static inline void left_queue(clampi_mcomm *mc) {
+    mc->posted--;
+    atomic_fetch_sub(&clampi_carrier_n.pending, 1);
+}
+
 /* A receive still in clampi's queue at MPI_Comm_free: MPI's own from now on. */
 static void hand_to_mpi(uintptr_t cookie, void *arg) {
     clampi_mreq *r = (clampi_mreq *)cookie;
     clampi_mcomm *mc = arg;
     r->wire_fill = 1;
     int err = CLAMPI_WIRE(PMPI_Irecv(r->buf, r->count, r->type, r->post_source, r->post_tag, mc->wire, &r->wire_req));
-    mc->posted--;
-    atomic_fetch_sub(&clampi_carrier_n.pending, 1);
+    left_queue(mc);
     if (err != MPI_SUCCESS) {
         r->error = err;
         clampi_msg_finish(r);
@@ -553,8 +558,7 @@ static int pull(clampi_mcomm *mc, matched out[PULL_BATCH], int *drained) {
         uintptr_t got;
         int rc = clampi_matcher_arrive(mc->matcher, k, (uintptr_t)m, &got);
         if (rc == 1) {
-            mc->posted--;
-            atomic_fetch_sub(&clampi_carrier_n.pending, 1);
+            left_queue(mc);
             native_adapt(mc, clampi_matcher_last_depth(mc->matcher));
             out[nout++] = (matched){(clampi_mreq *)got, m};
         } else if (rc == 0) {
@@ -873,10 +877,7 @@ static int clampi_carrier_cancel(clampi_mreq *r) {
     clampi_mcomm *mc = r->mc;
     lock(mc);
     int rc = clampi_matcher_cancel(mc->matcher, (uintptr_t)r);
-    if (rc == 1) {
-        mc->posted--;
-        atomic_fetch_sub(&clampi_carrier_n.pending, 1);
-    }
+    if (rc == 1) { left_queue(mc); }
     unlock(mc);
     if (rc != 1 && r->wire_fill) { /* handed to MPI (release, MPI_Comm_free): MPI cancels it */
         pthread_mutex_lock(&flight_lock);
@@ -890,8 +891,7 @@ static int clampi_carrier_cancel(clampi_mreq *r) {
 static void fail_one(uintptr_t cookie, void *arg) {
     clampi_mreq *r = (clampi_mreq *)cookie;
     clampi_mcomm *mc = r->mc;
-    mc->posted--;
-    atomic_fetch_sub(&clampi_carrier_n.pending, 1);
+    left_queue(mc);
     r->error = *(const int *)arg;
     clampi_msg_finish(r);
 }
