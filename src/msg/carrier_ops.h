@@ -61,7 +61,8 @@ struct clampi_carrier_ops {
     void (*mrecv)(clampi_mreq *r, clampi_msg *m); /* a message taken by probe, into receive r */
     int (*cancel)(clampi_mreq *r);                /* 1: r was in clampi's posted queue (now out) */
     /* The communicator was revoked (ULFM, revoke.c): the receives in clampi's posted queue
-     * finish with code. */
+     * finish with code, and a sender waiting for a message of clampi's queues to be
+     * received (a synchronous or rendezvous send) is let go. */
     void (*fail_posted)(clampi_mcomm *mc, int code);
     /* The end of enabling, collective: nobody sends before every process can route the
      * communicator's messages (UCX: by its context id, set just before). NULL where

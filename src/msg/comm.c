@@ -132,6 +132,7 @@ static void mcomm_free(clampi_mcomm *mc) {
             clampi_msg_free(mc->stash[i]);
             mc->stash[i] = n;
         }
+    if (mc->err_comm != MPI_COMM_NULL) PMPI_Comm_free(&mc->err_comm);
     pthread_mutex_destroy(&mc->send_lock);
     pthread_mutex_destroy(&mc->recv_lock);
     free(mc->eps);
@@ -269,6 +270,7 @@ static clampi_mcomm *mcomm_new(MPI_Comm comm, const clampi_match_config *cfg) {
     mc->comm = comm;
     mc->cfg = *cfg;
     mc->wire = MPI_COMM_NULL;
+    mc->err_comm = MPI_COMM_NULL;
     PMPI_Comm_rank(comm, &mc->rank);
     PMPI_Comm_size(comm, &mc->size);
     int *ub, flag;

@@ -110,7 +110,7 @@ static int all_finish(split *s, MPI_Request reqs[], MPI_Status statuses[], int e
             continue;
         }
         int e = take(s->p[i], &reqs[i], status_at(statuses, i));
-        if (e != MPI_SUCCESS && !failed) failed = 1, comm = s->p[i]->comm, first = e;
+        if (e != MPI_SUCCESS && !failed) failed = 1, comm = clampi_mreq_err_comm(s->p[i]), first = e;
     }
     if (statuses != MPI_STATUSES_IGNORE && ((failed && err == MPI_SUCCESS) || err == MPI_ERR_IN_STATUS))
         for (int i = 0; i < s->n; i++) /* MPI_ERR_IN_STATUS: every status's MPI_ERROR is set */

@@ -112,9 +112,11 @@ struct clampi_mreq {
 };
 
 /* The communicator whose error handler a request's error goes to: its own, or, once the
- * program freed it (retire.c), MPI_COMM_WORLD's (the handle is gone). */
+ * program freed it (the handle is gone), the stand-in with its handler (retire.c), or
+ * MPI_COMM_WORLD where none could be made. */
 static inline MPI_Comm clampi_mreq_err_comm(const clampi_mreq *r) {
-    return r->mc && atomic_load_explicit(&r->mc->retired, memory_order_acquire) ? MPI_COMM_WORLD : r->comm;
+    if (!r->mc || !atomic_load_explicit(&r->mc->retired, memory_order_acquire)) return r->comm;
+    return r->mc->err_comm != MPI_COMM_NULL ? r->mc->err_comm : MPI_COMM_WORLD;
 }
 
 /* Work clampi_msg_progress does for a request that finished inside UCX's callbacks. */
@@ -151,6 +153,8 @@ int clampi_msg_watched(clampi_mcomm *mc, int is_recv, void *tmp, clampi_watch_fn
 /* revoke.c: communicators another process revoked (ULFM); from clampi's waits, after a
  * call of MPI's progress (clampi_msg_poke_mpi) */
 void clampi_msg_revocation_poll(void);
+/* The code registered for revoked communicators (0: the MPI has no ULFM). */
+int clampi_msg_revocation_error(void);
 /* At retirement, while mc->comm is still the program's: a revocation not seen yet fails the
  * receives in mc's queue now (no poll asks about a retired communicator). */
 void clampi_msg_revocation_check(clampi_mcomm *mc);
@@ -315,6 +319,8 @@ struct clampi_ucx_poller *clampi_msg_poller(void); /* the worker's (services/ucx
 int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t bytes); /* r->sync: ssend */
 void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r);                                 /* a matched receive */
 void clampi_msg_ucx_free(clampi_msg *m); /* an arrived message never received */
+/* mc was revoked: its arrivals, queued or to come, are dropped, and their senders released */
+void clampi_msg_ucx_drop_revoked(clampi_mcomm *mc);
 /* comm_ucx.c: a communicator's endpoints (collective over mc->comm), barrier, closing. */
 int clampi_msg_ucx_enable(clampi_mcomm *mc); /* local: per-peer arrays */
 int clampi_msg_ucx_connect(clampi_mcomm *mc);
@@ -349,6 +355,7 @@ static inline int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void 
 }
 static inline void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r) { clampi_msg_no_ucx("clampi_msg_deliver"); }
 static inline void clampi_msg_ucx_free(clampi_msg *m) { clampi_msg_no_ucx("clampi_msg_ucx_free"); }
+static inline void clampi_msg_ucx_drop_revoked(clampi_mcomm *mc) { clampi_msg_no_ucx("clampi_msg_ucx_drop_revoked"); }
 static inline int clampi_msg_ucx_enable(clampi_mcomm *mc) { return MPI_ERR_UNSUPPORTED_OPERATION; }
 static inline int clampi_msg_ucx_connect(clampi_mcomm *mc) { return MPI_ERR_UNSUPPORTED_OPERATION; }
 static inline int clampi_msg_ucx_barrier(clampi_mcomm *mc) { return MPI_ERR_UNSUPPORTED_OPERATION; }

@@ -5,13 +5,21 @@
  * does not know of: they would wait for ever. So clampi's waits, after a call of MPI's
  * progress (clampi_msg_poke_mpi), ask the MPI now and then about each enabled
  * communicator; one revoked is marked (msg.h: its later calls fail, and the preload leaves
- * it to MPI), and the receives in its queue fail with the MPI's code. */
+ * it to MPI), and the receives in its queue fail with the MPI's code. Its carrier also lets
+ * go the senders that wait for this side (fail_posted: the UCX carrier drops what arrived
+ * unreceived, and a synchronous or rendezvous send of it fails at its sender). */
 #include "msg/carrier_ops.h"
 #include "msg/msg_internal.h"
 
 static int (*_Atomic code_of)(MPI_Comm comm);
+static _Atomic int revoked_error; /* the MPI's code for "revoked" (MPIX_ERR_REVOKED) */
 
-void clampi_msg_on_revocation(int (*fn)(MPI_Comm comm)) { atomic_store(&code_of, fn); }
+void clampi_msg_on_revocation(int (*fn)(MPI_Comm comm), int code) {
+    atomic_store(&revoked_error, code);
+    atomic_store(&code_of, fn);
+}
+
+int clampi_msg_revocation_error(void) { return atomic_load_explicit(&revoked_error, memory_order_relaxed); }
 
 void clampi_msg_comm_revoked(clampi_mcomm *mc, int code) {
     int none = 0;

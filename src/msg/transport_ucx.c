@@ -80,6 +80,9 @@ static void rndv_done(void *request, ucs_status_t status, size_t length, void *u
 }
 
 /* ---- synchronous sends: the acknowledgement ---------------------------------------- */
+/* The receiver dropped the message unmatched (its communicator was revoked): the cookie's
+ * low bit (a request's address is aligned) says so, and the send fails. */
+#define ACK_DROPPED 1u
 typedef struct ack_msg {
     uint64_t cookie;
     int source;       /* to whom: its rank in mc (the endpoint may not be made yet) */
@@ -139,6 +142,14 @@ static void flush_acks(void) {
     }
 }
 
+/* A send the receiver dropped unmatched: its communicator's revoked code (the MPI's, where
+ * this side has not seen the revocation yet). */
+static int dropped_error(const clampi_mreq *r) {
+    int code = r->mc ? atomic_load(&r->mc->revoked) : 0;
+    if (!code) code = clampi_msg_revocation_error();
+    return code ? code : MPI_ERR_OTHER;
+}
+
 /* One of a synchronous send's two parts (sent, acknowledged) is done. */
 static void sync_part(clampi_mreq *r) {
     if (atomic_fetch_sub(&r->sync_parts, 1) == 1) clampi_msg_finish(r);
@@ -149,8 +160,9 @@ static ucs_status_t ack_handler(void *arg, const void *header, size_t header_len
     uint64_t cookie;
     if (header_length != sizeof cookie) return UCS_OK;
     memcpy(&cookie, header, sizeof cookie);
-    clampi_mreq *r = (clampi_mreq *)(uintptr_t)cookie;
+    clampi_mreq *r = (clampi_mreq *)(uintptr_t)(cookie & ~(uint64_t)ACK_DROPPED);
     (void)atomic_load_explicit(&r->handed, memory_order_acquire);
+    if (cookie & ACK_DROPPED) r->error = dropped_error(r);
     sync_part(r);
     clampi_mreq_unpin(r); /* the pin taken for the acknowledgement (clampi_msg_send) */
     return UCS_OK;
@@ -211,6 +223,28 @@ void clampi_msg_ucx_free(clampi_msg *m) {
     msg_release(m);
 }
 
+/* An arrival of a revoked communicator, never to be received: a synchronous sender is told
+ * (it fails), a rendezvous sender is released by UCX (its send fails, send_done). */
+static void drop_revoked(uintptr_t cookie, void *arg) {
+    clampi_msg *m = (clampi_msg *)cookie;
+    if (m->hdr.sync) send_ack(arg, m->hdr.source, m->hdr.sync | ACK_DROPPED);
+    clampi_msg_ucx_free(m);
+}
+
+void clampi_msg_ucx_drop_revoked(clampi_mcomm *mc) {
+    if (!mc->matcher) return;
+    /* under recv_lock: an arrival either is queued before this or sees the mark (am_handler) */
+    pthread_mutex_lock(&mc->recv_lock);
+    clampi_matcher_drain(mc->matcher, 1, drop_revoked, mc);
+    for (int s = 0; mc->stash && s < mc->size; s++)
+        while (mc->stash[s]) {
+            clampi_msg *n = mc->stash[s];
+            mc->stash[s] = n->next;
+            drop_revoked((uintptr_t)n, mc);
+        }
+    pthread_mutex_unlock(&mc->recv_lock);
+}
+
 /* One arrival in its sender's order: match it or queue it as unexpected. */
 static void arrive(clampi_mcomm *mc, clampi_msg *m) {
     clampi_match_key k = {mc->context, m->hdr.source, m->hdr.tag};
@@ -252,6 +286,13 @@ static ucs_status_t am_handler(void *arg, const void *header, size_t header_leng
     }
     pthread_mutex_lock(&mc->recv_lock);
     int s = h->source;
+    if (atomic_load_explicit(&mc->revoked, memory_order_relaxed)) { /* never received: dropped */
+        pthread_mutex_unlock(&mc->recv_lock);
+        if (h->sync) send_ack(mc, s, h->sync | ACK_DROPPED);
+        if (rndv) m->rndv_desc = NULL; /* UCS_OK below: UCX releases the sender */
+        msg_release(m);
+        return UCS_OK;
+    }
     if (h->seq != mc->seq_in[s]) { /* ahead of its turn: keep it, sorted by seq */
         if (clampi_opt_process(CLAMPI_OPT_MATCH_VERBOSE).u)
             fprintf(stderr, "clampi: stash seq %u from %d (expect %u) rndv %d\n", h->seq, s, mc->seq_in[s], rndv);
@@ -277,7 +318,10 @@ static ucs_status_t am_handler(void *arg, const void *header, size_t header_leng
 static void send_done(void *request, ucs_status_t status, void *user_data) {
     clampi_mreq *r = user_data;
     (void)atomic_load_explicit(&r->handed, memory_order_acquire);
-    if (status != UCS_OK) r->error = MPI_ERR_OTHER;
+    if (status == UCS_ERR_CANCELED)
+        r->error = dropped_error(r); /* a rendezvous the receiver dropped unmatched */
+    else if (status != UCS_OK)
+        r->error = MPI_ERR_OTHER;
     ucp_request_free(request);
     if (r->sync)
         sync_part(r);

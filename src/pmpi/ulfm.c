@@ -42,5 +42,5 @@ int clampi_pm_revoked(MPI_Comm comm) {
 
 static int revoked_code(MPI_Comm comm) { return clampi_pm_revoked(comm) ? MPIX_ERR_REVOKED : 0; }
 
-void clampi_pm_ulfm_init(void) { clampi_msg_on_revocation(revoked_code); }
+void clampi_pm_ulfm_init(void) { clampi_msg_on_revocation(revoked_code, MPIX_ERR_REVOKED); }
 #endif

@@ -8,13 +8,19 @@
  * for the deep receives; "native" waits in a blocking receive without deep receives. Under
  * CLAMPI_MATCH such waits are in clampi's own queue, which no revocation reaches by
  * itself, except the last one, which the MPI carrier leaves to MPI on its duplicate.
- * An MPI without ULFM says so. */
+ * "ssend" and "rndv" turn it round: rank 1 sends (a synchronous send of one int, or a
+ * standard send of RNDV_BYTES, beyond any eager limit) what rank 0 probes but never
+ * receives, and rank 0 revokes; the send, which waits for the receiver, must end, with
+ * MPIX_ERR_REVOKED or with success (Open MPI 5.0's own ends so: the revocation releases the
+ * sender). An MPI without ULFM says so. */
 #include "plain_check.h"
 #include "plain_ulfm.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define DEEP 100
+#define RNDV_BYTES (4 << 20)
 
 static int me;
 
@@ -33,9 +39,23 @@ int main(int argc, char **argv) {
     for (int i = 0; i < ndeep; i++) CHECK(MPI_Irecv(&deep[i], 1, MPI_INT, 0, 100 + i, comm, &reqs[i]));
     CHECK(MPI_Sendrecv(&x, 1, MPI_INT, 1 - me, 0, &y, 1, MPI_INT, 1 - me, 0, comm, MPI_STATUS_IGNORE));
     int waited = 1, deep_failed = 1, barrier = -1; /* rank 0 does not wait */
+    int sends = strcmp(how, "ssend") == 0 || strcmp(how, "rndv") == 0;
+    char *big = strcmp(how, "rndv") == 0 ? calloc(RNDV_BYTES, 1) : NULL;
     if (me == 0) {
+        if (sends) CHECK(MPI_Probe(1, 5, comm, MPI_STATUS_IGNORE)); /* arrived, never received */
         CHECK(MPIX_Comm_revoke(comm));
+        /* the revocation alone must let the sender go: comm stays until its send ended */
+        if (sends) CHECK(MPI_Barrier(MPI_COMM_WORLD));
     } else {
+        int rc = MPI_SUCCESS;
+        if (strcmp(how, "ssend") == 0)
+            rc = MPI_Ssend(&x, 1, MPI_INT, 0, 5, comm);
+        else if (big)
+            rc = MPI_Send(big, RNDV_BYTES, MPI_CHAR, 0, 5, comm);
+        if (sends) {
+            waited = rc == MPI_SUCCESS || revoked(rc);
+            CHECK(MPI_Barrier(MPI_COMM_WORLD));
+        }
         if (strcmp(how, "probe") == 0)
             waited = revoked(MPI_Probe(0, 5, comm, MPI_STATUS_IGNORE));
         else if (strcmp(how, "recv") == 0 || strcmp(how, "native") == 0)
@@ -46,7 +66,7 @@ int main(int argc, char **argv) {
         }
         /* every deep receive fails, wherever it waited (clampi's queue or the MPI's) */
         MPI_Status st[DEEP];
-        int rc = MPI_Waitall(ndeep, reqs, st);
+        rc = MPI_Waitall(ndeep, reqs, st);
         deep_failed = rc != MPI_SUCCESS || ndeep == 0;
         for (int i = 0; i < ndeep && deep_failed; i++)
             deep_failed = revoked(rc == MPI_ERR_IN_STATUS ? st[i].MPI_ERROR : rc) || st[i].MPI_ERROR == MPI_ERR_PENDING;
@@ -57,6 +77,7 @@ int main(int argc, char **argv) {
         barrier = revoked(MPI_Barrier(comm));
         CHECK(MPI_Comm_free(&comm));
     }
+    free(big);
     int ok = waited && deep_failed && barrier;
     printf("result ulfm_remote rank=%d %s waited=%d deep=%d barrier=%d ok=%d\n", me, how, waited, deep_failed, barrier,
            ok);
