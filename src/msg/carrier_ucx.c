@@ -180,15 +180,8 @@ static int enable(clampi_mcomm *mc, unsigned native_base, unsigned native_cap) {
     return clampi_msg_ucx_connect(mc);
 }
 
-static void free_unexpected(uintptr_t cookie, void *arg) {
-    (void)arg;
-    clampi_msg_free((clampi_msg *)cookie);
-}
-
 /* Retired: arrivals nobody can receive any more are dropped (retire.c's sweep drops later ones). */
-static void retire(clampi_mcomm *mc) {
-    if (mc->matcher) clampi_matcher_drain(mc->matcher, 1, free_unexpected, NULL);
-}
+static void retire(clampi_mcomm *mc) { clampi_msg_drop_unexpected(mc); }
 
 static void get_info(const clampi_mcomm *mc, MPI_Info info) {
     (void)mc;

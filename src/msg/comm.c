@@ -115,14 +115,12 @@ int clampi_msg_raise_in_status(MPI_Comm comm, int status_code, const char *why) 
     return clampi_raise_in_status(comm, status_code);
 }
 
-static void free_unexpected(uintptr_t cookie, void *arg) { clampi_msg_free((clampi_msg *)cookie); }
-
 static void mcomm_free(clampi_mcomm *mc) {
     /* first: progress lets go of mc (a retired mc was let go at its retirement; taking the
      * carriers' lock again here could be inside MPI's progress under that lock) */
     if (mc->ops && !atomic_load(&mc->retired)) mc->ops->disable(mc);
     if (mc->matcher) {
-        clampi_matcher_drain(mc->matcher, 1, free_unexpected, NULL);
+        clampi_msg_drop_unexpected(mc);
         clampi_matcher_destroy(mc->matcher);
     }
     if (mc->ops) mc->ops->release(mc);
@@ -132,7 +130,6 @@ static void mcomm_free(clampi_mcomm *mc) {
             clampi_msg_free(mc->stash[i]);
             mc->stash[i] = n;
         }
-    if (mc->err_comm != MPI_COMM_NULL) PMPI_Comm_free(&mc->err_comm);
     pthread_mutex_destroy(&mc->send_lock);
     pthread_mutex_destroy(&mc->recv_lock);
     free(mc->eps);
@@ -270,7 +267,6 @@ static clampi_mcomm *mcomm_new(MPI_Comm comm, const clampi_match_config *cfg) {
     mc->comm = comm;
     mc->cfg = *cfg;
     mc->wire = MPI_COMM_NULL;
-    mc->err_comm = MPI_COMM_NULL;
     PMPI_Comm_rank(comm, &mc->rank);
     PMPI_Comm_size(comm, &mc->size);
     int *ub, flag;

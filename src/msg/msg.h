@@ -66,10 +66,7 @@ typedef struct clampi_mcomm {
     _Atomic int retired; /* freed by the program; on retire.c's list */
     uint32_t epoch;      /* of its context id: a message of an earlier communicator with that id is stale */
     int serial;          /* agreed by the members at enabling, never reused in this process (stats' commN) */
-    /* Retired with operations pending: a communicator of this process alone that carries the
-     * freed one's error handler, for their errors (retire.c); else MPI_COMM_NULL. */
-    MPI_Comm err_comm;
-    void *owner; /* the preload's record of it (match_comm.c), or NULL */
+    void *owner;         /* the preload's record of it (match_comm.c), or NULL */
     struct clampi_mcomm *retired_next;
 } clampi_mcomm;
 
@@ -80,10 +77,6 @@ enum { CLAMPI_CARRIER_UCX, CLAMPI_CARRIER_MPI }; /* the options' choice (clampi_
  * before; code is that code (MPIX_ERR_REVOKED). Then clampi's waits ask it now and then,
  * and the receives waiting in clampi's queue on a revoked communicator fail with it. */
 void clampi_msg_on_revocation(int (*code_of)(MPI_Comm comm), int code);
-/* retire.c: eh is the program's error handler of the communicator this thread is about to
- * disable (CMPIX_Comm_disable) while another stands in; MPI_ERRHANDLER_NULL after. The
- * errors of its operations left pending go to eh. */
-void clampi_msg_disabling_errhandler(MPI_Errhandler eh);
 /* mc's communicator was revoked: marked with code, and the receives in its queue fail. */
 void clampi_msg_comm_revoked(clampi_mcomm *mc, int code);
 

@@ -30,7 +30,9 @@
  * (arrivals from a sender are matched in sequence order); the request table's lock; the
  * list of finished requests' lock. None is held while another is taken, except recv_lock
  * around the matcher's (always in that order), and the context table's lock (comm.c)
- * around both in revoke.c's walk, which takes it with a trylock. */
+ * around both in revoke.c's walk, which takes it with a trylock. The AM handler runs inside
+ * UCX's progress, under UCX's worker lock, and takes recv_lock and the matcher's: no UCX
+ * call that takes the worker's lock (releasing an arrival) is made under either of them. */
 #ifndef CLAMPI_MSG_MSG_INTERNAL_H
 #define CLAMPI_MSG_MSG_INTERNAL_H
 #include <mpi.h>
@@ -112,11 +114,9 @@ struct clampi_mreq {
 };
 
 /* The communicator whose error handler a request's error goes to: its own, or, once the
- * program freed it (the handle is gone), the stand-in with its handler (retire.c), or
- * MPI_COMM_WORLD where none could be made. */
+ * program freed it (retire.c), MPI_COMM_WORLD's (the handle is gone). */
 static inline MPI_Comm clampi_mreq_err_comm(const clampi_mreq *r) {
-    if (!r->mc || !atomic_load_explicit(&r->mc->retired, memory_order_acquire)) return r->comm;
-    return r->mc->err_comm != MPI_COMM_NULL ? r->mc->err_comm : MPI_COMM_WORLD;
+    return r->mc && atomic_load_explicit(&r->mc->retired, memory_order_acquire) ? MPI_COMM_WORLD : r->comm;
 }
 
 /* Work clampi_msg_progress does for a request that finished inside UCX's callbacks. */
@@ -166,10 +166,14 @@ static inline void clampi_msg_queued_recv(clampi_mcomm *mc) {
 }
 
 /* retire.c: communicators freed while operations on them were pending */
-void clampi_msg_retire(clampi_mcomm *mc);  /* mc->comm is gone; mc stays until nothing names it */
-extern _Atomic int clampi_msg_retired_n;   /* retired, not yet released (and closes under way) */
-void clampi_msg_retired_sweep(void);       /* release those done (from progress; not in UCX callbacks) */
-void clampi_msg_retired_release_all(void); /* MPI_Finalize */
+void clampi_msg_retire(clampi_mcomm *mc);          /* mc->comm is gone; mc stays until nothing names it */
+extern _Atomic int clampi_msg_retired_n;           /* retired, not yet released (and closes under way) */
+void clampi_msg_retired_sweep(void);               /* release those done (from progress; not in UCX callbacks) */
+void clampi_msg_retired_release_all(void);         /* MPI_Finalize */
+void clampi_msg_drop_unexpected(clampi_mcomm *mc); /* arrivals never to be received, freed */
+/* For clampi_matcher_drain: pushes the message (cookie) on the list *arg (clampi_msg **),
+ * to be dropped once the locks are let go (UCX calls that take its worker's lock wait). */
+void clampi_msg_collect(uintptr_t cookie, void *arg);
 static inline void clampi_msg_comm_ref(clampi_mcomm *mc) {
     atomic_fetch_add_explicit(&mc->live, 1, memory_order_relaxed);
 }

@@ -16,42 +16,27 @@ _Atomic int clampi_msg_retired_n; /* retired communicators and endpoint closes *
 static pthread_mutex_t retired_lock = PTHREAD_MUTEX_INITIALIZER;
 static clampi_mcomm *retired; /* under retired_lock */
 
-static void free_unexpected(uintptr_t cookie, void *arg) {
-    (void)arg;
-    clampi_msg_free((clampi_msg *)cookie);
+void clampi_msg_collect(uintptr_t cookie, void *arg) {
+    clampi_msg *m = (clampi_msg *)cookie, **list = arg;
+    m->next = *list;
+    *list = m;
 }
 
-/* Arrivals nobody can receive any more (on the MPI carrier the queue stays empty once retired). */
-static void drop_unexpected(clampi_mcomm *mc) {
-    if (mc->matcher) clampi_matcher_drain(mc->matcher, 1, free_unexpected, NULL);
-}
-
-/* The program's error handler of the communicator this thread disables, while the
- * preload's stands in (msg.h); MPI_ERRHANDLER_NULL: the communicator's own is the program's. */
-static _Thread_local MPI_Errhandler disabling_eh = MPI_ERRHANDLER_NULL;
-
-void clampi_msg_disabling_errhandler(MPI_Errhandler eh) { disabling_eh = eh; }
-
-/* The errors of operations still pending go to the freed communicator's error handler (as
- * MPI_Wait's do in Open MPI): a communicator of this process alone (a split of
- * MPI_COMM_SELF: no attribute is copied) takes it over. */
-static void keep_error_handler(clampi_mcomm *mc) {
-    if (atomic_load(&mc->live) == 0) return;
-    MPI_Errhandler eh = disabling_eh, own = MPI_ERRHANDLER_NULL;
-    if (eh == MPI_ERRHANDLER_NULL) {
-        if (PMPI_Comm_get_errhandler(mc->comm, &own) != MPI_SUCCESS) return;
-        eh = own;
+/* Arrivals nobody can receive any more (on the MPI carrier the queue stays empty once
+ * retired), freed outside the matcher's lock: releasing a rendezvous takes UCX's worker
+ * lock, which the AM handler holds when it takes the matcher's. */
+void clampi_msg_drop_unexpected(clampi_mcomm *mc) {
+    clampi_msg *list = NULL;
+    if (mc->matcher) clampi_matcher_drain(mc->matcher, 1, clampi_msg_collect, &list);
+    while (list) {
+        clampi_msg *m = list;
+        list = m->next;
+        clampi_msg_free(m);
     }
-    if (PMPI_Comm_split(MPI_COMM_SELF, 0, 0, &mc->err_comm) == MPI_SUCCESS)
-        PMPI_Comm_set_errhandler(mc->err_comm, eh);
-    else
-        mc->err_comm = MPI_COMM_NULL;
-    if (own != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&own);
 }
 
 void clampi_msg_retire(clampi_mcomm *mc) {
     clampi_msg_revocation_check(mc);
-    keep_error_handler(mc);
     clampi_msg_comm_drop_handle(mc); /* the program's handle is being freed */
     mc->ops->retire(mc);
     atomic_store_explicit(&mc->retired, 1, memory_order_release);
@@ -77,7 +62,7 @@ void clampi_msg_retired_sweep(void) {
     if (pthread_mutex_trylock(&retired_lock) != 0) return; /* another thread sweeps */
     for (clampi_mcomm **p = &retired; *p;) {
         clampi_mcomm *mc = *p;
-        drop_unexpected(mc);
+        clampi_msg_drop_unexpected(mc);
         if (!finished(mc)) {
             p = &mc->retired_next;
             continue;

@@ -7,7 +7,7 @@
  * communicator; one revoked is marked (msg.h: its later calls fail, and the preload leaves
  * it to MPI), and the receives in its queue fail with the MPI's code. Its carrier also lets
  * go the senders that wait for this side (fail_posted: the UCX carrier drops what arrived
- * unreceived, and a synchronous or rendezvous send of it fails at its sender). */
+ * unreceived: a synchronous sender's send fails, a rendezvous sender's completes). */
 #include "msg/carrier_ops.h"
 #include "msg/msg_internal.h"
 

@@ -223,26 +223,29 @@ void clampi_msg_ucx_free(clampi_msg *m) {
     msg_release(m);
 }
 
-/* An arrival of a revoked communicator, never to be received: a synchronous sender is told
- * (it fails), a rendezvous sender is released by UCX (its send fails, send_done). */
-static void drop_revoked(uintptr_t cookie, void *arg) {
-    clampi_msg *m = (clampi_msg *)cookie;
-    if (m->hdr.sync) send_ack(arg, m->hdr.source, m->hdr.sync | ACK_DROPPED);
-    clampi_msg_ucx_free(m);
-}
-
+/* Arrivals of a revoked communicator, never to be received, taken out under the locks and
+ * dropped after them (UCX's calls take the worker's lock, which the AM handler holds when
+ * it takes recv_lock): a synchronous sender is told (its send fails), a rendezvous sender
+ * is released by UCX (its send completes, as plain Open MPI 5.0's does). */
 void clampi_msg_ucx_drop_revoked(clampi_mcomm *mc) {
     if (!mc->matcher) return;
+    clampi_msg *list = NULL;
     /* under recv_lock: an arrival either is queued before this or sees the mark (am_handler) */
     pthread_mutex_lock(&mc->recv_lock);
-    clampi_matcher_drain(mc->matcher, 1, drop_revoked, mc);
+    clampi_matcher_drain(mc->matcher, 1, clampi_msg_collect, &list);
     for (int s = 0; mc->stash && s < mc->size; s++)
         while (mc->stash[s]) {
             clampi_msg *n = mc->stash[s];
             mc->stash[s] = n->next;
-            drop_revoked((uintptr_t)n, mc);
+            clampi_msg_collect((uintptr_t)n, &list);
         }
     pthread_mutex_unlock(&mc->recv_lock);
+    while (list) {
+        clampi_msg *m = list;
+        list = m->next;
+        if (m->hdr.sync) send_ack(mc, m->hdr.source, m->hdr.sync | ACK_DROPPED);
+        clampi_msg_ucx_free(m);
+    }
 }
 
 /* One arrival in its sender's order: match it or queue it as unexpected. */
@@ -289,8 +292,7 @@ static ucs_status_t am_handler(void *arg, const void *header, size_t header_leng
     if (atomic_load_explicit(&mc->revoked, memory_order_relaxed)) { /* never received: dropped */
         pthread_mutex_unlock(&mc->recv_lock);
         if (h->sync) send_ack(mc, s, h->sync | ACK_DROPPED);
-        if (rndv) m->rndv_desc = NULL; /* UCS_OK below: UCX releases the sender */
-        msg_release(m);
+        msg_release(m); /* a rendezvous: UCS_OK below has UCX release the sender */
         return UCS_OK;
     }
     if (h->seq != mc->seq_in[s]) { /* ahead of its turn: keep it, sorted by seq */
@@ -318,10 +320,7 @@ static ucs_status_t am_handler(void *arg, const void *header, size_t header_leng
 static void send_done(void *request, ucs_status_t status, void *user_data) {
     clampi_mreq *r = user_data;
     (void)atomic_load_explicit(&r->handed, memory_order_acquire);
-    if (status == UCS_ERR_CANCELED)
-        r->error = dropped_error(r); /* a rendezvous the receiver dropped unmatched */
-    else if (status != UCS_OK)
-        r->error = MPI_ERR_OTHER;
+    if (status != UCS_OK) r->error = MPI_ERR_OTHER;
     ucp_request_free(request);
     if (r->sync)
         sync_part(r);

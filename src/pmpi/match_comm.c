@@ -221,9 +221,7 @@ void clampi_pm_comm_forget(MPI_Comm *comm) {
         MPI_Errhandler eh;
         PMPI_Comm_get_errhandler(*comm, &eh);
         PMPI_Comm_set_errhandler(*comm, MPI_ERRORS_RETURN);
-        clampi_msg_disabling_errhandler(eh); /* for operations left pending */
         if (CMPIX_Comm_disable(*comm) == MPI_SUCCESS) atomic_fetch_sub(&clampi_pm_enabled, 1);
-        clampi_msg_disabling_errhandler(MPI_ERRHANDLER_NULL);
         PMPI_Comm_set_errhandler(*comm, eh);
         PMPI_Errhandler_free(&eh);
     }

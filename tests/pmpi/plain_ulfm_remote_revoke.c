@@ -12,7 +12,9 @@
  * standard send of RNDV_BYTES, beyond any eager limit) what rank 0 probes but never
  * receives, and rank 0 revokes; the send, which waits for the receiver, must end, with
  * MPIX_ERR_REVOKED or with success (Open MPI 5.0's own ends so: the revocation releases the
- * sender). An MPI without ULFM says so. */
+ * sender); a line "send_outcome" says which. Errors of requests of a freed communicator
+ * go to MPI_COMM_WORLD's handler in some MPIs: MPI_ERRORS_RETURN there too. An MPI without
+ * ULFM says so. */
 #include "plain_check.h"
 #include "plain_ulfm.h"
 
@@ -29,6 +31,7 @@ int main(int argc, char **argv) {
     const char *how = argc > 1 ? argv[1] : "recv";
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 #ifdef OMPI_HAVE_MPI_EXT_FTMPI
     MPI_Comm comm;
     int x = me, y = -1, deep[DEEP];
@@ -54,6 +57,10 @@ int main(int argc, char **argv) {
             rc = MPI_Send(big, RNDV_BYTES, MPI_CHAR, 0, 5, comm);
         if (sends) {
             waited = rc == MPI_SUCCESS || revoked(rc);
+            printf("send_outcome rank=1 %s %s\n", how,
+                   revoked(rc)         ? "revoked"
+                   : rc == MPI_SUCCESS ? "success"
+                                       : "other");
             CHECK(MPI_Barrier(MPI_COMM_WORLD));
         }
         if (strcmp(how, "probe") == 0)
