@@ -142,11 +142,10 @@ static void flush_acks(void) {
     }
 }
 
-/* A send the receiver dropped unmatched: its communicator's revoked code (the MPI's, where
- * this side has not seen the revocation yet). */
-static int dropped_error(const clampi_mreq *r) {
-    int code = r->mc ? atomic_load(&r->mc->revoked) : 0;
-    if (!code) code = clampi_msg_revocation_error();
+/* A send the receiver dropped unmatched: the MPI's code for a revoked communicator, which
+ * this side need not have seen yet. */
+static int dropped_error(void) {
+    int code = clampi_msg_revocation_error();
     return code ? code : MPI_ERR_OTHER;
 }
 
@@ -162,7 +161,7 @@ static ucs_status_t ack_handler(void *arg, const void *header, size_t header_len
     memcpy(&cookie, header, sizeof cookie);
     clampi_mreq *r = (clampi_mreq *)(uintptr_t)(cookie & ~(uint64_t)ACK_DROPPED);
     (void)atomic_load_explicit(&r->handed, memory_order_acquire);
-    if (cookie & ACK_DROPPED) r->error = dropped_error(r);
+    if (cookie & ACK_DROPPED) r->error = dropped_error();
     sync_part(r);
     clampi_mreq_unpin(r); /* the pin taken for the acknowledgement (clampi_msg_send) */
     return UCS_OK;
