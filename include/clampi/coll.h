@@ -84,6 +84,7 @@ typedef struct CMPIX_Coll_stats {
     unsigned long delegated;    /* handed to the MPI library */
     unsigned long eager;        /* small blocks: one synchronization, through the mailboxes */
     unsigned long hierarchical; /* communicator spanning nodes: on-node copies + leaders' exchange */
+    unsigned long abandoned;    /* shared path left mid-call: the communicator was revoked or a process failed (ULFM) */
 } CMPIX_Coll_stats;
 CLAMPI_API int CMPIX_Coll_get_stats(CMPIX_Coll_stats *stats);
 

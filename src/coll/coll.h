@@ -16,4 +16,11 @@ int clampi_coll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendt
  * (the preload prints it at MPI_Finalize when CLAMPI_STATS is set). */
 void clampi_coll_stats_print(void);
 
+/* A check the shared-heap waits make once they have waited long (every 64th yield): an MPI
+ * error code ends the wait and the collective returns it through the communicator's
+ * handler; 0 waits on. The preload sets one where the MPI has ULFM (a revoked
+ * communicator, a failed process: src/pmpi/ulfm.c). NULL: none. */
+typedef int (*clampi_coll_abandon_fn)(MPI_Comm comm);
+void clampi_coll_set_abandon_check(clampi_coll_abandon_fn fn);
+
 #endif

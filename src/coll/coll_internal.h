@@ -78,6 +78,7 @@ typedef struct clampi_coll_done {
 typedef struct clampi_coll_comm {
     int intranode; /* the communicator lies within one node (and is an intracomm) */
     int size, rank;
+    MPI_Comm comm;                  /* the communicator this state belongs to (the abandonment check's) */
     MPI_Comm shm;                   /* node communicator = comm's processes (if intranode) */
     clampi_shared_segments ctl_seg; /* rank 0's: the control block */
     clampi_coll_ctl *ctl;
@@ -105,30 +106,38 @@ typedef struct clampi_coll_comm {
 /* State of comm, created at the first call (collective over comm). NULL + *err on
  * failure. */
 clampi_coll_comm *clampi_coll_comm_get(MPI_Comm comm, int *err);
-/* Node barrier over the control block (counter scheme, acquire/release). */
-void clampi_coll_barrier(clampi_coll_comm *st);
+/* Node barrier over the control block (counter scheme, acquire/release). Returns
+ * MPI_SUCCESS, or the abandonment check's error (clampi_coll_relax): then the state is
+ * left mid-call, as it is by every wait below that returns an error. */
+int clampi_coll_barrier(clampi_coll_comm *st);
 /* Writes slot d's fields from mine, then seq (release): the announcement of call seq. */
 void clampi_coll_slot_publish(clampi_coll_slot *d, const clampi_coll_slot *mine, uint64_t seq);
 /* Publishes this rank's slot for call seq (fields first, then seq with release). */
 void clampi_coll_publish(clampi_coll_comm *st, clampi_coll_slot *slots, const clampi_coll_slot *mine, uint64_t seq);
 /* Waits until every rank has published its slot for call seq (acquire). */
-void clampi_coll_wait_slots(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq);
+int clampi_coll_wait_slots(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq);
 /* Marks this rank's copies of call seq done and waits for those of the nwait ranks in
  * wait (the ranks that touch this rank's buffers). */
-void clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq, const int *wait, int nwait);
+int clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq, const int *wait, int nwait);
 /* Waits until *flag >= want (acquire): common/wait.h's policy with budget
- * CLAMPI_COLL_SPIN[_OVERSUB]. */
-void clampi_coll_wait_flag(const uint64_t *flag, uint64_t want, int oversubscribed);
-/* The same with the communicator's oversubscription. */
-void clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint64_t want);
+ * CLAMPI_COLL_SPIN[_OVERSUB], checking comm now and then (clampi_coll_relax; MPI_COMM_NULL:
+ * never). MPI_SUCCESS, or the check's error. */
+int clampi_coll_wait_flag(const uint64_t *flag, uint64_t want, int oversubscribed, MPI_Comm comm);
+/* The same with the communicator's oversubscription and communicator. */
+int clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint64_t want);
 /* For wait loops that check several flags (as clampi_coll_wait_flag does for one): the
  * polls between two yields (common/wait.h), read once per wait, and one round. */
 unsigned clampi_coll_spin_budget(int oversubscribed);
-static inline void clampi_coll_relax(unsigned *polls, unsigned budget) {
-    if (clampi_wait_pause(polls, budget))
-        clampi_idle(); /* the message layer takes messages meanwhile (the MPI carrier) */
-    else
+/* The abandonment check (coll.h's clampi_coll_set_abandon_check) on comm at every 64th
+ * yield of a wait: MPI_SUCCESS or the error that ends the wait. */
+int clampi_coll_abandoned(MPI_Comm comm, unsigned yields);
+static inline int clampi_coll_relax(unsigned *polls, unsigned budget, MPI_Comm comm) {
+    if (!clampi_wait_pause(polls, budget)) {
         clampi_cpu_relax();
+        return MPI_SUCCESS;
+    }
+    clampi_idle(); /* the message layer takes messages meanwhile (the MPI carrier) */
+    return clampi_coll_abandoned(comm, budget > 1 ? *polls / budget : *polls);
 }
 /* Makes each rank's scratch at least bytes (collective over comm; consistent sizes). */
 int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes);
@@ -148,10 +157,11 @@ int clampi_coll_mailbox_run(clampi_coll_comm *st, int alltoall, const char *my_s
                             int in_place, int delegate, int *handled);
 /* Bad input across paths: ranks passing different block sizes may split between the
  * mailbox path (B <= cell_max) and the slot path. A slot-path rank waits for every slot of
- * call seq with this instead of clampi_coll_wait_slots: it returns 1 when some rank is on
- * the mailbox path in this call (its tag for us carries seq; it will never publish a slot),
- * after writing our own tags for seq with our size, so that the mailbox ranks see the
- * mismatch too. Then every rank returns MPI_ERR_TRUNCATE and nobody hangs. */
+ * call seq with this instead of clampi_coll_wait_slots: it returns MPI_ERR_TRUNCATE when
+ * some rank is on the mailbox path in this call (its tag for us carries seq; it will never
+ * publish a slot), after writing our own tags for seq with our size, so that the mailbox
+ * ranks see the mismatch too. Then every rank returns MPI_ERR_TRUNCATE and nobody hangs.
+ * Else MPI_SUCCESS, or the abandonment check's error. */
 int clampi_coll_wait_slots_or_mailbox(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq, int alltoall,
                                       size_t B);
 

@@ -42,6 +42,12 @@ static int coll_raise(MPI_Comm comm, int err) {
     return err;
 }
 
+/* A shared-path wait ended by the abandonment check (coll.h): the call returns its error. */
+static int coll_abandon(MPI_Comm comm, int err) {
+    clampi_coll_stats.abandoned++;
+    return coll_raise(comm, err);
+}
+
 /* Communicators spanning nodes: the hierarchical path on contiguous bytes. A rank with a
  * non-contiguous datatype packs its data first and unpacks after (MPI_Pack's native
  * format is the raw bytes), so every rank takes the same path without agreeing first. */
@@ -133,7 +139,8 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
             clampi_coll_stats.delegated++;
         else if (err == MPI_SUCCESS)
             clampi_coll_stats.eager++;
-        return err == MPI_SUCCESS ? err : coll_raise(comm, err);
+        if (err == MPI_SUCCESS) return err;
+        return err == MPI_ERR_TRUNCATE ? coll_raise(comm, err) : coll_abandon(comm, err);
     }
 
     clampi_coll_slot s;
@@ -166,9 +173,10 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
     clampi_coll_publish(st, slots, &s, seq);
     /* A: every send buffer filled, slots published (or some rank took the mailbox path
      * with a different block size: bad input, every rank reports it) */
-    if (clampi_coll_wait_slots_or_mailbox(st, slots, seq, kind == KIND_ALLTOALL, B)) {
+    err = clampi_coll_wait_slots_or_mailbox(st, slots, seq, kind == KIND_ALLTOALL, B);
+    if (err != MPI_SUCCESS) {
         *handled = 1;
-        return coll_raise(comm, MPI_ERR_TRUNCATE);
+        return err == MPI_ERR_TRUNCATE ? coll_raise(comm, err) : coll_abandon(comm, err);
     }
 
     int any_delegate = 0, mismatch = 0, staging = 0, late_stage = 0;
@@ -192,7 +200,7 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
         err = clampi_coll_scratch_ensure(st, scratch_need);
         if (err != MPI_SUCCESS) return coll_raise(comm, err);
         if (!(f & CLAMPI_SLOT_SEND_HEAP)) memcpy(st->scr_base[me], my_send, sendlen);
-        if (late_stage) clampi_coll_barrier(st);
+        if (late_stage && (err = clampi_coll_barrier(st)) != MPI_SUCCESS) return coll_abandon(comm, err);
     }
 
     /* where each rank's send data and receive buffer are, in this process */
@@ -219,8 +227,9 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
         }
     }
     /* B: every block of my receive buffer written, nobody reads my send data any more */
-    clampi_coll_done_wait(st, seq, naive ? st->wait_naive : st->wait_morton,
-                          naive ? st->nwait_naive : st->nwait_morton);
+    err = clampi_coll_done_wait(st, seq, naive ? st->wait_naive : st->wait_morton,
+                                naive ? st->nwait_naive : st->nwait_morton);
+    if (err != MPI_SUCCESS) return coll_abandon(comm, err);
     if (!(f & CLAMPI_SLOT_RECV_HEAP)) memcpy(recvbuf, st->scr_base[me] + sendlen, recvlen);
     if (staging)
         clampi_coll_stats.staged++;
@@ -277,6 +286,7 @@ void clampi_coll_stats_print(void) {
     clampi_stats_u64(&line, "heap_fallbacks", clampi_heap_fallbacks());
     clampi_stats_u64(&line, "eager", clampi_coll_stats.eager);
     clampi_stats_u64(&line, "hierarchical", clampi_coll_stats.hierarchical);
+    clampi_stats_u64(&line, "abandoned", clampi_coll_stats.abandoned);
     clampi_stats_emit(&line);
 }
 

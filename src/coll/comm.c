@@ -88,6 +88,7 @@ static clampi_coll_comm *state_create(MPI_Comm comm, int *err) {
         return NULL;
     }
     st->shm = MPI_COMM_NULL;
+    st->comm = comm;
     MPI_Comm_size(comm, &st->size);
     MPI_Comm_rank(comm, &st->rank);
     int inter = 0;
@@ -171,13 +172,28 @@ unsigned clampi_coll_spin_budget(int oversubscribed) {
     return (unsigned)(oversubscribed ? o->spin_oversub : o->spin);
 }
 
-void clampi_coll_wait_flag(const uint64_t *flag, uint64_t want, int oversubscribed) {
-    const unsigned budget = clampi_coll_spin_budget(oversubscribed);
-    for (unsigned polls = 0; __atomic_load_n(flag, __ATOMIC_ACQUIRE) < want;) clampi_coll_relax(&polls, budget);
+static clampi_coll_abandon_fn abandon_check;
+
+void clampi_coll_set_abandon_check(clampi_coll_abandon_fn fn) {
+    __atomic_store_n(&abandon_check, fn, __ATOMIC_RELEASE);
 }
 
-void clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint64_t want) {
-    clampi_coll_wait_flag(flag, want, st->oversubscribed);
+int clampi_coll_abandoned(MPI_Comm comm, unsigned yields) {
+    if (yields % 64 != 0 || comm == MPI_COMM_NULL) return MPI_SUCCESS;
+    clampi_coll_abandon_fn fn = __atomic_load_n(&abandon_check, __ATOMIC_ACQUIRE);
+    return fn ? fn(comm) : MPI_SUCCESS;
+}
+
+int clampi_coll_wait_flag(const uint64_t *flag, uint64_t want, int oversubscribed, MPI_Comm comm) {
+    const unsigned budget = clampi_coll_spin_budget(oversubscribed);
+    int err = MPI_SUCCESS;
+    for (unsigned polls = 0; err == MPI_SUCCESS && __atomic_load_n(flag, __ATOMIC_ACQUIRE) < want;)
+        err = clampi_coll_relax(&polls, budget, comm);
+    return err;
+}
+
+int clampi_coll_wait_geq(const clampi_coll_comm *st, const uint64_t *flag, uint64_t want) {
+    return clampi_coll_wait_flag(flag, want, st->oversubscribed, st->comm);
 }
 
 void clampi_coll_publish(clampi_coll_comm *st, clampi_coll_slot *slots, const clampi_coll_slot *mine, uint64_t seq) {
@@ -194,24 +210,29 @@ void clampi_coll_slot_publish(clampi_coll_slot *d, const clampi_coll_slot *mine,
     __atomic_store_n(&d->seq, seq, __ATOMIC_RELEASE);
 }
 
-void clampi_coll_wait_slots(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq) {
-    for (int i = 0; i < st->size; i++) clampi_coll_wait_geq(st, &slots[i].seq, seq); /* a slot holds seq or seq - 2 */
+int clampi_coll_wait_slots(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq) {
+    int err = MPI_SUCCESS;
+    for (int i = 0; i < st->size && err == MPI_SUCCESS; i++)
+        err = clampi_coll_wait_geq(st, &slots[i].seq, seq); /* a slot holds seq or seq - 2 */
+    return err;
 }
 
-void clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq, const int *wait, int nwait) {
+int clampi_coll_done_wait(clampi_coll_comm *st, uint64_t seq, const int *wait, int nwait) {
     __atomic_store_n(&st->done[st->rank].seq, seq, __ATOMIC_RELEASE);
-    for (int i = 0; i < nwait; i++) clampi_coll_wait_geq(st, &st->done[wait[i]].seq, seq);
+    int err = MPI_SUCCESS;
+    for (int i = 0; i < nwait && err == MPI_SUCCESS; i++) err = clampi_coll_wait_geq(st, &st->done[wait[i]].seq, seq);
+    return err;
 }
 
-void clampi_coll_barrier(clampi_coll_comm *st) {
+int clampi_coll_barrier(clampi_coll_comm *st) {
     clampi_coll_ctl *ctl = st->ctl;
     uint64_t g = st->gen++;
     if (__atomic_add_fetch(&ctl->arrive, 1, __ATOMIC_ACQ_REL) == (uint64_t)st->size) {
         __atomic_store_n(&ctl->arrive, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&ctl->generation, g + 1, __ATOMIC_RELEASE);
-        return;
+        return MPI_SUCCESS;
     }
-    clampi_coll_wait_geq(st, &ctl->generation, g + 1);
+    return clampi_coll_wait_geq(st, &ctl->generation, g + 1);
 }
 
 int clampi_coll_scratch_ensure(clampi_coll_comm *st, size_t bytes) {

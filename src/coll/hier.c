@@ -69,7 +69,7 @@ typedef struct clampi_coll_hier {
  * each call waits for a network exchange, next to which a sched_yield costs nothing, and
  * spinning would take the core from whatever shares it (the leader's MPI progress, another
  * process). Across emulated nodes on 2 cores spinning made Allgather up to 1.6x slower. */
-static void wait_geq(const uint64_t *flag, uint64_t want) { clampi_coll_wait_flag(flag, want, 1); }
+static void wait_geq(const uint64_t *flag, uint64_t want) { clampi_coll_wait_flag(flag, want, 1, MPI_COMM_NULL); }
 
 void clampi_coll_hier_free(clampi_coll_hier *h) {
     if (h == NULL) return;

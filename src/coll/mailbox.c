@@ -61,17 +61,18 @@ int clampi_coll_mailbox_run(clampi_coll_comm *st, int alltoall, const char *my_s
         __atomic_store_n(&t->seq, seq, __ATOMIC_RELEASE);
         if (!alltoall) break;
     }
-    int any_delegate = delegate, mismatch = 0;
-    for (int k = 1, j = me + 1; k < P; k++, j++) {
+    int any_delegate = delegate, mismatch = 0, err = MPI_SUCCESS;
+    for (int k = 1, j = me + 1; k < P && err == MPI_SUCCESS; k++, j++) {
         if (j == P) j = 0;
         const cell_tag *t = tag_of(st, j, seq, alltoall ? me : 0);
-        clampi_coll_wait_geq(st, &t->seq, seq);
+        err = clampi_coll_wait_geq(st, &t->seq, seq);
         any_delegate |= (t->flags & CLAMPI_SLOT_DELEGATE) != 0;
         mismatch |= t->bytes != (uint32_t)B;
     }
+    *handled = 1;
+    if (err != MPI_SUCCESS) return err; /* abandoned (revoked, a process failed) */
     /* A mismatch wins over delegation: a peer on the slot path (its tags carry its larger
      * size) returns the error too, so nobody may hand the call to the MPI library. */
-    *handled = 1;
     if (mismatch) return MPI_ERR_TRUNCATE; /* every rank sees it: nobody hangs */
     if (any_delegate) {
         *handled = 0;
@@ -107,22 +108,20 @@ static int on_mailbox(const clampi_coll_comm *st, int peer, int alltoall, uint64
 
 int clampi_coll_wait_slots_or_mailbox(clampi_coll_comm *st, const clampi_coll_slot *slots, uint64_t seq, int alltoall,
                                       size_t B) {
-    if (st->mbox == NULL) {
-        clampi_coll_wait_slots(st, slots, seq);
-        return 0;
-    }
+    if (st->mbox == NULL) return clampi_coll_wait_slots(st, slots, seq);
     const unsigned budget = clampi_coll_spin_budget(st->oversubscribed);
-    int mixed = 0;
-    for (int i = 0; i < st->size; i++) {
+    int mixed = 0, err = MPI_SUCCESS;
+    for (int i = 0; i < st->size && err == MPI_SUCCESS; i++) {
         if (i == st->rank) continue;
-        for (unsigned polls = 0; __atomic_load_n(&slots[i].seq, __ATOMIC_ACQUIRE) < seq;) {
+        for (unsigned polls = 0; err == MPI_SUCCESS && __atomic_load_n(&slots[i].seq, __ATOMIC_ACQUIRE) < seq;) {
             if (on_mailbox(st, i, alltoall, seq)) {
                 mixed = 1;
                 break;
             }
-            clampi_coll_relax(&polls, budget);
+            err = clampi_coll_relax(&polls, budget, st->comm);
         }
     }
+    if (err != MPI_SUCCESS) return err;
     if (mixed) post_size_only(st, alltoall, B, seq);
-    return mixed;
+    return mixed ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
 }

@@ -12,7 +12,10 @@
  *    it where the MPI tells the other processes (its errors reach the program's handler,
  *    src/msg/carrier_mpi.c);
  *  - a collective on a revoked communicator (revoked here or, where the MPI says so, by
- *    another process) is MPI's own call (clampi_pm_revoked);
+ *    another process) is MPI's own call (clampi_pm_revoked); a process already waiting in
+ *    clampi's shared-heap collective asks the MPI now and then (coll_abandon below) and
+ *    leaves it with MPIX_ERR_REVOKED, or MPIX_ERR_PROC_FAILED once a process of the
+ *    communicator has failed;
  *  - another process's revocation (where the MPI tells this one: Open MPI with its fault
  *    tolerance on) reaches the receives waiting in clampi's queue through clampi's waits,
  *    which ask the MPI (revoked_code below, src/msg/revoke.c).
@@ -23,6 +26,7 @@
 
 #if CLAMPI_HAVE_ULFM
 #include "clampi/export.h"
+#include "coll/coll.h"
 #include "pmpi/match_entry.h"
 
 CLAMPI_API int MPIX_Comm_revoke(MPI_Comm comm) {
@@ -42,5 +46,23 @@ int clampi_pm_revoked(MPI_Comm comm) {
 
 static int revoked_code(MPI_Comm comm) { return clampi_pm_revoked(comm) ? MPIX_ERR_REVOKED : 0; }
 
-void clampi_pm_ulfm_init(void) { clampi_msg_on_revocation(revoked_code, MPIX_ERR_REVOKED); }
+/* The shared-heap collectives' check (coll.h), made after a long wait: nothing else of
+ * this process drives the MPI meanwhile, and a revocation or failure notice arrives
+ * through its progress, which a probe of MPI_COMM_SELF runs. */
+static int coll_abandon(MPI_Comm comm) {
+    int flag = 0, failed_n = 0;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+    if (clampi_pm_revoked(comm)) return MPIX_ERR_REVOKED;
+    MPI_Group failed = MPI_GROUP_NULL;
+    if (PMPIX_Comm_get_failed(comm, &failed) == MPI_SUCCESS && failed != MPI_GROUP_NULL) {
+        PMPI_Group_size(failed, &failed_n);
+        PMPI_Group_free(&failed);
+    }
+    return failed_n > 0 ? MPIX_ERR_PROC_FAILED : MPI_SUCCESS;
+}
+
+void clampi_pm_ulfm_init(void) {
+    clampi_msg_on_revocation(revoked_code, MPIX_ERR_REVOKED);
+    clampi_coll_set_abandon_check(coll_abandon);
+}
 #endif

@@ -17,7 +17,8 @@
 /* comm was revoked (Open MPI's MPIX_Comm_revoke); a constant 0 where the MPI has no ULFM. A
  * collective clampi would run itself goes to the MPI instead, which raises MPIX_ERR_REVOKED. */
 /* clampi_pm_ulfm_init, at MPI_Init: clampi's waits watch for other processes'
- * revocations (src/msg/revoke.c); nothing where the MPI has no ULFM. */
+ * revocations (src/msg/revoke.c), and the shared-heap collectives' waits for revocations
+ * and failed processes (ulfm.c); nothing where the MPI has no ULFM. */
 #if CLAMPI_HAVE_ULFM
 int clampi_pm_revoked(MPI_Comm comm);
 void clampi_pm_ulfm_init(void);

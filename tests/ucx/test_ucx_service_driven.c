@@ -114,7 +114,7 @@ int main(int argc, char **argv) {
         int early = 0;
         if (rank == 1) {
             early = __atomic_load_n(&mem[FLAG], __ATOMIC_ACQUIRE) == base;
-            clampi_coll_wait_flag((const uint64_t *)&mem[FLAG], (uint64_t)base, 1);
+            clampi_coll_wait_flag((const uint64_t *)&mem[FLAG], (uint64_t)base, 1, MPI_COMM_NULL);
         }
         const uint64_t driven = stats().driven - s0.driven;
         MPI_Barrier(MPI_COMM_WORLD);
