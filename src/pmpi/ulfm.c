@@ -56,7 +56,7 @@ static int coll_abandon(MPI_Comm comm) {
     MPI_Group failed = MPI_GROUP_NULL;
     if (PMPIX_Comm_get_failed(comm, &failed) == MPI_SUCCESS && failed != MPI_GROUP_NULL) {
         PMPI_Group_size(failed, &failed_n);
-        PMPI_Group_free(&failed);
+        if (failed != MPI_GROUP_EMPTY) PMPI_Group_free(&failed);
     }
     return failed_n > 0 ? MPIX_ERR_PROC_FAILED : MPI_SUCCESS;
 }

@@ -8,9 +8,10 @@
  * instead of joining; both then meet in a barrier on MPI_COMM_WORLD. The argument: "small"
  * (8-byte blocks: clampi's mailbox path), "large" (4 KiB: its slot path), "kill" (8 bytes,
  * and rank 1 kills itself instead of revoking: the launcher must keep the job going, Open
- * MPI's `mpirun --with-ft ulfm`). Prints "coll_outcome rank=0 revoked|proc_failed|..." and
- * "result ulfm_coll_inside rank=R ok=1" (the survivors) when rank 0's call failed so. An MPI
- * without ULFM says so. */
+ * MPI's `mpirun --with-ft ulfm`), "late" (8 bytes, and rank 1 joins the call late instead:
+ * however long rank 0 waits and asks the MPI, the call succeeds on both). Prints
+ * "coll_outcome rank=0 revoked|proc_failed|success|..." and "result ulfm_coll_inside rank=R
+ * ok=1" (the survivors) when rank 0's call ended so. An MPI without ULFM says so. */
 #include "plain_check.h"
 #include "plain_ulfm.h"
 
@@ -34,7 +35,8 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 #ifdef OMPI_HAVE_MPI_EXT_FTMPI
     const char *mode = argc > 1 ? argv[1] : "small";
-    const int block = strcmp(mode, "large") == 0 ? 4096 : 8, die = strcmp(mode, "kill") == 0;
+    const int block = strcmp(mode, "large") == 0 ? 4096 : 8, die = strcmp(mode, "kill") == 0,
+              late = strcmp(mode, "late") == 0;
     char *send, *recv; /* MPI_Alloc_mem: under the preload, the shared heap (no staging) */
     CHECK(MPI_Alloc_mem((MPI_Aint)size * block, MPI_INFO_NULL, &send));
     CHECK(MPI_Alloc_mem((MPI_Aint)size * block, MPI_INFO_NULL, &recv));
@@ -49,7 +51,7 @@ int main(int argc, char **argv) {
         CHECK(MPI_Send(&go, 1, MPI_INT, 1, 0, MPI_COMM_WORLD));
         int rc = MPI_Alltoall(send, block, MPI_BYTE, recv, block, MPI_BYTE, comm), cls = -1;
         MPI_Error_class(rc, &cls);
-        ok = die ? cls == MPIX_ERR_PROC_FAILED : cls == MPIX_ERR_REVOKED;
+        ok = late ? rc == MPI_SUCCESS : die ? cls == MPIX_ERR_PROC_FAILED : cls == MPIX_ERR_REVOKED;
         printf("coll_outcome rank=0 %s\n", cls == MPIX_ERR_REVOKED       ? "revoked"
                                            : cls == MPIX_ERR_PROC_FAILED ? "proc_failed"
                                            : rc == MPI_SUCCESS           ? "success"
@@ -59,7 +61,10 @@ int main(int argc, char **argv) {
         struct timespec moment = {0, 200 * 1000 * 1000};
         nanosleep(&moment, NULL);
         if (die) raise(SIGKILL);
-        CHECK(MPIX_Comm_revoke(comm));
+        if (late)
+            ok = MPI_Alltoall(send, block, MPI_BYTE, recv, block, MPI_BYTE, comm) == MPI_SUCCESS;
+        else
+            CHECK(MPIX_Comm_revoke(comm));
     }
     if (die) {
         /* The survivor stops here: Open MPI's own MPI_Finalize after a process died hangs
