@@ -19,8 +19,12 @@ void clampi_coll_stats_print(void);
 /* A check the shared-heap waits make once they have waited long (every 64th yield): an MPI
  * error code ends the wait and the collective returns it through the communicator's
  * handler; 0 waits on. The preload sets one where the MPI has ULFM (a revoked
- * communicator, a failed process: src/pmpi/ulfm.c). NULL: none. */
+ * communicator, a failed process: src/pmpi/ulfm.c). NULL: none.
+ * revoke: called on the inner communicator of the leaders of a communicator spanning
+ * nodes when a wait was abandoned, so that leaders blocked inside the MPI's exchange on it
+ * leave too (the MPI does not revoke communicators derived from a revoked one). */
 typedef int (*clampi_coll_abandon_fn)(MPI_Comm comm);
-void clampi_coll_set_abandon_check(clampi_coll_abandon_fn fn);
+typedef void (*clampi_coll_revoke_fn)(MPI_Comm inner);
+void clampi_coll_set_abandon_check(clampi_coll_abandon_fn check, clampi_coll_revoke_fn revoke);
 
 #endif

@@ -131,6 +131,11 @@ unsigned clampi_coll_spin_budget(int oversubscribed);
 /* The abandonment check (coll.h's clampi_coll_set_abandon_check) on comm at every 64th
  * yield of a wait: MPI_SUCCESS or the error that ends the wait. */
 int clampi_coll_abandoned(MPI_Comm comm, unsigned yields);
+/* Whether a check is set; the check at once (MPI_SUCCESS where none is set); and the
+ * revoke hook on an inner communicator (nothing where none is set). */
+int clampi_coll_abandon_check_set(void);
+int clampi_coll_abandon_check_now(MPI_Comm comm);
+void clampi_coll_abandon_revoke(MPI_Comm inner);
 static inline int clampi_coll_relax(unsigned *polls, unsigned budget, MPI_Comm comm) {
     if (!clampi_wait_pause(polls, budget)) {
         clampi_cpu_relax();
@@ -176,6 +181,9 @@ void clampi_coll_hier_free(struct clampi_coll_hier *h);
  * call the MPI library. */
 int clampi_coll_hier_run(struct clampi_coll_hier *h, int kind, const void *sendbuf, void *recvbuf, size_t B,
                          int *handled);
+/* 1 when the last call's error came from the abandonment check (coll.h): a revoked
+ * communicator or a failed process, seen in an on-node wait or after the leaders' exchange. */
+int clampi_coll_hier_abandoned(const struct clampi_coll_hier *h);
 
 /* Path counters (collectives.c). */
 extern CMPIX_Coll_stats clampi_coll_stats;

@@ -118,11 +118,12 @@ static int coll_run(int kind, const void *sendbuf, int sendcount, MPI_Datatype s
             return MPI_SUCCESS;
         }
         err = hier_call(st, kind, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, B, contiguous, handled);
-        if (*handled)
-            clampi_coll_stats.hierarchical++;
-        else
+        if (!*handled)
             clampi_coll_stats.delegated++;
-        return err == MPI_SUCCESS ? err : coll_raise(comm, err);
+        else if (err == MPI_SUCCESS)
+            clampi_coll_stats.hierarchical++;
+        if (err == MPI_SUCCESS) return err;
+        return clampi_coll_hier_abandoned(st->hier) ? coll_abandon(comm, err) : coll_raise(comm, err);
     }
 
     const int P = st->size, me = st->rank;

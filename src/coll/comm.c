@@ -173,15 +173,27 @@ unsigned clampi_coll_spin_budget(int oversubscribed) {
 }
 
 static clampi_coll_abandon_fn abandon_check;
+static clampi_coll_revoke_fn abandon_revoke;
 
-void clampi_coll_set_abandon_check(clampi_coll_abandon_fn fn) {
-    __atomic_store_n(&abandon_check, fn, __ATOMIC_RELEASE);
+void clampi_coll_set_abandon_check(clampi_coll_abandon_fn check, clampi_coll_revoke_fn revoke) {
+    __atomic_store_n(&abandon_revoke, revoke, __ATOMIC_RELEASE);
+    __atomic_store_n(&abandon_check, check, __ATOMIC_RELEASE);
+}
+
+int clampi_coll_abandon_check_set(void) { return __atomic_load_n(&abandon_check, __ATOMIC_ACQUIRE) != NULL; }
+
+int clampi_coll_abandon_check_now(MPI_Comm comm) {
+    clampi_coll_abandon_fn fn = __atomic_load_n(&abandon_check, __ATOMIC_ACQUIRE);
+    return fn && comm != MPI_COMM_NULL ? fn(comm) : MPI_SUCCESS;
 }
 
 int clampi_coll_abandoned(MPI_Comm comm, unsigned yields) {
-    if (yields % 64 != 0 || comm == MPI_COMM_NULL) return MPI_SUCCESS;
-    clampi_coll_abandon_fn fn = __atomic_load_n(&abandon_check, __ATOMIC_ACQUIRE);
-    return fn ? fn(comm) : MPI_SUCCESS;
+    return yields % 64 != 0 ? MPI_SUCCESS : clampi_coll_abandon_check_now(comm);
+}
+
+void clampi_coll_abandon_revoke(MPI_Comm inner) {
+    clampi_coll_revoke_fn fn = __atomic_load_n(&abandon_revoke, __ATOMIC_ACQUIRE);
+    if (fn && inner != MPI_COMM_NULL) fn(inner);
 }
 
 int clampi_coll_wait_flag(const uint64_t *flag, uint64_t want, int oversubscribed, MPI_Comm comm) {

@@ -28,6 +28,7 @@
 #include "coll/coll_internal.h"
 
 #include <limits.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,7 @@ typedef struct hier_ctl {
 } hier_ctl;
 
 typedef struct clampi_coll_hier {
+    MPI_Comm comm;                  /* the program's communicator (the abandonment check's) */
     MPI_Comm node;                  /* this node's processes of comm, in comm's order */
     MPI_Comm leaders;               /* the node leaders (node rank 0), in node order; NULL elsewhere */
     int P, me;                      /* comm size and rank */
@@ -63,13 +65,43 @@ typedef struct clampi_coll_hier {
     MPI_Datatype blk; /* contiguous type of blk_bytes bytes (leaders' exchange unit) */
     size_t blk_bytes;
     int gather_in_recv; /* the next Allgather packs into pack_recv (else pack_send) */
+    int abandoned;      /* the last call ended by the abandonment check (coll.h) */
 } clampi_coll_hier;
 
 /* Every wait here yields at every poll (CLAMPI_COLL_SPIN_OVERSUB's budget, 0 by default):
  * each call waits for a network exchange, next to which a sched_yield costs nothing, and
  * spinning would take the core from whatever shares it (the leader's MPI progress, another
  * process). Across emulated nodes on 2 cores spinning made Allgather up to 1.6x slower. */
-static void wait_geq(const uint64_t *flag, uint64_t want) { clampi_coll_wait_flag(flag, want, 1, MPI_COMM_NULL); }
+static int wait_geq(const clampi_coll_hier *h, const uint64_t *flag, uint64_t want) {
+    return clampi_coll_wait_flag(flag, want, 1, h->comm);
+}
+
+/* A wait ended by the abandonment check (a revoked communicator, a failed process: coll.h).
+ * The other leaders may be inside the MPI's exchange on the leaders' communicator, which
+ * the MPI does not revoke with comm: it is revoked here, so that they leave it; the
+ * processes of each node then find the abandonment in their own waits. */
+static int abandon(clampi_coll_hier *h, int err) {
+    h->abandoned = 1;
+    clampi_coll_abandon_revoke(h->leaders);
+    return err;
+}
+
+/* The leaders' exchange failed (a leader left it, or died). Where the check says why for
+ * comm, the call ends with that error, like its node's processes, which are left waiting
+ * for a result that is not coming and find it out the same way; the notice may arrive a
+ * little after the exchange's error, so the check is asked for up to a second. Otherwise
+ * (no check set, an error of another kind) the error is returned and the node's processes
+ * are released as after a completed exchange. */
+static int exchange_failed(clampi_coll_hier *h, int err) {
+    if (!clampi_coll_abandon_check_set()) return err;
+    const double until = MPI_Wtime() + 1.0;
+    do {
+        int why = clampi_coll_abandon_check_now(h->comm);
+        if (why != MPI_SUCCESS) return abandon(h, why);
+        sched_yield();
+    } while (MPI_Wtime() < until);
+    return err;
+}
 
 void clampi_coll_hier_free(clampi_coll_hier *h) {
     if (h == NULL) return;
@@ -92,6 +124,7 @@ clampi_coll_hier *clampi_coll_hier_create(MPI_Comm comm, MPI_Comm node, int *err
     clampi_coll_hier *h = calloc(1, sizeof *h);
     if (h == NULL) return NULL;
     h->node = h->leaders = MPI_COMM_NULL;
+    h->comm = comm;
     h->blk = MPI_DATATYPE_NULL;
     MPI_Comm_size(comm, &h->P);
     MPI_Comm_rank(comm, &h->me);
@@ -100,6 +133,8 @@ clampi_coll_hier *clampi_coll_hier_create(MPI_Comm comm, MPI_Comm node, int *err
     MPI_Comm_size(h->node, &h->n);
     MPI_Comm_rank(h->node, &h->li);
     MPI_Comm_split(comm, h->li == 0 ? 0 : MPI_UNDEFINED, h->me, &h->leaders);
+    /* the exchange's errors are returned and raised on comm's handler (collectives.c) */
+    if (h->leaders != MPI_COMM_NULL) MPI_Comm_set_errhandler(h->leaders, MPI_ERRORS_RETURN);
     /* node index = rank of the node's leader among the leaders (broadcast on the node) */
     int node_id = 0;
     if (h->leaders != MPI_COMM_NULL) {
@@ -211,11 +246,13 @@ static int hier_allgather(clampi_coll_hier *h, uint64_t seq, const char *sp, cha
     __atomic_store_n(&h->packed[h->li].seq, seq, __ATOMIC_RELEASE);
     int err = MPI_SUCCESS;
     if (h->li == 0) {
-        for (int i = 0; i < h->n; i++) wait_geq(&h->packed[i].seq, seq);
+        for (int i = 0; i < h->n; i++)
+            if ((err = wait_geq(h, &h->packed[i].seq, seq)) != MPI_SUCCESS) return abandon(h, err);
         err = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, pack, h->cnt, h->first, h->blk, h->leaders);
+        if (err != MPI_SUCCESS && (err = exchange_failed(h, err)) != MPI_SUCCESS && h->abandoned) return err;
         __atomic_store_n(&h->ctl->exchanged.seq, seq, __ATOMIC_RELEASE);
-    } else
-        wait_geq(&h->ctl->exchanged.seq, seq);
+    } else if ((err = wait_geq(h, &h->ctl->exchanged.seq, seq)) != MPI_SUCCESS)
+        return abandon(h, err);
     for (int k = 0; k < h->P; k++) {
         int r = h->members[k];
         if (!(in_place && r == h->me)) memcpy(rp + (size_t)r * B, pack + (size_t)k * B, B);
@@ -225,6 +262,7 @@ static int hier_allgather(clampi_coll_hier *h, uint64_t seq, const char *sp, cha
 
 int clampi_coll_hier_run(clampi_coll_hier *h, int kind, const void *sendbuf, void *recvbuf, size_t B, int *handled) {
     *handled = 0;
+    h->abandoned = 0;
     /* every rank of comm computes the same answer here (same B, same options) */
     const size_t pack_need = kind == 0 ? (size_t)h->n * (size_t)h->P * B : (size_t)h->P * B;
     if (B > INT_MAX || B == 0 || (size_t)h->n * (size_t)h->P > INT_MAX) return MPI_SUCCESS;
@@ -251,7 +289,7 @@ int clampi_coll_hier_run(clampi_coll_hier *h, int kind, const void *sendbuf, voi
     clampi_coll_slot_publish(&slots[li], &s, seq);
     int local_direct = n > 1;
     for (int i = 0; i < n; i++) {
-        wait_geq(&slots[i].seq, seq);
+        if ((err = wait_geq(h, &slots[i].seq, seq)) != MPI_SUCCESS) return abandon(h, err);
         local_direct &= (slots[i].flags & CLAMPI_SLOT_RECV_HEAP) != 0;
     }
     char *ps = h->pack_send, *pr = h->pack_recv;
@@ -276,11 +314,13 @@ int clampi_coll_hier_run(clampi_coll_hier *h, int kind, const void *sendbuf, voi
         }
     }
     if (li == 0) {
-        for (int i = 0; i < n; i++) wait_geq(&h->packed[i].seq, seq);
+        for (int i = 0; i < n; i++)
+            if ((err = wait_geq(h, &h->packed[i].seq, seq)) != MPI_SUCCESS) return abandon(h, err);
         err = leaders_alltoall(h, local_direct);
+        if (err != MPI_SUCCESS && (err = exchange_failed(h, err)) != MPI_SUCCESS && h->abandoned) return err;
         __atomic_store_n(&h->ctl->exchanged.seq, seq, __ATOMIC_RELEASE);
-    } else
-        wait_geq(&h->ctl->exchanged.seq, seq);
+    } else if ((err = wait_geq(h, &h->ctl->exchanged.seq, seq)) != MPI_SUCCESS)
+        return abandon(h, err);
 
     for (int a = 0; a < h->M; a++) {
         if (local_direct && a == h->my_node) continue;
@@ -289,7 +329,12 @@ int clampi_coll_hier_run(clampi_coll_hier *h, int kind, const void *sendbuf, voi
     }
     if (local_direct) { /* node peers wrote into my receive buffer and read my send data */
         __atomic_store_n(&h->done[li].seq, seq, __ATOMIC_RELEASE);
-        for (int i = 0; i < n; i++) wait_geq(&h->done[i].seq, seq);
+        for (int i = 0; i < n; i++) {
+            int werr = wait_geq(h, &h->done[i].seq, seq);
+            if (werr != MPI_SUCCESS) return abandon(h, werr);
+        }
     }
     return err;
 }
+
+int clampi_coll_hier_abandoned(const clampi_coll_hier *h) { return h->abandoned; }

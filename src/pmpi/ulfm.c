@@ -15,7 +15,8 @@
  *    another process) is MPI's own call (clampi_pm_revoked); a process already waiting in
  *    clampi's shared-heap collective asks the MPI now and then (coll_abandon below) and
  *    leaves it with MPIX_ERR_REVOKED, or MPIX_ERR_PROC_FAILED once a process of the
- *    communicator has failed;
+ *    communicator has failed; on a communicator spanning nodes the leaders' inner
+ *    communicator is then revoked, so that leaders inside the MPI's exchange leave too;
  *  - another process's revocation (where the MPI tells this one: Open MPI with its fault
  *    tolerance on) reaches the receives waiting in clampi's queue through clampi's waits,
  *    which ask the MPI (revoked_code below, src/msg/revoke.c).
@@ -61,8 +62,11 @@ static int coll_abandon(MPI_Comm comm) {
     return failed_n > 0 ? MPIX_ERR_PROC_FAILED : MPI_SUCCESS;
 }
 
+/* The leaders' communicator of a collective spanning nodes, when a wait was abandoned. */
+static void coll_revoke_inner(MPI_Comm inner) { PMPIX_Comm_revoke(inner); }
+
 void clampi_pm_ulfm_init(void) {
     clampi_msg_on_revocation(revoked_code, MPIX_ERR_REVOKED);
-    clampi_coll_set_abandon_check(coll_abandon);
+    clampi_coll_set_abandon_check(coll_abandon, coll_revoke_inner);
 }
 #endif

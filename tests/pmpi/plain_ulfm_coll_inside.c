@@ -1,17 +1,19 @@
-/* ULFM (Open MPI, fault tolerance on): a revocation, or a process's death, reaches a
- * process that is already waiting inside MPI_Alltoall for a peer that will never join. The
- * MPI's own collective then ends with MPIX_ERR_REVOKED (MPIX_ERR_PROC_FAILED); so must
- * clampi's shared-heap one.
- * Rank 0 tells rank 1 (on MPI_COMM_WORLD) that it enters MPI_Alltoall on a duplicate of
- * MPI_COMM_WORLD and enters it; rank 1, once told, waits a moment (so that rank 0 is inside
- * the call; the outcome checked is the same if it is not yet) and revokes the duplicate
- * instead of joining; both then meet in a barrier on MPI_COMM_WORLD. The argument: "small"
- * (8-byte blocks: clampi's mailbox path), "large" (4 KiB: its slot path), "kill" (8 bytes,
- * and rank 1 kills itself instead of revoking: the launcher must keep the job going, Open
- * MPI's `mpirun --with-ft ulfm`), "late" (8 bytes, and rank 1 joins the call late instead:
- * however long rank 0 waits and asks the MPI, the call succeeds on both). Prints
- * "coll_outcome rank=0 revoked|proc_failed|success|..." and "result ulfm_coll_inside rank=R
- * ok=1" (the survivors) when rank 0's call ended so. An MPI without ULFM says so. */
+/* ULFM (Open MPI, fault tolerance on): a revocation, or a process's death, reaches the
+ * processes that are already waiting inside MPI_Alltoall for a peer that will never join.
+ * The MPI's own collective then ends with MPIX_ERR_REVOKED (MPIX_ERR_PROC_FAILED); so must
+ * clampi's, on one node (the shared heap) and across nodes (the hierarchical path: on-node
+ * waits, and the node leaders inside the MPI's exchange among themselves).
+ * The last rank L is the peer. Rank 0 tells L (on MPI_COMM_WORLD) that it enters
+ * MPI_Alltoall on a duplicate of MPI_COMM_WORLD and enters it, as do ranks 1..L-1; L, once
+ * told, waits a moment (so that the others are inside the call; the outcome checked is the
+ * same if they are not yet) and revokes the duplicate instead of joining; all then meet in
+ * a barrier on MPI_COMM_WORLD. The argument: "small" (8-byte blocks: clampi's mailbox path
+ * on one node), "large" (4 KiB: its slot path), "kill" (8 bytes, and L kills itself instead
+ * of revoking: the launcher must keep the job going, Open MPI's `mpirun --with-ft ulfm`),
+ * "late" (8 bytes, and L joins the call late instead: however long the others wait and ask
+ * the MPI, the call succeeds on all). Every rank but L prints "coll_outcome rank=R
+ * revoked|proc_failed|success|..." and every survivor "result ulfm_coll_inside rank=R
+ * ok=1" when the calls ended so. An MPI without ULFM says so. */
 #include "plain_check.h"
 #include "plain_ulfm.h"
 
@@ -47,16 +49,18 @@ int main(int argc, char **argv) {
     /* one call everybody joins: the collective's state is made, the path is clampi's */
     CHECK(MPI_Alltoall(send, block, MPI_BYTE, recv, block, MPI_BYTE, comm));
     int ok = 1, go = 1;
-    if (me == 0) {
-        CHECK(MPI_Send(&go, 1, MPI_INT, 1, 0, MPI_COMM_WORLD));
+    const int peer = size - 1;
+    if (me != peer) {
+        if (me == 0) CHECK(MPI_Send(&go, 1, MPI_INT, peer, 0, MPI_COMM_WORLD));
         int rc = MPI_Alltoall(send, block, MPI_BYTE, recv, block, MPI_BYTE, comm), cls = -1;
         MPI_Error_class(rc, &cls);
         ok = late ? rc == MPI_SUCCESS : die ? cls == MPIX_ERR_PROC_FAILED : cls == MPIX_ERR_REVOKED;
-        printf("coll_outcome rank=0 %s\n", cls == MPIX_ERR_REVOKED       ? "revoked"
-                                           : cls == MPIX_ERR_PROC_FAILED ? "proc_failed"
-                                           : rc == MPI_SUCCESS           ? "success"
-                                                                         : "other_error");
-    } else if (me == 1) {
+        printf("coll_outcome rank=%d %s\n", me,
+               cls == MPIX_ERR_REVOKED       ? "revoked"
+               : cls == MPIX_ERR_PROC_FAILED ? "proc_failed"
+               : rc == MPI_SUCCESS           ? "success"
+                                             : "other_error");
+    } else {
         CHECK(MPI_Recv(&go, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         struct timespec moment = {0, 200 * 1000 * 1000};
         nanosleep(&moment, NULL);
@@ -74,7 +78,8 @@ int main(int argc, char **argv) {
             (int (*)(CMPIX_Coll_stats_like *))dlsym(RTLD_DEFAULT, "CMPIX_Coll_get_stats");
         CMPIX_Coll_stats_like cs;
         if (coll_stats && coll_stats(&cs) == MPI_SUCCESS)
-            printf("clampi_coll rank=%d eager=%lu abandoned=%lu\n", me, cs.eager, cs.abandoned);
+            printf("clampi_coll rank=%d eager=%lu hierarchical=%lu abandoned=%lu\n", me, cs.eager, cs.hierarchical,
+                   cs.abandoned);
         printf("result ulfm_coll_inside rank=%d ok=%d\n", me, ok);
         fflush(stdout);
         _exit(0);
