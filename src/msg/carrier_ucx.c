@@ -171,7 +171,8 @@ static void fail_one(uintptr_t cookie, void *arg) {
 
 static void fail_posted(clampi_mcomm *mc, int code) {
     if (mc->matcher) clampi_matcher_drain(mc->matcher, 0, fail_one, &code);
-    clampi_msg_ucx_drop_revoked(mc); /* senders waiting for these receivers go on */
+    clampi_msg_ucx_drop_revoked(mc);               /* senders waiting for these receivers go on */
+    clampi_msg_ucx_release_sync_senders(mc, code); /* and this side's waiting for theirs */
 }
 
 /* The endpoints (collective), once every process has its per-peer arrays (prepare). */

@@ -98,6 +98,10 @@ struct clampi_mreq {
     clampi_msg_hdr hdr;      /* send: stays valid until UCX is done */
     int sync;                /* synchronous send: finished when sent and acknowledged */
     _Atomic int sync_parts;  /* of those two, still to come */
+    /* a synchronous send in its communicator's awaiting_ack list (transport_ucx.c) */
+    struct clampi_mreq *ack_next, *ack_prev;
+    int ack_listed;
+    int ack_claimed; /* its acknowledgement part was done: by the acknowledgement or by a revocation */
     /* result */
     int source, tag, error, cancelled;
     size_t bytes;
@@ -325,6 +329,8 @@ void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r);                         
 void clampi_msg_ucx_free(clampi_msg *m); /* an arrived message never received */
 /* mc was revoked: its arrivals, queued or to come, are dropped, and their senders released */
 void clampi_msg_ucx_drop_revoked(clampi_mcomm *mc);
+/* mc was revoked: its synchronous sends waiting for an acknowledgement end with code */
+void clampi_msg_ucx_release_sync_senders(clampi_mcomm *mc, int code);
 /* comm_ucx.c: a communicator's endpoints (collective over mc->comm), barrier, closing. */
 int clampi_msg_ucx_enable(clampi_mcomm *mc); /* local: per-peer arrays */
 int clampi_msg_ucx_connect(clampi_mcomm *mc);
@@ -360,6 +366,10 @@ static inline int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void 
 static inline void clampi_msg_deliver(clampi_msg *m, clampi_mreq *r) { clampi_msg_no_ucx("clampi_msg_deliver"); }
 static inline void clampi_msg_ucx_free(clampi_msg *m) { clampi_msg_no_ucx("clampi_msg_ucx_free"); }
 static inline void clampi_msg_ucx_drop_revoked(clampi_mcomm *mc) { clampi_msg_no_ucx("clampi_msg_ucx_drop_revoked"); }
+static inline void clampi_msg_ucx_release_sync_senders(clampi_mcomm *mc, int code) {
+    (void)code;
+    clampi_msg_no_ucx("clampi_msg_ucx_release_sync_senders");
+}
 static inline int clampi_msg_ucx_enable(clampi_mcomm *mc) { return MPI_ERR_UNSUPPORTED_OPERATION; }
 static inline int clampi_msg_ucx_connect(clampi_mcomm *mc) { return MPI_ERR_UNSUPPORTED_OPERATION; }
 static inline int clampi_msg_ucx_barrier(clampi_mcomm *mc) { return MPI_ERR_UNSUPPORTED_OPERATION; }

@@ -154,6 +154,68 @@ static void sync_part(clampi_mreq *r) {
     if (atomic_fetch_sub(&r->sync_parts, 1) == 1) clampi_msg_finish(r);
 }
 
+/* Synchronous sends waiting for their acknowledgement, per communicator. A revocation seen
+ * here (this process revoked the communicator, or its waits learnt of another's) lets them
+ * go at once with the revocation's code, as the MPI's own pending sends on it end, rather
+ * than when the receiver next calls MPI. The acknowledgement part is claimed once, by the
+ * acknowledgement or by the revocation; a late acknowledgement only drops its pin. Never
+ * held while calling UCX: the acknowledgement handler takes it inside UCX's callback. */
+static pthread_mutex_t ack_lock_await = PTHREAD_MUTEX_INITIALIZER;
+
+static void ack_await(clampi_mcomm *mc, clampi_mreq *r) {
+    pthread_mutex_lock(&ack_lock_await);
+    r->ack_claimed = 0;
+    r->ack_prev = NULL;
+    r->ack_next = mc->awaiting_ack;
+    if (r->ack_next) r->ack_next->ack_prev = r;
+    mc->awaiting_ack = r;
+    r->ack_listed = 1;
+    pthread_mutex_unlock(&ack_lock_await);
+}
+
+static void ack_unlink_locked(clampi_mcomm *mc, clampi_mreq *r) {
+    if (!r->ack_listed) return;
+    if (r->ack_prev)
+        r->ack_prev->ack_next = r->ack_next;
+    else
+        mc->awaiting_ack = r->ack_next;
+    if (r->ack_next) r->ack_next->ack_prev = r->ack_prev;
+    r->ack_next = r->ack_prev = NULL;
+    r->ack_listed = 0;
+}
+
+/* 1 when the caller does the acknowledgement part (nobody did it before). */
+static int ack_claim(clampi_mcomm *mc, clampi_mreq *r) {
+    pthread_mutex_lock(&ack_lock_await);
+    ack_unlink_locked(mc, r);
+    int mine = !r->ack_claimed;
+    r->ack_claimed = 1;
+    pthread_mutex_unlock(&ack_lock_await);
+    return mine;
+}
+
+void clampi_msg_ucx_release_sync_senders(clampi_mcomm *mc, int code) {
+    clampi_mreq *mine = NULL;
+    pthread_mutex_lock(&ack_lock_await);
+    while (mc->awaiting_ack) {
+        clampi_mreq *r = mc->awaiting_ack;
+        ack_unlink_locked(mc, r);
+        if (!r->ack_claimed) {
+            r->ack_claimed = 1;
+            r->ack_next = mine;
+            mine = r;
+        }
+    }
+    pthread_mutex_unlock(&ack_lock_await);
+    while (mine) { /* each still pinned for its acknowledgement, and unfinished: alive */
+        clampi_mreq *r = mine;
+        mine = r->ack_next;
+        r->ack_next = NULL;
+        r->error = code;
+        sync_part(r);
+    }
+}
+
 static ucs_status_t ack_handler(void *arg, const void *header, size_t header_length, void *data, size_t length,
                                 const ucp_am_recv_param_t *param) {
     uint64_t cookie;
@@ -161,8 +223,10 @@ static ucs_status_t ack_handler(void *arg, const void *header, size_t header_len
     memcpy(&cookie, header, sizeof cookie);
     clampi_mreq *r = (clampi_mreq *)(uintptr_t)(cookie & ~(uint64_t)ACK_DROPPED);
     (void)atomic_load_explicit(&r->handed, memory_order_acquire);
-    if (cookie & ACK_DROPPED) r->error = dropped_error();
-    sync_part(r);
+    if (ack_claim(r->mc, r)) {
+        if (cookie & ACK_DROPPED) r->error = dropped_error();
+        sync_part(r);
+    }
     clampi_mreq_unpin(r); /* the pin taken for the acknowledgement (clampi_msg_send) */
     return UCS_OK;
 }
@@ -344,6 +408,7 @@ int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t 
         r->hdr.sync = (uint64_t)(uintptr_t)r;
         atomic_store(&r->sync_parts, 2);
         atomic_fetch_add(&r->refs, 1);
+        ack_await(mc, r);
     }
     atomic_store_explicit(&r->handed, 1, memory_order_release);
     pthread_mutex_lock(&mc->send_lock);
@@ -355,7 +420,10 @@ int clampi_msg_send(clampi_mreq *r, int dest, int tag, const void *data, size_t 
     pthread_mutex_unlock(&mc->send_lock);
     if (UCS_PTR_IS_ERR(req)) {
         r->error = MPI_ERR_OTHER;
-        if (r->sync) clampi_mreq_unpin(r); /* no acknowledgement will come */
+        if (r->sync) { /* no acknowledgement will come (a revocation meanwhile did not unpin) */
+            ack_claim(mc, r);
+            clampi_mreq_unpin(r);
+        }
         clampi_msg_finish(r);
     } else if (req == NULL) {
         if (r->sync)

@@ -9,7 +9,8 @@
  * same if they are not yet) and revokes the duplicate instead of joining; all then meet in
  * a barrier on MPI_COMM_WORLD. The argument: "small" (8-byte blocks: clampi's mailbox path
  * on one node), "large" (4 KiB: its slot path), "kill" (8 bytes, and L kills itself instead
- * of revoking: the launcher must keep the job going, Open MPI's `mpirun --with-ft ulfm`),
+ * of revoking: the launcher must keep the job going, Open MPI's `mpirun --with-ft ulfm`;
+ * "kill_finalize": the same, and the survivors then call MPI_Finalize),
  * "late" (8 bytes, and L joins the call late instead: however long the others wait and ask
  * the MPI, the call succeeds on all). Every rank but L prints "coll_outcome rank=R
  * revoked|proc_failed|success|..." and every survivor "result ulfm_coll_inside rank=R
@@ -37,7 +38,8 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 #ifdef OMPI_HAVE_MPI_EXT_FTMPI
     const char *mode = argc > 1 ? argv[1] : "small";
-    const int block = strcmp(mode, "large") == 0 ? 4096 : 8, die = strcmp(mode, "kill") == 0,
+    const int finalize_after_death = strcmp(mode, "kill_finalize") == 0;
+    const int block = strcmp(mode, "large") == 0 ? 4096 : 8, die = strcmp(mode, "kill") == 0 || finalize_after_death,
               late = strcmp(mode, "late") == 0;
     char *send, *recv; /* MPI_Alloc_mem: under the preload, the shared heap (no staging) */
     CHECK(MPI_Alloc_mem((MPI_Aint)size * block, MPI_INFO_NULL, &send));
@@ -69,6 +71,13 @@ int main(int argc, char **argv) {
             ok = MPI_Alltoall(send, block, MPI_BYTE, recv, block, MPI_BYTE, comm) == MPI_SUCCESS;
         else
             CHECK(MPIX_Comm_revoke(comm));
+    }
+    if (finalize_after_death) { /* bench/ulfm_finalize_after_death.sh: does MPI_Finalize return? */
+        printf("result ulfm_coll_inside rank=%d ok=%d\n", me, ok);
+        fflush(stdout);
+        MPI_Finalize();
+        printf("finalized rank=%d\n", me);
+        return 0;
     }
     if (die) {
         /* The survivor stops here: Open MPI's own MPI_Finalize after a process died hangs

@@ -12,7 +12,10 @@
  * standard send of RNDV_BYTES, beyond any eager limit) what rank 0 probes but never
  * receives, and rank 0 revokes; the send, which waits for the receiver, must end, with
  * MPIX_ERR_REVOKED or with success (Open MPI 5.0's own ends so: the revocation releases the
- * sender); a line "send_outcome" says which. Errors of requests of a freed communicator
+ * sender); a line "send_outcome" says which. "ssend_own": rank 1's synchronous send
+ * (MPI_Issend) waits for rank 0, which probed it and then makes no MPI call, and rank 1
+ * revokes the communicator itself: its wait must end without rank 0's help (rank 0 waits,
+ * outside MPI, for a file rank 1 writes once its wait ended; 30 s at most). Errors of requests of a freed communicator
  * go to MPI_COMM_WORLD's handler in some MPIs: MPI_ERRORS_RETURN there too. An MPI without
  * ULFM says so. */
 #include "plain_check.h"
@@ -20,11 +23,23 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define DEEP 100
 #define RNDV_BYTES (4 << 20)
 
 static int me;
+
+/* Waits (no MPI call) until path exists, 30 s at most: 1 if it appeared. */
+static int wait_for_file(const char *path) {
+    for (int i = 0; i < 3000; i++) {
+        if (access(path, F_OK) == 0) return 1;
+        struct timespec t = {0, 10 * 1000 * 1000};
+        nanosleep(&t, NULL);
+    }
+    return 0;
+}
 
 int main(int argc, char **argv) {
     int provided;
@@ -42,18 +57,34 @@ int main(int argc, char **argv) {
     for (int i = 0; i < ndeep; i++) CHECK(MPI_Irecv(&deep[i], 1, MPI_INT, 0, 100 + i, comm, &reqs[i]));
     CHECK(MPI_Sendrecv(&x, 1, MPI_INT, 1 - me, 0, &y, 1, MPI_INT, 1 - me, 0, comm, MPI_STATUS_IGNORE));
     int waited = 1, deep_failed = 1, barrier = -1; /* rank 0 does not wait */
-    int sends = strcmp(how, "ssend") == 0 || strcmp(how, "rndv") == 0;
+    const int own = strcmp(how, "ssend_own") == 0;
+    int sends = strcmp(how, "ssend") == 0 || strcmp(how, "rndv") == 0 || own;
+    char path[64];
+    long pid = (long)getpid();
+    CHECK(MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD));
+    snprintf(path, sizeof path, "/tmp/clampi_ulfm_ssend_own_%ld", pid);
     char *big = strcmp(how, "rndv") == 0 ? calloc(RNDV_BYTES, 1) : NULL;
     if (me == 0) {
         if (sends) CHECK(MPI_Probe(1, 5, comm, MPI_STATUS_IGNORE)); /* arrived, never received */
-        CHECK(MPIX_Comm_revoke(comm));
+        if (own) {
+            waited = wait_for_file(path); /* the sender's wait ended without this side */
+            unlink(path);
+        } else
+            CHECK(MPIX_Comm_revoke(comm));
         /* the revocation alone must let the sender go: comm stays until its send ended */
         if (sends) CHECK(MPI_Barrier(MPI_COMM_WORLD));
     } else {
         int rc = MPI_SUCCESS;
         if (strcmp(how, "ssend") == 0)
             rc = MPI_Ssend(&x, 1, MPI_INT, 0, 5, comm);
-        else if (big)
+        else if (own) {
+            MPI_Request sreq;
+            CHECK(MPI_Issend(&x, 1, MPI_INT, 0, 5, comm, &sreq));
+            CHECK(MPIX_Comm_revoke(comm));
+            rc = MPI_Wait(&sreq, MPI_STATUS_IGNORE);
+            FILE *f = fopen(path, "w");
+            if (f) fclose(f);
+        } else if (big)
             rc = MPI_Send(big, RNDV_BYTES, MPI_CHAR, 0, 5, comm);
         if (sends) {
             waited = rc == MPI_SUCCESS || revoked(rc);
