@@ -132,6 +132,7 @@ static void mcomm_free(clampi_mcomm *mc) {
         }
     pthread_mutex_destroy(&mc->send_lock);
     pthread_mutex_destroy(&mc->recv_lock);
+    pthread_mutex_destroy(&mc->ack_lock);
     free(mc->eps);
     free(mc->world);
     free(mc->seq_out);
@@ -274,6 +275,7 @@ static clampi_mcomm *mcomm_new(MPI_Comm comm, const clampi_match_config *cfg) {
     mc->tag_ub = flag ? *ub : 32767;
     pthread_mutex_init(&mc->send_lock, NULL);
     pthread_mutex_init(&mc->recv_lock, NULL);
+    pthread_mutex_init(&mc->ack_lock, NULL);
     if (clampi_matcher_create(cfg, &mc->matcher) != 0) {
         mcomm_free(mc);
         return NULL;

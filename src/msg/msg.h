@@ -40,8 +40,9 @@ typedef struct clampi_mcomm {
     int *world; /* shared endpoints: comm rank -> MPI_COMM_WORLD rank (made at first use) */
     pthread_mutex_t send_lock;
     uint32_t *seq_out;
-    /* carrier ucx: synchronous sends waiting for their acknowledgement (transport_ucx.c's
-     * ack_lock), let go here when comm is revoked */
+    /* carrier ucx: synchronous sends waiting for their acknowledgement, let go here when
+     * comm is revoked (transport_ucx.c); ack_lock is never held while calling UCX */
+    pthread_mutex_t ack_lock;
     struct clampi_mreq *awaiting_ack;
     pthread_mutex_t recv_lock;
     uint32_t *seq_in;

@@ -158,19 +158,19 @@ static void sync_part(clampi_mreq *r) {
  * here (this process revoked the communicator, or its waits learnt of another's) lets them
  * go at once with the revocation's code, as the MPI's own pending sends on it end, rather
  * than when the receiver next calls MPI. The acknowledgement part is claimed once, by the
- * acknowledgement or by the revocation; a late acknowledgement only drops its pin. Never
- * held while calling UCX: the acknowledgement handler takes it inside UCX's callback. */
-static pthread_mutex_t ack_lock_await = PTHREAD_MUTEX_INITIALIZER;
+ * acknowledgement or by the revocation; a late acknowledgement only drops its pin. The
+ * list's lock (mc->ack_lock) is never held while calling UCX: the acknowledgement handler
+ * takes it inside UCX's callback. */
 
 static void ack_await(clampi_mcomm *mc, clampi_mreq *r) {
-    pthread_mutex_lock(&ack_lock_await);
+    pthread_mutex_lock(&mc->ack_lock);
     r->ack_claimed = 0;
     r->ack_prev = NULL;
     r->ack_next = mc->awaiting_ack;
     if (r->ack_next) r->ack_next->ack_prev = r;
     mc->awaiting_ack = r;
     r->ack_listed = 1;
-    pthread_mutex_unlock(&ack_lock_await);
+    pthread_mutex_unlock(&mc->ack_lock);
 }
 
 static void ack_unlink_locked(clampi_mcomm *mc, clampi_mreq *r) {
@@ -186,17 +186,17 @@ static void ack_unlink_locked(clampi_mcomm *mc, clampi_mreq *r) {
 
 /* 1 when the caller does the acknowledgement part (nobody did it before). */
 static int ack_claim(clampi_mcomm *mc, clampi_mreq *r) {
-    pthread_mutex_lock(&ack_lock_await);
+    pthread_mutex_lock(&mc->ack_lock);
     ack_unlink_locked(mc, r);
     int mine = !r->ack_claimed;
     r->ack_claimed = 1;
-    pthread_mutex_unlock(&ack_lock_await);
+    pthread_mutex_unlock(&mc->ack_lock);
     return mine;
 }
 
 void clampi_msg_ucx_release_sync_senders(clampi_mcomm *mc, int code) {
     clampi_mreq *mine = NULL;
-    pthread_mutex_lock(&ack_lock_await);
+    pthread_mutex_lock(&mc->ack_lock);
     while (mc->awaiting_ack) {
         clampi_mreq *r = mc->awaiting_ack;
         ack_unlink_locked(mc, r);
@@ -206,7 +206,7 @@ void clampi_msg_ucx_release_sync_senders(clampi_mcomm *mc, int code) {
             mine = r;
         }
     }
-    pthread_mutex_unlock(&ack_lock_await);
+    pthread_mutex_unlock(&mc->ack_lock);
     while (mine) { /* each still pinned for its acknowledgement, and unfinished: alive */
         clampi_mreq *r = mine;
         mine = r->ack_next;

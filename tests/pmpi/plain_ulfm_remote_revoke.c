@@ -14,7 +14,7 @@
  * MPIX_ERR_REVOKED or with success (Open MPI 5.0's own ends so: the revocation releases the
  * sender); a line "send_outcome" says which. "ssend_own": rank 1's synchronous send
  * (MPI_Issend) waits for rank 0, which probed it and then makes no MPI call, and rank 1
- * revokes the communicator itself: its wait must end without rank 0's help (rank 0 waits,
+ * revokes the communicator itself (once rank 0 has probed it: a file says so): its wait must end without rank 0's help (rank 0 waits,
  * outside MPI, for a file rank 1 writes once its wait ended; 30 s at most). Errors of requests of a freed communicator
  * go to MPI_COMM_WORLD's handler in some MPIs: MPI_ERRORS_RETURN there too. An MPI without
  * ULFM says so. */
@@ -63,12 +63,17 @@ int main(int argc, char **argv) {
     long pid = (long)getpid();
     CHECK(MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD));
     snprintf(path, sizeof path, "/tmp/clampi_ulfm_ssend_own_%ld", pid);
+    char probed[80]; /* rank 0 has probed the message: rank 1 may revoke */
+    snprintf(probed, sizeof probed, "%s.probed", path);
     char *big = strcmp(how, "rndv") == 0 ? calloc(RNDV_BYTES, 1) : NULL;
     if (me == 0) {
         if (sends) CHECK(MPI_Probe(1, 5, comm, MPI_STATUS_IGNORE)); /* arrived, never received */
         if (own) {
+            FILE *f = fopen(probed, "w");
+            if (f) fclose(f);
             waited = wait_for_file(path); /* the sender's wait ended without this side */
             unlink(path);
+            unlink(probed);
         } else
             CHECK(MPIX_Comm_revoke(comm));
         /* the revocation alone must let the sender go: comm stays until its send ended */
@@ -80,6 +85,7 @@ int main(int argc, char **argv) {
         else if (own) {
             MPI_Request sreq;
             CHECK(MPI_Issend(&x, 1, MPI_INT, 0, 5, comm, &sreq));
+            wait_for_file(probed);
             CHECK(MPIX_Comm_revoke(comm));
             rc = MPI_Wait(&sreq, MPI_STATUS_IGNORE);
             FILE *f = fopen(path, "w");
