@@ -10,6 +10,7 @@
  * With two ranks and blocking = 2: the nonblocking forms, each completed by MPI_Wait
  * (MPI_Isend/MPI_Wait, MPI_Irecv/MPI_Wait; the receive is posted before the peer sends).
  * blocking = 3: each receive is MPI_Mprobe then MPI_Mrecv (how mpi4py receives objects).
+ * blocking = 4: each send is synchronous (MPI_Ssend, then MPI_Recv).
  *
  *   pingpong [iters] [depth] [warmup] [blocking]
  * Prints: "pingpong depth=D iters=N us_per_roundtrip=X" on rank 0 (half of it is the
@@ -66,6 +67,10 @@ int main(int argc, char **argv) {
             MPI_Mprobe(1 - rank, 1, MPI_COMM_WORLD, &m, MPI_STATUS_IGNORE);
             MPI_Mrecv(&b, 1, MPI_CHAR, &m, MPI_STATUS_IGNORE);
             if (rank == 1) MPI_Send(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+        } else if (blocking == 4 && rank < 2) {
+            if (rank == 0) MPI_Ssend(&b, 1, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(&b, 1, MPI_CHAR, 1 - rank, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (rank == 1) MPI_Ssend(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
         } else if (rank == 0) {
             MPI_Send(&b, 1, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
             MPI_Recv(&b, 1, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
