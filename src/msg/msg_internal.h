@@ -100,6 +100,7 @@ struct clampi_mreq {
     _Atomic int sync_parts;  /* of those two, still to come */
     /* a synchronous send in its communicator's awaiting_ack list (transport_ucx.c) */
     struct clampi_mreq *ack_next, *ack_prev;
+    int ack_tracked; /* listed at sending: only where the MPI has ULFM (revocations happen) */
     int ack_listed;
     int ack_claimed; /* its acknowledgement part was done: by the acknowledgement or by a revocation */
     /* result */

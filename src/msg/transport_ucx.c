@@ -163,6 +163,8 @@ static void sync_part(clampi_mreq *r) {
  * takes it inside UCX's callback. */
 
 static void ack_await(clampi_mcomm *mc, clampi_mreq *r) {
+    r->ack_tracked = clampi_msg_revocation_error() != 0; /* elsewhere nothing to let go: no lock */
+    if (!r->ack_tracked) return;
     pthread_mutex_lock(&mc->ack_lock);
     r->ack_claimed = 0;
     r->ack_prev = NULL;
@@ -186,6 +188,7 @@ static void ack_unlink_locked(clampi_mcomm *mc, clampi_mreq *r) {
 
 /* 1 when the caller does the acknowledgement part (nobody did it before). */
 static int ack_claim(clampi_mcomm *mc, clampi_mreq *r) {
+    if (!r->ack_tracked) return 1;
     pthread_mutex_lock(&mc->ack_lock);
     ack_unlink_locked(mc, r);
     int mine = !r->ack_claimed;
