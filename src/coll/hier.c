@@ -26,9 +26,9 @@
  * call h + 1 never writes where a slower one still reads call h; the first Allgather after
  * an Alltoall takes the send pack, which the Alltoall's unpacking does not read. */
 #include "coll/coll_internal.h"
+#include "common/wait.h"
 
 #include <limits.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,12 +94,20 @@ static int abandon(clampi_coll_hier *h, int err) {
  * are released as after a completed exchange. */
 static int exchange_failed(clampi_coll_hier *h, int err) {
     if (!clampi_coll_abandon_check_set()) return err;
+    const unsigned budget = clampi_coll_spin_budget(1);
     const double until = MPI_Wtime() + 1.0;
-    do {
+    for (unsigned polls = 0; MPI_Wtime() < until; clampi_wait_pause(&polls, budget)) {
         int why = clampi_coll_abandon_check_now(h->comm);
         if (why != MPI_SUCCESS) return abandon(h, why);
-        sched_yield();
-    } while (MPI_Wtime() < until);
+    }
+    return err;
+}
+
+/* A leader after the exchange (err: its result): the node's processes are released, unless
+ * the call was abandoned (h->abandoned; they find that out in their own waits). */
+static int exchange_ended(clampi_coll_hier *h, int err, uint64_t seq) {
+    if (err != MPI_SUCCESS) err = exchange_failed(h, err);
+    if (!h->abandoned) __atomic_store_n(&h->ctl->exchanged.seq, seq, __ATOMIC_RELEASE);
     return err;
 }
 
@@ -248,9 +256,9 @@ static int hier_allgather(clampi_coll_hier *h, uint64_t seq, const char *sp, cha
     if (h->li == 0) {
         for (int i = 0; i < h->n; i++)
             if ((err = wait_geq(h, &h->packed[i].seq, seq)) != MPI_SUCCESS) return abandon(h, err);
-        err = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, pack, h->cnt, h->first, h->blk, h->leaders);
-        if (err != MPI_SUCCESS && (err = exchange_failed(h, err)) != MPI_SUCCESS && h->abandoned) return err;
-        __atomic_store_n(&h->ctl->exchanged.seq, seq, __ATOMIC_RELEASE);
+        err = exchange_ended(
+            h, MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, pack, h->cnt, h->first, h->blk, h->leaders), seq);
+        if (h->abandoned) return err;
     } else if ((err = wait_geq(h, &h->ctl->exchanged.seq, seq)) != MPI_SUCCESS)
         return abandon(h, err);
     for (int k = 0; k < h->P; k++) {
@@ -316,9 +324,8 @@ int clampi_coll_hier_run(clampi_coll_hier *h, int kind, const void *sendbuf, voi
     if (li == 0) {
         for (int i = 0; i < n; i++)
             if ((err = wait_geq(h, &h->packed[i].seq, seq)) != MPI_SUCCESS) return abandon(h, err);
-        err = leaders_alltoall(h, local_direct);
-        if (err != MPI_SUCCESS && (err = exchange_failed(h, err)) != MPI_SUCCESS && h->abandoned) return err;
-        __atomic_store_n(&h->ctl->exchanged.seq, seq, __ATOMIC_RELEASE);
+        err = exchange_ended(h, leaders_alltoall(h, local_direct), seq);
+        if (h->abandoned) return err;
     } else if ((err = wait_geq(h, &h->ctl->exchanged.seq, seq)) != MPI_SUCCESS)
         return abandon(h, err);
 

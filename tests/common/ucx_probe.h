@@ -28,6 +28,16 @@ static inline int clampi_ucx_test_flush_probe(CMPI_Win win, clampi_ucx_flush_pro
     return MPI_SUCCESS;
 }
 
+/* The communicator the window talks on, its slot there, and whether it shares it with the
+ * other windows of its communicator. MPI_ERR_WIN if win is not a UCX window. */
+static inline int clampi_ucx_test_comm(CMPI_Win win, MPI_Comm *comm, int *slot, int *shared) {
+    const clampi_bwin *b = clampi_test_ucx_window(win);
+    if (!b) return MPI_ERR_WIN;
+    const clampi_ucx_win *u = clampi_ucx_of(b);
+    *comm = u->comm, *slot = u->slot, *shared = u->wcomm != NULL;
+    return MPI_SUCCESS;
+}
+
 /* 1 if win is a memory-handle window whose puts and gets are loads and stores (the region
  * is in a node-shared heap this process maps), 0 if not, -1 if win is no such window. */
 static inline int clampi_ucx_test_mh_direct(CMPI_Win win) {

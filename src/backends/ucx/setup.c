@@ -1,7 +1,8 @@
 /* Creation and destruction of a UCX window's backend state, and dynamic attach/detach.
  *
  * Creation (collective over the window's communicator, after the MPI window exists):
- *   1. duplicate the communicator (PSCW notices, fence barrier, free);
+ *   1. the window's communicator: a duplicate shared with the communicator's other windows
+ *      (win_comm.c; PSCW notices, fence barrier, free);
  *   2. the process worker and its endpoints to every rank's process worker, shared with
  *      other windows (addresses allgathered only when some rank lacks one; endpoints made
  *      now when clampi_progress=auto must read their transports, else at first use);
@@ -192,7 +193,7 @@ static void release(clampi_ucx_win *u) {
     free(u->ctl_rkey_off), free(u->world), free(u->addr_blob), free(u->addr_off), free(u->lock_type),
         free(u->start_ranks);
     free(u->post_ranks);
-    if (u->comm != MPI_COMM_NULL) PMPI_Comm_free(&u->comm);
+    clampi_ucx_win_comm_close(u);
     free(u);
 }
 
@@ -212,12 +213,16 @@ int clampi_ucx_win_setup(clampi_bwin *w, MPI_Comm comm, void *base, MPI_Aint siz
     u->base = base;
     u->size = (size_t)size;
     pthread_mutex_init(&u->threads_lock, NULL);
-    PMPI_Comm_dup(comm, &u->comm);
     PMPI_Comm_rank(comm, &u->rank);
     PMPI_Comm_size(comm, &u->nranks);
     int provided;
     MPI_Query_thread(&provided);
     u->mt = provided == MPI_THREAD_MULTIPLE;
+    if (clampi_ucx_win_comm_open(u, comm) != MPI_SUCCESS) {
+        pthread_mutex_destroy(&u->threads_lock);
+        free(u);
+        return MPI_ERR_OTHER;
+    }
     u->have_key = pthread_key_create(&u->thread_key, NULL) == 0;
     /* MULTI when user threads or a progress thread may share the process worker. */
     ucs_thread_mode_t mode =

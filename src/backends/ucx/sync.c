@@ -267,7 +267,7 @@ static int ucx_post(clampi_bwin *w, MPI_Group group, int assert) {
     if (u->post_open) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
     int n, *ranks = group_ranks(u, group, &n);
     if (!ranks) return clampi_bwin_raise(w, CLAMPI_E_NOMEM);
-    int rc = notify(u, ranks, n, TAG_POST, 0);
+    int rc = notify(u, ranks, n, clampi_ucx_win_comm_tag(u, TAG_POST), 0);
     if (rc != MPI_SUCCESS) {
         free(ranks);
         return rc;
@@ -285,7 +285,7 @@ static int ucx_start(clampi_bwin *w, MPI_Group group, int assert) {
     if (u->start_open || u->lock_all || u->nlocks) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
     int n, *ranks = group_ranks(u, group, &n);
     if (!ranks) return clampi_bwin_raise(w, CLAMPI_E_NOMEM);
-    int rc = notify(u, ranks, n, TAG_POST, 1); /* wait for every target's post */
+    int rc = notify(u, ranks, n, clampi_ucx_win_comm_tag(u, TAG_POST), 1); /* wait for every target's post */
     if (rc != MPI_SUCCESS) {
         free(ranks);
         return rc;
@@ -302,7 +302,7 @@ static int ucx_complete(clampi_bwin *w) {
     if (!u->start_open) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
     for (int i = 0; i < u->nstart; i++)
         if (clampi_ucx_flush_everything(u, u->start_ranks[i]) != UCS_OK) return clampi_bwin_raise(w, CLAMPI_E_UCX);
-    int rc = notify(u, u->start_ranks, u->nstart, TAG_DONE, 0);
+    int rc = notify(u, u->start_ranks, u->nstart, clampi_ucx_win_comm_tag(u, TAG_DONE), 0);
     __atomic_store_n(&u->start_open, 0, __ATOMIC_RELAXED);
     free(u->start_ranks);
     u->start_ranks = NULL;
@@ -314,14 +314,14 @@ static int ucx_complete(clampi_bwin *w) {
  * TAG_DONE notice in complete (only origins that started on us do, and none can start
  * again before our next post), counted in post_done. */
 static int receive_done(clampi_ucx_win *u, int block) {
-    int rc = MPI_SUCCESS;
+    int rc = MPI_SUCCESS, tag = clampi_ucx_win_comm_tag(u, TAG_DONE);
     while (u->post_done < u->npost && rc == MPI_SUCCESS) {
         int flag = 0;
         MPI_Status st;
         clampi_ucx_poller_progress(u->main.poller, u->main.worker);
-        rc = PMPI_Iprobe(MPI_ANY_SOURCE, TAG_DONE, u->comm, &flag, &st);
+        rc = PMPI_Iprobe(MPI_ANY_SOURCE, tag, u->comm, &flag, &st);
         if (rc == MPI_SUCCESS && flag) {
-            rc = PMPI_Recv(NULL, 0, MPI_BYTE, st.MPI_SOURCE, TAG_DONE, u->comm, MPI_STATUS_IGNORE);
+            rc = PMPI_Recv(NULL, 0, MPI_BYTE, st.MPI_SOURCE, tag, u->comm, MPI_STATUS_IGNORE);
             u->post_done++;
         } else if (!block) {
             break;

@@ -151,9 +151,11 @@ typedef struct clampi_ucx_counters {
 } clampi_ucx_counters;
 
 typedef struct clampi_ucx_win {
-    int refs;        /* duplicates sharing this state (CMPIX_Win_dup_with_info) */
-    uint64_t serial; /* unique in the process (never reused): per-thread caches check it */
-    MPI_Comm comm;   /* duplicate of the window's communicator: fence, PSCW, free */
+    int refs;                       /* duplicates sharing this state (CMPIX_Win_dup_with_info) */
+    uint64_t serial;                /* unique in the process (never reused): per-thread caches check it */
+    MPI_Comm comm;                  /* a duplicate of the window's communicator: fence, PSCW, free (win_comm.c) */
+    struct clampi_ucx_wcomm *wcomm; /* the duplicate shared by the communicator's windows, or NULL: the window's own */
+    int slot;                       /* the window's place on the shared duplicate: its PSCW tags */
     int rank, nranks, dynamic, mt;
     ucp_context_h ctx;
     clampi_ucx_lane main; /* the process lane */
@@ -300,6 +302,16 @@ void clampi_ucx_progress_stop(clampi_ucx_win *u);
  * about (making endpoints to them) needs the target CPU, 0 if not, -1 if an endpoint could
  * not be made. The window's processes then agree (setup.c). */
 int clampi_ucx_auto_wants_thread(clampi_ucx_win *u);
+
+/* ---- the window's communicator (win_comm.c) ---- */
+typedef struct clampi_ucx_wcomm clampi_ucx_wcomm;
+/* Sets u->comm, u->wcomm, u->slot: the duplicate of parent shared by its windows, or one of
+ * the window's own (u->mt, slots taken, processes disagreeing). Collective over parent. */
+int clampi_ucx_win_comm_open(clampi_ucx_win *u, MPI_Comm parent);
+/* Collective over u->comm: the window leaves it; the last window frees it. */
+void clampi_ucx_win_comm_close(clampi_ucx_win *u);
+/* The window's tag for notice kind which (1, 2, ...: less than 3) on u->comm. */
+int clampi_ucx_win_comm_tag(const clampi_ucx_win *u, int which);
 
 /* ---- epoch checks (sync.c) ---- */
 /* An RMA operation to target is allowed now (passive lock held, lock_all, fence or PSCW). */

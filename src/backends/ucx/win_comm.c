@@ -1,0 +1,142 @@
+/* The communicator a UCX window talks on: its fence and free barriers, its setup's
+ * exchanges, its PSCW notices.
+ *
+ * The windows of one communicator share one duplicate of it, each with a slot of its own
+ * that sets its PSCW tags. A duplicate per window costs the MPI one more communicator per
+ * window, and some MPIs give every communicator memory of their own: Intel MPI's on-node
+ * collectives run out of shared memory with a thousand windows alive (MPICH's test
+ * rma/window_creation), where the MPI's own windows do not.
+ *
+ * Sharing is safe because clampi's collectives on the duplicate happen inside
+ * window-collective calls (create, fence, free), which every process makes in the same
+ * order, one thread at a time. Each window keeps a duplicate of its own:
+ *   - under MPI_THREAD_MULTIPLE, where two threads may fence two windows at once;
+ *   - when every slot is taken;
+ *   - when the processes disagree (a program that created and freed windows of one
+ *     communicator in different orders): every process sees the same agreement.
+ *
+ * While windows use it, the shared duplicate hangs on the parent communicator as an
+ * attribute; freeing the parent detaches it, and the last window frees it. */
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "backends/ucx/ucx_win.h"
+
+enum { MOST_SLOTS = 4096 };
+
+struct clampi_ucx_wcomm {
+    MPI_Comm comm;   /* the duplicate */
+    MPI_Comm parent; /* MPI_COMM_NULL once the program freed it */
+    int refs;        /* windows on the duplicate */
+    int nslots;
+    unsigned char *used;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int keyval = MPI_KEYVAL_INVALID;
+
+/* The parent goes first: the windows keep the duplicate. Our own delete (refs 0) too. */
+static int parent_freed(MPI_Comm parent, int key, void *value, void *extra) {
+    (void)parent, (void)key, (void)extra;
+    pthread_mutex_lock(&lock);
+    ((clampi_ucx_wcomm *)value)->parent = MPI_COMM_NULL;
+    pthread_mutex_unlock(&lock);
+    return MPI_SUCCESS;
+}
+
+static int slots_for_tags(void) {
+    int *ub = NULL, flag = 0;
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    long most = flag && ub ? ((long)*ub - 2) / 2 : 32765 / 2; /* the standard's least MPI_TAG_UB */
+    return most < MOST_SLOTS ? (int)most : MOST_SLOTS;
+}
+
+/* The record on parent, if any, and the lowest free slot in it (-1: none free). */
+static clampi_ucx_wcomm *record_of(MPI_Comm parent, int *slot) {
+    *slot = 0;
+    pthread_mutex_lock(&lock);
+    if (keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, parent_freed, &keyval, NULL);
+    int key = keyval;
+    pthread_mutex_unlock(&lock);
+    clampi_ucx_wcomm *rec = NULL;
+    int flag = 0;
+    if (key == MPI_KEYVAL_INVALID || PMPI_Comm_get_attr(parent, key, &rec, &flag) != MPI_SUCCESS || !flag) return NULL;
+    *slot = -1;
+    for (int i = 0; i < rec->nslots && *slot < 0; i++)
+        if (!rec->used[i]) *slot = i;
+    return rec;
+}
+
+static clampi_ucx_wcomm *record_new(MPI_Comm parent, MPI_Comm dup) {
+    clampi_ucx_wcomm *rec = calloc(1, sizeof *rec);
+    int n = slots_for_tags();
+    unsigned char *used = rec ? calloc((size_t)n, 1) : NULL;
+    if (!used || PMPI_Comm_set_attr(parent, keyval, rec) != MPI_SUCCESS) {
+        free(used);
+        free(rec);
+        return NULL;
+    }
+    rec->comm = dup;
+    rec->parent = parent;
+    rec->nslots = n;
+    rec->used = used;
+    return rec;
+}
+
+int clampi_ucx_win_comm_open(clampi_ucx_win *u, MPI_Comm parent) {
+    u->wcomm = NULL;
+    u->slot = 0;
+    u->comm = MPI_COMM_NULL;
+    int slot = 0;
+    clampi_ucx_wcomm *rec = u->mt ? NULL : record_of(parent, &slot);
+    const int want = !u->mt && slot >= 0 && keyval != MPI_KEYVAL_INVALID, has = rec != NULL;
+    /* everyone's answers: whether all want to share, all have the record, all chose one slot */
+    int mine[5] = {!want, has, -has, slot, -slot}, all[5];
+    int rc = PMPI_Allreduce(mine, all, 5, MPI_INT, MPI_MAX, parent);
+    if (rc != MPI_SUCCESS) return rc;
+    const int share = !all[0] && all[1] == -all[2] && all[3] == -all[4];
+    if (share && has) {
+        rec->used[slot] = 1;
+        rec->refs++;
+        u->wcomm = rec, u->slot = slot, u->comm = rec->comm;
+        return MPI_SUCCESS;
+    }
+    if ((rc = PMPI_Comm_dup(parent, &u->comm)) != MPI_SUCCESS) return rc;
+    if (share) { /* the first window of parent: its duplicate becomes the shared one */
+        rec = record_new(parent, u->comm);
+        int ok = rec != NULL, all_ok = 0;
+        PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, u->comm);
+        if (!all_ok) { /* the window keeps it for itself */
+            if (rec) PMPI_Comm_delete_attr(parent, keyval);
+            free(rec ? rec->used : NULL);
+            free(rec);
+            return MPI_SUCCESS;
+        }
+        rec->used[0] = 1;
+        rec->refs = 1;
+        u->wcomm = rec;
+    }
+    return MPI_SUCCESS;
+}
+
+void clampi_ucx_win_comm_close(clampi_ucx_win *u) {
+    clampi_ucx_wcomm *rec = u->wcomm;
+    u->wcomm = NULL;
+    if (!rec) {
+        if (u->comm != MPI_COMM_NULL) PMPI_Comm_free(&u->comm);
+        return;
+    }
+    u->comm = MPI_COMM_NULL;
+    rec->used[u->slot] = 0;
+    if (--rec->refs > 0) return;
+    pthread_mutex_lock(&lock);
+    MPI_Comm parent = rec->parent;
+    pthread_mutex_unlock(&lock);
+    if (parent != MPI_COMM_NULL) PMPI_Comm_delete_attr(parent, keyval);
+    PMPI_Comm_free(&rec->comm);
+    free(rec->used);
+    free(rec);
+}
+
+int clampi_ucx_win_comm_tag(const clampi_ucx_win *u, int which) { return which + 2 * u->slot; }
