@@ -15,8 +15,10 @@
  *   - when the processes disagree (a program that created and freed windows of one
  *     communicator in different orders): every process sees the same agreement.
  *
- * While windows use it, the shared duplicate hangs on the parent communicator as an
- * attribute; freeing the parent detaches it, and the last window frees it. */
+ * The shared duplicate's record hangs on the parent communicator as an attribute. The last
+ * window frees the duplicate (the record stays, empty, for the parent's next window);
+ * freeing the parent takes an empty record with it, or leaves one in use to its windows,
+ * the last of which frees it. */
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -36,12 +38,19 @@ struct clampi_ucx_wcomm {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int keyval = MPI_KEYVAL_INVALID;
 
-/* The parent goes first: the windows keep the duplicate. Our own delete (refs 0) too. */
+/* The parent's attributes are being deleted (it is freed): an empty record goes with it;
+ * one in use stays with its windows, the last of which frees it. */
 static int parent_freed(MPI_Comm parent, int key, void *value, void *extra) {
     (void)parent, (void)key, (void)extra;
+    clampi_ucx_wcomm *rec = value;
     pthread_mutex_lock(&lock);
-    ((clampi_ucx_wcomm *)value)->parent = MPI_COMM_NULL;
+    const int unused = rec->refs == 0;
+    rec->parent = MPI_COMM_NULL;
     pthread_mutex_unlock(&lock);
+    if (unused) {
+        free(rec->used);
+        free(rec);
+    }
     return MPI_SUCCESS;
 }
 
@@ -52,7 +61,8 @@ static int slots_for_tags(void) {
     return most < MOST_SLOTS ? (int)most : MOST_SLOTS;
 }
 
-/* The record on parent, if any, and the lowest free slot in it (-1: none free). */
+/* The record on parent, if any (in use or empty), and the lowest free slot in it (-1:
+ * none free; 0 for an empty record or none). */
 static clampi_ucx_wcomm *record_of(MPI_Comm parent, int *slot) {
     *slot = 0;
     pthread_mutex_lock(&lock);
@@ -62,13 +72,15 @@ static clampi_ucx_wcomm *record_of(MPI_Comm parent, int *slot) {
     clampi_ucx_wcomm *rec = NULL;
     int flag = 0;
     if (key == MPI_KEYVAL_INVALID || PMPI_Comm_get_attr(parent, key, &rec, &flag) != MPI_SUCCESS || !flag) return NULL;
+    if (rec->refs == 0) return rec;
     *slot = -1;
     for (int i = 0; i < rec->nslots && *slot < 0; i++)
         if (!rec->used[i]) *slot = i;
     return rec;
 }
 
-static clampi_ucx_wcomm *record_new(MPI_Comm parent, MPI_Comm dup) {
+/* An empty record, attached to parent; NULL if that failed. */
+static clampi_ucx_wcomm *record_new(MPI_Comm parent) {
     clampi_ucx_wcomm *rec = calloc(1, sizeof *rec);
     int n = slots_for_tags();
     unsigned char *used = rec ? calloc((size_t)n, 1) : NULL;
@@ -77,7 +89,7 @@ static clampi_ucx_wcomm *record_new(MPI_Comm parent, MPI_Comm dup) {
         free(rec);
         return NULL;
     }
-    rec->comm = dup;
+    rec->comm = MPI_COMM_NULL;
     rec->parent = parent;
     rec->nslots = n;
     rec->used = used;
@@ -90,36 +102,41 @@ int clampi_ucx_win_comm_open(clampi_ucx_win *u, MPI_Comm parent) {
     u->comm = MPI_COMM_NULL;
     int slot = 0;
     clampi_ucx_wcomm *rec = u->mt ? NULL : record_of(parent, &slot);
-    const int want = !u->mt && slot >= 0 && keyval != MPI_KEYVAL_INVALID, has = rec != NULL;
-    /* everyone's answers: whether all want to share, all have the record, all chose one slot */
+    const int want = !u->mt && slot >= 0 && keyval != MPI_KEYVAL_INVALID, has = rec != NULL && rec->refs > 0;
+    /* everyone's answers: whether all want to share, all have a duplicate, all chose one slot */
     int mine[5] = {!want, has, -has, slot, -slot}, all[5];
     int rc = PMPI_Allreduce(mine, all, 5, MPI_INT, MPI_MAX, parent);
     if (rc != MPI_SUCCESS) return rc;
     const int share = !all[0] && all[1] == -all[2] && all[3] == -all[4];
     if (share && has) {
+        pthread_mutex_lock(&lock);
         rec->used[slot] = 1;
         rec->refs++;
+        pthread_mutex_unlock(&lock);
         u->wcomm = rec, u->slot = slot, u->comm = rec->comm;
         return MPI_SUCCESS;
     }
     if ((rc = PMPI_Comm_dup(parent, &u->comm)) != MPI_SUCCESS) return rc;
-    if (share) { /* the first window of parent: its duplicate becomes the shared one */
-        rec = record_new(parent, u->comm);
-        int ok = rec != NULL, all_ok = 0;
-        PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, u->comm);
-        if (!all_ok) { /* the window keeps it for itself */
-            if (rec) PMPI_Comm_delete_attr(parent, keyval);
-            free(rec ? rec->used : NULL);
-            free(rec);
-            return MPI_SUCCESS;
-        }
-        rec->used[0] = 1;
-        rec->refs = 1;
-        u->wcomm = rec;
-    }
+    if (!share) return MPI_SUCCESS;
+    /* the first window of parent (or the first since its windows were all freed): its
+     * duplicate becomes the shared one, unless a process could not keep a record */
+    if (!rec) rec = record_new(parent);
+    int ok = rec != NULL, all_ok = 0;
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, u->comm);
+    if (!all_ok) return MPI_SUCCESS; /* the window keeps it for itself; the record stays empty */
+    pthread_mutex_lock(&lock);
+    rec->comm = u->comm;
+    rec->used[0] = 1;
+    rec->refs = 1;
+    pthread_mutex_unlock(&lock);
+    u->wcomm = rec;
     return MPI_SUCCESS;
 }
 
+/* The record is never taken off the parent here: a window may be freed inside the deletion
+ * of the parent's attributes (a library's callback freeing the window it cached there), and
+ * deleting an attribute of a communicator whose attributes the MPI is deleting corrupts
+ * its list. An unused record stays, empty, until the parent goes or gets a window again. */
 void clampi_ucx_win_comm_close(clampi_ucx_win *u) {
     clampi_ucx_wcomm *rec = u->wcomm;
     u->wcomm = NULL;
@@ -128,15 +145,18 @@ void clampi_ucx_win_comm_close(clampi_ucx_win *u) {
         return;
     }
     u->comm = MPI_COMM_NULL;
-    rec->used[u->slot] = 0;
-    if (--rec->refs > 0) return;
     pthread_mutex_lock(&lock);
-    MPI_Comm parent = rec->parent;
+    rec->used[u->slot] = 0;
+    const int last = --rec->refs == 0, detached = rec->parent == MPI_COMM_NULL;
+    MPI_Comm dup = rec->comm;
+    if (last) rec->comm = MPI_COMM_NULL;
     pthread_mutex_unlock(&lock);
-    if (parent != MPI_COMM_NULL) PMPI_Comm_delete_attr(parent, keyval);
-    PMPI_Comm_free(&rec->comm);
-    free(rec->used);
-    free(rec);
+    if (!last) return;
+    PMPI_Comm_free(&dup);
+    if (detached) {
+        free(rec->used);
+        free(rec);
+    }
 }
 
 int clampi_ucx_win_comm_tag(const clampi_ucx_win *u, int which) { return which + 2 * u->slot; }
