@@ -15,11 +15,11 @@
  *   - when the processes disagree (a program that created and freed windows of one
  *     communicator in different orders): every process sees the same agreement.
  *
- * The shared duplicate's record hangs on the parent communicator as an attribute. The last
- * window frees the duplicate (the record stays, empty, for the parent's next window);
- * freeing the parent takes an empty record with it, or leaves one in use to its windows,
- * the last of which frees it. */
-#include <limits.h>
+ * The shared duplicate's record hangs on the parent communicator as an attribute, attached
+ * at its first window (under MPI_THREAD_MULTIPLE none is). The last window frees the
+ * duplicate (the record stays, empty, for the parent's next window); freeing the parent
+ * takes an empty record with it, or leaves one in use to its windows, the last of which
+ * frees it. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -61,30 +61,28 @@ static int slots_for_tags(void) {
     return most < MOST_SLOTS ? (int)most : MOST_SLOTS;
 }
 
-/* The record on parent, if any (in use or empty), and the lowest free slot in it (-1:
- * none free; 0 for an empty record or none). */
-static clampi_ucx_wcomm *record_of(MPI_Comm parent, int *slot) {
+/* The record on parent, attached now (empty) if it had none; NULL if that failed. *slot:
+ * the lowest free slot in it (0 in an empty record; -1: none free). */
+static clampi_ucx_wcomm *record_on(MPI_Comm parent, int *slot) {
     *slot = 0;
     pthread_mutex_lock(&lock);
     if (keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, parent_freed, &keyval, NULL);
-    int key = keyval;
+    const int key = keyval;
     pthread_mutex_unlock(&lock);
+    if (key == MPI_KEYVAL_INVALID) return NULL;
     clampi_ucx_wcomm *rec = NULL;
     int flag = 0;
-    if (key == MPI_KEYVAL_INVALID || PMPI_Comm_get_attr(parent, key, &rec, &flag) != MPI_SUCCESS || !flag) return NULL;
-    if (rec->refs == 0) return rec;
-    *slot = -1;
-    for (int i = 0; i < rec->nslots && *slot < 0; i++)
-        if (!rec->used[i]) *slot = i;
-    return rec;
-}
-
-/* An empty record, attached to parent; NULL if that failed. */
-static clampi_ucx_wcomm *record_new(MPI_Comm parent) {
-    clampi_ucx_wcomm *rec = calloc(1, sizeof *rec);
-    int n = slots_for_tags();
+    if (PMPI_Comm_get_attr(parent, key, &rec, &flag) != MPI_SUCCESS) return NULL;
+    if (flag) {
+        if (rec->refs > 0) *slot = -1;
+        for (int i = 0; rec->refs > 0 && i < rec->nslots && *slot < 0; i++)
+            if (!rec->used[i]) *slot = i;
+        return rec;
+    }
+    rec = calloc(1, sizeof *rec);
+    const int n = slots_for_tags();
     unsigned char *used = rec ? calloc((size_t)n, 1) : NULL;
-    if (!used || PMPI_Comm_set_attr(parent, keyval, rec) != MPI_SUCCESS) {
+    if (!used || PMPI_Comm_set_attr(parent, key, rec) != MPI_SUCCESS) {
         free(used);
         free(rec);
         return NULL;
@@ -101,35 +99,23 @@ int clampi_ucx_win_comm_open(clampi_ucx_win *u, MPI_Comm parent) {
     u->slot = 0;
     u->comm = MPI_COMM_NULL;
     int slot = 0;
-    clampi_ucx_wcomm *rec = u->mt ? NULL : record_of(parent, &slot);
-    const int want = !u->mt && slot >= 0 && keyval != MPI_KEYVAL_INVALID, has = rec != NULL && rec->refs > 0;
+    clampi_ucx_wcomm *rec = u->mt ? NULL : record_on(parent, &slot);
+    const int want = rec != NULL && slot >= 0, has = rec != NULL && rec->refs > 0;
     /* everyone's answers: whether all want to share, all have a duplicate, all chose one slot */
     int mine[5] = {!want, has, -has, slot, -slot}, all[5];
     int rc = PMPI_Allreduce(mine, all, 5, MPI_INT, MPI_MAX, parent);
     if (rc != MPI_SUCCESS) return rc;
     const int share = !all[0] && all[1] == -all[2] && all[3] == -all[4];
-    if (share && has) {
-        pthread_mutex_lock(&lock);
-        rec->used[slot] = 1;
-        rec->refs++;
-        pthread_mutex_unlock(&lock);
-        u->wcomm = rec, u->slot = slot, u->comm = rec->comm;
-        return MPI_SUCCESS;
-    }
-    if ((rc = PMPI_Comm_dup(parent, &u->comm)) != MPI_SUCCESS) return rc;
-    if (!share) return MPI_SUCCESS;
-    /* the first window of parent (or the first since its windows were all freed): its
-     * duplicate becomes the shared one, unless a process could not keep a record */
-    if (!rec) rec = record_new(parent);
-    int ok = rec != NULL, all_ok = 0;
-    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, u->comm);
-    if (!all_ok) return MPI_SUCCESS; /* the window keeps it for itself; the record stays empty */
+    if (!(share && has) && (rc = PMPI_Comm_dup(parent, &u->comm)) != MPI_SUCCESS) return rc;
+    if (!share) return MPI_SUCCESS; /* the window keeps its duplicate for itself */
+    /* shared: a duplicate in use, or the one just made (the first window of parent, or the
+     * first since its windows were all freed) */
     pthread_mutex_lock(&lock);
-    rec->comm = u->comm;
-    rec->used[0] = 1;
-    rec->refs = 1;
+    if (!has) rec->comm = u->comm;
+    rec->used[slot] = 1;
+    rec->refs++;
     pthread_mutex_unlock(&lock);
-    u->wcomm = rec;
+    u->wcomm = rec, u->slot = slot, u->comm = rec->comm;
     return MPI_SUCCESS;
 }
 
