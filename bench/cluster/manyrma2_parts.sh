@@ -22,7 +22,9 @@ rounds=${4:-2}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 lib=${CLAMPI_LIB:-$root/build/$mpi/src/libclampi_pmpi.so}
 cluster=$root/scripts/cluster.sh
+was_up=0; "$cluster" status >/dev/null 2>&1 && was_up=1
 "$cluster" up 2 >/dev/null
+[ $was_up = 1 ] || trap '"$cluster" down >/dev/null' EXIT # nodes this script made go with it
 common=()
 [ "$mpi" = openmpi ] && common+=(OMPI_MCA_osc=pt2pt) # osc rdma makes no window over btl tcp
 declare -A modes=(
@@ -49,7 +51,7 @@ for part in ${PARTS:-put:fence put:lock put:pscw acc:fence acc:lock acc:pscw}; d
       out=$("$cluster" run "$mpi" 2 "${common[@]}" ${modes[$m]} "$bin" "-$1" "-$2" -maxcount "${MAXCOUNT:-1024}" 2>&1) ||
         { echo "manyrma2_parts.sh: $part $m failed:" >&2; echo "$out" | tail -5 >&2; exit 1; }
       grep -q "No Errors" <<<"$out" || { echo "manyrma2_parts.sh: $part $m: no \"No Errors\"" >&2; exit 1; }
-      t[$m]+="$(echo "$(date +%s.%N) - $s0" | bc | xargs printf '%.2f') "
+      t[$m]+="$(awk -v a="$s0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') "
     done
   done
   for m in "${order[@]}"; do
