@@ -82,8 +82,22 @@ else
   run preload "${pre[@]}" "$@"
 fi
 if [ ! -s "$out/plain.res" ]; then echo "FAIL: no result lines"; cat "$out/plain.out" "$out/plain.err"; exit 1; fi
+# The plain run is the reference, but the MPI alone is not always right: MPICH 4.0.2 between
+# emulated nodes has returned a stale MPI_Get after MPI_Win_flush_local_all (2 of 133 jobs of
+# plain_rma lock_all on 2 nodes x 2 ranks). On a difference the plain run alone is repeated, up to twice; the preloaded
+# run never is, so a wrong preloaded answer still fails against a right reference.
 if ! diff "$out/plain.res" "$out/preload.res" >"$out/diff"; then
-  echo "FAIL: results differ with the preload"; cat "$out/diff"; echo "-- preloaded run's output:"; cat "$out/preload.out" "$out/preload.err"; exit 1
+  same=
+  if [ -z "${CLAMPI_TEST_NO_PLAIN:-}" ]; then
+    for again in plain2 plain3; do
+      run "$again" "$@"
+      if diff -q "$out/$again.res" "$out/preload.res" >/dev/null; then same=$again; break; fi
+    done
+  fi
+  if [ -z "$same" ]; then
+    echo "FAIL: results differ with the preload"; cat "$out/diff"; echo "-- preloaded run's output:"; cat "$out/preload.out" "$out/preload.err"; exit 1
+  fi
+  echo "note: the MPI alone answered differently once, then as the preloaded run did ($same):"; cat "$out/diff"
 fi
 stats=$(grep '^clampi: rank=' "$out/preload.out")
 sum_field() { echo "$stats" | grep -o " $1=[0-9]*" | cut -d= -f2 | awk '{s+=$1} END {print s+0}'; }
