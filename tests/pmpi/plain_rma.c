@@ -3,7 +3,7 @@
  * and without LD_PRELOAD=libclampi_pmpi.so and requires identical lines.
  * Usage: plain_rma PATTERN [ITERS]
  * Patterns: lock_flush lock_all fence pscw dynamic shared dtype rget accumulate mutex
- *           counter readonly infokey dynamic_optin */
+ *           counter contended readonly infokey dynamic_optin */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -483,6 +483,29 @@ static void counter(void) {
     CHECK(MPI_Win_free(&win));
 }
 
+/* Every rank adds to the same 64 ints of rank 0's created window on malloc memory, 2000 x ITERS
+ * times, under lock_all: the totals are exact only if each accumulate's write-back has
+ * landed before the next origin reads (memory the MPI did not allocate). */
+static void contended(void) {
+    enum { n = 64 };
+    int *mem = calloc(n, sizeof(int)), add[n];
+    for (int i = 0; i < n; i++) add[i] = i + 1;
+    MPI_Win win;
+    CHECK(MPI_Win_create(mem, n * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    CHECK(MPI_Win_lock_all(0, win));
+    MPI_Barrier(MPI_COMM_WORLD); /* all ranks contend from the start */
+    for (int it = 0; it < 2000 * iters; it++) CHECK(MPI_Accumulate(add, n, MPI_INT, 0, 0, n, MPI_INT, MPI_SUM, win));
+    CHECK(MPI_Win_unlock_all(win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 0) {
+        long long sum = 0;
+        for (int i = 0; i < n; i++) sum += mem[i] * (long long)(i + 1);
+        result("contended", sum);
+    }
+    CHECK(MPI_Win_free(&win));
+    free(mem);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -513,6 +536,8 @@ int main(int argc, char **argv) {
         mutex();
     else if (!strcmp(p, "counter"))
         counter();
+    else if (!strcmp(p, "contended"))
+        contended();
     else if (!strcmp(p, "infokey"))
         infokey();
     else if (!strcmp(p, "dynamic_optin"))
