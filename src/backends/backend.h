@@ -63,6 +63,11 @@ typedef struct clampi_bwin {
 
 /* Raise e through the window's error handler; returns the code. */
 static inline int clampi_bwin_raise(const clampi_bwin *b, clampi_error e) { return clampi_raise_on_win(b->err_win, e); }
+/* rc of an MPI call a backend made for the window (its own communicator's): MPI_SUCCESS, or
+ * rc raised through the window's handler. */
+static inline int clampi_bwin_raise_rc(const clampi_bwin *b, int rc) {
+    return rc == MPI_SUCCESS ? rc : clampi_raise_mpi_on_win(b->err_win, rc);
+}
 
 /* What a backend honours beyond MPI-3 RMA (the Quo Vadis RMA paper's keys): the window layer
  * keeps a key's value only where the window's table has its capability. */

@@ -126,8 +126,9 @@ static int comm_handler_is_programs(MPI_Comm comm) {
     return own;
 }
 
-int clampi_raise_on_win(MPI_Win win, clampi_error e) {
-    int code = clampi_error_code(e);
+int clampi_raise_on_win(MPI_Win win, clampi_error e) { return clampi_raise_mpi_on_win(win, clampi_error_code(e)); }
+
+int clampi_raise_mpi_on_win(MPI_Win win, int code) {
     MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
     MPI_Win_get_errhandler(win, &eh);
     int own = clampi_errhandler_is_programs(eh);

@@ -36,6 +36,8 @@ int clampi_raise_comm(MPI_Comm comm, clampi_error e);
 /* Raise one of MPI's own codes (code) through comm's handler (MPI_COMM_WORLD's when comm
  * is MPI_COMM_NULL), as MPI would for the same bad call; returns as above. */
 int clampi_raise_mpi(MPI_Comm comm, int code);
+/* The same through the window's handler: a code an MPI call made for the window returned. */
+int clampi_raise_mpi_on_win(MPI_Win win, int code);
 /* A multiple-completion call's MPI_ERR_IN_STATUS, one of whose statuses failed with
  * status_code: the handler gets what this MPI gives it (under the preload), returns as above. */
 int clampi_raise_in_status(MPI_Comm comm, int status_code);

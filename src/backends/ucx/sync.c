@@ -201,7 +201,7 @@ static int ucx_fence(clampi_bwin *w, int assert) {
     if (!(assert &MPI_MODE_NOPRECEDE) && clampi_ucx_flush_everything(u, -1) != UCS_OK)
         return clampi_bwin_raise(w, CLAMPI_E_UCX);
     int rc = clampi_ucx_barrier(u->comm, u->main.worker, u->main.poller);
-    if (rc != MPI_SUCCESS) return rc;
+    if (rc != MPI_SUCCESS) return clampi_bwin_raise_rc(w, rc);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     clampi_ucx_dyn_epoch(u);
     __atomic_store_n(&u->fence_open, !(assert &MPI_MODE_NOSUCCEED), __ATOMIC_RELAXED);
@@ -270,7 +270,7 @@ static int ucx_post(clampi_bwin *w, MPI_Group group, int assert) {
     int rc = notify(u, ranks, n, clampi_ucx_win_comm_tag(u, TAG_POST), 0);
     if (rc != MPI_SUCCESS) {
         free(ranks);
-        return rc;
+        return clampi_bwin_raise_rc(w, rc);
     }
     u->post_ranks = ranks;
     u->npost = n;
@@ -288,7 +288,7 @@ static int ucx_start(clampi_bwin *w, MPI_Group group, int assert) {
     int rc = notify(u, ranks, n, clampi_ucx_win_comm_tag(u, TAG_POST), 1); /* wait for every target's post */
     if (rc != MPI_SUCCESS) {
         free(ranks);
-        return rc;
+        return clampi_bwin_raise_rc(w, rc);
     }
     clampi_ucx_dyn_epoch(u);
     u->start_ranks = ranks;
@@ -307,7 +307,7 @@ static int ucx_complete(clampi_bwin *w) {
     free(u->start_ranks);
     u->start_ranks = NULL;
     u->nstart = 0;
-    return rc;
+    return clampi_bwin_raise_rc(w, rc);
 }
 
 /* The target side of PSCW: every origin of the exposure epoch sends one zero-byte
@@ -344,7 +344,7 @@ static int ucx_wait(clampi_bwin *w) {
     if (!u->post_open) return clampi_bwin_raise(w, CLAMPI_E_RMA_SYNC);
     int rc = receive_done(u, 1);
     end_exposure(u);
-    return rc;
+    return clampi_bwin_raise_rc(w, rc);
 }
 
 static int ucx_test(clampi_bwin *w, int *flag) {
@@ -353,7 +353,7 @@ static int ucx_test(clampi_bwin *w, int *flag) {
     int rc = receive_done(u, 0);
     *flag = rc == MPI_SUCCESS && u->post_done >= u->npost;
     if (*flag) end_exposure(u);
-    return rc;
+    return clampi_bwin_raise_rc(w, rc);
 }
 
 /* The ops table (put/get: rma_ops.c; accumulates: atomics.c; attach/detach, free: setup.c). */
