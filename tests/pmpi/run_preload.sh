@@ -83,8 +83,8 @@ else
 fi
 if [ ! -s "$out/plain.res" ]; then echo "FAIL: no result lines"; cat "$out/plain.out" "$out/plain.err"; exit 1; fi
 # The plain run is the reference, but the MPI alone is not always right: MPICH 4.0.2 between
-# emulated nodes has returned a stale MPI_Get after MPI_Win_flush_local_all (2 of 133 jobs of
-# plain_rma lock_all on 2 nodes x 2 ranks). On a difference the plain run alone is repeated, up to twice; the preloaded
+# emulated nodes has returned a stale MPI_Get after MPI_Win_flush_local_all (3 of 158 jobs of
+# plain_rma lock_all on 2 nodes x 2 ranks: bench/results/mpich_stale_get_after_flush_local_all.txt). On a difference the plain run alone is repeated, up to twice; the preloaded
 # run never is, so a wrong preloaded answer still fails against a right reference.
 if ! diff "$out/plain.res" "$out/preload.res" >"$out/diff"; then
   same=
