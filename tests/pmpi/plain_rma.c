@@ -483,7 +483,7 @@ static void counter(void) {
     CHECK(MPI_Win_free(&win));
 }
 
-/* Every rank adds to the same 64 ints of rank 0's created window on malloc memory, 2000 x ITERS
+/* Every rank adds to the same 64 ints of rank 0's created window on calloc memory, 2000 x ITERS
  * times, under lock_all: the totals are exact only if each accumulate's write-back has
  * landed before the next origin reads (memory the MPI did not allocate). */
 static void contended(void) {
@@ -497,9 +497,11 @@ static void contended(void) {
     for (int it = 0; it < 2000 * iters; it++) CHECK(MPI_Accumulate(add, n, MPI_INT, 0, 0, n, MPI_INT, MPI_SUM, win));
     CHECK(MPI_Win_unlock_all(win));
     MPI_Barrier(MPI_COMM_WORLD);
-    if (me == 0) {
+    if (me == 0) { /* the lock makes the others' accumulates visible here (separate model too) */
+        CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
         long long sum = 0;
         for (int i = 0; i < n; i++) sum += mem[i] * (long long)(i + 1);
+        CHECK(MPI_Win_unlock(0, win));
         result("contended", sum);
     }
     CHECK(MPI_Win_free(&win));

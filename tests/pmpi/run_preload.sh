@@ -21,6 +21,8 @@
 # stdout and stderr, the launcher's) may match (e.g. UCX's warnings at MPI_Finalize).
 # CLAMPI_TEST_NO_PLAIN (a reason): the MPI alone cannot run the program; only the preloaded
 # run is made, and its result lines are checked by the other variables alone.
+# CLAMPI_TEST_MPI_FLAKY (a reason): on a difference, the preloaded run may be repeated once
+# too (below: where the MPI's own flaw reaches both runs).
 # CLAMPI_TEST_STDERR_OK: an extended regex of clampi's stderr lines the test provokes on
 # purpose (any other line of clampi's on stderr fails the test).
 set -uo pipefail
@@ -63,7 +65,7 @@ cluster_run() {  # cluster_run NAME [VAR=VALUE...] PROGRAM [ARGS...]
   while IFS= read -r v; do vars+=("$v"); done < <(env | grep -E '^(CLAMPI_|UCX_|OMPI_MCA_)' | grep -v '^CLAMPI_TEST_')
   if [ -n "${CLAMPI_GUARD_MARK:-}" ]; then  # MPICH over TCP: the finalize guard's marker goes first
     vars+=(CLAMPI_FINALIZE_MARK="$CLAMPI_GUARD_MARK")
-    if [ "$name" = preload ]; then set -- "LD_PRELOAD=$CLAMPI_GUARD_MARK:$lib" "${@:2}"; else vars+=(LD_PRELOAD="$CLAMPI_GUARD_MARK"); fi
+    if [[ "$name" == preload* ]]; then set -- "LD_PRELOAD=$CLAMPI_GUARD_MARK:$lib" "${@:2}"; else vars+=(LD_PRELOAD="$CLAMPI_GUARD_MARK"); fi
   fi
   timeout 240 "${guard[@]}" "$CLAMPI_TEST_CLUSTER" run "$flavor" "$np" "${vars[@]}" "$@" >"$out/$name.out" 2>"$out/$name.err"
   local rc=$?
@@ -83,10 +85,13 @@ else
 fi
 if [ ! -s "$out/plain.res" ]; then echo "FAIL: no result lines"; cat "$out/plain.out" "$out/plain.err"; exit 1; fi
 # The plain run is the reference, but the MPI alone is not always right: MPICH 4.0.2 between
-# emulated nodes has returned a stale MPI_Get after MPI_Win_flush_local_all (3 of 158 jobs of
-# plain_rma lock_all on 2 nodes x 2 ranks: bench/results/mpich_stale_get_after_flush_local_all.txt). On a difference the plain run alone is repeated, up to twice; the preloaded
-# run never is, so a wrong preloaded answer still fails against a right reference.
+# emulated nodes has returned a stale MPI_Get after a local flush (3 of 158 plain jobs of
+# plain_rma lock_all on 2 nodes x 2 ranks: bench/results/mpich_stale_get_after_flush_local_all.txt).
+# On a difference the plain run alone is repeated, up to twice: a wrong preloaded answer still
+# fails against a right reference. CLAMPI_TEST_MPI_FLAKY (a reason; set only where the MPI's
+# own flaw reaches the preloaded run too, as there) also repeats the preloaded run once.
 if ! diff "$out/plain.res" "$out/preload.res" >"$out/diff"; then
+  echo "first difference (plain < > preloaded):"; cat "$out/diff"
   same=
   if [ -z "${CLAMPI_TEST_NO_PLAIN:-}" ]; then
     for again in plain2 plain3; do
@@ -94,10 +99,17 @@ if ! diff "$out/plain.res" "$out/preload.res" >"$out/diff"; then
       if diff -q "$out/$again.res" "$out/preload.res" >/dev/null; then same=$again; break; fi
     done
   fi
-  if [ -z "$same" ]; then
-    echo "FAIL: results differ with the preload"; cat "$out/diff"; echo "-- preloaded run's output:"; cat "$out/preload.out" "$out/preload.err"; exit 1
+  if [ -z "$same" ] && [ -n "${CLAMPI_TEST_MPI_FLAKY:-}" ]; then
+    run preload2 "${pre[@]}" "$@"
+    for ref in plain plain2 plain3; do
+      [ -s "$out/$ref.res" ] && diff -q "$out/$ref.res" "$out/preload2.res" >/dev/null && { same="$ref and preload2"; break; }
+    done
+    if [ -n "$same" ]; then for f in out err res; do cp "$out/preload2.$f" "$out/preload.$f"; done; fi
   fi
-  echo "note: the MPI alone answered differently once, then as the preloaded run did ($same):"; cat "$out/diff"
+  if [ -z "$same" ]; then
+    echo "FAIL: results differ with the preload"; echo "-- preloaded run's output:"; cat "$out/preload.out" "$out/preload.err"; exit 1
+  fi
+  echo "note: the runs agreed when repeated ($same; ${CLAMPI_TEST_MPI_FLAKY:-the plain run was repeated})"
 fi
 stats=$(grep '^clampi: rank=' "$out/preload.out")
 sum_field() { echo "$stats" | grep -o " $1=[0-9]*" | cut -d= -f2 | awk '{s+=$1} END {print s+0}'; }

@@ -102,15 +102,14 @@ static int exchange_rkey(clampi_ucx_win *u, ucp_mem_h memh, char **blob, size_t 
     ok = ok && lens && displs && off;
     int rc = MPI_ERR_NO_MEM;
     char *all = NULL;
-    if (agree(u->comm, ok)) {
-        PMPI_Allgather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, u->comm);
+    if (agree(u->comm, ok) && (rc = PMPI_Allgather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, u->comm)) == MPI_SUCCESS) {
         size_t total = 0;
         for (int r = 0; r < n; r++) displs[r] = (int)total, off[r] = total, total += (size_t)lens[r];
         off[n] = total;
         all = malloc(total ? total : 1);
-        if (agree(u->comm, all != NULL)) {
-            rc = PMPI_Allgatherv(packed, mylen, MPI_BYTE, all, lens, displs, MPI_BYTE, u->comm);
-        }
+        rc = agree(u->comm, all != NULL)
+                 ? PMPI_Allgatherv(packed, mylen, MPI_BYTE, all, lens, displs, MPI_BYTE, u->comm)
+                 : MPI_ERR_NO_MEM;
     }
     if (packed) ucp_rkey_buffer_release(packed);
     free(lens);
@@ -153,7 +152,11 @@ static int exchange_places(clampi_ucx_win *u, int allowed, void *base, size_t si
         free(all);
         return MPI_ERR_NO_MEM;
     }
-    PMPI_Allgather(mine, N, MPI_UINT64_T, all, N, MPI_UINT64_T, u->comm);
+    int rc = PMPI_Allgather(mine, N, MPI_UINT64_T, all, N, MPI_UINT64_T, u->comm);
+    if (rc != MPI_SUCCESS) {
+        free(all);
+        return rc;
+    }
     int every = all[HEAP] != 0;
     for (int t = 0; t < n; t++) {
         const uint64_t *p = all + (size_t)N * (size_t)t;
@@ -316,11 +319,16 @@ int clampi_ucx_free(clampi_bwin *w) {
         w->state = NULL;
         return MPI_SUCCESS;
     }
-    /* Our operations complete first; then the MPI window goes (collective: nobody uses
-     * the memory after it), then the UCX state, which may own the memory. */
-    clampi_ucx_flush_everything(clampi_ucx_of(w), -1);
+    /* Our operations complete first, and everyone's: a failure there (under ULFM: a peer
+     * died) is the window's, raised while it still exists, and frees nothing. Then the MPI
+     * window goes (collective: nobody uses the memory after it), then the UCX state, which
+     * may own the memory. */
+    clampi_ucx_win *u = clampi_ucx_of(w);
+    clampi_ucx_flush_everything(u, -1);
+    int rc = clampi_ucx_barrier(u->comm, u->main.worker, u->main.poller);
+    if (rc != MPI_SUCCESS) return clampi_bwin_raise_rc(w, rc);
     MPI_Win shm = w->shm_win, win = w->win;
-    int rc = PMPI_Win_free(&win);
+    rc = PMPI_Win_free(&win);
     if (rc != MPI_SUCCESS) return rc;
     if (shm != MPI_WIN_NULL && shm != w->win) PMPI_Win_free(&shm);
     if (w->shm_comm != MPI_COMM_NULL) PMPI_Comm_free(&w->shm_comm);

@@ -7,7 +7,7 @@
  * then releases the word. Flushes complete the calling lane's operations (thread scope:
  * the calling thread's; process scope: the process worker's, i.e. every thread's).
  * Active target: fence = complete everything + a barrier that keeps the worker
- * progressing; PSCW = zero-byte MPI messages on the window's private communicator for
+ * progressing; PSCW = zero-byte MPI messages on the duplicate of its communicator (win_comm.c) for
  * post/complete notices, plus UCX flushes in complete. */
 #include <stdlib.h>
 #include <string.h>
@@ -249,12 +249,24 @@ static int notify(clampi_ucx_win *u, const int *ranks, int n, int tag, int recei
         free(statuses);
         return MPI_ERR_NO_MEM;
     }
-    for (int i = 0; i < n; i++) PMPI_Irecv(NULL, 0, MPI_BYTE, ranks[i], tag, u->comm, &reqs[i]);
-    int done = 0, rc = MPI_SUCCESS;
-    while (!done && rc == MPI_SUCCESS) {
+    int rc = MPI_SUCCESS, done = 0;
+    for (int i = 0; i < n; i++) reqs[i] = MPI_REQUEST_NULL;
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
+        rc = PMPI_Irecv(NULL, 0, MPI_BYTE, ranks[i], tag, u->comm, &reqs[i]);
+    while (rc == MPI_SUCCESS && !done) {
         clampi_ucx_poller_progress(u->main.poller, u->main.worker);
         rc = PMPI_Testall(n, reqs, &done, statuses);
     }
+    if (rc == MPI_ERR_IN_STATUS) /* the failure itself (under ULFM: a peer's death) */
+        for (int i = 0; i < n && rc == MPI_ERR_IN_STATUS; i++)
+            if (statuses[i].MPI_ERROR != MPI_SUCCESS && statuses[i].MPI_ERROR != MPI_ERR_PENDING)
+                rc = statuses[i].MPI_ERROR;
+    /* a failed epoch leaves no receive behind to take the window's next notice */
+    for (int i = 0; rc != MPI_SUCCESS && i < n; i++)
+        if (reqs[i] != MPI_REQUEST_NULL) {
+            PMPI_Cancel(&reqs[i]);
+            PMPI_Request_free(&reqs[i]);
+        }
     free(reqs);
     free(statuses);
     return rc;

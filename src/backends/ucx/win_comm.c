@@ -108,9 +108,10 @@ int clampi_ucx_win_comm_open(clampi_ucx_win *u, MPI_Comm parent) {
     const int share = !all[0] && all[1] == -all[2] && all[3] == -all[4];
     if (!(share && has)) {
         if ((rc = PMPI_Comm_dup(parent, &u->comm)) != MPI_SUCCESS) return rc;
-        /* its failures are the window's (the caller raises them on it), never the handler
-         * the parent had when its first window came */
-        PMPI_Comm_set_errhandler(u->comm, MPI_ERRORS_RETURN);
+        /* its failures come back to clampi (fence, PSCW and free raise them on the window),
+         * never to the handler the parent had when its first window came (should this
+         * fail, that handler stays: no worse than before, and every process goes on alike) */
+        (void)PMPI_Comm_set_errhandler(u->comm, MPI_ERRORS_RETURN);
     }
     if (!share) return MPI_SUCCESS; /* the window keeps its duplicate for itself */
     /* shared: a duplicate in use, or the one just made (the first window of parent, or the

@@ -1,10 +1,13 @@
-/* ULFM (Open MPI, `mpirun --with-ft ulfm`): a window's synchronization that fails because a
- * peer died reports through the window's error handler, never through the handler its
- * communicator had when the window was made. MPI_COMM_WORLD and the window each get a
- * counting handler that returns; the last rank kills itself; rank 0's MPI_Win_fence must
- * fail with MPIX_ERR_PROC_FAILED, its window handler called once, its communicator
- * handler never. Rank 0 prints "result ulfm_window_fence rank=0 class=C win_handler=W
- * comm_handler=K" and stops there (Open MPI's MPI_Finalize after a death may hang). */
+/* ULFM (Open MPI, `mpirun --with-ft ulfm`): a window call that fails because a peer died
+ * reports through the window's error handler, never through the handler its communicator
+ * had when the window was made. MPI_COMM_WORLD and the window each get a counting handler
+ * that returns; the last rank kills itself; rank 0's call, chosen by the argument, must fail
+ * with MPIX_ERR_PROC_FAILED, its window handler called once, its communicator handler never:
+ *   fence  MPI_Win_fence
+ *   start  MPI_Win_start on a group of the dead rank (it never posts)
+ *   free   MPI_Win_free (the window stays: it is still the program's to use and to free)
+ * Rank 0 prints "result ulfm_window_sync rank=0 call=X class=C win_handler=W comm_handler=K"
+ * and stops there (Open MPI's MPI_Finalize after a death may hang). */
 #include "plain_check.h"
 #include "plain_ulfm.h"
 
@@ -26,7 +29,13 @@ int main(int argc, char **argv) {
     int size;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *call = argc > 1 ? argv[1] : "fence";
 #ifdef OMPI_HAVE_MPI_EXT_FTMPI
+    if (size < 2) {
+        printf("result ulfm_window_sync rank=0 needs_2_ranks\n");
+        MPI_Finalize();
+        return 0;
+    }
     MPI_Errhandler comm_eh, win_eh;
     CHECK(MPI_Comm_create_errhandler(on_comm, &comm_eh));
     CHECK(MPI_Win_create_errhandler(on_win, &win_eh));
@@ -43,6 +52,7 @@ int main(int argc, char **argv) {
     CHECK(MPI_Info_free(&info));
     if (me == 0) printf("window backend=%s\n", backend); /* preloaded: clampi's backend */
     CHECK(MPI_Win_fence(0, win));                        /* every process is in the window's collective state */
+    CHECK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     const int peer = size - 1;
     int go = 1;
     if (me == peer) {
@@ -52,10 +62,20 @@ int main(int argc, char **argv) {
     if (me == 0) CHECK(MPI_Send(&go, 1, MPI_INT, peer, 0, MPI_COMM_WORLD));
     struct timespec moment = {0, 200 * 1000 * 1000};
     nanosleep(&moment, NULL);
-    int rc = MPI_Win_fence(0, win), cls = -1;
+    int rc = MPI_SUCCESS, cls = -1;
+    if (!strcmp(call, "start")) {
+        MPI_Group world, dead;
+        CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+        CHECK(MPI_Group_incl(world, 1, &peer, &dead));
+        rc = MPI_Win_start(dead, 0, win);
+    } else if (!strcmp(call, "free")) {
+        rc = MPI_Win_free(&win);
+    } else {
+        rc = MPI_Win_fence(0, win);
+    }
     MPI_Error_class(rc, &cls);
     if (me == 0) {
-        printf("result ulfm_window_fence rank=0 class=%s win_handler=%d comm_handler=%d\n",
+        printf("result ulfm_window_sync rank=0 call=%s class=%s win_handler=%d comm_handler=%d\n", call,
                cls == MPIX_ERR_PROC_FAILED ? "proc_failed"
                : rc == MPI_SUCCESS         ? "success"
                                            : "other_error",
@@ -64,7 +84,7 @@ int main(int argc, char **argv) {
     }
     _exit(0);
 #else
-    if (me == 0) printf("result ulfm_window_fence rank=0 no_ulfm\n");
+    if (me == 0) printf("result ulfm_window_sync rank=0 call=%s no_ulfm\n", call);
     MPI_Finalize();
     return 0;
 #endif
