@@ -132,6 +132,9 @@ typedef struct clampi_backend_ops {
     int (*detach)(clampi_bwin *b, const void *base);
     /* Per-thread flush counters (mpi_win_scope=thread); NULL: the backend has none (zeros). */
     void (*thread_stats)(clampi_bwin *b, struct CMPIX_Win_thread_stats *stats);
+    /* Collective, first in a free (before the window layer lets go of anything): everyone's
+     * operations complete; a failure is raised on the window, which stays whole. NULL: none. */
+    int (*quiesce)(clampi_bwin *b);
     /* Frees the backend's resources and b->win (collective). On failure the window stays usable. */
     int (*free)(clampi_bwin *b);
     /* ---- duplicates (CMPIX_Win_dup: src/rmax/family.c); NULL: nothing to track --------------

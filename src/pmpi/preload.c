@@ -333,6 +333,10 @@ static int win_free_entry(MPI_Win *win) {
     clampi_win *w = active && win ? find(*win) : NULL;
     /* a window of a family: its attribute's delete callback frees the child (stats too) */
     if (!w || (w->rmax && w->rmax->kind != CLAMPI_RMAX_PARENT)) return PMPI_Win_free(win);
+    if (w->b.state && w->b.ops->quiesce) { /* failing, the window stays whole */
+        int rc = w->b.ops->quiesce(&w->b);
+        if (rc != MPI_SUCCESS) return rc;
+    }
     if (clampi_stats_enabled()) clampi_stats_print(w);
     if (!w->b.state) return PMPI_Win_free(win); /* the attribute's delete callback frees w */
     /* UCX: the children go, our operations complete, then the MPI window (collective:

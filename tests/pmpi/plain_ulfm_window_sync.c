@@ -5,7 +5,7 @@
  * with MPIX_ERR_PROC_FAILED, its window handler called once, its communicator handler never:
  *   fence  MPI_Win_fence
  *   start  MPI_Win_start on a group of the dead rank (it never posts)
- *   free   MPI_Win_free (the window stays: it is still the program's to use and to free)
+ *   free   MPI_Win_free (the window stays whole: rank 0 prints "window after_free backend=B")
  * Rank 0 prints "result ulfm_window_sync rank=0 call=X class=C win_handler=W comm_handler=K"
  * and stops there (Open MPI's MPI_Finalize after a death may hang). */
 #include "plain_check.h"
@@ -22,6 +22,16 @@ static int win_calls, comm_calls;
 
 static void on_win(MPI_Win *win, int *code, ...) { (void)win, (void)code, win_calls++; }
 static void on_comm(MPI_Comm *comm, int *code, ...) { (void)comm, (void)code, comm_calls++; }
+
+/* The window's clampi_backend info value under the preload; "none" plainly. */
+static void backend_of(MPI_Win win, char *backend, int len) {
+    MPI_Info info;
+    int flag = 0;
+    CHECK(MPI_Win_get_info(win, &info));
+    CHECK(MPI_Info_get(info, "clampi_backend", len - 1, backend, &flag));
+    CHECK(MPI_Info_free(&info));
+    if (!flag) strcpy(backend, "none");
+}
 #endif
 
 int main(int argc, char **argv) {
@@ -44,12 +54,8 @@ int main(int argc, char **argv) {
     MPI_Win win;
     CHECK(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
     CHECK(MPI_Win_set_errhandler(win, win_eh));
-    MPI_Info info;
-    char backend[64] = "none";
-    int flag = 0;
-    CHECK(MPI_Win_get_info(win, &info));
-    CHECK(MPI_Info_get(info, "clampi_backend", sizeof backend - 1, backend, &flag));
-    CHECK(MPI_Info_free(&info));
+    char backend[64];
+    backend_of(win, backend, sizeof backend);
     if (me == 0) printf("window backend=%s\n", backend); /* preloaded: clampi's backend */
     CHECK(MPI_Win_fence(0, win));                        /* every process is in the window's collective state */
     CHECK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
@@ -70,6 +76,10 @@ int main(int argc, char **argv) {
         rc = MPI_Win_start(dead, 0, win);
     } else if (!strcmp(call, "free")) {
         rc = MPI_Win_free(&win);
+        if (rc != MPI_SUCCESS && me == 0) { /* still the window it was */
+            backend_of(win, backend, sizeof backend);
+            printf("window after_free backend=%s\n", backend);
+        }
     } else {
         rc = MPI_Win_fence(0, win);
     }

@@ -313,22 +313,24 @@ static int teardown(clampi_bwin *w) {
 
 void clampi_ucx_win_teardown(clampi_bwin *w) { teardown(w); }
 
+/* A failure here (under ULFM: a peer died) is the window's, raised while nothing is freed. */
+int clampi_ucx_quiesce(clampi_bwin *w) {
+    clampi_ucx_win *u = clampi_ucx_of(w);
+    clampi_ucx_flush_everything(u, -1);
+    return clampi_bwin_raise_rc(w, clampi_ucx_barrier(u->comm, u->main.worker, u->main.poller));
+}
+
 int clampi_ucx_free(clampi_bwin *w) {
     if (clampi_ucx_of(w)->refs > 1) { /* a duplicate: the parent keeps the state */
         clampi_ucx_of(w)->refs--;
         w->state = NULL;
         return MPI_SUCCESS;
     }
-    /* Our operations complete first, and everyone's: a failure there (under ULFM: a peer
-     * died) is the window's, raised while it still exists, and frees nothing. Then the MPI
-     * window goes (collective: nobody uses the memory after it), then the UCX state, which
-     * may own the memory. */
-    clampi_ucx_win *u = clampi_ucx_of(w);
-    clampi_ucx_flush_everything(u, -1);
-    int rc = clampi_ucx_barrier(u->comm, u->main.worker, u->main.poller);
-    if (rc != MPI_SUCCESS) return clampi_bwin_raise_rc(w, rc);
+    /* Our operations complete first; then the MPI window goes (collective: nobody uses
+     * the memory after it), then the UCX state, which may own the memory. */
+    clampi_ucx_flush_everything(clampi_ucx_of(w), -1);
     MPI_Win shm = w->shm_win, win = w->win;
-    rc = PMPI_Win_free(&win);
+    int rc = PMPI_Win_free(&win);
     if (rc != MPI_SUCCESS) return rc;
     if (shm != MPI_WIN_NULL && shm != w->win) PMPI_Win_free(&shm);
     if (w->shm_comm != MPI_COMM_NULL) PMPI_Comm_free(&w->shm_comm);

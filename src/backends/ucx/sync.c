@@ -380,6 +380,7 @@ int clampi_ucx_fetch_and_op(clampi_bwin *, const void *, void *, MPI_Datatype, i
 int clampi_ucx_compare_and_swap(clampi_bwin *, const void *, const void *, void *, MPI_Datatype, int, MPI_Aint);
 int clampi_ucx_attach(clampi_bwin *, void *, MPI_Aint);
 int clampi_ucx_detach(clampi_bwin *, const void *);
+int clampi_ucx_quiesce(clampi_bwin *);
 int clampi_ucx_free(clampi_bwin *);
 
 const clampi_backend_ops clampi_backend_ucx = {
@@ -414,6 +415,7 @@ const clampi_backend_ops clampi_backend_ucx = {
     .test = ucx_test,
     .attach = clampi_ucx_attach,
     .detach = clampi_ucx_detach,
+    .quiesce = clampi_ucx_quiesce,
     .free = clampi_ucx_free,
     .thread_stats = clampi_ucx_thread_stats,
     .ext = &clampi_backend_ucx_ext,
