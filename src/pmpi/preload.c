@@ -333,10 +333,8 @@ static int win_free_entry(MPI_Win *win) {
     clampi_win *w = active && win ? find(*win) : NULL;
     /* a window of a family: its attribute's delete callback frees the child (stats too) */
     if (!w || (w->rmax && w->rmax->kind != CLAMPI_RMAX_PARENT)) return PMPI_Win_free(win);
-    if (w->b.state && w->b.ops->quiesce) { /* failing, the window stays whole */
-        int rc = w->b.ops->quiesce(&w->b);
-        if (rc != MPI_SUCCESS) return rc;
-    }
+    int rc = clampi_win_quiesce(w);
+    if (rc != MPI_SUCCESS) return rc;
     if (clampi_stats_enabled()) clampi_stats_print(w);
     if (!w->b.state) return PMPI_Win_free(win); /* the attribute's delete callback frees w */
     /* UCX: the children go, our operations complete, then the MPI window (collective:
@@ -349,7 +347,7 @@ static int win_free_entry(MPI_Win *win) {
         __atomic_fetch_sub(&unmapped, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&window_gen, 1, __ATOMIC_RELEASE);
     freeing = w;
-    int rc = w->b.ops->free(&w->b);
+    rc = w->b.ops->free(&w->b);
     freeing = NULL;
     clampi_win_release(w);
     if (rc == MPI_SUCCESS) *win = MPI_WIN_NULL;

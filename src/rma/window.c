@@ -512,12 +512,15 @@ int CMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
     return MPI_SUCCESS;
 }
 
+int clampi_win_quiesce(clampi_win *w) {
+    return w->b.state && w->b.ops->quiesce ? w->b.ops->quiesce(&w->b) : MPI_SUCCESS;
+}
+
 int CMPI_Win_free(CMPI_Win *win) {
     clampi_win *w = win ? clampi_registry_find(*win) : NULL;
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
-    /* a window of no family (src/rmax frees those): failing, the window stays whole */
-    if (!w->rmax && w->b.state && w->b.ops->quiesce) {
-        int rc = w->b.ops->quiesce(&w->b);
+    if (!w->rmax) { /* a window of no family (src/rmax frees those) */
+        int rc = clampi_win_quiesce(w);
         if (rc != MPI_SUCCESS) return rc;
     }
     if (w->rmax && hooks->on_free) { /* duplicates and memory-handle windows (src/rmax) */

@@ -227,6 +227,9 @@ int clampi_win_attach(MPI_Win win, MPI_Win shm_win, MPI_Comm comm, MPI_Aint size
                       const clampi_win_options *opts, clampi_win **out);
 /* Frees the state (no MPI call). */
 void clampi_win_release(clampi_win *w);
+/* First in a free: the backend's quiesce (everyone's operations complete); MPI_SUCCESS, or
+ * the failure, raised on the window, which stays whole. */
+int clampi_win_quiesce(clampi_win *w);
 /* A new window state for a duplicate of parent (window duplication, memory-handle
  * windows): same identity, options, MPI handles and backend; its own empty cache, gets in
  * flight, counters and per-target arrays. NULL when out of memory. Local. */
