@@ -291,7 +291,9 @@ fail:
 static int teardown(clampi_bwin *w) {
     clampi_ucx_win *u = clampi_ucx_of(w);
     clampi_ucx_flush_everything(u, -1);
-    int rc = clampi_ucx_barrier(u->comm, u->main.worker, u->main.poller);
+    /* After a quiesce every process has flushed and met the others inside this free: no
+     * operation on anyone's memory is left, and none may start (the window is being freed). */
+    int rc = u->quiesced ? MPI_SUCCESS : clampi_ucx_barrier(u->comm, u->main.worker, u->main.poller);
     if (rc != MPI_SUCCESS) return rc;
     /* Close endpoints while peers keep progressing (their close flushes need us); the
      * progress thread, if any, keeps our process worker going meanwhile. */
@@ -317,7 +319,9 @@ void clampi_ucx_win_teardown(clampi_bwin *w) { teardown(w); }
 int clampi_ucx_quiesce(clampi_bwin *w) {
     clampi_ucx_win *u = clampi_ucx_of(w);
     clampi_ucx_flush_everything(u, -1);
-    return clampi_bwin_raise_rc(w, clampi_ucx_barrier(u->comm, u->main.worker, u->main.poller));
+    int rc = clampi_ucx_barrier(u->comm, u->main.worker, u->main.poller);
+    u->quiesced = rc == MPI_SUCCESS && u->refs == 1; /* a duplicate's free keeps the state */
+    return clampi_bwin_raise_rc(w, rc);
 }
 
 int clampi_ucx_free(clampi_bwin *w) {
@@ -331,7 +335,10 @@ int clampi_ucx_free(clampi_bwin *w) {
     clampi_ucx_flush_everything(clampi_ucx_of(w), -1);
     MPI_Win shm = w->shm_win, win = w->win;
     int rc = PMPI_Win_free(&win);
-    if (rc != MPI_SUCCESS) return rc;
+    if (rc != MPI_SUCCESS) { /* the window stays: its next free quiesces again */
+        clampi_ucx_of(w)->quiesced = 0;
+        return rc;
+    }
     if (shm != MPI_WIN_NULL && shm != w->win) PMPI_Win_free(&shm);
     if (w->shm_comm != MPI_COMM_NULL) PMPI_Comm_free(&w->shm_comm);
     return teardown(w);

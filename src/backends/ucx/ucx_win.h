@@ -204,6 +204,7 @@ typedef struct clampi_ucx_win {
     int *post_ranks, npost, post_open;    /* PSCW exposure epoch */
     int post_done;                        /* origins whose complete notice arrived */
     uint64_t mh_mirrors_used;             /* ctl->mh_mirror entries taken (mh_invalidate.c) */
+    int quiesced; /* the free's quiesce passed: everyone's operations are done, teardown needs no first barrier */
 } clampi_ucx_win;
 
 /* The UCX state of a window (clampi_bwin.state). */
