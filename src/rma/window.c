@@ -519,14 +519,14 @@ int clampi_win_quiesce(clampi_win *w) {
 int CMPI_Win_free(CMPI_Win *win) {
     clampi_win *w = win ? clampi_registry_find(*win) : NULL;
     if (!w) return clampi_raise_nowin(CLAMPI_E_WIN);
-    if (!w->rmax) { /* a window of no family (src/rmax frees those) */
-        int rc = clampi_win_quiesce(w);
-        if (rc != MPI_SUCCESS) return rc;
-    }
-    if (w->rmax && hooks->on_free) { /* duplicates and memory-handle windows (src/rmax) */
+    if (w->rmax && hooks->on_free) { /* duplicates and memory-handle windows go (src/rmax) */
         int rc = hooks->on_free(w, win);
         if (rc != -1) return rc;
     }
+    /* a parent, or a window of no family: everyone's operations complete; a failure leaves
+     * the window in place */
+    int qrc = clampi_win_quiesce(w);
+    if (qrc != MPI_SUCCESS) return qrc;
     if (clampi_stats_enabled()) clampi_stats_print(w);
     int rc = w->b.ops->free(&w->b);   /* frees w->b.win (and the shared window behind it) */
     if (rc != MPI_SUCCESS) return rc; /* the window stays usable */

@@ -3,8 +3,10 @@
  * tests/support/count_collectives.c preloaded after clampi. On a ucx-backend window (info
  * clampi_backend=ucx) the free flushes and meets the others once (the quiesce: a failure is
  * raised on a window that stays whole), then closes the endpoints between two more barriers;
- * the MPI window's own free synchronizes inside MPI, uncounted.
- * Usage: plain_win_free_cost MAX_COLLECTIVES (per MPI_Win_free); without the counting
+ * the MPI window's own free synchronizes inside MPI, uncounted. Every process must make the
+ * same calls: with "dup", the last rank alone keeps a duplicate of each window
+ * (MPIX_Win_dup_with_info, local) that the parent's free takes with it.
+ * Usage: plain_win_free_cost MAX_COLLECTIVES [dup] (per MPI_Win_free); without the counting
  * library only the program runs. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 
 typedef void (*counts_fn)(unsigned long *comm_makes, unsigned long *collectives);
+typedef int (*dup_fn)(MPI_Win win, MPI_Info info, MPI_Win *newwin);
 #define N 20
 
 int main(int argc, char **argv) {
@@ -22,6 +25,8 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     counts_fn counts = (counts_fn)dlsym(RTLD_DEFAULT, "clampi_test_collective_counts");
+    dup_fn dup = (dup_fn)dlsym(RTLD_DEFAULT, "MPIX_Win_dup_with_info");
+    const int keep_dup = argc > 2 && strcmp(argv[2], "dup") == 0 && dup && rank == size - 1;
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "clampi_backend", "ucx");
@@ -54,6 +59,11 @@ int main(int argc, char **argv) {
             printf("FAIL: rank %d window %d holds %d, not %d\n", rank, i, base[0], from * 1000 + i);
             bad = 1;
         }
+        MPI_Win child;
+        if (keep_dup && dup(win, MPI_INFO_NULL, &child) != MPI_SUCCESS) {
+            printf("FAIL: rank %d: MPIX_Win_dup_with_info\n", rank);
+            bad = 1;
+        }
         unsigned long m0 = 0, o0 = 0, m1 = 0, o1 = 0;
         if (counts) counts(&m0, &o0);
         MPI_Win_free(&win);
@@ -61,6 +71,14 @@ int main(int argc, char **argv) {
         total += (m1 - m0) + (o1 - o0);
     }
     MPI_Info_free(&info);
+    unsigned long *all = malloc(sizeof *all * (size_t)size);
+    MPI_Allgather(&total, 1, MPI_UNSIGNED_LONG, all, 1, MPI_UNSIGNED_LONG, MPI_COMM_WORLD);
+    for (int r = 1; r < size; r++)
+        if (rank == 0 && all[r] != all[0]) {
+            printf("FAIL: rank %d made %lu collective calls in its frees, rank 0 %lu\n", r, all[r], all[0]);
+            bad = 1;
+        }
+    free(all);
     if (counts && rank == 0) {
         double per_free = (double)total / N;
         printf("win_free_cost: per MPI_Win_free %.2f collective calls\n", per_free);

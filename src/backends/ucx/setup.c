@@ -292,7 +292,8 @@ static int teardown(clampi_bwin *w) {
     clampi_ucx_win *u = clampi_ucx_of(w);
     clampi_ucx_flush_everything(u, -1);
     /* After a quiesce every process has flushed and met the others inside this free: no
-     * operation on anyone's memory is left, and none may start (the window is being freed). */
+     * operation on anyone's memory is left, and none may start (the window is being freed).
+     * quiesced is the same on every process (agreed there), so is the number of barriers. */
     int rc = u->quiesced ? MPI_SUCCESS : clampi_ucx_barrier(u->comm, u->main.worker, u->main.poller);
     if (rc != MPI_SUCCESS) return rc;
     /* Close endpoints while peers keep progressing (their close flushes need us); the
@@ -319,8 +320,13 @@ void clampi_ucx_win_teardown(clampi_bwin *w) { teardown(w); }
 int clampi_ucx_quiesce(clampi_bwin *w) {
     clampi_ucx_win *u = clampi_ucx_of(w);
     clampi_ucx_flush_everything(u, -1);
-    int rc = clampi_ucx_barrier(u->comm, u->main.worker, u->main.poller);
-    u->quiesced = rc == MPI_SUCCESS && u->refs == 1; /* a duplicate's free keeps the state */
+    /* A barrier that also asks whether any process has thread lanes: teardown closes those
+     * between two barriers of its own, so that a peer still inside MPI's window free is not
+     * needed for their close flushes. Only where none has them is its first barrier saved. */
+    int lanes = 0;
+    for (clampi_ucx_thread *t = u->threads; t; t = t->next) lanes |= t->lane_ready;
+    int rc = clampi_ucx_agree_max(u->comm, &lanes, u->main.worker, u->main.poller);
+    u->quiesced = rc == MPI_SUCCESS && !lanes; /* the same on every process */
     return clampi_bwin_raise_rc(w, rc);
 }
 

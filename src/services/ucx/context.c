@@ -185,11 +185,8 @@ ucs_status_t clampi_ucx_wait(ucp_worker_h worker, void *request) {
     return st;
 }
 
-int clampi_ucx_barrier(MPI_Comm comm, ucp_worker_h worker, clampi_ucx_poller *poller) {
-    MPI_Request req;
-    int rc = PMPI_Ibarrier(comm, &req);
-    if (rc != MPI_SUCCESS) return rc;
-    int done = 0;
+static int wait_progressing(MPI_Request req, ucp_worker_h worker, clampi_ucx_poller *poller) {
+    int rc, done = 0;
     while (!done) {
         if (worker) { /* a noted poll must progress: the service stays away meanwhile */
             clampi_ucx_poller_progress(poller, worker);
@@ -198,4 +195,16 @@ int clampi_ucx_barrier(MPI_Comm comm, ucp_worker_h worker, clampi_ucx_poller *po
         if (rc != MPI_SUCCESS) return rc;
     }
     return MPI_SUCCESS;
+}
+
+int clampi_ucx_barrier(MPI_Comm comm, ucp_worker_h worker, clampi_ucx_poller *poller) {
+    MPI_Request req;
+    int rc = PMPI_Ibarrier(comm, &req);
+    return rc != MPI_SUCCESS ? rc : wait_progressing(req, worker, poller);
+}
+
+int clampi_ucx_agree_max(MPI_Comm comm, int *value, ucp_worker_h worker, clampi_ucx_poller *poller) {
+    MPI_Request req;
+    int rc = PMPI_Iallreduce(MPI_IN_PLACE, value, 1, MPI_INT, MPI_MAX, comm, &req);
+    return rc != MPI_SUCCESS ? rc : wait_progressing(req, worker, poller);
 }

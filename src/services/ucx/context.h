@@ -56,6 +56,9 @@ ucs_status_t clampi_ucx_wait(ucp_worker_h worker, void *request);
  * NULL (plain barrier). poller (may be NULL): the worker's, noted each round so that the
  * progress service keeps away (service.h). Returns an MPI error code. */
 int clampi_ucx_barrier(MPI_Comm comm, ucp_worker_h worker, clampi_ucx_poller *poller);
+/* The same wait for the largest *value over comm (MPI_Iallreduce with MPI_MAX, in place):
+ * a barrier that also agrees on a flag. */
+int clampi_ucx_agree_max(MPI_Comm comm, int *value, ucp_worker_h worker, clampi_ucx_poller *poller);
 
 /* MPI error code for a UCX status (UCS_OK -> MPI_SUCCESS, otherwise MPI_ERR_OTHER). */
 int clampi_ucx_status_to_mpi(ucs_status_t status);
