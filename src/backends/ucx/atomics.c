@@ -5,9 +5,8 @@
  * target's accumulate lock (a word in its control block taken with a UCX compare-and-swap),
  * as read-modify-write: get the target bytes, apply the op with MPI_Reduce_local, put them
  * back, flush, release. So all accumulates to a target are serialized, whichever thread or
- * process issues them; each one's data is in place at the target before the call returns
- * (MPI allows that); its release, through the process lane, completes with the next flush.
- * Cost: 3 round trips + lock retries (4 on a thread lane). */
+ * process issues them; each completes at the target before the call returns (MPI allows
+ * that). Cost: 4 round trips + lock retries. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,15 +38,6 @@ static ucs_status_t acc_unlock(clampi_ucx_win *u, clampi_ucx_lane *l, int target
     memset(&param, 0, sizeof param);
     ucs_status_t st = clampi_ucx_lane_wait(l, ucp_ep_flush_nbx(clampi_ucx_lane_ep_peek(u, l, target), &param));
     if (st != UCS_OK) return st;
-    /* Through the process lane to memory not reached by load/store, the release is posted,
-     * not waited for (a round trip less): an add that takes our value back out of the word,
-     * completed by any flush of the window or of a family member (they flush that lane).
-     * Our own next lock may reach the word first and find our value there: it retries until
-     * the release lands. A thread lane is flushed only by its own thread, and a flush to a
-     * load/store target asks UCX nothing: there the release is waited for. */
-    if (l == &u->main && !u->direct[target])
-        return clampi_ucx_ctl_atomic(u, l, target, offsetof(clampi_ucx_ctl, acc_lock), UCP_ATOMIC_OP_ADD,
-                                     (uint64_t)0 - ((uint64_t)u->rank + 1), NULL);
     uint64_t old;
     return clampi_ucx_ctl_atomic(u, l, target, offsetof(clampi_ucx_ctl, acc_lock), UCP_ATOMIC_OP_SWAP, 0, &old);
 }
