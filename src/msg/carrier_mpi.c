@@ -263,6 +263,140 @@ static void wire_error(MPI_Comm *wire, int *code, ...) {
     }
 }
 
+/* ---- spare wires -------------------------------------------------------------------------
+ * A duplicate's wire is a duplicate of its parent's wire. Freed, it waits in the parent's
+ * pool (WIRE_SLOTS per parent, SPARES_MAX per process) for the parent's next MPI_Comm_dup,
+ * which then makes no wire: enabling's one agreement also finds a slot whose wire is spare
+ * on every process. A slot names the same wire on every process: given to a new wire by an
+ * agreement (free everywhere), taken by one (spare everywhere), and used or spare on a
+ * process until that process frees it; a spare is never dropped while its parent lives. So
+ * a slot the last agreement saw spare everywhere and left is still there at the next: the
+ * agreed hint says so, and only then does a duplicate ask the pool (comm.c), so a program
+ * that keeps its duplicates pays nothing for it. Reusing a wire is what MPI does when it
+ * reuses a freed communicator's context id: a message sent on the freed communicator and
+ * never received could meet a receive of the new one (the program's error either way). */
+#define WIRE_SLOTS 32
+#define SPARES_MAX 16
+
+static void drop(MPI_Message *wire, size_t n);
+
+typedef struct clampi_wire_pool {
+    uint32_t used, spare; /* slots taken here (spare or a live duplicate's); spare ones */
+    int hint;             /* agreed: a slot was spare everywhere at the last agreement */
+    int refs;             /* the parent, while it lives, and each duplicate holding a slot */
+    int orphan;           /* the parent was released: nothing goes into the pool any more */
+    MPI_Comm wire[WIRE_SLOTS];
+} clampi_wire_pool;
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static int spares; /* in all pools (pool_lock) */
+
+static clampi_wire_pool *pool_new(void) {
+    clampi_wire_pool *p = calloc(1, sizeof *p);
+    if (p) p->refs = 1;
+    return p;
+}
+
+static void pool_unref(clampi_wire_pool *p) { /* pool_lock held */
+    if (--p->refs == 0) free(p);
+}
+
+static void wire_slots(const clampi_mcomm *parent, uint32_t *spare, uint32_t *used, int *hint) {
+    pthread_mutex_lock(&pool_lock);
+    *spare = parent->pool->spare;
+    *used = parent->pool->used;
+    *hint = parent->pool->hint;
+    pthread_mutex_unlock(&pool_lock);
+}
+
+static void wire_agreed(const clampi_mcomm *parent, clampi_mcomm *mc, uint32_t spare, uint32_t free, int take) {
+    clampi_wire_pool *p = parent->pool;
+    pthread_mutex_lock(&pool_lock);
+    int slot = -1;
+    if (take && spare) {
+        slot = __builtin_ctz(spare);
+        p->spare &= ~(1u << slot);
+        spares--;
+        spare &= ~(1u << slot);
+        mc->wire = p->wire[slot];
+        p->wire[slot] = MPI_COMM_NULL;
+    } else if (!take && free) {
+        slot = __builtin_ctz(free);
+        p->used |= 1u << slot;
+    }
+    if (slot >= 0) {
+        mc->wire_pool = p;
+        mc->wire_slot = slot;
+        p->refs++;
+    }
+    p->hint = spare != 0; /* left spare everywhere: the next duplicate finds one */
+    pthread_mutex_unlock(&pool_lock);
+}
+
+/* Messages still in MPI's queue could only be received through the freed communicator:
+ * dropped first (MPICH 5 refuses to free a communicator that holds any). */
+static void wire_drain(MPI_Comm wire) {
+    for (;;) {
+        int flag = 0;
+        MPI_Message m;
+        MPI_Status st;
+        if (PMPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, wire, &flag, &m, &st) != MPI_SUCCESS || !flag) break;
+        MPI_Count n = 0;
+        PMPI_Get_elements_x(&st, MPI_BYTE, &n);
+        drop(&m, (size_t)n);
+    }
+}
+
+/* A refusal returns instead of aborting the program. */
+static void wire_close(MPI_Comm *wire) {
+    wire_drain(*wire);
+    PMPI_Comm_set_errhandler(*wire, MPI_ERRORS_RETURN);
+    PMPI_Comm_free(wire);
+}
+
+/* mc's wire into its parent's pool, if it has a slot there, its parent lives, it was not
+ * revoked and the process keeps fewer than SPARES_MAX; else freed. Then mc's own pool
+ * lets go of its spares. */
+static void clampi_carrier_wire_free(clampi_mcomm *mc) {
+    MPI_Comm gone[WIRE_SLOTS + 1];
+    int ngone = 0;
+    if (mc->wire != MPI_COMM_NULL) {
+        wire_drain(mc->wire);
+        if (wire_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_set_attr(mc->wire, wire_keyval, NULL);
+    }
+    pthread_mutex_lock(&pool_lock);
+    clampi_wire_pool *p = mc->wire_pool;
+    if (p) {
+        if (mc->wire != MPI_COMM_NULL && !p->orphan && !atomic_load(&mc->revoked) && spares < SPARES_MAX &&
+            !(p->spare & 1u << mc->wire_slot)) {
+            p->wire[mc->wire_slot] = mc->wire;
+            p->spare |= 1u << mc->wire_slot;
+            spares++;
+            mc->wire = MPI_COMM_NULL;
+        } else {
+            p->used &= ~(1u << mc->wire_slot);
+        }
+        pool_unref(p);
+        mc->wire_pool = NULL;
+    }
+    if (mc->pool) { /* the children's spares go with the parent */
+        for (int i = 0; i < WIRE_SLOTS; i++)
+            if (mc->pool->spare & 1u << i) {
+                gone[ngone++] = mc->pool->wire[i];
+                spares--;
+            }
+        mc->pool->used &= ~mc->pool->spare;
+        mc->pool->spare = 0;
+        mc->pool->orphan = 1;
+        pool_unref(mc->pool);
+        mc->pool = NULL;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    if (mc->wire != MPI_COMM_NULL) gone[ngone++] = mc->wire;
+    mc->wire = MPI_COMM_NULL;
+    for (int i = 0; i < ngone; i++) wire_close(&gone[i]);
+}
+
 /* ---- enable / disable --------------------------------------------------------------- */
 /* A place in the table of communicators (progress and the hand-over walk it); the table
  * ignores mc until it has receives posted, which needs it enabled. */
@@ -271,6 +405,7 @@ static int prepare(clampi_mcomm *mc) {
     /* before mc is in the table: lock(mc) there reads it */
     PMPI_Query_thread(&provided);
     mc->threaded = provided == MPI_THREAD_MULTIPLE;
+    if (!(mc->pool = pool_new())) return MPI_ERR_NO_MEM;
     pthread_mutex_lock(&carriers_lock);
     if (mc->threaded) native_threads = 1;
     int n = atomic_load(&clampi_carrier_n.ncarriers);
@@ -403,27 +538,6 @@ static void clampi_carrier_disable(clampi_mcomm *mc) {
     /* The wire stays until nothing names mc (clampi_carrier_wire_free): MPI_Comm_free with
      * receives pending is legal, but Intel MPI 2021 crashes when such a receive's message
      * arrives (tests/mpi_bugs/impi2021_irecv_on_freed_comm.c). */
-}
-
-static void drop(MPI_Message *wire, size_t n);
-
-/* Messages still in MPI's queue could only be received through the freed communicator:
- * dropped first (MPICH 5 refuses to free a communicator that holds any), and a refusal
- * returns instead of aborting the program. */
-static void clampi_carrier_wire_free(clampi_mcomm *mc) {
-    if (mc->wire == MPI_COMM_NULL) return;
-    for (;;) {
-        int flag = 0;
-        MPI_Message m;
-        MPI_Status st;
-        if (PMPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, mc->wire, &flag, &m, &st) != MPI_SUCCESS || !flag) break;
-        MPI_Count n = 0;
-        PMPI_Get_elements_x(&st, MPI_BYTE, &n);
-        drop(&m, (size_t)n);
-    }
-    PMPI_Comm_set_errhandler(mc->wire, MPI_ERRORS_RETURN);
-    PMPI_Comm_free(&mc->wire);
-    mc->wire = MPI_COMM_NULL;
 }
 
 /* ---- matched receives ------------------------------------------------------------------ */
@@ -991,6 +1105,8 @@ const clampi_carrier_ops clampi_carrier_mpi_ops = {
     .prepare = prepare,
     .enable = enable,
     .start = start,
+    .wire_slots = wire_slots,
+    .wire_agreed = wire_agreed,
     .entry_send = entry_send,
     .entry_isend = entry_isend,
     .entry_send_mode = entry_send_mode,

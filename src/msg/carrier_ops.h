@@ -36,6 +36,17 @@ struct clampi_carrier_ops {
      * MPI: the duplicate, made from the parent's wire as the communicator was made from the
      * parent (msg.h, clampi_wire_recipe); *wire MPI_COMM_NULL outside the new group. */
     int (*start)(const clampi_mcomm *parent, const clampi_wire_recipe *how, MPI_Comm *wire);
+    /* Optional (MPI: its spare wires, carrier_mpi.c), for a duplicate (CLAMPI_WIRE_DUP) of
+     * parent: *spare the slots whose wire waits here for the parent's next duplicate,
+     * *used the slots taken here (spare or a live duplicate's), *hint whether the last
+     * agreement over a duplicate of parent saw a slot spare on every process that it left
+     * (agreed: the same on every process). Under enabling's lock. */
+    void (*wire_slots)(const clampi_mcomm *parent, uint32_t *spare, uint32_t *used, int *hint);
+    /* After an agreement over a duplicate mc of parent that succeeded everywhere: spare and
+     * free the slots spare resp. free on every process. take: mc's wire is the wire of the
+     * lowest spare slot (enabling made none); else mc's wire, just made, takes the lowest
+     * free slot, if any. Sets the hint. Local, cannot fail. */
+    void (*wire_agreed)(const clampi_mcomm *parent, clampi_mcomm *mc, uint32_t spare, uint32_t free, int take);
     /* The preload's entry points, any arguments. UCX: what it does not take (MPI_PROC_NULL,
      * input MPI must judge) goes to clampi_msg_mpi_send / _recv on the program's communicator;
      * MPI: everything goes to the duplicate, where MPI judges it. One row per hot call, with

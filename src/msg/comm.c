@@ -57,7 +57,7 @@ _Atomic unsigned clampi_msg_comm_generation = 1;
 _Thread_local CLAMPI_MSG_TLS clampi_msg_comm_cache clampi_msg_comm_last;
 
 static void mcomm_free(clampi_mcomm *mc);
-static int enable_finish(MPI_Comm comm, clampi_mcomm *mc, int carrier_err);
+static int enable_finish(MPI_Comm comm, clampi_mcomm *mc, int carrier_err, const clampi_mcomm *parent, int wires);
 static int finalizing; /* MPI_Finalize: everything goes now */
 
 /* The attribute goes: CMPIX_Comm_disable, MPI_Comm_free of an enabled communicator without
@@ -156,14 +156,24 @@ static MPI_Op agree_op = MPI_OP_NULL;
 #define AGREE_BUSY (AGREE_ERR + 1)
 #define AGREE_SERIAL (AGREE_BUSY + 1)
 #define AGREE_BID (AGREE_SERIAL + 1)
-#define AGREE_WORDS (AGREE_BID + 1)
+#define AGREE_NOT_SPARE (AGREE_BID + 1) /* a duplicate's parent's wire slots (carrier_ops.h) */
+#define AGREE_USED (AGREE_NOT_SPARE + 1)
+#define AGREE_WORDS (AGREE_USED + 1)
 static void agree_fn(void *in, void *inout, int *len, MPI_Datatype *type) {
     uint32_t *a = in, *b = inout;
     for (int k = 0; k < *len; k++) {
         int i = k % AGREE_WORDS;
-        b[k] = i < AGREE_SERIAL ? a[k] | b[k] : a[k] > b[k] ? a[k] : b[k];
+        b[k] = i < AGREE_SERIAL || i >= AGREE_NOT_SPARE ? a[k] | b[k] : a[k] > b[k] ? a[k] : b[k];
     }
 }
+
+/* What an agreement does with the parent's spare wires (carrier_ops.h, wire_slots): */
+enum {
+    WIRES_NONE, /* nothing: not a duplicate, or the carrier keeps none */
+    WIRES_TAKE, /* the new communicator takes one spare everywhere (it has no wire yet) */
+    WIRES_GIVE  /* its wire, just made, takes a slot free everywhere */
+};
+#define AGREE_NO_SPARE (-1) /* WIRES_TAKE found none: nothing was registered */
 
 /* Agreements running on this process (under enable_lock). One at a time offers this
  * process's free ids (it holds the "mask"); the others offer none that round and try again,
@@ -199,7 +209,7 @@ static uint32_t bid(void) {
  * serial, and whether enabling failed anywhere (mine: this process's result), in one
  * reduction of AGREE_WORDS words unless another agreement held the mask somewhere; then
  * mc is registered (context table, attribute). */
-static int agree_context(MPI_Comm comm, clampi_mcomm *mc, int mine) {
+static int agree_context(MPI_Comm comm, clampi_mcomm *mc, int mine, const clampi_mcomm *parent, int wires) {
     agreement me = {UINT64_MAX, NULL};
     int rc = MPI_SUCCESS, done = 0, root = 0;
     PMPI_Comm_rank(comm, &root);
@@ -218,6 +228,13 @@ static int agree_context(MPI_Comm comm, clampi_mcomm *mc, int mine) {
         for (uint32_t w = 0; w < CLAMPI_MSG_MAX_CONTEXTS / 32; w++)
             words[w] = own ? atomic_load(&context_used[w]) : UINT32_MAX;
         words[AGREE_SERIAL] = (uint32_t)last_serial + 1;
+        if (wires != WIRES_NONE) {
+            uint32_t spare, used;
+            int hint;
+            parent->ops->wire_slots(parent, &spare, &used, &hint);
+            words[AGREE_NOT_SPARE] = ~spare;
+            words[AGREE_USED] = used;
+        }
         pthread_mutex_unlock(&enable_lock);
         words[AGREE_ERR] = mine != MPI_SUCCESS;
         words[AGREE_BUSY] = !own;
@@ -239,6 +256,10 @@ static int agree_context(MPI_Comm comm, clampi_mcomm *mc, int mine) {
                     mc->context = i;
                     rc = MPI_SUCCESS;
                 }
+            if (rc == MPI_SUCCESS && wires == WIRES_TAKE && all[AGREE_NOT_SPARE] == UINT32_MAX)
+                rc = AGREE_NO_SPARE; /* none spare everywhere: the wire is made, then agreed on */
+            else if (rc == MPI_SUCCESS && wires != WIRES_NONE)
+                parent->ops->wire_agreed(parent, mc, ~all[AGREE_NOT_SPARE], ~all[AGREE_USED], wires == WIRES_TAKE);
             if (rc == MPI_SUCCESS) {
                 mc->serial = (int)all[AGREE_SERIAL];
                 if (mc->serial > last_serial) last_serial = mc->serial;
@@ -268,6 +289,7 @@ static clampi_mcomm *mcomm_new(MPI_Comm comm, const clampi_match_config *cfg) {
     mc->comm = comm;
     mc->cfg = *cfg;
     mc->wire = MPI_COMM_NULL;
+    mc->wire_slot = -1;
     PMPI_Comm_rank(comm, &mc->rank);
     PMPI_Comm_size(comm, &mc->size);
     int *ub, flag;
@@ -312,7 +334,7 @@ static int enable_with(MPI_Comm comm, int err, const clampi_match_config *cfg, i
         return clampi_msg_raise(comm, err != MPI_SUCCESS ? err : MPI_ERR_OTHER, "enable failed on some process");
     }
     err = ops->enable(mc, native_base, native_cap); /* collective; agreed below */
-    return enable_finish(comm, mc, err);
+    return enable_finish(comm, mc, err, NULL, WIRES_NONE);
 }
 
 int CMPIX_Comm_enable(MPI_Comm comm, MPI_Info info) {
@@ -349,10 +371,28 @@ void clampi_msg_comm_wire_outside(const clampi_mcomm *parent, const clampi_wire_
 
 /* The carrier's collective part (ops->start) on every process, whatever its local result
  * err (mc NULL where it failed early); then enable, local once start made the wire, and
- * enable_finish's one agreement on everybody's result, the context id and the serial. */
+ * enable_finish's one agreement on everybody's result, the context id and the serial.
+ * A duplicate whose parent has a wire spare everywhere (the agreed hint says when) takes
+ * it in that one agreement instead, and makes none. */
 static int enable_joined(MPI_Comm comm, int err, const clampi_carrier_ops *ops, clampi_mcomm *mc,
                          const clampi_mcomm *parent, const clampi_wire_recipe *how, unsigned native_base,
                          unsigned native_cap) {
+    int wires = WIRES_NONE;
+    if (how->kind == CLAMPI_WIRE_DUP && ops->wire_slots && parent->ops == ops) {
+        uint32_t spare, used;
+        int hint;
+        ops->wire_slots(parent, &spare, &used, &hint);
+        wires = WIRES_GIVE;
+        int rc = hint ? agree_context(comm, mc, err, parent, WIRES_TAKE) : AGREE_NO_SPARE;
+        if (rc == MPI_SUCCESS) { /* mc->wire is the spare: the rest is local */
+            rc = ops->enable(mc, native_base, native_cap);
+            return rc == MPI_SUCCESS ? MPI_SUCCESS : clampi_msg_raise(comm, rc, NULL);
+        }
+        if (rc != AGREE_NO_SPARE) {
+            if (mc) mcomm_free(mc);
+            return clampi_msg_raise(comm, rc, "enable: failed on some process, or no free context id");
+        }
+    }
     MPI_Comm wire = MPI_COMM_NULL;
     int werr = ops->start(parent, how, &wire);
     if (werr == MPI_SUCCESS && wire == MPI_COMM_NULL) werr = MPI_ERR_OTHER;
@@ -363,13 +403,13 @@ static int enable_joined(MPI_Comm comm, int err, const clampi_carrier_ops *ops, 
     } else if (wire != MPI_COMM_NULL) {
         PMPI_Comm_free(&wire);
     }
-    return enable_finish(comm, mc, err);
+    return enable_finish(comm, mc, err, parent, wires);
 }
 
 /* The carrier's result, the context id and the lookup; then, where the carrier needs it, a
  * barrier. */
-static int enable_finish(MPI_Comm comm, clampi_mcomm *mc, int carrier_err) {
-    int err = agree_context(comm, mc, carrier_err);
+static int enable_finish(MPI_Comm comm, clampi_mcomm *mc, int carrier_err, const clampi_mcomm *parent, int wires) {
+    int err = agree_context(comm, mc, carrier_err, parent, wires);
     if (err != MPI_SUCCESS) {
         if (mc) mcomm_free(mc);
         return clampi_msg_raise(comm, err,

@@ -49,7 +49,11 @@ typedef struct clampi_mcomm {
     clampi_msg **stash; /* per sender: arrivals ahead of their turn, sorted by seq */
     /* carrier mpi (carrier_mpi.c), under recv_lock when `threaded` */
     MPI_Comm wire; /* the duplicate the messages travel on */
-    int threaded;  /* MPI_THREAD_MULTIPLE: take recv_lock */
+    /* its children's freed wires, kept for its next MPI_Comm_dup (carrier_mpi.c, "spare
+     * wires"); and the pool and slot of its own wire, if it is one of its parent's */
+    struct clampi_wire_pool *pool, *wire_pool;
+    int wire_slot;
+    int threaded; /* MPI_THREAD_MULTIPLE: take recv_lock */
     /* The native depth (carrier_mpi.c, "native depth"): receives left in MPI's own queue before
      * clampi queues them. It starts at native_base, doubles up to native_cap while clampi's
      * receives match in posting order, and falls back to native_base when a match skips an

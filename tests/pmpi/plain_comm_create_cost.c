@@ -1,13 +1,16 @@
-/* What making a communicator costs in collectives: 50 times MPI_Comm_dup of
- * MPI_COMM_WORLD and MPI_Comm_free, counted by tests/support/count_collectives.c preloaded
- * after clampi (every collective call clampi makes, and MPI's own dup). Enabling clampi's
- * matching on each duplicate takes, besides MPI's dup: the MPI carrier its own duplicate
- * and one reduction; the UCX carrier three reductions and a barrier (the peers' addresses are
- * exchanged once, at the first communicator that needs them).
+/* What making a communicator costs in collectives, counted by
+ * tests/support/count_collectives.c preloaded after clampi (every collective call clampi
+ * makes, and MPI's own dup):
+ * - kept: 50 times MPI_Comm_dup of MPI_COMM_WORLD, then 50 MPI_Comm_free. Enabling clampi's
+ *   matching on each duplicate takes, besides MPI's dup: the MPI carrier its own duplicate
+ *   (the wire) and one reduction; the UCX carrier three reductions and a barrier (the peers'
+ *   addresses are exchanged once, at the first communicator that needs them).
+ * - loop: 50 times MPI_Comm_dup, then MPI_Comm_free, counted from the third on: the MPI
+ *   carrier then takes a freed duplicate's wire (one reduction, no duplicate of its own).
  * A program making communicators by the thousand (MPICH's comm/ctxalloc: 200,000) pays
  * each of them on every one. MPI_Comm_free makes no collective call.
- * Usage: plain_comm_create_cost MAX_MAKES MAX_OTHERS (per MPI_Comm_dup, MPI's dup included);
- * without the counting library only the program runs. */
+ * Usage: plain_comm_create_cost MAX_MAKES MAX_OTHERS [LOOP_MAX_MAKES LOOP_MAX_OTHERS] (per
+ * MPI_Comm_dup, MPI's dup included); without the counting library only the program runs. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <mpi.h>
@@ -19,8 +22,9 @@ typedef void (*counts_fn)(unsigned long *comm_makes, unsigned long *collectives)
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
-    int rank, bad = 0;
+    int rank, size, bad = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
     counts_fn counts = (counts_fn)dlsym(RTLD_DEFAULT, "clampi_test_collective_counts");
     unsigned long m0 = 0, o0 = 0, m1 = 0, o1 = 0, m2 = 0, o2 = 0;
     MPI_Comm c[N];
@@ -40,6 +44,30 @@ int main(int argc, char **argv) {
         }
         if (m2 != m1 || o2 != o1) {
             printf("FAIL: MPI_Comm_free made collective calls\n");
+            bad = 1;
+        }
+    }
+    unsigned long m3 = 0, o3 = 0, m4 = 0, o4 = 0;
+    for (int i = 0; i < N; i++) {
+        if (i == 2 && counts) counts(&m3, &o3);
+        MPI_Comm d;
+        MPI_Comm_dup(MPI_COMM_WORLD, &d);
+        int in = rank + i, out = -1, left = (rank + size - 1) % size; /* the duplicate works: a ring */
+        MPI_Sendrecv(&in, 1, MPI_INT, (rank + 1) % size, 0, &out, 1, MPI_INT, left, 0, d, MPI_STATUS_IGNORE);
+        if (out != left + i) {
+            printf("FAIL: rank %d got %d from %d on duplicate %d, expected %d\n", rank, out, left, i, left + i);
+            bad = 1;
+        }
+        MPI_Comm_free(&d);
+    }
+    if (counts) counts(&m4, &o4);
+    if (counts && rank == 0) {
+        double makes = (double)(m4 - m3) / (N - 2), others = (double)(o4 - o3) / (N - 2);
+        printf("comm_create_cost: loop, per MPI_Comm_dup + MPI_Comm_free %.2f communicator makes, %.2f other "
+               "collectives\n",
+               makes, others);
+        if (argc > 4 && (makes > atof(argv[3]) || others > atof(argv[4]))) {
+            printf("FAIL: loop: more than %s makes or %s other collectives per MPI_Comm_dup\n", argv[3], argv[4]);
             bad = 1;
         }
     }

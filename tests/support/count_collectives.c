@@ -25,6 +25,7 @@ void clampi_test_collective_counts(unsigned long *comm_makes, unsigned long *col
     }
 
 COUNTED(makes, PMPI_Comm_dup, (MPI_Comm c, MPI_Comm *n), (c, n))
+COUNTED(makes, PMPI_Comm_dup_with_info, (MPI_Comm c, MPI_Info i, MPI_Comm *n), (c, i, n))
 COUNTED(makes, PMPI_Comm_split, (MPI_Comm c, int color, int key, MPI_Comm *n), (c, color, key, n))
 COUNTED(makes, PMPI_Comm_create, (MPI_Comm c, MPI_Group g, MPI_Comm *n), (c, g, n))
 COUNTED(others, PMPI_Barrier, (MPI_Comm c), (c))
