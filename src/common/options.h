@@ -76,6 +76,9 @@ typedef enum clampi_opt_type {
       "operations and flushes that fetched it (one round trip each); the owner's release clears the copy. 0: never")   \
     X(STATS, "stats", "rma", NULL, "CLAMPI_STATS", BOOL, "false", NULL, 0, 0,                                          \
       "Print one machine-readable statistics line per window, collective layer and matching communicator")             \
+    X(STATS_DEST, "stats_dest", "rma", NULL, "CLAMPI_STATS_DEST", STRING, "stdout", "stdout|stderr|file:PATH", 0, 0,   \
+      "Where the statistics lines go. file:PATH: one file per process, appended, never mixed with the program's "      \
+      "output or another rank's (%r: rank in MPI_COMM_WORLD, %p: process id, %h: host name, %%: %)")                   \
     X(NODE_SIZE, "node_size", "rma", NULL, "CLAMPI_NODE_SIZE", UINT, "0", NULL, 0, 1u << 30,                           \
       "Simulated nodes for testing: ranks [iK, (i+1)K) of MPI_COMM_WORLD form node i (0: the real nodes)")             \
     /* ---- transparent preload ---- */                                                                                \

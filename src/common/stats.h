@@ -5,7 +5,9 @@
  * KIND is empty for windows ("clampi: rank=0 win=graph mode=always_cache gets=..."), "coll"
  * for the collectives, "match" for a matching communicator, "match profile" for the preload's
  * receive-depth profile, "msg" for the UCX message carrier's endpoints. Values never contain spaces or '=' (they are replaced by '_'). The
- * line is written with one call, newline included, so ranks' lines do not interleave.
+ * line is written with one call, newline included; a launcher that forwards the ranks' output
+ * in pieces may still cut it among the program's lines, which a file per process
+ * (CLAMPI_STATS_DEST=file:PATH) avoids.
  * Printed only when CLAMPI_STATS is set (clampi_stats_enabled), except where a part's own
  * switch asks for it (CLAMPI_MATCH_PROFILE). */
 #ifndef CLAMPI_COMMON_STATS_H
@@ -25,6 +27,7 @@ void clampi_stats_u64(clampi_stats_line *l, const char *key, uint64_t value);
 void clampi_stats_f64(clampi_stats_line *l, const char *key, double value);
 /* Appends raw text (e.g. a histogram "1:3,2:5"); spaces are replaced by '_'. */
 void clampi_stats_raw(clampi_stats_line *l, const char *key, const char *text);
-/* Writes the line to stdout (one write) and flushes. */
+/* Writes the line (one write) where CLAMPI_STATS_DEST says: stdout (the default, after
+ * flushing the program's pending output), stderr, or a file per process (file:PATH). */
 void clampi_stats_emit(clampi_stats_line *l);
 #endif

@@ -104,6 +104,8 @@ static inline __attribute__((always_inline)) void clampi_carrier_track(MPI_Reque
         native[i].seq = mc->native_seq++;
         count_add(&clampi_carrier_n.nnative, 1);
         count_add(&mc->native_live, 1);
+    } else {
+        atomic_store_explicit(&mc->wire_in_doubt, 1, memory_order_relaxed);
     }
     native_release();
 }
@@ -205,6 +207,7 @@ static void untrack(const MPI_Request *before, const MPI_Request *after, int n, 
     for (int k = 0; k < n; k++) {
         if (before[k] == MPI_REQUEST_NULL || after[k] != MPI_REQUEST_NULL) continue;
         int i = slot_find(before[k]);
+        if (i >= 0 && !completed) atomic_store(&native[i].mc->wire_in_doubt, 1); /* MPI_Request_free */
         if (i >= 0) slot_remove((unsigned)i, completed);
     }
     native_release();
@@ -309,9 +312,24 @@ static void wire_slots(const clampi_mcomm *parent, uint32_t *spare, uint32_t *us
     pthread_mutex_unlock(&pool_lock);
 }
 
-static void wire_agreed(const clampi_mcomm *parent, clampi_mcomm *mc, uint32_t spare, uint32_t free, int take) {
+static void wire_close(MPI_Comm *wire);
+
+static void wire_agreed(const clampi_mcomm *parent, clampi_mcomm *mc, uint32_t spare, uint32_t free,
+                        uint32_t unused_somewhere, int take) {
     clampi_wire_pool *p = parent->pool;
+    MPI_Comm stale[WIRE_SLOTS];
+    int nstale = 0;
     pthread_mutex_lock(&pool_lock);
+    /* spare here, freed by another process (its cap was full, or the wire in doubt there):
+     * never spare everywhere, so it goes, and its place under the cap with it */
+    for (uint32_t s = p->spare & unused_somewhere; s; s &= s - 1) {
+        int i = __builtin_ctz(s);
+        stale[nstale++] = p->wire[i];
+        p->wire[i] = MPI_COMM_NULL;
+        p->spare &= ~(1u << i);
+        p->used &= ~(1u << i);
+        spares--;
+    }
     int slot = -1;
     if (take && spare) {
         slot = __builtin_ctz(spare);
@@ -331,6 +349,7 @@ static void wire_agreed(const clampi_mcomm *parent, clampi_mcomm *mc, uint32_t s
     }
     p->hint = spare != 0; /* left spare everywhere: the next duplicate finds one */
     pthread_mutex_unlock(&pool_lock);
+    for (int i = 0; i < nstale; i++) wire_close(&stale[i]);
 }
 
 /* Messages still in MPI's queue could only be received through the freed communicator:
@@ -355,7 +374,8 @@ static void wire_close(MPI_Comm *wire) {
 }
 
 /* mc's wire into its parent's pool, if it has a slot there, its parent lives, it was not
- * revoked and the process keeps fewer than SPARES_MAX; else freed. Then mc's own pool
+ * revoked, no receive of the program may still be posted on it (wire_in_doubt) and the
+ * process keeps fewer than SPARES_MAX; else freed. Then mc's own pool
  * lets go of its spares. */
 static void clampi_carrier_wire_free(clampi_mcomm *mc) {
     MPI_Comm gone[WIRE_SLOTS + 1];
@@ -367,8 +387,8 @@ static void clampi_carrier_wire_free(clampi_mcomm *mc) {
     pthread_mutex_lock(&pool_lock);
     clampi_wire_pool *p = mc->wire_pool;
     if (p) {
-        if (mc->wire != MPI_COMM_NULL && !p->orphan && !atomic_load(&mc->revoked) && spares < SPARES_MAX &&
-            !(p->spare & 1u << mc->wire_slot)) {
+        if (mc->wire != MPI_COMM_NULL && !p->orphan && !atomic_load(&mc->revoked) && !atomic_load(&mc->wire_in_doubt) &&
+            spares < SPARES_MAX && !(p->spare & 1u << mc->wire_slot)) {
             p->wire[mc->wire_slot] = mc->wire;
             p->spare |= 1u << mc->wire_slot;
             spares++;
@@ -522,6 +542,7 @@ static void clampi_carrier_disable(clampi_mcomm *mc) {
         }
     pthread_mutex_unlock(&carriers_lock);
     pthread_mutex_lock(&native_lock);
+    if (atomic_load(&mc->native_live) > 0) atomic_store(&mc->wire_in_doubt, 1); /* pending at the free */
     /* native_live counts mc's slots (changed where native[] is): most communicators have
      * none at their free, and the walk over all slots is what a free would cost */
     for (unsigned i = 0; atomic_load(&mc->native_live) > 0 && i < NATIVE_SLOTS; i++)

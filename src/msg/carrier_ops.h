@@ -43,10 +43,12 @@ struct clampi_carrier_ops {
      * (agreed: the same on every process). Under enabling's lock. */
     void (*wire_slots)(const clampi_mcomm *parent, uint32_t *spare, uint32_t *used, int *hint);
     /* After an agreement over a duplicate mc of parent that succeeded everywhere: spare and
-     * free the slots spare resp. free on every process. take: mc's wire is the wire of the
-     * lowest spare slot (enabling made none); else mc's wire, just made, takes the lowest
-     * free slot, if any. Sets the hint. Local, cannot fail. */
-    void (*wire_agreed)(const clampi_mcomm *parent, clampi_mcomm *mc, uint32_t spare, uint32_t free, int take);
+     * free the slots spare resp. free on every process, unused_somewhere the slots free on
+     * some process (a spare of those here can never be taken: freed). take: mc's wire is
+     * the wire of the lowest spare slot (enabling made none); else mc's wire, just made,
+     * takes the lowest free slot, if any. Sets the hint. Local, cannot fail. */
+    void (*wire_agreed)(const clampi_mcomm *parent, clampi_mcomm *mc, uint32_t spare, uint32_t free,
+                        uint32_t unused_somewhere, int take);
     /* The preload's entry points, any arguments. UCX: what it does not take (MPI_PROC_NULL,
      * input MPI must judge) goes to clampi_msg_mpi_send / _recv on the program's communicator;
      * MPI: everything goes to the duplicate, where MPI judges it. One row per hot call, with

@@ -158,7 +158,8 @@ static MPI_Op agree_op = MPI_OP_NULL;
 #define AGREE_BID (AGREE_SERIAL + 1)
 #define AGREE_NOT_SPARE (AGREE_BID + 1) /* a duplicate's parent's wire slots (carrier_ops.h) */
 #define AGREE_USED (AGREE_NOT_SPARE + 1)
-#define AGREE_WORDS (AGREE_USED + 1)
+#define AGREE_UNUSED (AGREE_USED + 1)
+#define AGREE_WORDS (AGREE_UNUSED + 1)
 static void agree_fn(void *in, void *inout, int *len, MPI_Datatype *type) {
     uint32_t *a = in, *b = inout;
     for (int k = 0; k < *len; k++) {
@@ -234,6 +235,7 @@ static int agree_context(MPI_Comm comm, clampi_mcomm *mc, int mine, const clampi
             parent->ops->wire_slots(parent, &spare, &used, &hint);
             words[AGREE_NOT_SPARE] = ~spare;
             words[AGREE_USED] = used;
+            words[AGREE_UNUSED] = ~used;
         }
         pthread_mutex_unlock(&enable_lock);
         words[AGREE_ERR] = mine != MPI_SUCCESS;
@@ -259,7 +261,8 @@ static int agree_context(MPI_Comm comm, clampi_mcomm *mc, int mine, const clampi
             if (rc == MPI_SUCCESS && wires == WIRES_TAKE && all[AGREE_NOT_SPARE] == UINT32_MAX)
                 rc = AGREE_NO_SPARE; /* none spare everywhere: the wire is made, then agreed on */
             else if (rc == MPI_SUCCESS && wires != WIRES_NONE)
-                parent->ops->wire_agreed(parent, mc, ~all[AGREE_NOT_SPARE], ~all[AGREE_USED], wires == WIRES_TAKE);
+                parent->ops->wire_agreed(parent, mc, ~all[AGREE_NOT_SPARE], ~all[AGREE_USED], all[AGREE_UNUSED],
+                                         wires == WIRES_TAKE);
             if (rc == MPI_SUCCESS) {
                 mc->serial = (int)all[AGREE_SERIAL];
                 if (mc->serial > last_serial) last_serial = mc->serial;
