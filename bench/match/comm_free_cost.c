@@ -1,6 +1,8 @@
 /* The cost of a communicator's life under the preload, two workloads:
  *  - comm_free_cost: MPI_Comm_dup, a 1 B ring exchange, MPI_Comm_free (every other one
  *    before its requests complete), N times; the time per iteration.
+ *  - comm_done_free_cost: MPI_Comm_dup, a 1 B ring exchange (MPI_Sendrecv, complete),
+ *    MPI_Comm_free, N times; the time per iteration.
  *  - comm_burst_cost: N/10 rounds of 10 duplicates made, then freed, no messages (the
  *    pattern of MPICH's comm/ctxalloc test); the time per duplicate and free.
  *  - comm_split_cost: MPI_Comm_split of MPI_COMM_WORLD (one color, ranks reversed), a 1 B
@@ -38,6 +40,20 @@ int main(int argc, char **argv) {
     }
     double us = (MPI_Wtime() - t0) / n * 1e6;
     if (rank == 0) printf("comm_free_cost iterations=%d sum=%ld us_per_iteration=%.1f\n", n, sum, us);
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    sum = 0;
+    for (int i = 0; i < n; i++) {
+        MPI_Comm d;
+        MPI_Comm_dup(MPI_COMM_WORLD, &d);
+        int v = i + rank, w = -1;
+        MPI_Sendrecv(&v, 1, MPI_INT, (rank + 1) % size, 0, &w, 1, MPI_INT, (rank + size - 1) % size, 0, d,
+                     MPI_STATUS_IGNORE);
+        MPI_Comm_free(&d);
+        sum += w;
+    }
+    us = (MPI_Wtime() - t0) / n * 1e6;
+    if (rank == 0) printf("comm_done_free_cost iterations=%d sum=%ld us_per_iteration=%.1f\n", n, sum, us);
     MPI_Comm c[10];
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();

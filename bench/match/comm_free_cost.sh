@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A communicator's life (MPI_Comm_dup, one exchange, MPI_Comm_free; bursts of 10
+# A communicator's life (MPI_Comm_dup, one exchange, MPI_Comm_free, every other one with the
+# exchange still pending, or all after it completed; bursts of 10
 # duplicates made, then freed; MPI_Comm_split, one exchange, MPI_Comm_free) plainly and preloaded
 # with CLAMPI_MATCH (UCX carrier, MPI carrier), and with another library (PRELOAD_OLD: a
 # before/after comparison), TRIALS alternating rounds, NP ranks (2); prints each run's lines.
@@ -12,7 +13,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if "$mpiexec" --version 2>&1 | grep -Eq "Open MPI|OpenRTE"; then e() { echo -x "$1=$2"; }; else e() { echo -genv "$1" "$2"; }; fi
 run() { # label, then launcher env words
   local label=$1; shift
-  timeout 600 "$mpiexec" -n "$np" "$@" "$prog" "$n" | grep -E '^comm_(free|burst|split)_cost' | sed "s/^/$label: /"
+  timeout 600 "$mpiexec" -n "$np" "$@" "$prog" "$n" | grep -E '^comm_(free|done_free|burst|split)_cost' | sed "s/^/$label: /"
 }
 echo "# $(date -u +%FT%TZ) commit $(git -C "$(dirname "$0")" rev-parse --short HEAD) N=$n NP=$np"
 for t in $(seq "$trials"); do
