@@ -56,6 +56,9 @@ int main(int argc, char **argv) {
     int ndeep = strcmp(how, "native") == 0 || me == 0 ? 0 : DEEP;
     for (int i = 0; i < ndeep; i++) CHECK(MPI_Irecv(&deep[i], 1, MPI_INT, 0, 100 + i, comm, &reqs[i]));
     CHECK(MPI_Sendrecv(&x, 1, MPI_INT, 1 - me, 0, &y, 1, MPI_INT, 1 - me, 0, comm, MPI_STATUS_IGNORE));
+    /* both exchanges ended before rank 0 may revoke: else rank 1's receive can meet the
+     * revocation first (a full suite on two loaded cores did, on the MPI carrier) */
+    CHECK(MPI_Barrier(MPI_COMM_WORLD));
     int waited = 1, deep_failed = 1, barrier = -1; /* rank 0 does not wait */
     const int own = strcmp(how, "ssend_own") == 0;
     int sends = strcmp(how, "ssend") == 0 || strcmp(how, "rndv") == 0 || own;
