@@ -175,6 +175,7 @@ static inline __attribute__((always_inline)) void slot_remove(unsigned i, int co
     if (completed) native_count(native[i].mc);
     native_left(native[i].mc, native[i].seq);
     count_add(&native[i].mc->native_live, -1);
+    if (native[i].mc->native_hold) atomic_fetch_sub(&native[i].mc->live, 1); /* retired: see native_hold */
     native[i].mc = NULL;
     count_add(&clampi_carrier_n.nnative, -1);
     for (unsigned j = (i + 1) & (NATIVE_SLOTS - 1); native[j].mc; j = (j + 1) & (NATIVE_SLOTS - 1)) {
@@ -313,6 +314,7 @@ static void wire_slots(const clampi_mcomm *parent, uint32_t *spare, uint32_t *us
 }
 
 static void wire_close(MPI_Comm *wire);
+static void native_forget(clampi_mcomm *mc);
 
 static void wire_agreed(const clampi_mcomm *parent, clampi_mcomm *mc, uint32_t spare, uint32_t free,
                         uint32_t unused_somewhere, int take) {
@@ -380,6 +382,7 @@ static void wire_close(MPI_Comm *wire) {
 static void clampi_carrier_wire_free(clampi_mcomm *mc) {
     MPI_Comm gone[WIRE_SLOTS + 1];
     int ngone = 0;
+    if (atomic_load(&mc->native_live) > 0) native_forget(mc);
     if (mc->wire != MPI_COMM_NULL) {
         wire_drain(mc->wire);
         if (wire_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_set_attr(mc->wire, wire_keyval, NULL);
@@ -531,7 +534,33 @@ void clampi_carrier_release(void) {
     pthread_mutex_unlock(&carriers_lock);
 }
 
-static void clampi_carrier_disable(clampi_mcomm *mc) {
+/* mc's receives still in MPI's queue leave the set: the wire is then in doubt (a later
+ * duplicate's message could meet one of them there). */
+static void native_forget(clampi_mcomm *mc) {
+    pthread_mutex_lock(&native_lock);
+    if (atomic_load(&mc->native_live) > 0) atomic_store(&mc->wire_in_doubt, 1);
+    /* native_live counts mc's slots (changed where native[] is): most communicators have
+     * none at their free, and the walk over all slots is what a free would cost */
+    for (unsigned i = 0; atomic_load(&mc->native_live) > 0 && i < NATIVE_SLOTS; i++)
+        while (native[i].mc == mc) slot_remove(i, 0); /* a moved-in entry may be mc's too */
+    pthread_mutex_unlock(&native_lock);
+}
+
+/* MPI_Comm_free with mc's receives still in MPI's queue: each names mc (mc->live) until the
+ * program completes it, so the wire stays, and no later communicator can meet them there
+ * (MPICH would reuse a freed wire's context id at once; a kept spare would be reused too).
+ * Once they completed the wire may go into the pool. */
+static void native_hold(clampi_mcomm *mc) {
+    pthread_mutex_lock(&native_lock);
+    int n = atomic_load(&mc->native_live);
+    if (n > 0) {
+        atomic_fetch_add(&mc->live, n);
+        mc->native_hold = 1;
+    }
+    pthread_mutex_unlock(&native_lock);
+}
+
+static void carrier_leave(clampi_mcomm *mc, int retiring) {
     pthread_mutex_lock(&carriers_lock); /* progress iterates under it: mc is out of reach after */
     int n = atomic_load(&clampi_carrier_n.ncarriers);
     for (int i = 0; i < n; i++)
@@ -541,13 +570,10 @@ static void clampi_carrier_disable(clampi_mcomm *mc) {
             break;
         }
     pthread_mutex_unlock(&carriers_lock);
-    pthread_mutex_lock(&native_lock);
-    if (atomic_load(&mc->native_live) > 0) atomic_store(&mc->wire_in_doubt, 1); /* pending at the free */
-    /* native_live counts mc's slots (changed where native[] is): most communicators have
-     * none at their free, and the walk over all slots is what a free would cost */
-    for (unsigned i = 0; atomic_load(&mc->native_live) > 0 && i < NATIVE_SLOTS; i++)
-        while (native[i].mc == mc) slot_remove(i, 0); /* a moved-in entry may be mc's too */
-    pthread_mutex_unlock(&native_lock);
+    if (retiring)
+        native_hold(mc);
+    else
+        native_forget(mc);
     if (mc->wire == MPI_COMM_NULL) return;
     lock(mc);
     if (mc->matcher) {
@@ -560,6 +586,9 @@ static void clampi_carrier_disable(clampi_mcomm *mc) {
      * receives pending is legal, but Intel MPI 2021 crashes when such a receive's message
      * arrives (tests/mpi_bugs/impi2021_irecv_on_freed_comm.c). */
 }
+
+static void clampi_carrier_retire(clampi_mcomm *mc) { carrier_leave(mc, 1); }
+static void clampi_carrier_disable(clampi_mcomm *mc) { carrier_leave(mc, 0); }
 
 /* ---- matched receives ------------------------------------------------------------------ */
 static void wire_done(clampi_mreq *r, int err) {
@@ -1139,8 +1168,8 @@ const clampi_carrier_ops clampi_carrier_mpi_ops = {
     .mrecv = clampi_carrier_mrecv,
     .cancel = clampi_carrier_cancel,
     .fail_posted = clampi_carrier_fail_posted,
-    .barrier = NULL,                  /* nothing reads the duplicate before the communicator is clampi's */
-    .retire = clampi_carrier_disable, /* receives in clampi's queue go to MPI, which finishes them */
+    .barrier = NULL,                 /* nothing reads the duplicate before the communicator is clampi's */
+    .retire = clampi_carrier_retire, /* receives in clampi's queue go to MPI, which finishes them */
     .disable = clampi_carrier_disable,
     .release = clampi_carrier_wire_free,
     .get_info = get_info,

@@ -54,9 +54,12 @@ typedef struct clampi_mcomm {
     struct clampi_wire_pool *pool, *wire_pool;
     int wire_slot;
     /* a receive the program posted in MPI's queue on the wire may still be there, unseen
-     * (pending at MPI_Comm_free, freed with MPI_Request_free, or not tracked): the wire is
-     * freed, never kept, so that no later duplicate's message meets it */
+     * (freed with MPI_Request_free, or not tracked): the wire is freed, never kept, so
+     * that no later duplicate's message meets it */
     _Atomic int wire_in_doubt;
+    /* retired with receives in MPI's queue: each names mc (live) until it completes, and
+     * the wire stays meanwhile (native_lock) */
+    int native_hold;
     int threaded; /* MPI_THREAD_MULTIPLE: take recv_lock */
     /* The native depth (carrier_mpi.c, "native depth"): receives left in MPI's own queue before
      * clampi queues them. It starts at native_base, doubles up to native_cap while clampi's
