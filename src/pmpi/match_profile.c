@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "common/options.h"
+#include "common/stats.h"
 #include "pmpi/match_mpit.h"
 #include "pmpi/match_profile.h"
 #include "msg/msg.h" /* clampi_msg_hook_requests */
@@ -180,39 +181,43 @@ void clampi_match_profile_finalize(void) {
     for (int r = 0; r < size; r++) {
         const row *w = &all[r];
         double mean = w->receives ? (double)w->depth_sum / (double)w->receives : 0.0;
-        char line[2048];
-        int n = snprintf(line, sizeof line,
-                         "clampi: match profile rank=%d receives=%llu mean_depth=%.2f max_depth=%llu histogram=", r,
-                         (unsigned long long)w->receives, mean, (unsigned long long)w->depth_max);
-        int last = 0;
+        clampi_stats_line l;
+        clampi_stats_begin(&l, "match profile", r);
+        clampi_stats_u64(&l, "receives", w->receives);
+        clampi_stats_f64(&l, "mean_depth", mean);
+        clampi_stats_u64(&l, "max_depth", w->depth_max);
+        char hist_text[1024];
+        int n = 0, last = 0;
+        hist_text[0] = 0;
         for (int b = 0; b < NBUCKETS; b++)
             if (w->hist[b]) last = b;
-        for (int b = 0; b <= last && n < (int)sizeof line - 64; b++) {
+        for (int b = 0; b <= last && n < (int)sizeof hist_text - 64; b++) {
             uint64_t lo, hi;
             bucket_range(b, &lo, &hi);
             if (lo == hi)
-                n += snprintf(line + n, sizeof line - (size_t)n, "%s%llu:%llu", b ? "," : "", (unsigned long long)lo,
-                              (unsigned long long)w->hist[b]);
+                n += snprintf(hist_text + n, sizeof hist_text - (size_t)n, "%s%llu:%llu", b ? "," : "",
+                              (unsigned long long)lo, (unsigned long long)w->hist[b]);
             else
-                n += snprintf(line + n, sizeof line - (size_t)n, ",%llu-%llu:%llu", (unsigned long long)lo,
+                n += snprintf(hist_text + n, sizeof hist_text - (size_t)n, ",%llu-%llu:%llu", (unsigned long long)lo,
                               (unsigned long long)hi, (unsigned long long)w->hist[b]);
         }
-        snprintf(line + n, sizeof line - (size_t)n, " source=completion_order\n");
-        fputs(line, stdout);
+        clampi_stats_raw(&l, "histogram", hist_text);
+        clampi_stats_str(&l, "source", "completion_order");
+        clampi_stats_emit(&l);
         /* the MPI library's own figures (MPI_T), or a plain statement that it has none */
-        if (w->mpit_available)
-            printf(
-                "clampi: match profile rank=%d source=mpi_t samples=%llu posted_recvq_mean=%.2f posted_recvq_max=%llu "
-                "unexpected_msgq_mean=%.2f unexpected_msgq_max=%llu\n",
-                r, (unsigned long long)w->mpit.samples,
-                w->mpit.samples ? (double)w->mpit.posted_sum / (double)w->mpit.samples : 0.0,
-                (unsigned long long)w->mpit.posted_max,
-                w->mpit.samples ? (double)w->mpit.unexpected_sum / (double)w->mpit.samples : 0.0,
-                (unsigned long long)w->mpit.unexpected_max);
-        else
-            printf("clampi: match profile rank=%d source=mpi_t unavailable (the MPI library publishes no "
-                   "matching-queue performance variables)\n",
-                   r);
+        clampi_stats_begin(&l, "match profile", r);
+        clampi_stats_str(&l, "source", "mpi_t");
+        if (w->mpit_available) {
+            const double samples = (double)w->mpit.samples;
+            clampi_stats_u64(&l, "samples", w->mpit.samples);
+            clampi_stats_f64(&l, "posted_recvq_mean", samples ? (double)w->mpit.posted_sum / samples : 0.0);
+            clampi_stats_u64(&l, "posted_recvq_max", w->mpit.posted_max);
+            clampi_stats_f64(&l, "unexpected_msgq_mean", samples ? (double)w->mpit.unexpected_sum / samples : 0.0);
+            clampi_stats_u64(&l, "unexpected_msgq_max", w->mpit.unexpected_max);
+        } else {
+            clampi_stats_str(&l, "unavailable", "no_matching_queue_performance_variables");
+        }
+        clampi_stats_emit(&l);
         if (jf) {
             fprintf(jf, "  {\"rank\":%d,\"receives\":%llu,\"mean_depth\":%.4f,\"max_depth\":%llu,\"histogram\":[", r,
                     (unsigned long long)w->receives, mean, (unsigned long long)w->depth_max);
@@ -225,7 +230,6 @@ void clampi_match_profile_finalize(void) {
             fprintf(jf, "]}%s\n", r + 1 < size ? "," : "");
         }
     }
-    fflush(stdout);
     if (jf) {
         fprintf(jf, "]}\n");
         fclose(jf);
