@@ -36,6 +36,11 @@ struct clampi_carrier_ops {
      * MPI: the duplicate, made from the parent's wire as the communicator was made from the
      * parent (msg.h, clampi_wire_recipe); *wire MPI_COMM_NULL outside the new group. */
     int (*start)(const clampi_mcomm *parent, const clampi_wire_recipe *how, MPI_Comm *wire);
+    /* Optional (UCX), for a communicator made from an enabled one of the same carrier whose
+     * set-up connected every member it shares with it (parent->world): enable without a
+     * collective, since the parent's set-up already agreed on what it would find. Returns
+     * this process's result, agreed on next as enable's is. */
+    int (*enable_like)(clampi_mcomm *mc, const clampi_mcomm *parent);
     /* Optional (MPI: its spare wires, carrier_mpi.c), for a duplicate (CLAMPI_WIRE_DUP) of
      * parent: *spare the slots whose wire waits here for the parent's next duplicate,
      * *used the slots taken here (spare or a live duplicate's), *hint whether the last

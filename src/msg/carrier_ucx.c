@@ -178,7 +178,13 @@ static void fail_posted(clampi_mcomm *mc, int code) {
 /* The endpoints (collective), once every process has its per-peer arrays (prepare). */
 static int enable(clampi_mcomm *mc, unsigned native_base, unsigned native_cap) {
     (void)native_base, (void)native_cap;
-    return clampi_msg_ucx_connect(mc);
+    return clampi_msg_ucx_connect(mc, 0);
+}
+
+/* Made from parent, whose set-up joined every member (parent->world): nothing to exchange. */
+static int enable_like(clampi_mcomm *mc, const clampi_mcomm *parent) {
+    (void)parent;
+    return clampi_msg_ucx_connect(mc, 1);
 }
 
 /* Retired: arrivals nobody can receive any more are dropped (retire.c's sweep drops later ones). */
@@ -195,6 +201,7 @@ const clampi_carrier_ops clampi_carrier_ucx_ops = {
     .name = "ucx",
     .prepare = clampi_msg_ucx_enable,
     .enable = enable,
+    .enable_like = enable_like,
     .entry_send = entry_send,
     .entry_isend = entry_isend,
     .entry_send_mode = entry_send_mode,

@@ -316,8 +316,9 @@ static int enable_joined(MPI_Comm comm, int err, const clampi_carrier_ops *ops, 
  * each: one agreement on the local checks and the carrier's preparation, the carrier's
  * set-up (MPI: its duplicate; UCX: the endpoints' agreement), one agreement on its result,
  * the context id and the serial, and (UCX) a barrier, so nobody sends before everybody can
- * route. A communicator made from an enabled one on the MPI carrier (how: carrier_ops.h,
- * start) skips the first agreement: the duplicate, then one agreement. */
+ * route. A communicator made from an enabled one skips the first agreement: on the MPI
+ * carrier (how: carrier_ops.h, start) the duplicate, then one agreement; on the UCX
+ * carrier (enable_like) one agreement and the barrier. */
 static int enable_with(MPI_Comm comm, int err, const clampi_match_config *cfg, int carrier, unsigned native_base,
                        unsigned native_cap, const clampi_mcomm *parent, const clampi_wire_recipe *how) {
     if (err == MPI_SUCCESS && clampi_msg_comm(comm)) err = MPI_ERR_OTHER; /* already enabled */
@@ -330,6 +331,12 @@ static int enable_with(MPI_Comm comm, int err, const clampi_match_config *cfg, i
         if (ops->prepare) err = ops->prepare(mc);
     }
     if (ops->start && how) return enable_joined(comm, err, ops, mc, parent, how, native_base, native_cap);
+    /* A parent whose set-up joined all its members (the same answer on every process):
+     * the carrier's set-up is local, and one agreement follows. */
+    if (ops->enable_like && how && parent && parent->ops == ops && parent->world) {
+        if (err == MPI_SUCCESS) err = ops->enable_like(mc, parent);
+        return enable_finish(comm, mc, err, parent, WIRES_NONE);
+    }
     int any_err = 0, mine = err != MPI_SUCCESS;
     clampi_carrier_allreduce(&mine, &any_err, 1, MPI_INT, MPI_MAX, comm);
     if (any_err) {

@@ -16,10 +16,11 @@ int clampi_msg_ucx_enable(clampi_mcomm *mc) {
     return !mc->eps || !mc->seq_out || !mc->seq_in || !mc->stash ? MPI_ERR_NO_MEM : MPI_SUCCESS;
 }
 
-int clampi_msg_ucx_connect(clampi_mcomm *mc) {
+int clampi_msg_ucx_connect(clampi_mcomm *mc, int known) {
     ucp_ep_h *eps = mc->eps;
     mc->eps = NULL;
-    int err = clampi_msg_eps_get(mc->comm, eps, &mc->eps_shared, &mc->world); /* collective; all-or-nothing */
+    /* collective (unless known); all-or-nothing */
+    int err = clampi_msg_eps_get(mc->comm, known, eps, &mc->eps_shared, &mc->world);
     if (err != MPI_SUCCESS) {
         free(eps);
         return err;

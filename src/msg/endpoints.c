@@ -26,11 +26,11 @@ ucp_ep_h clampi_msg_ep_connect(clampi_mcomm *mc, int r) {
 
 uint64_t clampi_msg_eps_made(void) { return clampi_ucx_peers_made(&peers); }
 
-int clampi_msg_eps_get(MPI_Comm comm, ucp_ep_h *eps, int *shared, int **world) {
+int clampi_msg_eps_get(MPI_Comm comm, int known, ucp_ep_h *eps, int *shared, int **world) {
     pthread_mutex_lock(&peers.lock);
     peers.worker = clampi_msg_worker();
     pthread_mutex_unlock(&peers.lock);
-    int rc = clampi_ucx_peers_join(&peers, comm, world);
+    int rc = known ? clampi_ucx_peers_known(&peers, comm, world) : clampi_ucx_peers_join(&peers, comm, world);
     if (rc != MPI_SUCCESS) return rc;
     if (!*world) { /* endpoints of its own */
         *shared = 0;

@@ -334,16 +334,18 @@ void clampi_msg_ucx_drop_revoked(clampi_mcomm *mc);
 void clampi_msg_ucx_release_sync_senders(clampi_mcomm *mc, int code);
 /* comm_ucx.c: a communicator's endpoints (collective over mc->comm), barrier, closing. */
 int clampi_msg_ucx_enable(clampi_mcomm *mc); /* local: per-peer arrays */
-int clampi_msg_ucx_connect(clampi_mcomm *mc);
+/* known: every member joined the endpoint table before (clampi_ucx_peers_known: local) */
+int clampi_msg_ucx_connect(clampi_mcomm *mc, int known);
 int clampi_msg_ucx_barrier(clampi_mcomm *mc);
 void clampi_msg_ucx_close_forced(clampi_mcomm *mc); /* MPI_Finalize */
 void clampi_msg_ucx_disconnect(clampi_mcomm *mc);
 void clampi_msg_ucx_close_later(clampi_mcomm *mc); /* retired: under retire.c's lock */
 void clampi_msg_ucx_closes_reap(int all);          /* under retire.c's lock */
 /* endpoints.c: the message worker's endpoints, one per peer process, made at first use.
- * Collective over comm; MPI code. eps[r] may stay NULL until clampi_msg_ep; *world (shared
- * endpoints only, else NULL) is the communicator's map to MPI_COMM_WORLD ranks. */
-int clampi_msg_eps_get(MPI_Comm comm, ucp_ep_h *eps, int *shared, int **world);
+ * Collective over comm (local if known: every member joined before); MPI code. eps[r] may
+ * stay NULL until clampi_msg_ep; *world (shared endpoints only, else NULL) is the
+ * communicator's map to MPI_COMM_WORLD ranks. */
+int clampi_msg_eps_get(MPI_Comm comm, int known, ucp_ep_h *eps, int *shared, int **world);
 void clampi_msg_eps_close_all(void); /* MPI_Finalize */
 ucp_ep_h clampi_msg_ep_connect(clampi_mcomm *mc, int r);
 uint64_t clampi_msg_eps_made(void); /* endpoints this process has made so far */
@@ -372,7 +374,7 @@ static inline void clampi_msg_ucx_release_sync_senders(clampi_mcomm *mc, int cod
     clampi_msg_no_ucx("clampi_msg_ucx_release_sync_senders");
 }
 static inline int clampi_msg_ucx_enable(clampi_mcomm *mc) { return MPI_ERR_UNSUPPORTED_OPERATION; }
-static inline int clampi_msg_ucx_connect(clampi_mcomm *mc) { return MPI_ERR_UNSUPPORTED_OPERATION; }
+static inline int clampi_msg_ucx_connect(clampi_mcomm *mc, int known) { return MPI_ERR_UNSUPPORTED_OPERATION; }
 static inline int clampi_msg_ucx_barrier(clampi_mcomm *mc) { return MPI_ERR_UNSUPPORTED_OPERATION; }
 static inline void clampi_msg_ucx_close_forced(clampi_mcomm *mc) {}
 static inline void clampi_msg_ucx_disconnect(clampi_mcomm *mc) {}

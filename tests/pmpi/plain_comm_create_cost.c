@@ -3,8 +3,8 @@
  * makes, and MPI's own dup):
  * - kept: 50 times MPI_Comm_dup of MPI_COMM_WORLD, then 50 MPI_Comm_free. Enabling clampi's
  *   matching on each duplicate takes, besides MPI's dup: the MPI carrier its own duplicate
- *   (the wire) and one reduction; the UCX carrier three reductions and a barrier (the peers'
- *   addresses are exchanged once, at the first communicator that needs them).
+ *   (the wire) and one reduction; the UCX carrier one reduction and a barrier (its
+ *   parent's set-up already joined every member's endpoint).
  * - loop: 50 times MPI_Comm_dup, then MPI_Comm_free, counted from the third on: the MPI
  *   carrier then takes a freed duplicate's wire (one reduction, no duplicate of its own).
  * - late: the loop again, but each duplicate is freed while its exchange is pending

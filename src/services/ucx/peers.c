@@ -92,6 +92,26 @@ int clampi_ucx_peers_join(clampi_ucx_peers *p, MPI_Comm comm, int **world) {
     return MPI_SUCCESS;
 }
 
+int clampi_ucx_peers_known(clampi_ucx_peers *p, MPI_Comm comm, int **world) {
+    int size;
+    PMPI_Comm_size(comm, &size);
+    int *w = malloc(sizeof *w * (size_t)size);
+    int rc = w ? world_ranks(comm, size, w) : MPI_ERR_NO_MEM;
+    *world = NULL;
+    pthread_mutex_lock(&p->lock);
+    for (int r = 0; rc == MPI_SUCCESS && r < size; r++)
+        if (!p->ep || w[r] == MPI_UNDEFINED || w[r] < 0 || w[r] >= p->world_size ||
+            (!p->addr[w[r]] && (!p->ep[w[r]] || p->keep_addresses)))
+            rc = MPI_ERR_OTHER; /* what clampi_ucx_peers_join would have exchanged */
+    pthread_mutex_unlock(&p->lock);
+    if (rc != MPI_SUCCESS) {
+        free(w);
+        return rc;
+    }
+    *world = w;
+    return MPI_SUCCESS;
+}
+
 ucp_ep_h clampi_ucx_peers_ep(clampi_ucx_peers *p, int w) {
     pthread_mutex_lock(&p->lock);
     ucp_ep_h ep = p->ep && w >= 0 && w < p->world_size ? p->ep[w] : NULL;

@@ -36,6 +36,10 @@ typedef struct clampi_ucx_peers {
  * exchanged: make endpoints of your own, clampi_ucx_connect). Everyone returns the same
  * code and the same answer. */
 int clampi_ucx_peers_join(clampi_ucx_peers *p, MPI_Comm comm, int **world);
+/* The same answer without a collective, for a communicator whose members all joined this
+ * table before (a communicator made from one that joined and got *world): *world, or an
+ * error if some member is unknown here (the caller agrees on it with the others). */
+int clampi_ucx_peers_known(clampi_ucx_peers *p, MPI_Comm comm, int **world);
 /* The endpoint to the process of MPI_COMM_WORLD rank w, made now if there is none yet;
  * NULL if UCX refuses it or its address was never joined. Not inside UCX's callbacks. */
 ucp_ep_h clampi_ucx_peers_ep(clampi_ucx_peers *p, int w);
