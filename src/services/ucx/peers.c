@@ -47,6 +47,13 @@ static int fill(clampi_ucx_peers *p, MPI_Comm comm, int size, const int *w) {
     return ok;
 }
 
+/* What the table lacks for the member of MPI_COMM_WORLD rank w (p->lock held, table made):
+ * 0 nothing, 1 its address (an exchange brings it), 2 it is outside MPI_COMM_WORLD. */
+static int member_missing(const clampi_ucx_peers *p, int w) {
+    if (w == MPI_UNDEFINED || w < 0 || w >= p->world_size) return 2;
+    return !p->addr[w] && (!p->ep[w] || p->keep_addresses);
+}
+
 int clampi_ucx_peers_join(clampi_ucx_peers *p, MPI_Comm comm, int **world) {
     int size, rc;
     PMPI_Comm_size(comm, &size);
@@ -67,9 +74,10 @@ int clampi_ucx_peers_join(clampi_ucx_peers *p, MPI_Comm comm, int **world) {
     }
     need[0] = rc != MPI_SUCCESS || !p->ep;
     for (int r = 0; !need[0] && r < size; r++) {
-        if (w[r] == MPI_UNDEFINED || w[r] < 0 || w[r] >= p->world_size)
+        int m = member_missing(p, w[r]);
+        if (m == 2)
             need[0] = 1;
-        else if (!p->addr[w[r]] && (!p->ep[w[r]] || p->keep_addresses))
+        else if (m)
             need[1] = 1;
     }
     pthread_mutex_unlock(&p->lock);
@@ -99,10 +107,9 @@ int clampi_ucx_peers_known(clampi_ucx_peers *p, MPI_Comm comm, int **world) {
     int rc = w ? world_ranks(comm, size, w) : MPI_ERR_NO_MEM;
     *world = NULL;
     pthread_mutex_lock(&p->lock);
+    if (rc == MPI_SUCCESS && !p->ep) rc = MPI_ERR_OTHER;
     for (int r = 0; rc == MPI_SUCCESS && r < size; r++)
-        if (!p->ep || w[r] == MPI_UNDEFINED || w[r] < 0 || w[r] >= p->world_size ||
-            (!p->addr[w[r]] && (!p->ep[w[r]] || p->keep_addresses)))
-            rc = MPI_ERR_OTHER; /* what clampi_ucx_peers_join would have exchanged */
+        if (member_missing(p, w[r])) rc = MPI_ERR_OTHER; /* what clampi_ucx_peers_join would have exchanged */
     pthread_mutex_unlock(&p->lock);
     if (rc != MPI_SUCCESS) {
         free(w);
