@@ -16,7 +16,7 @@
 /* Who owns the protection of a page (page record `state`). */
 enum {
     CLAMPI_LP_UNTOUCHED = 0, /* never touched: PROT_NONE since allocation */
-    CLAMPI_LP_BUSY = 1,      /* a fault handler is switching it (others retry) */
+    CLAMPI_LP_BUSY = 1,      /* a fault handler or the sampler is switching it (others wait) */
     CLAMPI_LP_OPEN = 2,      /* program's own protection: accesses run at full speed */
     CLAMPI_LP_SAMPLED = 3,   /* re-protected by the sampler: next access is a sample */
 };

@@ -204,14 +204,13 @@ static int access_page(uintptr_t page, clampi_lalloc *a, uintptr_t ip, void *uc,
         }
         return 1;
     case CLAMPI_LP_BUSY:
-        /* Another thread is opening this page (its handler unwinds and calls mprotect:
+        /* Another thread is opening this page, or the sampler closing it (an mprotect:
          * microseconds). Returning at once re-faults again and again meanwhile, a signal
-         * round trip each; waiting here for the state to change costs one. */
-        if (is_fault) {
-            atomic_fetch_add_explicit(&ls.cost.busy_faults, 1, memory_order_relaxed);
-            ls_page_wait_busy(p, page, a->prot);
-        }
-        return 1;
+         * round trip each; waiting here for the state to change costs one. A system
+         * call wrapper looks at the page again afterwards: it may be SAMPLED by then. */
+        if (is_fault) atomic_fetch_add_explicit(&ls.cost.busy_faults, 1, memory_order_relaxed);
+        ls_page_wait_busy(p, page, a->prot);
+        return is_fault ? 1 : 2;
     default: /* OPEN: opened by another thread meanwhile, or a genuine protection fault */
         if (!is_fault) return 1;
         atomic_fetch_add_explicit(&ls.cost.retry_faults, 1, memory_order_relaxed);

@@ -17,7 +17,8 @@
 
 /* Arms (re-protects) up to `run` OPEN pages of one allocation starting at p, with one
  * mprotect: removing access costs a TLB shootdown on every CPU running the program, so
- * it is paid once per run, not per page. Returns the pages armed. */
+ * it is paid once per run, not per page. The pages are BUSY meanwhile (a fault on one
+ * waits). Returns the pages armed. */
 static size_t arm_run(clampi_lpage *p, size_t run, uint64_t now) {
     const clampi_lalloc *a = &ls.allocs[p->alloc];
     if (a->freed || a->unwatched || p->prot == PROT_NONE) return 0;
@@ -28,7 +29,7 @@ static size_t arm_run(clampi_lpage *p, size_t run, uint64_t now) {
     while (k < run && end < a->map_start + a->map_size) {
         clampi_lpage *q = k == 0 ? p : clampi_ltab_find(&ls.tab, end);
         uint32_t st = CLAMPI_LP_OPEN;
-        if (!q || q->prot != p->prot || !atomic_compare_exchange_strong(&q->state, &st, CLAMPI_LP_SAMPLED)) break;
+        if (!q || q->prot != p->prot || !atomic_compare_exchange_strong(&q->state, &st, CLAMPI_LP_BUSY)) break;
         atomic_store(&q->arm_ns, now);
         pages[k++] = q;
         end += ls.sys_page;
@@ -38,15 +39,12 @@ static size_t arm_run(clampi_lpage *p, size_t run, uint64_t now) {
     int rc = mprotect((void *)start, end - start, PROT_NONE);
     atomic_fetch_add_explicit(&ls.cost.arm_mprotects, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&ls.cost.arm_ns, ls_mono_ns() - t0, memory_order_relaxed);
-    if (rc != 0) {
-        for (size_t i = 0; i < k; i++) {
-            uint32_t st = CLAMPI_LP_SAMPLED;
-            atomic_compare_exchange_strong(&pages[i]->state, &st, CLAMPI_LP_OPEN);
-        }
-        return 0;
-    }
-    atomic_fetch_add(&ls.outstanding, (int)k);
-    return k;
+    /* SAMPLED only once closed: a system call wrapper that opened a SAMPLED page between
+     * the state change and this mprotect would have left it closed but marked OPEN, and
+     * nobody opens an OPEN page again (the kernel's copy then fails for good) */
+    if (rc == 0) atomic_fetch_add(&ls.outstanding, (int)k);
+    for (size_t i = 0; i < k; i++) atomic_store(&pages[i]->state, rc == 0 ? CLAMPI_LP_SAMPLED : CLAMPI_LP_OPEN);
+    return rc == 0 ? k : 0;
 }
 
 static void round_once(uint64_t *rng, uint64_t round_ns) {
