@@ -5,10 +5,13 @@ prints wall-clock, CPU-time (user+sys) and peak-resident-size ratios, the record
 sampler dropped, and where its time went.
 
   overhead.py --lib LIB [--launcher "mpiexec -n 2"] [--trials N] [--json OUT] [--label NAME]
-              [--env VAR=VALUE ...] [--compare VAR=VALUE ...] [--cli CLAMPI_LOCALITY] -- PROGRAM ARGS...
+              [--env VAR=VALUE ...] [--compare VAR=VALUE ...] [--compare-lib LIB2]
+              [--cli CLAMPI_LOCALITY] -- PROGRAM ARGS...
 
 --compare adds a third run per trial, the sampler with those settings (e.g.
-CLAMPI_LOCALITY_SAMPLE_AHEAD=0: one fault per first touch), in the same rotation.
+CLAMPI_LOCALITY_SAMPLE_AHEAD=0: one fault per first touch), in the same rotation;
+--compare-lib makes that third run use another build of the library (an A/B of two
+versions of the sampler against each other and plain; with --compare too, both apply).
 --cli runs the sampled program through the command (`clampi-locality run --sample -o DIR --`,
 with CLAMPI_LOCALITY_SAMPLE_LIB=LIB), as a user does: its start-up and JSON annotation count.
 
@@ -128,6 +131,7 @@ def main():
     ap.add_argument("--launcher", default="")
     ap.add_argument("--env", action="append", default=[], help="VAR=VALUE for both runs")
     ap.add_argument("--compare", action="append", default=[], help="VAR=VALUE of a third run, sampled")
+    ap.add_argument("--compare-lib", help="the library of the third run (default: --lib)")
     ap.add_argument("--cli", help="the clampi-locality command: sampled runs go through it")
     a = ap.parse_args(argv[:cut])
     prog = argv[cut + 1:]
@@ -139,7 +143,8 @@ def main():
     cmd = launcher + prog
     res = {"plain": [], "sample": []}
     modes = ["plain", "sample"]
-    if a.compare:
+    third = a.compare or a.compare_lib
+    if third:
         res["compare"] = []
         modes.append("compare")
     sums, csums = [], []
@@ -149,9 +154,10 @@ def main():
             order.reverse()
         for mode in order:
             out = tempfile.mkdtemp(prefix="clampi_sample_overhead_")
-            sampled = launcher + ["env", "LD_PRELOAD=" + os.path.abspath(a.lib), "CLAMPI_LOCALITY_OUT=" + out]
+            lib = os.path.abspath(a.compare_lib if mode == "compare" and a.compare_lib else a.lib)
+            sampled = launcher + ["env", "LD_PRELOAD=" + lib, "CLAMPI_LOCALITY_OUT=" + out]
             if a.cli:
-                sampled = launcher + ["env", "CLAMPI_LOCALITY_SAMPLE_LIB=" + os.path.abspath(a.lib)]
+                sampled = launcher + ["env", "CLAMPI_LOCALITY_SAMPLE_LIB=" + lib]
             if mode == "compare":
                 sampled += a.compare
             if a.cli:
@@ -175,18 +181,19 @@ def main():
     m = median_summary(sums) if sums and sums[0]["ranks"] else None
     by = print_cost(a.label, med, m) if m else None
     compare = None
-    if a.compare:
+    if third:
         cw, cc = (med["compare"][i] / med["plain"][i] for i in range(2))
         cm = median_summary(csums) if csums and csums[0]["ranks"] else None
+        what = " ".join(a.compare + (["library " + a.compare_lib] if a.compare_lib else []))
         print("%s with %s: median wall %.3f s cpu %.3f s | slowdown wall %.2fx cpu %.2fx"
-              % (a.label, " ".join(a.compare), med["compare"][0], med["compare"][1], cw, cc))
+              % (a.label, what, med["compare"][0], med["compare"][1], cw, cc))
         if cm:
-            print_cost(a.label + " with " + " ".join(a.compare), {"plain": med["plain"], "sample": med["compare"]}, cm)
-        compare = {"env": a.compare, "slowdown_wall": cw, "slowdown_cpu": cc, "sampler": cm}
+            print_cost(a.label + " with " + what, {"plain": med["plain"], "sample": med["compare"]}, cm)
+        compare = {"env": a.compare, "lib": a.compare_lib, "slowdown_wall": cw, "slowdown_cpu": cc, "sampler": cm}
     if a.json:
         os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
         with open(a.json, "w") as f:
-            json.dump({"label": a.label, "command": cmd, "env": a.env, "trials": res,
+            json.dump({"label": a.label, "command": cmd, "env": a.env, "lib": a.lib, "trials": res,
                        "trial_fields": ["wall_s", "cpu_s", "maxrss_mb"], "median": med, "slowdown_wall": rw,
                        "slowdown_cpu": rc, "memory_ratio": rm, "sampler": m, "seconds_by_mechanism": by, "compare": compare, "cli": a.cli,
                        "load_average": os.getloadavg(), "date": time.strftime("%Y-%m-%d %H:%M:%S")}, f, indent=1)

@@ -17,7 +17,7 @@ enum clampi_lalloc_kind {
 /* The contract's "kind" strings, indexed by enum clampi_lalloc_kind. */
 extern const char *const clampi_lalloc_kind_names[];
 
-#define CLAMPI_LA_FRAMES 12 /* operator new <- 7 frames of -O0 std::vector <- main */
+#define CLAMPI_LA_FRAMES 24 /* operator new <- 7 frames of -O0 std::vector <- main; MPI_Init <- 20 frames of Open MPI */
 
 typedef struct clampi_lalloc {
     uintptr_t start;     /* address the program got */

@@ -185,6 +185,15 @@ static int is_user_path(const char *path, const module *m) {
     return strncmp(b, "libclampi", 9) != 0; /* clampi's own allocators: report their caller */
 }
 
+/* An address in clampi's own code (the sampler's thread trampoline starts every thread):
+ * never a location of the program's data, even where it is the only frame with a line. */
+static int in_clampi(uintptr_t ip) {
+    const module *m = module_of(ip);
+    if (!m) return 0;
+    const char *b = strrchr(m->path, '/');
+    return strncmp(b ? b + 1 : m->path, "libclampi", 9) == 0;
+}
+
 /* Whether addr2line can find any line for the module: its own .debug_line, or a separate
  * debug file by build id (/usr/lib/debug/.build-id/ab/cdef....debug) or by debug link.
  * Most system libraries have neither: their addresses would all come back "??", and
@@ -402,6 +411,7 @@ static int mark_fallbacks(void) {
             /* ls_resolve_alloc_loc's fallback: the innermost frame with a line; frames
              * outside a line already known can be it */
             for (int f = 0; f < ls.allocs[i].nframes; f++) {
+                if (in_clampi(ls.allocs[i].frames[f])) continue;
                 const res *r = find(ls.allocs[i].frames[f] - 1);
                 if (r && r->n > 0) break;
                 mark(ls.allocs[i].frames[f] - 1, &any);
@@ -559,7 +569,7 @@ const char *ls_resolve_alloc_loc(const clampi_lalloc *a, void *arg, char *buf, s
     if (r) return format(r, k, buf, n);
     /* inside a library (MPI's own buffers): its innermost known line, else unknown */
     for (int i = 0; i < a->nframes; i++)
-        if ((r = find(a->frames[i] - 1)) && r->n > 0) return format(r, 0, buf, n);
+        if (!in_clampi(a->frames[i]) && (r = find(a->frames[i] - 1)) && r->n > 0) return format(r, 0, buf, n);
     return "?";
 }
 
