@@ -192,6 +192,12 @@ def case_members(args):
                   f"{a} allocated before {b}")
     for wrong in ("Dom", "Pair", "Flat", "locDom", "pair", "flat"):
         check(wrong not in structs, f"a member named after its object: '{wrong}'")
+    # an allocation wrapper's arrays: named after the caller's variable, at the wrapper's line
+    for name in ("m_vol", "pressure"):
+        got = structs.get(name, [])
+        check(len(got) == 1 and got[0]["alloc_location"] == m["WRAP"],
+              f"'{name}' (allocation wrapper): {[s['alloc_location'] for s in got]}, want [{m['WRAP']}] "
+              f"({sorted(structs)})")
     # resize value-initializes: every page wholly inside a member is first touched on the
     # member's own line, the first one too (at -O0 libstdc++ constructs the first element
     # in a function of its own that returns right after the store); the edge pages are

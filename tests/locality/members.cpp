@@ -1,8 +1,25 @@
 // C++ members named as a debugger prints them: std::vector members of objects made with
 // new, set up in constructors (in the body, one per line; in an initializer list; several
-// on one line). Built at -O2 (inlined libstdc++ code).
+// on one line); arrays from an allocation wrapper named after the variable the caller
+// assigns (a member, a local). Built at -O2 (inlined libstdc++ code and wrapper) and -O0.
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
+
+// An allocation wrapper, as LULESH's Allocate<T>: its own line names nothing.
+template <typename T> T *AllocateArray(size_t n) {
+    return static_cast<T *>(malloc(sizeof(T) * n)); // @WRAP
+}
+struct Mesh {
+    explicit Mesh(int n);
+    ~Mesh() { free(m_vol); }
+    double *m_vol;
+};
+// clang-format off
+Mesh::Mesh(int n) {
+    m_vol = AllocateArray<double>(n); // the assignment on a line of its own, as LULESH writes it
+}
+// clang-format on
 
 class Dom {
   public:
@@ -24,17 +41,22 @@ int main(int argc, char **argv) {
     Dom *locDom = new Dom(n);
     Pair *pair = new Pair(n);
     Flat *flat = new Flat(n);
+    Mesh *mesh = new Mesh(n);
+    double *pressure = AllocateArray<double>(n);
     double s = 0;
     for (int i = 0; i < n; i++) {
         locDom->m_x[i] = i;
         locDom->m_y[i] = s;
         pair->m_a[i] = pair->m_b[i] + i;
         flat->m_p[i] = flat->m_q[i] + 1;
+        mesh->m_vol[i] = pressure[i] = i;
         s += locDom->m_x[i] * 1e-9 + pair->m_a[i] * 1e-9 + flat->m_p[i] * 1e-9;
     }
     std::printf("%g\n", s + (argv[0] ? 0 : 1));
     delete locDom;
     delete pair;
     delete flat;
+    delete mesh;
+    free(pressure);
     return s < 0;
 }

@@ -528,7 +528,8 @@ def check_fortran(a):
 
 def check_members(a):
     """tests/locality/members.cpp: C++ members named as a debugger prints them, two on one
-    line told apart (m_a, m_b; m_p, m_q), each once at its own line."""
+    line told apart (m_a, m_b; m_p, m_q), each once at its own line; an allocation
+    wrapper's arrays named after the caller's variable (m_vol, pressure)."""
     p = run(a.cmd, a.env)
     if p.returncode != 0:
         fail("program exit %d" % p.returncode)
@@ -538,7 +539,7 @@ def check_members(a):
     for s in meta["structures"]:
         got.setdefault(s["name"], []).append(s["alloc_location"])
     for name, mark in (("m_x", "@MX"), ("m_y", "@MY"), ("m_a", "@PAIR"), ("m_b", "@PAIR"), ("m_p", "@FLAT"),
-                       ("m_q", "@FLAT")):
+                       ("m_q", "@FLAT"), ("m_vol", "@WRAP"), ("pressure", "@WRAP")):
         want = ["%s:%d" % (base, marker_line(a.src, mark))]
         if got.get(name) != want:
             fail("%s allocated at %s, want %s (structures %s)" % (name, got.get(name), want, sorted(got)))

@@ -629,6 +629,42 @@ static void line_sites(const res *r, int k, int *rank, int *count) {
     }
 }
 
+/* The variable a line assigns (cl_srcname.h), also when the statement began on the line
+ * before ("double *u =" / "malloc(n);"). */
+static int name_on_line(const char *path, int line, char *buf, size_t n) {
+    char src[1024], prev[1024], joined[2048];
+    if (!source_line(path, line, src, sizeof src)) return 0;
+    if (cl_srcname_from_line(src, buf, n)) return 1;
+    if (line > 1 && source_line(path, line - 1, prev, sizeof prev)) {
+        size_t len = strlen(prev);
+        while (len > 0 && (prev[len - 1] == '\n' || prev[len - 1] == ' ' || prev[len - 1] == '\t')) prev[--len] = 0;
+        if (len > 0 && (prev[len - 1] == '=' || prev[len - 1] == '(' || prev[len - 1] == ',')) {
+            snprintf(joined, sizeof joined, "%s %s", prev, src);
+            return cl_srcname_from_line(joined, buf, n);
+        }
+    }
+    return 0;
+}
+
+/* An allocation wrapper's line names nothing ("return static_cast<T *>(malloc(n));" in
+ * LULESH's Allocate<T>): the variable its caller assigns the result to, on the next lines
+ * of the program outward (inlined callers, then calling frames), up to OUTER_LINES. */
+#define OUTER_LINES 3
+static int name_from_callers(const clampi_lalloc *a, const res *r, int k, int frame, char *buf, size_t n) {
+    int tried = 0;
+    for (int f = frame; f < a->nframes && tried < OUTER_LINES; f++) {
+        const res *o = f == frame ? r : find(a->frames[f] - 1);
+        if (!o || o->user < 0) continue;
+        const module *m = module_of(o->ip);
+        for (int j = f == frame ? k + 1 : o->user; j < o->n && tried < OUTER_LINES; j++) {
+            if (!m || !is_user_path(o->path[j], m)) continue;
+            tried++;
+            if (name_on_line(o->path[j], o->line[j], buf, n)) return 1;
+        }
+    }
+    return 0;
+}
+
 const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t n) {
     (void)arg;
     int k, frame;
@@ -647,7 +683,8 @@ const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t
             snprintf(buf, n, "%s", members[count == m ? rank : 0]);
             return buf;
         }
-        if (cl_srcname_from_line(src, buf, n)) return buf;
+        if (name_on_line(r->path[k], r->line[k], buf, n)) return buf;
+        if (name_from_callers(a, r, k, frame, buf, n)) return buf;
     }
     if (r || a->nframes == 0) return NULL; /* alloc@file.c:123 */
     /* no source line in the program: alloc@<library> */

@@ -17,6 +17,10 @@
 
 /* ---------------- source locations ---------------- */
 
+/* How many of the program's lines outward of an allocation's are kept, for naming the
+ * variable behind an allocation wrapper (alloc_name_uncached). */
+#define CL_OUTER_LINES 3
+
 typedef struct {
     ExeContext *ec;
     HChar short_loc[128]; /* "file.c:123" or "?" */
@@ -31,6 +35,9 @@ typedef struct {
     Bool alloc;     /* an allocation's location (else a first touch's) */
     Int site_rank;  /* line_sites: this site's place among the line's, -1 not known yet */
     Int site_count;
+    Int n_outer; /* the program's next lines outward (inlined callers, calling frames) */
+    HChar *outer_path[CL_OUTER_LINES];
+    UInt outer_line[CL_OUTER_LINES];
 } Loc;
 
 static Loc *locs;
@@ -131,22 +138,27 @@ static Bool parse_described(const HChar *d, HChar *fn, Int fncap, HChar *path, I
  * at the same instruction. */
 static void visit_frame(UInt n, DiEpoch ep, Addr ip, void *opaque) {
     FrameWalk *w = opaque;
-    if (w->found_program) return;
-    note_owner(w->out, n, ep, ip);
+    Loc *l = w->out;
+    if (w->found_program && l->n_outer == CL_OUTER_LINES) return;
+    if (!w->found_program) note_owner(l, n, ep, ip);
     InlIPCursor *iipc = VG_(new_IIPC)(ep, ip);
     do {
         HChar fn[256], path[512];
         UInt line;
         if (!parse_described(VG_(describe_IP)(ep, ip, iipc), fn, sizeof fn, path, sizeof path, &line)) continue;
         if (!is_system_level(ep, ip, path, fn)) {
-            set_loc(w->out, path, line);
-            w->out->ip = ip;
+            if (w->found_program) { /* a line further out, for naming */
+                l->outer_path[l->n_outer] = VG_(strdup)("cl.outer", path);
+                l->outer_line[l->n_outer++] = line;
+                if (l->n_outer == CL_OUTER_LINES) break;
+                continue;
+            }
+            set_loc(l, path, line);
+            l->ip = ip;
             w->found_program = True;
-            w->out->program = True;
-            break;
-        }
-        if (!w->found_any) {
-            set_loc(w->out, path, line);
+            l->program = True;
+        } else if (!w->found_any && !w->found_program) {
+            set_loc(l, path, line);
             w->found_any = True;
         }
     } while (VG_(next_IIPC)(iipc));
@@ -186,7 +198,7 @@ static void loc_index_rebuild(UWord cap) {
 }
 
 static const Loc *resolve(ExeContext *ec) {
-    static const Loc unknown = {NULL, "?", "", 0, "", False, 0, False, 0, False, -1, 0};
+    static const Loc unknown = {NULL, "?", "", 0, "", False, 0, False, 0, False, -1, 0, 0, {NULL}, {0}};
     if (!ec) return &unknown;
     if (!loc_index) loc_index_rebuild(1024);
     UWord h = hash_ec(ec) & loc_mask;
@@ -263,6 +275,19 @@ static Bool ends_with_continuation(const HChar *s) {
     return n > 0 && (s[n - 1] == '=' || s[n - 1] == '(' || s[n - 1] == ',');
 }
 
+/* The variable a line assigns (cl_srcname.h), also when the statement began on the line
+ * before ("double *u =" / "malloc(n);"). */
+static Bool name_on_line(const HChar *path, UInt line, HChar *out, Int cap) {
+    HChar src[512], prev[512], joined[1024];
+    if (!source_line(path, line, src, sizeof src)) return False;
+    if (cl_srcname_from_line(src, out, cap)) return True;
+    if (line > 1 && source_line(path, line - 1, prev, sizeof prev) && ends_with_continuation(prev)) {
+        VG_(snprintf)(joined, sizeof joined, "%s %s", prev, src);
+        if (cl_srcname_from_line(joined, out, cap)) return True;
+    }
+    return False;
+}
+
 /* Several allocations of the program on one line (a C++ constructor setting up members:
  * "Dom(int n) : m_x(n), m_y(n) {}"): the allocation sites, distinct instructions of that
  * line, follow the members' order in the code. Which one is where's, of how many? */
@@ -300,7 +325,7 @@ static void alloc_name_uncached(const Alloc *al, HChar *out, Int cap) {
         return;
     }
     const Loc *l = resolve(al->where);
-    HChar line[512], prev[512], joined[1024];
+    HChar line[512];
     /* a heap block a library allocated for itself is not the program's variable (the
      * memory MPI_Alloc_mem returns, and mmaps such as a
      * shared window's segment, are) */
@@ -321,11 +346,11 @@ static void alloc_name_uncached(const Alloc *al, HChar *out, Int cap) {
                 return;
             }
         }
-        if (cl_srcname_from_line(line, out, cap)) return;
-        if (l->line > 1 && source_line(l->path, l->line - 1, prev, sizeof prev) && ends_with_continuation(prev)) {
-            VG_(snprintf)(joined, sizeof joined, "%s %s", prev, line);
-            if (cl_srcname_from_line(joined, out, cap)) return;
-        }
+        if (name_on_line(l->path, l->line, out, cap)) return;
+        /* an allocation wrapper's line names nothing ("return static_cast<T *>(malloc(n));"
+         * in LULESH's Allocate<T>): the variable its caller assigns the result to */
+        for (Int i = 0; i < l->n_outer; i++)
+            if (name_on_line(l->outer_path[i], l->outer_line[i], out, cap)) return;
     }
     if (l->line)
         VG_(snprintf)(out, cap, "alloc@%s", l->short_loc);
