@@ -190,7 +190,7 @@ def case_members(args):
         if structs.get(a) and structs.get(b):
             check(int(structs[a][0]["address"], 16) < int(structs[b][0]["address"], 16),
                   f"{a} allocated before {b}")
-    for wrong in ("Dom", "Pair", "Flat", "locDom", "pair", "flat"):
+    for wrong in ("Dom", "Pair", "Flat", "Mesh", "locDom", "pair", "flat", "mesh"):
         check(wrong not in structs, f"a member named after its object: '{wrong}'")
     # an allocation wrapper's arrays: named after the caller's variable, at the wrapper's line
     for name in ("m_vol", "pressure"):

@@ -11,15 +11,10 @@ template <typename T> T *AllocateArray(size_t n) {
     return static_cast<T *>(malloc(sizeof(T) * n)); // @WRAP
 }
 struct Mesh {
-    explicit Mesh(int n);
+    explicit Mesh(int n) { m_vol = AllocateArray<double>(n); }
     ~Mesh() { free(m_vol); }
     double *m_vol;
 };
-// clang-format off
-Mesh::Mesh(int n) {
-    m_vol = AllocateArray<double>(n); // the assignment on a line of its own, as LULESH writes it
-}
-// clang-format on
 
 class Dom {
   public:

@@ -67,6 +67,10 @@ int main(void) {
     expect("char *buf = mmap(NULL, sz, PROT_READ, MAP_SHARED, fd, 0);", "buf");
     expect("if (a) b = malloc(4);", "b");
     expect("MPI_Alloc_mem(bytes, MPI_INFO_NULL, &buffer);", "buffer");
+    expect("explicit Mesh(int n) { m_vol = Allocate<double>(n); }", "m_vol");
+    expect("Mesh::Mesh(int n) { n_ = n; m_v = new double[n]; }", "m_v");
+    expect("if (n > 0) { buf = malloc(n); }", "buf");
+    expect("Mesh(int n) : n_(n) { m_w = Allocate<double>(n); }", "m_w");
     expect("MPI_Init(&argc, &argv);", NULL);
     expect("return malloc(n);", NULL);
     expect("foo(n);", NULL);

@@ -328,6 +328,43 @@ int cl_srcname_members(const char *line, char *names, unsigned long cap, int max
     return found;
 }
 
+/* Rule 5: a function body on the line, "Mesh(int n) { n_ = n; m_v = Allocate<double>(n); }":
+ * the first statement of the body that assigns the result of a call or a new-expression. */
+static int from_body(const char *s, unsigned long n, char *out, unsigned long cap) {
+    unsigned long i = 0;
+    int depth = 0, closed = 0;
+    for (; i < n; i++) {
+        if (s[i] == '"' || s[i] == '\'') return 0;
+        if (s[i] == '(' || s[i] == '[') depth++;
+        if (s[i] == ')' || s[i] == ']') {
+            depth--;
+            closed = depth == 0;
+        }
+        if (s[i] == '{' && depth == 0 && closed) break;
+    }
+    if (i >= n) return 0;
+    unsigned long end = skip_group(s, n, i) - 1; /* the closing brace, or the line's end */
+    for (unsigned long b = i + 1; b < end;) {
+        unsigned long e = b;
+        depth = 0;
+        while (e < end && (s[e] != ';' || depth)) {
+            if (s[e] == '(' || s[e] == '[' || s[e] == '{') depth++;
+            if (s[e] == ')' || s[e] == ']' || s[e] == '}') depth--;
+            e++;
+        }
+        int assigns = 0, calls = 0;
+        for (unsigned long k = b; k < e; k++) {
+            if (s[k] == '=' && !assigns)
+                assigns = 1;
+            else if (assigns && (s[k] == '(' || (starts(s + k, e - k, "new") && k + 3 < e && !is_ident(s[k + 3]))))
+                calls = 1;
+        }
+        if (calls && from_assignment(s + b, e - b, out, cap)) return 1;
+        b = e + 1;
+    }
+    return 0;
+}
+
 int cl_srcname_from_line(const char *line, char *out, unsigned long cap) {
     char buf[512];
     unsigned long n = 0, len = str_len(line);
@@ -342,6 +379,7 @@ int cl_srcname_from_line(const char *line, char *out, unsigned long cap) {
     buf[n] = 0;
     if (from_assignment(buf, n, out, cap)) return 1;
     if (from_out_argument(buf, n, out, cap)) return 1;
+    if (from_body(buf, n, out, cap)) return 1;
     if (from_call_or_declaration(buf, n, out, cap)) return 1;
     if (cap) out[0] = 0;
     return 0;
