@@ -77,6 +77,12 @@ int main(void) {
     expect("x == malloc(3);", NULL);
     expect("x += 3;", NULL);
     expect("", NULL);
+    char joined[64];
+    if (!cl_srcname_from_statement("    double *u =\n", "        malloc(n);", joined, sizeof joined) ||
+        strcmp(joined, "u") != 0 || cl_srcname_from_statement("x = 1;", "malloc(n);", joined, sizeof joined)) {
+        printf("FAIL: a statement continued from the line before\n");
+        failures++;
+    }
     char tiny[3];
     if (!cl_srcname_from_line("abcdef = malloc(1);", tiny, sizeof tiny) || strcmp(tiny, "ab") != 0) {
         fprintf(stderr, "FAIL: truncation to the buffer\n");

@@ -176,22 +176,24 @@ static int is_std_function(const char *fn) {
 
 /* The program's own code: not a system library (/usr/lib, /lib), not a system header
  * inlined into the program (/usr/include), not clampi's own allocators. */
+/* A module of clampi's own (libclampi*.so: the sampler, clampi's allocators). */
+static int is_clampi_module(const module *m) {
+    const char *b = strrchr(m->path, '/');
+    return strncmp(b ? b + 1 : m->path, "libclampi", 9) == 0;
+}
+
 static int is_user_path(const char *path, const module *m) {
     if (path == NULL || strncmp(path, "/usr/", 5) == 0 || strncmp(m->path, "/usr/lib", 8) == 0 ||
         strncmp(m->path, "/lib", 4) == 0)
         return 0;
-    const char *b = strrchr(m->path, '/');
-    b = b ? b + 1 : m->path;
-    return strncmp(b, "libclampi", 9) != 0; /* clampi's own allocators: report their caller */
+    return !is_clampi_module(m); /* clampi's own allocators: report their caller */
 }
 
 /* An address in clampi's own code (the sampler's thread trampoline starts every thread):
  * never a location of the program's data, even where it is the only frame with a line. */
 static int in_clampi(uintptr_t ip) {
     const module *m = module_of(ip);
-    if (!m) return 0;
-    const char *b = strrchr(m->path, '/');
-    return strncmp(b ? b + 1 : m->path, "libclampi", 9) == 0;
+    return m && is_clampi_module(m);
 }
 
 /* Whether addr2line can find any line for the module: its own .debug_line, or a separate
@@ -632,18 +634,10 @@ static void line_sites(const res *r, int k, int *rank, int *count) {
 /* The variable a line assigns (cl_srcname.h), also when the statement began on the line
  * before ("double *u =" / "malloc(n);"). */
 static int name_on_line(const char *path, int line, char *buf, size_t n) {
-    char src[1024], prev[1024], joined[2048];
+    char src[1024], prev[1024];
     if (!source_line(path, line, src, sizeof src)) return 0;
-    if (cl_srcname_from_line(src, buf, n)) return 1;
-    if (line > 1 && source_line(path, line - 1, prev, sizeof prev)) {
-        size_t len = strlen(prev);
-        while (len > 0 && (prev[len - 1] == '\n' || prev[len - 1] == ' ' || prev[len - 1] == '\t')) prev[--len] = 0;
-        if (len > 0 && (prev[len - 1] == '=' || prev[len - 1] == '(' || prev[len - 1] == ',')) {
-            snprintf(joined, sizeof joined, "%s %s", prev, src);
-            return cl_srcname_from_line(joined, buf, n);
-        }
-    }
-    return 0;
+    int has_prev = line > 1 && source_line(path, line - 1, prev, sizeof prev);
+    return cl_srcname_from_statement(has_prev ? prev : NULL, src, buf, n);
 }
 
 /* An allocation wrapper's line names nothing ("return static_cast<T *>(malloc(n));" in

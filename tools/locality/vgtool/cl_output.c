@@ -269,23 +269,13 @@ static Bool source_line(const HChar *path, UInt line, HChar *buf, Int cap) {
     return True;
 }
 
-static Bool ends_with_continuation(const HChar *s) {
-    Int n = (Int)VG_(strlen)(s);
-    while (n > 0 && VG_(isspace)(s[n - 1])) n--;
-    return n > 0 && (s[n - 1] == '=' || s[n - 1] == '(' || s[n - 1] == ',');
-}
-
 /* The variable a line assigns (cl_srcname.h), also when the statement began on the line
  * before ("double *u =" / "malloc(n);"). */
 static Bool name_on_line(const HChar *path, UInt line, HChar *out, Int cap) {
-    HChar src[512], prev[512], joined[1024];
+    HChar src[512], prev[512];
     if (!source_line(path, line, src, sizeof src)) return False;
-    if (cl_srcname_from_line(src, out, cap)) return True;
-    if (line > 1 && source_line(path, line - 1, prev, sizeof prev) && ends_with_continuation(prev)) {
-        VG_(snprintf)(joined, sizeof joined, "%s %s", prev, src);
-        if (cl_srcname_from_line(joined, out, cap)) return True;
-    }
-    return False;
+    Bool has_prev = line > 1 && source_line(path, line - 1, prev, sizeof prev);
+    return cl_srcname_from_statement(has_prev ? prev : NULL, src, out, cap) != 0;
 }
 
 /* Several allocations of the program on one line (a C++ constructor setting up members:

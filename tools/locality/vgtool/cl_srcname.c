@@ -384,3 +384,18 @@ int cl_srcname_from_line(const char *line, char *out, unsigned long cap) {
     if (cap) out[0] = 0;
     return 0;
 }
+
+int cl_srcname_from_statement(const char *prev, const char *line, char *out, unsigned long cap) {
+    if (cl_srcname_from_line(line, out, cap)) return 1;
+    if (!prev) return 0;
+    unsigned long n = str_len(prev);
+    while (n > 0 && is_space(prev[n - 1])) n--;
+    if (n == 0 || (prev[n - 1] != '=' && prev[n - 1] != '(' && prev[n - 1] != ',')) return 0;
+    char joined[1024];
+    unsigned long k = 0;
+    for (unsigned long i = 0; i < n && k + 2 < sizeof joined; i++) joined[k++] = prev[i];
+    joined[k++] = ' ';
+    for (unsigned long i = 0; line[i] && k + 1 < sizeof joined; i++) joined[k++] = line[i];
+    joined[k] = 0;
+    return cl_srcname_from_line(joined, out, cap);
+}

@@ -15,6 +15,11 @@
  * Returns 1 when a name was found, 0 otherwise (out is then ""). */
 int cl_srcname_from_line(const char *line, char *out, unsigned long cap);
 
+/* cl_srcname_from_line on `line`, else, when the statement began on the line before
+ * (`prev` ends with '=', '(' or ','; NULL if there is none), on the two joined:
+ *   "double *u =" / "malloc(n);"     -> "u" */
+int cl_srcname_from_statement(const char *prev, const char *line, char *out, unsigned long cap);
+
 /* The names a line allocates, in source order, when one line can hold several
  * allocations of the program's (the tools then tell them apart by their order in the
  * code): a C++ constructor's members, a Fortran allocate statement's objects.
