@@ -327,6 +327,15 @@ static int write_json(const clampi_lout *o) {
     clampi_lw_str(&w, "]");
     json_key(&w, "work_unit");
     clampi_lw_json_str(&w, o->work_unit);
+    if (o->thread_creator) {
+        json_key(&w, "thread_creator");
+        clampi_lw_str(&w, "[");
+        for (int t = 0; t < o->nthreads; t++) {
+            if (t) clampi_lw_str(&w, ", ");
+            clampi_lw_json_str(&w, o->thread_creator[t]);
+        }
+        clampi_lw_str(&w, "]");
+    }
     json_key(&w, "thread_accesses");
     clampi_lw_str(&w, "[");
     for (int t = 0; t < o->nthreads; t++) {

@@ -55,7 +55,8 @@ typedef struct clampi_lout {
     const char *signal; /* "SIGSEGV" or NULL */
     int nthreads;
     const uint64_t *thread_work;
-    const char *work_unit; /* "cpu_ns" */
+    const char *work_unit;             /* "cpu_ns" */
+    const char *const *thread_creator; /* per thread: the module that created it, "" unknown; NULL: none */
     const clampi_ltab *tab;
     double count_scale;                                         /* reported count = round(samples * factor), factor = */
     double (*count_factor)(const clampi_lpage *rec, void *arg); /* this, or count_scale */

@@ -296,6 +296,8 @@ def case_lambda(args):
     _, meta = read_rank(args.out)
     work = meta["thread_work"]
     check(meta["work_unit"] == "instructions" and len(work) == 3, f"thread_work {work}")
+    prog = os.path.basename(args.command[0])
+    check(meta.get("thread_creator") == ["", prog, prog], f"thread_creator {meta.get('thread_creator')}, want the program's")
     if len(work) == 3:
         ratio = work[2] / work[1]
         check(2.95 < ratio < 3.05, f"work ratio thread 2 / thread 1 = {ratio:.3f}, expected 3")

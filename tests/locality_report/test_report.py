@@ -157,6 +157,22 @@ class ReportTest(unittest.TestCase):
         self.assertEqual((lam["threads_counted"], lam["threads"]), (2, 3))
         self.assertAlmostEqual(lam["lambda_all_threads_pct"], (5000 / (10003 / 3) - 1) * 100)
 
+    def test_lambda_leaves_out_runtime_threads(self):
+        # an MPI progress thread and UCX's async thread that ran a lot (thread_creator names
+        # their libraries) are not the program's; OpenMP's and the program's own threads are
+        self.write_rank(0, [("0x1000", 0, "a.c:1", 0, "a.c:2", "x", 1, 1, 1, 1, 1)], 5,
+                        thread_work=[100, 300, 900, 100, 800],
+                        thread_creator=["", "libgomp.so.1", "libopen-pal.so.40", "prog", "libucs.so.0.0.0"])
+        self.run_report()
+        lam = self.rep["load_imbalance"]
+        self.assertEqual(lam["runtime_threads"], ["T2", "T4"])
+        self.assertEqual((lam["threads_counted"], lam["threads"]), (3, 5))
+        self.assertAlmostEqual(lam["lambda_pct"], 80.0)       # 300 / (500 / 3) - 1
+        self.assertIn("runtime threads left out: T2, T4", self.summary)
+        with open(os.path.join(self.dir, "rank0.json"), "w") as f:
+            json.dump(meta(0, 5, thread_creator="libmpi.so"), f)
+        self.assert_rejected("thread_creator must be a list of strings")
+
     def test_lambda_across_ranks(self):
         # ranks are threads of their own process: L = (10, 30 | 20, 20) -> 30/20 - 1 = 50 %
         self.write_rank(0, [("0x1000", 0, "a.c:1", 0, "a.c:2", "x", 1, 1)], 2, thread_work=[10, 30])

@@ -73,6 +73,9 @@ def known_attempt(a):
         fail("json header: %s" % {k: meta[k] for k in ("mode", "counts", "complete")})
     if meta["threads"] != 3 or len(meta["thread_work"]) != 3 or min(meta["thread_work"]) <= 0:
         fail("threads/thread_work: %s %s" % (meta["threads"], meta["thread_work"]))
+    prog = os.path.basename(a.cmd[0])
+    if meta.get("thread_creator") != ["", prog, prog]:  # the program creates its workers
+        fail("thread_creator %s, want ['', %r, %r]" % (meta.get("thread_creator"), prog, prog))
     base = os.path.basename(a.src)
     ft_loc = "%s:%d" % (base, marker_line(a.src, "/* FIRST-TOUCH */"))
     alloc_loc = "%s:%d" % (base, marker_line(a.src, "/* ALLOC */"))
@@ -479,6 +482,29 @@ def check_mpi(a):
                 fail("rank %d: a structure with no known allocator (%s bytes): its stack was cut short" % (r, st["size"]))
             if st["alloc_location"].split(":")[0] in own:
                 fail("rank %d: %s allocated at %s, a line of the sampler's own" % (r, st["name"], st["alloc_location"]))
+    # The program starts no thread: any other is the MPI's (progress, PMIx, UCX async), named
+    # by the library that created it, and the report leaves it out of lambda
+    report = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "locality", "report.py")
+    rp = subprocess.run([sys.executable, report, a.out, "--no-plots"], stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, universal_newlines=True)
+    if rp.returncode != 0:
+        fail("report exit %d: %s" % (rp.returncode, rp.stderr[-400:]))
+    with open(os.path.join(a.out, "report", "report.json")) as f:
+        lam = json.load(f)["load_imbalance"]
+    helpers = []
+    for r, meta in metas.items():
+        starts = meta.get("thread_creator")
+        if starts is None or len(starts) != meta["threads"] or starts[0] != "":
+            fail("rank %d: thread_creator %s for %d threads" % (r, starts, meta["threads"]))
+        for t, m in enumerate(starts[1:], 1):
+            if not m.startswith("lib"):
+                fail("rank %d: thread %d created by %r, not by a library" % (r, t, m))
+            helpers.append("r%d.t%d" % (r, t))
+    if sorted(lam["runtime_threads"]) != sorted(helpers) or lam["threads_counted"] != len(ranks):
+        fail("lambda: runtime threads %s (want %s), %d threads counted (want %d)"
+             % (lam["runtime_threads"], helpers, lam["threads_counted"], len(ranks)))
+    print("mpi: the MPI's threads %s left out of lambda (%s)" %
+          (helpers, sorted({m for meta in metas.values() for m in meta["thread_creator"][1:]})))
     files = [{m["file"] for m in meta["mappings"]} for meta in metas.values()]
     if not set.intersection(*files):
         fail("no shared file common to all ranks")

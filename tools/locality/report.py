@@ -36,6 +36,12 @@ OUTPUT_FILES = ["summary.txt", "report.json", "pages.csv", "comm_matrix.png",
 # Threads that did less than this share of the busiest thread's work are runtime helpers
 # (MPI progress threads, idle pool threads); lambda is also given without them.
 HELPER_WORK_SHARE = 0.01
+# Threads created by code in one of these libraries (the rank JSON's "thread_creator")
+# are the runtimes' own (MPI progress, UCX async, PMIx, libevent threads,
+# clampi's service): lambda leaves them out whatever they did. OpenMP's, std::thread's and
+# the program's own threads are the program's.
+RUNTIME_MODULES = re.compile(r"lib(mpi|mpich|open-pal|open-rte|pmix|prrte|pmi|event|ucs|uct|ucp|ucm|fabric|psm"
+                             r"|hwloc|clampi)([-_.0-9a-z]*)\.so")
 
 
 class ReportError(Exception):
@@ -143,6 +149,9 @@ def read_json(path, rank):
         if v is not None and (not isinstance(v, list) or
                               not all(isinstance(x, (int, float)) and x >= 0 for x in v)):
             raise ReportError(f"{path}: {key} must be a list of non-negative numbers")
+    ts = meta.get("thread_creator")
+    if ts is not None and (not isinstance(ts, list) or not all(isinstance(x, str) for x in ts)):
+        raise ReportError(f"{path}: thread_creator must be a list of strings")
     for key in ("mappings", "structures"):
         v = meta.get(key)
         if v is not None and not isinstance(v, list):
@@ -686,23 +695,32 @@ def analyse(ranks, threads, node_of, nodes_note):
                 comm[b][a] += w
         page_rows.append((mp, total, local, correct, node_local))
 
-    work, work_unit = [], None
+    work, work_unit, runtime = [], None, []
     for d in ranks:
         tw = d.meta.get("thread_work")
         if tw is None:
             work = None
             break
         work.extend(list(tw) + [0] * (d.nthreads - len(tw)))
+        creators = list(d.meta.get("thread_creator") or [])
+        creators += [""] * (d.nthreads - len(creators))
+        runtime.extend(bool(RUNTIME_MODULES.match(m)) for m in creators[:d.nthreads])
         work_unit = d.meta.get("work_unit", work_unit)
     lam = None
     if work:
-        busiest = max(work)
-        workers = [w for w in work if w >= HELPER_WORK_SHARE * busiest]
+        program = [w for w, rt in zip(work, runtime) if not rt] or work
+        busiest = max(program)
+        workers = [w for w in program if w >= HELPER_WORK_SHARE * busiest]
+        names = [threads.name(g) for g, rt in enumerate(runtime) if rt]
+        notes = []
+        if names:
+            notes.append(f"threads created by a runtime library ({', '.join(names)}) are left out of lambda_pct")
+        if len(workers) < len(program):
+            notes.append(f"threads with less than {HELPER_WORK_SHARE:.0%} of the busiest thread's work "
+                         f"(runtime helper threads) are left out of lambda_pct")
         lam = {"lambda_pct": load_imbalance(workers), "lambda_all_threads_pct": load_imbalance(work),
                "threads_counted": len(workers), "threads": len(work), "work": work,
-               "work_unit": work_unit or "unknown",
-               "note": (f"threads with less than {HELPER_WORK_SHARE:.0%} of the busiest thread's work "
-                        f"(runtime helper threads) are left out of lambda_pct") if len(workers) < len(work) else ""}
+               "runtime_threads": names, "work_unit": work_unit or "unknown", "note": "; ".join(notes)}
 
     struct_list = []
     for name, acc in structs.items():
@@ -768,6 +786,10 @@ def summary_text(rep, warnings):
         line = f"load imbalance lambda:       {lam['lambda_pct']:.1f} %  (Eq. 1 over {lam['threads_counted']} threads, work in {lam['work_unit']})"
         if lam["threads_counted"] < lam["threads"]:
             line += f"; {lam['lambda_all_threads_pct']:.1f} % over all {lam['threads']} threads"
+        rt = lam.get("runtime_threads") or []
+        if rt:
+            line += (f"; runtime threads left out: {', '.join(rt[:4])}"
+                     f"{f' and {len(rt) - 4} more' if len(rt) > 4 else ''}")
         lines.append(line)
     else:
         lines.append("load imbalance lambda:       n/a (no thread_work in the rank JSON)")

@@ -181,6 +181,7 @@ void ls_write_output(int complete, int has_status, int status, const char *signa
     if (!atomic_load(&ls.ready) || atomic_exchange(&ls.finished, 1)) return;
     ls_write_maps();
     static uint64_t work[LS_MAX_THREADS];
+    static const char *creator[LS_MAX_THREADS];
     ls_in_lib++;
     if (resolve)
         ls_sampler_stop();
@@ -189,6 +190,7 @@ void ls_write_output(int complete, int has_status, int status, const char *signa
     ls_lease_settle_all(); /* pages opened ahead: their first touches are known only now */
     int nthreads = atomic_load(&ls.nthreads);
     ls_thread_work(work, nthreads);
+    ls_thread_creators(creator, nthreads);
     clampi_lout o = {
         .dir = ls.out_dir,
         .rank = ls.rank,
@@ -207,6 +209,7 @@ void ls_write_output(int complete, int has_status, int status, const char *signa
         .nthreads = nthreads,
         .thread_work = work,
         .work_unit = "cpu_ns",
+        .thread_creator = creator,
         .tab = &ls.tab,
         .count_scale = 1.0,
         .count_factor = ls_count_factor,

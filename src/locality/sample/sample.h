@@ -33,6 +33,7 @@ typedef struct ls_thread {
     _Atomic int alive;
     clockid_t clock;         /* CLOCK_THREAD_CPUTIME_ID of the thread, while alive */
     _Atomic uint64_t cpu_ns; /* final CPU time, recorded when the thread ends */
+    char creator[48];        /* file name of the module whose code created it ("": main, not seen starting) */
 } ls_thread;
 
 /* Where the sampler's time goes: counted in the handler, the sampler
@@ -138,6 +139,9 @@ int ls_is_library_code(uintptr_t ip);
 int ls_thread_id(void); /* caller's id (0 main, 1.. creation order); async-signal-safe */
 void ls_thread_main_init(void);
 void ls_thread_work(uint64_t *work, int n); /* CPU ns per thread */
+/* The module that created each thread ("": main thread, not seen starting): the report
+ * leaves MPI's, UCX's and other runtimes' threads out of the load imbalance by it. */
+void ls_thread_creators(const char **module, int n);
 int ls_spawn_helper(pthread_t *th, void *(*fn)(void *), void *arg);
 
 /* alloc.c: tracked allocation table */

@@ -5,9 +5,12 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <malloc.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <threads.h>
 
 extern void *__libc_malloc(size_t);
@@ -63,6 +66,44 @@ static void *trampoline(void *p) {
     return ret;
 }
 
+/* C11 threads: glibc starts them without going through pthread_create's symbol. */
+struct c11_arg {
+    thrd_start_t fn;
+    void *arg;
+};
+
+static void *c11_start(void *p) {
+    struct c11_arg c = *(struct c11_arg *)p;
+    __libc_free(p);
+    return (void *)(intptr_t)c.fn(c.arg);
+}
+
+static int skipped_module(const Dl_info *info, const char *base) {
+    static Dl_info own;
+    if (!own.dli_fbase) dladdr((void *)skipped_module, &own);
+    return info->dli_fbase == own.dli_fbase || strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0 ||
+           strncmp(base, "libpthread", 10) == 0;
+}
+
+/* The file name of the module whose code created the thread: the innermost frame outside
+ * the C library and this one (pthread_create, thrd_create), kept now because a library may
+ * be unloaded (MPI's components at MPI_Finalize) before the output is written. The report
+ * tells the runtimes' threads from the program's by it. dladdr takes the loader's lock,
+ * which a thread created inside a constructor already holds (it is recursive). */
+static void note_creator(ls_thread *t) {
+    void *frames[12];
+    int n = backtrace(frames, 12);
+    for (int i = 1; i < n; i++) {
+        Dl_info info;
+        if (!dladdr(frames[i], &info) || !info.dli_fname) continue;
+        const char *slash = strrchr(info.dli_fname, '/');
+        const char *base = slash ? slash + 1 : info.dli_fname;
+        if (skipped_module(&info, base)) continue;
+        snprintf(t->creator, sizeof t->creator, "%s", base);
+        return;
+    }
+}
+
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 CLAMPI_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
@@ -73,6 +114,7 @@ CLAMPI_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
     sa->fn = fn;
     sa->arg = arg;
     sa->id = atomic_fetch_add(&next_id, 1); /* numbered at creation, in the creating order */
+    if (sa->id < LS_MAX_THREADS) note_creator(&ls.threads[sa->id]);
     int rc = real(th, attr, trampoline, sa);
     if (rc != 0) __libc_free(sa);
     return rc;
@@ -88,22 +130,14 @@ void ls_thread_work(uint64_t *work, int n) {
     }
 }
 
+void ls_thread_creators(const char **module, int n) {
+    for (int i = 0; i < n && i < LS_MAX_THREADS; i++) module[i] = ls.threads[i].creator;
+}
+
 /* The sampler's own thread: not numbered, not a thread of the program. */
 int ls_spawn_helper(pthread_t *th, void *(*fn)(void *), void *arg) {
     create_fn real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
     return real(th, NULL, fn, arg);
-}
-
-/* C11 threads: glibc starts them without going through pthread_create's symbol. */
-struct c11_arg {
-    thrd_start_t fn;
-    void *arg;
-};
-
-static void *c11_start(void *p) {
-    struct c11_arg c = *(struct c11_arg *)p;
-    __libc_free(p);
-    return (void *)(intptr_t)c.fn(c.arg);
 }
 
 CLAMPI_API int thrd_create(thrd_t *th, thrd_start_t fn, void *arg) {

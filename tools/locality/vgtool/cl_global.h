@@ -35,7 +35,8 @@ typedef struct {
     UWord last_page; /* saved cl_last_page / cl_last_count while not running */
     ULong *last_count;
     CountMap counts;
-    ULong insns; /* guest instructions executed */
+    ULong insns;          /* guest instructions executed */
+    const HChar *creator; /* file name of the module whose code created it ("": main thread) */
 } ThreadStats;
 
 extern ThreadStats *cl_cur; /* the running thread (one at a time under Valgrind) */

@@ -13,6 +13,8 @@
 #include "pub_tool_options.h"
 #include "pub_tool_replacemalloc.h"
 #include "pub_tool_threadstate.h"
+#include "pub_tool_debuginfo.h"
+#include "pub_tool_stacktrace.h"
 #include "pub_tool_libcfile.h"
 #include "pub_tool_vkiscnums.h"
 #include "pub_tool_vki.h"
@@ -77,12 +79,35 @@ Int cl_thread_id_of(ThreadId tid) { return (tid >= 1 && tid < VG_N_THREADS && ti
 /* Accesses before the first thread is known (none in practice) go here. */
 static ULong dummy_count;
 
+static Bool skipped_module(const HChar *base) {
+    return VG_(strncmp)(base, "libc.so", 7) == 0 || VG_(strncmp)(base, "libc-", 5) == 0 ||
+           VG_(strncmp)(base, "libpthread", 10) == 0 || VG_(strncmp)(base, "vgpreload_", 10) == 0;
+}
+
+/* The file name of the module whose code created a thread, as the sampler records it: the
+ * innermost frame of the creating thread's stack outside the C library (pthread_create,
+ * thrd_create, clone). The report tells the runtimes' threads from the program's by it. */
+static const HChar *creator_module(ThreadId parent) {
+    Addr ips[16];
+    UInt n = VG_(get_StackTrace)(parent, ips, 16, NULL, NULL, 0);
+    DiEpoch ep = VG_(current_DiEpoch)();
+    for (UInt i = 0; i < n; i++) {
+        const HChar *obj;
+        if (!VG_(get_objname)(ep, ips[i], &obj)) continue;
+        const HChar *slash = VG_(strrchr)(obj, '/');
+        const HChar *base = slash ? slash + 1 : obj;
+        if (!skipped_module(base)) return VG_(strdup)("cl.creator", base);
+    }
+    return "";
+}
+
 static void cl_thread_created(ThreadId parent, ThreadId child) {
     ThreadStats *t = VG_(malloc)("cl.thread", sizeof *t);
     t->id = cl_nthreads;
     t->last_page = (UWord)-1;
     t->last_count = &dummy_count;
     t->insns = 0;
+    t->creator = parent == VG_INVALID_THREADID ? "" : creator_module(parent);
     cl_count_map_init(&t->counts);
     threads = VG_(realloc)("cl.threads", threads, (cl_nthreads + 1) * sizeof *threads);
     threads[cl_nthreads++] = t;

@@ -558,7 +558,12 @@ static void write_json(const HChar *path, const ULong *thread_total) {
         VG_(fprintf)(f, "  \"complete\": false, \"exit_status\": null, \"signal\": null,\n");
     VG_(fprintf)(f, "  \"threads\": %d,\n  \"thread_work\": [", cl_nthreads);
     for (Int t = 0; t < cl_nthreads; t++) VG_(fprintf)(f, "%s%llu", t ? ", " : "", cl_thread(t)->insns);
-    VG_(fprintf)(f, "], \"work_unit\": \"instructions\",\n  \"thread_accesses\": [");
+    VG_(fprintf)(f, "], \"work_unit\": \"instructions\",\n  \"thread_creator\": [");
+    for (Int t = 0; t < cl_nthreads; t++) {
+        if (t) VG_(fprintf)(f, ", ");
+        json_str(f, cl_thread(t)->creator);
+    }
+    VG_(fprintf)(f, "],\n  \"thread_accesses\": [");
     for (Int t = 0; t < cl_nthreads; t++) VG_(fprintf)(f, "%s%llu", t ? ", " : "", thread_total[t]);
     VG_(fprintf)(f, "],\n");
     write_structures(f);
