@@ -6,11 +6,14 @@
  * With one rank it sends to itself instead (MPI_Irecv, MPI_Send, MPI_Wait per iteration): no
  * peer to wait for, so an instruction count is the software's cost alone. With one rank and
  * blocking = 1: MPI_Send then MPI_Recv (the 1 B message is eager in both MPIs and in clampi).
+ * With one rank and blocking = 3 or 5: MPI_Isend, the probe (MPI_Mprobe + MPI_Mrecv, or
+ * MPI_Iprobe + MPI_Recv), MPI_Wait.
  *
  * With two ranks and blocking = 2: the nonblocking forms, each completed by MPI_Wait
  * (MPI_Isend/MPI_Wait, MPI_Irecv/MPI_Wait; the receive is posted before the peer sends).
  * blocking = 3: each receive is MPI_Mprobe then MPI_Mrecv (how mpi4py receives objects).
  * blocking = 4: each send is synchronous (MPI_Ssend, then MPI_Recv).
+ * blocking = 5: each receive polls MPI_Iprobe until the message is there, then MPI_Recv.
  *
  *   pingpong [iters] [depth] [warmup] [blocking]
  * Prints: "pingpong depth=D iters=N us_per_roundtrip=X" on rank 0 (half of it is the
@@ -41,7 +44,20 @@ int main(int argc, char **argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     for (long i = 0; i < warm + iters; i++) {
         if (i == warm) t0 = MPI_Wtime();
-        if (size == 1 && blocking) {
+        if (size == 1 && (blocking == 3 || blocking == 5)) { /* a probe, then the receive */
+            MPI_Request q;
+            MPI_Message m;
+            int flag = 0;
+            MPI_Isend(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, &q);
+            if (blocking == 3) {
+                MPI_Mprobe(0, 1, MPI_COMM_WORLD, &m, MPI_STATUS_IGNORE);
+                MPI_Mrecv(&r, 1, MPI_CHAR, &m, MPI_STATUS_IGNORE);
+            } else {
+                while (!flag) MPI_Iprobe(0, 1, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+                MPI_Recv(&r, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+        } else if (size == 1 && blocking) {
             MPI_Send(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
             MPI_Recv(&r, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else if (size == 1) {
@@ -66,6 +82,12 @@ int main(int argc, char **argv) {
             if (rank == 0) MPI_Send(&b, 1, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
             MPI_Mprobe(1 - rank, 1, MPI_COMM_WORLD, &m, MPI_STATUS_IGNORE);
             MPI_Mrecv(&b, 1, MPI_CHAR, &m, MPI_STATUS_IGNORE);
+            if (rank == 1) MPI_Send(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+        } else if (blocking == 5 && rank < 2) { /* a polling receiver */
+            int flag = 0;
+            if (rank == 0) MPI_Send(&b, 1, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+            while (!flag) MPI_Iprobe(1 - rank, 1, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            MPI_Recv(&b, 1, MPI_CHAR, 1 - rank, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             if (rank == 1) MPI_Send(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
         } else if (blocking == 4 && rank < 2) {
             if (rank == 0) MPI_Ssend(&b, 1, MPI_CHAR, 1, 1, MPI_COMM_WORLD);

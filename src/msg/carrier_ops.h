@@ -68,6 +68,11 @@ struct clampi_carrier_ops {
                       MPI_Status *status);
     int (*entry_irecv)(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
                        MPI_Request *request);
+    /* The preload's probes, mc's arguments checked: nonblocking where flag is not NULL,
+     * matched where message is not NULL (MPI_Iprobe, MPI_Probe, MPI_Improbe, MPI_Mprobe).
+     * CLAMPI_CARRIER_NOT_NATIVE where clampi's own probe must serve (NULL: always). A
+     * message handle it gives is MPI's, so MPI_Mrecv/MPI_Imrecv are MPI's too. */
+    int (*entry_probe)(clampi_mcomm *mc, int source, int tag, int *flag, MPI_Message *message, MPI_Status *status);
     /* The CMPIX_ calls, after p2p.c's checks: tf and bytes the datatype's facts, dest and
      * source a rank (or MPI_ANY_SOURCE), request NULL: blocking (status filled). */
     int (*send)(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, const clampi_type_info *tf,
@@ -94,6 +99,8 @@ struct clampi_carrier_ops {
     void (*release)(clampi_mcomm *mc);                       /* the last: nothing names mc any more */
     void (*get_info)(const clampi_mcomm *mc, MPI_Info info); /* its info keys' values (MPI_Comm_get_info) */
 };
+
+#define CLAMPI_CARRIER_NOT_NATIVE (-1) /* entry_probe: not served */
 
 extern const clampi_carrier_ops clampi_carrier_mpi_ops;
 #if CLAMPI_HAVE_UCX

@@ -368,13 +368,23 @@ static int mpi_probe_polled(int source, int tag, MPI_Comm comm, MPI_Message *mes
 }
 
 CLAMPI_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
-    if (flag && probe_route(source, tag, comm)) return CMPIX_Iprobe(source, tag, comm, flag, status);
+    clampi_mcomm *mc = flag ? probe_route(source, tag, comm) : NULL;
+    if (mc) {
+        int rc = mc->ops->entry_probe ? mc->ops->entry_probe(mc, source, tag, flag, NULL, status)
+                                      : CLAMPI_CARRIER_NOT_NATIVE;
+        return rc != CLAMPI_CARRIER_NOT_NATIVE ? rc : CMPIX_Iprobe(source, tag, comm, flag, status);
+    }
     clampi_carrier_progress(); /* as a probe of MPI progresses its queue (nothing if clampi holds none) */
     return PMPI_Iprobe(source, tag, comm, flag, status);
 }
 
 CLAMPI_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
-    if (probe_route(source, tag, comm)) return CMPIX_Probe(source, tag, comm, status);
+    clampi_mcomm *mc = probe_route(source, tag, comm);
+    if (mc) {
+        int rc = mc->ops->entry_probe ? mc->ops->entry_probe(mc, source, tag, NULL, NULL, status)
+                                      : CLAMPI_CARRIER_NOT_NATIVE;
+        return rc != CLAMPI_CARRIER_NOT_NATIVE ? rc : CMPIX_Probe(source, tag, comm, status);
+    }
     if (!clampi_carrier_pending()) return PMPI_Probe(source, tag, comm, status);
     return mpi_probe_polled(source, tag, comm, NULL, status);
 }
@@ -407,7 +417,7 @@ static MPI_Message handle_of(CMPIX_Message msg) {
     p->fhandle = (int)(0x0e000000 | n); /* MPICH's Fortran handle is its C handle */
 #endif
     p->next = pmsgs;
-    pmsgs = p;
+    __atomic_store_n(&pmsgs, p, __ATOMIC_RELEASE); /* take's unlocked look */
     pthread_mutex_unlock(&pmsgs_lock);
     return p->handle;
 }
@@ -442,12 +452,15 @@ MPI_Fint clampi_pm_message_c2f(MPI_Message m) {
 /* clampi's message behind handle, taken out of the table (NULL: not clampi's) */
 static CMPIX_Message take(MPI_Message handle) {
     CMPIX_Message m = CMPIX_MESSAGE_NULL;
+    /* none of clampi's (MPI's own matched probe: entry_probe): no lock. A handle of clampi's
+     * was entered by this thread's probe, or handed over by one synchronizing with it. */
+    if (!__atomic_load_n(&pmsgs, __ATOMIC_ACQUIRE)) return m;
     pthread_mutex_lock(&pmsgs_lock);
     for (pmsg **p = &pmsgs; *p; p = &(*p)->next)
         if ((*p)->handle == handle) {
             pmsg *f = *p;
             m = f->msg;
-            *p = f->next;
+            __atomic_store_n(p, f->next, __ATOMIC_RELEASE);
             free(f);
             break;
         }
@@ -456,8 +469,12 @@ static CMPIX_Message take(MPI_Message handle) {
 }
 
 CLAMPI_API int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
-    if (!flag || !message || !probe_route(source, tag, comm))
-        return PMPI_Improbe(source, tag, comm, flag, message, status);
+    clampi_mcomm *mc = flag && message ? probe_route(source, tag, comm) : NULL;
+    if (!mc) return PMPI_Improbe(source, tag, comm, flag, message, status);
+    if (mc->ops->entry_probe) {
+        int rc = mc->ops->entry_probe(mc, source, tag, flag, message, status);
+        if (rc != CLAMPI_CARRIER_NOT_NATIVE) return rc;
+    }
     CMPIX_Message m;
     int rc = CMPIX_Improbe(source, tag, comm, flag, &m, status);
     if (rc == MPI_SUCCESS) *message = *flag ? handle_of(m) : MPI_MESSAGE_NULL;
@@ -465,9 +482,14 @@ CLAMPI_API int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Me
 }
 
 CLAMPI_API int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
-    if (!message || !probe_route(source, tag, comm)) {
+    clampi_mcomm *mc = message ? probe_route(source, tag, comm) : NULL;
+    if (!mc) {
         if (!message || !clampi_carrier_pending()) return PMPI_Mprobe(source, tag, comm, message, status);
         return mpi_probe_polled(source, tag, comm, message, status);
+    }
+    if (mc->ops->entry_probe) {
+        int rc = mc->ops->entry_probe(mc, source, tag, NULL, message, status);
+        if (rc != CLAMPI_CARRIER_NOT_NATIVE) return rc;
     }
     CMPIX_Message m;
     int rc = CMPIX_Mprobe(source, tag, comm, &m, status);
