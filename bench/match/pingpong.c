@@ -7,13 +7,14 @@
  * peer to wait for, so an instruction count is the software's cost alone. With one rank and
  * blocking = 1: MPI_Send then MPI_Recv (the 1 B message is eager in both MPIs and in clampi).
  * With one rank and blocking = 3 or 5: MPI_Isend, the probe (MPI_Mprobe + MPI_Mrecv, or
- * MPI_Iprobe + MPI_Recv), MPI_Wait.
+ * MPI_Iprobe + MPI_Recv), MPI_Wait; blocking = 6: MPI_Sendrecv with itself.
  *
  * With two ranks and blocking = 2: the nonblocking forms, each completed by MPI_Wait
  * (MPI_Isend/MPI_Wait, MPI_Irecv/MPI_Wait; the receive is posted before the peer sends).
  * blocking = 3: each receive is MPI_Mprobe then MPI_Mrecv (how mpi4py receives objects).
  * blocking = 4: each send is synchronous (MPI_Ssend, then MPI_Recv).
  * blocking = 5: each receive polls MPI_Iprobe until the message is there, then MPI_Recv.
+ * blocking = 6: each iteration is one MPI_Sendrecv exchange (both ranks send and receive).
  *
  *   pingpong [iters] [depth] [warmup] [blocking]
  * Prints: "pingpong depth=D iters=N us_per_roundtrip=X" on rank 0 (half of it is the
@@ -57,6 +58,8 @@ int main(int argc, char **argv) {
                 MPI_Recv(&r, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             }
             MPI_Wait(&q, MPI_STATUS_IGNORE);
+        } else if (size == 1 && blocking == 6) {
+            MPI_Sendrecv(&b, 1, MPI_CHAR, 0, 1, &r, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else if (size == 1 && blocking) {
             MPI_Send(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
             MPI_Recv(&r, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -89,6 +92,8 @@ int main(int argc, char **argv) {
             while (!flag) MPI_Iprobe(1 - rank, 1, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
             MPI_Recv(&b, 1, MPI_CHAR, 1 - rank, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             if (rank == 1) MPI_Send(&b, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+        } else if (blocking == 6 && rank < 2) { /* an exchange (halo codes) */
+            MPI_Sendrecv(&b, 1, MPI_CHAR, 1 - rank, 1, &r, 1, MPI_CHAR, 1 - rank, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else if (blocking == 4 && rank < 2) {
             if (rank == 0) MPI_Ssend(&b, 1, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
             MPI_Recv(&b, 1, MPI_CHAR, 1 - rank, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

@@ -73,6 +73,12 @@ struct clampi_carrier_ops {
      * CLAMPI_CARRIER_NOT_NATIVE where clampi's own probe must serve (NULL: always). A
      * message handle it gives is MPI's, so MPI_Mrecv/MPI_Imrecv are MPI's too. */
     int (*entry_probe)(clampi_mcomm *mc, int source, int tag, int *flag, MPI_Message *message, MPI_Status *status);
+    /* The preload's MPI_Sendrecv (replace: MPI_Sendrecv_replace of sendbuf, the receive's
+     * arguments unused), mc's arguments checked: CLAMPI_CARRIER_NOT_NATIVE where clampi's
+     * receive and send must serve (NULL: always). */
+    int (*entry_sendrecv)(clampi_mcomm *mc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                          int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                          int replace, MPI_Status *status);
     /* The CMPIX_ calls, after p2p.c's checks: tf and bytes the datatype's facts, dest and
      * source a rank (or MPI_ANY_SOURCE), request NULL: blocking (status filled). */
     int (*send)(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, const clampi_type_info *tf,
@@ -100,7 +106,7 @@ struct clampi_carrier_ops {
     void (*get_info)(const clampi_mcomm *mc, MPI_Info info); /* its info keys' values (MPI_Comm_get_info) */
 };
 
-#define CLAMPI_CARRIER_NOT_NATIVE (-1) /* entry_probe: not served */
+#define CLAMPI_CARRIER_NOT_NATIVE (-1) /* entry_probe, entry_sendrecv: not served */
 
 extern const clampi_carrier_ops clampi_carrier_mpi_ops;
 #if CLAMPI_HAVE_UCX

@@ -235,9 +235,18 @@ int clampi_msg_startall(int count, MPI_Request requests[]);
 
 /* Arguments clampi's queue can take (1), checked without raising: the rest is MPI's to judge
  * (MPI_PROC_NULL as a peer, bad input). */
-int clampi_msg_ok_buf(const void *buf, int count, MPI_Datatype type);
-int clampi_msg_ok_send(const clampi_mcomm *mc, int dest, int tag);
-int clampi_msg_ok_recv(const clampi_mcomm *mc, int source, int tag);
+int clampi_msg_ok_bottom(int count, MPI_Datatype type); /* a NULL buffer of count > 0 elements */
+static inline int clampi_msg_ok_buf(const void *buf, int count, MPI_Datatype type) {
+    if (count < 0 || type == MPI_DATATYPE_NULL) return 0;
+    return buf || count == 0 || clampi_msg_ok_bottom(count, type);
+}
+static inline int clampi_msg_ok_send(const clampi_mcomm *mc, int dest, int tag) {
+    return dest >= 0 && dest < mc->size && tag >= 0 && tag <= mc->tag_ub;
+}
+static inline int clampi_msg_ok_recv(const clampi_mcomm *mc, int source, int tag) {
+    return (source == MPI_ANY_SOURCE || (source >= 0 && source < mc->size)) &&
+           (tag == MPI_ANY_TAG || (tag >= 0 && tag <= mc->tag_ub));
+}
 
 /* Before a blocking MPI call clampi cannot make nonblocking (communicator creation, the set-up
  * and MPI parts of clampi's own collectives): every receive in clampi's queues goes to MPI's

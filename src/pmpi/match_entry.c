@@ -266,11 +266,17 @@ static int sendrecv_finish(MPI_Request *sreq, MPI_Request *rreq, MPI_Status *sta
 CLAMPI_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                             MPI_Status *status) {
-    if (!sendrecv_route(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
-                        comm)) {
+    clampi_mcomm *mc =
+        sendrecv_route(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm);
+    if (!mc) {
         clampi_carrier_release(); /* two operations: MPI's own call, after the hand-over */
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
                              comm, status);
+    }
+    if (mc->ops->entry_sendrecv) {
+        int rc = mc->ops->entry_sendrecv(mc, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                                         source, recvtag, 0, status);
+        if (rc != CLAMPI_CARRIER_NOT_NATIVE) return rc;
     }
     MPI_Request rr, sr;
     int rc = CMPIX_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &rr);
@@ -293,9 +299,15 @@ static void *replace_packed(const void *buf, int count, MPI_Datatype type, int d
 
 CLAMPI_API int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
                                     int recvtag, MPI_Comm comm, MPI_Status *status) {
-    if (!sendrecv_route(buf, count, type, dest, sendtag, buf, count, type, source, recvtag, comm)) {
+    clampi_mcomm *mc = sendrecv_route(buf, count, type, dest, sendtag, buf, count, type, source, recvtag, comm);
+    if (!mc) {
         clampi_carrier_release();
         return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+    }
+    if (mc->ops->entry_sendrecv) {
+        int rc = mc->ops->entry_sendrecv(mc, buf, count, type, dest, sendtag, NULL, 0, MPI_DATATYPE_NULL, source,
+                                         recvtag, 1, status);
+        if (rc != CLAMPI_CARRIER_NOT_NATIVE) return rc;
     }
     int pos;
     void *tmp = replace_packed(buf, count, type, dest, comm, &pos);
