@@ -266,8 +266,8 @@ static int sendrecv_finish(MPI_Request *sreq, MPI_Request *rreq, MPI_Status *sta
 CLAMPI_API int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                             MPI_Status *status) {
-    clampi_mcomm *mc =
-        sendrecv_route(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm);
+    clampi_mcomm *mc = sendrecv_route(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                                      recvtag, comm);
     if (!mc) {
         clampi_carrier_release(); /* two operations: MPI's own call, after the hand-over */
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
