@@ -10,7 +10,7 @@
 # then MPI_Recv instead (no request handle reaches the program; Open MPI only: MPICH's
 # MPI_Send to itself waits for the receive, as MPI allows). BLOCKING=3: MPI_Isend,
 # MPI_Mprobe + MPI_Mrecv, MPI_Wait; BLOCKING=5: MPI_Isend, MPI_Iprobe + MPI_Recv, MPI_Wait;
-# BLOCKING=6: MPI_Sendrecv.
+# BLOCKING=6: MPI_Sendrecv; BLOCKING=7: persistent receive and send, MPI_Startall + MPI_Waitall.
 #   bench/match/count_instructions.sh BUILD_DIR [OUT.txt]   (MATCH=lla+hot by default)
 # Also writes the top functions of the preloaded run (inclusive, per message) when TOP=1.
 set -euo pipefail
@@ -36,7 +36,7 @@ c1=$(ir $n1 c1 "${cenv[@]}"); c2=$(ir $n2 c2 "${cenv[@]}")
 plain=$(( (p2 - p1) / (n2 - n1) )); clampi=$(( (c2 - c1) / (n2 - n1) ))
 case ${BLOCKING:-0} in
   0) form="MPI_Irecv+MPI_Send+MPI_Wait" ;; 3) form="MPI_Isend+MPI_Mprobe+MPI_Mrecv+MPI_Wait" ;;
-  5) form="MPI_Isend+MPI_Iprobe+MPI_Recv+MPI_Wait" ;; 6) form="MPI_Sendrecv" ;; *) form="MPI_Send+MPI_Recv" ;;
+  5) form="MPI_Isend+MPI_Iprobe+MPI_Recv+MPI_Wait" ;; 6) form="MPI_Sendrecv" ;; 7) form="persistent:MPI_Startall+MPI_Waitall" ;; *) form="MPI_Send+MPI_Recv" ;;
 esac
 line=$(printf '%s 1 B message to self (%s) instructions: plain=%d preload(CLAMPI_MATCH=%s)=%d ratio=%.2f' \
   $mpi $form $plain $match $clampi $(echo "$clampi / $plain" | bc -l))

@@ -15,6 +15,8 @@
  * blocking = 4: each send is synchronous (MPI_Ssend, then MPI_Recv).
  * blocking = 5: each receive polls MPI_Iprobe until the message is there, then MPI_Recv.
  * blocking = 6: each iteration is one MPI_Sendrecv exchange (both ranks send and receive).
+ * blocking = 7: an exchange of persistent requests (MPI_Recv_init and MPI_Send_init once,
+ * then MPI_Startall + MPI_Waitall each iteration); with one rank, with itself.
  *
  *   pingpong [iters] [depth] [warmup] [blocking]
  * Prints: "pingpong depth=D iters=N us_per_roundtrip=X" on rank 0 (half of it is the
@@ -41,6 +43,12 @@ int main(int argc, char **argv) {
         for (int d = 0; d < depth; d++)
             MPI_Irecv(&dummy, 1, MPI_INT, MPI_ANY_SOURCE, 1000 + d, MPI_COMM_WORLD, &ahead[d]);
     char b = 1, r = 0; /* to itself: the receive gets its own buffer (a pending receive's buffer must not be sent) */
+    MPI_Request pq[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}; /* blocking = 7: persistent */
+    if (blocking == 7 && rank < 2) {
+        int peer = size == 1 ? 0 : 1 - rank;
+        MPI_Recv_init(&r, 1, MPI_CHAR, peer, 1, MPI_COMM_WORLD, &pq[0]);
+        MPI_Send_init(&b, 1, MPI_CHAR, peer, 1, MPI_COMM_WORLD, &pq[1]);
+    }
     double t0 = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     for (long i = 0; i < warm + iters; i++) {
@@ -58,6 +66,9 @@ int main(int argc, char **argv) {
                 MPI_Recv(&r, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             }
             MPI_Wait(&q, MPI_STATUS_IGNORE);
+        } else if (blocking == 7 && rank < 2) { /* persistent receive and send, both started */
+            MPI_Startall(2, pq);
+            MPI_Waitall(2, pq, MPI_STATUSES_IGNORE);
         } else if (size == 1 && blocking == 6) {
             MPI_Sendrecv(&b, 1, MPI_CHAR, 0, 1, &r, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else if (size == 1 && blocking) {
@@ -112,6 +123,8 @@ int main(int argc, char **argv) {
             MPI_Cancel(&ahead[d]);
             MPI_Wait(&ahead[d], MPI_STATUS_IGNORE);
         }
+    for (int i = 0; i < 2; i++)
+        if (pq[i] != MPI_REQUEST_NULL) MPI_Request_free(&pq[i]);
     if (rank == 0) printf("pingpong depth=%d iters=%ld us_per_roundtrip=%.3f\n", depth, iters, t / (double)iters * 1e6);
     free(ahead);
     MPI_Finalize();

@@ -1157,6 +1157,14 @@ static int entry_sendrecv(clampi_mcomm *mc, const void *sendbuf, int sendcount, 
     return native_counted(mc, source, err);
 }
 
+/* A persistent send: MPI's own on the wire, as every send of this carrier (a ready send a
+ * standard one: the receive may wait in clampi's queue, not MPI's). */
+static int entry_send_init(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int mode,
+                           MPI_Request *request) {
+    return CLAMPI_WIRE(mode == CLAMPI_SEND_SYNC ? PMPI_Ssend_init(buf, count, type, dest, tag, mc->wire, request)
+                                                : PMPI_Send_init(buf, count, type, dest, tag, mc->wire, request));
+}
+
 static int checked_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, const clampi_type_info *tf,
                         size_t bytes, int dest, int tag, int sync, MPI_Request *request) {
     (void)tf, (void)bytes;
@@ -1196,6 +1204,7 @@ const clampi_carrier_ops clampi_carrier_mpi_ops = {
     .entry_irecv = entry_irecv,
     .entry_probe = entry_probe,
     .entry_sendrecv = entry_sendrecv,
+    .entry_send_init = entry_send_init,
     .send = checked_send,
     .recv = checked_recv,
     .probe = clampi_carrier_probe,

@@ -79,6 +79,11 @@ struct clampi_carrier_ops {
     int (*entry_sendrecv)(clampi_mcomm *mc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                           int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                           int replace, MPI_Status *status);
+    /* The preload's MPI_Send_init (mode CLAMPI_SEND_STANDARD), _Ssend_init (SYNC) and
+     * _Rsend_init (READY), mc's arguments checked: a persistent request of the carrier's
+     * own (NULL: clampi's persistent request, src/msg/persist.c, serves). */
+    int (*entry_send_init)(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int mode,
+                           MPI_Request *request);
     /* The CMPIX_ calls, after p2p.c's checks: tf and bytes the datatype's facts, dest and
      * source a rank (or MPI_ANY_SOURCE), request NULL: blocking (status filled). */
     int (*send)(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, const clampi_type_info *tf,

@@ -1,5 +1,6 @@
 /* Persistent requests on clampi communicators (the preload's MPI_Send_init ... MPI_Recv_init,
- * MPI_Start, MPI_Startall: src/pmpi/match_persist.c).
+ * MPI_Start, MPI_Startall: src/pmpi/match_persist.c); a persistent send on the MPI carrier
+ * is MPI's own instead (its entry_send_init).
  *
  * The program's handle is a real MPI persistent request, made for MPI_PROC_NULL on the same
  * communicator (so MPI owns its identity, its inactive state and MPI_Request_free); clampi
@@ -43,12 +44,16 @@ static unsigned pslot(MPI_Request h) {
     return (unsigned)((v * 0x9e3779b97f4a7c15ull) >> 56) & (PHASH - 1);
 }
 
+/* MPI_THREAD_MULTIPLE: lookups take plock too (another thread may free a handle of the
+ * same slot); otherwise only the program's one calling thread changes or reads the table. */
+static int plock_lookups = -1;
+
 static preq *pfind(MPI_Request h) {
     if (!atomic_load_explicit(&clampi_msg_npersist, memory_order_relaxed) || h == MPI_REQUEST_NULL) return NULL;
-    pthread_mutex_lock(&plock);
+    if (plock_lookups) pthread_mutex_lock(&plock);
     preq *p = ptable[pslot(h)];
     while (p && p->handle != h) p = p->next;
-    pthread_mutex_unlock(&plock);
+    if (plock_lookups) pthread_mutex_unlock(&plock);
     return p;
 }
 
@@ -59,6 +64,11 @@ MPI_Request *clampi_msg_persistent(MPI_Request request) {
 
 int clampi_msg_persist_init(int kind, const void *buf, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm,
                             MPI_Request *request) {
+    if (plock_lookups < 0) {
+        int provided = MPI_THREAD_MULTIPLE;
+        PMPI_Query_thread(&provided);
+        plock_lookups = provided == MPI_THREAD_MULTIPLE;
+    }
     preq *p = calloc(1, sizeof *p);
     if (!p) return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
     int rc = kind == CLAMPI_PERSIST_RECV ? PMPI_Recv_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, &p->handle)
@@ -111,6 +121,21 @@ int clampi_msg_start(MPI_Request *request) {
     if (p->inner != MPI_REQUEST_NULL) return clampi_msg_raise(p->comm, MPI_ERR_REQUEST, "MPI_Start: request active");
     int rc = PMPI_Start(&p->handle);
     if (rc != MPI_SUCCESS) return rc;
+    /* The carrier's own entry, as the preload's MPI_Irecv/MPI_Isend take it (the arguments
+     * were checked at init): on the MPI carrier at depth 0 MPI's request on the duplicate,
+     * not one of clampi's. A freed or revoked communicator: the checked calls report it. */
+    clampi_mcomm *mc = clampi_msg_comm(p->comm);
+    if (mc && !atomic_load_explicit(&mc->revoked, memory_order_relaxed)) switch (p->kind) {
+        case CLAMPI_PERSIST_RECV:
+            return mc->ops->entry_irecv(mc, p->buf, p->count, p->type, p->peer, p->tag, &p->inner);
+        case CLAMPI_PERSIST_SEND:
+        case CLAMPI_PERSIST_RSEND:
+            return mc->ops->entry_isend(mc, p->buf, p->count, p->type, p->peer, p->tag, &p->inner);
+        case CLAMPI_PERSIST_SSEND:
+            return mc->ops->entry_send_mode(mc, p->buf, p->count, p->type, p->peer, p->tag, CLAMPI_SEND_SYNC,
+                                            &p->inner);
+        default: break;
+        }
     switch (p->kind) {
     case CLAMPI_PERSIST_RECV: return CMPIX_Irecv(p->buf, p->count, p->type, p->peer, p->tag, p->comm, &p->inner);
     case CLAMPI_PERSIST_SSEND: return CMPIX_Issend(p->buf, p->count, p->type, p->peer, p->tag, p->comm, &p->inner);

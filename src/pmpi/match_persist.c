@@ -14,18 +14,26 @@ static clampi_mcomm *send_ok(const void *buf, int count, MPI_Datatype type, int 
     return mc && clampi_msg_ok_send(mc, dest, tag) && clampi_msg_ok_buf(buf, count, type) ? mc : NULL;
 }
 
+/* A persistent send on clampi's communicator: the carrier's own (the MPI carrier: MPI's on
+ * its duplicate, no handle of clampi's), else clampi's (persist.c). */
+static int send_init(int kind, int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *request) {
+    clampi_mcomm *mc = request ? send_ok(buf, count, type, dest, tag, comm) : NULL;
+    if (!mc) return CLAMPI_CARRIER_NOT_NATIVE;
+    if (mc->ops->entry_send_init) return mc->ops->entry_send_init(mc, buf, count, type, dest, tag, mode, request);
+    return clampi_msg_persist_init(kind, buf, count, type, dest, tag, comm, request);
+}
+
 CLAMPI_API int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                              MPI_Request *request) {
-    if (request && send_ok(buf, count, type, dest, tag, comm))
-        return clampi_msg_persist_init(CLAMPI_PERSIST_SEND, buf, count, type, dest, tag, comm, request);
-    return PMPI_Send_init(buf, count, type, dest, tag, comm, request);
+    int rc = send_init(CLAMPI_PERSIST_SEND, CLAMPI_SEND_STANDARD, buf, count, type, dest, tag, comm, request);
+    return rc != CLAMPI_CARRIER_NOT_NATIVE ? rc : PMPI_Send_init(buf, count, type, dest, tag, comm, request);
 }
 
 CLAMPI_API int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                               MPI_Request *request) {
-    if (request && send_ok(buf, count, type, dest, tag, comm))
-        return clampi_msg_persist_init(CLAMPI_PERSIST_SSEND, buf, count, type, dest, tag, comm, request);
-    return PMPI_Ssend_init(buf, count, type, dest, tag, comm, request);
+    int rc = send_init(CLAMPI_PERSIST_SSEND, CLAMPI_SEND_SYNC, buf, count, type, dest, tag, comm, request);
+    return rc != CLAMPI_CARRIER_NOT_NATIVE ? rc : PMPI_Ssend_init(buf, count, type, dest, tag, comm, request);
 }
 
 /* On an MPI communicator while CLAMPI_MATCH is on: clampi may hold the attached buffer
@@ -52,9 +60,8 @@ CLAMPI_API int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int
 
 CLAMPI_API int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                               MPI_Request *request) {
-    if (request && send_ok(buf, count, type, dest, tag, comm))
-        return clampi_msg_persist_init(CLAMPI_PERSIST_RSEND, buf, count, type, dest, tag, comm, request);
-    return PMPI_Rsend_init(buf, count, type, dest, tag, comm, request);
+    int rc = send_init(CLAMPI_PERSIST_RSEND, CLAMPI_SEND_READY, buf, count, type, dest, tag, comm, request);
+    return rc != CLAMPI_CARRIER_NOT_NATIVE ? rc : PMPI_Rsend_init(buf, count, type, dest, tag, comm, request);
 }
 
 CLAMPI_API int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,

@@ -8,7 +8,9 @@
  *   depth 0: ping-pongs of 100 messages, each received with MPI_Mprobe + MPI_Mrecv, then 100
  *           exchanges with MPI_Sendrecv; the program also defines PMPI_Mprobe, PMPI_Improbe
  *           and PMPI_Sendrecv, so that the preload's calls to them are counted here
- *           ("native rank=1 probes=100 pmpi_mprobe=M pmpi_improbe=I exchanges=100 pmpi_sendrecv=S").
+ *           ("native rank=1 probes=100 pmpi_mprobe=M pmpi_improbe=I exchanges=100 pmpi_sendrecv=S");
+ *           then a persistent send started 100 times; PMPI_Send_init to a rank is counted
+ *           ("persistent rank=0 starts=100 pmpi_send_init_to_a_rank=N": 1 where it is MPI's own).
  * Prints what rank 1 received; exits non-zero on a wrong order. Under the preload on the
  * MPI carrier a probe or exchange is MPI's own only while clampi holds nothing of the
  * communicator; with CLAMPI_MATCH_NATIVE_DEPTH=0 every nonblocking receive is clampi's. */
@@ -31,6 +33,18 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
     if (!next) next = (int (*)(int, int, MPI_Comm, int *, MPI_Message *, MPI_Status *))dlsym(RTLD_NEXT, "PMPI_Improbe");
     pmpi_improbes++;
     return next(source, tag, comm, flag, message, status);
+}
+
+static long pmpi_send_inits; /* to a rank (clampi's own persistent handles are for MPI_PROC_NULL) */
+
+int PMPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request) {
+    static int (*next)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+    if (!next)
+        next = (int (*)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *))dlsym(RTLD_NEXT,
+                                                                                                  "PMPI_Send_init");
+    if (dest != MPI_PROC_NULL) pmpi_send_inits++;
+    return next(buf, count, type, dest, tag, comm, request);
 }
 
 typedef int sendrecv_fn(const void *, int, MPI_Datatype, int, int, void *, int, MPI_Datatype, int, int, MPI_Comm,
@@ -158,7 +172,26 @@ int main(int argc, char **argv) {
         MPI_Sendrecv(&v, 1, MPI_INT, 1 - rank, 9, &w, 1, MPI_INT, 1 - rank, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         sum += rank ? w : 0;
     }
+    MPI_Request ps; /* a persistent send, started 100 times */
+    int pv = 0, got_sum = 0;
+    if (rank == 0) MPI_Send_init(&pv, 1, MPI_INT, 1, 11, MPI_COMM_WORLD, &ps);
+    for (int i = 0; i < 100; i++) {
+        if (rank == 0) {
+            pv = i;
+            MPI_Start(&ps);
+            MPI_Wait(&ps, MPI_STATUS_IGNORE);
+        } else {
+            int w = -1;
+            MPI_Recv(&w, 1, MPI_INT, 0, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            got_sum += w;
+        }
+    }
+    if (rank == 0) {
+        MPI_Request_free(&ps);
+        printf("persistent rank=0 starts=100 pmpi_send_init_to_a_rank=%ld\n", pmpi_send_inits);
+    }
     if (rank == 1) {
+        expect("persistent: sum", got_sum, 4950);
         expect("depth 0: sum", (int)sum, 4950 + 4950);
         printf("native rank=1 probes=100 pmpi_mprobe=%ld pmpi_improbe=%ld exchanges=100 pmpi_sendrecv=%ld\n",
                pmpi_mprobes - m0, pmpi_improbes - i0, pmpi_sendrecvs - s0);
