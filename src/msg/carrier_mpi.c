@@ -1078,13 +1078,17 @@ static inline int carrier_send(clampi_mcomm *mc, const void *buf, int count, MPI
                     : CLAMPI_WIRE(PMPI_Send(buf, count, type, dest, tag, mc->wire));
     return clampi_carrier_send_spin(mc, buf, count, type, dest, tag, sync);
 }
+/* Depth 0: one thread, and clampi holds no receive and no taken message of mc, so MPI's
+ * own call on the wire keeps MPI's order (receives, probes, exchanges). */
+static inline int holds_nothing(const clampi_mcomm *mc) { return !mc->threaded && !mc->posted && !mc->unexpected; }
+
 /* A receive; request NULL: blocking, status filled. Any arguments: what clampi's queue
  * cannot hold (MPI_PROC_NULL, bad input) goes to MPI, errors raised on mc->comm. Inline:
  * at depth 0 in one thread (nothing of clampi's ahead, room in MPI's queue) it is MPI's
  * own receive after a few loads. */
 static inline int carrier_recv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
                                MPI_Request *request, MPI_Status *status) {
-    if (!mc->threaded && !mc->posted && !mc->unexpected) {
+    if (holds_nothing(mc)) {
         if (request) {
             if (clampi_carrier_native_room(mc)) {
                 int err = CLAMPI_WIRE(PMPI_Irecv(buf, count, type, source, tag, mc->wire, request));
@@ -1131,7 +1135,7 @@ static int entry_irecv(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type
  * probe's message taken into a handle of clampi's, received through a request of clampi's):
  * 1.5-2.3x a plain round trip at depth 0. */
 static int entry_probe(clampi_mcomm *mc, int source, int tag, int *flag, MPI_Message *message, MPI_Status *status) {
-    if (mc->threaded || mc->posted || mc->unexpected) return CLAMPI_CARRIER_NOT_NATIVE;
+    if (!holds_nothing(mc)) return CLAMPI_CARRIER_NOT_NATIVE;
     int err;
     if (flag) {
         err = CLAMPI_WIRE(message ? PMPI_Improbe(source, tag, mc->wire, flag, message, status)
@@ -1149,7 +1153,7 @@ static int entry_probe(clampi_mcomm *mc, int source, int tag, int *flag, MPI_Mes
 static int entry_sendrecv(clampi_mcomm *mc, const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                           int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                           int replace, MPI_Status *status) {
-    if (mc->threaded || mc->posted || mc->unexpected || clampi_carrier_pending()) return CLAMPI_CARRIER_NOT_NATIVE;
+    if (!holds_nothing(mc) || clampi_carrier_pending()) return CLAMPI_CARRIER_NOT_NATIVE;
     int err = CLAMPI_WIRE(replace ? PMPI_Sendrecv_replace((void *)sendbuf, sendcount, sendtype, dest, sendtag, source,
                                                           recvtag, mc->wire, status)
                                   : PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,

@@ -111,7 +111,7 @@ struct clampi_carrier_ops {
     void (*get_info)(const clampi_mcomm *mc, MPI_Info info); /* its info keys' values (MPI_Comm_get_info) */
 };
 
-#define CLAMPI_CARRIER_NOT_NATIVE (-1) /* entry_probe, entry_sendrecv: not served */
+#define CLAMPI_CARRIER_NOT_NATIVE (-1) /* an entry_ call not served: clampi's path serves */
 
 extern const clampi_carrier_ops clampi_carrier_mpi_ops;
 #if CLAMPI_HAVE_UCX

@@ -379,11 +379,17 @@ static int mpi_probe_polled(int source, int tag, MPI_Comm comm, MPI_Message *mes
     }
 }
 
+/* The carrier's own probe (MPI's at depth 0 on the MPI carrier), or CLAMPI_CARRIER_NOT_NATIVE */
+static inline int native_probe(clampi_mcomm *mc, int source, int tag, int *flag, MPI_Message *message,
+                               MPI_Status *status) {
+    return mc->ops->entry_probe ? mc->ops->entry_probe(mc, source, tag, flag, message, status)
+                                : CLAMPI_CARRIER_NOT_NATIVE;
+}
+
 CLAMPI_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
     clampi_mcomm *mc = flag ? probe_route(source, tag, comm) : NULL;
     if (mc) {
-        int rc = mc->ops->entry_probe ? mc->ops->entry_probe(mc, source, tag, flag, NULL, status)
-                                      : CLAMPI_CARRIER_NOT_NATIVE;
+        int rc = native_probe(mc, source, tag, flag, NULL, status);
         return rc != CLAMPI_CARRIER_NOT_NATIVE ? rc : CMPIX_Iprobe(source, tag, comm, flag, status);
     }
     clampi_carrier_progress(); /* as a probe of MPI progresses its queue (nothing if clampi holds none) */
@@ -393,8 +399,7 @@ CLAMPI_API int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Sta
 CLAMPI_API int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     clampi_mcomm *mc = probe_route(source, tag, comm);
     if (mc) {
-        int rc = mc->ops->entry_probe ? mc->ops->entry_probe(mc, source, tag, NULL, NULL, status)
-                                      : CLAMPI_CARRIER_NOT_NATIVE;
+        int rc = native_probe(mc, source, tag, NULL, NULL, status);
         return rc != CLAMPI_CARRIER_NOT_NATIVE ? rc : CMPIX_Probe(source, tag, comm, status);
     }
     if (!clampi_carrier_pending()) return PMPI_Probe(source, tag, comm, status);
@@ -483,12 +488,10 @@ static CMPIX_Message take(MPI_Message handle) {
 CLAMPI_API int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
     clampi_mcomm *mc = flag && message ? probe_route(source, tag, comm) : NULL;
     if (!mc) return PMPI_Improbe(source, tag, comm, flag, message, status);
-    if (mc->ops->entry_probe) {
-        int rc = mc->ops->entry_probe(mc, source, tag, flag, message, status);
-        if (rc != CLAMPI_CARRIER_NOT_NATIVE) return rc;
-    }
+    int rc = native_probe(mc, source, tag, flag, message, status);
+    if (rc != CLAMPI_CARRIER_NOT_NATIVE) return rc;
     CMPIX_Message m;
-    int rc = CMPIX_Improbe(source, tag, comm, flag, &m, status);
+    rc = CMPIX_Improbe(source, tag, comm, flag, &m, status);
     if (rc == MPI_SUCCESS) *message = *flag ? handle_of(m) : MPI_MESSAGE_NULL;
     return rc;
 }
@@ -499,12 +502,10 @@ CLAMPI_API int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *messa
         if (!message || !clampi_carrier_pending()) return PMPI_Mprobe(source, tag, comm, message, status);
         return mpi_probe_polled(source, tag, comm, message, status);
     }
-    if (mc->ops->entry_probe) {
-        int rc = mc->ops->entry_probe(mc, source, tag, NULL, message, status);
-        if (rc != CLAMPI_CARRIER_NOT_NATIVE) return rc;
-    }
+    int rc = native_probe(mc, source, tag, NULL, message, status);
+    if (rc != CLAMPI_CARRIER_NOT_NATIVE) return rc;
     CMPIX_Message m;
-    int rc = CMPIX_Mprobe(source, tag, comm, &m, status);
+    rc = CMPIX_Mprobe(source, tag, comm, &m, status);
     if (rc == MPI_SUCCESS) *message = handle_of(m);
     return rc;
 }
