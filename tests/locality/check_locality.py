@@ -198,6 +198,11 @@ def case_members(args):
         check(len(got) == 1 and got[0]["alloc_location"] == m["WRAP"],
               f"'{name}' (allocation wrapper): {[s['alloc_location'] for s in got]}, want [{m['WRAP']}] "
               f"({sorted(structs)})")
+    # a wrapper that names its own variable and returns it: the caller's name, not its own
+    got = structs.get("density", [])
+    check(len(got) == 1 and got[0]["alloc_location"] == m["OWNVAR"] and "field" not in structs,
+          f"'density' (a wrapper returning its own variable): {[s['alloc_location'] for s in got]}, "
+          f"want [{m['OWNVAR']}] ({sorted(structs)})")
     # resize value-initializes: every page wholly inside a member is first touched on the
     # member's own line, the first one too (at -O0 libstdc++ constructs the first element
     # in a function of its own that returns right after the store); the edge pages are

@@ -1,7 +1,8 @@
 // C++ members named as a debugger prints them: std::vector members of objects made with
 // new, set up in constructors (in the body, one per line; in an initializer list; several
 // on one line); arrays from an allocation wrapper named after the variable the caller
-// assigns (a member, a local). Built at -O2 (inlined libstdc++ code and wrapper) and -O0.
+// assigns (a member, a local), also when the wrapper names its own variable and returns it.
+// Built at -O2 (inlined libstdc++ code and wrapper) and -O0.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -9,6 +10,12 @@
 // An allocation wrapper, as LULESH's Allocate<T>: its own line names nothing.
 template <typename T> T *AllocateArray(size_t n) {
     return static_cast<T *>(malloc(sizeof(T) * n)); // @WRAP
+}
+// A C-style wrapper that names its own variable, checks it, and returns it.
+static double *NewField(size_t n) {
+    double *field = static_cast<double *>(calloc(n, sizeof(double))); // @OWNVAR
+    if (!field) abort();
+    return field;
 }
 struct Mesh {
     explicit Mesh(int n) { m_vol = AllocateArray<double>(n); }
@@ -38,13 +45,14 @@ int main(int argc, char **argv) {
     Flat *flat = new Flat(n);
     Mesh *mesh = new Mesh(n);
     double *pressure = AllocateArray<double>(n);
+    double *density = NewField(n);
     double s = 0;
     for (int i = 0; i < n; i++) {
         locDom->m_x[i] = i;
         locDom->m_y[i] = s;
         pair->m_a[i] = pair->m_b[i] + i;
         flat->m_p[i] = flat->m_q[i] + 1;
-        mesh->m_vol[i] = pressure[i] = i;
+        mesh->m_vol[i] = pressure[i] = density[i] = i;
         s += locDom->m_x[i] * 1e-9 + pair->m_a[i] * 1e-9 + flat->m_p[i] * 1e-9;
     }
     std::printf("%g\n", s + (argv[0] ? 0 : 1));
@@ -53,5 +61,6 @@ int main(int argc, char **argv) {
     delete flat;
     delete mesh;
     free(pressure);
+    free(density);
     return s < 0;
 }

@@ -30,7 +30,27 @@ static void expect_members(const char *line, const char *names) {
     }
 }
 
+static void expect_returns(const char *line, const char *name, int want) {
+    if (cl_srcname_returns(line, name) != want) {
+        fprintf(stderr, "FAIL: \"%s\" returns %s: %d, expected %d\n", line, name, !want, want);
+        failures++;
+    }
+}
+
 int main(void) {
+    expect_returns("    return p;", "p", 1);
+    expect_returns("\treturn (double *)p; // the block", "p", 1);
+    expect_returns("    return static_cast<T *>(field);", "field", 1);
+    expect_returns("    return reinterpret_cast<std::uint8_t *>( buf ) ;", "buf", 1);
+    expect_returns("    return (p);", "p", 1);
+    expect_returns("    return p + 1;", "p", 0);
+    expect_returns("    return f(p);", "p", 0);
+    expect_returns("    return q;", "p", 0);
+    expect_returns("    return pp;", "p", 0);
+    expect_returns("    return p->next;", "p", 0);
+    expect_returns("    returnp;", "p", 0);
+    expect_returns("    x = p;", "p", 0);
+    expect_returns("    return s->cells;", "s->cells", 0);
     expect_members("struct Pair { std::vector<double> m_a, m_b; Pair(int n) : m_a(n), m_b(n) {} };", "m_a m_b");
     expect_members("Dom::Dom(int n) : m_n(n), m_v{n, 0.0}, m_w() { }", "m_n m_v");
     expect_members("Flat(int n) { m_p.resize(n); m_q.resize(n); }", "m_p m_q");

@@ -555,7 +555,8 @@ def check_fortran(a):
 def check_members(a):
     """tests/locality/members.cpp: C++ members named as a debugger prints them, two on one
     line told apart (m_a, m_b; m_p, m_q), each once at its own line; an allocation
-    wrapper's arrays named after the caller's variable (m_vol, pressure)."""
+    wrapper's arrays named after the caller's variable (m_vol, pressure; density, whose
+    wrapper names its own variable and returns it)."""
     p = run(a.cmd, a.env)
     if p.returncode != 0:
         fail("program exit %d" % p.returncode)
@@ -565,10 +566,12 @@ def check_members(a):
     for s in meta["structures"]:
         got.setdefault(s["name"], []).append(s["alloc_location"])
     for name, mark in (("m_x", "@MX"), ("m_y", "@MY"), ("m_a", "@PAIR"), ("m_b", "@PAIR"), ("m_p", "@FLAT"),
-                       ("m_q", "@FLAT"), ("m_vol", "@WRAP"), ("pressure", "@WRAP")):
+                       ("m_q", "@FLAT"), ("m_vol", "@WRAP"), ("pressure", "@WRAP"), ("density", "@OWNVAR")):
         want = ["%s:%d" % (base, marker_line(a.src, mark))]
         if got.get(name) != want:
             fail("%s allocated at %s, want %s (structures %s)" % (name, got.get(name), want, sorted(got)))
+    if "field" in got:
+        fail("a structure named after the wrapper's own variable 'field' (structures %s)" % sorted(got))
     print("PASS")
 
 def check_pipe(a):

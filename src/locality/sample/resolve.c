@@ -640,6 +640,22 @@ static int name_on_line(const char *path, int line, char *buf, size_t n) {
     return cl_srcname_from_statement(has_prev ? prev : NULL, src, buf, n);
 }
 
+/* Does the function that allocated on `line` return `name` further down (an allocation
+ * wrapper naming its own variable: "T *p = malloc(n); ... return p;")? Read up to the end
+ * of the function (a '}' in the first column), at most 64 lines. */
+static int returned_later(const char *path, int line, const char *name) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char src[1024];
+    int k = 0, found = 0;
+    while (fgets(src, sizeof src, f) && ++k <= line + 64) {
+        if (k <= line) continue;
+        if ((found = cl_srcname_returns(src, name)) || src[0] == '}') break;
+    }
+    fclose(f);
+    return found;
+}
+
 /* An allocation wrapper's line names nothing ("return static_cast<T *>(malloc(n));" in
  * LULESH's Allocate<T>): the variable its caller assigns the result to, on the next lines
  * of the program outward (inlined callers, then calling frames), up to OUTER_LINES. */
@@ -677,8 +693,16 @@ const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t
             snprintf(buf, n, "%s", members[count == m ? rank : 0]);
             return buf;
         }
-        if (name_on_line(r->path[k], r->line[k], buf, n)) return buf;
+        char own[256] = "";
+        if (name_on_line(r->path[k], r->line[k], buf, n)) {
+            if (!returned_later(r->path[k], r->line[k], buf)) return buf;
+            snprintf(own, sizeof own, "%s", buf); /* a wrapper's own variable: last resort */
+        }
         if (name_from_callers(a, r, k, frame, buf, n)) return buf;
+        if (own[0]) {
+            snprintf(buf, n, "%s", own);
+            return buf;
+        }
     }
     if (r || a->nframes == 0) return NULL; /* alloc@file.c:123 */
     /* no source line in the program: alloc@<library> */

@@ -278,6 +278,18 @@ static Bool name_on_line(const HChar *path, UInt line, HChar *out, Int cap) {
     return cl_srcname_from_statement(has_prev ? prev : NULL, src, out, cap) != 0;
 }
 
+/* Does the function that allocated on `line` return `name` further down (an allocation
+ * wrapper naming its own variable: "T *p = malloc(n); ... return p;")? Read up to the end
+ * of the function (a '}' in the first column), at most 64 lines. */
+static Bool returned_later(const HChar *path, UInt line, const HChar *name) {
+    HChar src[512];
+    for (UInt l = line + 1; l <= line + 64 && source_line(path, l, src, sizeof src); l++) {
+        if (cl_srcname_returns(src, name)) return True;
+        if (src[0] == '}') break;
+    }
+    return False;
+}
+
 /* Several allocations of the program on one line (a C++ constructor setting up members:
  * "Dom(int n) : m_x(n), m_y(n) {}"): the allocation sites, distinct instructions of that
  * line, follow the members' order in the code. Which one is where's, of how many? */
@@ -336,11 +348,20 @@ static void alloc_name_uncached(const Alloc *al, HChar *out, Int cap) {
                 return;
             }
         }
-        if (name_on_line(l->path, l->line, out, cap)) return;
+        HChar own[256] = "";
+        if (name_on_line(l->path, l->line, out, cap)) {
+            if (!returned_later(l->path, l->line, out)) return;
+            VG_(snprintf)(own, sizeof own, "%s", out); /* a wrapper's own variable: last resort */
+        }
         /* an allocation wrapper's line names nothing ("return static_cast<T *>(malloc(n));"
-         * in LULESH's Allocate<T>): the variable its caller assigns the result to */
+         * in LULESH's Allocate<T>), or a local it returns: the variable its caller assigns
+         * the result to */
         for (Int i = 0; i < l->n_outer; i++)
             if (name_on_line(l->outer_path[i], l->outer_line[i], out, cap)) return;
+        if (own[0]) {
+            VG_(snprintf)(out, cap, "%s", own);
+            return;
+        }
     }
     if (l->line)
         VG_(snprintf)(out, cap, "alloc@%s", l->short_loc);

@@ -399,3 +399,46 @@ int cl_srcname_from_statement(const char *prev, const char *line, char *out, uns
     joined[k] = 0;
     return cl_srcname_from_line(joined, out, cap);
 }
+
+int cl_srcname_returns(const char *line, const char *name) {
+    unsigned long n = str_len(name), i = 0;
+    if (n == 0) return 0;
+    for (unsigned long k = 0; k < n; k++)
+        if (!is_ident(name[k])) return 0; /* a member (s->x) is not a local */
+    while (is_space(line[i])) i++;
+    if (!(starts(line + i, str_len(line + i), "return") && !is_ident(line[i + 6]))) return 0;
+    i += 6;
+    /* up to the name: blanks, parentheses, '*', '&', type words (a cast's) and <...>
+     * groups; a word before '(' only if it is a cast (static_cast<T *>(p)) */
+    for (;;) {
+        while (is_space(line[i]) || line[i] == '(' || line[i] == ')' || line[i] == '*' || line[i] == '&') i++;
+        if (line[i] == '<') {
+            int depth = 0;
+            for (; line[i]; i++) {
+                if (line[i] == '<') depth++;
+                if (line[i] == '>' && --depth == 0) break;
+            }
+            if (!line[i]) return 0;
+            i++;
+            continue;
+        }
+        if (line[i] == ':' && line[i + 1] == ':') {
+            i += 2;
+            continue;
+        }
+        if (!is_ident(line[i])) return 0;
+        unsigned long b = i;
+        while (is_ident(line[i])) i++;
+        unsigned long e = i, j = i;
+        while (is_space(line[j])) j++;
+        if (line[j] == ';' || line[j] == ')') { /* the returned expression's last word */
+            if (!(e - b == n && word_eq(line + b, n, name))) return 0;
+            while (is_space(line[j]) || line[j] == ')') j++;
+            return line[j] == ';';
+        }
+        if (line[j] == '(' && !(e - b >= 5 && word_eq(line + e - 5, 5, "_cast"))) return 0; /* a call */
+        if (line[j] != '(' && line[j] != '<' && line[j] != '*' && line[j] != '&' && line[j] != ':' &&
+            !is_ident(line[j]) && line[j] != ')')
+            return 0; /* an operator: p + 1 */
+    }
+}

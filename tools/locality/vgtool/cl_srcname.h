@@ -32,4 +32,10 @@ int cl_srcname_from_statement(const char *prev, const char *line, char *out, uns
  * returns how many were found. */
 int cl_srcname_members(const char *line, char *names, unsigned long cap, int max);
 
+/* Does `line` return the local variable `name` (an identifier), bare or cast? Then the
+ * allocation that named it was an allocation wrapper's, and its caller names the result.
+ *   "return p;" "return (double *)p;" "return static_cast<T *>(p);"  -> 1
+ *   "return p + 1;" "return f(p);" "return q;"                       -> 0 */
+int cl_srcname_returns(const char *line, const char *name);
+
 #endif
