@@ -10,7 +10,9 @@
 # then MPI_Recv instead (no request handle reaches the program; Open MPI only: MPICH's
 # MPI_Send to itself waits for the receive, as MPI allows). BLOCKING=3: MPI_Isend,
 # MPI_Mprobe + MPI_Mrecv, MPI_Wait; BLOCKING=5: MPI_Isend, MPI_Iprobe + MPI_Recv, MPI_Wait;
-# BLOCKING=6: MPI_Sendrecv; BLOCKING=7: persistent receive and send, MPI_Startall + MPI_Waitall.
+# BLOCKING=6: MPI_Sendrecv; BLOCKING=7: persistent receive and send, MPI_Startall + MPI_Waitall;
+# BLOCKING=8: MPI_Irecv + MPI_Isend, MPI_Waitall; BLOCKING=9: the same with an MPI_Testall loop;
+# BLOCKING=10: osu_bw's window, 64 MPI_Irecv + 64 MPI_Isend + two MPI_Waitall (per 64 messages).
 #   bench/match/count_instructions.sh BUILD_DIR [OUT.txt]   (MATCH=lla+hot by default)
 # Also writes the top functions of the preloaded run (inclusive, per message) when TOP=1.
 set -euo pipefail
@@ -36,7 +38,9 @@ c1=$(ir $n1 c1 "${cenv[@]}"); c2=$(ir $n2 c2 "${cenv[@]}")
 plain=$(( (p2 - p1) / (n2 - n1) )); clampi=$(( (c2 - c1) / (n2 - n1) ))
 case ${BLOCKING:-0} in
   0) form="MPI_Irecv+MPI_Send+MPI_Wait" ;; 3) form="MPI_Isend+MPI_Mprobe+MPI_Mrecv+MPI_Wait" ;;
-  5) form="MPI_Isend+MPI_Iprobe+MPI_Recv+MPI_Wait" ;; 6) form="MPI_Sendrecv" ;; 7) form="persistent:MPI_Startall+MPI_Waitall" ;; *) form="MPI_Send+MPI_Recv" ;;
+  5) form="MPI_Isend+MPI_Iprobe+MPI_Recv+MPI_Wait" ;; 6) form="MPI_Sendrecv" ;; 7) form="persistent:MPI_Startall+MPI_Waitall" ;;
+  8) form="MPI_Irecv+MPI_Isend+MPI_Waitall" ;; 9) form="MPI_Irecv+MPI_Isend+MPI_Testall" ;;
+  10) form="window64:MPI_Irecv*64+MPI_Isend*64+MPI_Waitall*2(per-64)" ;; *) form="MPI_Send+MPI_Recv" ;;
 esac
 line=$(printf '%s 1 B message to self (%s) instructions: plain=%d preload(CLAMPI_MATCH=%s)=%d ratio=%.2f' \
   $mpi $form $plain $match $clampi $(echo "$clampi / $plain" | bc -l))
@@ -47,7 +51,7 @@ if [ -n "$out" ]; then
 fi
 if [ -n "${TOP:-}" ]; then # where the preloaded message's instructions go: per function, inclusive, (N2 - N1) runs
   for t in c1 c2; do callgrind_annotate --inclusive=yes --threshold=100 $tmp/cg.$t 2>/dev/null | grep -E '^ *[0-9,]+ ' | grep -v '=>' >$tmp/a.$t; done
-  python3 - $tmp/a.c1 $tmp/a.c2 $((n2 - n1)) <<'PY'
+  python3 - $tmp/a.c1 $tmp/a.c2 $((n2 - n1)) ${TOPN:-45} <<'PY'
 import sys, re
 def load(f):
     d = {}
@@ -57,7 +61,7 @@ def load(f):
     return d
 a, b, n = load(sys.argv[1]), load(sys.argv[2]), int(sys.argv[3])
 rows = sorted(((b[k] - a.get(k, 0)) / n, k) for k in b)
-for v, k in reversed(rows[-45:]): print('%8.0f  %s' % (v, k[-110:]))
+for v, k in reversed(rows[-int(sys.argv[4]):]): print('%8.0f  %s' % (v, k[-110:]))
 PY
 fi
 [ -n "${KEEP:-}" ] && echo "callgrind files: $tmp" || rm -rf $tmp

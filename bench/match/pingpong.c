@@ -17,6 +17,10 @@
  * blocking = 6: each iteration is one MPI_Sendrecv exchange (both ranks send and receive).
  * blocking = 7: an exchange of persistent requests (MPI_Recv_init and MPI_Send_init once,
  * then MPI_Startall + MPI_Waitall each iteration); with one rank, with itself.
+ * blocking = 8: an exchange of nonblocking requests (MPI_Irecv + MPI_Isend, MPI_Waitall);
+ * blocking = 9: the same completed by an MPI_Testall loop; with one rank, with itself.
+ * blocking = 10: osu_bw's window: 64 MPI_Irecv, 64 MPI_Isend, MPI_Waitall on each (with
+ * two ranks rank 0 sends and rank 1 receives, then a 1 B reply); one iteration is 64 messages.
  *
  *   pingpong [iters] [depth] [warmup] [blocking]
  * Prints: "pingpong depth=D iters=N us_per_roundtrip=X" on rank 0 (half of it is the
@@ -70,6 +74,33 @@ int main(int argc, char **argv) {
             MPI_Status pst[2];                  /* not MPI_STATUSES_IGNORE: MPICH's header makes gcc warn about it */
             MPI_Startall(2, pq);
             MPI_Waitall(2, pq, pst);
+        } else if ((blocking == 8 || blocking == 9) && rank < 2) { /* a nonblocking exchange */
+            int peer = size == 1 ? 0 : 1 - rank, flag = 0;
+            MPI_Request q[2];
+            MPI_Irecv(&r, 1, MPI_CHAR, peer, 1, MPI_COMM_WORLD, &q[0]);
+            MPI_Isend(&b, 1, MPI_CHAR, peer, 1, MPI_COMM_WORLD, &q[1]);
+            if (blocking == 8)
+                MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+            else
+                while (!flag) MPI_Testall(2, q, &flag, MPI_STATUSES_IGNORE);
+        } else if (blocking == 10 && rank < 2) { /* a window of 64 (osu_bw) */
+            MPI_Request w[64];
+            char wb[64];
+            int peer = size == 1 ? 0 : 1 - rank;
+            if (size == 1 || rank == 1) {
+                for (int k = 0; k < 64; k++) MPI_Irecv(&wb[k], 1, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &w[k]);
+                if (size == 1) {
+                    MPI_Request s[64];
+                    for (int k = 0; k < 64; k++) MPI_Isend(&b, 1, MPI_CHAR, 0, 2, MPI_COMM_WORLD, &s[k]);
+                    MPI_Waitall(64, s, MPI_STATUSES_IGNORE);
+                }
+                MPI_Waitall(64, w, MPI_STATUSES_IGNORE);
+                if (size > 1) MPI_Send(&b, 1, MPI_CHAR, peer, 3, MPI_COMM_WORLD);
+            } else {
+                for (int k = 0; k < 64; k++) MPI_Isend(&b, 1, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &w[k]);
+                MPI_Waitall(64, w, MPI_STATUSES_IGNORE);
+                MPI_Recv(&r, 1, MPI_CHAR, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
         } else if (size == 1 && blocking == 6) {
             MPI_Sendrecv(&b, 1, MPI_CHAR, 0, 1, &r, 1, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else if (size == 1 && blocking) {
