@@ -1,6 +1,6 @@
 // C++ members named as a debugger prints them: std::vector members of objects made with
-// new, set up in constructors (in the body, one per line; in an initializer list; several
-// on one line); arrays from an allocation wrapper named after the variable the caller
+// new, set up in constructors (in the body, one per line; in an initializer list, with
+// scalars among them, on the head's line or its own; several on one line); arrays from an allocation wrapper named after the variable the caller
 // assigns (a member, a local), also when the wrapper names its own variable and returns it.
 // Built at -O2 (inlined libstdc++ code and wrapper) and -O0.
 #include <cstdio>
@@ -36,6 +36,16 @@ class Dom {
 // clang-format off
 struct Pair { std::vector<double> m_a, m_b; explicit Pair(int n) : m_a(n), m_b(n) {} }; // @PAIR
 struct Flat { std::vector<double> m_p, m_q; explicit Flat(int n) { m_p.resize(n); m_q.resize(n); } }; // @FLAT
+// Scalars in an initializer list allocate nothing; a list on a line of its own.
+struct Mixed { int n; double scale; std::vector<double> m_u, m_w; Mixed(int k) : n(k), scale(1.0), m_u(k), m_w(k) {} }; // @MIXED
+struct Grid {
+    std::size_t size;
+    std::vector<double> cells;
+    double *halo;
+    explicit Grid(std::size_t s)
+        : size(s), cells(s, 0.0), halo(new double[s]) {} // @GRID
+    ~Grid() { delete[] halo; }
+};
 // clang-format on
 
 int main(int argc, char **argv) {
@@ -46,6 +56,8 @@ int main(int argc, char **argv) {
     Mesh *mesh = new Mesh(n);
     double *pressure = AllocateArray<double>(n);
     double *density = NewField(n);
+    Mixed *mixed = new Mixed(n);
+    Grid *grid = new Grid(n);
     double s = 0;
     for (int i = 0; i < n; i++) {
         locDom->m_x[i] = i;
@@ -53,6 +65,7 @@ int main(int argc, char **argv) {
         pair->m_a[i] = pair->m_b[i] + i;
         flat->m_p[i] = flat->m_q[i] + 1;
         mesh->m_vol[i] = pressure[i] = density[i] = i;
+        mixed->m_u[i] = mixed->m_w[i] = grid->cells[i] = grid->halo[i] = mixed->scale * i + mixed->n;
         s += locDom->m_x[i] * 1e-9 + pair->m_a[i] * 1e-9 + flat->m_p[i] * 1e-9;
     }
     std::printf("%g\n", s + (argv[0] ? 0 : 1));
@@ -62,5 +75,7 @@ int main(int argc, char **argv) {
     delete mesh;
     free(pressure);
     free(density);
+    delete mixed;
+    delete grid;
     return s < 0;
 }

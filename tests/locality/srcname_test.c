@@ -37,7 +37,37 @@ static void expect_returns(const char *line, const char *name, int want) {
     }
 }
 
+static void expect_declared(const char *text, const char *name, int want) {
+    int got = cl_srcname_declared(text, name);
+    if (got != want) {
+        fprintf(stderr, "FAIL: %s declared in \"%s\": %d, expected %d\n", name, text, got, want);
+        failures++;
+    }
+}
+
 int main(void) {
+    const char *cls = "struct G {\n  public:\n    std::size_t size; // the count; *not* a pointer\n"
+                      "    std::vector<double> cells, more;\n    double *halo, scale, *edge;\n    int idx[4];\n"
+                      "    std::map<int, double> lookup;\n    G(std::size_t s) : size(s), cells(s) {}\n};\n"
+                      "void f(int unused) { other = g(unused); }\n";
+    expect_declared(cls, "size", 0);
+    expect_declared(cls, "cells", 1);
+    expect_declared(cls, "more", 1);
+    expect_declared(cls, "halo", 1);
+    expect_declared(cls, "scale", 0);
+    expect_declared(cls, "edge", 1);
+    expect_declared(cls, "idx", 1);
+    expect_declared(cls, "lookup", 1);
+    expect_declared(cls, "unused", -1);
+    expect_declared(cls, "other", -1);
+    expect_declared(cls, "missing", -1);
+    expect_declared("int a; // the rest; <sizes> below\n    int k;\n", "k", 0);
+    expect_declared("struct S { double* p; double * q; int& r; double x, y; };", "p", 1);
+    expect_declared("struct S { double* p; double * q; int& r; double x, y; };", "q", 1);
+    expect_declared("struct S { double* p; double * q; int& r; double x, y; };", "r", 0);
+    expect_declared("struct S { double* p; double * q; int& r; double x, y; };", "y", 0);
+    expect_members("        : size(s), cells(s, 0.0), halo(new double[s]) {}", "size cells halo");
+    expect_members("    a::b(x);", "");
     expect_returns("    return p;", "p", 1);
     expect_returns("\treturn (double *)p; // the block", "p", 1);
     expect_returns("    return static_cast<T *>(field);", "field", 1);

@@ -566,12 +566,14 @@ def check_members(a):
     for s in meta["structures"]:
         got.setdefault(s["name"], []).append(s["alloc_location"])
     for name, mark in (("m_x", "@MX"), ("m_y", "@MY"), ("m_a", "@PAIR"), ("m_b", "@PAIR"), ("m_p", "@FLAT"),
-                       ("m_q", "@FLAT"), ("m_vol", "@WRAP"), ("pressure", "@WRAP"), ("density", "@OWNVAR")):
+                       ("m_q", "@FLAT"), ("m_vol", "@WRAP"), ("pressure", "@WRAP"), ("density", "@OWNVAR"),
+                       ("m_u", "@MIXED"), ("m_w", "@MIXED"), ("cells", "@GRID"), ("halo", "@GRID")):
         want = ["%s:%d" % (base, marker_line(a.src, mark))]
         if got.get(name) != want:
             fail("%s allocated at %s, want %s (structures %s)" % (name, got.get(name), want, sorted(got)))
-    if "field" in got:
-        fail("a structure named after the wrapper's own variable 'field' (structures %s)" % sorted(got))
+    for wrong in ("field", "n", "scale", "size", "mixed", "grid"):
+        if wrong in got:
+            fail("a structure named '%s' (structures %s)" % (wrong, sorted(got)))
     print("PASS")
 
 def check_pipe(a):

@@ -588,6 +588,25 @@ static int source_line(const char *path, int line, char *buf, size_t n) {
     return ok;
 }
 
+/* A source file's whole text (at most 8 MiB; malloc'd, NUL-terminated), or NULL. */
+static char *source_text(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, len = 0;
+    char *t = malloc(cap + 1);
+    while (t) {
+        len += fread(t + len, 1, cap - len, f);
+        if (len < cap || cap >= (8u << 20)) break;
+        char *bigger = realloc(t, 2 * cap + 1);
+        if (!bigger) break;
+        t = bigger;
+        cap *= 2;
+    }
+    fclose(f);
+    if (t) t[len] = 0;
+    return t;
+}
+
 /* The allocation sites in the program's code (distinct call instructions), once. */
 typedef struct site {
     const res *r;
@@ -689,6 +708,11 @@ const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t
         char members[8][128];
         int m = cl_srcname_members(src, &members[0][0], sizeof members[0], 8), rank = 0, count = 1;
         if (m > 1) line_sites(r, k, &rank, &count);
+        if (m > count) { /* more names than allocations: an initializer list's scalars allocate nothing */
+            char *text = source_text(r->path[k]);
+            if (text) m = cl_srcname_keep_allocating(text, &members[0][0], sizeof members[0], m);
+            free(text);
+        }
         if (m > 0) { /* one name per site when they match, else the first */
             snprintf(buf, n, "%s", members[count == m ? rank : 0]);
             return buf;

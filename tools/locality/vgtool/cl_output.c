@@ -343,6 +343,9 @@ static void alloc_name_uncached(const Alloc *al, HChar *out, Int cap) {
             ExeContext *where = l->ec;
             line_sites(where, &rank, &count); /* resolves every allocation: locs may move */
             l = resolve(where);
+            /* more names than allocations: an initializer list's scalars allocate nothing */
+            const SrcFile *f = count < k ? load_source(l->path) : NULL;
+            if (f && f->text) k = cl_srcname_keep_allocating(f->text, &members[0][0], sizeof members[0], k);
             if (count == k) {
                 VG_(snprintf)(out, cap, "%s", members[rank]);
                 return;

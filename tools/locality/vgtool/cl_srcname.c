@@ -290,10 +290,13 @@ int cl_srcname_members(const char *line, char *names, unsigned long cap, int max
     unsigned long n = str_len(line);
     int found = fortran_allocate(line, n, names, cap, max);
     if (found) return found;
-    /* an initializer list: ") : name(args), name{args} ... {" (not "::") */
+    /* an initializer list: ") : name(args), name{args} ... {" (not "::"), or a line that
+     * begins with its ':' (the constructor's head on the line before) */
+    unsigned long lead = 0;
+    while (lead < n && is_space(line[lead])) lead++;
     for (unsigned long i = 0; i + 1 < n && found == 0; i++) {
-        if (line[i] != ')') continue;
-        unsigned long j = i + 1;
+        if (line[i] != ')' && !(i == lead && line[i] == ':')) continue;
+        unsigned long j = line[i] == ':' ? i : i + 1;
         while (j < n && is_space(line[j])) j++;
         if (j >= n || line[j] != ':' || (j + 1 < n && line[j + 1] == ':')) continue;
         j++;
@@ -441,4 +444,96 @@ int cl_srcname_returns(const char *line, const char *name) {
             !is_ident(line[j]) && line[j] != ')')
             return 0; /* an operator: p + 1 */
     }
+}
+
+/* Removes comments from s[b, e) into out (at most cap - 1 characters); returns its length. */
+static unsigned long uncommented(const char *s, unsigned long b, unsigned long e, char *out, unsigned long cap) {
+    unsigned long k = 0;
+    for (unsigned long i = b; i < e && k + 1 < cap; i++) {
+        if (s[i] == '/' && i + 1 < e && s[i + 1] == '/') {
+            while (i < e && s[i] != '\n') i++;
+        } else if (s[i] == '/' && i + 1 < e && s[i + 1] == '*') {
+            i += 2;
+            while (i + 1 < e && !(s[i] == '*' && s[i + 1] == '/')) i++;
+            i++;
+        } else {
+            out[k++] = s[i];
+        }
+    }
+    out[k] = 0;
+    return k;
+}
+
+int cl_srcname_declared(const char *text, const char *name) {
+    unsigned long n = str_len(name), len = str_len(text);
+    if (n == 0) return -1;
+    for (unsigned long p = 0; p + n <= len; p++) {
+        if (!word_eq(text + p, n, name) || (p > 0 && is_ident(text[p - 1])) || is_ident(text[p + n])) continue;
+        unsigned long a = p + n;
+        while (a < len && is_space(text[a])) a++;
+        if (a >= len || (text[a] != ';' && text[a] != ',' && text[a] != '=' && text[a] != '[' && text[a] != '{'))
+            continue;
+        /* the statement so far: back to ';', '{', '}' or a lone ':' (public:) */
+        unsigned long b = p;
+        while (b > 0) {
+            char c = text[b - 1];
+            if (c == ';' || c == '{' || c == '}') break;
+            if (c == ':' && !(b >= 2 && text[b - 2] == ':') && !(b < len && text[b] == ':')) break;
+            b--;
+        }
+        if (b > 0) { /* a boundary inside a // comment: the statement begins on the next line */
+            unsigned long ls = b - 1;
+            while (ls > 0 && text[ls - 1] != '\n') ls--;
+            for (unsigned long i = ls; i + 1 < b; i++)
+                if (text[i] == '/' && text[i + 1] == '/') {
+                    while (b < p && text[b - 1] != '\n') b++;
+                    break;
+                }
+        }
+        char head[256];
+        unsigned long h = uncommented(text, b, p, head, sizeof head);
+        int bad = 0, ident = 0;
+        unsigned long comma = h; /* the first declarator ends there */
+        for (unsigned long i = 0; i < h; i++) {
+            char c = head[i];
+            if (c == '(' || c == ')' || c == '=' || c == '.' || c == '#' || c == '"') bad = 1;
+            if (c == '-' && i + 1 < h && head[i + 1] == '>') bad = 1;
+            if (c == ',' && comma == h) comma = i;
+            if (is_ident(c)) ident = 1;
+        }
+        if (bad || !ident) continue; /* an expression, a call, a preprocessor line */
+        /* own part: what stands between the name and the last ',' or, without one, the
+         * type ("double a, *b;", "double* b"); base type: the first declarator without its
+         * name and own part */
+        unsigned long own = h;
+        if (comma < h)
+            while (own > 0 && head[own - 1] != ',') own--;
+        else
+            while (own > 0 && (is_space(head[own - 1]) || head[own - 1] == '*' || head[own - 1] == '&')) own--;
+        unsigned long be = comma < h ? comma : own;
+        if (comma < h) {
+            while (be > 0 && is_space(head[be - 1])) be--;
+            while (be > 0 && is_ident(head[be - 1])) be--;
+        }
+        int alloc = 0;
+        for (unsigned long i = 0; i < be; i++)
+            if (head[i] == '<') alloc = 1;
+        for (unsigned long i = own; i < h; i++)
+            if (head[i] == '*') alloc = 1;
+        if (text[a] == '[') alloc = 1;
+        return alloc;
+    }
+    return -1;
+}
+
+int cl_srcname_keep_allocating(const char *text, char *names, unsigned long cap, int k) {
+    int kept = 0;
+    for (int i = 0; i < k; i++) {
+        if (cl_srcname_declared(text, names + (unsigned long)i * cap) == 0) continue;
+        if (kept != i)
+            for (unsigned long c = 0; c < cap; c++)
+                names[(unsigned long)kept * cap + c] = names[(unsigned long)i * cap + c];
+        kept++;
+    }
+    return kept;
 }

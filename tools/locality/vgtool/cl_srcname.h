@@ -32,6 +32,16 @@ int cl_srcname_from_statement(const char *prev, const char *line, char *out, uns
  * returns how many were found. */
 int cl_srcname_members(const char *line, char *names, unsigned long cap, int max);
 
+/* How `name` is declared in a source file's text (the first declaration found): 1 as a
+ * pointer, an array or a template type (std::vector<double> m_x, double *halo, a[100]),
+ * 0 as anything else (int n, double scale, std::size_t size: a scalar member of an
+ * initializer list, which allocates nothing), -1 if no declaration is found. */
+int cl_srcname_declared(const char *text, const char *name);
+
+/* Of the k names of cl_srcname_members (names[i * cap ...]), keeps those the text does not
+ * declare as scalars (cl_srcname_declared != 0), in order; returns how many are left. */
+int cl_srcname_keep_allocating(const char *text, char *names, unsigned long cap, int k);
+
 /* Does `line` return the local variable `name` (an identifier), bare or cast? Then the
  * allocation that named it was an allocation wrapper's, and its caller names the result.
  *   "return p;" "return (double *)p;" "return static_cast<T *>(p);"  -> 1
