@@ -1,6 +1,7 @@
 // C++ members named as a debugger prints them: std::vector members of objects made with
 // new, set up in constructors (in the body, one per line; in an initializer list, with
-// scalars among them, on the head's line or its own; several on one line); arrays from an allocation wrapper named after the variable the caller
+// scalars among them, on the head's line, on its own or one entry per line; several on one
+// line); arrays from an allocation wrapper named after the variable the caller
 // assigns (a member, a local), also when the wrapper names its own variable and returns it.
 // Built at -O2 (inlined libstdc++ code and wrapper) and -O0.
 #include <cstdio>
@@ -46,6 +47,17 @@ struct Grid {
         : size(s), cells(s, 0.0), halo(new double[s]) {} // @GRID
     ~Grid() { delete[] halo; }
 };
+// An initializer list one entry per line (clang-format's style for long lists).
+struct Split {
+    std::size_t count;
+    std::vector<double> m_s;
+    double *m_t;
+    explicit Split(std::size_t n)
+        : count(n),
+          m_s(n), // @SPLIT_S
+          m_t(new double[n]) {} // @SPLIT_T
+    ~Split() { delete[] m_t; }
+};
 // clang-format on
 
 int main(int argc, char **argv) {
@@ -58,6 +70,7 @@ int main(int argc, char **argv) {
     double *density = NewField(n);
     Mixed *mixed = new Mixed(n);
     Grid *grid = new Grid(n);
+    Split *split = new Split(n);
     double s = 0;
     for (int i = 0; i < n; i++) {
         locDom->m_x[i] = i;
@@ -66,6 +79,7 @@ int main(int argc, char **argv) {
         flat->m_p[i] = flat->m_q[i] + 1;
         mesh->m_vol[i] = pressure[i] = density[i] = i;
         mixed->m_u[i] = mixed->m_w[i] = grid->cells[i] = grid->halo[i] = mixed->scale * i + mixed->n;
+        split->m_s[i] = split->m_t[i] = i;
         s += locDom->m_x[i] * 1e-9 + pair->m_a[i] * 1e-9 + flat->m_p[i] * 1e-9;
     }
     std::printf("%g\n", s + (argv[0] ? 0 : 1));
@@ -77,5 +91,6 @@ int main(int argc, char **argv) {
     free(density);
     delete mixed;
     delete grid;
+    delete split;
     return s < 0;
 }

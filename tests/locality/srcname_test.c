@@ -68,6 +68,20 @@ int main(void) {
     expect_declared("struct S { double* p; double * q; int& r; double x, y; };", "y", 0);
     expect_members("        : size(s), cells(s, 0.0), halo(new double[s]) {}", "size cells halo");
     expect_members("    a::b(x);", "");
+    {
+        const char *list[] = {"          m_s(n),", "        : count(n),", "    explicit Split(std::size_t n)"};
+        const char *call[] = {"    int v = f(a,", "    x = 1;"};
+        char got[4][32];
+        int k = cl_srcname_list_members(list, 3, "          m_t(new double[n]) {} // the last", &got[0][0], 32, 4);
+        if (k != 1 || strcmp(got[0], "m_t") != 0) {
+            fprintf(stderr, "FAIL: a list split over lines: %d names, first \"%s\"\n", k, k ? got[0] : "");
+            failures++;
+        }
+        if (cl_srcname_list_members(call, 2, "              g(n));", &got[0][0], 32, 4) != 0) {
+            fprintf(stderr, "FAIL: a call's argument taken for an initializer list entry\n");
+            failures++;
+        }
+    }
     expect_returns("    return p;", "p", 1);
     expect_returns("\treturn (double *)p; // the block", "p", 1);
     expect_returns("    return static_cast<T *>(field);", "field", 1);

@@ -537,3 +537,56 @@ int cl_srcname_keep_allocating(const char *text, char *names, unsigned long cap,
     }
     return kept;
 }
+
+/* Does s begin (after blanks) an initializer list with a lone ':', or hold ") :"? */
+static int opens_list(const char *s) {
+    unsigned long n = str_len(s), i = 0;
+    while (i < n && is_space(s[i])) i++;
+    if (i < n && s[i] == ':' && !(i + 1 < n && s[i + 1] == ':')) return 1;
+    for (unsigned long k = 0; k < n; k++) {
+        if (s[k] != ')') continue;
+        unsigned long j = k + 1;
+        while (j < n && is_space(s[j])) j++;
+        if (j < n && s[j] == ':' && !(j + 1 < n && s[j + 1] == ':')) return 1;
+    }
+    return 0;
+}
+
+/* The last character of s that is not blank and not in a trailing // comment, or 0. */
+static char last_char(const char *s) {
+    unsigned long n = str_len(s), e = n;
+    for (unsigned long i = 0; i + 1 < n; i++)
+        if (s[i] == '/' && s[i + 1] == '/') {
+            e = i;
+            break;
+        }
+    while (e > 0 && is_space(s[e - 1])) e--;
+    return e ? s[e - 1] : 0;
+}
+
+int cl_srcname_list_members(const char *const *prev, int nprev, const char *line, char *names, unsigned long cap,
+                            int max) {
+    unsigned long i = 0, n = str_len(line);
+    while (i < n && is_space(line[i])) i++;
+    unsigned long b = i;
+    while (i < n && is_ident(line[i])) i++;
+    if (i == b || (line[b] >= '0' && line[b] <= '9')) return 0;
+    while (i < n && is_space(line[i])) i++;
+    if (i >= n || (line[i] != '(' && line[i] != '{')) return 0; /* "name(args)" or "name{args}" */
+    int open = 0;
+    for (int k = 0; k < nprev && !open; k++) {
+        if (!prev[k]) return 0;
+        if (opens_list(prev[k])) {
+            open = 1;
+        } else {
+            char c = last_char(prev[k]);
+            if (c != ',' && c != 0) return 0; /* not an entry of a list (blank lines pass) */
+        }
+    }
+    if (!open) return 0;
+    char joined[1024] = ": ";
+    unsigned long k = 2;
+    for (unsigned long j = b; j < n && k + 1 < sizeof joined; j++) joined[k++] = line[j];
+    joined[k] = 0;
+    return cl_srcname_members(joined, names, cap, max);
+}

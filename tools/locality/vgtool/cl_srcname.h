@@ -38,6 +38,14 @@ int cl_srcname_members(const char *line, char *names, unsigned long cap, int max
  * initializer list, which allocates nothing), -1 if no declaration is found. */
 int cl_srcname_declared(const char *text, const char *name);
 
+/* cl_srcname_members for a line inside an initializer list split over lines (clang-format's
+ * one entry per line), given the nprev lines before it, nearest first: when they are entries
+ * ending in ',' back to one that opens the list (a lone ':' first, or ") :"), the entries on
+ * `line` ("      cells(n)," -> cells); else 0.
+ *   "Grid::Grid(std::size_t n)" / "    : size(n)," / "      cells(n)," */
+int cl_srcname_list_members(const char *const *prev, int nprev, const char *line, char *names, unsigned long cap,
+                            int max);
+
 /* Of the k names of cl_srcname_members (names[i * cap ...]), keeps those the text does not
  * declare as scalars (cl_srcname_declared != 0), in order; returns how many are left. */
 int cl_srcname_keep_allocating(const char *text, char *names, unsigned long cap, int k);
