@@ -47,6 +47,9 @@ struct Grid {
         : size(s), cells(s, 0.0), halo(new double[s]) {} // @GRID
     ~Grid() { delete[] halo; }
 };
+// The same through a type alias of the program's.
+using Field = std::vector<double>;
+struct Aliased { int nx; Field m_f, m_g; Aliased(int k) : nx(k), m_f(k), m_g(k) {} }; // @ALIASED
 // An initializer list one entry per line (clang-format's style for long lists).
 struct Split {
     std::size_t count;
@@ -71,6 +74,7 @@ int main(int argc, char **argv) {
     Mixed *mixed = new Mixed(n);
     Grid *grid = new Grid(n);
     Split *split = new Split(n);
+    Aliased *aliased = new Aliased(n);
     double s = 0;
     for (int i = 0; i < n; i++) {
         locDom->m_x[i] = i;
@@ -79,7 +83,7 @@ int main(int argc, char **argv) {
         flat->m_p[i] = flat->m_q[i] + 1;
         mesh->m_vol[i] = pressure[i] = density[i] = i;
         mixed->m_u[i] = mixed->m_w[i] = grid->cells[i] = grid->halo[i] = mixed->scale * i + mixed->n;
-        split->m_s[i] = split->m_t[i] = i;
+        split->m_s[i] = split->m_t[i] = aliased->m_f[i] = aliased->m_g[i] = i + aliased->nx;
         s += locDom->m_x[i] * 1e-9 + pair->m_a[i] * 1e-9 + flat->m_p[i] * 1e-9;
     }
     std::printf("%g\n", s + (argv[0] ? 0 : 1));
@@ -92,5 +96,6 @@ int main(int argc, char **argv) {
     delete mixed;
     delete grid;
     delete split;
+    delete aliased;
     return s < 0;
 }

@@ -62,6 +62,13 @@ int main(void) {
     expect_declared(cls, "other", -1);
     expect_declared(cls, "missing", -1);
     expect_declared("int a; // the rest; <sizes> below\n    int k;\n", "k", 0);
+    const char *alias = "using Vec = std::vector<double>;\ntypedef double *Ptr;\ntypedef double Real;\n"
+                        "struct A { Vec m_x, m_y; Ptr m_p; Real m_r; std::size_t n; };";
+    expect_declared(alias, "m_x", 1);
+    expect_declared(alias, "m_y", 1);
+    expect_declared(alias, "m_p", 1);
+    expect_declared(alias, "m_r", 0);
+    expect_declared(alias, "n", 0);
     expect_declared("struct S { double* p; double * q; int& r; double x, y; };", "p", 1);
     expect_declared("struct S { double* p; double * q; int& r; double x, y; };", "q", 1);
     expect_declared("struct S { double* p; double * q; int& r; double x, y; };", "r", 0);

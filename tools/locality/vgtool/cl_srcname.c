@@ -464,6 +464,36 @@ static unsigned long uncommented(const char *s, unsigned long b, unsigned long e
     return k;
 }
 
+/* Is the type t[0, n) an alias ("using T = std::vector<double>;", "typedef double *T;")
+ * of a pointer, array or template type? */
+static int alias_allocates(const char *text, const char *t, unsigned long n) {
+    unsigned long len = str_len(text);
+    for (unsigned long p = 0; p + n <= len; p++) {
+        unsigned long same = 0;
+        while (same < n && text[p + same] == t[same]) same++;
+        if (same < n || (p > 0 && is_ident(text[p - 1])) || is_ident(text[p + n])) continue;
+        unsigned long a = p + n, b = p;
+        while (a < len && is_space(text[a])) a++;
+        while (b > 0 && is_space(text[b - 1])) b--;
+        unsigned long e = a, s = b;
+        if (a < len && text[a] == '=' && b >= 5 && word_eq(text + b - 5, 5, "using")) {
+            s = a; /* using T = ...; */
+            while (e < len && text[e] != ';') e++;
+        } else if (a < len && (text[a] == ';' || text[a] == '[')) {
+            while (s > 0 && text[s - 1] != ';' && text[s - 1] != '{' && text[s - 1] != '}') s--;
+            while (s < b && is_space(text[s])) s++;
+            if (!starts(text + s, b - s, "typedef")) continue; /* typedef ... T; */
+            e = a + 1;
+        } else {
+            continue;
+        }
+        for (unsigned long i = s; i < e; i++)
+            if (text[i] == '<' || text[i] == '*' || text[i] == '[') return 1;
+        return 0;
+    }
+    return 0;
+}
+
 int cl_srcname_declared(const char *text, const char *name) {
     unsigned long n = str_len(name), len = str_len(text);
     if (n == 0) return -1;
@@ -521,6 +551,13 @@ int cl_srcname_declared(const char *text, const char *name) {
         for (unsigned long i = own; i < h; i++)
             if (head[i] == '*') alloc = 1;
         if (text[a] == '[') alloc = 1;
+        if (!alloc) { /* a type name of the program's: its typedef or using alias, one level */
+            unsigned long te = be;
+            while (te > 0 && is_space(head[te - 1])) te--;
+            unsigned long tb = te;
+            while (tb > 0 && is_ident(head[tb - 1])) tb--;
+            if (te > tb) alloc = alias_allocates(text, head + tb, te - tb);
+        }
         return alloc;
     }
     return -1;

@@ -34,8 +34,9 @@ int cl_srcname_members(const char *line, char *names, unsigned long cap, int max
 
 /* How `name` is declared in a source file's text (the first declaration found): 1 as a
  * pointer, an array or a template type (std::vector<double> m_x, double *halo, a[100]),
- * 0 as anything else (int n, double scale, std::size_t size: a scalar member of an
- * initializer list, which allocates nothing), -1 if no declaration is found. */
+ * or as a type the same text aliases to one of those (using Vec = std::vector<double>;
+ * Vec m_x), 0 as anything else (int n, double scale, std::size_t size: a scalar member
+ * of an initializer list, which allocates nothing), -1 if no declaration is found. */
 int cl_srcname_declared(const char *text, const char *name);
 
 /* cl_srcname_members for a line inside an initializer list split over lines (clang-format's
