@@ -181,18 +181,20 @@ def case_members(args):
         structs.setdefault(s["name"], []).append(s)
     for name, mark in (("m_x", "MX"), ("m_y", "MY"), ("m_a", "PAIR"), ("m_b", "PAIR"), ("m_p", "FLAT"),
                        ("m_q", "FLAT"), ("m_u", "MIXED"), ("m_w", "MIXED"), ("cells", "GRID"), ("halo", "GRID"),
-                       ("m_s", "SPLIT_S"), ("m_t", "SPLIT_T"), ("m_f", "ALIASED"), ("m_g", "ALIASED")):
+                       ("m_s", "SPLIT_S"), ("m_t", "SPLIT_T"), ("m_f", "ALIASED"), ("m_g", "ALIASED"),
+                       ("data_", "SOLVER"), ("rhs_", "SOLVER"), ("left", "TWO"), ("right", "TWO")):
         got = structs.get(name, [])
         check(len(got) == 1, f"structure '{name}': {len(got)} found ({sorted(structs)})")
         if got:
             check(got[0]["alloc_location"] == m[mark], f"{name}: alloc_location {got[0]['alloc_location']} != {m[mark]}")
     # the two members of one line are two structures, in declaration order in memory
-    for a, b in (("m_a", "m_b"), ("m_p", "m_q"), ("m_u", "m_w"), ("cells", "halo"), ("m_f", "m_g")):
+    for a, b in (("m_a", "m_b"), ("m_p", "m_q"), ("m_u", "m_w"), ("cells", "halo"), ("m_f", "m_g"), ("data_", "rhs_"),
+                 ("left", "right")):
         if structs.get(a) and structs.get(b):
             check(int(structs[a][0]["address"], 16) < int(structs[b][0]["address"], 16),
                   f"{a} allocated before {b}")
     for wrong in ("Dom", "Pair", "Flat", "Mesh", "Mixed", "Grid", "locDom", "pair", "flat", "mesh", "mixed", "grid",
-                  "n", "scale", "size", "split", "count", "nx", "aliased"):
+                  "n", "scale", "size", "split", "count", "nx", "aliased", "solver"):
         check(wrong not in structs, f"a member named after its object: '{wrong}'")
     # an allocation wrapper's arrays: named after the caller's variable, at the wrapper's line
     for name in ("m_vol", "pressure"):

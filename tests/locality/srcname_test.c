@@ -75,6 +75,12 @@ int main(void) {
     expect_declared("struct S { double* p; double * q; int& r; double x, y; };", "y", 0);
     expect_members("        : size(s), cells(s, 0.0), halo(new double[s]) {}", "size cells halo");
     expect_members("    a::b(x);", "");
+    expect_members("    explicit Solver(int n) : data_(n) { rhs_.reserve(n); rhs_.resize(n); }", "data_ rhs_");
+    expect_members("    std::vector<double> a(n), b(n);", "a b");
+    expect_members("    std::vector<std::vector<double>> rows(n, std::vector<double>(m)), *p{q};", "rows p");
+    expect_members("    foo(a, b), bar(c);", "");
+    expect_members("    return f(a), g(b);", "");
+    expect_members("    int x(1), y(2)", "");
     {
         const char *list[] = {"          m_s(n),", "        : count(n),", "    explicit Split(std::size_t n)"};
         const char *call[] = {"    int v = f(a,", "    x = 1;"};

@@ -286,6 +286,65 @@ static int fortran_allocate(const char *s, unsigned long n, char *names, unsigne
     return found;
 }
 
+/* A declaration of two or more variables with constructor arguments, one allocation each:
+ * "std::vector<double> a(n), b(n);" -> a, b ("std::vector<double> u(n);" alone is rule 4's). */
+static int declarators(const char *s, unsigned long n, char *names, unsigned long cap, int max) {
+    unsigned long i = 0;
+    int types = 0, found = 0;
+    while (i < n && is_space(s[i])) i++;
+    /* the type: words, "::", <...>, '*', '&', up to a word followed by '(' or '{' */
+    for (;;) {
+        if (i + 1 < n && s[i] == ':' && s[i + 1] == ':') {
+            i += 2;
+        } else if (i < n && s[i] == '<') {
+            int depth = 0;
+            for (; i < n; i++) {
+                if (s[i] == '<') depth++;
+                if (s[i] == '>' && --depth == 0) break;
+            }
+            if (i >= n) return 0;
+            i++;
+        } else if (i < n && (is_space(s[i]) || s[i] == '*' || s[i] == '&')) {
+            i++;
+        } else if (i < n && is_ident(s[i]) && !(s[i] >= '0' && s[i] <= '9')) {
+            unsigned long b = i;
+            while (i < n && is_ident(s[i])) i++;
+            if (is_stmt_keyword(s + b, i - b)) return 0;
+            unsigned long j = i;
+            while (j < n && is_space(s[j])) j++;
+            if (j < n && (s[j] == '(' || s[j] == '{')) {
+                if (!types) return 0; /* a call, not a declaration */
+                i = b;
+                break;
+            }
+            types++;
+        } else {
+            return 0;
+        }
+    }
+    /* the declarators: name(args) or name{args}, separated by ',', up to ';' */
+    while (found < max) {
+        while (i < n && (is_space(s[i]) || s[i] == '*' || s[i] == '&')) i++;
+        unsigned long b = i;
+        while (i < n && is_ident(s[i])) i++;
+        if (i == b) return 0;
+        unsigned long e = i;
+        while (i < n && is_space(s[i])) i++;
+        if (i >= n || (s[i] != '(' && s[i] != '{')) return 0;
+        i = skip_group(s, n, i);
+        if (!copy_out(s + b, e - b, names + (unsigned long)found * cap, cap)) return 0;
+        found++;
+        while (i < n && is_space(s[i])) i++;
+        if (i < n && s[i] == ',') {
+            i++;
+            continue;
+        }
+        if (i < n && s[i] == ';') break;
+        return 0;
+    }
+    return found >= 2 ? found : 0;
+}
+
 int cl_srcname_members(const char *line, char *names, unsigned long cap, int max) {
     unsigned long n = str_len(line);
     int found = fortran_allocate(line, n, names, cap, max);
@@ -316,8 +375,9 @@ int cl_srcname_members(const char *line, char *names, unsigned long cap, int max
             j = after;
         }
     }
-    if (found) return found;
-    /* calls that allocate a member: name.resize( / .reserve( / .assign( */
+    /* then calls that allocate a member, in the list's body too ("Solver(int n) : data_(n)
+     * { rhs_.reserve(n); }"): name.resize( / .reserve( / .assign(; one name for a run of
+     * calls on the same member (reserve then resize allocates once) */
     static const char *const methods[] = {".resize(", ".reserve(", ".assign(", 0};
     for (unsigned long i = 1; i < n && found < max; i++) {
         if (line[i] != '.') continue;
@@ -326,9 +386,16 @@ int cl_srcname_members(const char *line, char *names, unsigned long cap, int max
         if (!methods[m]) continue;
         unsigned long b = i;
         while (b > 0 && is_ident(line[b - 1])) b--;
-        if (b < i && copy_out(line + b, i - b, names + (unsigned long)found * cap, cap)) found++;
+        if (b == i) continue;
+        char *slot = names + (unsigned long)found * cap;
+        if (!copy_out(line + b, i - b, slot, cap)) continue;
+        const char *last = found ? slot - cap : 0;
+        unsigned long k = 0;
+        while (last && last[k] && last[k] == slot[k]) k++;
+        if (!last || last[k] != slot[k]) found++;
     }
-    return found;
+    if (found) return found;
+    return declarators(line, n, names, cap, max);
 }
 
 /* Rule 5: a function body on the line, "Mesh(int n) { n_ = n; m_v = Allocate<double>(n); }":
