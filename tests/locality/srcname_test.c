@@ -46,6 +46,11 @@ static void expect_declared(const char *text, const char *name, int want) {
 }
 
 int main(void) {
+    expect("    if (posix_memalign((void **)&buf, 64, n * sizeof(double))) return 1;", "buf");
+    expect("    posix_memalign( (void**) &s->buf, 64, n);", "s->buf");
+    expect("    float (*A)[N] = malloc(sizeof(float[N][N]));", "A");
+    expect("    double (* rows)[8] = calloc(n, sizeof *rows);", "rows");
+    expect("    f((x)) = malloc(n);", NULL);
     const char *cls = "struct G {\n  public:\n    std::size_t size; // the count; *not* a pointer\n"
                       "    std::vector<double> cells, more;\n    double *halo, scale, *edge;\n    int idx[4];\n"
                       "    std::map<int, double> lookup;\n    G(std::size_t s) : size(s), cells(s) {}\n};\n"

@@ -57,6 +57,20 @@ static unsigned long lvalue_start(const char *s, unsigned long end, unsigned lon
         e = i;
         while (e > 0 && is_space(s[e - 1])) e--;
     }
+    /* a pointer to an array, "float (*A)[N]": the name inside the parentheses */
+    if (e > 0 && s[e - 1] == ')') {
+        unsigned long c = e - 1;
+        while (c > 0 && is_space(s[c - 1])) c--;
+        unsigned long nb = c;
+        while (nb > 0 && is_ident(s[nb - 1])) nb--;
+        unsigned long st = nb;
+        while (st > 0 && is_space(s[st - 1])) st--;
+        if (nb < c && st > 0 && s[st - 1] == '*') {
+            st--;
+            while (st > 0 && is_space(s[st - 1])) st--;
+            if (st > 0 && s[st - 1] == '(') e = c;
+        }
+    }
     *stripped_end = e;
     unsigned long b = e;
     for (;;) {
@@ -139,6 +153,14 @@ static int from_out_argument(const char *s, unsigned long n, char *out, unsigned
         if (s[i] != '&') continue;
         unsigned long p = i;
         while (p > 0 && is_space(s[p - 1])) p--;
+        if (p > 0 && s[p - 1] == ')') { /* a cast: posix_memalign((void **)&buf, ...) */
+            unsigned long q = p - 1;
+            while (q > 0 && s[q - 1] != '(' && (is_ident(s[q - 1]) || is_space(s[q - 1]) || s[q - 1] == '*')) q--;
+            if (q > 0 && s[q - 1] == '(') {
+                p = q - 1;
+                while (p > 0 && is_space(s[p - 1])) p--;
+            }
+        }
         if (p == 0 || (s[p - 1] != '(' && s[p - 1] != ',')) continue;
         unsigned long b = i + 1;
         while (b < n && is_space(s[b])) b++;
