@@ -45,7 +45,31 @@ static void expect_declared(const char *text, const char *name, int want) {
     }
 }
 
+static void expect_continued(const char *const *prev, int np, const char *line, const char *const *next, int nn,
+                             const char *names) {
+    char got[4][32], joined[128] = "";
+    int k = cl_srcname_continued_members(prev, np, line, next, nn, &got[0][0], sizeof got[0], 4);
+    for (int i = 0; i < k; i++) {
+        if (i) strcat(joined, " ");
+        strcat(joined, got[i]);
+    }
+    if (strcmp(joined, names) != 0) {
+        fprintf(stderr, "FAIL: continued \"%s\" -> \"%s\", expected \"%s\"\n", line, joined, names);
+        failures++;
+    }
+}
+
 int main(void) {
+    {
+        const char *head[] = {"  allocate(v(5 * n), &     ! first", "  u = 1"};
+        const char *tail[] = {"           w(6 * n))       ! last", "  v = 5"};
+        const char *mid[] = {"     &  x(n), &", "  y = 2"};
+        expect_continued(head, 2, "           w(6 * n))       ! last", NULL, 0, "v w");
+        expect_continued(NULL, 0, "  allocate(v(5 * n), &     ! first", tail, 2, "v w");
+        expect_continued(head, 2, "     &  x(n), &", (const char *const[]){"     &  z(n))"}, 1, "v x z");
+        expect_continued((const char *const[]){"  u = 1"}, 1, "  allocate(a(n))", mid, 2, "");
+        expect_continued((const char *const[]){"  s = 'a & b'"}, 1, "  allocate(b(n))", NULL, 0, "");
+    }
     expect("    if (posix_memalign((void **)&buf, 64, n * sizeof(double))) return 1;", "buf");
     expect("    posix_memalign( (void**) &s->buf, 64, n);", "s->buf");
     expect("    float (*A)[N] = malloc(sizeof(float[N][N]));", "A");

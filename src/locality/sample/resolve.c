@@ -607,22 +607,29 @@ static char *source_text(const char *path) {
     return t;
 }
 
-/* An initializer list split over lines: the entries on `src`, line `line` of path
- * (cl_srcname_list_members), given the lines before it. */
-#define LIST_LINES 16
-static int list_members(const char *path, int line, const char *src, char *names, size_t cap, int max) {
-    static char before[LIST_LINES][1024];
-    const char *prev[LIST_LINES];
-    int first = line - LIST_LINES > 1 ? line - LIST_LINES : 1, n = 0, k = 0;
-    FILE *f = line > 1 ? fopen(path, "r") : NULL;
+/* A statement split over lines: an initializer list one entry per line, or a Fortran
+ * allocate continued with '&' (cl_srcname_list_members, cl_srcname_continued_members): the
+ * names on `src`, line `line` of path, read with the lines around it. */
+#define CONTEXT_LINES 16
+static int split_members(const char *path, int line, const char *src, char *names, size_t cap, int max) {
+    static char before[CONTEXT_LINES][1024], after[CONTEXT_LINES][1024];
+    const char *prev[CONTEXT_LINES], *next[CONTEXT_LINES];
+    int first = line - CONTEXT_LINES > 1 ? line - CONTEXT_LINES : 1, np = 0, nn = 0, k = 0;
+    FILE *f = fopen(path, "r");
     if (!f) return 0;
     char buf[1024];
-    while (k + 1 < line && fgets(buf, sizeof buf, f)) /* lines first..line-1, nearest first below */
-        if (++k >= first) snprintf(before[line - 1 - k], sizeof before[0], "%s", buf);
+    while (k < line + CONTEXT_LINES && fgets(buf, sizeof buf, f)) {
+        ++k; /* before[0] and after[0]: the nearest lines */
+        if (k >= first && k < line) snprintf(before[line - 1 - k], sizeof before[0], "%s", buf);
+        if (k > line) snprintf(after[nn++], sizeof after[0], "%s", buf);
+    }
     fclose(f);
-    n = k >= first ? k - first + 1 : 0;
-    for (int i = 0; i < n; i++) prev[i] = before[i];
-    return cl_srcname_list_members(prev, n, src, names, cap, max);
+    np = line - first;
+    if (np > k) np = 0; /* a file shorter than its line numbers */
+    for (int i = 0; i < np; i++) prev[i] = before[i];
+    for (int i = 0; i < nn; i++) next[i] = after[i];
+    int m = cl_srcname_list_members(prev, np, src, names, cap, max);
+    return m ? m : cl_srcname_continued_members(prev, np, src, next, nn, names, cap, max);
 }
 
 /* The allocation sites in the program's code (distinct call instructions), once. */
@@ -725,7 +732,7 @@ const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t
     if (r && source_line(r->path[k], r->line[k], src, sizeof src)) {
         char members[8][128];
         int m = cl_srcname_members(src, &members[0][0], sizeof members[0], 8), rank = 0, count = 1;
-        if (m == 0) m = list_members(r->path[k], r->line[k], src, &members[0][0], sizeof members[0], 8);
+        if (m == 0) m = split_members(r->path[k], r->line[k], src, &members[0][0], sizeof members[0], 8);
         if (m > 1) line_sites(r, k, &rank, &count);
         if (m > count) { /* more names than allocations: an initializer list's scalars allocate nothing */
             char *text = source_text(r->path[k]);

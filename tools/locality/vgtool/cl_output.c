@@ -290,17 +290,20 @@ static Bool returned_later(const HChar *path, UInt line, const HChar *name) {
     return False;
 }
 
-/* An initializer list split over lines: the entries on `line` (cl_srcname_list_members),
- * given the lines before it. */
-#define LIST_LINES 16
-static Int list_members(const HChar *path, UInt line, const HChar *src, HChar *names, Int cap, Int max) {
-    static HChar before[LIST_LINES][512];
-    const char *prev[LIST_LINES];
-    Int n = 0;
-    for (; n < LIST_LINES && (UInt)n + 1 < line && source_line(path, line - 1 - (UInt)n, before[n], sizeof before[n]);
-         n++)
-        prev[n] = before[n];
-    return cl_srcname_list_members(prev, n, src, names, (unsigned long)cap, max);
+/* A statement split over lines: an initializer list one entry per line, or a Fortran
+ * allocate continued with '&' (cl_srcname_list_members, cl_srcname_continued_members): the
+ * names on `src`, line `line` of path, read with the lines around it. */
+#define CONTEXT_LINES 16
+static Int split_members(const HChar *path, UInt line, const HChar *src, HChar *names, Int cap, Int max) {
+    static HChar before[CONTEXT_LINES][512], after[CONTEXT_LINES][512];
+    const char *prev[CONTEXT_LINES], *next[CONTEXT_LINES];
+    Int np = 0, nn = 0;
+    for (; np < CONTEXT_LINES && (UInt)np + 1 < line && source_line(path, line - 1 - (UInt)np, before[np], 512); np++)
+        prev[np] = before[np];
+    Int k = cl_srcname_list_members(prev, np, src, names, (unsigned long)cap, max);
+    if (k) return k;
+    for (; nn < CONTEXT_LINES && source_line(path, line + 1 + (UInt)nn, after[nn], 512); nn++) next[nn] = after[nn];
+    return cl_srcname_continued_members(prev, np, src, next, nn, names, (unsigned long)cap, max);
 }
 
 /* Several allocations of the program on one line (a C++ constructor setting up members:
@@ -352,7 +355,7 @@ static void alloc_name_uncached(const Alloc *al, HChar *out, Int cap) {
     if (source_line(l->path, l->line, line, sizeof line)) {
         HChar members[8][128];
         Int k = cl_srcname_members(line, &members[0][0], sizeof members[0], 8), rank, count;
-        if (k == 0 && l->program) k = list_members(l->path, l->line, line, &members[0][0], sizeof members[0], 8);
+        if (k == 0 && l->program) k = split_members(l->path, l->line, line, &members[0][0], sizeof members[0], 8);
         if (k > 0 && l->program) {
             ExeContext *where = l->ec;
             line_sites(where, &rank, &count); /* resolves every allocation: locs may move */

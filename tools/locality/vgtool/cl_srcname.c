@@ -716,3 +716,52 @@ int cl_srcname_list_members(const char *const *prev, int nprev, const char *line
     joined[k] = 0;
     return cl_srcname_members(joined, names, cap, max);
 }
+
+/* Fortran: the text of a line without its '!' comment (outside quotes) and trailing blanks,
+ * and without a leading '&' of a continuation; *amp: it ends with '&' (continued). */
+static unsigned long fortran_part(const char *s, unsigned long *b_out, int *amp) {
+    unsigned long n = str_len(s), e = n, b = 0;
+    char quote = 0;
+    for (unsigned long i = 0; i < n; i++) {
+        if (quote) {
+            if (s[i] == quote) quote = 0;
+        } else if (s[i] == '\'' || s[i] == '"') {
+            quote = s[i];
+        } else if (s[i] == '!') {
+            e = i;
+            break;
+        }
+    }
+    while (e > 0 && is_space(s[e - 1])) e--;
+    *amp = e > 0 && s[e - 1] == '&';
+    if (*amp) e--;
+    while (b < e && is_space(s[b])) b++;
+    if (b < e && s[b] == '&') b++;
+    *b_out = b;
+    return e;
+}
+
+int cl_srcname_continued_members(const char *const *prev, int nprev, const char *line, const char *const *next,
+                                 int nnext, char *names, unsigned long cap, int max) {
+    int amp, first = 0, last = 0;
+    unsigned long b, e;
+    /* back while the line before ends with '&', forward while this one (then the next) does */
+    while (first < nprev && prev[first]) {
+        fortran_part(prev[first], &b, &amp);
+        if (!amp) break;
+        first++;
+    }
+    fortran_part(line, &b, &amp);
+    while (amp && last < nnext && next[last]) fortran_part(next[last++], &b, &amp);
+    if (first == 0 && last == 0) return 0; /* not continued */
+    char joined[2048];
+    unsigned long k = 0;
+    for (int i = -first; i <= last; i++) {
+        const char *src = i < 0 ? prev[-i - 1] : i == 0 ? line : next[i - 1];
+        e = fortran_part(src, &b, &amp);
+        for (unsigned long j = b; j < e && k + 2 < sizeof joined; j++) joined[k++] = src[j];
+        if (k + 1 < sizeof joined) joined[k++] = ' ';
+    }
+    joined[k] = 0;
+    return fortran_allocate(joined, k, names, cap, max);
+}

@@ -47,6 +47,13 @@ int cl_srcname_declared(const char *text, const char *name);
 int cl_srcname_list_members(const char *const *prev, int nprev, const char *line, char *names, unsigned long cap,
                             int max);
 
+/* A Fortran allocate statement continued over lines ('&'): its objects, as
+ * cl_srcname_members gives them for one line, given the nprev lines before `line` and the
+ * nnext after it (nearest first); 0 if `line` is not part of a continued statement.
+ *   "allocate(a(n), &" / "         b(2*n))"     -> a, b (on either line) */
+int cl_srcname_continued_members(const char *const *prev, int nprev, const char *line, const char *const *next,
+                                 int nnext, char *names, unsigned long cap, int max);
+
 /* Of the k names of cl_srcname_members (names[i * cap ...]), keeps those the text does not
  * declare as scalars (cl_srcname_declared != 0), in order; returns how many are left. */
 int cl_srcname_keep_allocating(const char *text, char *names, unsigned long cap, int k);
