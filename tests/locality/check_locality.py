@@ -182,7 +182,7 @@ def case_members(args):
     for name, mark in (("m_x", "MX"), ("m_y", "MY"), ("m_a", "PAIR"), ("m_b", "PAIR"), ("m_p", "FLAT"),
                        ("m_q", "FLAT"), ("m_u", "MIXED"), ("m_w", "MIXED"), ("cells", "GRID"), ("halo", "GRID"),
                        ("m_s", "SPLIT_S"), ("m_t", "SPLIT_T"), ("m_f", "ALIASED"), ("m_g", "ALIASED"),
-                       ("data_", "SOLVER"), ("rhs_", "SOLVER"), ("left", "TWO"), ("right", "TWO")):
+                       ("data_", "SOLVER"), ("rhs_", "SOLVER"), ("left", "TWO"), ("right", "TWO"), ("buf", "HOLDER")):
         got = structs.get(name, [])
         check(len(got) == 1, f"structure '{name}': {len(got)} found ({sorted(structs)})")
         if got:
@@ -194,7 +194,7 @@ def case_members(args):
             check(int(structs[a][0]["address"], 16) < int(structs[b][0]["address"], 16),
                   f"{a} allocated before {b}")
     for wrong in ("Dom", "Pair", "Flat", "Mesh", "Mixed", "Grid", "locDom", "pair", "flat", "mesh", "mixed", "grid",
-                  "n", "scale", "size", "split", "count", "nx", "aliased", "solver"):
+                  "n", "scale", "size", "split", "count", "nx", "aliased", "solver", "holder"):
         check(wrong not in structs, f"a member named after its object: '{wrong}'")
     # an allocation wrapper's arrays: named after the caller's variable, at the wrapper's line
     for name in ("m_vol", "pressure"):

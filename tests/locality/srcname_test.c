@@ -137,6 +137,13 @@ int main(void) {
     expect_returns("    returnp;", "p", 0);
     expect_returns("    x = p;", "p", 0);
     expect_returns("    return s->cells;", "s->cells", 0);
+    if (!cl_srcname_closes("        double *p = new double[n];", "    }") ||
+        cl_srcname_closes("        double *p = new double[n];", "        }") ||
+        cl_srcname_closes("    double *p = malloc(n);", "    if (x) { y(); }") ||
+        !cl_srcname_closes("\tint *p = 0;", "}")) {
+        fprintf(stderr, "FAIL: cl_srcname_closes\n");
+        failures++;
+    }
     expect_members("struct Pair { std::vector<double> m_a, m_b; Pair(int n) : m_a(n), m_b(n) {} };", "m_a m_b");
     expect_members("Dom::Dom(int n) : m_n(n), m_v{n, 0.0}, m_w() { }", "m_n m_v");
     expect_members("Flat(int n) { m_p.resize(n); m_q.resize(n); }", "m_p m_q");

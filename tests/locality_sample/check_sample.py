@@ -573,11 +573,11 @@ def check_members(a):
                        ("m_q", "@FLAT"), ("m_vol", "@WRAP"), ("pressure", "@WRAP"), ("density", "@OWNVAR"),
                        ("m_u", "@MIXED"), ("m_w", "@MIXED"), ("cells", "@GRID"), ("halo", "@GRID"),
                        ("m_s", "@SPLIT_S"), ("m_t", "@SPLIT_T"), ("m_f", "@ALIASED"), ("m_g", "@ALIASED"),
-                       ("data_", "@SOLVER"), ("rhs_", "@SOLVER"), ("left", "@TWO"), ("right", "@TWO")):
+                       ("data_", "@SOLVER"), ("rhs_", "@SOLVER"), ("left", "@TWO"), ("right", "@TWO"), ("buf", "@HOLDER")):
         want = ["%s:%d" % (base, marker_line(a.src, mark))]
         if got.get(name) != want:
             fail("%s allocated at %s, want %s (structures %s)" % (name, got.get(name), want, sorted(got)))
-    for wrong in ("field", "n", "scale", "size", "mixed", "grid", "split", "count", "nx", "aliased", "solver"):
+    for wrong in ("field", "n", "scale", "size", "mixed", "grid", "split", "count", "nx", "aliased", "solver", "holder"):
         if wrong in got:
             fail("a structure named '%s' (structures %s)" % (wrong, sorted(got)))
     print("PASS")

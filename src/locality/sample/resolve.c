@@ -686,15 +686,16 @@ static int name_on_line(const char *path, int line, char *buf, size_t n) {
 
 /* Does the function that allocated on `line` return `name` further down (an allocation
  * wrapper naming its own variable: "T *p = malloc(n); ... return p;")? Read up to the end
- * of the function (a '}' in the first column), at most 64 lines. */
+ * of the function (a '}' indented less than the allocation), at most 64 lines. */
 static int returned_later(const char *path, int line, const char *name) {
     FILE *f = fopen(path, "r");
     if (!f) return 0;
-    char src[1024];
+    char at[1024] = "", src[1024];
     int k = 0, found = 0;
     while (fgets(src, sizeof src, f) && ++k <= line + 64) {
+        if (k == line) snprintf(at, sizeof at, "%s", src);
         if (k <= line) continue;
-        if ((found = cl_srcname_returns(src, name)) || src[0] == '}') break;
+        if ((found = cl_srcname_returns(src, name)) || cl_srcname_closes(at, src)) break;
     }
     fclose(f);
     return found;

@@ -280,12 +280,13 @@ static Bool name_on_line(const HChar *path, UInt line, HChar *out, Int cap) {
 
 /* Does the function that allocated on `line` return `name` further down (an allocation
  * wrapper naming its own variable: "T *p = malloc(n); ... return p;")? Read up to the end
- * of the function (a '}' in the first column), at most 64 lines. */
+ * of the function (a '}' indented less than the allocation), at most 64 lines. */
 static Bool returned_later(const HChar *path, UInt line, const HChar *name) {
-    HChar src[512];
+    HChar at[512], src[512];
+    if (!source_line(path, line, at, sizeof at)) return False;
     for (UInt l = line + 1; l <= line + 64 && source_line(path, l, src, sizeof src); l++) {
         if (cl_srcname_returns(src, name)) return True;
-        if (src[0] == '}') break;
+        if (cl_srcname_closes(at, src)) break;
     }
     return False;
 }

@@ -765,3 +765,10 @@ int cl_srcname_continued_members(const char *const *prev, int nprev, const char 
     joined[k] = 0;
     return fortran_allocate(joined, k, names, cap, max);
 }
+
+int cl_srcname_closes(const char *alloc_line, const char *line) {
+    unsigned long a = 0, b = 0;
+    while (is_space(alloc_line[a]) && alloc_line[a] != '\n') a++;
+    while (is_space(line[b]) && line[b] != '\n') b++;
+    return line[b] == '}' && b < a;
+}

@@ -58,6 +58,10 @@ int cl_srcname_continued_members(const char *const *prev, int nprev, const char 
  * declare as scalars (cl_srcname_declared != 0), in order; returns how many are left. */
 int cl_srcname_keep_allocating(const char *text, char *names, unsigned long cap, int k);
 
+/* Does `line` close the function (or block) that holds `alloc_line`: a '}' indented less
+ * than it? Where reading a function on from an allocation stops. */
+int cl_srcname_closes(const char *alloc_line, const char *line);
+
 /* Does `line` return the local variable `name` (an identifier), bare or cast? Then the
  * allocation that named it was an allocation wrapper's, and its caller names the result.
  *   "return p;" "return (double *)p;" "return static_cast<T *>(p);"  -> 1
