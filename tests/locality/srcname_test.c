@@ -16,18 +16,23 @@ static void expect(const char *line, const char *name) {
     }
 }
 
-/* members: the expected names joined by spaces ("" = none) */
-static void expect_members(const char *line, const char *names) {
-    char got[8][32], joined[256] = "";
-    int k = cl_srcname_members(line, &got[0][0], sizeof got[0], 8);
+/* k names found in got (what: which rule, line: its input) against the expected names
+ * joined by spaces ("" = none) */
+static void expect_names(const char *what, const char *line, char got[][32], int k, const char *names) {
+    char joined[256] = "";
     for (int i = 0; i < k; i++) {
         if (i) strcat(joined, " ");
         strcat(joined, got[i]);
     }
     if (strcmp(joined, names) != 0) {
-        fprintf(stderr, "FAIL: members of \"%s\" -> \"%s\", expected \"%s\"\n", line, joined, names);
+        fprintf(stderr, "FAIL: %s \"%s\" -> \"%s\", expected \"%s\"\n", what, line, joined, names);
         failures++;
     }
+}
+
+static void expect_members(const char *line, const char *names) {
+    char got[8][32];
+    expect_names("members of", line, got, cl_srcname_members(line, &got[0][0], sizeof got[0], 8), names);
 }
 
 static void expect_returns(const char *line, const char *name, int want) {
@@ -47,16 +52,9 @@ static void expect_declared(const char *text, const char *name, int want) {
 
 static void expect_continued(const char *const *prev, int np, const char *line, const char *const *next, int nn,
                              const char *names) {
-    char got[4][32], joined[128] = "";
-    int k = cl_srcname_continued_members(prev, np, line, next, nn, &got[0][0], sizeof got[0], 4);
-    for (int i = 0; i < k; i++) {
-        if (i) strcat(joined, " ");
-        strcat(joined, got[i]);
-    }
-    if (strcmp(joined, names) != 0) {
-        fprintf(stderr, "FAIL: continued \"%s\" -> \"%s\", expected \"%s\"\n", line, joined, names);
-        failures++;
-    }
+    char got[8][32];
+    int k = cl_srcname_continued_members(prev, np, line, next, nn, &got[0][0], sizeof got[0], 8);
+    expect_names("continued", line, got, k, names);
 }
 
 int main(void) {
@@ -113,16 +111,12 @@ int main(void) {
     {
         const char *list[] = {"          m_s(n),", "        : count(n),", "    explicit Split(std::size_t n)"};
         const char *call[] = {"    int v = f(a,", "    x = 1;"};
-        char got[4][32];
-        int k = cl_srcname_list_members(list, 3, "          m_t(new double[n]) {} // the last", &got[0][0], 32, 4);
-        if (k != 1 || strcmp(got[0], "m_t") != 0) {
-            fprintf(stderr, "FAIL: a list split over lines: %d names, first \"%s\"\n", k, k ? got[0] : "");
-            failures++;
-        }
-        if (cl_srcname_list_members(call, 2, "              g(n));", &got[0][0], 32, 4) != 0) {
-            fprintf(stderr, "FAIL: a call's argument taken for an initializer list entry\n");
-            failures++;
-        }
+        char got[8][32];
+        const char *last = "          m_t(new double[n]) {} // the last", *arg = "              g(n));";
+        expect_names("a list split over lines:", last, got,
+                     cl_srcname_list_members(list, 3, last, &got[0][0], sizeof got[0], 8), "m_t");
+        expect_names("a call's argument, not a list entry:", arg, got,
+                     cl_srcname_list_members(call, 2, arg, &got[0][0], sizeof got[0], 8), "");
     }
     expect_returns("    return p;", "p", 1);
     expect_returns("\treturn (double *)p; // the block", "p", 1);
