@@ -12,7 +12,8 @@
 # MPI_Mprobe + MPI_Mrecv, MPI_Wait; BLOCKING=5: MPI_Isend, MPI_Iprobe + MPI_Recv, MPI_Wait;
 # BLOCKING=6: MPI_Sendrecv; BLOCKING=7: persistent receive and send, MPI_Startall + MPI_Waitall;
 # BLOCKING=8: MPI_Irecv + MPI_Isend, MPI_Waitall; BLOCKING=9: the same with an MPI_Testall loop;
-# BLOCKING=10: osu_bw's window, 64 MPI_Irecv + 64 MPI_Isend + two MPI_Waitall (per 64 messages).
+# BLOCKING=10: osu_bw's window, 64 MPI_Irecv + 64 MPI_Isend + two MPI_Waitall (per 64 messages);
+# BLOCKING=11: a persistent halo, 8 receives and 8 sends of 1 KiB, MPI_Startall + MPI_Waitall (per 8).
 #   bench/match/count_instructions.sh BUILD_DIR [OUT.txt]   (MATCH=lla+hot by default)
 # Also writes the top functions of the preloaded run (inclusive, per message) when TOP=1.
 set -euo pipefail
@@ -40,10 +41,12 @@ case ${BLOCKING:-0} in
   0) form="MPI_Irecv+MPI_Send+MPI_Wait" ;; 3) form="MPI_Isend+MPI_Mprobe+MPI_Mrecv+MPI_Wait" ;;
   5) form="MPI_Isend+MPI_Iprobe+MPI_Recv+MPI_Wait" ;; 6) form="MPI_Sendrecv" ;; 7) form="persistent:MPI_Startall+MPI_Waitall" ;;
   8) form="MPI_Irecv+MPI_Isend+MPI_Waitall" ;; 9) form="MPI_Irecv+MPI_Isend+MPI_Testall" ;;
-  10) form="window64:MPI_Irecv*64+MPI_Isend*64+MPI_Waitall*2(per-64)" ;; *) form="MPI_Send+MPI_Recv" ;;
+  10) form="window64:MPI_Irecv*64+MPI_Isend*64+MPI_Waitall*2(per-64)" ;;
+  11) form="halo8:persistent-1KiB-MPI_Startall(16)+MPI_Waitall(16)(per-8)" ;; *) form="MPI_Send+MPI_Recv" ;;
 esac
-line=$(printf '%s 1 B message to self (%s) instructions: plain=%d preload(CLAMPI_MATCH=%s)=%d ratio=%.2f' \
-  $mpi $form $plain $match $clampi $(echo "$clampi / $plain" | bc -l))
+what="1 B message"; [ "${BLOCKING:-0}" = 11 ] && what="8 x 1 KiB messages"
+line=$(printf '%s %s to self (%s) instructions: plain=%d preload(CLAMPI_MATCH=%s)=%d ratio=%.2f' \
+  $mpi "$what" $form $plain $match $clampi $(echo "$clampi / $plain" | bc -l))
 echo "$line"
 if [ -n "$out" ]; then
   { echo "# $(date -u +%FT%TZ) commit $(git -C "$(dirname "$0")" rev-parse --short HEAD) N1=$n1 N2=$n2"

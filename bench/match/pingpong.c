@@ -21,6 +21,9 @@
  * blocking = 9: the same completed by an MPI_Testall loop; with one rank, with itself.
  * blocking = 10: osu_bw's window: 64 MPI_Irecv, 64 MPI_Isend, MPI_Waitall on each (with
  * two ranks rank 0 sends and rank 1 receives, then a 1 B reply); one iteration is 64 messages.
+ * blocking = 11: a persistent halo: 8 persistent receives and 8 persistent sends of 1 KiB,
+ * one tag per neighbour, MPI_Startall + MPI_Waitall of all 16 each iteration (with one rank,
+ * with itself); one iteration is 8 messages each way.
  *
  *   pingpong [iters] [depth] [warmup] [blocking]
  * Prints: "pingpong depth=D iters=N us_per_roundtrip=X" on rank 0 (half of it is the
@@ -53,6 +56,15 @@ int main(int argc, char **argv) {
         MPI_Recv_init(&r, 1, MPI_CHAR, peer, 1, MPI_COMM_WORLD, &pq[0]);
         MPI_Send_init(&b, 1, MPI_CHAR, peer, 1, MPI_COMM_WORLD, &pq[1]);
     }
+    static char hr[8][1024], hs[8][1024];
+    MPI_Request hq[16]; /* blocking = 11: the halo's receives, then its sends */
+    if (blocking == 11 && rank < 2) {
+        int peer = size == 1 ? 0 : 1 - rank;
+        for (int k = 0; k < 8; k++) {
+            MPI_Recv_init(hr[k], 1024, MPI_CHAR, peer, 10 + k, MPI_COMM_WORLD, &hq[k]);
+            MPI_Send_init(hs[k], 1024, MPI_CHAR, peer, 10 + k, MPI_COMM_WORLD, &hq[8 + k]);
+        }
+    }
     double t0 = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     for (long i = 0; i < warm + iters; i++) {
@@ -74,6 +86,10 @@ int main(int argc, char **argv) {
             MPI_Status pst[2];                  /* not MPI_STATUSES_IGNORE: MPICH's header makes gcc warn about it */
             MPI_Startall(2, pq);
             MPI_Waitall(2, pq, pst);
+        } else if (blocking == 11 && rank < 2) { /* the persistent halo */
+            MPI_Status hst[16];
+            MPI_Startall(16, hq);
+            MPI_Waitall(16, hq, hst);
         } else if ((blocking == 8 || blocking == 9) && rank < 2) { /* a nonblocking exchange */
             int peer = size == 1 ? 0 : 1 - rank, flag = 0;
             MPI_Request q[2];

@@ -5,7 +5,8 @@
 # median round trip per side and the ratios new/plain and new/old.
 #   bench/match/pingpong_ab.sh BUILD_DIR OLD_LIB
 # Env: FORMS ("0 3": 0 MPI_Send/MPI_Recv, 2 nonblocking + MPI_Wait, 3 MPI_Mprobe + MPI_Mrecv,
-# 4 MPI_Ssend/MPI_Recv, 5 MPI_Iprobe loop + MPI_Recv, 6 MPI_Sendrecv exchange, 7 persistent exchange),
+# 4 MPI_Ssend/MPI_Recv, 5 MPI_Iprobe loop + MPI_Recv, 6 MPI_Sendrecv exchange, 7 persistent exchange,
+# 11 persistent halo of 8 x 1 KiB),
 # DEPTHS ("0 1024"), CARRIERS ("ucx mpi"), ITERS (20000), TRIALS (5), MATCH (lla+hot).
 set -euo pipefail
 build=$(cd "${1:?build dir}" && pwd); old=${2:?old library}

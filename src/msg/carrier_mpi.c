@@ -202,11 +202,13 @@ void clampi_carrier_untrack_one(MPI_Request h) {
     native_release();
 }
 
-static void untrack(const MPI_Request *before, const MPI_Request *after, int n, int completed) {
+/* all: the call finished every request (a persistent one keeps its handle). */
+static void untrack(const MPI_Request *before, const MPI_Request *after, int n, int completed, int all) {
     if (!clampi_carrier_tracking()) return;
     native_acquire();
     for (int k = 0; k < n; k++) {
-        if (before[k] == MPI_REQUEST_NULL || after[k] != MPI_REQUEST_NULL) continue;
+        if (before[k] == MPI_REQUEST_NULL || (after[k] != MPI_REQUEST_NULL && !(all && after[k] == before[k])))
+            continue;
         int i = slot_find(before[k]);
         if (i >= 0 && !completed) atomic_store(&native[i].mc->wire_in_doubt, 1); /* MPI_Request_free */
         if (i >= 0) slot_remove((unsigned)i, completed);
@@ -214,13 +216,13 @@ static void untrack(const MPI_Request *before, const MPI_Request *after, int n, 
     native_release();
 }
 
-void clampi_carrier_untrack(const MPI_Request *before, const MPI_Request *after, int n) {
-    untrack(before, after, n, 1);
+void clampi_carrier_untrack(const MPI_Request *before, const MPI_Request *after, int n, int all) {
+    untrack(before, after, n, 1, all);
 }
 
 void clampi_carrier_forget(MPI_Request req) {
     MPI_Request none = MPI_REQUEST_NULL;
-    untrack(&req, &none, 1, 0);
+    untrack(&req, &none, 1, 0, 0);
 }
 
 /* ---- errors on the wire go to the program's communicator's handler ---------------------- */
@@ -1161,12 +1163,35 @@ static int entry_sendrecv(clampi_mcomm *mc, const void *sendbuf, int sendcount, 
     return native_counted(mc, source, err);
 }
 
+/* A persistent request on the wire may be started after the program freed its communicator
+ * (MPI keeps the wire for it): the wire never becomes a spare another duplicate would use. */
+static int wire_persistent(clampi_mcomm *mc, int err) {
+    if (err == MPI_SUCCESS) atomic_store(&mc->wire_in_doubt, 1);
+    return err;
+}
+
 /* A persistent send: MPI's own on the wire, as every send of this carrier (a ready send a
  * standard one: the receive may wait in clampi's queue, not MPI's). */
 static int entry_send_init(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int mode,
                            MPI_Request *request) {
-    return CLAMPI_WIRE(mode == CLAMPI_SEND_SYNC ? PMPI_Ssend_init(buf, count, type, dest, tag, mc->wire, request)
-                                                : PMPI_Send_init(buf, count, type, dest, tag, mc->wire, request));
+    return wire_persistent(mc, CLAMPI_WIRE(mode == CLAMPI_SEND_SYNC
+                                               ? PMPI_Ssend_init(buf, count, type, dest, tag, mc->wire, request)
+                                               : PMPI_Send_init(buf, count, type, dest, tag, mc->wire, request)));
+}
+
+/* A persistent receive: MPI's own on the wire, started there while a receive would go to
+ * MPI's queue (carrier_recv's depth-0 condition) and tracked as MPI_Irecv's are; otherwise
+ * clampi's receive serves that start (persist.c). */
+static int entry_recv_init(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                           MPI_Request *request) {
+    return wire_persistent(mc, CLAMPI_WIRE(PMPI_Recv_init(buf, count, type, source, tag, mc->wire, request)));
+}
+
+static int entry_start_recv(clampi_mcomm *mc, MPI_Request *request) {
+    if (!holds_nothing(mc) || !clampi_carrier_native_room(mc)) return CLAMPI_CARRIER_NOT_NATIVE;
+    int err = CLAMPI_WIRE(PMPI_Start(request));
+    if (err == MPI_SUCCESS) clampi_carrier_track(*request, mc);
+    return err;
 }
 
 static int checked_send(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, const clampi_type_info *tf,
@@ -1209,6 +1234,8 @@ const clampi_carrier_ops clampi_carrier_mpi_ops = {
     .entry_probe = entry_probe,
     .entry_sendrecv = entry_sendrecv,
     .entry_send_init = entry_send_init,
+    .entry_recv_init = entry_recv_init,
+    .entry_start_recv = entry_start_recv,
     .send = checked_send,
     .recv = checked_recv,
     .probe = clampi_carrier_probe,

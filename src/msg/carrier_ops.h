@@ -84,6 +84,14 @@ struct clampi_carrier_ops {
      * own (NULL: clampi's persistent request, src/msg/persist.c, serves). */
     int (*entry_send_init)(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, int dest, int tag, int mode,
                            MPI_Request *request);
+    /* The preload's MPI_Recv_init, mc's arguments checked: a persistent receive of the
+     * carrier's own (NULL: clampi's persistent request serves every start). entry_start_recv
+     * starts it where a receive would go to MPI's queue now (the depth-0 condition of
+     * entry_irecv); CLAMPI_CARRIER_NOT_NATIVE where clampi's receive must serve this start
+     * (the request then stays inactive). */
+    int (*entry_recv_init)(clampi_mcomm *mc, void *buf, int count, MPI_Datatype type, int source, int tag,
+                           MPI_Request *request);
+    int (*entry_start_recv)(clampi_mcomm *mc, MPI_Request *request);
     /* The CMPIX_ calls, after p2p.c's checks: tf and bytes the datatype's facts, dest and
      * source a rank (or MPI_ANY_SOURCE), request NULL: blocking (status filled). */
     int (*send)(clampi_mcomm *mc, const void *buf, int count, MPI_Datatype type, const clampi_type_info *tf,

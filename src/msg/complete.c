@@ -369,9 +369,11 @@ static inline void snap_begin(snap *s, int n, const MPI_Request *reqs) {
     s->n = n;
 }
 
-/* before untracked if it was a tracked receive that completed. */
-static inline void untrack_single(MPI_Request before, MPI_Request after) {
-    if (before != MPI_REQUEST_NULL && after == MPI_REQUEST_NULL) clampi_carrier_untrack_one(before);
+/* before untracked if it was a tracked receive that completed (done: the call finished it,
+ * so a persistent request that kept its handle completed too). */
+static inline void untrack_single(MPI_Request before, MPI_Request after, int done) {
+    if (before != MPI_REQUEST_NULL && (after == MPI_REQUEST_NULL || (done && after == before)))
+        clampi_carrier_untrack_one(before);
 }
 
 /* The code of a call on MPI's requests. MPI raised its error already: through the wire's
@@ -384,18 +386,23 @@ static inline int mpi_code(int err) {
     return err == MPI_SUCCESS && clampi_wire_code && !clampi_wire_handled ? clampi_wire_code : err;
 }
 
-static inline int snap_end(snap *s, const MPI_Request *after, int err) {
+/* all: the call finished every request; idx[0..nidx): the ones it finished, besides those
+ * it set to MPI_REQUEST_NULL (a persistent request keeps its handle). */
+static inline int snap_end_done(snap *s, const MPI_Request *after, int err, int all, const int *idx, int nidx) {
     if (s->n == 1)
-        untrack_single(s->p[0], after[0]); /* the common one: no array walk */
+        untrack_single(s->p[0], after[0], all || nidx > 0); /* the common one: no array walk */
     else if (s->n)
-        clampi_carrier_untrack(s->p, after, s->n);
+        clampi_carrier_untrack(s->p, after, s->n, all);
+    for (int j = 0; s->n > 1 && !all && j < nidx; j++)
+        if (idx[j] >= 0 && idx[j] < s->n && after[idx[j]] == s->p[idx[j]] && after[idx[j]] != MPI_REQUEST_NULL)
+            clampi_carrier_untrack_one(s->p[idx[j]]);
     if (s->p != s->st) free(s->p);
     return mpi_code(err);
 }
 
-/* One request: untracked if it was MPI's own receive and completed. */
-static int single_end(MPI_Request before, const MPI_Request *after, int err) {
-    untrack_single(before, *after);
+/* One request: untracked if it was MPI's own receive and completed (done: the call says so). */
+static int single_end(MPI_Request before, const MPI_Request *after, int err, int done) {
+    untrack_single(before, *after, done && err == MPI_SUCCESS);
     return mpi_code(err);
 }
 
@@ -403,8 +410,12 @@ int clampi_msg_test(MPI_Request *request, int *flag, MPI_Status *status) {
     if (!request || !clampi_carrier_tracking()) return test_impl(request, flag, status);
     MPI_Request before = *request;
     clampi_wire_code = 0;
-    if (!clampi_mreq_live()) return single_end(before, request, PMPI_Test(request, flag, status)); /* as test_impl */
-    return single_end(before, request, test_impl(request, flag, status));
+    if (!clampi_mreq_live()) { /* as test_impl */
+        int err = PMPI_Test(request, flag, status);
+        return single_end(before, request, err, flag && *flag);
+    }
+    int err = test_impl(request, flag, status);
+    return single_end(before, request, err, flag && *flag);
 }
 
 /* One request tested for a caller that reports its error itself (the halves of
@@ -421,28 +432,41 @@ int clampi_msg_test_quiet(MPI_Request *request, int *flag, MPI_Status *status) {
         clampi_wire_quiet = 0;
         if (e == MPI_SUCCESS) e = clampi_wire_code;
         clampi_wire_code = saved;
-        if (clampi_carrier_tracking()) untrack_single(before, *request);
+        if (clampi_carrier_tracking()) untrack_single(before, *request, e == MPI_SUCCESS && *flag);
         return e;
     }
     return test_clampi(p, request, flag, status, 1);
 }
 
+/* The index a Waitany/Testany finished, as a list of at most one. */
+static int one_done(const int *index, const int *flag) {
+    return index && *index != MPI_UNDEFINED && *index >= 0 && (!flag || *flag);
+}
+
+/* How many indices a Waitsome/Testsome finished. */
+static int some_done(const int *outcount, const int *indices) {
+    return outcount && indices && *outcount != MPI_UNDEFINED && *outcount > 0 ? *outcount : 0;
+}
+
 int clampi_msg_testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {
     snap s;
     snap_begin(&s, count, requests);
-    return snap_end(&s, requests, testany_impl(count, requests, index, flag, status));
+    int err = testany_impl(count, requests, index, flag, status);
+    return snap_end_done(&s, requests, err, 0, index, err == MPI_SUCCESS && one_done(index, flag));
 }
 
 int clampi_msg_testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
     snap s;
     snap_begin(&s, count, requests);
-    return snap_end(&s, requests, testall_impl(count, requests, flag, statuses));
+    int err = testall_impl(count, requests, flag, statuses);
+    return snap_end_done(&s, requests, err, err == MPI_SUCCESS && flag && *flag, NULL, 0);
 }
 
 int clampi_msg_testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
     snap s;
     snap_begin(&s, incount, requests);
-    return snap_end(&s, requests, testsome_impl(incount, requests, outcount, indices, statuses));
+    int err = testsome_impl(incount, requests, outcount, indices, statuses);
+    return snap_end_done(&s, requests, err, 0, indices, some_done(outcount, indices));
 }
 
 /* MPI's blocking call when nothing of clampi's waits for a peer, else a test loop (the
@@ -455,8 +479,8 @@ int clampi_msg_wait(MPI_Request *request, MPI_Status *status) {
     clampi_wire_code = 0;
     /* depth 0: MPI's own receive, nothing of clampi's to take meanwhile -- what wait_impl
      * would reach, without its two calls */
-    if (!spin && !clampi_mreq_live()) return single_end(before, request, PMPI_Wait(request, status));
-    return single_end(before, request, wait_impl(request, status, spin));
+    if (!spin && !clampi_mreq_live()) return single_end(before, request, PMPI_Wait(request, status), 1);
+    return single_end(before, request, wait_impl(request, status, spin), 1);
 }
 
 int clampi_msg_waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
@@ -464,14 +488,16 @@ int clampi_msg_waitany(int count, MPI_Request requests[], int *index, MPI_Status
         return waitany_impl(count, requests, index, status, 0);
     snap s;
     snap_begin(&s, count, requests);
-    return snap_end(&s, requests, waitany_impl(count, requests, index, status, clampi_carrier_pending() != 0));
+    int err = waitany_impl(count, requests, index, status, clampi_carrier_pending() != 0);
+    return snap_end_done(&s, requests, err, 0, index, err == MPI_SUCCESS && one_done(index, NULL));
 }
 
 int clampi_msg_waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
     if (!clampi_carrier_active() || count <= 0 || !requests) return waitall_impl(count, requests, statuses, 0);
     snap s;
     snap_begin(&s, count, requests);
-    return snap_end(&s, requests, waitall_impl(count, requests, statuses, clampi_carrier_pending() != 0));
+    int err = waitall_impl(count, requests, statuses, clampi_carrier_pending() != 0);
+    return snap_end_done(&s, requests, err, err == MPI_SUCCESS, NULL, 0);
 }
 
 int clampi_msg_waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
@@ -479,8 +505,8 @@ int clampi_msg_waitsome(int incount, MPI_Request requests[], int *outcount, int 
         return waitsome_impl(incount, requests, outcount, indices, statuses, 0);
     snap s;
     snap_begin(&s, incount, requests);
-    return snap_end(&s, requests,
-                    waitsome_impl(incount, requests, outcount, indices, statuses, clampi_carrier_pending() != 0));
+    int err = waitsome_impl(incount, requests, outcount, indices, statuses, clampi_carrier_pending() != 0);
+    return snap_end_done(&s, requests, err, 0, indices, some_done(outcount, indices));
 }
 
 /* MPI_Request_get_status: a clampi request's state without completing it. A truncated

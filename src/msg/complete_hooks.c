@@ -2,8 +2,10 @@
  * (msg.h: clampi_msg_request_hooks, the preload's matching profile): a persistent handle is
  * replaced by the request it stands for while complete.c completes the mix, and given back
  * after (persistent requests stay; one whose operation finished becomes inactive); the
- * handles the call finished are reported to the hook. mpi_entry.c takes this path only from
- * then on (clampi_msg_hooked). */
+ * handles the call finished are reported to the hook. While no persistent handle stands for
+ * a clampi request (clampi_msg_ninner: none started, or each one MPI's own on the MPI
+ * carrier's duplicate) and no hook is set, the calls pass the program's array on as it is.
+ * mpi_entry.c takes this path only from then on (clampi_msg_hooked). */
 #include <mpi.h>
 
 #include <stdlib.h>
@@ -26,9 +28,15 @@ void clampi_msg_hooks_need(void) { atomic_store_explicit(&clampi_msg_hooked, 1, 
 
 static MPI_Request *persistent(MPI_Request h) { return h != MPI_REQUEST_NULL ? clampi_msg_persistent(h) : NULL; }
 
+/* A persistent handle stands for another request now (else every handle is MPI's own). */
+static inline int inner_live(void) { return atomic_load_explicit(&clampi_msg_ninner, memory_order_acquire) != 0; }
+
+/* Neither a handle to replace nor a hook to tell: complete.c's call as it is. */
+static inline int as_is(void) { return !hooks.completed && !inner_live(); }
+
 /* One completion call's requests: what complete.c sees (reqs: the program's array itself
- * while no persistent request exists), each persistent handle's slot (inner[i]), and the
- * program's handles as they were (handles, for the hook's report). */
+ * while no persistent handle stands for a clampi request), each persistent handle's slot
+ * (inner[i]), and the program's handles as they were (handles, for the hook's report). */
 typedef struct {
     int n;
     MPI_Request *program, *reqs, *handles, **inner;
@@ -43,7 +51,9 @@ static void enter(around *a, int n, MPI_Request requests[]) {
     a->inner = NULL;
     a->handles = hooks.completed ? take(a->handles_stack, sizeof(MPI_Request), n) : NULL;
     if (a->handles) memcpy(a->handles, requests, sizeof(MPI_Request) * (size_t)n);
-    if (!clampi_msg_persist_live()) return; /* complete.c on the handles themselves */
+    /* complete.c on the handles themselves: no persistent handle stands for another request
+     * (an inactive one or one on the wire is MPI's, which MPI completes as it is) */
+    if (!inner_live()) return;
     MPI_Request *reqs = take(a->reqs_stack, sizeof(MPI_Request), n);
     MPI_Request **inner = take(a->inner_stack, sizeof(MPI_Request *), n);
     if (!reqs || !inner) { /* no memory: complete.c on the handles themselves */
@@ -53,7 +63,10 @@ static void enter(around *a, int n, MPI_Request requests[]) {
     }
     for (int i = 0; i < n; i++) {
         inner[i] = persistent(requests[i]);
-        reqs[i] = inner[i] ? *inner[i] : requests[i];
+        /* an inactive handle: MPI_REQUEST_NULL; one on the wire is MPI's request itself
+         * (inactive, or active since a native start) */
+        reqs[i] = !inner[i] || (*inner[i] == MPI_REQUEST_NULL && !clampi_msg_persistent_started(inner[i])) ? requests[i]
+                                                                                                           : *inner[i];
     }
     a->reqs = reqs, a->inner = inner;
 }
@@ -67,8 +80,9 @@ static void leave(around *a) {
             a->program[i] = a->reqs[i];
         } else if (*a->inner[i] != MPI_REQUEST_NULL && a->reqs[i] == MPI_REQUEST_NULL) {
             *a->inner[i] = MPI_REQUEST_NULL;
+            atomic_fetch_sub(&clampi_msg_ninner, 1);
             MPI_Request h = a->program[i]; /* the handle stays the program's */
-            PMPI_Wait(&h, MPI_STATUS_IGNORE);
+            if (clampi_msg_persistent_started(a->inner[i])) PMPI_Wait(&h, MPI_STATUS_IGNORE);
         }
     }
 }
@@ -85,7 +99,7 @@ static int done(around *a, int rc) {
 }
 
 int clampi_msg_hooked_wait(MPI_Request *request, MPI_Status *status) {
-    if (!request || !clampi_msg_persist_live()) { /* the hook only: no copies */
+    if (!request || !inner_live()) { /* the hook only: no copies */
         MPI_Request h = request ? *request : MPI_REQUEST_NULL;
         int rc = clampi_msg_wait(request, status);
         if (hooks.completed) hooks.completed(h, 1);
@@ -100,7 +114,7 @@ int clampi_msg_hooked_wait(MPI_Request *request, MPI_Status *status) {
 }
 
 int clampi_msg_hooked_test(MPI_Request *request, int *flag, MPI_Status *status) {
-    if (!request || !flag || !clampi_msg_persist_live()) {
+    if (!request || !flag || !inner_live()) {
         MPI_Request h = request ? *request : MPI_REQUEST_NULL;
         int rc = clampi_msg_test(request, flag, status);
         if (rc == MPI_SUCCESS && flag && *flag && hooks.completed) hooks.completed(h, 1);
@@ -115,7 +129,7 @@ int clampi_msg_hooked_test(MPI_Request *request, int *flag, MPI_Status *status) 
 }
 
 int clampi_msg_hooked_waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
-    if (count <= 0 || !requests) return clampi_msg_waitany(count, requests, index, status);
+    if (count <= 0 || !requests || as_is()) return clampi_msg_waitany(count, requests, index, status);
     around a;
     enter(&a, count, requests);
     int rc = clampi_msg_waitany(count, a.reqs, index, status);
@@ -125,7 +139,7 @@ int clampi_msg_hooked_waitany(int count, MPI_Request requests[], int *index, MPI
 }
 
 int clampi_msg_hooked_testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {
-    if (count <= 0 || !requests) return clampi_msg_testany(count, requests, index, flag, status);
+    if (count <= 0 || !requests || as_is()) return clampi_msg_testany(count, requests, index, flag, status);
     around a;
     enter(&a, count, requests);
     int rc = clampi_msg_testany(count, a.reqs, index, flag, status);
@@ -135,7 +149,7 @@ int clampi_msg_hooked_testany(int count, MPI_Request requests[], int *index, int
 }
 
 int clampi_msg_hooked_waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-    if (count <= 0 || !requests) return clampi_msg_waitall(count, requests, statuses);
+    if (count <= 0 || !requests || as_is()) return clampi_msg_waitall(count, requests, statuses);
     around a;
     enter(&a, count, requests);
     int rc = clampi_msg_waitall(count, a.reqs, statuses);
@@ -145,7 +159,7 @@ int clampi_msg_hooked_waitall(int count, MPI_Request requests[], MPI_Status stat
 }
 
 int clampi_msg_hooked_testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
-    if (count <= 0 || !requests) return clampi_msg_testall(count, requests, flag, statuses);
+    if (count <= 0 || !requests || as_is()) return clampi_msg_testall(count, requests, flag, statuses);
     around a;
     enter(&a, count, requests);
     int rc = clampi_msg_testall(count, a.reqs, flag, statuses);
@@ -156,7 +170,8 @@ int clampi_msg_hooked_testall(int count, MPI_Request requests[], int *flag, MPI_
 
 int clampi_msg_hooked_waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                                MPI_Status statuses[]) {
-    if (incount <= 0 || !requests) return clampi_msg_waitsome(incount, requests, outcount, indices, statuses);
+    if (incount <= 0 || !requests || as_is())
+        return clampi_msg_waitsome(incount, requests, outcount, indices, statuses);
     around a;
     enter(&a, incount, requests);
     int rc = clampi_msg_waitsome(incount, a.reqs, outcount, indices, statuses);
@@ -167,7 +182,8 @@ int clampi_msg_hooked_waitsome(int incount, MPI_Request requests[], int *outcoun
 
 int clampi_msg_hooked_testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                                MPI_Status statuses[]) {
-    if (incount <= 0 || !requests) return clampi_msg_testsome(incount, requests, outcount, indices, statuses);
+    if (incount <= 0 || !requests || as_is())
+        return clampi_msg_testsome(incount, requests, outcount, indices, statuses);
     around a;
     enter(&a, incount, requests);
     int rc = clampi_msg_testsome(incount, a.reqs, outcount, indices, statuses);

@@ -255,6 +255,11 @@ static inline int clampi_msg_persist_live(void) {
     return atomic_load_explicit(&clampi_msg_npersist, memory_order_relaxed) != 0;
 }
 int clampi_msg_persistent_free(MPI_Request *h);
+/* Whether the MPI half of the persistent handle whose slot is inner is started with each
+ * start (leave() deactivates it), and how many persistent handles have an inner request now
+ * (none: MPI's own completion calls take the handles as they are). */
+int clampi_msg_persistent_started(MPI_Request *inner);
+extern _Atomic int clampi_msg_ninner;
 
 /* complete_hooks.c: the completion calls once persistent requests exist or a hook is set */
 extern _Atomic int clampi_msg_hooked;
@@ -310,8 +315,9 @@ extern _Thread_local CLAMPI_MSG_TLS int clampi_wire_handled;
  * handler then records the code and passes nothing to the program's handler. */
 extern _Thread_local CLAMPI_MSG_TLS int clampi_wire_quiet;
 /* Tracked receives that completed in a call (before: the handles, after: what the call
- * left) are forgotten. */
-void clampi_carrier_untrack(const MPI_Request *before, const MPI_Request *after, int n);
+ * left; all: the call finished every one, so a persistent request that kept its handle
+ * completed too) are forgotten. */
+void clampi_carrier_untrack(const MPI_Request *before, const MPI_Request *after, int n, int all);
 void clampi_carrier_untrack_one(MPI_Request h); /* the same for one request */
 void clampi_carrier_forget(MPI_Request req);    /* MPI_Request_free of a tracked receive */
 

@@ -9,11 +9,19 @@
  * (complete_hooks.c, from the first one on) replace each such handle by its inner request
  * while complete.c completes the mix, and give it back (not MPI_REQUEST_NULL: persistent
  * requests stay), MPI's half inactive again. An inactive handle stands for MPI_REQUEST_NULL,
- * as MPI treats it (empty status). */
+ * as MPI treats it (empty status).
+ *
+ * A carrier with a persistent receive of its own (entry_recv_init: the MPI carrier's on its
+ * duplicate) makes the handle that receive instead ("on the wire"). A start MPI's queue may
+ * take (entry_start_recv) is then MPI's own start, the handle itself the active request
+ * ("native"); any other start leaves it inactive
+ * and a clampi request serves, as above. The carrier tracks a native start as it tracks
+ * MPI_Irecv's; complete.c untracks it when a completion call finishes it. */
 #include <mpi.h>
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +38,8 @@ typedef struct preq {
     int type_dup;
     int peer, tag;
     MPI_Comm comm;
+    MPI_Comm wire; /* on_wire: the duplicate the handle's receive is on */
+    int on_wire;   /* the handle is the carrier's persistent receive */
     struct preq *next;
 } preq;
 
@@ -37,6 +47,7 @@ typedef struct preq {
 static preq *ptable[PHASH];
 static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
 _Atomic int clampi_msg_npersist;
+_Atomic int clampi_msg_ninner;
 
 static unsigned pslot(MPI_Request h) {
     uint64_t v = 0;
@@ -62,6 +73,12 @@ MPI_Request *clampi_msg_persistent(MPI_Request request) {
     return p ? &p->inner : NULL;
 }
 
+/* Whether MPI's half of the persistent handle whose slot is inner was started (leave() makes
+ * it inactive again); a handle on the wire is started only for native starts. */
+int clampi_msg_persistent_started(MPI_Request *inner) {
+    return !((preq *)((char *)inner - offsetof(preq, inner)))->on_wire;
+}
+
 int clampi_msg_persist_init(int kind, const void *buf, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm,
                             MPI_Request *request) {
     if (plock_lookups < 0) {
@@ -71,8 +88,16 @@ int clampi_msg_persist_init(int kind, const void *buf, int count, MPI_Datatype t
     }
     preq *p = calloc(1, sizeof *p);
     if (!p) return clampi_msg_raise(comm, MPI_ERR_NO_MEM, NULL);
-    int rc = kind == CLAMPI_PERSIST_RECV ? PMPI_Recv_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, &p->handle)
+    clampi_mcomm *mc = kind == CLAMPI_PERSIST_RECV ? clampi_msg_comm(comm) : NULL;
+    int rc;
+    if (mc && mc->ops->entry_recv_init && !atomic_load_explicit(&mc->revoked, memory_order_relaxed)) {
+        rc = mc->ops->entry_recv_init(mc, (void *)buf, count, type, peer, tag, &p->handle);
+        p->on_wire = 1;
+        p->wire = mc->wire;
+    } else {
+        rc = kind == CLAMPI_PERSIST_RECV ? PMPI_Recv_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, &p->handle)
                                          : PMPI_Send_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, &p->handle);
+    }
     if (rc != MPI_SUCCESS) {
         free(p);
         return rc;
@@ -115,17 +140,13 @@ static void forget(preq *p) {
     free(p);
 }
 
-int clampi_msg_start(MPI_Request *request) {
-    preq *p = request ? pfind(*request) : NULL;
-    if (!p) return PMPI_Start(request);
-    if (p->inner != MPI_REQUEST_NULL) return clampi_msg_raise(p->comm, MPI_ERR_REQUEST, "MPI_Start: request active");
-    int rc = PMPI_Start(&p->handle);
-    if (rc != MPI_SUCCESS) return rc;
+/* The request a start of p makes (p->inner); mc: p's communicator while clampi's and not
+ * revoked, else NULL. */
+static int start_inner(preq *p, clampi_mcomm *mc) {
     /* The carrier's own entry, as the preload's MPI_Irecv/MPI_Isend take it (the arguments
      * were checked at init): on the MPI carrier at depth 0 MPI's request on the duplicate,
      * not one of clampi's. A freed or revoked communicator: the checked calls report it. */
-    clampi_mcomm *mc = clampi_msg_comm(p->comm);
-    if (mc && !atomic_load_explicit(&mc->revoked, memory_order_relaxed)) switch (p->kind) {
+    if (mc) switch (p->kind) {
         case CLAMPI_PERSIST_RECV:
             return mc->ops->entry_irecv(mc, p->buf, p->count, p->type, p->peer, p->tag, &p->inner);
         case CLAMPI_PERSIST_SEND:
@@ -146,6 +167,26 @@ int clampi_msg_start(MPI_Request *request) {
     }
 }
 
+int clampi_msg_start(MPI_Request *request) {
+    preq *p = request ? pfind(*request) : NULL;
+    if (!p) return PMPI_Start(request);
+    if (p->inner != MPI_REQUEST_NULL) return clampi_msg_raise(p->comm, MPI_ERR_REQUEST, "MPI_Start: request active");
+    clampi_mcomm *mc = clampi_msg_comm(p->comm);
+    int live = mc && !atomic_load_explicit(&mc->revoked, memory_order_relaxed);
+    if (p->on_wire) { /* MPI's own start where MPI's queue takes it, else the handle stays inactive */
+        if (live && mc->wire == p->wire) {
+            int rc = mc->ops->entry_start_recv(mc, &p->handle);
+            if (rc != CLAMPI_CARRIER_NOT_NATIVE) return rc;
+        }
+    } else {
+        int rc = PMPI_Start(&p->handle);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    int rc = start_inner(p, live ? mc : NULL);
+    if (p->inner != MPI_REQUEST_NULL) atomic_fetch_add(&clampi_msg_ninner, 1);
+    return rc;
+}
+
 int clampi_msg_startall(int count, MPI_Request requests[]) {
     if (!atomic_load_explicit(&clampi_msg_npersist, memory_order_relaxed)) return PMPI_Startall(count, requests);
     if (count < 0 || (count > 0 && !requests)) return PMPI_Startall(count, requests); /* MPI's error */
@@ -161,7 +202,11 @@ int clampi_msg_startall(int count, MPI_Request requests[]) {
 int clampi_msg_persistent_free(MPI_Request *request) {
     preq *p = pfind(*request);
     if (!p) return clampi_msg_request_free(request);
-    if (p->inner != MPI_REQUEST_NULL) clampi_msg_request_free(&p->inner);
+    if (p->inner != MPI_REQUEST_NULL) {
+        clampi_msg_request_free(&p->inner);
+        atomic_fetch_sub(&clampi_msg_ninner, 1);
+    }
+    if (p->on_wire) clampi_carrier_forget(p->handle); /* still active: MPI finishes it, the wire in doubt */
     int rc = PMPI_Request_free(request);
     forget(p);
     return rc;
