@@ -348,12 +348,15 @@ static int waitsome_impl(int incount, MPI_Request requests[], int *outcount, int
 
 /* ---- the MPI carrier (carrier_mpi.c) ---------------------------------------------------------
  * Receives it handed to MPI's own queue are counted until they complete: the handles are
- * compared before and after each call. While clampi holds receives a peer's large message
+ * compared before and after each call (one MPI set to MPI_REQUEST_NULL completed), and a
+ * persistent request, which keeps its handle, completed when the call says it finished it
+ * (snap_end_done). While clampi holds receives a peer's large message
  * needs this process to take it, so no call here blocks inside MPI: a wait is a test loop. */
+#define SNAP_STACK 64 /* osu_bw's window: no allocation per call */
 typedef struct snap {
     int n;
     MPI_Request *p;
-    MPI_Request st[16];
+    MPI_Request st[SNAP_STACK];
 } snap;
 
 static inline void snap_begin(snap *s, int n, const MPI_Request *reqs) {
@@ -361,7 +364,7 @@ static inline void snap_begin(snap *s, int n, const MPI_Request *reqs) {
     s->n = 0;
     s->p = s->st;
     if (n <= 0 || !reqs || !clampi_carrier_tracking()) return;
-    if (n > 16 && !(s->p = malloc(sizeof *s->p * (size_t)n))) {
+    if (n > SNAP_STACK && !(s->p = malloc(sizeof *s->p * (size_t)n))) {
         s->p = s->st;
         return;
     }

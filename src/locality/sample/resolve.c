@@ -576,35 +576,7 @@ const char *ls_resolve_alloc_loc(const clampi_lalloc *a, void *arg, char *buf, s
 }
 
 static int source_line(const char *path, int line, char *buf, size_t n) {
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    int k = 0, ok = 0;
-    while (fgets(buf, (int)n, f))
-        if (++k == line) {
-            ok = 1;
-            break;
-        }
-    fclose(f);
-    return ok;
-}
-
-/* A source file's whole text (at most 8 MiB; malloc'd, NUL-terminated), or NULL. */
-static char *source_text(const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, len = 0;
-    char *t = malloc(cap + 1);
-    while (t) {
-        len += fread(t + len, 1, cap - len, f);
-        if (len < cap || cap >= (8u << 20)) break;
-        char *bigger = realloc(t, 2 * cap + 1);
-        if (!bigger) break;
-        t = bigger;
-        cap *= 2;
-    }
-    fclose(f);
-    if (t) t[len] = 0;
-    return t;
+    return ls_source_line(ls_source_open(path), line, buf, n);
 }
 
 /* A statement split over lines: an initializer list one entry per line, or a Fortran
@@ -614,18 +586,13 @@ static char *source_text(const char *path) {
 static int split_members(const char *path, int line, const char *src, char *names, size_t cap, int max) {
     static char before[CONTEXT_LINES][1024], after[CONTEXT_LINES][1024];
     const char *prev[CONTEXT_LINES], *next[CONTEXT_LINES];
-    int first = line - CONTEXT_LINES > 1 ? line - CONTEXT_LINES : 1, np = 0, nn = 0, k = 0;
-    FILE *f = fopen(path, "r");
+    const ls_source *f = ls_source_open(path);
+    int np = 0, nn = 0;
     if (!f) return 0;
-    char buf[1024];
-    while (k < line + CONTEXT_LINES && fgets(buf, sizeof buf, f)) {
-        ++k; /* before[0] and after[0]: the nearest lines */
-        if (k >= first && k < line) snprintf(before[line - 1 - k], sizeof before[0], "%s", buf);
-        if (k > line) snprintf(after[nn++], sizeof after[0], "%s", buf);
-    }
-    fclose(f);
-    np = line - first;
-    if (np > k) np = 0; /* a file shorter than its line numbers */
+    /* before[0] and after[0]: the nearest lines */
+    while (np < CONTEXT_LINES && line - 1 - np >= 1 && ls_source_line(f, line - 1 - np, before[np], sizeof before[0]))
+        np++;
+    while (nn < CONTEXT_LINES && ls_source_line(f, line + 1 + nn, after[nn], sizeof after[0])) nn++;
     for (int i = 0; i < np; i++) prev[i] = before[i];
     for (int i = 0; i < nn; i++) next[i] = after[i];
     int m = cl_srcname_list_members(prev, np, src, names, cap, max);
@@ -688,17 +655,14 @@ static int name_on_line(const char *path, int line, char *buf, size_t n) {
  * wrapper naming its own variable: "T *p = malloc(n); ... return p;")? Read up to the end
  * of the function (a '}' indented less than the allocation), at most 64 lines. */
 static int returned_later(const char *path, int line, const char *name) {
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    char at[1024] = "", src[1024];
-    int k = 0, found = 0;
-    while (fgets(src, sizeof src, f) && ++k <= line + 64) {
-        if (k == line) snprintf(at, sizeof at, "%s", src);
-        if (k <= line) continue;
-        if ((found = cl_srcname_returns(src, name)) || cl_srcname_closes(at, src)) break;
+    const ls_source *f = ls_source_open(path);
+    char at[1024], src[1024];
+    if (!ls_source_line(f, line, at, sizeof at)) return 0;
+    for (int k = line + 1; k <= line + 64 && ls_source_line(f, k, src, sizeof src); k++) {
+        if (cl_srcname_returns(src, name)) return 1;
+        if (cl_srcname_closes(at, src)) break;
     }
-    fclose(f);
-    return found;
+    return 0;
 }
 
 /* An allocation wrapper's line names nothing ("return static_cast<T *>(malloc(n));" in
@@ -736,9 +700,8 @@ const char *ls_resolve_name(const clampi_lalloc *a, void *arg, char *buf, size_t
         if (m == 0) m = split_members(r->path[k], r->line[k], src, &members[0][0], sizeof members[0], 8);
         if (m > 1) line_sites(r, k, &rank, &count);
         if (m > count) { /* more names than allocations: an initializer list's scalars allocate nothing */
-            char *text = source_text(r->path[k]);
+            const char *text = ls_source_text(ls_source_open(r->path[k]));
             if (text) m = cl_srcname_keep_allocating(text, &members[0][0], sizeof members[0], m);
-            free(text);
         }
         if (m > 0) { /* one name per site when they match, else the first */
             snprintf(buf, n, "%s", members[count == m ? rank : 0]);
