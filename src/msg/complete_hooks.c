@@ -3,8 +3,9 @@
  * replaced by the request it stands for while complete.c completes the mix, and given back
  * after (persistent requests stay; one whose operation finished becomes inactive); the
  * handles the call finished are reported to the hook. While no persistent handle stands for
- * a clampi request (clampi_msg_ninner: none started, or each one MPI's own on the MPI
- * carrier's duplicate) and no hook is set, the calls pass the program's array on as it is.
+ * a clampi request or is an MPI_PROC_NULL stand-in (every one MPI's own on the MPI carrier's
+ * duplicate, none of them serving a start of clampi's) and no hook is set, the calls pass the
+ * program's array on as it is.
  * mpi_entry.c takes this path only from then on (clampi_msg_hooked). */
 #include <mpi.h>
 
@@ -28,11 +29,15 @@ void clampi_msg_hooks_need(void) { atomic_store_explicit(&clampi_msg_hooked, 1, 
 
 static MPI_Request *persistent(MPI_Request h) { return h != MPI_REQUEST_NULL ? clampi_msg_persistent(h) : NULL; }
 
-/* A persistent handle stands for another request now (else every handle is MPI's own). */
-static inline int inner_live(void) { return atomic_load_explicit(&clampi_msg_ninner, memory_order_acquire) != 0; }
+/* A persistent handle stands for another request now, or is an MPI_PROC_NULL stand-in
+ * (else every handle is MPI's own, which MPI completes as it is). */
+static inline int swaps_handles(void) {
+    return atomic_load_explicit(&clampi_msg_ninner, memory_order_acquire) != 0 ||
+           atomic_load_explicit(&clampi_msg_nproxy, memory_order_relaxed) != 0;
+}
 
 /* Neither a handle to replace nor a hook to tell: complete.c's call as it is. */
-static inline int as_is(void) { return !hooks.completed && !inner_live(); }
+static inline int as_is(void) { return !hooks.completed && !swaps_handles(); }
 
 /* One completion call's requests: what complete.c sees (reqs: the program's array itself
  * while no persistent handle stands for a clampi request), each persistent handle's slot
@@ -51,9 +56,9 @@ static void enter(around *a, int n, MPI_Request requests[]) {
     a->inner = NULL;
     a->handles = hooks.completed ? take(a->handles_stack, sizeof(MPI_Request), n) : NULL;
     if (a->handles) memcpy(a->handles, requests, sizeof(MPI_Request) * (size_t)n);
-    /* complete.c on the handles themselves: no persistent handle stands for another request
-     * (an inactive one or one on the wire is MPI's, which MPI completes as it is) */
-    if (!inner_live()) return;
+    /* complete.c on the handles themselves: every persistent handle is MPI's own request on
+     * the wire, none standing for another */
+    if (!swaps_handles()) return;
     MPI_Request *reqs = take(a->reqs_stack, sizeof(MPI_Request), n);
     MPI_Request **inner = take(a->inner_stack, sizeof(MPI_Request *), n);
     if (!reqs || !inner) { /* no memory: complete.c on the handles themselves */
@@ -99,7 +104,7 @@ static int done(around *a, int rc) {
 }
 
 int clampi_msg_hooked_wait(MPI_Request *request, MPI_Status *status) {
-    if (!request || !inner_live()) { /* the hook only: no copies */
+    if (!request || !swaps_handles()) { /* the hook only: no copies */
         MPI_Request h = request ? *request : MPI_REQUEST_NULL;
         int rc = clampi_msg_wait(request, status);
         if (hooks.completed) hooks.completed(h, 1);
@@ -114,7 +119,7 @@ int clampi_msg_hooked_wait(MPI_Request *request, MPI_Status *status) {
 }
 
 int clampi_msg_hooked_test(MPI_Request *request, int *flag, MPI_Status *status) {
-    if (!request || !flag || !inner_live()) {
+    if (!request || !flag || !swaps_handles()) {
         MPI_Request h = request ? *request : MPI_REQUEST_NULL;
         int rc = clampi_msg_test(request, flag, status);
         if (rc == MPI_SUCCESS && flag && *flag && hooks.completed) hooks.completed(h, 1);

@@ -256,10 +256,12 @@ static inline int clampi_msg_persist_live(void) {
 }
 int clampi_msg_persistent_free(MPI_Request *h);
 /* Whether the MPI half of the persistent handle whose slot is inner is started with each
- * start (leave() deactivates it), and how many persistent handles have an inner request now
- * (none: MPI's own completion calls take the handles as they are). */
+ * start (leave() deactivates it); how many persistent handles have an inner request now, and
+ * how many are MPI_PROC_NULL stand-ins (none of either: MPI's own completion calls take the
+ * handles as they are; Intel MPI 2021's MPI_Waitany returns an inactive MPI_PROC_NULL
+ * persistent request as completed, so a stand-in is never passed to it). */
 int clampi_msg_persistent_started(MPI_Request *inner);
-extern _Atomic int clampi_msg_ninner;
+extern _Atomic int clampi_msg_ninner, clampi_msg_nproxy;
 
 /* complete_hooks.c: the completion calls once persistent requests exist or a hook is set */
 extern _Atomic int clampi_msg_hooked;

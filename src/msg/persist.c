@@ -48,6 +48,7 @@ static preq *ptable[PHASH];
 static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
 _Atomic int clampi_msg_npersist;
 _Atomic int clampi_msg_ninner;
+_Atomic int clampi_msg_nproxy;
 
 static unsigned pslot(MPI_Request h) {
     uint64_t v = 0;
@@ -122,6 +123,7 @@ int clampi_msg_persist_init(int kind, const void *buf, int count, MPI_Datatype t
     ptable[s] = p;
     pthread_mutex_unlock(&plock);
     atomic_fetch_add(&clampi_msg_npersist, 1);
+    if (!p->on_wire) atomic_fetch_add(&clampi_msg_nproxy, 1);
     clampi_msg_hooks_need(); /* the completion calls look for persistent handles from now on */
     *request = p->handle;
     return MPI_SUCCESS;
@@ -136,6 +138,7 @@ static void forget(preq *p) {
         }
     pthread_mutex_unlock(&plock);
     atomic_fetch_sub(&clampi_msg_npersist, 1);
+    if (!p->on_wire) atomic_fetch_sub(&clampi_msg_nproxy, 1);
     if (p->type_dup) PMPI_Type_free(&p->type);
     free(p);
 }
