@@ -195,6 +195,14 @@ static inline __attribute__((always_inline)) int slot_find(MPI_Request h) {
     return -1;
 }
 
+int clampi_carrier_tracked(MPI_Request h) {
+    if (!clampi_carrier_tracking()) return 0;
+    native_acquire();
+    int i = slot_find(h);
+    native_release();
+    return i >= 0;
+}
+
 void clampi_carrier_untrack_one(MPI_Request h) {
     native_acquire();
     int i = slot_find(h);

@@ -389,9 +389,20 @@ static inline int mpi_code(int err) {
     return err == MPI_SUCCESS && clampi_wire_code && !clampi_wire_handled ? clampi_wire_code : err;
 }
 
-/* all: the call finished every request; idx[0..nidx): the ones it finished, besides those
- * it set to MPI_REQUEST_NULL (a persistent request keeps its handle). */
-static inline int snap_end_done(snap *s, const MPI_Request *after, int err, int all, const int *idx, int nidx) {
+/* A call that returned err finished the request(s) it names unless MPI refused its
+ * arguments (a failed receive completes, with its error). */
+static int finished_despite(int err) {
+    if (err == MPI_SUCCESS) return 1;
+    int cls = err;
+    PMPI_Error_class(err, &cls);
+    return cls != MPI_ERR_REQUEST && cls != MPI_ERR_ARG && cls != MPI_ERR_COUNT;
+}
+
+/* Besides those MPI set to MPI_REQUEST_NULL (a persistent request keeps its handle), the
+ * requests the call finished: all; idx[0..nidx); or, after MPI_ERR_IN_STATUS, those whose
+ * status (sts, not MPI_STATUSES_IGNORE) is not MPI_ERR_PENDING. */
+static inline int snap_end_done(snap *s, const MPI_Request *after, int err, int all, const int *idx, int nidx,
+                                const MPI_Status *sts) {
     if (s->n == 1)
         untrack_single(s->p[0], after[0], all || nidx > 0); /* the common one: no array walk */
     else if (s->n)
@@ -399,13 +410,17 @@ static inline int snap_end_done(snap *s, const MPI_Request *after, int err, int 
     for (int j = 0; s->n > 1 && !all && j < nidx; j++)
         if (idx[j] >= 0 && idx[j] < s->n && after[idx[j]] == s->p[idx[j]] && after[idx[j]] != MPI_REQUEST_NULL)
             clampi_carrier_untrack_one(s->p[idx[j]]);
+    if (err == MPI_ERR_IN_STATUS && sts && sts != MPI_STATUSES_IGNORE)
+        for (int k = 0; k < s->n; k++)
+            if (after[k] == s->p[k] && after[k] != MPI_REQUEST_NULL && sts[k].MPI_ERROR != MPI_ERR_PENDING)
+                clampi_carrier_untrack_one(s->p[k]);
     if (s->p != s->st) free(s->p);
     return mpi_code(err);
 }
 
 /* One request: untracked if it was MPI's own receive and completed (done: the call says so). */
 static int single_end(MPI_Request before, const MPI_Request *after, int err, int done) {
-    untrack_single(before, *after, done && err == MPI_SUCCESS);
+    untrack_single(before, *after, done && finished_despite(err));
     return mpi_code(err);
 }
 
@@ -446,8 +461,10 @@ static int one_done(const int *index, const int *flag) {
     return index && *index != MPI_UNDEFINED && *index >= 0 && (!flag || *flag);
 }
 
-/* How many indices a Waitsome/Testsome finished. */
-static int some_done(const int *outcount, const int *indices) {
+/* How many indices a Waitsome/Testsome finished (none written unless it succeeded or
+ * returned MPI_ERR_IN_STATUS). */
+static int some_done(int err, const int *outcount, const int *indices) {
+    if (err != MPI_SUCCESS && err != MPI_ERR_IN_STATUS) return 0;
     return outcount && indices && *outcount != MPI_UNDEFINED && *outcount > 0 ? *outcount : 0;
 }
 
@@ -455,21 +472,21 @@ int clampi_msg_testany(int count, MPI_Request requests[], int *index, int *flag,
     snap s;
     snap_begin(&s, count, requests);
     int err = testany_impl(count, requests, index, flag, status);
-    return snap_end_done(&s, requests, err, 0, index, err == MPI_SUCCESS && one_done(index, flag));
+    return snap_end_done(&s, requests, err, 0, index, one_done(index, flag) && finished_despite(err), NULL);
 }
 
 int clampi_msg_testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
     snap s;
     snap_begin(&s, count, requests);
     int err = testall_impl(count, requests, flag, statuses);
-    return snap_end_done(&s, requests, err, err == MPI_SUCCESS && flag && *flag, NULL, 0);
+    return snap_end_done(&s, requests, err, err == MPI_SUCCESS && flag && *flag, NULL, 0, statuses);
 }
 
 int clampi_msg_testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
     snap s;
     snap_begin(&s, incount, requests);
     int err = testsome_impl(incount, requests, outcount, indices, statuses);
-    return snap_end_done(&s, requests, err, 0, indices, some_done(outcount, indices));
+    return snap_end_done(&s, requests, err, 0, indices, some_done(err, outcount, indices), NULL);
 }
 
 /* MPI's blocking call when nothing of clampi's waits for a peer, else a test loop (the
@@ -492,7 +509,7 @@ int clampi_msg_waitany(int count, MPI_Request requests[], int *index, MPI_Status
     snap s;
     snap_begin(&s, count, requests);
     int err = waitany_impl(count, requests, index, status, clampi_carrier_pending() != 0);
-    return snap_end_done(&s, requests, err, 0, index, err == MPI_SUCCESS && one_done(index, NULL));
+    return snap_end_done(&s, requests, err, 0, index, one_done(index, NULL) && finished_despite(err), NULL);
 }
 
 int clampi_msg_waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
@@ -500,7 +517,7 @@ int clampi_msg_waitall(int count, MPI_Request requests[], MPI_Status statuses[])
     snap s;
     snap_begin(&s, count, requests);
     int err = waitall_impl(count, requests, statuses, clampi_carrier_pending() != 0);
-    return snap_end_done(&s, requests, err, err == MPI_SUCCESS, NULL, 0);
+    return snap_end_done(&s, requests, err, err == MPI_SUCCESS, NULL, 0, statuses);
 }
 
 int clampi_msg_waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
@@ -509,7 +526,7 @@ int clampi_msg_waitsome(int incount, MPI_Request requests[], int *outcount, int 
     snap s;
     snap_begin(&s, incount, requests);
     int err = waitsome_impl(incount, requests, outcount, indices, statuses, clampi_carrier_pending() != 0);
-    return snap_end_done(&s, requests, err, 0, indices, some_done(outcount, indices));
+    return snap_end_done(&s, requests, err, 0, indices, some_done(err, outcount, indices), NULL);
 }
 
 /* MPI_Request_get_status: a clampi request's state without completing it. A truncated

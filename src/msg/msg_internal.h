@@ -261,6 +261,7 @@ int clampi_msg_persistent_free(MPI_Request *h);
  * handles as they are; Intel MPI 2021's MPI_Waitany returns an inactive MPI_PROC_NULL
  * persistent request as completed, so a stand-in is never passed to it). */
 int clampi_msg_persistent_started(MPI_Request *inner);
+void clampi_msg_persist_comm_gone(MPI_Comm comm); /* comm left clampi: its persistent requests forget it */
 extern _Atomic int clampi_msg_ninner, clampi_msg_nproxy;
 
 /* complete_hooks.c: the completion calls once persistent requests exist or a hook is set */
@@ -321,6 +322,7 @@ extern _Thread_local CLAMPI_MSG_TLS int clampi_wire_quiet;
  * completed too) are forgotten. */
 void clampi_carrier_untrack(const MPI_Request *before, const MPI_Request *after, int n, int all);
 void clampi_carrier_untrack_one(MPI_Request h); /* the same for one request */
+int clampi_carrier_tracked(MPI_Request h);      /* h is a tracked receive (started, not completed) */
 void clampi_carrier_forget(MPI_Request req);    /* MPI_Request_free of a tracked receive */
 
 /* ---- the UCX carrier (transport_ucx.c, comm_ucx.c, endpoints.c) ----------------------------

@@ -40,6 +40,7 @@ typedef struct preq {
     MPI_Comm comm;
     MPI_Comm wire; /* on_wire: the duplicate the handle's receive is on */
     int on_wire;   /* the handle is the carrier's persistent receive */
+    int gone;      /* its communicator left clampi (freed, disabled): not to be looked up again */
     struct preq *next;
 } preq;
 
@@ -174,6 +175,10 @@ int clampi_msg_start(MPI_Request *request) {
     preq *p = request ? pfind(*request) : NULL;
     if (!p) return PMPI_Start(request);
     if (p->inner != MPI_REQUEST_NULL) return clampi_msg_raise(p->comm, MPI_ERR_REQUEST, "MPI_Start: request active");
+    /* A receive on the wire whose communicator left clampi (the program may have freed it:
+     * its handle is not looked up): MPI's own receive on the wire, as a persistent send there
+     * stays, untracked (such a wire is never a spare). */
+    if (p->on_wire && p->gone) return PMPI_Start(&p->handle);
     clampi_mcomm *mc = clampi_msg_comm(p->comm);
     int live = mc && !atomic_load_explicit(&mc->revoked, memory_order_relaxed);
     if (p->on_wire) { /* MPI's own start where MPI's queue takes it, else the handle stays inactive */
@@ -181,6 +186,8 @@ int clampi_msg_start(MPI_Request *request) {
             int rc = mc->ops->entry_start_recv(mc, &p->handle);
             if (rc != CLAMPI_CARRIER_NOT_NATIVE) return rc;
         }
+        if (clampi_carrier_tracked(p->handle)) /* started natively, not completed yet */
+            return clampi_msg_raise(p->comm, MPI_ERR_REQUEST, "MPI_Start: request active");
     } else {
         int rc = PMPI_Start(&p->handle);
         if (rc != MPI_SUCCESS) return rc;
@@ -188,6 +195,17 @@ int clampi_msg_start(MPI_Request *request) {
     int rc = start_inner(p, live ? mc : NULL);
     if (p->inner != MPI_REQUEST_NULL) atomic_fetch_add(&clampi_msg_ninner, 1);
     return rc;
+}
+
+/* comm leaves clampi (retire.c: MPI_Comm_free, CMPIX_Comm_disable): its persistent
+ * requests are never looked up by it again. */
+void clampi_msg_persist_comm_gone(MPI_Comm comm) {
+    if (!atomic_load_explicit(&clampi_msg_npersist, memory_order_relaxed)) return;
+    pthread_mutex_lock(&plock);
+    for (int i = 0; i < PHASH; i++)
+        for (preq *p = ptable[i]; p; p = p->next)
+            if (p->comm == comm) p->gone = 1;
+    pthread_mutex_unlock(&plock);
 }
 
 int clampi_msg_startall(int count, MPI_Request requests[]) {

@@ -37,6 +37,7 @@ void clampi_msg_drop_unexpected(clampi_mcomm *mc) {
 
 void clampi_msg_retire(clampi_mcomm *mc) {
     clampi_msg_revocation_check(mc);
+    clampi_msg_persist_comm_gone(mc->comm);
     clampi_msg_comm_drop_handle(mc); /* the program's handle is being freed */
     mc->ops->retire(mc);
     atomic_store_explicit(&mc->retired, 1, memory_order_release);

@@ -11,15 +11,20 @@
  *    tag: clampi's queue holds the deep ones, so that start is clampi's receive, and it
  *    must get the 301st message (posting order), the 300 before it the first 300.
  * 3. Depth 0 again: the persistent receive still gets its messages, cancelled once.
+ * 4. A persistent receive and send on a duplicate the program then freed, started three
+ *    times while a new duplicate (which may get the freed one's handle value) exchanges
+ *    messages of the same tag: each side gets its own (with the argument "freed"; on the
+ *    UCX carrier a persistent request started after its communicator was freed fails).
  *
  * Prints "result ..." (compared with plain MPI's) and, on rank 1,
  * "persistent rank=1 starts=N irecv=A start=B order=ok|bad".
- *   plain_persistent_native N */
+ *   plain_persistent_native N [freed] */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static long irecvs, starts;
 
@@ -60,7 +65,7 @@ static void complete(MPI_Request *q, int k) { /* the persistent receive's start 
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
-    int rank, size, n = argc > 1 ? atoi(argv[1]) : 600;
+    int rank, size, n = argc > 1 ? atoi(argv[1]) : 600, freed = argc > 2 && strcmp(argv[2], "freed") == 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size < 2) MPI_Abort(MPI_COMM_WORLD, 1);
@@ -120,6 +125,23 @@ int main(int argc, char **argv) {
         sum += cancelled;
     }
     if (rank < 2) MPI_Request_free(&q);
+    MPI_Comm gone, next; /* 4 */
+    MPI_Comm_dup(MPI_COMM_WORLD, &gone);
+    int pv = 0, x = 0, y = 0;
+    if (rank == 0) MPI_Send_init(&pv, 1, MPI_INT, 1, 9, gone, &q);
+    if (rank == 1) MPI_Recv_init(&pv, 1, MPI_INT, 0, 9, gone, &q);
+    MPI_Comm_free(&gone);
+    MPI_Comm_dup(MPI_COMM_WORLD, &next);
+    for (int k = 0; k < (freed ? 3 : 0) && rank < 2; k++) {
+        if (rank == 0) pv = 2000 + k, x = 3000 + k;
+        MPI_Start(&q);
+        if (rank == 0) MPI_Send(&x, 1, MPI_INT, 1, 9, next);
+        if (rank == 1) MPI_Recv(&y, 1, MPI_INT, 0, 9, next, MPI_STATUS_IGNORE);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        if (rank == 1) order_ok &= pv == 2000 + k && y == 3000 + k, sum += pv + y;
+    }
+    if (rank < 2) MPI_Request_free(&q);
+    MPI_Comm_free(&next);
     printf("result rank=%d sum=%lld order=%s\n", rank, sum, order_ok ? "ok" : "bad");
     if (rank == 1)
         printf("persistent rank=1 starts=%d irecv=%ld start=%ld order=%s\n", n, irecv1, start1,
