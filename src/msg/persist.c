@@ -14,9 +14,9 @@
  * A carrier with a persistent receive of its own (entry_recv_init: the MPI carrier's on its
  * duplicate) makes the handle that receive instead ("on the wire"). A start MPI's queue may
  * take (entry_start_recv) is then MPI's own start, the handle itself the active request
- * ("native"); any other start leaves it inactive
- * and a clampi request serves, as above. The carrier tracks a native start as it tracks
- * MPI_Irecv's; complete.c untracks it when a completion call finishes it. */
+ * ("native"); any other start leaves it inactive and a clampi request serves, as above. The
+ * carrier tracks a native start as it tracks MPI_Irecv's; complete.c untracks it when a
+ * completion call finishes it. */
 #include <mpi.h>
 
 #include <pthread.h>
