@@ -11,6 +11,7 @@ MODE known : tests/locality_sample/ls_known.c: first touch thread + file:line, a
      reuse : ls_reuse.c: a temporary allocated and freed every iteration is one structure
              (its block reused), first-touched once, nothing dropped from a small table
      child : ls_child.c: a child that keeps the preload does not replace the program's files
+  past_end : ls_line_past_end.c: an allocation line past its file's end is not the program's
      mpi   : ls_mpi_shared.c under mpiexec (COMMAND is the launcher line; the program is
              its last word): mappings recorded, same files across ranks, clampi's
              segments first touched by their owner rank
@@ -582,6 +583,21 @@ def check_members(a):
             fail("a structure named '%s' (structures %s)" % (wrong, sorted(got)))
     print("PASS")
 
+def check_past_end(a):
+    """ls_line_past_end.c: an allocation line past its file's end (line 9000 of a short
+    file, as addr2line reports some inlined library lines) is not the program's: the
+    structure is main's `grid`, at main's line."""
+    p = run(a.cmd, a.env)
+    if p.returncode != 0:
+        fail("program exit %d" % p.returncode)
+    meta, _ = read_rank(a.out)
+    base = os.path.basename(a.src)
+    got = [(s["name"], s["alloc_location"]) for s in meta["structures"] if s["size"] == 64 * 512 * 8]
+    want = [("grid", "%s:%d" % (base, marker_line(a.src, "@GRID")))]
+    if got != want:
+        fail("structures of 256 KiB: %s, want %s" % (got, want))
+    print("PASS")
+
 def check_pipe(a):
     """ls_pipe.c: long write/writev/send/sendmsg of sampled memory into a slow reader
     write everything, with runs opened ahead and without: every call writes its whole
@@ -614,7 +630,7 @@ def check_rewrite(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi", "vector", "static", "reuse", "child", "ahead", "fortran", "members", "pipe", "rewrite"])
+    ap.add_argument("mode", choices=["known", "crash", "numa", "mpi", "vector", "static", "reuse", "child", "ahead", "fortran", "members", "pipe", "rewrite", "past_end"])
     ap.add_argument("--lib", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--src")
@@ -632,7 +648,8 @@ def main():
     {"known": check_known, "crash": check_crash, "numa": check_numa, "mpi": check_mpi,
      "vector": check_vector, "static": check_static, "reuse": check_reuse, "child": check_child,
      "ahead": check_ahead, "fortran": check_fortran,
-     "members": check_members, "pipe": check_pipe, "rewrite": check_rewrite}[a.mode](a)
+     "members": check_members, "pipe": check_pipe, "rewrite": check_rewrite,
+     "past_end": check_past_end}[a.mode](a)
 
 if __name__ == "__main__":
     main()

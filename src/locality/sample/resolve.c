@@ -131,35 +131,11 @@ static void want(uintptr_t ip) {
     nresults++;
 }
 
-/* Lines in a source file (cached; 0 = unreadable). addr2line 2.40 names the wrong file
- * for some DWARF 5 line entries (a line of stl_algobase.h reported as the program's
- * main.cc:922, in an 11-line file): such an entry is not the program's line. */
-static struct {
-    char *path;
-    int lines;
-} nlines_cache[64];
-static int nlines_n;
-
-static int file_lines(const char *path) {
-    for (int i = 0; i < nlines_n; i++)
-        if (strcmp(nlines_cache[i].path, path) == 0) return nlines_cache[i].lines;
-    int n = 0;
-    FILE *f = fopen(path, "r");
-    if (f) {
-        int c, last = '\n';
-        while ((c = getc(f)) != EOF) {
-            if (c == '\n') n++;
-            last = c;
-        }
-        if (last != '\n') n++;
-        fclose(f);
-    }
-    if (nlines_n < (int)(sizeof nlines_cache / sizeof nlines_cache[0])) {
-        nlines_cache[nlines_n].path = strdup(path);
-        nlines_cache[nlines_n++].lines = n;
-    }
-    return n;
-}
+/* Lines in a source file (0 = unreadable), from the source cache the naming reads later.
+ * addr2line 2.40 names the wrong file for some DWARF 5 line entries (a line of
+ * stl_algobase.h reported as the program's main.cc:922, in an 11-line file): such an entry
+ * is not the program's line. */
+static int file_lines(const char *path) { return ls_source_lines(ls_source_open(path)); }
 
 /* The C++ standard library's code instantiated in (or inlined into) the program: by the
  * function's name (addr2line -f -C), whatever file the line table names. */

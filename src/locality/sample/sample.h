@@ -190,11 +190,13 @@ double ls_count_factor(const clampi_lpage *rec, void *arg); /* samples -> estima
 void ls_write_output(int complete, int has_status, int status, const char *signame, int resolve);
 
 /* source.c: a source file read once at exit (NULL: unreadable); its line (1-based, with its
- * newline, cut to n - 1 characters: 0 past the end) and its whole text. */
+ * newline, cut to n - 1 characters: 0 past the end), its whole text and its number of lines
+ * (0 for NULL). */
 typedef struct ls_source ls_source;
 const ls_source *ls_source_open(const char *path);
 int ls_source_line(const ls_source *s, int line, char *buf, size_t n);
 const char *ls_source_text(const ls_source *s);
+int ls_source_lines(const ls_source *s);
 
 /* resolve.c: instruction addresses to file:line, struct names from source lines */
 void ls_resolve_run(void); /* addr2line over every recorded address (at exit, not in a signal) */

@@ -1,15 +1,16 @@
-/* The program's source files as the naming at exit reads them (resolve.c): each file read
- * once and kept with the start of every line, so naming an allocation (its line, the lines
- * around a split statement, the rest of its function, the declarations of a class's
- * members) opens no file again. Runs at exit, outside any signal handler; allocates with
- * glibc. At most SOURCE_FILES files are kept (the oldest goes), each up to 8 MiB. */
+/* The program's source files as resolving and naming at exit read them (resolve.c): each
+ * file read once and kept with the start of every line, so checking an addr2line line
+ * against its file's length, and naming an allocation (its line, the lines around a split
+ * statement, the rest of its function, the declarations of a class's members), open no file
+ * again. Runs at exit, outside any signal handler; allocates with glibc. At most
+ * SOURCE_FILES files are kept (the oldest goes), each up to 8 MiB. */
 #include "locality/sample/sample.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define SOURCE_FILES 8
+#define SOURCE_FILES 64
 #define SOURCE_MAX (8u << 20)
 
 struct ls_source {
@@ -85,3 +86,5 @@ int ls_source_line(const ls_source *s, int line, char *buf, size_t n) {
 }
 
 const char *ls_source_text(const ls_source *s) { return s ? s->text : NULL; }
+
+int ls_source_lines(const ls_source *s) { return s ? s->nlines : 0; }
