@@ -53,7 +53,7 @@ static void expect_declared(const char *text, const char *name, int want) {
 static void expect_continued(const char *const *prev, int np, const char *line, const char *const *next, int nn,
                              const char *names) {
     char got[8][32];
-    int k = cl_srcname_continued_members(prev, np, line, next, nn, &got[0][0], sizeof got[0], 8);
+    int k = cl_srcname_split_members(prev, np, line, next, nn, &got[0][0], sizeof got[0], 8);
     expect_names("continued", line, got, k, names);
 }
 
@@ -114,9 +114,9 @@ int main(void) {
         char got[8][32];
         const char *last = "          m_t(new double[n]) {} // the last", *arg = "              g(n));";
         expect_names("a list split over lines:", last, got,
-                     cl_srcname_list_members(list, 3, last, &got[0][0], sizeof got[0], 8), "m_t");
+                     cl_srcname_split_members(list, 3, last, NULL, 0, &got[0][0], sizeof got[0], 8), "m_t");
         expect_names("a call's argument, not a list entry:", arg, got,
-                     cl_srcname_list_members(call, 2, arg, &got[0][0], sizeof got[0], 8), "");
+                     cl_srcname_split_members(call, 2, arg, NULL, 0, &got[0][0], sizeof got[0], 8), "");
     }
     expect_returns("    return p;", "p", 1);
     expect_returns("\treturn (double *)p; // the block", "p", 1);

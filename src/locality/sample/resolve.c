@@ -555,9 +555,8 @@ static int source_line(const char *path, int line, char *buf, size_t n) {
     return ls_source_line(ls_source_open(path), line, buf, n);
 }
 
-/* A statement split over lines: an initializer list one entry per line, or a Fortran
- * allocate continued with '&' (cl_srcname_list_members, cl_srcname_continued_members): the
- * names on `src`, line `line` of path, read with the lines around it. */
+/* A statement split over lines (cl_srcname_split_members): the names on `src`, line `line`
+ * of path, read with the lines around it. */
 #define CONTEXT_LINES 16
 static int split_members(const char *path, int line, const char *src, char *names, size_t cap, int max) {
     static char before[CONTEXT_LINES][1024], after[CONTEXT_LINES][1024];
@@ -571,8 +570,7 @@ static int split_members(const char *path, int line, const char *src, char *name
     while (nn < CONTEXT_LINES && ls_source_line(f, line + 1 + nn, after[nn], sizeof after[0])) nn++;
     for (int i = 0; i < np; i++) prev[i] = before[i];
     for (int i = 0; i < nn; i++) next[i] = after[i];
-    int m = cl_srcname_list_members(prev, np, src, names, cap, max);
-    return m ? m : cl_srcname_continued_members(prev, np, src, next, nn, names, cap, max);
+    return cl_srcname_split_members(prev, np, src, next, nn, names, cap, max);
 }
 
 /* The allocation sites in the program's code (distinct call instructions), once. */

@@ -291,9 +291,8 @@ static Bool returned_later(const HChar *path, UInt line, const HChar *name) {
     return False;
 }
 
-/* A statement split over lines: an initializer list one entry per line, or a Fortran
- * allocate continued with '&' (cl_srcname_list_members, cl_srcname_continued_members): the
- * names on `src`, line `line` of path, read with the lines around it. */
+/* A statement split over lines (cl_srcname_split_members): the names on `src`, line `line`
+ * of path, read with the lines around it. */
 #define CONTEXT_LINES 16
 static Int split_members(const HChar *path, UInt line, const HChar *src, HChar *names, Int cap, Int max) {
     static HChar before[CONTEXT_LINES][512], after[CONTEXT_LINES][512];
@@ -301,10 +300,8 @@ static Int split_members(const HChar *path, UInt line, const HChar *src, HChar *
     Int np = 0, nn = 0;
     for (; np < CONTEXT_LINES && (UInt)np + 1 < line && source_line(path, line - 1 - (UInt)np, before[np], 512); np++)
         prev[np] = before[np];
-    Int k = cl_srcname_list_members(prev, np, src, names, (unsigned long)cap, max);
-    if (k) return k;
     for (; nn < CONTEXT_LINES && source_line(path, line + 1 + (UInt)nn, after[nn], 512); nn++) next[nn] = after[nn];
-    return cl_srcname_continued_members(prev, np, src, next, nn, names, (unsigned long)cap, max);
+    return cl_srcname_split_members(prev, np, src, next, nn, names, (unsigned long)cap, max);
 }
 
 /* Several allocations of the program on one line (a C++ constructor setting up members:

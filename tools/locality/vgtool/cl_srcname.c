@@ -766,6 +766,12 @@ int cl_srcname_continued_members(const char *const *prev, int nprev, const char 
     return fortran_allocate(joined, k, names, cap, max);
 }
 
+int cl_srcname_split_members(const char *const *prev, int nprev, const char *line, const char *const *next, int nnext,
+                             char *names, unsigned long cap, int max) {
+    int k = cl_srcname_list_members(prev, nprev, line, names, cap, max);
+    return k ? k : cl_srcname_continued_members(prev, nprev, line, next, nnext, names, cap, max);
+}
+
 int cl_srcname_closes(const char *alloc_line, const char *line) {
     unsigned long a = 0, b = 0;
     while (is_space(alloc_line[a]) && alloc_line[a] != '\n') a++;

@@ -54,6 +54,13 @@ int cl_srcname_list_members(const char *const *prev, int nprev, const char *line
 int cl_srcname_continued_members(const char *const *prev, int nprev, const char *line, const char *const *next,
                                  int nnext, char *names, unsigned long cap, int max);
 
+/* The statement reader of both modes: the names on `line` when it is part of a statement
+ * split over lines, given the nprev lines before it and the nnext after it (nearest
+ * first): an initializer list's entry (cl_srcname_list_members), else a continued Fortran
+ * allocate (cl_srcname_continued_members); 0 if neither. */
+int cl_srcname_split_members(const char *const *prev, int nprev, const char *line, const char *const *next, int nnext,
+                             char *names, unsigned long cap, int max);
+
 /* Of the k names of cl_srcname_members (names[i * cap ...]), keeps those the text does not
  * declare as scalars (cl_srcname_declared != 0), in order; returns how many are left. */
 int cl_srcname_keep_allocating(const char *text, char *names, unsigned long cap, int k);
