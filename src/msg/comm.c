@@ -322,6 +322,10 @@ static int enable_joined(MPI_Comm comm, int err, const clampi_carrier_ops *ops, 
 static int enable_with(MPI_Comm comm, int err, const clampi_match_config *cfg, int carrier, unsigned native_base,
                        unsigned native_cap, const clampi_mcomm *parent, const clampi_wire_recipe *how) {
     if (err == MPI_SUCCESS && clampi_msg_comm(comm)) err = MPI_ERR_OTHER; /* already enabled */
+    /* Freed communicators nothing names any more give their context ids and wires back
+     * first: a program on the MPI carrier at depth 0 may make no call that progresses
+     * clampi between freeing one communicator and enabling the next. */
+    if (atomic_load_explicit(&clampi_msg_retired_n, memory_order_relaxed)) clampi_msg_retired_sweep();
     const clampi_carrier_ops *ops = clampi_carrier_ops_of(carrier);
     if (err == MPI_SUCCESS) err = clampi_msg_transport_init(carrier == CLAMPI_CARRIER_UCX);
     clampi_mcomm *mc = NULL;

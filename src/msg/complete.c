@@ -492,7 +492,7 @@ int clampi_msg_testsome(int incount, MPI_Request requests[], int *outcount, int 
 /* MPI's blocking call when nothing of clampi's waits for a peer, else a test loop (the
  * array split once: a spin costs a few loads per request, not a lookup). */
 int clampi_msg_wait(MPI_Request *request, MPI_Status *status) {
-    if (!request || !clampi_carrier_active()) return wait_impl(request, status, 0);
+    if (!request || !clampi_carrier_watching()) return wait_impl(request, status, 0);
     int spin = clampi_carrier_pending() != 0;
     if (!clampi_carrier_tracking()) return wait_impl(request, status, spin);
     MPI_Request before = *request;
@@ -504,7 +504,7 @@ int clampi_msg_wait(MPI_Request *request, MPI_Status *status) {
 }
 
 int clampi_msg_waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
-    if (!clampi_carrier_active() || count <= 0 || !requests || !index)
+    if (!clampi_carrier_watching() || count <= 0 || !requests || !index)
         return waitany_impl(count, requests, index, status, 0);
     snap s;
     snap_begin(&s, count, requests);
@@ -513,7 +513,7 @@ int clampi_msg_waitany(int count, MPI_Request requests[], int *index, MPI_Status
 }
 
 int clampi_msg_waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-    if (!clampi_carrier_active() || count <= 0 || !requests) return waitall_impl(count, requests, statuses, 0);
+    if (!clampi_carrier_watching() || count <= 0 || !requests) return waitall_impl(count, requests, statuses, 0);
     snap s;
     snap_begin(&s, count, requests);
     int err = waitall_impl(count, requests, statuses, clampi_carrier_pending() != 0);
@@ -521,7 +521,7 @@ int clampi_msg_waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 }
 
 int clampi_msg_waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
-    if (!clampi_carrier_active() || incount <= 0 || !requests || !indices || !outcount)
+    if (!clampi_carrier_watching() || incount <= 0 || !requests || !indices || !outcount)
         return waitsome_impl(incount, requests, outcount, indices, statuses, 0);
     snap s;
     snap_begin(&s, incount, requests);

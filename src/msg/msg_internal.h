@@ -303,6 +303,10 @@ void clampi_carrier_discard(clampi_msg *m); /* a message never received: taken f
 static inline int clampi_carrier_tracking(void) {
     return atomic_load_explicit(&clampi_carrier_n.nnative, memory_order_relaxed) != 0;
 }
+/* A completion call has the carrier's work to do: a communicator on the MPI carrier, or a
+ * receive in MPI's queue still tracked (its communicator may have been the last one, freed
+ * before the receive completed: completing it lets that communicator go). */
+static inline int clampi_carrier_watching(void) { return clampi_carrier_active() || clampi_carrier_tracking(); }
 /* Nothing of clampi's point-to-point in the process (no communicator on the MPI carrier, no
  * request of clampi's, no hook, no receive tracked or in flight): a completion call is MPI's
  * own, reached as a tail call. The carrier's count first: a carrier job pays one load. */
